@@ -1,0 +1,311 @@
+package domain
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// CommandType names a command. The values are the CloudEvent types of
+// DESIGN.md §3 (the reply type is the command type + ".reply"); commands
+// with no CloudEvent of their own (principal administration, Tick) use the
+// same naming scheme.
+type CommandType string
+
+// The commands of the gate.
+const (
+	CmdRegisterAgent     CommandType = "qwed.agent.register"
+	CmdVerifyAction      CommandType = "qwed.agent.action.verify"
+	CmdVerifyToolCall    CommandType = "qwed.agent.tool.verify"
+	CmdLogExecution      CommandType = "qwed.agent.execution.log"
+	CmdRequestTrust      CommandType = "qwed.agent.trust.request"
+	CmdResolveApproval   CommandType = "qwed.approval.resolve"
+	CmdSetTrustLevel     CommandType = "qwed.agent.trust.set"
+	CmdSuspendAgent      CommandType = "qwed.agent.suspend"
+	CmdFileComplaint     CommandType = "qwed.agent.complaint"
+	CmdPutToolRegistry   CommandType = "qwed.principal.tools.put"
+	CmdIssuePrincipalKey CommandType = "qwed.principal.key.issue"
+	CmdConfigure         CommandType = "qwed.gate.configure"
+	CmdTick              CommandType = "qwed.gate.tick"
+	CmdRejectRequest     CommandType = "qwed.gate.reject"
+)
+
+// RequestID identifies a request across retries: the CloudEvent source and
+// id (HTTP requests get a source of "http" and a fresh id, or the client's
+// Idempotency-Key header). Two commands with the same RequestID are the same
+// request: the second gets the recorded decision again.
+type RequestID struct {
+	Source string `json:"source"`
+	ID     string `json:"id"`
+}
+
+// AdminPrincipal is the principal of the admin API key: it sees every agent.
+const AdminPrincipal = "*"
+
+// Command is one input to Decide: a tagged union whose Type says which
+// payload pointer is set. It is recorded in the event it produces, so it
+// must never hold a secret: tokens and keys arrive as SHA-256 hex hashes.
+type Command struct {
+	Type    CommandType `json:"type"`
+	Request RequestID   `json:"request"`
+	// Principal is the principal authenticated by API key, AdminPrincipal
+	// for the admin key, "" when the caller authenticated as an agent.
+	Principal string `json:"principal,omitempty"`
+	// AgentID is the agent the command is about (path or body), if any.
+	AgentID string `json:"agent_id,omitempty"`
+	// TokenHash is the SHA-256 hex of the agent token the caller presented,
+	// "" when none was presented.
+	TokenHash string `json:"token_hash,omitempty"`
+
+	Register     *RegisterAgent         `json:"register,omitempty"`
+	Verify       *VerifyAction          `json:"verify,omitempty"`
+	Tool         *VerifyToolCall        `json:"tool,omitempty"`
+	Execution    *LogExecution          `json:"execution,omitempty"`
+	Trust        *RequestTrustElevation `json:"trust,omitempty"`
+	Resolve      *ResolveApproval       `json:"resolve,omitempty"`
+	SetTrust     *SetTrustLevel         `json:"set_trust,omitempty"`
+	Suspend      *SuspendAgent          `json:"suspend,omitempty"`
+	Complaint    *FileComplaint         `json:"complaint,omitempty"`
+	ToolRegistry *PutToolRegistry       `json:"tool_registry,omitempty"`
+	IssueKey     *IssuePrincipalKey     `json:"issue_key,omitempty"`
+	Configure    *Configure             `json:"configure,omitempty"`
+	Tick         *Tick                  `json:"tick,omitempty"`
+	Reject       *RejectRequest         `json:"reject,omitempty"`
+}
+
+// RegisterAgent is the body of POST /agents/register (seed 000 §3.1).
+// Budget accepts both the flat form of §3.1 and the nested form of §6.1.
+type RegisterAgent struct {
+	Agent       AgentInfo   `json:"agent"`
+	Permissions Permissions `json:"permissions"`
+	Budget      Limits      `json:"budget"`
+	// TrustLevel is 0-3 or untrusted/supervised/autonomous/trusted; when
+	// absent the agent type decides (supervised 1, autonomous 2, trusted 3).
+	TrustLevel *TrustLevel `json:"trust_level,omitempty"`
+	// TokenHash is the SHA-256 hex of the token the caller minted; the
+	// plaintext is returned once by the transport and never recorded.
+	TokenHash string `json:"token_hash,omitempty"`
+}
+
+// AgentInfo describes an agent (seed 000 §3.1 "agent").
+type AgentInfo struct {
+	Name        string `json:"name"`
+	Type        string `json:"type"`
+	Description string `json:"description,omitempty"`
+	PrincipalID string `json:"principal_id"`
+	Framework   string `json:"framework,omitempty"`
+	Model       string `json:"model,omitempty"`
+}
+
+// Permissions are an agent's engine and tool permissions.
+type Permissions struct {
+	AllowedEngines []string `json:"allowed_engines,omitempty"`
+	AllowedTools   []string `json:"allowed_tools,omitempty"`
+	BlockedTools   []string `json:"blocked_tools,omitempty"`
+}
+
+// Limits are the budget limits of seed 000 §6.1. A zero limit means no
+// limit on that dimension. The JSON decoding (in limits.go) accepts the
+// flat form of §3.1 and the nested form of §6.1.
+type Limits struct {
+	MaxDailyCost        USD   `json:"max_daily_cost_usd,omitempty"`
+	MaxPerRequestCost   USD   `json:"max_per_request_cost_usd,omitempty"`
+	MaxRequestsPerHour  int64 `json:"max_requests_per_hour,omitempty"`
+	MaxRequestsPerDay   int64 `json:"max_requests_per_day,omitempty"`
+	MaxTokensPerRequest int64 `json:"max_tokens_per_request,omitempty"`
+	MaxDailyTokens      int64 `json:"max_daily_tokens,omitempty"`
+	MaxToolCallsPerHour int64 `json:"max_tool_calls_per_hour,omitempty"`
+	MaxHighRiskCallsDay int64 `json:"max_high_risk_calls_per_day,omitempty"`
+}
+
+// VerifyAction is the body of POST /agents/{id}/verify (seed 000 §4.1).
+type VerifyAction struct {
+	Action  Action        `json:"action"`
+	Context ActionContext `json:"context"`
+	Options Options       `json:"options"`
+}
+
+// Action is what the agent wants to do. Query, Code, Target and Parameters
+// together with Type form the fingerprint of seed 000 §9.3 (RFC 8785).
+type Action struct {
+	Type       string          `json:"type"`
+	Query      string          `json:"query,omitempty"`
+	Code       string          `json:"code,omitempty"`
+	Target     string          `json:"target,omitempty"`
+	Parameters json.RawMessage `json:"parameters,omitempty"`
+	// EstimatedCost and EstimatedTokens are reserved against the budget at
+	// decision time and replaced by the actual figures of LogExecution.
+	EstimatedCost   USD   `json:"estimated_cost_usd,omitempty"`
+	EstimatedTokens int64 `json:"estimated_tokens,omitempty"`
+}
+
+// ActionContext is the context of seed 000 §9.1 and seed 001 (LOOP-004).
+// StepNumber is a json.Number so that a missing, fractional or huge value
+// is told apart from zero and rejected with the right code.
+type ActionContext struct {
+	ConversationID     string      `json:"conversation_id"`
+	StepNumber         json.Number `json:"step_number,omitempty"`
+	UserIntent         string      `json:"user_intent,omitempty"`
+	PreActionStateHash string      `json:"pre_action_state_hash,omitempty"`
+	StateSource        string      `json:"state_source,omitempty"`
+}
+
+// Options are the per-request options of seed 000 §4.1.
+type Options struct {
+	RequireAttestation bool `json:"require_attestation,omitempty"`
+	// RiskThreshold (low/medium/high/critical): an action riskier than the
+	// threshold is not approved autonomously (APPROVED becomes PENDING). It
+	// can only make the gate stricter.
+	RiskThreshold string `json:"risk_threshold,omitempty"`
+}
+
+// VerifyToolCall is the body of POST /agents/{id}/tools/{tool} (seed 000 §5.1).
+type VerifyToolCall struct {
+	ToolCall      ToolCall       `json:"tool_call"`
+	Justification string         `json:"justification,omitempty"`
+	Context       *ActionContext `json:"context,omitempty"`
+	Options       Options        `json:"options"`
+}
+
+// ToolCall names a tool and its parameters.
+type ToolCall struct {
+	ToolName        string          `json:"tool_name"`
+	Parameters      json.RawMessage `json:"parameters,omitempty"`
+	EstimatedCost   USD             `json:"estimated_cost_usd,omitempty"`
+	EstimatedTokens int64           `json:"estimated_tokens,omitempty"`
+}
+
+// LogExecution is the body of POST /agents/{id}/executions: the actual
+// outcome of an approved action.
+type LogExecution struct {
+	ActionID   string `json:"action_id"`
+	Success    bool   `json:"success"`
+	CostUSD    USD    `json:"cost_usd"`
+	Tokens     int64  `json:"tokens"`
+	ResultHash string `json:"result_hash,omitempty"`
+}
+
+// RequestTrustElevation is the body of POST /agents/{id}/trust (seed 000 §8.2).
+type RequestTrustElevation struct {
+	Request       string        `json:"request"`
+	FromLevel     TrustLevel    `json:"from_level"`
+	ToLevel       TrustLevel    `json:"to_level"`
+	Justification string        `json:"justification,omitempty"`
+	Evidence      TrustEvidence `json:"evidence"`
+}
+
+// TrustEvidence is the evidence of a trust elevation request. The gate
+// computes the same figures from its own log and compares.
+type TrustEvidence struct {
+	DaysActive    int64       `json:"days_active"`
+	TotalActions  int64       `json:"total_actions"`
+	DeniedActions int64       `json:"denied_actions"`
+	DenialRate    json.Number `json:"denial_rate,omitempty"`
+	Attestations  int64       `json:"attestations"`
+}
+
+// ResolveApproval approves or denies a pending approval (POST
+// /approvals/{id}/approve|deny).
+type ResolveApproval struct {
+	ApprovalID string `json:"approval_id"`
+	Approve    bool   `json:"approve"`
+	Reason     string `json:"reason,omitempty"`
+}
+
+// SetTrustLevel is a principal setting an agent's trust level directly.
+type SetTrustLevel struct {
+	Level  TrustLevel `json:"trust_level"`
+	Reason string     `json:"reason,omitempty"`
+}
+
+// SuspendAgent suspends (or, with Suspended false, reinstates) an agent.
+type SuspendAgent struct {
+	Suspended bool   `json:"suspended"`
+	Reason    string `json:"reason,omitempty"`
+}
+
+// FileComplaint is a principal's complaint about an agent: it suspends it
+// (seed 000 §8.3).
+type FileComplaint struct {
+	Reason string `json:"reason"`
+}
+
+// PutToolRegistry replaces a principal's tool registry (seed 000 §5.3).
+type PutToolRegistry struct {
+	PrincipalID string     `json:"principal_id"`
+	Tools       []ToolSpec `json:"tools"`
+}
+
+// ToolSpec is one entry of a tool registry (seed 000 §5.3).
+type ToolSpec struct {
+	Name                 string `json:"name"`
+	RiskLevel            Risk   `json:"risk_level"`
+	RequiresVerification bool   `json:"requires_verification,omitempty"`
+	RequiresApproval     bool   `json:"requires_approval,omitempty"`
+	VerificationEngine   string `json:"verification_engine,omitempty"`
+	SandboxRequired      bool   `json:"sandbox_required,omitempty"`
+}
+
+// IssuePrincipalKey records a new API key for a principal (only its hash).
+type IssuePrincipalKey struct {
+	PrincipalID string `json:"principal_id"`
+	KeyHash     string `json:"key_hash"`
+	KeyID       string `json:"key_id"`
+}
+
+// Configure records the server options that change decisions, so that a
+// replay re-decides under the options that were in force.
+type Configure struct {
+	Config Config `json:"config"`
+}
+
+// Tick tells the gate that time has passed (approvals expire). It carries no
+// data: the time is Env.Now.
+type Tick struct{}
+
+// RejectRequest records a request the transport refused before it became a
+// command (bad API key, malformed body): the audit record of the rejection.
+// It never holds the rejected body, only its size and digest.
+type RejectRequest struct {
+	Error      Error  `json:"error"`
+	Endpoint   string `json:"endpoint"`
+	BodyDigest string `json:"body_digest,omitempty"`
+	BodyBytes  int64  `json:"body_bytes"`
+}
+
+// Config holds the server options that influence decisions.
+type Config struct {
+	// ApprovalTTL is how long a PENDING approval waits before it expires.
+	ApprovalTTL Duration `json:"approval_ttl"`
+	// DoomLoopGuardRequired makes pre_action_state_hash and state_source
+	// mandatory (seed 001 DOOM_LOOP_GUARD_REQUIRED).
+	DoomLoopGuardRequired bool `json:"doom_loop_guard_required"`
+	// MaxSteps is the conversation step limit (seed 000 §9.1: 50).
+	MaxSteps int64 `json:"max_steps"`
+}
+
+// DefaultConfig is the configuration of a new gate.
+func DefaultConfig() Config {
+	return Config{ApprovalTTL: Duration(24 * time.Hour), MaxSteps: 50}
+}
+
+// Duration is a time.Duration that encodes as a Go duration string ("24h0m0s").
+type Duration time.Duration
+
+// MarshalJSON encodes d as a duration string.
+func (d Duration) MarshalJSON() ([]byte, error) {
+	return json.Marshal(time.Duration(d).String())
+}
+
+// UnmarshalJSON decodes a duration string.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}

@@ -1,0 +1,41 @@
+package domain
+
+import "time"
+
+// Signer signs attestation claims. Implementations must be deterministic
+// (RFC 6979): the same claims and key give the same token, so that a
+// re-decided command reproduces its attestation byte for byte.
+type Signer interface {
+	Sign(claims AttestationClaims) (string, error)
+}
+
+// AttestationClaims bind a decision to its request (DESIGN.md, issue 2).
+type AttestationClaims struct {
+	// Subject is the agent DID; Decision, ActionID, RequestDigest,
+	// ConversationID, Step, Seq and Partition bind the decision to the
+	// request and to its log position.
+	Subject        string    `json:"sub"`
+	ActionID       string    `json:"jti"`
+	IssuedAt       time.Time `json:"-"`
+	Decision       Decision  `json:"decision"`
+	RequestDigest  string    `json:"request_digest"`
+	AgentID        string    `json:"agent_id"`
+	ConversationID string    `json:"conversation_id,omitempty"`
+	Step           int64     `json:"step,omitempty"`
+	Seq            uint64    `json:"seq"`
+	Partition      int32     `json:"partition"`
+	Risk           Risk      `json:"risk_level"`
+}
+
+// Env is what Decide receives from the outside world.
+type Env struct {
+	// Now is the decision time, chosen by the worker (never earlier than
+	// State.LastTime).
+	Now time.Time
+	// Seq and Partition are the log position the event will take.
+	Seq       uint64
+	Partition int32
+	// Signer signs attestations; nil means attestations cannot be issued
+	// (a decision that needs one is then denied: fail closed).
+	Signer Signer
+}

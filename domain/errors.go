@@ -1,0 +1,132 @@
+package domain
+
+import "fmt"
+
+// Code is an error code of the seeds (seed 000 Appendix A, seed 002 §8.3).
+type Code string
+
+// The error catalogue. Every code the gate returns is listed here, with its
+// description and HTTP status, and nowhere else.
+const (
+	CodeAgentNotRegistered Code = "QWED-AGENT-001"
+	CodeInvalidAgentToken  Code = "QWED-AGENT-002"
+	CodeAgentSuspended     Code = "QWED-AGENT-003"
+	CodeToolNotAllowed     Code = "QWED-AGENT-004"
+	CodeVerificationFailed Code = "QWED-AGENT-005"
+
+	CodeMissingContext    Code = "QWED-AGENT-CTX-001"
+	CodeInvalidStepNumber Code = "QWED-AGENT-CTX-002"
+
+	CodeStepLimit      Code = "QWED-AGENT-LOOP-001"
+	CodeReplay         Code = "QWED-AGENT-LOOP-002"
+	CodeRepetitiveLoop Code = "QWED-AGENT-LOOP-003"
+	CodeDoomLoop       Code = "QWED-AGENT-LOOP-004"
+
+	CodeBudgetCost   Code = "QWED-AGENT-BUDGET-001"
+	CodeBudgetRate   Code = "QWED-AGENT-BUDGET-002"
+	CodeBudgetTokens Code = "QWED-AGENT-BUDGET-003"
+
+	CodeInsufficientTrust Code = "QWED-AGENT-TRUST-001"
+	CodeRequiresApproval  Code = "QWED-AGENT-TRUST-002"
+
+	CodeInvalidRequest   Code = "QWED-REQ-001"
+	CodeMissingField     Code = "QWED-REQ-002"
+	CodeInvalidSyntax    Code = "QWED-REQ-003"
+	CodeTooLong          Code = "QWED-REQ-004"
+	CodeUnsupportedType  Code = "QWED-REQ-005"
+	CodeMissingAPIKey    Code = "QWED-AUTH-001"
+	CodeInvalidAPIKey    Code = "QWED-AUTH-002"
+	CodeForbidden        Code = "QWED-AUTH-003"
+	CodeRateLimited      Code = "QWED-AUTH-004"
+	CodeEngineFailed     Code = "QWED-ENG-002"
+	CodeTimeout          Code = "QWED-ENG-003"
+	CodeInternal         Code = "QWED-SYS-001"
+	CodeUnavailable      Code = "QWED-SYS-002"
+	CodeNotFound         Code = "QWED-REQ-404"
+	CodeConflict         Code = "QWED-REQ-409"
+	CodeSecurityViolated Code = "QWED-SEC-002"
+)
+
+// CodeInfo describes one code of the catalogue.
+type CodeInfo struct {
+	Code        Code
+	HTTPStatus  int
+	Description string
+}
+
+// Catalogue lists every code in a fixed order (it is rendered into
+// docs/errors.md and checked by a test).
+var Catalogue = []CodeInfo{
+	{CodeAgentNotRegistered, 404, "Agent not registered"},
+	{CodeInvalidAgentToken, 401, "Invalid agent token"},
+	{CodeAgentSuspended, 403, "Agent suspended"},
+	{CodeToolNotAllowed, 403, "Tool not allowed"},
+	{CodeVerificationFailed, 403, "Verification failed"},
+	{CodeMissingContext, 400, "Missing required action context (conversation_id and step_number)"},
+	{CodeInvalidStepNumber, 400, "Invalid step_number (must be >= 1)"},
+	{CodeStepLimit, 403, "Conversation step limit exceeded (max 50 steps)"},
+	{CodeReplay, 409, "Replay or out-of-order action step detected"},
+	{CodeRepetitiveLoop, 403, "Repetitive action loop detected (max 2 consecutive identical actions)"},
+	{CodeDoomLoop, 403, "No-progress doom loop detected (same action on unchanged state 3 or more times)"},
+	{CodeBudgetCost, 429, "Cost limit exceeded"},
+	{CodeBudgetRate, 429, "Rate limit exceeded"},
+	{CodeBudgetTokens, 429, "Token limit exceeded"},
+	{CodeInsufficientTrust, 403, "Insufficient trust level"},
+	{CodeRequiresApproval, 202, "Action requires approval"},
+	{CodeInvalidRequest, 400, "Invalid request format"},
+	{CodeMissingField, 400, "Missing required field"},
+	{CodeInvalidSyntax, 400, "Invalid query syntax"},
+	{CodeTooLong, 413, "Request too large"},
+	{CodeUnsupportedType, 400, "Unsupported action or verification type"},
+	{CodeMissingAPIKey, 401, "Missing API key"},
+	{CodeInvalidAPIKey, 401, "Invalid API key"},
+	{CodeForbidden, 403, "Insufficient permissions"},
+	{CodeRateLimited, 429, "Rate limit exceeded"},
+	{CodeEngineFailed, 500, "Verification failed unexpectedly"},
+	{CodeTimeout, 504, "Verification timeout"},
+	{CodeInternal, 500, "Internal server error"},
+	{CodeUnavailable, 503, "Service unavailable"},
+	{CodeNotFound, 404, "Resource not found"},
+	{CodeConflict, 409, "Conflicting request"},
+	{CodeSecurityViolated, 403, "Malicious payload detected"},
+}
+
+var catalogueIndex = func() map[Code]CodeInfo {
+	m := make(map[Code]CodeInfo, len(Catalogue))
+	for _, c := range Catalogue {
+		m[c.Code] = c
+	}
+	return m
+}()
+
+// HTTPStatus returns the HTTP status of code, or 500 for a code that is not
+// in the catalogue (a bug, surfaced as an internal error).
+func (c Code) HTTPStatus() int {
+	if info, ok := catalogueIndex[c]; ok {
+		return info.HTTPStatus
+	}
+	return 500
+}
+
+// Known reports whether c is in the catalogue.
+func (c Code) Known() bool {
+	_, ok := catalogueIndex[c]
+	return ok
+}
+
+// Error is the one error shape of the gate: {"code","message","details"}.
+// Details holds only JSON-encodable values with deterministic encodings
+// (no maps with non-string keys, no floats: money is rendered as USD).
+type Error struct {
+	Code    Code           `json:"code"`
+	Message string         `json:"message"`
+	Details map[string]any `json:"details,omitempty"`
+}
+
+// Error implements the error interface.
+func (e *Error) Error() string { return fmt.Sprintf("%s: %s", e.Code, e.Message) }
+
+// Errorf returns an *Error with a formatted message and no details.
+func Errorf(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}

@@ -1,0 +1,236 @@
+package domain
+
+import "time"
+
+// EventType names an event; events are named in the past tense.
+type EventType string
+
+// The events of the gate. Every command produces at most one event.
+const (
+	EvAgentRegistered         EventType = "agent.registered"
+	EvActionDecided           EventType = "action.decided"
+	EvExecutionLogged         EventType = "execution.logged"
+	EvTrustElevationRequested EventType = "trust.elevation_requested"
+	EvApprovalResolved        EventType = "approval.resolved"
+	EvTrustChanged            EventType = "trust.changed"
+	EvAgentStatusChanged      EventType = "agent.status_changed"
+	EvToolRegistrySet         EventType = "principal.tools_set"
+	EvPrincipalKeyIssued      EventType = "principal.key_issued"
+	EvConfigured              EventType = "gate.configured"
+	EvApprovalsExpired        EventType = "approvals.expired"
+	// EvCommandRejected records a command refused before it changed
+	// anything (unknown agent, wrong token, wrong principal, bad input):
+	// the audit record of the rejection.
+	EvCommandRejected EventType = "command.rejected"
+)
+
+// Event is one entry of the log: a tagged union whose Type says which
+// payload is set. Seq and Prev chain the log (DESIGN.md §2.3): Seq is the
+// per-partition position (gap-free, from 1) and Prev the hex SHA-256 of the
+// previous event's encoded bytes ("" for seq 1). Decide sets every field
+// but Prev; the log writer sets Prev.
+type Event struct {
+	Seq       uint64    `json:"seq"`
+	Prev      string    `json:"prev"`
+	Partition int32     `json:"partition"`
+	Time      time.Time `json:"time"`
+	Type      EventType `json:"type"`
+	// Command is the command that produced the event, as decided (no
+	// secrets). Replay --verify re-decides it and compares.
+	Command *Command `json:"command,omitempty"`
+	AgentID string   `json:"agent_id,omitempty"`
+	// Error is set when the command was refused (EvCommandRejected), and on
+	// denied decisions (mirrors Decided.Error).
+	Error *Error `json:"error,omitempty"`
+
+	Registered   *AgentRegistered         `json:"registered,omitempty"`
+	Decided      *ActionDecided           `json:"decided,omitempty"`
+	Executed     *ExecutionLogged         `json:"executed,omitempty"`
+	Elevation    *TrustElevationRequested `json:"elevation,omitempty"`
+	Resolved     *ApprovalResolved        `json:"resolved,omitempty"`
+	TrustChanged *TrustChange             `json:"trust_changed,omitempty"`
+	Status       *AgentStatusChange       `json:"status,omitempty"`
+	ToolRegistry *PutToolRegistry         `json:"tool_registry,omitempty"`
+	KeyIssued    *IssuePrincipalKey       `json:"key_issued,omitempty"`
+	Configured   *Config                  `json:"configured,omitempty"`
+	Expired      *ApprovalsExpired        `json:"expired,omitempty"`
+}
+
+// AgentRegistered records a new agent with everything Apply needs.
+type AgentRegistered struct {
+	AgentID     string      `json:"agent_id"`
+	DID         string      `json:"did"`
+	Info        AgentInfo   `json:"agent"`
+	Permissions Permissions `json:"permissions"`
+	Budget      Limits      `json:"budget"`
+	TrustLevel  TrustLevel  `json:"trust_level"`
+	TokenHash   string      `json:"token_hash"`
+}
+
+// Decision is the gate's answer (seed 000 §4.3).
+type Decision string
+
+// The decisions.
+const (
+	Approved       Decision = "APPROVED"
+	Denied         Decision = "DENIED"
+	Corrected      Decision = "CORRECTED"
+	Pending        Decision = "PENDING"
+	BudgetExceeded Decision = "BUDGET_EXCEEDED"
+)
+
+// ActionKind tells a verify_action decision from a tool-call decision.
+type ActionKind string
+
+// The action kinds.
+const (
+	KindAction ActionKind = "action"
+	KindTool   ActionKind = "tool_call"
+)
+
+// ActionDecided records the decision on a VerifyAction or VerifyToolCall.
+type ActionDecided struct {
+	ActionID string     `json:"action_id"`
+	Kind     ActionKind `json:"kind"`
+	// ActionType is action.type, or "tool_call" for tool calls.
+	ActionType   string       `json:"action_type"`
+	Tool         string       `json:"tool,omitempty"`
+	Decision     Decision     `json:"decision"`
+	Verification Verification `json:"verification"`
+	Error        *Error       `json:"error,omitempty"`
+
+	// RequestDigest is the hex SHA-256 of the RFC 8785 form of the request
+	// body (action, context, options); Fingerprint the hex SHA-256 of the
+	// RFC 8785 form of seed 000 §9.3's fields; StateFingerprint the LOOP-004
+	// fingerprint (action + pre_action_state_hash), "" without a state hash.
+	RequestDigest    string `json:"request_digest"`
+	Fingerprint      string `json:"fingerprint,omitempty"`
+	StateFingerprint string `json:"state_fingerprint,omitempty"`
+
+	ConversationID string `json:"conversation_id,omitempty"`
+	Step           int64  `json:"step,omitempty"`
+	// StepConsumed is true for APPROVED and PENDING: the step is committed.
+	StepConsumed bool `json:"step_consumed"`
+
+	// Reserved is what the decision reserved against the budget.
+	ReservedCost   USD   `json:"reserved_cost_usd,omitempty"`
+	ReservedTokens int64 `json:"reserved_tokens,omitempty"`
+	HighRisk       bool  `json:"high_risk,omitempty"`
+
+	// Approval is set for PENDING decisions.
+	Approval *Approval `json:"approval,omitempty"`
+	// Attestation is the ES256 JWT, when one was issued.
+	Attestation string `json:"attestation,omitempty"`
+	// Trust is the trust change this decision triggered (degradation).
+	Trust *TrustChange `json:"trust,omitempty"`
+	// SecurityViolation marks decisions that count as security violations.
+	SecurityViolation bool `json:"security_violation,omitempty"`
+	// Budget is the budget left after the decision (seed 000 §4.2).
+	Budget BudgetRemaining `json:"budget_remaining"`
+}
+
+// Verification is the verification block of seed 000 §4.2.
+type Verification struct {
+	Status       string   `json:"status"`
+	Engine       string   `json:"engine,omitempty"`
+	RiskLevel    Risk     `json:"risk_level"`
+	RiskScore    string   `json:"risk_score,omitempty"`
+	ChecksPassed []string `json:"checks_passed"`
+	ChecksFailed []string `json:"checks_failed,omitempty"`
+	Sandbox      bool     `json:"sandbox_required,omitempty"`
+}
+
+// BudgetRemaining is the budget_remaining block; a field is omitted when
+// the agent has no limit on that dimension.
+type BudgetRemaining struct {
+	DailyCost      *USD   `json:"daily_cost_usd,omitempty"`
+	HourlyRequests *int64 `json:"hourly_requests,omitempty"`
+	DailyRequests  *int64 `json:"daily_requests,omitempty"`
+	DailyTokens    *int64 `json:"daily_tokens,omitempty"`
+	HourlyTools    *int64 `json:"hourly_tool_calls,omitempty"`
+	HighRiskCalls  *int64 `json:"high_risk_calls,omitempty"`
+}
+
+// ApprovalStatus is the state of an approval.
+type ApprovalStatus string
+
+// The approval states.
+const (
+	ApprovalPending  ApprovalStatus = "pending"
+	ApprovalApproved ApprovalStatus = "approved"
+	ApprovalDenied   ApprovalStatus = "denied"
+	ApprovalExpired  ApprovalStatus = "expired"
+)
+
+// Approval is a request for a principal's decision. Its ID is the action ID
+// (or the trust request's ID).
+type Approval struct {
+	ID          string         `json:"approval_id"`
+	AgentID     string         `json:"agent_id"`
+	PrincipalID string         `json:"principal_id"`
+	Kind        string         `json:"kind"` // "action", "tool_call" or "trust_elevation"
+	Status      ApprovalStatus `json:"status"`
+	Summary     string         `json:"summary"`
+	Risk        Risk           `json:"risk_level,omitempty"`
+	ToLevel     *TrustLevel    `json:"to_level,omitempty"`
+	CreatedAt   time.Time      `json:"created_at"`
+	ExpiresAt   time.Time      `json:"expires_at"`
+	ResolvedAt  *time.Time     `json:"resolved_at,omitempty"`
+	ResolvedBy  string         `json:"resolved_by,omitempty"`
+	Reason      string         `json:"reason,omitempty"`
+}
+
+// ExecutionLogged records the actual outcome of an approved action and the
+// budget correction (actual minus reserved).
+type ExecutionLogged struct {
+	ActionID    string `json:"action_id"`
+	Success     bool   `json:"success"`
+	CostUSD     USD    `json:"cost_usd"`
+	Tokens      int64  `json:"tokens"`
+	ResultHash  string `json:"result_hash,omitempty"`
+	CostDelta   USD    `json:"cost_delta_usd"`
+	TokensDelta int64  `json:"tokens_delta"`
+	// SameDay is false when the action was reserved on an earlier UTC day:
+	// the correction then does not touch today's counters.
+	SameDay bool            `json:"same_day"`
+	Budget  BudgetRemaining `json:"budget_remaining"`
+}
+
+// TrustElevationRequested records a trust elevation request, the evidence
+// the gate computed and whether it opened an approval.
+type TrustElevationRequested struct {
+	RequestID string                `json:"request_id"`
+	Claimed   RequestTrustElevation `json:"claimed"`
+	Computed  TrustEvidence         `json:"computed"`
+	Accepted  bool                  `json:"accepted"`
+	Reasons   []string              `json:"reasons,omitempty"`
+	Approval  *Approval             `json:"approval,omitempty"`
+}
+
+// ApprovalResolved records a principal's answer to an approval.
+type ApprovalResolved struct {
+	Approval Approval     `json:"approval"`
+	Trust    *TrustChange `json:"trust,omitempty"`
+	// ReleasedCost and ReleasedTokens are returned to the budget when an
+	// action approval is denied.
+	ReleasedCost   USD   `json:"released_cost_usd,omitempty"`
+	ReleasedTokens int64 `json:"released_tokens,omitempty"`
+}
+
+// TrustChange records a change of an agent's trust level, with its reason.
+type TrustChange struct {
+	From   TrustLevel `json:"from"`
+	To     TrustLevel `json:"to"`
+	Reason string     `json:"reason"`
+}
+
+// AgentStatusChange records a suspension or reinstatement.
+type AgentStatusChange struct {
+	Status string `json:"status"` // "active" or "suspended"
+	Reason string `json:"reason"`
+}
+
+// ApprovalsExpired records approvals that expired at a Tick.
+type ApprovalsExpired struct {
+	Approvals []ApprovalResolved `json:"approvals"`
+}
