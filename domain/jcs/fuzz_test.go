@@ -1,0 +1,104 @@
+package jcs
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"go/parser"
+	"go/token"
+	"strconv"
+	"testing"
+)
+
+// FuzzTransform checks, on arbitrary input, that Transform never panics,
+// that every error is one of the sentinels, and that accepted input yields
+// valid JSON that is its own canonical form and means the same thing.
+func FuzzTransform(f *testing.F) {
+	seeds := []string{
+		benchDoc, `{}`, `[]`, `0`, `-0`, `1e21`, `1e-7`, `"\ud83d\ude00"`, `{"a":1,"a":2}`,
+		`{"\u20ac":1,"\r":2,"\ufb33":3,"1":4,"\ud83d\ude00":5,"\u0080":6,"\u00f6":7}`,
+		`[1e400]`, `"\ud800"`, "\"\xff\"", `[[[[[]]]]]`, `{"a":{"b":[1,2,{"c":null}]}}`,
+		`333333333.33333329`, `5e-324`, `1.7976931348623157e308`, `"\u0000\u001f\u007f"`,
+	}
+	for _, s := range seeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		out, err := Transform(raw)
+		if err != nil {
+			var je *Error
+			if !errors.As(err, &je) {
+				t.Fatalf("error %v is not an *Error", err)
+			}
+			known := false
+			for _, s := range []error{ErrInvalidJSON, ErrInvalidUTF8, ErrDuplicateKey, ErrInvalidNumber, ErrTooDeep, ErrTrailingData} {
+				known = known || errors.Is(err, s)
+			}
+			if !known {
+				t.Fatalf("error %v wraps no sentinel", err)
+			}
+			if out != nil {
+				t.Fatalf("output %q returned with error", out)
+			}
+			return
+		}
+		if !json.Valid(out) {
+			t.Fatalf("Transform(%q) = %q, not valid JSON", raw, out)
+		}
+		again, err := Transform(out)
+		if err != nil {
+			t.Fatalf("Transform of canonical %q: %v", out, err)
+		}
+		if !bytes.Equal(out, again) {
+			t.Fatalf("not idempotent: %q -> %q -> %q", raw, out, again)
+		}
+		// encoding/json accepts what we accept, except that it tolerates
+		// duplicates and invalid UTF-8, which we reject; so meaning can be
+		// compared whenever we accepted.
+		if json.Valid(raw) {
+			assertSameMeaning(t, raw, out)
+		}
+	})
+}
+
+// FuzzAppendNumber checks that every finite double serializes to text that
+// parses back to the same double and is its own canonical form.
+func FuzzAppendNumber(f *testing.F) {
+	for _, v := range []float64{0, 1, -1, 1e21, 1e-7, 5e-324, 1.7976931348623157e308, 333333333.3333333} {
+		f.Add(v)
+	}
+	f.Fuzz(func(t *testing.T, v float64) {
+		s := AppendNumber(nil, v)
+		if v != v || v > 1.7976931348623157e308 || v < -1.7976931348623157e308 {
+			if string(s) != "null" {
+				t.Fatalf("AppendNumber(%v) = %s, want null", v, s)
+			}
+			return
+		}
+		back, err := strconv.ParseFloat(string(s), 64)
+		if err != nil || back != v {
+			t.Fatalf("AppendNumber(%v) = %s parses back as %v (%v)", v, s, back, err)
+		}
+		again, err := Transform(s)
+		if err != nil || !bytes.Equal(again, s) {
+			t.Fatalf("Transform(%s) = %s, %v", s, again, err)
+		}
+	})
+}
+
+func parseImports(t *testing.T, file string) []string {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), file, nil, parser.ImportsOnly)
+	if err != nil {
+		t.Fatalf("parsing %s: %v", file, err)
+	}
+	var out []string
+	for _, imp := range f.Imports {
+		p, err := strconv.Unquote(imp.Path.Value)
+		if err != nil {
+			t.Fatalf("unquoting import %s: %v", imp.Path.Value, err)
+		}
+		out = append(out, p)
+	}
+	return out
+}
