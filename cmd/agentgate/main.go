@@ -1,0 +1,278 @@
+// Command agentgate is the one binary of the gate: serve, replay, keys,
+// verify-attestation. It wires packages together and has no logic of its own.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/handlers"
+	"github.com/agentgate/agentgate/handlers/attest"
+	"github.com/agentgate/agentgate/handlers/httpapi"
+)
+
+func main() {
+	if err := newRoot().Execute(); err != nil {
+		var ec exitCode
+		if errors.As(err, &ec) {
+			os.Exit(int(ec))
+		}
+		fmt.Fprintln(os.Stderr, "agentgate:", err)
+		os.Exit(1)
+	}
+}
+
+// exitCode is an error that only sets the exit status (the command has
+// already printed its findings).
+type exitCode int
+
+func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+func newRoot() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "agentgate",
+		Short:         "A pre-execution verification gate for AI agents",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(serveCmd(), replayCmd(), keysCmd(), verifyAttestationCmd())
+	return root
+}
+
+// bindEnv makes every flag of cmd settable as AGENTGATE_<FLAG> (dashes
+// become underscores); an explicit flag wins over the environment.
+func bindEnv(cmd *cobra.Command) error {
+	var err error
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		name := "AGENTGATE_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v, ok := os.LookupEnv(name); ok && !f.Changed {
+			if e := f.Value.Set(v); e != nil && err == nil {
+				err = fmt.Errorf("%s=%q: %w", name, v, e)
+			}
+		}
+	})
+	return err
+}
+
+func logger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+}
+
+func serveCmd() *cobra.Command {
+	var (
+		dataDir, addr, apiKey string
+		approvalTTL           time.Duration
+		doomRequired          bool
+		drain                 time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the gate on its embedded log (Pebble) with the HTTP API",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := bindEnv(cmd); err != nil {
+				return err
+			}
+			log := logger()
+			reg := prometheus.NewRegistry()
+			metrics := handlers.NewMetrics(reg)
+			cfg := domain.DefaultConfig()
+			cfg.ApprovalTTL = domain.Duration(approvalTTL)
+			cfg.DoomLoopGuardRequired = doomRequired
+			g, err := handlers.OpenGate(handlers.Options{
+				DataDir: dataDir, AdminKey: apiKey, Config: &cfg, Logger: log, OnBatch: metrics.OnBatch,
+			})
+			if err != nil {
+				return err
+			}
+			defer g.Close()
+			if g.NewAdminKey != "" {
+				fmt.Fprintf(os.Stdout, "admin API key (shown once, only its hash is stored in %s): %s\n", dataDir, g.NewAdminKey)
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			wctx, wcancel := context.WithCancel(context.Background())
+			werr := make(chan error, 1)
+			go func() { werr <- g.Worker.Run(wctx) }()
+
+			h := httpapi.New(httpapi.Config{
+				Gate: g.Worker, Store: g.Store, AdminKeyHash: g.AdminKeyHash,
+				JWKS: g.Keyring.JWKS, Registry: reg, Logger: log, Clock: time.Now,
+			})
+			srv := httpapi.NewServer(addr, h)
+			serr := make(chan error, 1)
+			go func() { serr <- srv.ListenAndServe() }()
+			log.Info("agentgate serving", "http", addr, "data", dataDir, "node", g.NodeID, "seq", g.Worker.Head().Seq)
+
+			select {
+			case <-ctx.Done():
+				log.Info("draining in-flight requests")
+			case err := <-serr:
+				wcancel()
+				<-werr
+				return fmt.Errorf("serving HTTP: %w", err)
+			}
+			sctx, cancel := context.WithTimeout(context.Background(), drain)
+			defer cancel()
+			if err := srv.Shutdown(sctx); err != nil {
+				log.Error("shutting down HTTP", "err", err)
+			}
+			wcancel()
+			if err := <-werr; err != nil {
+				return fmt.Errorf("running worker: %w", err)
+			}
+			log.Info("stopped", "seq", g.Worker.Head().Seq)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&dataDir, "data", "./data", "data directory (log, projections, keys)")
+	f.StringVar(&addr, "http", "127.0.0.1:8080", "HTTP listen address")
+	f.StringVar(&apiKey, "api-key", "", "admin API key (default: minted on first start, hash stored in the data dir)")
+	f.DurationVar(&approvalTTL, "approval-ttl", 24*time.Hour, "how long a PENDING approval waits before it expires")
+	f.BoolVar(&doomRequired, "doom-loop-guard-required", false, "require pre_action_state_hash and state_source on every action (LOOP-004)")
+	f.DurationVar(&drain, "drain-timeout", 10*time.Second, "how long SIGTERM waits for in-flight requests")
+	return cmd
+}
+
+func replayCmd() *cobra.Command {
+	var (
+		dataDir string
+		verify  bool
+	)
+	cmd := &cobra.Command{
+		Use:   "replay",
+		Short: "Rebuild every projection from the log and compare; --verify also re-decides every command",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := bindEnv(cmd); err != nil {
+				return err
+			}
+			g, err := handlers.OpenGate(handlers.Options{DataDir: dataDir, Logger: logger()})
+			if err != nil {
+				return err
+			}
+			defer g.Close()
+			rep, err := handlers.Replay(cmd.Context(), g.Log, g.Store, verify, g.Keyring.SignerFor(g.NodeID))
+			if err != nil {
+				return err
+			}
+			rate := float64(rep.Events) / rep.Elapsed.Seconds()
+			fmt.Printf("replayed %d events in %s (%.0f events/s)\n", rep.Events, rep.Elapsed.Round(time.Millisecond), rate)
+			if rep.ProjectionDiff != "" {
+				fmt.Printf("projections differ: %s\n", rep.ProjectionDiff)
+			} else {
+				fmt.Println("projections: identical to the live store")
+			}
+			if verify {
+				fmt.Printf("re-decided %d commands: %d differ\n", rep.Redecided, len(rep.Mismatches))
+				for _, m := range rep.Mismatches {
+					fmt.Println("  " + m)
+				}
+			}
+			if !rep.OK() {
+				return exitCode(1)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dataDir, "data", "./data", "data directory")
+	cmd.Flags().BoolVar(&verify, "verify", false, "also re-decide every recorded command and compare decisions and attestations")
+	return cmd
+}
+
+func keysCmd() *cobra.Command {
+	keys := &cobra.Command{Use: "keys", Short: "Manage principal API keys and signing keys"}
+	var dataDir, principal string
+	create := &cobra.Command{
+		Use:   "create",
+		Short: "Issue an API key for a principal (the gate must not be running on DIR; use POST /principals/{id}/keys then)",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := bindEnv(cmd); err != nil {
+				return err
+			}
+			if principal == "" {
+				return errors.New("--principal is required")
+			}
+			g, err := handlers.OpenGate(handlers.Options{DataDir: dataDir, Logger: logger()})
+			if err != nil {
+				return err
+			}
+			defer g.Close()
+			ctx, cancel := context.WithCancel(cmd.Context())
+			done := make(chan error, 1)
+			go func() { done <- g.Worker.Run(ctx) }()
+			key, id, err := handlers.IssueKey(ctx, g.Worker, principal)
+			cancel()
+			<-done
+			if err != nil {
+				return err
+			}
+			fmt.Printf("principal %s key %s (shown once): %s\n", principal, id, key)
+			return nil
+		},
+	}
+	create.Flags().StringVar(&dataDir, "data", "./data", "data directory")
+	create.Flags().StringVar(&principal, "principal", "", "principal ID")
+	rotate := &cobra.Command{
+		Use:   "rotate-signing",
+		Short: "Make a new attestation signing key active (old keys stay in the JWKS)",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := bindEnv(cmd); err != nil {
+				return err
+			}
+			kr, err := attest.OpenKeyring(dataDir)
+			if err != nil {
+				return err
+			}
+			kid, err := kr.Rotate()
+			if err != nil {
+				return err
+			}
+			fmt.Printf("active signing key: %s\n", kid)
+			return nil
+		},
+	}
+	rotate.Flags().StringVar(&dataDir, "data", "./data", "data directory")
+	keys.AddCommand(create, rotate)
+	return keys
+}
+
+func verifyAttestationCmd() *cobra.Command {
+	var jwks string
+	cmd := &cobra.Command{
+		Use:   "verify-attestation --jwks FILE|URL TOKEN",
+		Short: "Verify an attestation offline against a JWKS file or URL",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if jwks == "" {
+				return errors.New("--jwks is required")
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
+			defer cancel()
+			set, err := attest.FetchJWKS(ctx, jwks)
+			if err != nil {
+				return err
+			}
+			claims, err := attest.Verify(args[0], set)
+			if err != nil {
+				fmt.Println("INVALID:", err)
+				return exitCode(1)
+			}
+			fmt.Println("VALID")
+			return printJSON(claims)
+		},
+	}
+	cmd.Flags().StringVar(&jwks, "jwks", "", "JWKS file path or http(s) URL (e.g. http://127.0.0.1:8080/.well-known/jwks.json)")
+	return cmd
+}

@@ -1,0 +1,21 @@
+// Package handlers runs agentgate's request path: the partition worker that
+// decides, appends and applies, and the HTTP API in front of it.
+//
+// The worker is the single writer of its partition (DESIGN.md §1). For each
+// batch of waiting commands, in order, it:
+//
+//  1. answers commands already decided (same RequestID) with their recorded
+//     event, without deciding them again;
+//  2. decides each new command on the in-memory state (domain.Decide) and
+//     folds the event in at once (domain.Apply), so the next command of the
+//     batch sees it;
+//  3. appends the batch's events to the log in one durable write (the
+//     commit point: nothing is answered before it returns);
+//  4. applies the events to the projections with their checkpoint in one
+//     Pebble batch;
+//  5. answers every waiting caller.
+//
+// If the append fails, every caller of the batch gets ErrUnavailable and
+// the in-memory state, which is ahead of the log, is rebuilt from the
+// projections and the log before the next batch.
+package handlers

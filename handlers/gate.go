@@ -1,0 +1,230 @@
+package handlers
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/handlers/attest"
+	"github.com/agentgate/agentgate/projections"
+	"github.com/agentgate/agentgate/streams"
+	"github.com/agentgate/agentgate/streams/pebblelog"
+)
+
+// Options configure an embedded gate.
+type Options struct {
+	// DataDir holds the log, the projections, the signing keys and the
+	// admin key hash.
+	DataDir string
+	// AdminKey, when set, is the admin API key; otherwise the key whose
+	// hash is in the data dir is used, and on first start one is minted
+	// and returned once in Gate.NewAdminKey.
+	AdminKey string
+	// Config is the decision configuration (nil: keep what the log says).
+	Config *domain.Config
+	Clock  func() time.Time
+	Logger *slog.Logger
+	// OnBatch observes committed batches (metrics).
+	OnBatch func(events []*domain.Event, appendDur time.Duration)
+}
+
+// Gate is an opened embedded gate: one partition on the local disk.
+type Gate struct {
+	Log     *pebblelog.Log
+	Store   *projections.Store
+	Keyring *attest.Keyring
+	Worker  *Worker
+	NodeID  string
+	// AdminKeyHash is the hex SHA-256 of the admin API key.
+	AdminKeyHash string
+	// NewAdminKey is the admin key minted on this start ("" otherwise).
+	NewAdminKey string
+}
+
+// File names inside the data dir.
+const (
+	logDir       = "log"
+	stateDir     = "state"
+	adminKeyFile = "admin_key.sha256"
+	nodeIDFile   = "node_id"
+)
+
+// OpenGate opens (creating on first start) the gate in opts.DataDir and
+// recovers its state. The caller runs g.Worker.Run and closes g.
+func OpenGate(opts Options) (_ *Gate, err error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if err := os.MkdirAll(opts.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating data dir: %w", err)
+	}
+	g := &Gate{}
+	defer func() {
+		if err != nil {
+			g.Close()
+		}
+	}()
+	if g.NodeID, err = nodeID(opts.DataDir); err != nil {
+		return nil, err
+	}
+	if g.AdminKeyHash, g.NewAdminKey, err = adminKey(opts.DataDir, opts.AdminKey); err != nil {
+		return nil, err
+	}
+	if g.Keyring, err = attest.OpenKeyring(opts.DataDir); err != nil {
+		return nil, fmt.Errorf("opening signing keys: %w", err)
+	}
+	if g.Log, err = pebblelog.Open(filepath.Join(opts.DataDir, logDir), pebblelog.Options{Logger: opts.Logger}); err != nil {
+		return nil, fmt.Errorf("opening log: %w", err)
+	}
+	if g.Store, err = projections.Open(filepath.Join(opts.DataDir, stateDir), opts.Logger); err != nil {
+		return nil, err
+	}
+	g.Worker, err = NewWorker(WorkerConfig{
+		Log: g.Log, Store: g.Store, Signer: g.Keyring.Signer(g.NodeID),
+		Clock: opts.Clock, Config: opts.Config, Logger: opts.Logger, OnBatch: opts.OnBatch,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("recovering state: %w", err)
+	}
+	return g, nil
+}
+
+// Close closes the log and the store (after the worker has stopped).
+func (g *Gate) Close() error {
+	var errs []error
+	if g.Store != nil {
+		errs = append(errs, g.Store.Close())
+	}
+	if g.Log != nil {
+		errs = append(errs, g.Log.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// HashSecret returns the hex SHA-256 of a token or key: the only form in
+// which secrets are stored or logged.
+func HashSecret(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:])
+}
+
+// NewSecret mints a secret: prefix + base64url of 32 random bytes.
+func NewSecret(prefix string) (string, error) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("drawing a secret: %w", err)
+	}
+	return prefix + base64.RawURLEncoding.EncodeToString(b[:]), nil
+}
+
+func nodeID(dir string) (string, error) {
+	p := filepath.Join(dir, nodeIDFile)
+	b, err := os.ReadFile(p)
+	if err == nil {
+		return strings.TrimSpace(string(b)), nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("reading node id: %w", err)
+	}
+	var r [8]byte
+	if _, err := rand.Read(r[:]); err != nil {
+		return "", fmt.Errorf("drawing a node id: %w", err)
+	}
+	id := "node_" + hex.EncodeToString(r[:])
+	if err := writeFileSync(p, []byte(id+"\n")); err != nil {
+		return "", fmt.Errorf("writing node id: %w", err)
+	}
+	return id, nil
+}
+
+// adminKey returns the admin key hash, minting and storing one on first
+// start when none is given.
+func adminKey(dir, given string) (hash, minted string, err error) {
+	if given != "" {
+		return HashSecret(given), "", nil
+	}
+	p := filepath.Join(dir, adminKeyFile)
+	b, err := os.ReadFile(p)
+	if err == nil {
+		h := strings.TrimSpace(string(b))
+		if len(h) != 64 {
+			return "", "", fmt.Errorf("admin key hash in %s is malformed", p)
+		}
+		return h, "", nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return "", "", fmt.Errorf("reading admin key hash: %w", err)
+	}
+	minted, err = NewSecret("qwed_admin_")
+	if err != nil {
+		return "", "", err
+	}
+	hash = HashSecret(minted)
+	if err := writeFileSync(p, []byte(hash+"\n")); err != nil {
+		return "", "", fmt.Errorf("writing admin key hash: %w", err)
+	}
+	return hash, minted, nil
+}
+
+func writeFileSync(p string, b []byte) error {
+	tmp := p + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, p)
+}
+
+// IssueKey mints an API key for a principal and records its hash through
+// the worker (which must be running). It returns the key, shown once.
+func IssueKey(ctx context.Context, w interface {
+	Submit(context.Context, *domain.Command) (*domain.Event, error)
+}, principal string) (key, keyID string, err error) {
+	key, err = NewSecret("qwed_key_")
+	if err != nil {
+		return "", "", err
+	}
+	h := HashSecret(key)
+	keyID = "key_" + h[:16]
+	ev, err := w.Submit(ctx, &domain.Command{
+		Type:      domain.CmdIssuePrincipalKey,
+		Principal: domain.AdminPrincipal,
+		Request:   domain.RequestID{Source: "agentgate/keys", ID: keyID},
+		IssueKey:  &domain.IssuePrincipalKey{PrincipalID: principal, KeyHash: h, KeyID: keyID},
+	})
+	if err != nil {
+		return "", "", fmt.Errorf("recording key: %w", err)
+	}
+	if ev == nil || ev.Error != nil {
+		msg := "no event"
+		if ev != nil {
+			msg = ev.Error.Error()
+		}
+		return "", "", fmt.Errorf("recording key: refused: %s", msg)
+	}
+	return key, keyID, nil
+}
+
+var _ streams.Log = (*pebblelog.Log)(nil)

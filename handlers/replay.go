@@ -1,0 +1,122 @@
+package handlers
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/projections"
+	"github.com/agentgate/agentgate/streams"
+)
+
+// ReplayReport is the outcome of Replay.
+type ReplayReport struct {
+	Events int
+	// Elapsed is the time the rebuild of the projections took.
+	Elapsed time.Duration
+	// ProjectionDiff describes the first difference between the live and
+	// the rebuilt projections ("" when equal).
+	ProjectionDiff string
+	// Redecided counts the commands re-decided (Verify only); Mismatches
+	// describes each recorded event that re-deciding did not reproduce.
+	Redecided  int
+	Mismatches []string
+}
+
+// OK reports whether the replay found nothing wrong.
+func (r *ReplayReport) OK() bool { return r.ProjectionDiff == "" && len(r.Mismatches) == 0 }
+
+// maxMismatches bounds the mismatches a report lists.
+const maxMismatches = 100
+
+// SignerFor returns the signer that re-signs an attestation during
+// verification: the key that signed the recorded token (by its kid).
+type SignerFor func(recordedToken string) domain.Signer
+
+// Replay rebuilds every projection from log into a fresh store in a
+// temporary directory and compares it with live, which must already be
+// caught up with the log (OpenGate recovers it). With verify, it also
+// re-decides every recorded command on the state before it and compares
+// the event byte for byte (decisions and attestations).
+func Replay(ctx context.Context, log streams.Log, live *projections.Store, verify bool, signerFor SignerFor) (*ReplayReport, error) {
+	tmp, err := os.MkdirTemp("", "agentgate-replay-")
+	if err != nil {
+		return nil, fmt.Errorf("creating replay dir: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	fresh, err := projections.Open(filepath.Join(tmp, stateDir), nil)
+	if err != nil {
+		return nil, err
+	}
+	defer fresh.Close()
+	rep := &ReplayReport{}
+	start := time.Now()
+	n, err := ApplyLog(ctx, log, fresh, domain.NewState(), projections.Checkpoint{})
+	if err != nil {
+		return nil, fmt.Errorf("rebuilding projections: %w", err)
+	}
+	rep.Events, rep.Elapsed = n, time.Since(start)
+	if rep.ProjectionDiff, err = projections.Equal(live, fresh); err != nil {
+		return nil, err
+	}
+	if verify {
+		if err := redecide(ctx, log, signerFor, rep); err != nil {
+			return nil, err
+		}
+	}
+	return rep, nil
+}
+
+// redecide re-decides every recorded command and compares.
+func redecide(ctx context.Context, log streams.Log, signerFor SignerFor, rep *ReplayReport) error {
+	st := domain.NewState()
+	return log.Read(ctx, 1, func(r streams.Record) error {
+		ev, err := DecodeEvent(r.Payload)
+		if err != nil {
+			return fmt.Errorf("decoding log record %d: %w", r.Seq, err)
+		}
+		if ev.Command != nil {
+			var signer domain.Signer
+			if signerFor != nil {
+				tok := ""
+				if ev.Decided != nil {
+					tok = ev.Decided.Attestation
+				}
+				signer = signerFor(tok)
+			}
+			env := domain.Env{Now: ev.Time, Seq: ev.Seq, Partition: ev.Partition, Signer: signer}
+			got := domain.Decide(st, env, ev.Command)
+			rep.Redecided++
+			if d := compareEvent(ev, got, r.Payload); d != "" && len(rep.Mismatches) < maxMismatches {
+				rep.Mismatches = append(rep.Mismatches, fmt.Sprintf("seq %d (%s): %s", ev.Seq, ev.Type, d))
+			}
+		}
+		domain.Apply(st, ev)
+		return nil
+	})
+}
+
+func compareEvent(recorded, got *domain.Event, payload []byte) string {
+	if got == nil {
+		return "re-deciding recorded nothing"
+	}
+	got.Prev = recorded.Prev
+	b, err := EncodeEvent(got)
+	if err != nil {
+		return "encoding re-decided event: " + err.Error()
+	}
+	if bytes.Equal(b, payload) {
+		return ""
+	}
+	switch {
+	case recorded.Decided != nil && got.Decided != nil && recorded.Decided.Decision != got.Decided.Decision:
+		return fmt.Sprintf("decision %s, re-decided %s", recorded.Decided.Decision, got.Decided.Decision)
+	case recorded.Decided != nil && got.Decided != nil && recorded.Decided.Attestation != got.Decided.Attestation:
+		return "attestation differs"
+	}
+	return fmt.Sprintf("event differs:\n  recorded %s\n  decided  %s", payload, b)
+}

@@ -1,0 +1,378 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/projections"
+	"github.com/agentgate/agentgate/streams"
+)
+
+// Named limits of the worker.
+const (
+	// MaxBatch is the most commands decided and appended together.
+	MaxBatch = 1024
+	// MaxQueue is the most commands waiting for the worker; Submit blocks
+	// (until its context ends) when the queue is full.
+	MaxQueue = 8192
+	// TickInterval is how often the worker lets time pass (approval expiry).
+	TickInterval = time.Second
+	// recoverBatch is how many events recovery applies per projection batch.
+	recoverBatch = 1024
+)
+
+// ErrUnavailable is returned by Submit when the worker cannot decide: it is
+// stopped, or the log refused the batch. The command was not decided.
+var ErrUnavailable = errors.New("gate unavailable")
+
+// WorkerConfig configures a Worker.
+type WorkerConfig struct {
+	Log       streams.Log
+	Store     *projections.Store
+	Signer    domain.Signer
+	Partition int32
+	// Clock returns the wall-clock time; the worker never uses a time
+	// earlier than the last event's.
+	Clock func() time.Time
+	// Config is the decision configuration; when it differs from the one
+	// in the log, the worker records the change before serving.
+	Config *domain.Config
+	Logger *slog.Logger
+	// OnBatch, if set, observes each committed batch (metrics).
+	OnBatch func(events []*domain.Event, appendDur time.Duration)
+}
+
+// Worker is the single writer of one partition.
+type Worker struct {
+	cfg   WorkerConfig
+	state *domain.State
+	head  streams.Head
+	reqs  chan *request
+	done  chan struct{}
+	err   error
+}
+
+type request struct {
+	cmd  *domain.Command
+	ev   *domain.Event
+	err  error
+	done chan struct{}
+}
+
+// NewWorker recovers the partition's state (projections, then the log tail
+// beyond their checkpoint) and returns a worker ready to Run.
+func NewWorker(cfg WorkerConfig) (*Worker, error) {
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	w := &Worker{cfg: cfg, reqs: make(chan *request, MaxQueue), done: make(chan struct{})}
+	if err := w.recover(context.Background()); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// recover loads the projections and applies the log beyond their checkpoint.
+func (w *Worker) recover(ctx context.Context) error {
+	st, err := w.cfg.Store.LoadState()
+	if err != nil {
+		return fmt.Errorf("loading state: %w", err)
+	}
+	ck, err := w.cfg.Store.Checkpoint()
+	if err != nil {
+		return fmt.Errorf("loading checkpoint: %w", err)
+	}
+	head := w.cfg.Log.Head()
+	if ck.Seq > head.Seq {
+		return fmt.Errorf("projections at seq %d are ahead of the log at seq %d: the log lost events", ck.Seq, head.Seq)
+	}
+	n, err := ApplyLog(ctx, w.cfg.Log, w.cfg.Store, st, ck)
+	if err != nil {
+		return err
+	}
+	if n > 0 {
+		w.cfg.Logger.Info("recovered projections from the log", "events", n, "from_seq", ck.Seq+1, "to_seq", head.Seq)
+	}
+	w.state, w.head = st, w.cfg.Log.Head()
+	return nil
+}
+
+// ApplyLog folds the log records after checkpoint ck into st and the
+// store, checking the chain, and returns how many it applied.
+func ApplyLog(ctx context.Context, log streams.Log, store *projections.Store, st *domain.State, ck projections.Checkpoint) (int, error) {
+	var (
+		batch []*domain.Event
+		prev  = ck.Hash
+		last  = ck
+		n     int
+	)
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		if err := store.Apply(st, batch, last); err != nil {
+			return fmt.Errorf("applying recovered events: %w", err)
+		}
+		batch = batch[:0]
+		return nil
+	}
+	err := log.Read(ctx, ck.Seq+1, func(r streams.Record) error {
+		if r.Prev != prev {
+			return fmt.Errorf("log record %d does not follow the checkpoint chain", r.Seq)
+		}
+		ev, err := DecodeEvent(r.Payload)
+		if err != nil {
+			return fmt.Errorf("decoding log record %d: %w", r.Seq, err)
+		}
+		if ev.Seq != r.Seq || ev.Prev != r.Prev {
+			return fmt.Errorf("log record %d holds event %d", r.Seq, ev.Seq)
+		}
+		domain.Apply(st, ev)
+		batch = append(batch, ev)
+		prev = r.Hash()
+		last = projections.Checkpoint{Seq: r.Seq, Hash: prev, Time: ev.Time}
+		n++
+		if len(batch) == recoverBatch {
+			return flush()
+		}
+		return nil
+	})
+	if err != nil {
+		return n, fmt.Errorf("reading log: %w", err)
+	}
+	return n, flush()
+}
+
+// DecodeEvent decodes one log payload.
+func DecodeEvent(p []byte) (*domain.Event, error) {
+	ev := new(domain.Event)
+	if err := json.Unmarshal(p, ev); err != nil {
+		return nil, err
+	}
+	return ev, nil
+}
+
+// EncodeEvent encodes an event as it is stored in the log.
+func EncodeEvent(ev *domain.Event) ([]byte, error) { return json.Marshal(ev) }
+
+// Submit hands cmd to the worker and waits for its event: the recorded event
+// of an earlier identical request, the new event once it is durably in the
+// log, or nil when the command had nothing to record. It returns
+// ErrUnavailable when the worker cannot decide, and ctx's error if ctx ends
+// first (the command may still be decided: retry with the same RequestID).
+func (w *Worker) Submit(ctx context.Context, cmd *domain.Command) (*domain.Event, error) {
+	r := &request{cmd: cmd, done: make(chan struct{})}
+	select {
+	case w.reqs <- r:
+	case <-w.done:
+		return nil, ErrUnavailable
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	select {
+	case <-r.done:
+		return r.ev, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Run decides batches until ctx ends, then answers what is queued with
+// ErrUnavailable and returns.
+func (w *Worker) Run(ctx context.Context) error {
+	defer close(w.done)
+	if err := w.configure(ctx); err != nil {
+		return err
+	}
+	tick := time.NewTicker(TickInterval)
+	defer tick.Stop()
+	batch := make([]*request, 0, MaxBatch)
+	for {
+		batch = batch[:0]
+		select {
+		case <-ctx.Done():
+			w.drain()
+			return nil
+		case r := <-w.reqs:
+			batch = append(batch, r)
+		case <-tick.C:
+			batch = append(batch, &request{cmd: &domain.Command{Type: domain.CmdTick, Tick: &domain.Tick{}}})
+		}
+	fill:
+		for len(batch) < MaxBatch {
+			select {
+			case r := <-w.reqs:
+				batch = append(batch, r)
+			default:
+				break fill
+			}
+		}
+		w.process(ctx, batch)
+	}
+}
+
+func (w *Worker) drain() {
+	for {
+		select {
+		case r := <-w.reqs:
+			r.err = ErrUnavailable
+			close(r.done)
+		default:
+			return
+		}
+	}
+}
+
+// configure records the configured decision options when they differ
+// from those in force.
+func (w *Worker) configure(ctx context.Context) error {
+	if w.cfg.Config == nil || *w.cfg.Config == w.state.Config {
+		return nil
+	}
+	r := &request{cmd: &domain.Command{
+		Type:      domain.CmdConfigure,
+		Principal: domain.AdminPrincipal,
+		Request:   domain.RequestID{Source: "agentgate/config", ID: fmt.Sprintf("seq-%d", w.head.Seq+1)},
+		Configure: &domain.Configure{Config: *w.cfg.Config},
+	}}
+	w.process(ctx, []*request{r})
+	if r.err != nil {
+		return fmt.Errorf("recording configuration: %w", r.err)
+	}
+	return nil
+}
+
+// process decides, appends, applies and answers one batch.
+func (w *Worker) process(ctx context.Context, batch []*request) {
+	now := w.cfg.Clock().UTC()
+	if now.Before(w.state.LastTime) {
+		now = w.state.LastTime
+	}
+	var (
+		events  = make([]*domain.Event, 0, len(batch))
+		records = make([]streams.Record, 0, len(batch))
+		pending = make(map[domain.RequestID]*domain.Event)
+		head    = w.head
+		owners  = make([]*domain.Event, len(batch))
+	)
+	for i, r := range batch {
+		if r.cmd.Type != domain.CmdTick {
+			if ev, ok := pending[r.cmd.Request]; ok {
+				owners[i] = ev
+				continue
+			}
+			if ev, err := w.recorded(ctx, r.cmd.Request); err != nil {
+				r.err = err
+				continue
+			} else if ev != nil {
+				owners[i] = ev
+				continue
+			}
+		}
+		env := domain.Env{Now: now, Seq: head.Seq + 1, Partition: w.cfg.Partition, Signer: w.cfg.Signer}
+		ev := domain.Decide(w.state, env, r.cmd)
+		if ev == nil {
+			continue
+		}
+		ev.Prev = head.Hash
+		payload, err := EncodeEvent(ev)
+		if err != nil {
+			// Cannot happen for well-formed events; refuse the command.
+			r.err = fmt.Errorf("encoding event: %w", err)
+			continue
+		}
+		rec := streams.Record{Seq: ev.Seq, Prev: ev.Prev, Payload: payload}
+		head = streams.Head{Seq: ev.Seq, Hash: rec.Hash()}
+		domain.Apply(w.state, ev)
+		events = append(events, ev)
+		records = append(records, rec)
+		pending[r.cmd.Request] = ev
+		owners[i] = ev
+	}
+	if len(records) > 0 {
+		start := time.Now()
+		if err := w.cfg.Log.Append(ctx, records); err != nil {
+			w.cfg.Logger.Error("appending batch", "err", err, "events", len(records))
+			for _, r := range batch {
+				r.err = fmt.Errorf("%w: appending to the log: %v", ErrUnavailable, err)
+				if r.done != nil {
+					close(r.done)
+				}
+			}
+			if rerr := w.recover(ctx); rerr != nil {
+				w.cfg.Logger.Error("rebuilding state after a failed append", "err", rerr)
+			}
+			return
+		}
+		appendDur := time.Since(start)
+		w.head = head
+		ck := projections.Checkpoint{Seq: head.Seq, Hash: head.Hash, Time: now}
+		if err := w.cfg.Store.Apply(w.state, events, ck); err != nil {
+			// The events are committed; the projections will catch up from
+			// the log on the next recovery.
+			w.cfg.Logger.Error("applying projections", "err", err, "seq", head.Seq)
+			if rerr := w.recover(ctx); rerr != nil {
+				w.cfg.Logger.Error("rebuilding state after a failed apply", "err", rerr)
+			}
+		}
+		if w.cfg.OnBatch != nil {
+			w.cfg.OnBatch(events, appendDur)
+		}
+	}
+	for i, r := range batch {
+		if r.done == nil {
+			continue
+		}
+		if r.err == nil {
+			r.ev = owners[i]
+		}
+		close(r.done)
+	}
+}
+
+// recorded returns the event already recorded for a request, or nil.
+func (w *Worker) recorded(ctx context.Context, id domain.RequestID) (*domain.Event, error) {
+	seq, err := w.cfg.Store.RequestSeq(id)
+	if errors.Is(err, projections.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	return ReadEvent(ctx, w.cfg.Log, seq)
+}
+
+var errStop = errors.New("stop")
+
+// ReadEvent reads the event at seq from the log.
+func ReadEvent(ctx context.Context, log streams.Log, seq uint64) (*domain.Event, error) {
+	var ev *domain.Event
+	err := log.Read(ctx, seq, func(r streams.Record) error {
+		var err error
+		if r.Seq == seq {
+			ev, err = DecodeEvent(r.Payload)
+		}
+		if err != nil {
+			return err
+		}
+		return errStop
+	})
+	if err != nil && !errors.Is(err, errStop) {
+		return nil, fmt.Errorf("reading event %d: %w", seq, err)
+	}
+	if ev == nil {
+		return nil, fmt.Errorf("reading event %d: not in the log", seq)
+	}
+	return ev, nil
+}
+
+// Head returns the position of the last committed event.
+func (w *Worker) Head() streams.Head { return w.head }

@@ -1,0 +1,323 @@
+package projections
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/agentgate/agentgate/domain"
+)
+
+// Apply writes the projections of events and the checkpoint head in one
+// atomic batch. The events must be durably in the log, in log order, and
+// already folded into st (Apply copies the entities they touched from st).
+// Sync false is safe: after a crash the checkpoint is behind the log and the
+// caller re-applies the tail (see Recover).
+func (s *Store) Apply(st *domain.State, events []*domain.Event, head Checkpoint) error {
+	b := s.db.NewIndexedBatch()
+	defer b.Close()
+	w := &batchWriter{s: s, b: b, summaries: map[string]*Summary{}, activities: map[string]*Activity{}}
+	for _, ev := range events {
+		if err := w.event(st, ev); err != nil {
+			return fmt.Errorf("projecting event %d: %w", ev.Seq, err)
+		}
+	}
+	if err := w.flush(st, head); err != nil {
+		return err
+	}
+	if err := b.Commit(pebble.NoSync); err != nil {
+		return fmt.Errorf("committing projections at seq %d: %w", head.Seq, err)
+	}
+	return nil
+}
+
+type batchWriter struct {
+	s          *Store
+	b          *pebble.Batch
+	agents     []string
+	convs      [][2]string
+	approvals  []string
+	principals []string
+	keys       []string
+	summaries  map[string]*Summary
+	activities map[string]*Activity
+}
+
+func (w *batchWriter) event(st *domain.State, ev *domain.Event) error {
+	if ev.AgentID != "" {
+		w.agents = append(w.agents, ev.AgentID)
+	}
+	if ev.Command != nil && ev.Command.Request != (domain.RequestID{}) {
+		// The request index makes a retried request find its event.
+		k := key(tRequest, ev.Command.Request.Source, ev.Command.Request.ID)
+		if err := w.b.Set(k, binary.BigEndian.AppendUint64(nil, ev.Seq), nil); err != nil {
+			return err
+		}
+	}
+	switch {
+	case ev.Decided != nil:
+		d := ev.Decided
+		if d.ConversationID != "" && d.StepConsumed {
+			w.convs = append(w.convs, [2]string{ev.AgentID, d.ConversationID})
+		}
+		if d.Approval != nil {
+			w.approvals = append(w.approvals, d.Approval.ID)
+		}
+		if err := w.newActivity(ev); err != nil {
+			return err
+		}
+	case ev.Executed != nil:
+		if err := w.executed(ev); err != nil {
+			return err
+		}
+	case ev.Resolved != nil:
+		if err := w.resolved(ev.Resolved); err != nil {
+			return err
+		}
+	case ev.Expired != nil:
+		for i := range ev.Expired.Approvals {
+			r := &ev.Expired.Approvals[i]
+			w.agents = append(w.agents, r.Approval.AgentID)
+			if err := w.resolved(r); err != nil {
+				return err
+			}
+		}
+	case ev.Elevation != nil:
+		if ev.Elevation.Approval != nil {
+			w.approvals = append(w.approvals, ev.Elevation.Approval.ID)
+		}
+	case ev.ToolRegistry != nil:
+		w.principals = append(w.principals, ev.ToolRegistry.PrincipalID)
+	case ev.KeyIssued != nil:
+		w.keys = append(w.keys, ev.KeyIssued.KeyHash)
+	}
+	return nil
+}
+
+func (w *batchWriter) newActivity(ev *domain.Event) error {
+	d := ev.Decided
+	a := &Activity{
+		ActivityID: d.ActionID,
+		AgentID:    ev.AgentID,
+		Timestamp:  ev.Time,
+		Seq:        ev.Seq,
+		Decision:   d.Decision,
+		Error:      d.Error,
+		Verification: ActivityVerify{
+			Status: d.Verification.Status, Engine: d.Verification.Engine, RiskLevel: d.Verification.RiskLevel,
+		},
+		ConversationID: d.ConversationID,
+		StepNumber:     d.Step,
+		Cost:           ActivityCost{USD: d.ReservedCost, Tokens: d.ReservedTokens},
+	}
+	if d.Attestation != "" {
+		a.AttestationID = "att_" + d.ActionID
+	}
+	if d.Approval != nil {
+		a.Approval = &ActivityApproval{ApprovalID: d.Approval.ID, Status: d.Approval.Status}
+	}
+	a.Action = ActivityAction{Type: d.ActionType, Tool: d.Tool}
+	if c := ev.Command; c != nil {
+		switch {
+		case c.Verify != nil:
+			a.Action.Query, a.Action.Target, a.Action.Parameters = c.Verify.Action.Query, c.Verify.Action.Target, c.Verify.Action.Parameters
+		case c.Tool != nil:
+			a.Action.Parameters = c.Tool.ToolCall.Parameters
+		}
+	}
+	k := string(activityKey(ev.AgentID, ev.Time, ev.Seq))
+	w.activities[k] = a
+	if err := w.b.Set(key(tActionIdx, d.ActionID), []byte(k), nil); err != nil {
+		return err
+	}
+	sum, err := w.summary(ev.AgentID, dayOf(ev.Time))
+	if err != nil {
+		return err
+	}
+	sum.count(a, 1)
+	return nil
+}
+
+// activity finds an action's activity entry, in this batch or the store.
+func (w *batchWriter) activity(actionID string) (string, *Activity, error) {
+	kb, closer, err := w.b.Get(key(tActionIdx, actionID))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return "", nil, nil
+	}
+	if err != nil {
+		return "", nil, fmt.Errorf("reading action index: %w", err)
+	}
+	k := string(kb)
+	closer.Close()
+	if a, ok := w.activities[k]; ok {
+		return k, a, nil
+	}
+	v, closer, err := w.b.Get([]byte(k))
+	if err != nil {
+		return "", nil, fmt.Errorf("reading activity of %s: %w", actionID, err)
+	}
+	a := new(Activity)
+	err = json.Unmarshal(v, a)
+	closer.Close()
+	if err != nil {
+		return "", nil, fmt.Errorf("decoding activity of %s: %w", actionID, err)
+	}
+	w.activities[k] = a
+	return k, a, nil
+}
+
+// recost moves an activity's cost in its day's summary.
+func (w *batchWriter) recost(a *Activity, c ActivityCost) error {
+	sum, err := w.summary(a.AgentID, dayOf(a.Timestamp))
+	if err != nil {
+		return err
+	}
+	sum.TotalCostUSD += c.USD - a.Cost.USD
+	sum.TotalTokens += c.Tokens - a.Cost.Tokens
+	a.Cost = c
+	return nil
+}
+
+func (w *batchWriter) executed(ev *domain.Event) error {
+	x := ev.Executed
+	_, a, err := w.activity(x.ActionID)
+	if err != nil || a == nil {
+		return err
+	}
+	a.Execution = &ActivityExecution{Success: x.Success, ResultHash: x.ResultHash, LoggedAt: ev.Time}
+	return w.recost(a, ActivityCost{USD: x.CostUSD, Tokens: x.Tokens, Actual: true})
+}
+
+func (w *batchWriter) resolved(r *domain.ApprovalResolved) error {
+	w.approvals = append(w.approvals, r.Approval.ID)
+	if r.Approval.Kind == "trust_elevation" {
+		return nil
+	}
+	_, a, err := w.activity(r.Approval.ID)
+	if err != nil || a == nil {
+		return err
+	}
+	a.Approval = &ActivityApproval{ApprovalID: r.Approval.ID, Status: r.Approval.Status, ResolvedAt: r.Approval.ResolvedAt}
+	if r.Approval.Status != domain.ApprovalApproved {
+		return w.recost(a, ActivityCost{})
+	}
+	return nil
+}
+
+func (w *batchWriter) summary(agent string, day int64) (*Summary, error) {
+	k := string(summaryKey(agent, day))
+	if s, ok := w.summaries[k]; ok {
+		return s, nil
+	}
+	s := new(Summary)
+	v, closer, err := w.b.Get([]byte(k))
+	switch {
+	case errors.Is(err, pebble.ErrNotFound):
+	case err != nil:
+		return nil, fmt.Errorf("reading summary: %w", err)
+	default:
+		err = json.Unmarshal(v, s)
+		closer.Close()
+		if err != nil {
+			return nil, fmt.Errorf("decoding summary: %w", err)
+		}
+	}
+	w.summaries[k] = s
+	return s, nil
+}
+
+func (w *batchWriter) setJSON(k []byte, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encoding %q: %w", k, err)
+	}
+	return w.b.Set(k, b, nil)
+}
+
+// flush writes the touched entities, activities, summaries and checkpoint.
+func (w *batchWriter) flush(st *domain.State, head Checkpoint) error {
+	for _, id := range dedup(w.agents) {
+		a := st.Agents[id]
+		if a == nil {
+			continue
+		}
+		cp := *a
+		cp.Conversations = nil
+		if err := w.setJSON(key(tAgent, id), &cp); err != nil {
+			return err
+		}
+	}
+	for _, c := range w.convs {
+		a := st.Agents[c[0]]
+		if a == nil || a.Conversations[c[1]] == nil {
+			continue
+		}
+		if err := w.setJSON(key(tConv, c[0], c[1]), a.Conversations[c[1]]); err != nil {
+			return err
+		}
+	}
+	for _, id := range dedup(w.approvals) {
+		ap := st.Approvals[id]
+		if ap == nil {
+			continue
+		}
+		if err := w.setJSON(key(tApproval, id), ap); err != nil {
+			return err
+		}
+		if err := w.b.Set(key(tPrincipalAp, ap.PrincipalID, id), nil, nil); err != nil {
+			return err
+		}
+	}
+	for _, id := range dedup(w.principals) {
+		if p := st.Principals[id]; p != nil {
+			if err := w.setJSON(key(tPrincipal, id), p); err != nil {
+				return err
+			}
+		}
+	}
+	for _, h := range dedup(w.keys) {
+		if p, ok := st.Keys[h]; ok {
+			if err := w.b.Set(key(tKey, h), []byte(p), nil); err != nil {
+				return err
+			}
+		}
+	}
+	for _, k := range sortedKeys(w.activities) {
+		if err := w.setJSON([]byte(k), w.activities[k]); err != nil {
+			return err
+		}
+	}
+	for _, k := range sortedKeys(w.summaries) {
+		if err := w.setJSON([]byte(k), w.summaries[k]); err != nil {
+			return err
+		}
+	}
+	if err := w.setJSON(key(tMeta, "gate"), gateMeta{Config: st.Config, LastTime: st.LastTime}); err != nil {
+		return err
+	}
+	return w.setJSON(key(tMeta, "ckpt"), head)
+}
+
+func dedup(s []string) []string {
+	sort.Strings(s)
+	out := s[:0]
+	for i, v := range s {
+		if i == 0 || v != s[i-1] {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}

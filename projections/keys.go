@@ -1,0 +1,85 @@
+package projections
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"time"
+)
+
+// Key layout. Every key starts with a one-byte table prefix; string
+// components are length-prefixed (uint16 big-endian) so that any string,
+// including one holding NUL bytes, is one component and prefix scans by a
+// leading component are exact.
+const (
+	tMeta        = 'm' // m + "ckpt" | "gate"
+	tAgent       = 'a' // a + agent
+	tConv        = 'c' // c + agent + conversation
+	tPrincipal   = 'p' // p + principal
+	tKey         = 'k' // k + key hash -> principal
+	tApproval    = 'o' // o + approval id
+	tPrincipalAp = 'q' // q + principal + approval id -> ""
+	tActivity    = 'v' // v + agent + time(8) + seq(8)
+	tActionIdx   = 'x' // x + action id -> activity key
+	tSummary     = 's' // s + agent + day(8)
+	tRequest     = 'r' // r + source + id -> seq(8)
+)
+
+func appendStr(b []byte, s string) []byte {
+	if len(s) > maxKeyPart {
+		// A component too long for its length prefix is replaced by its
+		// digest: still one deterministic, collision-resistant component.
+		h := sha256.Sum256([]byte(s))
+		s = "sha256:" + hex.EncodeToString(h[:])
+	}
+	b = binary.BigEndian.AppendUint16(b, uint16(len(s)))
+	return append(b, s...)
+}
+
+func key(table byte, parts ...string) []byte {
+	n := 1
+	for _, p := range parts {
+		n += 2 + len(p)
+	}
+	b := make([]byte, 0, n+16)
+	b = append(b, table)
+	for _, p := range parts {
+		b = appendStr(b, p)
+	}
+	return b
+}
+
+func activityKey(agent string, at time.Time, seq uint64) []byte {
+	b := key(tActivity, agent)
+	b = binary.BigEndian.AppendUint64(b, uint64(at.UnixNano()))
+	return binary.BigEndian.AppendUint64(b, seq)
+}
+
+func summaryKey(agent string, day int64) []byte {
+	return binary.BigEndian.AppendUint64(key(tSummary, agent), uint64(day))
+}
+
+// prefixEnd returns the smallest key greater than every key with prefix p.
+func prefixEnd(p []byte) []byte {
+	end := append([]byte(nil), p...)
+	for i := len(end) - 1; i >= 0; i-- {
+		end[i]++
+		if end[i] != 0 {
+			return end[:i+1]
+		}
+	}
+	return nil
+}
+
+// dayOf returns the UTC day number of t (days since the Unix epoch).
+func dayOf(t time.Time) int64 {
+	s := t.Unix()
+	d := s / 86400
+	if s%86400 < 0 {
+		d--
+	}
+	return d
+}
+
+// maxKeyPart bounds a key component (uint16 length prefix).
+const maxKeyPart = 1<<16 - 1

@@ -1,0 +1,456 @@
+package projections
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/agentgate/agentgate/domain"
+)
+
+// Checkpoint is the position of the last event applied to a Store.
+type Checkpoint struct {
+	Seq  uint64    `json:"seq"`
+	Hash string    `json:"hash"`
+	Time time.Time `json:"time"`
+}
+
+// Store is the Pebble-backed projection store of one partition.
+type Store struct {
+	db  *pebble.DB
+	log *slog.Logger
+}
+
+// Open opens (creating if needed) the store in dir.
+func Open(dir string, logger *slog.Logger) (*Store, error) {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	db, err := pebble.Open(dir, &pebble.Options{Logger: pebbleLogger{logger}})
+	if err != nil {
+		return nil, fmt.Errorf("opening projection store %s: %w", dir, err)
+	}
+	return &Store{db: db, log: logger}, nil
+}
+
+// Close closes the store.
+func (s *Store) Close() error {
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("closing projection store: %w", err)
+	}
+	return nil
+}
+
+// ErrNotFound is returned by lookups of absent entities.
+var ErrNotFound = errors.New("not found")
+
+func (s *Store) getJSON(k []byte, v any) error {
+	b, closer, err := s.db.Get(k)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("reading %q: %w", k, err)
+	}
+	defer closer.Close()
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("decoding %q: %w", k, err)
+	}
+	return nil
+}
+
+// Checkpoint returns the last applied position (zero for an empty store).
+func (s *Store) Checkpoint() (Checkpoint, error) {
+	var c Checkpoint
+	err := s.getJSON(key(tMeta, "ckpt"), &c)
+	if errors.Is(err, ErrNotFound) {
+		return Checkpoint{}, nil
+	}
+	return c, err
+}
+
+// gateMeta is the partition-wide part of domain.State.
+type gateMeta struct {
+	Config   domain.Config `json:"config"`
+	LastTime time.Time     `json:"last_time"`
+}
+
+// LoadState rebuilds the in-memory domain.State from the store (the state
+// as of Checkpoint()).
+func (s *Store) LoadState() (*domain.State, error) {
+	st := domain.NewState()
+	var meta gateMeta
+	switch err := s.getJSON(key(tMeta, "gate"), &meta); {
+	case err == nil:
+		st.Config, st.LastTime = meta.Config, meta.LastTime
+	case !errors.Is(err, ErrNotFound):
+		return nil, err
+	}
+	err := s.scan([]byte{tAgent}, func(_, v []byte) error {
+		a := new(domain.Agent)
+		if err := json.Unmarshal(v, a); err != nil {
+			return fmt.Errorf("decoding agent: %w", err)
+		}
+		a.Conversations = map[string]*domain.Conversation{}
+		st.Agents[a.ID] = a
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = s.scan([]byte{tConv}, func(k, v []byte) error {
+		agent, rest, ok := cutStr(k[1:])
+		conv, _, ok2 := cutStr(rest)
+		if !ok || !ok2 {
+			return fmt.Errorf("malformed conversation key %q", k)
+		}
+		c := new(domain.Conversation)
+		if err := json.Unmarshal(v, c); err != nil {
+			return fmt.Errorf("decoding conversation: %w", err)
+		}
+		a := st.Agents[agent]
+		if a == nil {
+			return fmt.Errorf("conversation %q of unknown agent %q", conv, agent)
+		}
+		a.Conversations[conv] = c
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = s.scan([]byte{tPrincipal}, func(_, v []byte) error {
+		p := new(domain.Principal)
+		if err := json.Unmarshal(v, p); err != nil {
+			return fmt.Errorf("decoding principal: %w", err)
+		}
+		st.Principals[p.ID] = p
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = s.scan([]byte{tKey}, func(k, v []byte) error {
+		h, _, ok := cutStr(k[1:])
+		if !ok {
+			return fmt.Errorf("malformed key entry %q", k)
+		}
+		st.Keys[h] = string(v)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = s.scan([]byte{tApproval}, func(_, v []byte) error {
+		a := new(domain.Approval)
+		if err := json.Unmarshal(v, a); err != nil {
+			return fmt.Errorf("decoding approval: %w", err)
+		}
+		st.Approvals[a.ID] = a
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+func cutStr(b []byte) (string, []byte, bool) {
+	if len(b) < 2 {
+		return "", nil, false
+	}
+	n := int(binary.BigEndian.Uint16(b))
+	if len(b) < 2+n {
+		return "", nil, false
+	}
+	return string(b[2 : 2+n]), b[2+n:], true
+}
+
+// scan calls fn for every key with prefix p, in key order.
+func (s *Store) scan(p []byte, fn func(k, v []byte) error) error {
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: prefixEnd(p)})
+	if err != nil {
+		return fmt.Errorf("scanning %q: %w", p, err)
+	}
+	for it.First(); it.Valid(); it.Next() {
+		if err := fn(it.Key(), it.Value()); err != nil {
+			it.Close()
+			return err
+		}
+	}
+	if err := it.Close(); err != nil {
+		return fmt.Errorf("scanning %q: %w", p, err)
+	}
+	return nil
+}
+
+// Agent returns the agent's projection (without its conversations).
+func (s *Store) Agent(id string) (*domain.Agent, error) {
+	a := new(domain.Agent)
+	if err := s.getJSON(key(tAgent, id), a); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// Conversation returns one conversation's state.
+func (s *Store) Conversation(agentID, convID string) (*domain.Conversation, error) {
+	c := new(domain.Conversation)
+	if err := s.getJSON(key(tConv, agentID, convID), c); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Approval returns one approval.
+func (s *Store) Approval(id string) (*domain.Approval, error) {
+	a := new(domain.Approval)
+	if err := s.getJSON(key(tApproval, id), a); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// Approvals lists the approvals of a principal (every principal's for
+// domain.AdminPrincipal), in ID order, filtered by status when status is
+// not empty, at most limit of them.
+func (s *Store) Approvals(principal string, status domain.ApprovalStatus, limit int) ([]domain.Approval, error) {
+	var out []domain.Approval
+	add := func(a domain.Approval) bool {
+		if status == "" || a.Status == status {
+			out = append(out, a)
+		}
+		return len(out) < limit
+	}
+	errStop := errors.New("stop")
+	var err error
+	if principal == domain.AdminPrincipal {
+		err = s.scan([]byte{tApproval}, func(_, v []byte) error {
+			var a domain.Approval
+			if err := json.Unmarshal(v, &a); err != nil {
+				return fmt.Errorf("decoding approval: %w", err)
+			}
+			if !add(a) {
+				return errStop
+			}
+			return nil
+		})
+	} else {
+		err = s.scan(key(tPrincipalAp, principal), func(k, _ []byte) error {
+			_, rest, _ := cutStr(k[1:])
+			id, _, ok := cutStr(rest)
+			if !ok {
+				return fmt.Errorf("malformed approval index key %q", k)
+			}
+			a, err := s.Approval(id)
+			if err != nil {
+				return err
+			}
+			if !add(*a) {
+				return errStop
+			}
+			return nil
+		})
+	}
+	if err != nil && !errors.Is(err, errStop) {
+		return nil, err
+	}
+	return out, nil
+}
+
+// KeyPrincipal returns the principal of an API key hash.
+func (s *Store) KeyPrincipal(keyHash string) (string, error) {
+	b, closer, err := s.db.Get(key(tKey, keyHash))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return "", ErrNotFound
+	}
+	if err != nil {
+		return "", fmt.Errorf("reading key: %w", err)
+	}
+	defer closer.Close()
+	return string(b), nil
+}
+
+// RequestSeq returns the seq of the event recorded for a request.
+func (s *Store) RequestSeq(r domain.RequestID) (uint64, error) {
+	b, closer, err := s.db.Get(key(tRequest, r.Source, r.ID))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return 0, ErrNotFound
+	}
+	if err != nil {
+		return 0, fmt.Errorf("reading request index: %w", err)
+	}
+	defer closer.Close()
+	if len(b) != 8 {
+		return 0, fmt.Errorf("malformed request index entry")
+	}
+	return binary.BigEndian.Uint64(b), nil
+}
+
+// ActivityPage is the answer of the audit query API (seed 000 §7.2).
+type ActivityPage struct {
+	Summary    Summary    `json:"summary"`
+	Activities []Activity `json:"activities"`
+	// NextAfterSeq is set when more activities exist in the period: pass
+	// it as after_seq to read the next page.
+	NextAfterSeq uint64 `json:"next_after_seq,omitempty"`
+}
+
+// MaxActivityLimit bounds one page of the activity API.
+const MaxActivityLimit = 1000
+
+// Activity returns an agent's activities with from <= timestamp < to, in
+// log order, after afterSeq, at most limit of them, and the summary of the
+// whole period (not just the page).
+func (s *Store) Activity(agentID string, from, to time.Time, afterSeq uint64, limit int) (ActivityPage, error) {
+	if limit <= 0 || limit > MaxActivityLimit {
+		limit = MaxActivityLimit
+	}
+	page := ActivityPage{Activities: []Activity{}}
+	lo := activityKey(agentID, from, 0)
+	hi := activityKey(agentID, to, 0)
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return page, fmt.Errorf("reading activity: %w", err)
+	}
+	defer it.Close()
+	for it.First(); it.Valid(); it.Next() {
+		k := it.Key()
+		seq := binary.BigEndian.Uint64(k[len(k)-8:])
+		if seq <= afterSeq {
+			continue
+		}
+		if len(page.Activities) == limit {
+			page.NextAfterSeq = page.Activities[len(page.Activities)-1].Seq
+			break
+		}
+		var a Activity
+		if err := json.Unmarshal(it.Value(), &a); err != nil {
+			return page, fmt.Errorf("decoding activity: %w", err)
+		}
+		page.Activities = append(page.Activities, a)
+	}
+	sum, err := s.summary(agentID, from, to)
+	if err != nil {
+		return page, err
+	}
+	page.Summary = sum
+	return page, nil
+}
+
+// summary adds the daily summaries of the whole days inside [from, to)
+// and scans the activities of the partial days at either edge.
+func (s *Store) summary(agentID string, from, to time.Time) (Summary, error) {
+	var sum Summary
+	if !from.Before(to) {
+		return sum, nil
+	}
+	firstWhole := dayOf(from)
+	if !from.Equal(time.Unix(firstWhole*86400, 0)) {
+		firstWhole++
+	}
+	endWhole := dayOf(to) // days < endWhole end before to
+	scanRange := func(a, b time.Time) error {
+		if !a.Before(b) {
+			return nil
+		}
+		return s.scanActivities(agentID, a, b, func(act *Activity) { sum.count(act, 1) })
+	}
+	if firstWhole >= endWhole {
+		return sum, scanRange(from, to)
+	}
+	if err := scanRange(from, time.Unix(firstWhole*86400, 0).UTC()); err != nil {
+		return sum, err
+	}
+	lo, hi := summaryKey(agentID, firstWhole), summaryKey(agentID, endWhole)
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return sum, fmt.Errorf("reading summaries: %w", err)
+	}
+	for it.First(); it.Valid(); it.Next() {
+		var d Summary
+		if err := json.Unmarshal(it.Value(), &d); err != nil {
+			it.Close()
+			return sum, fmt.Errorf("decoding summary: %w", err)
+		}
+		sum.add(d)
+	}
+	if err := it.Close(); err != nil {
+		return sum, fmt.Errorf("reading summaries: %w", err)
+	}
+	return sum, scanRange(time.Unix(endWhole*86400, 0).UTC(), to)
+}
+
+func (s *Store) scanActivities(agentID string, from, to time.Time, fn func(*Activity)) error {
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: activityKey(agentID, from, 0), UpperBound: activityKey(agentID, to, 0)})
+	if err != nil {
+		return fmt.Errorf("reading activity: %w", err)
+	}
+	for it.First(); it.Valid(); it.Next() {
+		var a Activity
+		if err := json.Unmarshal(it.Value(), &a); err != nil {
+			it.Close()
+			return fmt.Errorf("decoding activity: %w", err)
+		}
+		fn(&a)
+	}
+	if err := it.Close(); err != nil {
+		return fmt.Errorf("reading activity: %w", err)
+	}
+	return nil
+}
+
+// Equal compares every key and value of two stores and describes the
+// first difference ("" when they are equal).
+func Equal(a, b *Store) (string, error) {
+	ia, err := a.db.NewIter(nil)
+	if err != nil {
+		return "", fmt.Errorf("iterating store: %w", err)
+	}
+	defer ia.Close()
+	ib, err := b.db.NewIter(nil)
+	if err != nil {
+		return "", fmt.Errorf("iterating store: %w", err)
+	}
+	defer ib.Close()
+	ia.First()
+	ib.First()
+	for ia.Valid() && ib.Valid() {
+		if c := bytes.Compare(ia.Key(), ib.Key()); c != 0 {
+			if c < 0 {
+				return fmt.Sprintf("key %q only in the first store", ia.Key()), nil
+			}
+			return fmt.Sprintf("key %q only in the second store", ib.Key()), nil
+		}
+		if !bytes.Equal(ia.Value(), ib.Value()) {
+			return fmt.Sprintf("key %q differs:\n  %s\n  %s", ia.Key(), ia.Value(), ib.Value()), nil
+		}
+		ia.Next()
+		ib.Next()
+	}
+	if ia.Valid() {
+		return fmt.Sprintf("key %q only in the first store", ia.Key()), nil
+	}
+	if ib.Valid() {
+		return fmt.Sprintf("key %q only in the second store", ib.Key()), nil
+	}
+	return "", nil
+}
+
+type pebbleLogger struct{ l *slog.Logger }
+
+func (p pebbleLogger) Infof(format string, args ...any) {
+	p.l.Debug(fmt.Sprintf(format, args...), "component", "pebble")
+}
+func (p pebbleLogger) Errorf(format string, args ...any) {
+	p.l.Error(fmt.Sprintf(format, args...), "component", "pebble")
+}
+func (p pebbleLogger) Fatalf(format string, args ...any) {
+	p.l.Error(fmt.Sprintf(format, args...), "component", "pebble")
+	panic(fmt.Sprintf(format, args...))
+}
