@@ -1,0 +1,54 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/agentgate/agentgate/domain"
+)
+
+var rewrite = flag.Bool("rewrite", false, "rewrite golden files (docs/errors.md)")
+
+func renderCatalogue() string {
+	var b strings.Builder
+	b.WriteString("# Error codes\n\n")
+	b.WriteString("Every error the gate returns has the shape `{\"code\",\"message\",\"details\"}` with one of these codes\n")
+	b.WriteString("(seed 000 Appendix A, seed 002 §8.3). Generated from `domain.Catalogue` by\n")
+	b.WriteString("`go test ./cmd/agentgate -run TestErrorCatalogueDoc -rewrite`.\n\n")
+	b.WriteString("| code | HTTP | description |\n| --- | --- | --- |\n")
+	for _, c := range domain.Catalogue {
+		fmt.Fprintf(&b, "| `%s` | %d | %s |\n", c.Code, c.HTTPStatus, c.Description)
+	}
+	return b.String()
+}
+
+// TestErrorCatalogueDoc pins docs/errors.md to the one catalogue in code.
+func TestErrorCatalogueDoc(t *testing.T) {
+	const path = "../../docs/errors.md"
+	want := renderCatalogue()
+	if *rewrite {
+		if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != want {
+		t.Fatalf("docs/errors.md is out of date with domain.Catalogue; rerun with -rewrite")
+	}
+	seen := map[domain.Code]bool{}
+	for _, c := range domain.Catalogue {
+		if seen[c.Code] {
+			t.Fatalf("code %s listed twice", c.Code)
+		}
+		seen[c.Code] = true
+		if c.HTTPStatus < 200 || c.HTTPStatus > 599 {
+			t.Fatalf("code %s has HTTP status %d", c.Code, c.HTTPStatus)
+		}
+	}
+}

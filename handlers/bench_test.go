@@ -1,0 +1,103 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentgate/agentgate/domain"
+)
+
+// BenchmarkDurablePath measures the in-process path of one decision:
+// decode the JSON body → decide → append (fsync, batched) → apply the
+// projections → answer, with many callers in flight so the worker batches.
+// The figure is decisions/s.
+func BenchmarkDurablePath(b *testing.B) {
+	clock := &testClock{now: time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)}
+	g := startGate(b, b.TempDir(), clock.Now)
+	defer g.stop(b)
+	tl := domain.TrustLevel(3)
+	reg := registerCmd("bench", 3)
+	reg.Register.TrustLevel = &tl
+	reg.Register.Budget = domain.Limits{}
+	agent := g.submit(b, reg).Registered.AgentID
+	tokenHash := HashSecret(testToken)
+	var conv atomic.Int64
+	b.SetParallelism(128)
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		c := conv.Add(1)
+		step := 0
+		for pb.Next() {
+			step++
+			if step > 50 {
+				c, step = conv.Add(1), 1
+			}
+			body := fmt.Appendf(nil, `{"action":{"type":"calculate","query":"%d+%d"},"context":{"conversation_id":"c%d","step_number":%d}}`, c, step, c, step)
+			var v domain.VerifyAction
+			if err := json.Unmarshal(body, &v); err != nil {
+				b.Error(err)
+				return
+			}
+			ev, err := g.Worker.Submit(context.Background(), &domain.Command{
+				Type: domain.CmdVerifyAction, AgentID: agent, TokenHash: tokenHash,
+				Request: domain.RequestID{Source: "bench", ID: fmt.Sprint(c, "/", step)}, Verify: &v,
+			})
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			if ev.Decided == nil || ev.Decided.Decision != domain.Approved {
+				b.Errorf("decision %+v", ev.Decided)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "decisions/s")
+}
+
+// BenchmarkReplay measures rebuilding the projections from the log
+// (decode, fold, write projections), in events/s.
+func BenchmarkReplay(b *testing.B) {
+	dir := b.TempDir()
+	clock := &testClock{now: time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)}
+	g := startGate(b, dir, clock.Now)
+	agent := g.submit(b, registerCmd("bench", 3)).Registered.AgentID
+	const events = 20_000
+	ctx := context.Background()
+	done := make(chan struct{}, 256)
+	for i := 0; i < events; i++ {
+		c, step := i/50, i%50+1
+		go func() {
+			if _, err := g.Worker.Submit(ctx, verifyCmd(agent, fmt.Sprint(i), fmt.Sprint("c", c), step, fmt.Sprint(i))); err != nil {
+				b.Error(err)
+			}
+			done <- struct{}{}
+		}()
+		if i >= 255 {
+			<-done
+		}
+	}
+	for i := 0; i < 255; i++ {
+		<-done
+	}
+	b.ResetTimer()
+	var total int
+	var elapsed time.Duration
+	for i := 0; i < b.N; i++ {
+		rep, err := Replay(ctx, g.Log, g.Store, false, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		total += rep.Events
+		elapsed += rep.Elapsed
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(total)/elapsed.Seconds(), "events/s")
+	g.stop(b)
+}

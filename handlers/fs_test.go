@@ -1,0 +1,8 @@
+package handlers
+
+import (
+	"os"
+	"path/filepath"
+)
+
+func removeAll(dir, sub string) error { return os.RemoveAll(filepath.Join(dir, sub)) }
