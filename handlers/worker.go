@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
@@ -51,7 +52,8 @@ type WorkerConfig struct {
 type Worker struct {
 	cfg   WorkerConfig
 	state *domain.State
-	head  streams.Head
+	head  streams.Head // owned by the worker goroutine
+	pub   atomic.Pointer[streams.Head]
 	reqs  chan *request
 	done  chan struct{}
 	err   error
@@ -102,6 +104,7 @@ func (w *Worker) recover(ctx context.Context) error {
 		w.cfg.Logger.Info("recovered projections from the log", "events", n, "from_seq", ck.Seq+1, "to_seq", head.Seq)
 	}
 	w.state, w.head = st, w.cfg.Log.Head()
+	w.publish()
 	return nil
 }
 
@@ -314,6 +317,7 @@ func (w *Worker) process(ctx context.Context, batch []*request) {
 		}
 		appendDur := time.Since(start)
 		w.head = head
+		w.publish()
 		ck := projections.Checkpoint{Seq: head.Seq, Hash: head.Hash, Time: now}
 		if err := w.cfg.Store.Apply(w.state, events, ck); err != nil {
 			// The events are committed; the projections will catch up from
@@ -374,5 +378,11 @@ func ReadEvent(ctx context.Context, log streams.Log, seq uint64) (*domain.Event,
 	return ev, nil
 }
 
-// Head returns the position of the last committed event.
-func (w *Worker) Head() streams.Head { return w.head }
+func (w *Worker) publish() {
+	h := w.head
+	w.pub.Store(&h)
+}
+
+// Head returns the position of the last committed event; safe to call
+// from any goroutine.
+func (w *Worker) Head() streams.Head { return *w.pub.Load() }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
 
 	"github.com/agentgate/agentgate/domain"
 )
@@ -32,7 +33,13 @@ func Open(dir string, logger *slog.Logger) (*Store, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	db, err := pebble.Open(dir, &pebble.Options{Logger: pebbleLogger{logger}})
+	opts := &pebble.Options{Logger: pebbleLogger{logger}}
+	// Bloom filters: the worker looks up the request index for every
+	// command, and almost every lookup misses.
+	for i := range opts.Levels {
+		opts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+	}
+	db, err := pebble.Open(dir, opts)
 	if err != nil {
 		return nil, fmt.Errorf("opening projection store %s: %w", dir, err)
 	}
