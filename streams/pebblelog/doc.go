@@ -1,0 +1,32 @@
+// Package pebblelog is the embedded event log: one partition of
+// streams.Log stored in a Pebble database on local disk.
+//
+// Layout. A record with sequence number s is stored under the key
+// 'r' + big-endian uint64(s), so Pebble's key order is log order. Its value
+// is a 65-byte header followed by the payload, verbatim:
+//
+//	[0]      format byte: 0x01 = record with a Prev, 0x00 = first record (Prev "")
+//	[1:33]   Prev as raw SHA-256 bytes (zero for the first record)
+//	[33:65]  SHA-256 of the payload (the record's hash: the next record's Prev)
+//	[65:]    payload
+//
+// One more key, "\x00format", names the layout; Open refuses a directory
+// that holds some other Pebble database.
+//
+// Durability. Append checks that the batch extends the chain, writes every
+// record in one pebble.Batch and commits it with pebble.Sync: the WAL is
+// fsync'd before Append returns nil, and a crash leaves either the whole
+// batch or none of it. A failed commit marks the log failed: every later
+// Append returns the error and the log must be reopened, because the
+// outcome of the failed write is unknown.
+//
+// Recovery. Open reads the last record, checks its payload against its
+// stored hash and its Prev against the record before it, and takes it as
+// the head. A full check of the chain is streams.VerifyChain.
+//
+// Concurrency. Append calls are serialized (a racing writer that lost gets
+// streams.ErrConflict); Head and Read run concurrently with Append and with
+// each other. Read holds a Pebble iterator, so its memory use does not
+// depend on the length of the log. Close waits for running calls to return;
+// it must not be called from inside a Read callback.
+package pebblelog

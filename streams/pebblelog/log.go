@@ -1,0 +1,519 @@
+package pebblelog
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"sync"
+	"sync/atomic"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/agentgate/agentgate/streams"
+)
+
+// Defaults of Options; each is used when the field is zero.
+const (
+	// DefaultMemTableSizeBytes is the steady-state memtable size. Pebble's
+	// default (4 MiB) flushes every ~10,000 records of 400 bytes; 32 MiB
+	// flushes 8 times less often, so sustained appends stall less on
+	// flushes and L0 compactions. Memtables start at 256 KiB and double up
+	// to this size, so a small log does not pay for it.
+	DefaultMemTableSizeBytes = 32 << 20
+	// DefaultCacheSizeBytes is the block cache. Pebble's default is 8 MiB;
+	// 32 MiB keeps the recent tail of the log (what projections replay
+	// and catch up from) in memory.
+	DefaultCacheSizeBytes = 32 << 20
+	// DefaultMaxRecordBytes limits one payload.
+	DefaultMaxRecordBytes = 4 << 20
+	// DefaultMaxBatchRecords limits the records of one Append.
+	DefaultMaxBatchRecords = 8192
+	// DefaultMaxBatchBytes limits the payload bytes of one Append; it is
+	// kept below half the memtable so a batch is applied to the memtable
+	// instead of becoming a flushable batch of its own.
+	DefaultMaxBatchBytes = 16 << 20
+)
+
+// Options tunes a Log. The zero value is ready to use.
+type Options struct {
+	// Logger receives the log's own messages and Pebble's (Pebble's info
+	// messages at Debug level, its errors at Error level). Nil means
+	// slog.Default().
+	Logger *slog.Logger
+	// MemTableSizeBytes is Pebble's MemTableSize (see
+	// DefaultMemTableSizeBytes). Two memtables may exist at once.
+	MemTableSizeBytes uint64
+	// CacheSizeBytes is Pebble's block cache size (see
+	// DefaultCacheSizeBytes).
+	CacheSizeBytes int64
+	// WALBytesPerSync, when positive, makes Pebble sync the WAL in the
+	// background every so many bytes, smoothing the fsync of a large batch
+	// into smaller writes. It does not weaken durability: every Append
+	// still fsyncs before it returns. Zero keeps Pebble's default (no
+	// background WAL sync), which measured fastest for batches up to 512
+	// records of 400 bytes.
+	WALBytesPerSync int
+	// MaxRecordBytes limits the size of one payload
+	// (DefaultMaxRecordBytes); a larger one gets streams.ErrTooLarge.
+	MaxRecordBytes int
+	// MaxBatchRecords limits the number of records of one Append
+	// (DefaultMaxBatchRecords); a larger batch gets streams.ErrTooLarge.
+	MaxBatchRecords int
+	// MaxBatchBytes limits the payload bytes of one Append
+	// (DefaultMaxBatchBytes); a larger batch gets streams.ErrTooLarge.
+	MaxBatchBytes int
+}
+
+func (o Options) withDefaults() Options {
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.MemTableSizeBytes == 0 {
+		o.MemTableSizeBytes = DefaultMemTableSizeBytes
+	}
+	if o.CacheSizeBytes == 0 {
+		o.CacheSizeBytes = DefaultCacheSizeBytes
+	}
+	if o.MaxRecordBytes == 0 {
+		o.MaxRecordBytes = DefaultMaxRecordBytes
+	}
+	if o.MaxBatchRecords == 0 {
+		o.MaxBatchRecords = DefaultMaxBatchRecords
+	}
+	if o.MaxBatchBytes == 0 {
+		o.MaxBatchBytes = DefaultMaxBatchBytes
+	}
+	return o
+}
+
+const (
+	recordPrefix = 'r'
+	keyLen       = 9
+	headerLen    = 1 + sha256.Size + sha256.Size
+	flagHasPrev  = 0x01
+	// formatVersion is the layout of doc.go; a new layout gets a new name.
+	formatVersion = "agentgate.pebblelog.v1"
+)
+
+var formatKey = []byte("\x00format")
+
+// Log is one partition of the event log in a Pebble database. It
+// implements streams.Log; all its methods are safe for concurrent use.
+type Log struct {
+	dir    string
+	db     *pebble.DB
+	opts   Options
+	logger *slog.Logger
+
+	// writing is a one-slot semaphore held by the running Append; a
+	// channel rather than a mutex so a waiting Append honours its context.
+	writing chan struct{}
+	// failed is set when a commit returned an error; guarded by writing.
+	failed error
+	head   atomic.Pointer[headState]
+
+	mu     sync.Mutex
+	idle   sync.Cond // signalled when ops drops to 0
+	closed bool
+	ops    int // running Append and Read calls
+}
+
+type headState struct {
+	head streams.Head
+	hash [sha256.Size]byte
+}
+
+var _ streams.Log = (*Log)(nil)
+
+// Open opens the log stored in dir, creating it if dir does not hold one,
+// and recovers its head from the last record. It refuses a directory that
+// holds another kind of Pebble database, and a last record whose payload
+// does not match its hash or whose Prev does not match the record before
+// it (a *streams.ChainError).
+func Open(dir string, opts Options) (*Log, error) {
+	opts = opts.withDefaults()
+	cache := pebble.NewCache(opts.CacheSizeBytes)
+	defer cache.Unref()
+	popts := &pebble.Options{
+		Cache:              cache,
+		MemTableSize:       opts.MemTableSizeBytes,
+		WALBytesPerSync:    opts.WALBytesPerSync,
+		FormatMajorVersion: pebble.FormatValueSeparation,
+		Logger:             pebbleLogger{opts.Logger},
+		EventListener:      eventListener(opts.Logger),
+	}
+	db, err := pebble.Open(dir, popts)
+	if err != nil {
+		return nil, fmt.Errorf("opening pebble in %s: %w", dir, err)
+	}
+	l := &Log{dir: dir, db: db, opts: opts, logger: opts.Logger, writing: make(chan struct{}, 1)}
+	l.idle.L = &l.mu
+	if err := l.recover(); err != nil {
+		return nil, errors.Join(err, db.Close())
+	}
+	l.logger.Info("event log opened", "dir", dir, "head_seq", l.Head().Seq)
+	return l, nil
+}
+
+// recover checks the format marker and loads the head.
+func (l *Log) recover() error {
+	v, closer, err := l.db.Get(formatKey)
+	switch {
+	case errors.Is(err, pebble.ErrNotFound):
+		if err := l.checkEmpty(); err != nil {
+			return err
+		}
+		if err := l.db.Set(formatKey, []byte(formatVersion), pebble.Sync); err != nil {
+			return fmt.Errorf("writing format marker: %w", err)
+		}
+	case err != nil:
+		return fmt.Errorf("reading format marker: %w", err)
+	default:
+		same := string(v) == formatVersion
+		got := string(v)
+		if err := closer.Close(); err != nil {
+			return fmt.Errorf("reading format marker: %w", err)
+		}
+		if !same {
+			return fmt.Errorf("opening log: directory holds format %q, want %q", got, formatVersion)
+		}
+	}
+
+	iter, err := l.db.NewIter(&pebble.IterOptions{LowerBound: recordKey(0), UpperBound: []byte{recordPrefix + 1}})
+	if err != nil {
+		return fmt.Errorf("reading last record: %w", err)
+	}
+	defer func() { _ = iter.Close() }()
+	if !iter.Last() {
+		if err := iter.Error(); err != nil {
+			return fmt.Errorf("reading last record: %w", err)
+		}
+		l.head.Store(&headState{})
+		return nil
+	}
+	seq, ok := parseKey(iter.Key())
+	if !ok {
+		return fmt.Errorf("reading last record: malformed key %x", iter.Key())
+	}
+	raw, err := iter.ValueAndErr()
+	if err != nil {
+		return fmt.Errorf("reading record %d: %w", seq, err)
+	}
+	last, err := decodeValue(seq, raw)
+	if err != nil {
+		return err
+	}
+	if sha256.Sum256(last.payload) != last.hash {
+		return &streams.ChainError{Seq: seq, Reason: "payload does not match its stored hash"}
+	}
+	last.payload = nil // aliases the iterator, which moves on
+	if seq > 1 {
+		if !iter.Prev() {
+			if err := iter.Error(); err != nil {
+				return fmt.Errorf("reading record %d: %w", seq-1, err)
+			}
+			return &streams.ChainError{Seq: seq - 1, Reason: "record missing before the last record"}
+		}
+		prevSeq, ok := parseKey(iter.Key())
+		if !ok || prevSeq != seq-1 {
+			return &streams.ChainError{Seq: seq - 1, Reason: "record missing before the last record"}
+		}
+		rawBefore, err := iter.ValueAndErr()
+		if err != nil {
+			return fmt.Errorf("reading record %d: %w", prevSeq, err)
+		}
+		before, err := decodeValue(prevSeq, rawBefore)
+		if err != nil {
+			return err
+		}
+		if !last.hasPrev || last.prev != before.hash {
+			return &streams.ChainError{Seq: seq, Reason: "prev does not match the hash of the record before it"}
+		}
+	} else if last.hasPrev {
+		return &streams.ChainError{Seq: seq, Reason: "first record has a prev"}
+	}
+	l.head.Store(&headState{head: streams.Head{Seq: seq, Hash: hex.EncodeToString(last.hash[:])}, hash: last.hash})
+	return nil
+}
+
+// checkEmpty refuses to adopt a database that has keys but no format
+// marker: it was written by something else.
+func (l *Log) checkEmpty() error {
+	iter, err := l.db.NewIter(nil)
+	if err != nil {
+		return fmt.Errorf("checking for foreign keys: %w", err)
+	}
+	found := iter.First()
+	err = errors.Join(iter.Error(), iter.Close())
+	if err != nil {
+		return fmt.Errorf("checking for foreign keys: %w", err)
+	}
+	if found {
+		return errors.New("opening log: directory holds a pebble database that is not an agentgate log")
+	}
+	return nil
+}
+
+// Head returns the position of the last durable record. It keeps
+// answering after Close.
+func (l *Log) Head() streams.Head { return l.head.Load().head }
+
+// Append writes batch at the end of the log in one fsync'd Pebble batch.
+// It returns streams.ErrConflict (wrapped, with the offending index) when
+// the batch does not extend the chain, streams.ErrTooLarge when it exceeds
+// a limit of Options, the context's error when ctx ends before the write
+// starts, and streams.ErrClosed after Close; in all these cases nothing was
+// written. An empty batch is a no-op. Payloads are copied: the caller may
+// reuse them once Append returns.
+func (l *Log) Append(ctx context.Context, batch []streams.Record) error {
+	if err := l.enter(); err != nil {
+		return err
+	}
+	defer l.exit()
+	if len(batch) == 0 {
+		return nil
+	}
+	size, err := l.checkLimits(batch)
+	if err != nil {
+		return err
+	}
+	select {
+	case l.writing <- struct{}{}:
+	case <-ctx.Done():
+		return fmt.Errorf("waiting to append: %w", ctx.Err())
+	}
+	defer func() { <-l.writing }()
+	if l.failed != nil {
+		return fmt.Errorf("appending batch: log failed earlier, reopen it: %w", l.failed)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("appending batch: %w", err)
+	}
+
+	head := l.head.Load()
+	hashes := make([][sha256.Size]byte, len(batch))
+	for i, r := range batch {
+		wantSeq, wantPrev := head.head.Seq+1, head.head.Hash
+		if i > 0 {
+			wantSeq, wantPrev = batch[i-1].Seq+1, hex.EncodeToString(hashes[i-1][:])
+		}
+		if r.Seq != wantSeq {
+			return fmt.Errorf("appending batch: record %d has seq %d, want %d: %w", i, r.Seq, wantSeq, streams.ErrConflict)
+		}
+		if r.Prev != wantPrev {
+			return fmt.Errorf("appending batch: record %d (seq %d) has prev %q, want %q: %w", i, r.Seq, r.Prev, wantPrev, streams.ErrConflict)
+		}
+		hashes[i] = sha256.Sum256(r.Payload)
+	}
+
+	b := l.db.NewBatchWithSize(size + len(batch)*(keyLen+headerLen+16))
+	defer func() { _ = b.Close() }()
+	for i, r := range batch {
+		op := b.SetDeferred(keyLen, headerLen+len(r.Payload))
+		putKey(op.Key, r.Seq)
+		switch {
+		case i > 0:
+			op.Value[0] = flagHasPrev
+			copy(op.Value[1:], hashes[i-1][:])
+		case head.head.Seq > 0:
+			op.Value[0] = flagHasPrev
+			copy(op.Value[1:], head.hash[:])
+		default:
+			op.Value[0] = 0
+			clear(op.Value[1 : 1+sha256.Size])
+		}
+		copy(op.Value[1+sha256.Size:], hashes[i][:])
+		copy(op.Value[headerLen:], r.Payload)
+		if err := op.Finish(); err != nil {
+			return fmt.Errorf("building batch: %w", err)
+		}
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		l.failed = err
+		l.logger.Error("event log append failed; the log refuses writes until reopened",
+			"first_seq", batch[0].Seq, "records", len(batch), "err", err)
+		return fmt.Errorf("committing batch: %w", err)
+	}
+	last := batch[len(batch)-1]
+	l.head.Store(&headState{
+		head: streams.Head{Seq: last.Seq, Hash: hex.EncodeToString(hashes[len(hashes)-1][:])},
+		hash: hashes[len(hashes)-1],
+	})
+	return nil
+}
+
+// checkLimits returns the batch's payload bytes, or streams.ErrTooLarge.
+func (l *Log) checkLimits(batch []streams.Record) (int, error) {
+	if len(batch) > l.opts.MaxBatchRecords {
+		return 0, fmt.Errorf("appending batch of %d records (limit %d): %w", len(batch), l.opts.MaxBatchRecords, streams.ErrTooLarge)
+	}
+	if batch[len(batch)-1].Seq == math.MaxUint64 {
+		return 0, fmt.Errorf("appending batch: seq space exhausted: %w", streams.ErrTooLarge)
+	}
+	size := 0
+	for i, r := range batch {
+		if len(r.Payload) > l.opts.MaxRecordBytes {
+			return 0, fmt.Errorf("appending batch: record %d has %d bytes (limit %d): %w", i, len(r.Payload), l.opts.MaxRecordBytes, streams.ErrTooLarge)
+		}
+		size += len(r.Payload)
+	}
+	if size > l.opts.MaxBatchBytes {
+		return 0, fmt.Errorf("appending batch of %d bytes (limit %d): %w", size, l.opts.MaxBatchBytes, streams.ErrTooLarge)
+	}
+	return size, nil
+}
+
+// Read calls fn for each record with Seq >= from (0 is read as 1) up to the
+// head at the time of the call, in order. The Record's Payload aliases
+// Pebble's memory and is valid only during the call to fn. Read returns
+// fn's error, the context's error when ctx ends (checked before each
+// record), a *streams.ChainError for a record whose stored header is
+// malformed, and streams.ErrClosed after Close.
+func (l *Log) Read(ctx context.Context, from uint64, fn func(streams.Record) error) error {
+	if err := l.enter(); err != nil {
+		return err
+	}
+	defer l.exit()
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("reading log: %w", err)
+	}
+	if from == 0 {
+		from = 1
+	}
+	head := l.Head()
+	if from > head.Seq {
+		return nil
+	}
+	iter, err := l.db.NewIterWithContext(ctx, &pebble.IterOptions{
+		LowerBound: recordKey(from),
+		UpperBound: recordKey(head.Seq + 1),
+	})
+	if err != nil {
+		return fmt.Errorf("reading log from seq %d: %w", from, err)
+	}
+	err = l.readIter(ctx, iter, fn)
+	if cerr := iter.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("closing iterator: %w", cerr)
+	}
+	return err
+}
+
+func (l *Log) readIter(ctx context.Context, iter *pebble.Iterator, fn func(streams.Record) error) error {
+	done := ctx.Done()
+	for valid := iter.First(); valid; valid = iter.Next() {
+		select {
+		case <-done:
+			return fmt.Errorf("reading log: %w", ctx.Err())
+		default:
+		}
+		seq, ok := parseKey(iter.Key())
+		if !ok {
+			return fmt.Errorf("reading log: malformed key %x", iter.Key())
+		}
+		value, err := iter.ValueAndErr()
+		if err != nil {
+			return fmt.Errorf("reading record %d: %w", seq, err)
+		}
+		v, err := decodeValue(seq, value)
+		if err != nil {
+			return err
+		}
+		r := streams.Record{Seq: seq, Payload: v.payload}
+		if v.hasPrev {
+			r.Prev = hex.EncodeToString(v.prev[:])
+		}
+		if err := fn(r); err != nil {
+			return err
+		}
+	}
+	if err := iter.Error(); err != nil {
+		return fmt.Errorf("reading log: %w", err)
+	}
+	return nil
+}
+
+// Close waits for running Append and Read calls, then closes the Pebble
+// database. Later calls, Close included, return streams.ErrClosed.
+func (l *Log) Close() error {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return streams.ErrClosed
+	}
+	l.closed = true
+	for l.ops > 0 {
+		l.idle.Wait()
+	}
+	l.mu.Unlock()
+	if err := l.db.Close(); err != nil {
+		return fmt.Errorf("closing pebble: %w", err)
+	}
+	return nil
+}
+
+func (l *Log) enter() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return streams.ErrClosed
+	}
+	l.ops++
+	return nil
+}
+
+func (l *Log) exit() {
+	l.mu.Lock()
+	l.ops--
+	if l.ops == 0 {
+		l.idle.Broadcast()
+	}
+	l.mu.Unlock()
+}
+
+func recordKey(seq uint64) []byte {
+	k := make([]byte, keyLen)
+	putKey(k, seq)
+	return k
+}
+
+func putKey(k []byte, seq uint64) {
+	k[0] = recordPrefix
+	binary.BigEndian.PutUint64(k[1:], seq)
+}
+
+func parseKey(k []byte) (uint64, bool) {
+	if len(k) != keyLen || k[0] != recordPrefix {
+		return 0, false
+	}
+	return binary.BigEndian.Uint64(k[1:]), true
+}
+
+type value struct {
+	hasPrev bool
+	prev    [sha256.Size]byte
+	hash    [sha256.Size]byte
+	payload []byte
+}
+
+// decodeValue splits a stored value into its header and payload; the
+// payload aliases v.
+func decodeValue(seq uint64, v []byte) (value, error) {
+	var out value
+	if len(v) < headerLen || v[0] > flagHasPrev {
+		return out, &streams.ChainError{Seq: seq, Reason: "stored record header is malformed"}
+	}
+	out.hasPrev = v[0] == flagHasPrev
+	copy(out.prev[:], v[1:])
+	copy(out.hash[:], v[1+sha256.Size:])
+	out.payload = v[headerLen:]
+	if !out.hasPrev && !bytes.Equal(out.prev[:], make([]byte, sha256.Size)) {
+		return out, &streams.ChainError{Seq: seq, Reason: "stored record header is malformed"}
+	}
+	return out, nil
+}
