@@ -1,0 +1,26 @@
+// Package attest issues and verifies agentgate's decision attestations:
+// ES256 JSON Web Tokens (RFC 7519, RFC 7518 §3.4) that bind a decision to
+// its request digest and its log position (seed 003, DESIGN.md §2.1).
+//
+// Signing keys are P-256 keys kept in a Keyring under dataDir/keys/, one
+// PKCS#8 PEM file (mode 0600) per key, named by creation sequence and key
+// ID. The newest key is active; Rotate makes a new active key and keeps the
+// old ones, which stay in the JWKS so that attestations they signed still
+// verify. Key creation is the only use of randomness.
+//
+// Signatures are deterministic (RFC 6979, through crypto/ecdsa's
+// PrivateKey.Sign with a nil random source), and the header and claims are
+// encoded from fixed structures, so the same claims and key always give the
+// byte-identical token: a replayed decision reproduces its attestation.
+//
+// A token's header is {"alg":"ES256","kid":<RFC 7638 thumbprint>,
+// "typ":"qwed-attestation+jwt"}; its claims are those of Claims. Verify
+// checks a token offline against a JWKS document: the algorithm must be
+// ES256 (none, HMAC and any other algorithm are refused before any key is
+// used), the type must be Typ, the kid must name a key of the set, the
+// signature must be valid, an exp claim if present must not have passed,
+// and the issuer must be a node DID. Every failure wraps one of the
+// package's sentinel errors.
+//
+// Keyring, KeySet and the signers are safe for concurrent use.
+package attest

@@ -1,0 +1,126 @@
+package attest
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/golang-jwt/jwt/v5"
+)
+
+// MaxTokenBytes bounds the length of a token accepted by Verify.
+const MaxTokenBytes = 8 << 10
+
+// The verification errors. Every error returned by Verify wraps one of
+// them (or ErrInvalidJWKS); test with errors.Is.
+var (
+	// ErrMalformed reports a token that is not a compact JWS: wrong number
+	// of segments, bad base64url, a header or claims that are not JSON,
+	// critical header extensions, or a token longer than MaxTokenBytes.
+	ErrMalformed = errors.New("malformed attestation token")
+	// ErrAlgorithm reports an alg other than ES256 (none, HS256, RS256 …).
+	ErrAlgorithm = errors.New("attestation algorithm is not ES256")
+	// ErrType reports a typ header other than Typ.
+	ErrType = errors.New("token is not a qwed attestation")
+	// ErrUnknownKey reports a missing kid or a kid that the JWKS lacks.
+	ErrUnknownKey = errors.New("attestation signing key is unknown")
+	// ErrSignature reports a signature that does not verify with the key.
+	ErrSignature = errors.New("attestation signature is invalid")
+	// ErrExpired reports a token whose exp claim has passed.
+	ErrExpired = errors.New("attestation has expired")
+	// ErrIssuer reports an iss claim that is not a node DID.
+	ErrIssuer = errors.New("attestation issuer is not a qwed node")
+)
+
+// Verify checks token offline against the JWKS document jwks and returns
+// its claims. See the package documentation for the checks; each failure
+// wraps one of the sentinel errors. For many tokens against one JWKS, parse
+// it once with ParseJWKS and call KeySet.Verify.
+func Verify(token string, jwks []byte) (*Claims, error) {
+	set, err := ParseJWKS(jwks)
+	if err != nil {
+		return nil, err
+	}
+	return set.Verify(token)
+}
+
+// header is the part of a JOSE header that Verify reads.
+type header struct {
+	alg, typ, kid string
+}
+
+// parseHeader decodes and checks the protected header of token, before any
+// key is touched: alg, typ and kid must be strings, alg ES256, typ Typ, and
+// no "crit" extension may be present (RFC 7515 §4.1.11).
+func parseHeader(token string) (header, error) {
+	seg, _, ok := strings.Cut(token, ".")
+	if !ok {
+		return header{}, fmt.Errorf("%w: not a compact JWS", ErrMalformed)
+	}
+	raw, err := b64.DecodeString(seg)
+	if err != nil {
+		return header{}, fmt.Errorf("%w: decoding header: %w", ErrMalformed, err)
+	}
+	var fields map[string]any
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return header{}, fmt.Errorf("%w: decoding header: %w", ErrMalformed, err)
+	}
+	if _, ok := fields["crit"]; ok {
+		return header{}, fmt.Errorf("%w: critical header extensions are not supported", ErrMalformed)
+	}
+	alg, _ := fields["alg"].(string)
+	typ, _ := fields["typ"].(string)
+	kid, _ := fields["kid"].(string)
+	h := header{alg: alg, typ: typ, kid: kid}
+	if alg != "ES256" {
+		return h, fmt.Errorf("%w: alg %q", ErrAlgorithm, fields["alg"])
+	}
+	if typ != Typ {
+		return h, fmt.Errorf("%w: typ %q, want %q", ErrType, fields["typ"], Typ)
+	}
+	if kid == "" {
+		return h, fmt.Errorf("%w: header has no kid", ErrUnknownKey)
+	}
+	return h, nil
+}
+
+// headerKID returns the kid of a token's header without verifying it.
+func headerKID(token string) (string, error) {
+	h, err := parseHeader(token)
+	return h.kid, err
+}
+
+// Verify checks token against the set and returns its claims (see the
+// package documentation for the checks).
+func (s *KeySet) Verify(token string) (*Claims, error) {
+	if len(token) > MaxTokenBytes {
+		return nil, fmt.Errorf("%w: token of %d bytes exceeds %d", ErrMalformed, len(token), MaxTokenBytes)
+	}
+	h, err := parseHeader(token)
+	if err != nil {
+		return nil, err
+	}
+	pub := s.keys[h.kid]
+	if pub == nil {
+		return nil, fmt.Errorf("%w: kid %q is not in the JWKS", ErrUnknownKey, h.kid)
+	}
+	claims := &Claims{}
+	parser := jwt.NewParser(jwt.WithValidMethods([]string{"ES256"}), jwt.WithStrictDecoding())
+	_, err = parser.ParseWithClaims(token, claims, func(*jwt.Token) (any, error) { return pub, nil })
+	switch {
+	case err == nil:
+	case errors.Is(err, jwt.ErrTokenMalformed):
+		return nil, fmt.Errorf("%w: %w", ErrMalformed, err)
+	case errors.Is(err, jwt.ErrTokenExpired):
+		return nil, fmt.Errorf("%w: %w", ErrExpired, err)
+	case errors.Is(err, jwt.ErrTokenSignatureInvalid), errors.Is(err, jwt.ErrECDSAVerification):
+		return nil, fmt.Errorf("%w: %w", ErrSignature, err)
+	default:
+		return nil, fmt.Errorf("%w: %w", ErrMalformed, err)
+	}
+	if !strings.HasPrefix(claims.Issuer, IssuerPrefix) || len(claims.Issuer) == len(IssuerPrefix) {
+		return nil, fmt.Errorf("%w: iss %q", ErrIssuer, claims.Issuer)
+	}
+	return claims, nil
+}
