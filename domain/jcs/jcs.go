@@ -64,7 +64,7 @@ func (e *Error) Unwrap() error { return e.Kind }
 // not modified and the result does not alias it. On error the result is nil
 // and the error is an *Error wrapping one of the sentinel errors.
 func Transform(raw []byte) ([]byte, error) {
-	out, err := AppendTransform(nil, raw)
+	out, err := AppendTransform(make([]byte, 0, len(raw)+16), raw)
 	if err != nil {
 		return nil, err
 	}
