@@ -125,6 +125,11 @@ type ActionDecided struct {
 	Trust *TrustChange `json:"trust,omitempty"`
 	// SecurityViolation marks decisions that count as security violations.
 	SecurityViolation bool `json:"security_violation,omitempty"`
+	// ResetRecent and ResetBudgetDenials are set when this decision
+	// triggered the denial-rate or the budget-abuse degradation rule: the
+	// fold clears that rule's window (even when trust is already 0).
+	ResetRecent        bool `json:"reset_recent,omitempty"`
+	ResetBudgetDenials bool `json:"reset_budget_denials,omitempty"`
 	// Budget is the budget left after the decision (seed 000 §4.2).
 	Budget BudgetRemaining `json:"budget_remaining"`
 }

@@ -72,6 +72,9 @@ type Agent struct {
 	TotalActions  int64 `json:"total_actions"`
 	DeniedActions int64 `json:"denied_actions"`
 	Attestations  int64 `json:"attestations"`
+	// LoggedActions lists the action IDs whose execution was logged, oldest
+	// first (bounded by MaxLoggedActions), so a second log is a conflict.
+	LoggedActions []string `json:"logged_actions,omitempty"`
 }
 
 // Usage is an agent's budget usage. Daily counters belong to Day (days since

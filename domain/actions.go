@@ -1,0 +1,160 @@
+package domain
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Action types, engines and tool lists (DESIGN.md §4, seed 000 §2.2, seed
+// 001 "Risk assessment" and ToolApprovalSystem).
+
+// ActionSpec describes a known action type.
+type ActionSpec struct {
+	// Engine is the check that verifies the type: a QWED engine (math,
+	// logic, sql, code) or a gate check (tool, policy, security).
+	Engine string
+	// Risk is the type's base risk; execute_sql and the database types
+	// refine it from the query (ClassifySQL).
+	Risk Risk
+	// QWEDEngine marks engines subject to the agent's allowed_engines.
+	QWEDEngine bool
+	// SQL marks types whose query is classified by ClassifySQL.
+	SQL bool
+}
+
+// actionSpecs is the table of known action types. A type not in it is
+// denied (REQ-005): fail closed.
+var actionSpecs = map[string]ActionSpec{
+	"calculate":       {Engine: "math", Risk: RiskLow, QWEDEngine: true},
+	"verify_logic":    {Engine: "logic", Risk: RiskLow, QWEDEngine: true},
+	"execute_sql":     {Engine: "sql", Risk: RiskCritical, QWEDEngine: true, SQL: true},
+	"execute_code":    {Engine: "code", Risk: RiskCritical, QWEDEngine: true},
+	"tool_call":       {Engine: "tool", Risk: RiskMedium},
+	"api_call":        {Engine: "tool", Risk: RiskMedium},
+	"network_request": {Engine: "policy", Risk: RiskMedium},
+	"read_file":       {Engine: "security", Risk: RiskLow},
+	"file_read":       {Engine: "security", Risk: RiskLow},
+	"write_file":      {Engine: "security", Risk: RiskHigh},
+	"file_write":      {Engine: "security", Risk: RiskHigh},
+	"delete_file":     {Engine: "security", Risk: RiskCritical},
+	"file_delete":     {Engine: "security", Risk: RiskCritical},
+	"database_read":   {Engine: "sql", Risk: RiskLow, QWEDEngine: true, SQL: true},
+	"database_write":  {Engine: "sql", Risk: RiskHigh, QWEDEngine: true, SQL: true},
+	"send_email":      {Engine: "tool", Risk: RiskMedium},
+	"send_message":    {Engine: "tool", Risk: RiskMedium},
+}
+
+// LookupAction returns the spec of an action type.
+func LookupAction(actionType string) (ActionSpec, bool) {
+	s, ok := actionSpecs[actionType]
+	return s, ok
+}
+
+// actionRisk returns the risk of an action: the type's risk, refined for
+// SQL types by ClassifySQL (execute_sql takes the classification; the
+// database types take the higher of both when a query is present).
+func actionRisk(spec ActionSpec, a *Action) (Risk, *SQLRisk) {
+	if !spec.SQL {
+		return spec.Risk, nil
+	}
+	if a.Query == "" {
+		if spec.Risk == RiskCritical {
+			sr := SQLRisk{Risk: RiskCritical, Reason: "no query to classify"}
+			return RiskCritical, &sr
+		}
+		return spec.Risk, nil
+	}
+	sr := ClassifySQL(a.Query)
+	if spec.Risk == RiskCritical { // execute_sql: the query decides
+		return sr.Risk, &sr
+	}
+	if sr.Risk.Rank() > spec.Risk.Rank() {
+		return sr.Risk, &sr
+	}
+	return spec.Risk, &sr
+}
+
+// toolRisks is the default risk table for tools named in allowed_tools or
+// on the safe list: the action-type names plus the safe and dangerous
+// lists of seed 001. An allowed tool not in it is medium.
+var toolRisks = map[string]Risk{
+	"read_database": RiskLow, "query_data": RiskLow, "search_web": RiskLow,
+	"log_message": RiskLow, "get_weather": RiskLow,
+	"delete_database": RiskCritical, "drop_table": RiskCritical, "send_money": RiskCritical,
+	"delete_files": RiskCritical, "shutdown_server": RiskCritical, "revoke_access": RiskCritical,
+}
+
+func init() {
+	for name, s := range actionSpecs {
+		if _, ok := toolRisks[name]; !ok {
+			toolRisks[name] = s.Risk
+		}
+	}
+}
+
+// safeTools are auto-approved by category (seed 001); the trust matrix
+// still applies.
+var safeTools = map[string]bool{
+	"read_database": true, "query_data": true, "search_web": true,
+	"send_email": true, "log_message": true, "get_weather": true,
+}
+
+// dangerousTools are critical and never approved autonomously (seed 001).
+var dangerousTools = map[string]bool{
+	"delete_database": true, "drop_table": true, "send_money": true,
+	"delete_files": true, "shutdown_server": true, "revoke_access": true,
+}
+
+// Tool-name keywords of the unknown-tool risk score, in hundredths.
+var riskKeywords = []struct {
+	word  string
+	score int
+}{
+	{"delete", 90}, {"drop", 90}, {"exec", 90}, {"shell", 90}, {"sudo", 90},
+	{"kill", 90}, {"shutdown", 90}, {"destroy", 90}, {"truncate", 90}, {"wipe", 90},
+	{"remove", 85}, {"rm", 85}, {"admin", 80}, {"grant", 80}, {"revoke", 80},
+	{"transfer", 80}, {"pay", 80}, {"money", 80}, {"deploy", 75},
+	{"write", 60}, {"send", 60}, {"post", 60}, {"update", 60}, {"put", 55},
+	{"create", 55}, {"upload", 60}, {"modify", 60}, {"email", 50},
+	{"read", 20}, {"get", 20}, {"list", 20}, {"search", 20}, {"fetch", 25},
+	{"query", 25}, {"view", 20}, {"find", 20}, {"lookup", 20},
+}
+
+// toolRiskScore is the deterministic heuristic score of an unknown tool, in
+// hundredths: the highest score of the keywords found among the name's
+// words (split at '_', '-', '.', ' ' and case changes are not split), 40
+// when none is found.
+func toolRiskScore(name string) int {
+	best := -1
+	words := strings.FieldsFunc(strings.ToLower(name), func(r rune) bool {
+		return r == '_' || r == '-' || r == '.' || r == ' ' || r == '/' || r == ':'
+	})
+	for _, w := range words {
+		for _, k := range riskKeywords {
+			if w == k.word || (len(k.word) >= 4 && strings.HasPrefix(w, k.word)) {
+				best = max(best, k.score)
+			}
+		}
+	}
+	if best < 0 {
+		return 40
+	}
+	return best
+}
+
+// formatScore renders hundredths as a decimal with at most two decimals
+// ("0.4", "0.85", "1").
+func formatScore(h int) string {
+	if h >= 100 {
+		return "1"
+	}
+	if h <= 0 {
+		return "0"
+	}
+	s := strconv.Itoa(h)
+	if h < 10 {
+		s = "0" + s
+	}
+	s = "0." + s
+	return strings.TrimRight(s, "0")
+}

@@ -1,0 +1,188 @@
+package domain
+
+import "strconv"
+
+// Registration (seed 000 §3) and the principal and admin commands.
+
+// agentTypeTrust maps an agent type to its default trust level (seed 000 §3.3).
+var agentTypeTrust = map[string]TrustLevel{
+	"supervised": TrustSupervised,
+	"autonomous": TrustAutonomous,
+	"trusted":    TrustTrusted,
+}
+
+func (d *decider) register() *Event {
+	r := d.cmd.Register
+	if r == nil {
+		return d.reject(missing("register"))
+	}
+	if r.Agent.PrincipalID == "" {
+		return d.reject(missing("agent.principal_id"))
+	}
+	if err := d.authPrincipal(r.Agent.PrincipalID); err != nil {
+		return d.reject(err)
+	}
+	if err := d.requestIDPresent(); err != nil {
+		return d.reject(err)
+	}
+	id := AgentIDFor(d.cmd.Request)
+	if d.s.Agents[id] != nil {
+		return d.reject(&Error{Code: CodeConflict, Message: "agent '" + id + "' already registered by this request",
+			Details: map[string]any{"agent_id": id}})
+	}
+	if err := validateRegistration(r); err != nil {
+		return d.reject(err)
+	}
+	trust := agentTypeTrust[r.Agent.Type]
+	if r.TrustLevel != nil {
+		trust = *r.TrustLevel
+	}
+	d.ev.Type = EvAgentRegistered
+	d.ev.AgentID = id
+	d.ev.Registered = &AgentRegistered{
+		AgentID: id, DID: DIDFor(id), Info: r.Agent,
+		Permissions: clonePermissions(r.Permissions), Budget: r.Budget,
+		TrustLevel: trust, TokenHash: r.TokenHash,
+	}
+	return d.ev
+}
+
+func validateRegistration(r *RegisterAgent) *Error {
+	if r.Agent.Name == "" {
+		return missing("agent.name")
+	}
+	if r.Agent.Type == "" {
+		return missing("agent.type")
+	}
+	if _, ok := agentTypeTrust[r.Agent.Type]; !ok {
+		return fieldError(CodeInvalidRequest, "agent.type", "'%s' is not one of supervised, autonomous, trusted", r.Agent.Type)
+	}
+	if r.TokenHash == "" {
+		return missing("token_hash")
+	}
+	if !isSHA256Hex(r.TokenHash) {
+		return fieldError(CodeInvalidRequest, "token_hash", "must be 64 lowercase hex digits (SHA-256)")
+	}
+	if r.TrustLevel != nil && (*r.TrustLevel < TrustUntrusted || *r.TrustLevel > TrustTrusted) {
+		return fieldError(CodeInvalidRequest, "trust_level", "must be 0-3")
+	}
+	lists := []struct {
+		name string
+		v    []string
+	}{
+		{"permissions.allowed_engines", r.Permissions.AllowedEngines},
+		{"permissions.allowed_tools", r.Permissions.AllowedTools},
+		{"permissions.blocked_tools", r.Permissions.BlockedTools},
+	}
+	for _, l := range lists {
+		if len(l.v) > MaxPermissionEntries {
+			return fieldError(CodeInvalidRequest, l.name, "at most %d entries", MaxPermissionEntries)
+		}
+		for i, x := range l.v {
+			if x == "" {
+				return fieldError(CodeInvalidRequest, l.name+"["+strconv.Itoa(i)+"]", "must not be empty")
+			}
+		}
+	}
+	return r.Budget.validate()
+}
+
+func (d *decider) putToolRegistry() *Event {
+	r := d.cmd.ToolRegistry
+	if r == nil {
+		return d.reject(missing("tool_registry"))
+	}
+	if r.PrincipalID == "" {
+		return d.reject(missing("principal_id"))
+	}
+	if err := d.authPrincipal(r.PrincipalID); err != nil {
+		return d.reject(err)
+	}
+	if len(r.Tools) > MaxRegistryTools {
+		return d.reject(fieldError(CodeInvalidRequest, "tools", "at most %d tools", MaxRegistryTools))
+	}
+	seen := make(map[string]bool, len(r.Tools))
+	for i, t := range r.Tools {
+		field := "tools[" + strconv.Itoa(i) + "]"
+		if t.Name == "" {
+			return d.reject(missing(field + ".name"))
+		}
+		if seen[t.Name] {
+			return d.reject(fieldError(CodeInvalidRequest, field+".name", "tool '%s' listed twice", t.Name))
+		}
+		seen[t.Name] = true
+		if mustRisk(t.RiskLevel) != t.RiskLevel {
+			return d.reject(fieldError(CodeInvalidRequest, field+".risk_level", "'%s' is not one of low, medium, high, critical", t.RiskLevel))
+		}
+	}
+	reg := &PutToolRegistry{PrincipalID: r.PrincipalID, Tools: append([]ToolSpec(nil), r.Tools...)}
+	d.ev.Type = EvToolRegistrySet
+	d.ev.ToolRegistry = reg
+	return d.ev
+}
+
+// mustRisk returns r in canonical form, or "" when it is not a risk.
+func mustRisk(r Risk) Risk {
+	v, err := ParseRisk(string(r))
+	if err != nil {
+		return ""
+	}
+	return v
+}
+
+func (d *decider) issueKey() *Event {
+	r := d.cmd.IssueKey
+	if r == nil {
+		return d.reject(missing("issue_key"))
+	}
+	if err := d.authAdmin(); err != nil {
+		return d.reject(err)
+	}
+	if r.PrincipalID == "" {
+		return d.reject(missing("principal_id"))
+	}
+	if r.PrincipalID == AdminPrincipal {
+		return d.reject(fieldError(CodeInvalidRequest, "principal_id", "'*' is reserved for the admin key"))
+	}
+	if !isSHA256Hex(r.KeyHash) {
+		return d.reject(fieldError(CodeInvalidRequest, "key_hash", "must be 64 lowercase hex digits (SHA-256)"))
+	}
+	if p, ok := d.s.Keys[r.KeyHash]; ok {
+		return d.reject(Errorf(CodeConflict, "key already issued to principal '%s'", p))
+	}
+	k := *r
+	d.ev.Type = EvPrincipalKeyIssued
+	d.ev.KeyIssued = &k
+	return d.ev
+}
+
+func (d *decider) configure() *Event {
+	r := d.cmd.Configure
+	if r == nil {
+		return d.reject(missing("configure"))
+	}
+	if err := d.authAdmin(); err != nil {
+		return d.reject(err)
+	}
+	c := r.Config
+	if c.MaxSteps < 1 || c.MaxSteps > MaxConfigSteps {
+		return d.reject(fieldError(CodeInvalidRequest, "config.max_steps", "must be between 1 and %d", MaxConfigSteps))
+	}
+	if c.ApprovalTTL <= 0 {
+		return d.reject(fieldError(CodeInvalidRequest, "config.approval_ttl", "must be positive"))
+	}
+	d.ev.Type = EvConfigured
+	d.ev.Configured = &c
+	return d.ev
+}
+
+// rejectRequest records a refusal made by the transport.
+func (d *decider) rejectRequest() *Event {
+	r := d.cmd.Reject
+	if r == nil {
+		return d.reject(missing("reject"))
+	}
+	e := r.Error
+	e.Details = cloneDetails(e.Details)
+	return d.reject(&e)
+}

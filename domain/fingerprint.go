@@ -1,0 +1,236 @@
+package domain
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/agentgate/agentgate/domain/jcs"
+)
+
+// Fingerprints and request digests (seed 000 §9.3, DESIGN.md §4).
+//
+// The raw JSON of the hashed objects is written here and canonicalized by
+// jcs (RFC 8785); only the canonical bytes are hashed, so the digests do not
+// depend on how the raw text was written.
+//
+// The action fingerprint is the hex SHA-256 of the RFC 8785 form of
+//
+//	{"action_type":T,"code":C,"parameters":P,"query":Q,"target":G}
+//
+// with every member always present: a missing or empty string and missing
+// parameters are null. A tool call with a context is fingerprinted with the
+// same object: action_type "tool_call", target the tool name, query and
+// code null.
+//
+// The LOOP-004 state fingerprint is the hex SHA-256 of the canonical bytes
+// of the action fingerprint object immediately followed by the 64 hex digits
+// of pre_action_state_hash (the object ends in '}', so the concatenation is
+// unambiguous).
+
+// digests is the result of hashing one request.
+type digests struct {
+	fingerprint      string
+	stateFingerprint string
+	request          string
+}
+
+// fingerprintObject writes the raw fingerprint object.
+func appendFingerprintObject(dst []byte, typ, query, code, target string, params json.RawMessage) []byte {
+	dst = append(dst, `{"action_type":`...)
+	dst = appendNullableString(dst, typ)
+	dst = append(dst, `,"code":`...)
+	dst = appendNullableString(dst, code)
+	dst = append(dst, `,"parameters":`...)
+	if len(params) == 0 {
+		dst = append(dst, "null"...)
+	} else {
+		dst = append(dst, params...)
+	}
+	dst = append(dst, `,"query":`...)
+	dst = appendNullableString(dst, query)
+	dst = append(dst, `,"target":`...)
+	dst = appendNullableString(dst, target)
+	return append(dst, '}')
+}
+
+// computeDigests hashes the fingerprint object (and, with a state hash, the
+// state fingerprint) and the request body. fpRaw and bodyRaw are raw JSON;
+// stateHash may be "". An error names the JSON fault (it comes from jcs).
+func computeDigests(fpRaw, bodyRaw []byte, stateHash string) (digests, error) {
+	var d digests
+	var buf [1024]byte
+	canon, err := jcs.AppendTransform(buf[:0], fpRaw)
+	if err != nil {
+		return d, err
+	}
+	sum := sha256.Sum256(canon)
+	d.fingerprint = hex.EncodeToString(sum[:])
+	if stateHash != "" {
+		h := sha256.New()
+		h.Write(canon)
+		h.Write([]byte(stateHash))
+		var s [sha256.Size]byte
+		h.Sum(s[:0])
+		d.stateFingerprint = hex.EncodeToString(s[:])
+	}
+	canon, err = jcs.AppendTransform(buf[:0], bodyRaw)
+	if err != nil {
+		return d, err
+	}
+	sum = sha256.Sum256(canon)
+	d.request = hex.EncodeToString(sum[:])
+	return d, nil
+}
+
+// appendVerifyBody writes the JSON of a VerifyAction body exactly as
+// encoding/json would (same members, same omitempty rules), without its
+// reflection cost. A test pins the equivalence.
+func appendVerifyBody(dst []byte, v *VerifyAction) []byte {
+	dst = append(dst, `{"action":`...)
+	dst = appendAction(dst, &v.Action)
+	dst = append(dst, `,"context":`...)
+	dst = appendContext(dst, &v.Context)
+	dst = append(dst, `,"options":`...)
+	dst = appendOptions(dst, &v.Options)
+	return append(dst, '}')
+}
+
+// appendToolBody writes the JSON of a VerifyToolCall body as encoding/json would.
+func appendToolBody(dst []byte, v *VerifyToolCall) []byte {
+	dst = append(dst, `{"tool_call":{"tool_name":`...)
+	dst = appendString(dst, v.ToolCall.ToolName)
+	if len(v.ToolCall.Parameters) > 0 {
+		dst = append(dst, `,"parameters":`...)
+		dst = append(dst, v.ToolCall.Parameters...)
+	}
+	if v.ToolCall.EstimatedCost != 0 {
+		dst = append(dst, `,"estimated_cost_usd":`...)
+		dst = append(dst, v.ToolCall.EstimatedCost.String()...)
+	}
+	if v.ToolCall.EstimatedTokens != 0 {
+		dst = append(dst, `,"estimated_tokens":`...)
+		dst = strconv.AppendInt(dst, v.ToolCall.EstimatedTokens, 10)
+	}
+	dst = append(dst, '}')
+	if v.Justification != "" {
+		dst = append(dst, `,"justification":`...)
+		dst = appendString(dst, v.Justification)
+	}
+	if v.Context != nil {
+		dst = append(dst, `,"context":`...)
+		dst = appendContext(dst, v.Context)
+	}
+	dst = append(dst, `,"options":`...)
+	dst = appendOptions(dst, &v.Options)
+	return append(dst, '}')
+}
+
+func appendAction(dst []byte, a *Action) []byte {
+	dst = append(dst, `{"type":`...)
+	dst = appendString(dst, a.Type)
+	dst = appendOptString(dst, `,"query":`, a.Query)
+	dst = appendOptString(dst, `,"code":`, a.Code)
+	dst = appendOptString(dst, `,"target":`, a.Target)
+	if len(a.Parameters) > 0 {
+		dst = append(dst, `,"parameters":`...)
+		dst = append(dst, a.Parameters...)
+	}
+	if a.EstimatedCost != 0 {
+		dst = append(dst, `,"estimated_cost_usd":`...)
+		dst = append(dst, a.EstimatedCost.String()...)
+	}
+	if a.EstimatedTokens != 0 {
+		dst = append(dst, `,"estimated_tokens":`...)
+		dst = strconv.AppendInt(dst, a.EstimatedTokens, 10)
+	}
+	return append(dst, '}')
+}
+
+func appendContext(dst []byte, c *ActionContext) []byte {
+	dst = append(dst, `{"conversation_id":`...)
+	dst = appendString(dst, c.ConversationID)
+	if c.StepNumber != "" {
+		dst = append(dst, `,"step_number":`...)
+		dst = append(dst, c.StepNumber...)
+	}
+	dst = appendOptString(dst, `,"user_intent":`, c.UserIntent)
+	dst = appendOptString(dst, `,"pre_action_state_hash":`, c.PreActionStateHash)
+	dst = appendOptString(dst, `,"state_source":`, c.StateSource)
+	return append(dst, '}')
+}
+
+func appendOptions(dst []byte, o *Options) []byte {
+	dst = append(dst, '{')
+	if o.RequireAttestation {
+		dst = append(dst, `"require_attestation":true`...)
+	}
+	if o.RiskThreshold != "" {
+		if o.RequireAttestation {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `"risk_threshold":`...)
+		dst = appendString(dst, o.RiskThreshold)
+	}
+	return append(dst, '}')
+}
+
+func appendOptString(dst []byte, key, s string) []byte {
+	if s == "" {
+		return dst
+	}
+	dst = append(dst, key...)
+	return appendString(dst, s)
+}
+
+func appendNullableString(dst []byte, s string) []byte {
+	if s == "" {
+		return append(dst, "null"...)
+	}
+	return appendString(dst, s)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString writes s as a JSON string. Quotes, backslashes and control
+// characters are escaped; invalid UTF-8 is written through unchanged so
+// that jcs rejects it (the fault is reported, never silently repaired).
+func appendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		dst = append(dst, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			dst = append(dst, '\\', c)
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		default:
+			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+		}
+		start = i + 1
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// validUTF8 reports whether every string of a command that is hashed is
+// valid UTF-8 (jcs rejects the rest; this names the field instead).
+func validUTF8(fields ...string) bool {
+	for _, f := range fields {
+		if !utf8.ValidString(f) {
+			return false
+		}
+	}
+	return true
+}

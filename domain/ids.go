@@ -1,0 +1,84 @@
+package domain
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+)
+
+// ID derivation. Every identifier the gate mints is derived from the
+// request that caused it (RequestID), so that re-deciding a recorded command
+// mints the same identifier and a retried request maps onto the record of
+// the first attempt.
+//
+// The digest is SHA-256 over a kind byte (none for agents), the request
+// source, a NUL byte and the request id. The kind byte keeps the identifier
+// spaces of agents, actions and trust requests apart.
+const (
+	idKindAgent  = 0
+	idKindAction = 1
+	idKindTrust  = 2
+)
+
+// Lengths, in hex digits, of the derived identifiers.
+const (
+	agentIDHexLen  = 16
+	actionIDHexLen = 20
+	trustIDHexLen  = 20
+)
+
+// requestDigest returns SHA-256 over kind (omitted for agents), source, NUL, id.
+func requestDigest(kind byte, r RequestID) [sha256.Size]byte {
+	h := sha256.New()
+	if kind != idKindAgent {
+		h.Write([]byte{kind})
+	}
+	h.Write([]byte(r.Source))
+	h.Write([]byte{0})
+	h.Write([]byte(r.ID))
+	var out [sha256.Size]byte
+	h.Sum(out[:0])
+	return out
+}
+
+func derivedID(prefix string, kind byte, hexLen int, r RequestID) string {
+	d := requestDigest(kind, r)
+	var buf [40]byte
+	n := copy(buf[:], prefix)
+	hex.Encode(buf[n:n+hexLen], d[:hexLen/2])
+	return string(buf[:n+hexLen])
+}
+
+// AgentIDFor returns the agent ID a registration request mints:
+// "agent_" + the first 16 hex digits of SHA-256(source NUL id).
+func AgentIDFor(r RequestID) string {
+	return derivedID("agent_", idKindAgent, agentIDHexLen, r)
+}
+
+// ActionIDFor returns the action ID a verify request mints: "act_" + the
+// first 20 hex digits of SHA-256(0x01 source NUL id).
+func ActionIDFor(r RequestID) string {
+	return derivedID("act_", idKindAction, actionIDHexLen, r)
+}
+
+// TrustRequestIDFor returns the ID of a trust elevation request: "trust_" +
+// the first 20 hex digits of SHA-256(0x02 source NUL id).
+func TrustRequestIDFor(r RequestID) string {
+	return derivedID("trust_", idKindTrust, trustIDHexLen, r)
+}
+
+// DIDFor returns the DID of an agent (seed 000 §3.4).
+func DIDFor(agentID string) string { return "did:qwed:agent:" + agentID }
+
+// isSHA256Hex reports whether s is exactly 64 lowercase hex digits.
+func isSHA256Hex(s string) bool {
+	if len(s) != 2*sha256.Size {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,196 @@
+package domain
+
+import "time"
+
+// Reply renders the reply to the command that produced ev: the HTTP status
+// and the JSON body, which is also the data of the CloudEvent reply. Field
+// names are the seeds'. The transport adds what the domain never sees (the
+// plaintext agent_token of a registration).
+//
+//	agent.registered      201 RegistrationReply
+//	action.decided        APPROVED/CORRECTED 200, PENDING 202, BUDGET_EXCEEDED 429,
+//	                      DENIED the error code's status; DecisionReply
+//	command.rejected      the error code's status; ErrorReply
+//	everything else       200 with the body named below
+func Reply(ev *Event) (status int, body any) {
+	if ev == nil {
+		return 204, nil
+	}
+	switch ev.Type {
+	case EvAgentRegistered:
+		if r := ev.Registered; r != nil {
+			return 201, RegistrationReply{
+				AgentID: r.AgentID, DID: r.DID, Status: StatusActive, CreatedAt: ev.Time,
+				Permissions: r.Permissions, Budget: r.Budget, TrustLevel: r.TrustLevel,
+				Type: r.Info.Type, Name: r.Info.Name, PrincipalID: r.Info.PrincipalID,
+			}
+		}
+	case EvActionDecided:
+		if d := ev.Decided; d != nil {
+			return decisionStatus(d), DecisionReply{
+				ActionID: d.ActionID, Decision: d.Decision, Verification: d.Verification,
+				BudgetRemaining: d.Budget, Attestation: d.Attestation, Approval: d.Approval, Error: d.Error,
+				ConversationID: d.ConversationID, StepNumber: d.Step, Tool: d.Tool, TrustChange: d.Trust,
+			}
+		}
+	case EvCommandRejected:
+		if ev.Error != nil {
+			return ev.Error.Code.HTTPStatus(), ErrorReply{Error: ev.Error}
+		}
+	case EvExecutionLogged:
+		if x := ev.Executed; x != nil {
+			return 200, ExecutionReply{
+				ActionID: x.ActionID, Logged: true, Success: x.Success, CostUSD: x.CostUSD, Tokens: x.Tokens,
+				CostDelta: x.CostDelta, TokensDelta: x.TokensDelta, BudgetRemaining: x.Budget,
+			}
+		}
+	case EvTrustElevationRequested:
+		if el := ev.Elevation; el != nil {
+			return 200, TrustRequestReply{
+				RequestID: el.RequestID, Accepted: el.Accepted, Reasons: el.Reasons,
+				Computed: el.Computed, Approval: el.Approval,
+			}
+		}
+	case EvApprovalResolved:
+		if r := ev.Resolved; r != nil {
+			return 200, ApprovalReply{Approval: r.Approval, TrustChange: r.Trust,
+				ReleasedCost: r.ReleasedCost, ReleasedTokens: r.ReleasedTokens}
+		}
+	case EvTrustChanged:
+		if t := ev.TrustChanged; t != nil {
+			return 200, TrustChangedReply{AgentID: ev.AgentID, TrustLevel: t.To, Previous: t.From, Reason: t.Reason}
+		}
+	case EvAgentStatusChanged:
+		if st := ev.Status; st != nil {
+			return 200, StatusReply{AgentID: ev.AgentID, Status: st.Status, Reason: st.Reason}
+		}
+	case EvToolRegistrySet:
+		if r := ev.ToolRegistry; r != nil {
+			return 200, r
+		}
+	case EvPrincipalKeyIssued:
+		if k := ev.KeyIssued; k != nil {
+			return 200, KeyReply{PrincipalID: k.PrincipalID, KeyID: k.KeyID}
+		}
+	case EvConfigured:
+		if c := ev.Configured; c != nil {
+			return 200, c
+		}
+	case EvApprovalsExpired:
+		if x := ev.Expired; x != nil {
+			ids := make([]string, 0, len(x.Approvals))
+			for _, a := range x.Approvals {
+				ids = append(ids, a.Approval.ID)
+			}
+			return 200, ExpiredReply{Expired: ids}
+		}
+	}
+	err := Errorf(CodeInternal, "event %s has no reply", ev.Type)
+	return err.Code.HTTPStatus(), ErrorReply{Error: err}
+}
+
+func decisionStatus(d *ActionDecided) int {
+	switch d.Decision {
+	case Approved, Corrected:
+		return 200
+	case Pending:
+		return 202
+	case BudgetExceeded:
+		return 429
+	}
+	if d.Error != nil {
+		return d.Error.Code.HTTPStatus()
+	}
+	return 403
+}
+
+// RegistrationReply is the reply to POST /agents/register (seed 000 §3.2),
+// without agent_token, which the transport adds.
+type RegistrationReply struct {
+	AgentID     string      `json:"agent_id"`
+	DID         string      `json:"did"`
+	Name        string      `json:"name"`
+	Type        string      `json:"type"`
+	PrincipalID string      `json:"principal_id"`
+	Status      string      `json:"status"`
+	CreatedAt   time.Time   `json:"created_at"`
+	Permissions Permissions `json:"permissions"`
+	Budget      Limits      `json:"budget"`
+	TrustLevel  TrustLevel  `json:"trust_level"`
+}
+
+// DecisionReply is the reply to a verify_action or tool call (seed 000 §4.2).
+type DecisionReply struct {
+	ActionID        string          `json:"action_id"`
+	Decision        Decision        `json:"decision"`
+	Verification    Verification    `json:"verification"`
+	BudgetRemaining BudgetRemaining `json:"budget_remaining"`
+	Attestation     string          `json:"attestation,omitempty"`
+	Approval        *Approval       `json:"approval,omitempty"`
+	Error           *Error          `json:"error,omitempty"`
+	ConversationID  string          `json:"conversation_id,omitempty"`
+	StepNumber      int64           `json:"step_number,omitempty"`
+	Tool            string          `json:"tool_name,omitempty"`
+	TrustChange     *TrustChange    `json:"trust_change,omitempty"`
+}
+
+// ErrorReply is the body of a refused command: {"error": {code, message, details}}.
+type ErrorReply struct {
+	Error *Error `json:"error"`
+}
+
+// ExecutionReply is the reply to POST /agents/{id}/executions.
+type ExecutionReply struct {
+	ActionID        string          `json:"action_id"`
+	Logged          bool            `json:"logged"`
+	Success         bool            `json:"success"`
+	CostUSD         USD             `json:"cost_usd"`
+	Tokens          int64           `json:"tokens"`
+	CostDelta       USD             `json:"cost_delta_usd"`
+	TokensDelta     int64           `json:"tokens_delta"`
+	BudgetRemaining BudgetRemaining `json:"budget_remaining"`
+}
+
+// TrustRequestReply is the reply to POST /agents/{id}/trust: whether the
+// claim held against the gate's own evidence, and the approval it opened.
+type TrustRequestReply struct {
+	RequestID string        `json:"request_id"`
+	Accepted  bool          `json:"accepted"`
+	Reasons   []string      `json:"reasons,omitempty"`
+	Computed  TrustEvidence `json:"evidence"`
+	Approval  *Approval     `json:"approval,omitempty"`
+}
+
+// ApprovalReply is the reply to POST /approvals/{id}/approve|deny.
+type ApprovalReply struct {
+	Approval       Approval     `json:"approval"`
+	TrustChange    *TrustChange `json:"trust_change,omitempty"`
+	ReleasedCost   USD          `json:"released_cost_usd,omitempty"`
+	ReleasedTokens int64        `json:"released_tokens,omitempty"`
+}
+
+// TrustChangedReply is the reply to a trust level change.
+type TrustChangedReply struct {
+	AgentID    string     `json:"agent_id"`
+	TrustLevel TrustLevel `json:"trust_level"`
+	Previous   TrustLevel `json:"previous_trust_level"`
+	Reason     string     `json:"reason"`
+}
+
+// StatusReply is the reply to a suspension, reinstatement or complaint.
+type StatusReply struct {
+	AgentID string `json:"agent_id"`
+	Status  string `json:"status"`
+	Reason  string `json:"reason"`
+}
+
+// KeyReply is the reply to a principal key issue (never the key or its hash).
+type KeyReply struct {
+	PrincipalID string `json:"principal_id"`
+	KeyID       string `json:"key_id"`
+}
+
+// ExpiredReply lists the approvals a Tick expired, in ID order.
+type ExpiredReply struct {
+	Expired []string `json:"expired"`
+}

@@ -1,0 +1,199 @@
+package domain
+
+import (
+	"crypto/subtle"
+	"fmt"
+	"time"
+)
+
+// Named limits of the rules (DESIGN.md §2.7), in addition to those in
+// state.go.
+const (
+	// MaxConversations bounds the conversations kept per agent; when a new
+	// one would exceed it, the least recently updated is forgotten.
+	MaxConversations = 10_000
+	// MaxLoggedActions bounds the remembered executed action IDs per agent
+	// (to answer a second LogExecution with REQ-409 rather than REQ-404).
+	MaxLoggedActions = 1024
+	// MaxRegistryTools bounds a principal's tool registry.
+	MaxRegistryTools = 1024
+	// MaxPermissionEntries bounds each permission list of an agent.
+	MaxPermissionEntries = 256
+	// MaxConfigSteps bounds Config.MaxSteps.
+	MaxConfigSteps = 1_000_000
+)
+
+// Decide returns the event that records the outcome of cmd on s at env, or
+// nil when there is nothing to record (a Tick with nothing due). It never
+// mutates s and never fails: every refusal is an event too (EvCommandRejected
+// with Error set, or a denied EvActionDecided).
+//
+// The event's Seq, Partition, Time, Type, Command (cmd itself) and AgentID
+// are set here; Prev is left to the log writer. Time is env.Now in UTC,
+// raised to s.LastTime if env.Now is earlier (time never runs backwards in a
+// partition).
+func Decide(s *State, env Env, cmd *Command) *Event {
+	now := env.Now.UTC()
+	if now.Before(s.LastTime) {
+		now = s.LastTime.UTC()
+	}
+	d := &decider{s: s, env: env, now: now, cmd: cmd}
+	ev := &Event{Seq: env.Seq, Partition: env.Partition, Time: now, Command: cmd}
+	d.ev = ev
+	if cmd == nil {
+		return d.reject(Errorf(CodeMissingField, "empty command"))
+	}
+	ev.AgentID = cmd.AgentID
+	switch cmd.Type {
+	case CmdRegisterAgent:
+		return d.register()
+	case CmdVerifyAction:
+		return d.verifyAction()
+	case CmdVerifyToolCall:
+		return d.verifyTool()
+	case CmdLogExecution:
+		return d.logExecution()
+	case CmdRequestTrust:
+		return d.requestTrust()
+	case CmdResolveApproval:
+		return d.resolveApproval()
+	case CmdSetTrustLevel:
+		return d.setTrust()
+	case CmdSuspendAgent:
+		return d.suspend()
+	case CmdFileComplaint:
+		return d.complaint()
+	case CmdPutToolRegistry:
+		return d.putToolRegistry()
+	case CmdIssuePrincipalKey:
+		return d.issueKey()
+	case CmdConfigure:
+		return d.configure()
+	case CmdTick:
+		return d.tick()
+	case CmdRejectRequest:
+		return d.rejectRequest()
+	}
+	return d.reject(Errorf(CodeUnsupportedType, "unknown command type '%s'", cmd.Type))
+}
+
+// decider carries one Decide call.
+type decider struct {
+	s   *State
+	env Env
+	now time.Time
+	cmd *Command
+	ev  *Event
+}
+
+// reject turns the event into a rejection with err.
+func (d *decider) reject(err *Error) *Event {
+	d.ev.Type = EvCommandRejected
+	d.ev.Error = err
+	return d.ev
+}
+
+// missing is the REQ-002 error for a missing payload or field.
+func missing(field string) *Error {
+	return fieldError(CodeMissingField, field, "missing required field '%s'", field)
+}
+
+// fieldError returns an error with details.field set.
+func fieldError(code Code, field, format string, args ...any) *Error {
+	msg := fmt.Sprintf(format, args...)
+	if code != CodeMissingField {
+		msg = field + ": " + msg
+	}
+	return &Error{Code: code, Message: msg, Details: map[string]any{"field": field}}
+}
+
+// authAgent authenticates an agent-side command: the agent must exist, and
+// the caller must present its token (compared in constant time) or be its
+// principal or the admin. A suspended agent is refused unless
+// allowSuspended.
+func (d *decider) authAgent(allowSuspended bool) (*Agent, *Error) {
+	cmd := d.cmd
+	if cmd.AgentID == "" {
+		return nil, missing("agent_id")
+	}
+	a := d.s.Agents[cmd.AgentID]
+	if a == nil {
+		return nil, Errorf(CodeAgentNotRegistered, "agent '%s' is not registered", cmd.AgentID)
+	}
+	switch {
+	case tokenMatches(cmd.TokenHash, a.TokenHash):
+	case cmd.Principal != "" && (cmd.Principal == AdminPrincipal || cmd.Principal == a.Info.PrincipalID):
+	case cmd.TokenHash != "":
+		return nil, Errorf(CodeInvalidAgentToken, "invalid agent token")
+	case cmd.Principal != "":
+		return nil, Errorf(CodeForbidden, "principal may not act for agent '%s'", a.ID)
+	default:
+		return nil, Errorf(CodeInvalidAgentToken, "agent token missing")
+	}
+	if a.Status == StatusSuspended && !allowSuspended {
+		return nil, Errorf(CodeAgentSuspended, "agent '%s' is suspended", a.ID)
+	}
+	return a, nil
+}
+
+// tokenMatches compares two token hashes in constant time (seed 000 §9.8).
+// Hashes are 64 hex digits; anything else never matches.
+func tokenMatches(presented, stored string) bool {
+	const n = 64
+	if len(presented) != n || len(stored) != n {
+		return false
+	}
+	var x, y [n]byte
+	copy(x[:], presented)
+	copy(y[:], stored)
+	return subtle.ConstantTimeCompare(x[:], y[:]) == 1
+}
+
+// authPrincipal checks that the caller is owner's principal or the admin.
+func (d *decider) authPrincipal(owner string) *Error {
+	p := d.cmd.Principal
+	switch {
+	case p == AdminPrincipal:
+		return nil
+	case p == "":
+		return Errorf(CodeMissingAPIKey, "principal API key required")
+	case p != owner:
+		return Errorf(CodeForbidden, "principal '%s' may not act for principal '%s'", p, owner)
+	}
+	return nil
+}
+
+// authAdmin checks that the caller is the admin.
+func (d *decider) authAdmin() *Error {
+	switch d.cmd.Principal {
+	case AdminPrincipal:
+		return nil
+	case "":
+		return Errorf(CodeMissingAPIKey, "admin API key required")
+	}
+	return Errorf(CodeForbidden, "admin API key required")
+}
+
+// agentForPrincipal loads the agent of a principal-side command and checks
+// the caller owns it.
+func (d *decider) agentForPrincipal() (*Agent, *Error) {
+	if d.cmd.AgentID == "" {
+		return nil, missing("agent_id")
+	}
+	a := d.s.Agents[d.cmd.AgentID]
+	if a == nil {
+		return nil, Errorf(CodeAgentNotRegistered, "agent '%s' is not registered", d.cmd.AgentID)
+	}
+	if err := d.authPrincipal(a.Info.PrincipalID); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// requestIDPresent checks that a command that mints an ID names its request.
+func (d *decider) requestIDPresent() *Error {
+	if d.cmd.Request.ID == "" {
+		return missing("request.id")
+	}
+	return nil
+}

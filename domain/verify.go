@@ -1,0 +1,555 @@
+package domain
+
+import (
+	"encoding/json"
+	"strconv"
+	"time"
+)
+
+// verify_action and tool verification (seed 000 §4, §5, §9; seed 001).
+//
+// Input problems are refusals (EvCommandRejected): authentication (AGENT-001,
+// AGENT-002, AUTH-003, AGENT-003), context (CTX-001, CTX-002), missing fields
+// (REQ-002) and malformed values (REQ-001). A malformed
+// pre_action_state_hash or state_source is REQ-001 naming the field: the
+// context is present but wrong, which CTX-001 ("missing") does not describe.
+// Parameters are validated with the fingerprint, before any rule runs.
+//
+// Everything after validation is a decision (EvActionDecided), in this
+// order: LOOP-001, LOOP-002, LOOP-003, LOOP-004, action type / tool
+// (REQ-005, AGENT-004, SEC-002, AGENT-005), trust × risk (TRUST-001 or
+// PENDING), budgets (BUDGET-00x), attestation (SYS-001 when it cannot be
+// issued). A denial never consumes the step or the budget.
+
+// maxSafeInteger is 2^53, the largest step number accepted.
+const maxSafeInteger = 1 << 53
+
+// The names of checks reported in verification.checks_passed / _failed.
+const (
+	checkContext      = "context_valid"
+	checkStepLimit    = "within_step_limit"
+	checkReplay       = "no_replay"
+	checkRepetition   = "no_repetition"
+	checkDoomLoop     = "no_doom_loop"
+	checkTypeKnown    = "action_type_known"
+	checkToolAllowed  = "tool_allowed"
+	checkEngine       = "engine_allowed"
+	checkSQLSafe      = "no_sql_injection"
+	checkReadOnly     = "read_only_query"
+	checkTrust        = "trust_sufficient"
+	checkWithinBudget = "within_budget"
+	checkAttestation  = "attestation_issued"
+)
+
+// Verification statuses.
+const (
+	StatusVerified = "VERIFIED"
+	StatusFailed   = "FAILED"
+	StatusBlocked  = "BLOCKED"
+)
+
+var stateSources = map[string]bool{
+	"file_tree": true, "db_snapshot": true, "conversation_digest": true, "git_tree": true, "custom": true,
+}
+
+// parseStep parses a step number: a JSON integer (no fraction, no
+// exponent) between 1 and 2^53.
+func parseStep(n json.Number) (int64, bool) {
+	s := string(n)
+	if s == "" || len(s) > 16 {
+		return 0, false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+	}
+	if s[0] == '0' {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || v < 1 || v > maxSafeInteger {
+		return 0, false
+	}
+	return v, true
+}
+
+// validateContext checks a context (seed 000 §9.1, seed 001 LOOP-004);
+// actionType is checked between the step and the state hash ("" skips it,
+// for tool calls).
+func validateContext(c *ActionContext, cfg *Config, actionType *string) (int64, *Error) {
+	if c.ConversationID == "" {
+		e := fieldError(CodeMissingContext, "context.conversation_id", "missing required action context: conversation_id")
+		return 0, e
+	}
+	if c.StepNumber == "" {
+		return 0, fieldError(CodeMissingContext, "context.step_number", "missing required action context: step_number")
+	}
+	step, ok := parseStep(c.StepNumber)
+	if !ok {
+		return 0, fieldError(CodeInvalidStepNumber, "context.step_number",
+			"invalid step_number '%s': must be an integer between 1 and 2^53", string(c.StepNumber))
+	}
+	if actionType != nil && *actionType == "" {
+		return 0, missing("action.type")
+	}
+	hash, src := c.PreActionStateHash, c.StateSource
+	switch {
+	case hash == "" && src == "":
+		if cfg.DoomLoopGuardRequired {
+			return 0, fieldError(CodeMissingContext, "context.pre_action_state_hash",
+				"missing required action context: pre_action_state_hash and state_source (doom loop guard required)")
+		}
+	case hash == "":
+		return 0, fieldError(CodeMissingContext, "context.pre_action_state_hash",
+			"missing required action context: pre_action_state_hash must accompany state_source")
+	case src == "":
+		return 0, fieldError(CodeMissingContext, "context.state_source",
+			"missing required action context: state_source must accompany pre_action_state_hash")
+	case !isSHA256Hex(hash):
+		return 0, fieldError(CodeInvalidRequest, "context.pre_action_state_hash", "must be 64 lowercase hex digits (SHA-256)")
+	case !stateSources[src]:
+		return 0, fieldError(CodeInvalidRequest, "context.state_source",
+			"'%s' is not one of file_tree, db_snapshot, conversation_digest, git_tree, custom", src)
+	}
+	return step, nil
+}
+
+// proposal is a validated verify_action or tool call.
+type proposal struct {
+	kind       ActionKind
+	actionID   string
+	actionType string
+	tool       string
+	ctx        *ActionContext // nil for a tool call without context
+	step       int64
+	dig        digests
+	opts       *Options
+	threshold  Risk // "" when none
+	cost       USD
+	tokens     int64
+}
+
+// classification is what the action type or tool table says about a proposal.
+type classification struct {
+	engine    string
+	risk      Risk
+	riskScore string
+	// deny, when set, denies at step 7 with failedCheck; blocked makes the
+	// verification status BLOCKED and violation marks a security violation.
+	deny        *Error
+	failedCheck string
+	blocked     bool
+	violation   bool
+	// dangerous: never approved autonomously; approval: the registry
+	// requires approval; sandbox: the registry requires a sandbox.
+	dangerous bool
+	approval  bool
+	sandbox   bool
+	passed    [4]string
+	npassed   int
+}
+
+func (c *classification) pass(name string) {
+	if c.npassed < len(c.passed) {
+		c.passed[c.npassed] = name
+		c.npassed++
+	}
+}
+
+// validateCommon checks the options and estimates shared by both kinds.
+func validateCommon(p *proposal, cost USD, tokens int64) *Error {
+	if p.opts.RiskThreshold != "" {
+		r, err := ParseRisk(p.opts.RiskThreshold)
+		if err != nil {
+			return fieldError(CodeInvalidRequest, "options.risk_threshold", "'%s' is not one of low, medium, high, critical", p.opts.RiskThreshold)
+		}
+		p.threshold = r
+	}
+	if cost < 0 || cost > maxUSD {
+		return fieldError(CodeInvalidRequest, "estimated_cost_usd", "must be between 0 and %s", maxUSD)
+	}
+	if tokens < 0 {
+		return fieldError(CodeInvalidRequest, "estimated_tokens", "must not be negative")
+	}
+	p.cost, p.tokens = cost, tokens
+	return nil
+}
+
+func (d *decider) verifyAction() *Event {
+	v := d.cmd.Verify
+	if v == nil {
+		return d.reject(missing("verify"))
+	}
+	a, err := d.authAgent(false)
+	if err != nil {
+		return d.reject(err)
+	}
+	if err := d.requestIDPresent(); err != nil {
+		return d.reject(err)
+	}
+	p := proposal{kind: KindAction, actionType: v.Action.Type, ctx: &v.Context, opts: &v.Options}
+	if p.step, err = validateContext(&v.Context, &d.s.Config, &v.Action.Type); err != nil {
+		return d.reject(err)
+	}
+	if err := validateCommon(&p, v.Action.EstimatedCost, v.Action.EstimatedTokens); err != nil {
+		return d.reject(err)
+	}
+	var buf [1024]byte
+	fp := appendFingerprintObject(buf[:0], v.Action.Type, v.Action.Query, v.Action.Code, v.Action.Target, v.Action.Parameters)
+	body := appendVerifyBody(fp[len(fp):len(fp)], v)
+	dig, jerr := computeDigests(fp, body, v.Context.PreActionStateHash)
+	if jerr != nil {
+		return d.reject(fieldError(CodeInvalidRequest, "action", "not deterministic JSON: %v", jerr))
+	}
+	p.dig = dig
+	p.actionID = ActionIDFor(d.cmd.Request)
+	cl := classifyAction(a, &v.Action)
+	return d.decideProposal(a, &p, &cl)
+}
+
+func (d *decider) verifyTool() *Event {
+	v := d.cmd.Tool
+	if v == nil {
+		return d.reject(missing("tool"))
+	}
+	a, err := d.authAgent(false)
+	if err != nil {
+		return d.reject(err)
+	}
+	if err := d.requestIDPresent(); err != nil {
+		return d.reject(err)
+	}
+	if v.ToolCall.ToolName == "" {
+		return d.reject(missing("tool_call.tool_name"))
+	}
+	p := proposal{kind: KindTool, actionType: string(KindTool), tool: v.ToolCall.ToolName, ctx: v.Context, opts: &v.Options}
+	stateHash := ""
+	if v.Context != nil {
+		if p.step, err = validateContext(v.Context, &d.s.Config, nil); err != nil {
+			return d.reject(err)
+		}
+		stateHash = v.Context.PreActionStateHash
+	}
+	if err := validateCommon(&p, v.ToolCall.EstimatedCost, v.ToolCall.EstimatedTokens); err != nil {
+		return d.reject(err)
+	}
+	var buf [1024]byte
+	fp := appendFingerprintObject(buf[:0], string(KindTool), "", "", v.ToolCall.ToolName, v.ToolCall.Parameters)
+	body := appendToolBody(fp[len(fp):len(fp)], v)
+	dig, jerr := computeDigests(fp, body, stateHash)
+	if jerr != nil {
+		return d.reject(fieldError(CodeInvalidRequest, "tool_call", "not deterministic JSON: %v", jerr))
+	}
+	p.dig = dig
+	p.actionID = ActionIDFor(d.cmd.Request)
+	cl := classifyTool(d.s, a, v.ToolCall.ToolName)
+	return d.decideProposal(a, &p, &cl)
+}
+
+// classifyAction applies the action type table (step 7).
+func classifyAction(a *Agent, act *Action) classification {
+	spec, ok := actionSpecs[act.Type]
+	if !ok {
+		return classification{risk: RiskCritical, failedCheck: checkTypeKnown,
+			deny: &Error{Code: CodeUnsupportedType, Message: "unsupported action type '" + act.Type + "'",
+				Details: map[string]any{"action_type": act.Type}}}
+	}
+	cl := classification{engine: spec.Engine}
+	var sr *SQLRisk
+	cl.risk, sr = actionRisk(spec, act)
+	cl.pass(checkTypeKnown)
+	if contains(a.Permissions.BlockedTools, act.Type) {
+		cl.deny = &Error{Code: CodeToolNotAllowed, Message: "action type '" + act.Type + "' is blocked for this agent",
+			Details: map[string]any{"action_type": act.Type}}
+		cl.failedCheck, cl.blocked, cl.violation = checkToolAllowed, true, true
+		return cl
+	}
+	if sr != nil && sr.Violation {
+		cl.deny = &Error{Code: CodeSecurityViolated, Message: "SQL rejected: " + sr.Reason,
+			Details: map[string]any{"statement": sr.Statement, "reason": sr.Reason}}
+		cl.failedCheck, cl.blocked, cl.violation = checkSQLSafe, true, true
+		return cl
+	}
+	if spec.QWEDEngine && len(a.Permissions.AllowedEngines) > 0 && !contains(a.Permissions.AllowedEngines, spec.Engine) {
+		cl.deny = &Error{Code: CodeVerificationFailed, Message: "engine '" + spec.Engine + "' not allowed for this agent",
+			Details: map[string]any{"engine": spec.Engine}}
+		cl.failedCheck = checkEngine
+		return cl
+	}
+	if spec.QWEDEngine {
+		cl.pass(checkEngine)
+	}
+	if sr != nil {
+		cl.pass(checkSQLSafe)
+		if sr.Risk == RiskLow {
+			cl.pass(checkReadOnly)
+		}
+	}
+	return cl
+}
+
+// classifyTool applies the tool rules of seed 000 §5 and seed 001 in order:
+// blocked, principal registry, allowed_tools, safe list, dangerous list,
+// unknown.
+func classifyTool(s *State, a *Agent, name string) classification {
+	if contains(a.Permissions.BlockedTools, name) {
+		return classification{engine: "tool", risk: RiskCritical, failedCheck: checkToolAllowed, blocked: true, violation: true,
+			deny: &Error{Code: CodeToolNotAllowed, Message: "tool '" + name + "' is blocked for this agent",
+				Details: map[string]any{"tool": name}}}
+	}
+	cl := classification{engine: "tool"}
+	if p := s.Principals[a.Info.PrincipalID]; p != nil {
+		if spec, ok := p.Tools[name]; ok {
+			cl.risk = spec.RiskLevel
+			if _, err := ParseRisk(string(cl.risk)); err != nil {
+				cl.risk = RiskCritical
+			}
+			if spec.VerificationEngine != "" {
+				cl.engine = spec.VerificationEngine
+			}
+			cl.approval, cl.sandbox = spec.RequiresApproval, spec.SandboxRequired
+			cl.pass(checkToolAllowed)
+			return cl
+		}
+	}
+	if contains(a.Permissions.AllowedTools, name) {
+		cl.risk = RiskMedium
+		if r, ok := toolRisks[name]; ok {
+			cl.risk = r
+		}
+		cl.pass(checkToolAllowed)
+		return cl
+	}
+	if safeTools[name] {
+		cl.risk = RiskLow
+		if r, ok := toolRisks[name]; ok {
+			cl.risk = r
+		}
+		cl.pass(checkToolAllowed)
+		return cl
+	}
+	if dangerousTools[name] {
+		cl.risk, cl.dangerous = RiskCritical, true
+		cl.pass(checkToolAllowed)
+		return cl
+	}
+	score := formatScore(toolRiskScore(name))
+	cl.risk, cl.riskScore, cl.blocked, cl.failedCheck = RiskCritical, score, true, checkToolAllowed
+	cl.deny = &Error{Code: CodeToolNotAllowed,
+		Message: "Unknown tool '" + name + "' requires explicit allowlisting (risk_score=" + score + ")",
+		Details: map[string]any{"tool": name, "risk_score": json.Number(score)}}
+	return cl
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// matrix is the trust × risk decision matrix of seed 001 (DESIGN.md §4).
+// An out-of-range trust level is treated as untrusted.
+func matrix(t TrustLevel, r Risk) Decision {
+	rank := r.Rank()
+	switch t {
+	case TrustSupervised:
+		switch rank {
+		case 0:
+			return Approved
+		case 1:
+			return Pending
+		}
+		return Denied
+	case TrustAutonomous:
+		switch rank {
+		case 0, 1:
+			return Approved
+		case 2:
+			return Pending
+		}
+		return Denied
+	case TrustTrusted:
+		return Approved
+	}
+	if rank == 0 {
+		return Pending
+	}
+	return Denied
+}
+
+// decideProposal runs steps 3 to 11 on a validated proposal.
+func (d *decider) decideProposal(a *Agent, p *proposal, cl *classification) *Event {
+	// A duplicate action ID is a retried request the caller did not catch.
+	if _, open := a.OpenActions[p.actionID]; open || d.s.Approvals[p.actionID] != nil {
+		return d.reject(Errorf(CodeConflict, "request already decided as action '%s'", p.actionID))
+	}
+	ev := d.ev
+	ev.Type = EvActionDecided
+	dec := &ActionDecided{
+		ActionID: p.actionID, Kind: p.kind, ActionType: p.actionType, Tool: p.tool,
+		RequestDigest: p.dig.request, Fingerprint: p.dig.fingerprint, StateFingerprint: p.dig.stateFingerprint,
+		Step: p.step,
+	}
+	ev.Decided = dec
+	dec.Verification = Verification{Engine: cl.engine, RiskLevel: cl.risk, RiskScore: cl.riskScore, Sandbox: cl.sandbox,
+		ChecksPassed: make([]string, 0, 12)}
+	ver := &dec.Verification
+	if p.ctx != nil {
+		dec.ConversationID = p.ctx.ConversationID
+	}
+	deny := func(err *Error, check string, status string) *Event {
+		dec.Decision, dec.Error = Denied, err
+		if err.Code == CodeBudgetCost || err.Code == CodeBudgetRate || err.Code == CodeBudgetTokens {
+			dec.Decision = BudgetExceeded
+		}
+		ev.Error = err
+		ver.Status = status
+		ver.ChecksFailed = []string{check}
+		dec.Budget = remaining(a, d.now, budgetRequest{}, false)
+		d.degrade(a, dec)
+		return ev
+	}
+	// Steps 3-6: conversation controls.
+	var conv *Conversation
+	if p.ctx != nil {
+		ver.ChecksPassed = append(ver.ChecksPassed, checkContext)
+		conv = a.Conversations[p.ctx.ConversationID]
+		if p.step > d.s.Config.MaxSteps {
+			return deny(&Error{Code: CodeStepLimit,
+				Message: "conversation step limit exceeded (max " + strconv.FormatInt(d.s.Config.MaxSteps, 10) + " steps)",
+				Details: map[string]any{"max_steps": d.s.Config.MaxSteps, "step_number": p.step}}, checkStepLimit, StatusFailed)
+		}
+		ver.ChecksPassed = append(ver.ChecksPassed, checkStepLimit)
+		if conv != nil && p.step <= conv.LastStep {
+			return deny(&Error{Code: CodeReplay,
+				Message: "replay or out-of-order step " + strconv.FormatInt(p.step, 10) + " (last committed step " + strconv.FormatInt(conv.LastStep, 10) + ")",
+				Details: map[string]any{"step_number": p.step, "last_step": conv.LastStep}}, checkReplay, StatusFailed)
+		}
+		ver.ChecksPassed = append(ver.ChecksPassed, checkReplay)
+		if conv != nil && conv.LastFingerprint == p.dig.fingerprint && conv.Repeats >= 2 {
+			return deny(&Error{Code: CodeRepetitiveLoop,
+				Message: "repetitive action loop detected: the same action was already committed " + strconv.FormatInt(conv.Repeats, 10) + " consecutive times",
+				Details: map[string]any{"fingerprint": p.dig.fingerprint, "consecutive": conv.Repeats}}, checkRepetition, StatusFailed)
+		}
+		ver.ChecksPassed = append(ver.ChecksPassed, checkRepetition)
+		if p.dig.stateFingerprint != "" {
+			if n := countOf(conv, p.dig.stateFingerprint); n >= DoomThreshold-1 {
+				return deny(&Error{Code: CodeDoomLoop,
+					Message: "no-progress doom loop detected: same action on unchanged state " + strconv.Itoa(n+1) + " times",
+					Details: map[string]any{"state_fingerprint": p.dig.stateFingerprint, "occurrences": n, "window": DoomWindow}},
+					checkDoomLoop, StatusFailed)
+			}
+			ver.ChecksPassed = append(ver.ChecksPassed, checkDoomLoop)
+		}
+	}
+	// Step 7: action type or tool.
+	ver.ChecksPassed = append(ver.ChecksPassed, cl.passed[:cl.npassed]...)
+	if cl.deny != nil {
+		status := StatusFailed
+		if cl.blocked {
+			status = StatusBlocked
+		}
+		dec.SecurityViolation = cl.violation
+		return deny(cl.deny, cl.failedCheck, status)
+	}
+	// Step 8: trust × risk, then the escalations that can only make it stricter.
+	decision := matrix(a.Trust, cl.risk)
+	if decision == Denied {
+		return deny(&Error{Code: CodeInsufficientTrust,
+			Message: "trust level " + strconv.Itoa(int(a.Trust)) + " (" + a.Trust.String() + ") is insufficient for " + string(cl.risk) + " risk",
+			Details: map[string]any{"trust_level": int(a.Trust), "risk_level": string(cl.risk)}}, checkTrust, StatusFailed)
+	}
+	pendingWhy := ""
+	switch {
+	case decision == Pending:
+		pendingWhy = "trust level " + strconv.Itoa(int(a.Trust)) + " requires approval for " + string(cl.risk) + " risk"
+	case p.threshold != "" && cl.risk.Rank() > p.threshold.Rank():
+		decision, pendingWhy = Pending, "risk "+string(cl.risk)+" above the requested threshold "+string(p.threshold)
+	case cl.approval:
+		decision, pendingWhy = Pending, "the tool registry requires approval"
+	case cl.dangerous:
+		decision, pendingWhy = Pending, "dangerous tool: never approved autonomously"
+	}
+	ver.ChecksPassed = append(ver.ChecksPassed, checkTrust)
+	// Step 9: budgets.
+	req := budgetRequest{cost: p.cost, tokens: p.tokens, tool: p.kind == KindTool, highRisk: cl.risk.Rank() >= RiskHigh.Rank()}
+	if err := checkBudget(a, d.now, req); err != nil {
+		return deny(err, checkWithinBudget, StatusFailed)
+	}
+	ver.ChecksPassed = append(ver.ChecksPassed, checkWithinBudget)
+	// Step 10: attestation.
+	if p.opts.RequireAttestation || (decision == Approved && req.highRisk) {
+		tok, ok := d.attest(a, p, decision, cl.risk)
+		if !ok {
+			return deny(&Error{Code: CodeInternal, Message: "attestation could not be issued"}, checkAttestation, StatusFailed)
+		}
+		dec.Attestation = tok
+		ver.ChecksPassed = append(ver.ChecksPassed, checkAttestation)
+	}
+	// Admitted: APPROVED or PENDING consume the step and the budget.
+	ver.Status = StatusVerified
+	dec.Decision = decision
+	dec.StepConsumed = p.ctx != nil
+	dec.ReservedCost, dec.ReservedTokens, dec.HighRisk = p.cost, p.tokens, req.highRisk
+	dec.Budget = remaining(a, d.now, req, true)
+	if decision == Pending {
+		dec.Approval = &Approval{
+			ID: p.actionID, AgentID: a.ID, PrincipalID: a.Info.PrincipalID, Kind: string(p.kind),
+			Status: ApprovalPending, Summary: summary(p, cl.risk, pendingWhy), Risk: cl.risk,
+			CreatedAt: d.now, ExpiresAt: d.now.Add(time.Duration(d.s.Config.ApprovalTTL)),
+		}
+	}
+	d.degrade(a, dec)
+	return ev
+}
+
+// countOf counts fp in the conversation's LOOP-004 window.
+func countOf(c *Conversation, fp string) int {
+	if c == nil {
+		return 0
+	}
+	n := 0
+	for _, x := range c.StateWindow {
+		if x == fp {
+			n++
+		}
+	}
+	return n
+}
+
+func summary(p *proposal, r Risk, why string) string {
+	what := p.actionType
+	if p.kind == KindTool {
+		what = "tool " + p.tool
+	}
+	s := what + " (" + string(r) + " risk)"
+	if p.ctx != nil {
+		s += " in conversation " + p.ctx.ConversationID + " step " + strconv.FormatInt(p.step, 10)
+	}
+	return s + ": " + why
+}
+
+// attest signs the decision's claims; false when no signer is configured
+// or it fails (the caller then denies: fail closed).
+func (d *decider) attest(a *Agent, p *proposal, decision Decision, r Risk) (string, bool) {
+	if d.env.Signer == nil {
+		return "", false
+	}
+	c := AttestationClaims{
+		Subject: a.DID, ActionID: p.actionID, IssuedAt: d.now, Decision: decision,
+		RequestDigest: p.dig.request, AgentID: a.ID, Step: p.step,
+		Seq: d.env.Seq, Partition: d.env.Partition, Risk: r,
+	}
+	if p.ctx != nil {
+		c.ConversationID = p.ctx.ConversationID
+	}
+	tok, err := d.env.Signer.Sign(c)
+	if err != nil || tok == "" {
+		return "", false
+	}
+	return tok, true
+}
