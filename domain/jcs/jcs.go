@@ -334,31 +334,26 @@ func (st *state) sortMembers(out []byte, body, first int, objStart int) ([]byte,
 
 // compareUTF16 compares two valid UTF-8 strings by their UTF-16 code units
 // (RFC 8785 §3.2.3). UTF-8 byte order equals code point order, which differs
-// from UTF-16 order only when a supplementary character (encoded with
-// surrogates 0xD800-0xDFFF) meets a character in U+E000-U+FFFF.
+// from UTF-16 order in one case only: a supplementary character (UTF-8 lead
+// byte F0-F4, UTF-16 surrogates D800-DFFF) sorts before a character in
+// U+E000-U+FFFF (lead byte EE-EF). Equal prefixes put the first differing
+// bytes at the same place of the same sequence, so looking at them suffices.
 func compareUTF16(a, b []byte) int {
-	for len(a) > 0 && len(b) > 0 {
-		ra, na := utf8.DecodeRune(a)
-		rb, nb := utf8.DecodeRune(b)
-		if ra != rb {
-			return utf16Key(ra) - utf16Key(rb)
+	n := min(len(a), len(b))
+	for i := 0; i < n; i++ {
+		x, y := a[i], b[i]
+		if x == y {
+			continue
 		}
-		a, b = a[na:], b[nb:]
+		switch {
+		case x >= 0xF0 && (y == 0xEE || y == 0xEF):
+			return -1
+		case y >= 0xF0 && (x == 0xEE || x == 0xEF):
+			return 1
+		}
+		return int(x) - int(y)
 	}
 	return len(a) - len(b)
-}
-
-// utf16Key maps a code point to a value ordered like its UTF-16 encoding:
-// supplementary characters sort with their high surrogate, between U+D7FF
-// and U+E000, and among themselves by code point.
-func utf16Key(r rune) int {
-	if r >= 0x10000 {
-		return 0xD800 + int(r-0x10000)
-	}
-	if r >= 0xE000 {
-		return int(r) + 0x100000
-	}
-	return int(r)
 }
 
 // str parses the string at st.pos and appends its canonical form to out.
@@ -371,11 +366,7 @@ func (st *state) str(out []byte, name bool) ([]byte, []byte, error) {
 	for {
 		// Copy a run of bytes that need no escaping.
 		runStart := st.pos
-		for st.pos < len(st.in) {
-			c := st.in[st.pos]
-			if c == '"' || c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
-				break
-			}
+		for st.pos < len(st.in) && plain[st.in[st.pos]] {
 			st.pos++
 		}
 		out = append(out, st.in[runStart:st.pos]...)
@@ -487,6 +478,15 @@ func (st *state) hex4() (rune, bool) {
 }
 
 const hexDigits = "0123456789abcdef"
+
+// plain marks the bytes a string copies unchanged without a closer look:
+// printable ASCII other than '"' and '\\'.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 // appendRune appends r in canonical string form (RFC 8785 §3.2.2.2).
 func appendRune(out []byte, r rune) []byte {

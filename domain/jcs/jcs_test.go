@@ -7,9 +7,11 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf16"
 )
 
 // TestRFC8785AppendixBNumbers pins the number serialization table of
@@ -477,6 +479,32 @@ func BenchmarkAppendTransform(b *testing.B) {
 	for b.Loop() {
 		if _, err := AppendTransform(dst[:0], in); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestRFC8785Section3_2_3SortingMatchesUTF16 checks the member name order
+// against a reference: names encoded to UTF-16 and compared unit by unit,
+// on random names drawn from the ranges where UTF-8 and UTF-16 order
+// disagree. Reproduce a failure from the printed seed.
+func TestRFC8785Section3_2_3SortingMatchesUTF16(t *testing.T) {
+	seed := uint64(8785)
+	rng := rand.New(rand.NewPCG(seed, seed))
+	pool := []rune{'a', 'b', 0x7f, 0x80, 0x7ff, 0x800, 0xd7ff, 0xe000, 0xfb33, 0xffff, 0x10000, 0x1f600, 0x10ffff}
+	name := func() string {
+		n := rng.IntN(4)
+		rs := make([]rune, n)
+		for i := range rs {
+			rs[i] = pool[rng.IntN(len(pool))]
+		}
+		return string(rs)
+	}
+	for i := 0; i < 20000; i++ {
+		a, b := name(), name()
+		want := slices.Compare(utf16.Encode([]rune(a)), utf16.Encode([]rune(b)))
+		got := compareUTF16([]byte(a), []byte(b))
+		if (got < 0) != (want < 0) || (got == 0) != (want == 0) {
+			t.Fatalf("seed %d: compareUTF16(%+q, %+q) = %d, reference %d", seed, a, b, got, want)
 		}
 	}
 }
