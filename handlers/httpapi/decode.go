@@ -1,0 +1,151 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"reflect"
+	"strings"
+
+	"github.com/agentgate/agentgate/domain"
+)
+
+// readBody reads the request body, at most limit bytes. It returns what it
+// read even on error (the digest of the rejection covers it).
+func readBody(w http.ResponseWriter, r *http.Request, limit int64, buf *bytes.Buffer) *apiError {
+	if r.ContentLength > limit {
+		return reject(domain.CodeTooLong, map[string]any{"max_body_bytes": limit, "content_length": r.ContentLength},
+			"request body of %d bytes exceeds the limit of %d bytes", r.ContentLength, limit)
+	}
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
+	if err == nil {
+		return nil
+	}
+	if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
+		return reject(domain.CodeTooLong, map[string]any{"max_body_bytes": limit},
+			"request body exceeds the limit of %d bytes", limit)
+	}
+	return reject(domain.CodeInvalidRequest, nil, "reading the request body: %v", err)
+}
+
+// decodeOptions tune decodeJSON for one body type.
+type decodeOptions struct {
+	// emptyOK makes an empty body decode as {}.
+	emptyOK bool
+	// numberCode is the code of an invalid value of a json.Number member
+	// (context.step_number is QWED-AGENT-CTX-002); REQ-001 when empty.
+	numberCode domain.Code
+	// numberField is the member numberCode applies to.
+	numberField string
+}
+
+// decodeJSON decodes body (exactly one JSON value, nothing after it) into
+// v, refusing unknown members, and maps every failure to QWED-REQ-001 with
+// details naming the member ({field, expected}) or the position ({offset}).
+func decodeJSON(body []byte, v any, opt decodeOptions) *apiError {
+	if len(bytes.TrimSpace(body)) == 0 {
+		if opt.emptyOK {
+			return nil
+		}
+		return reject(domain.CodeInvalidRequest, nil, "request body is empty: a JSON object is required")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return decodeError(err, int64(len(body)), opt)
+	}
+	// Exactly one value: anything but white space after it is an error.
+	if rest := bytes.TrimSpace(body[dec.InputOffset():]); len(rest) > 0 {
+		return reject(domain.CodeInvalidRequest, map[string]any{"offset": dec.InputOffset()},
+			"unexpected data after the JSON value at offset %d", dec.InputOffset())
+	}
+	return nil
+}
+
+// decodeError maps an encoding/json error to a rejection.
+func decodeError(err error, size int64, opt decodeOptions) *apiError {
+	var (
+		syn *json.SyntaxError
+		typ *json.UnmarshalTypeError
+	)
+	switch {
+	case errors.As(err, &syn):
+		return reject(domain.CodeInvalidRequest, map[string]any{"offset": syn.Offset},
+			"malformed JSON at offset %d: %v", syn.Offset, syn)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return reject(domain.CodeInvalidRequest, map[string]any{"offset": size},
+			"malformed JSON at offset %d: unexpected end of input", size)
+	case errors.As(err, &typ):
+		field := typ.Field
+		if field == "" {
+			field = "(body)"
+		}
+		expected := jsonKind(typ.Type)
+		code := domain.CodeInvalidRequest
+		if opt.numberCode != "" && field == opt.numberField {
+			code = opt.numberCode
+		}
+		return reject(code, map[string]any{"field": field, "expected": expected},
+			"%s must be %s, not %s", field, article(expected), typ.Value)
+	}
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, `json: unknown field "`); ok {
+		name = strings.TrimSuffix(name, `"`)
+		return reject(domain.CodeInvalidRequest, map[string]any{"field": name},
+			"unknown member %q", name)
+	}
+	if strings.Contains(msg, "invalid number literal") && opt.numberCode != "" {
+		return reject(opt.numberCode, map[string]any{"field": opt.numberField, "expected": "integer"},
+			"%s must be an integer", opt.numberField)
+	}
+	// Errors of the domain's own decoders (money, trust levels, risks,
+	// budgets) describe the value and, where they can, the member.
+	msg = strings.TrimPrefix(msg, "json: ")
+	return reject(domain.CodeInvalidRequest, nil, "invalid request: %s", msg)
+}
+
+var (
+	rawMessageType = reflect.TypeFor[json.RawMessage]()
+	numberType     = reflect.TypeFor[json.Number]()
+)
+
+// jsonKind names the JSON type a Go type decodes from.
+func jsonKind(t reflect.Type) string {
+	if t == nil {
+		return "value"
+	}
+	switch t {
+	case rawMessageType:
+		return "JSON value"
+	case numberType:
+		return "number"
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "string"
+	case reflect.Bool:
+		return "boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "integer"
+	case reflect.Float32, reflect.Float64:
+		return "number"
+	case reflect.Slice, reflect.Array:
+		return "array"
+	case reflect.Struct, reflect.Map:
+		return "object"
+	case reflect.Pointer:
+		return jsonKind(t.Elem())
+	}
+	return "value"
+}
+
+func article(kind string) string {
+	switch kind {
+	case "integer", "array", "object":
+		return "an " + kind
+	}
+	return "a " + kind
+}

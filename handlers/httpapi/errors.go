@@ -1,0 +1,72 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/agentgate/agentgate/domain"
+)
+
+// apiError is an error answered by this package: a catalogue error and
+// the HTTP status to answer it with (the code's status unless overridden).
+type apiError struct {
+	status int
+	err    domain.Error
+	// record says whether the refusal is recorded in the log (a rejection
+	// of the request) or not (a failure of the gate itself).
+	record bool
+}
+
+// reject returns a recorded rejection with the code's catalogue status.
+func reject(code domain.Code, details map[string]any, format string, args ...any) *apiError {
+	return &apiError{
+		status: code.HTTPStatus(),
+		err:    domain.Error{Code: code, Message: fmt.Sprintf(format, args...), Details: details},
+		record: true,
+	}
+}
+
+// failure returns an unrecorded failure of the gate.
+func failure(code domain.Code, format string, args ...any) *apiError {
+	return &apiError{
+		status: code.HTTPStatus(),
+		err:    domain.Error{Code: code, Message: fmt.Sprintf(format, args...)},
+	}
+}
+
+// errorBody is the one error shape of the API.
+type errorBody struct {
+	Error domain.Error `json:"error"`
+}
+
+// body returns the encoded error body.
+func (e *apiError) body() []byte {
+	b, err := json.Marshal(errorBody{Error: e.err})
+	if err != nil {
+		// Details hold only strings and integers; this cannot happen, but
+		// the answer must still be a well-formed error body.
+		b, _ = json.Marshal(errorBody{Error: domain.Error{Code: e.err.Code, Message: e.err.Message}})
+	}
+	return b
+}
+
+// writeJSON writes an encoded JSON body with its status.
+func writeJSON(w http.ResponseWriter, status int, body []byte) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// writeValue encodes v and writes it with status.
+func writeValue(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		e := failure(domain.CodeInternal, "encoding the response: %v", err)
+		writeJSON(w, e.status, e.body())
+		return
+	}
+	writeJSON(w, status, b)
+}

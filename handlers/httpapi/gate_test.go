@@ -1,0 +1,305 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/handlers"
+	"github.com/agentgate/agentgate/streams"
+)
+
+// testAdminKey is the admin API key of every test gate.
+const testAdminKey = "qwed_admin_test"
+
+// testClock is a manual clock shared by the worker and the API.
+type testClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *testClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// testGate is a real gate (Pebble log, projections, keyring) in a temp dir
+// behind the API on a real socket.
+type testGate struct {
+	t      testing.TB
+	gate   *handlers.Gate
+	srv    *httptest.Server
+	client *http.Client
+	clock  *testClock
+	reg    *prometheus.Registry
+	stop   func()
+}
+
+// gateOptions tune newTestGate.
+type gateOptions struct {
+	// noWorker leaves the worker stopped (requests wait for it).
+	noWorker bool
+	// requestTimeout overrides Config.RequestTimeout.
+	requestTimeout time.Duration
+	// maxBodyBytes overrides Config.MaxBodyBytes.
+	maxBodyBytes int64
+}
+
+// newTestGate opens a gate in t.TempDir(), runs its worker and serves the
+// API on an httptest server; everything is closed at the end of the test.
+func newTestGate(t testing.TB, opts gateOptions) *testGate {
+	t.Helper()
+	clock := &testClock{now: time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)}
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	g, err := handlers.OpenGate(handlers.Options{DataDir: t.TempDir(), AdminKey: testAdminKey, Clock: clock.Now, Logger: logger})
+	if err != nil {
+		t.Fatalf("opening gate: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	if opts.noWorker {
+		done <- nil
+	} else {
+		go func() { done <- g.Worker.Run(ctx) }()
+	}
+	reg := prometheus.NewRegistry()
+	h := New(Config{
+		Gate: g.Worker, Store: g.Store, AdminKeyHash: g.AdminKeyHash, JWKS: g.Keyring.JWKS,
+		Registry: reg, Logger: logger, Clock: clock.Now,
+		RequestTimeout: opts.requestTimeout, MaxBodyBytes: opts.maxBodyBytes,
+	})
+	srv := httptest.NewServer(h)
+	tg := &testGate{t: t, gate: g, srv: srv, client: srv.Client(), clock: clock, reg: reg}
+	var once sync.Once
+	tg.stop = func() {
+		once.Do(func() {
+			srv.Close()
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("worker: %v", err)
+			}
+			if err := g.Close(); err != nil {
+				t.Errorf("closing gate: %v", err)
+			}
+		})
+	}
+	t.Cleanup(tg.stop)
+	return tg
+}
+
+// response is one HTTP answer.
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// json decodes the body into a generic map.
+func (r response) json(t testing.TB) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(r.body, &m); err != nil {
+		t.Fatalf("decoding response %d %q: %v", r.status, r.body, err)
+	}
+	return m
+}
+
+// errorCode returns error.code of an error body ("" when absent).
+func (r response) errorCode(t testing.TB) string {
+	t.Helper()
+	e, _ := r.json(t)["error"].(map[string]any)
+	code, _ := e["code"].(string)
+	return code
+}
+
+// hdr is a request's headers as name/value pairs.
+type hdr map[string]string
+
+func apiKey(k string) hdr { return hdr{"X-API-Key": k} }
+func bearerH(tok string) hdr {
+	return hdr{"Authorization": "Bearer " + tok}
+}
+
+// do sends one request; body is a string, []byte or a value to encode.
+func (g *testGate) do(method, path string, h hdr, body any) response {
+	g.t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		enc, err := json.Marshal(b)
+		if err != nil {
+			g.t.Fatalf("encoding request: %v", err)
+		}
+		rd = bytes.NewReader(enc)
+	}
+	req, err := http.NewRequest(method, g.srv.URL+path, rd)
+	if err != nil {
+		g.t.Fatalf("building request: %v", err)
+	}
+	for k, v := range h {
+		req.Header.Set(k, v)
+	}
+	resp, err := g.client.Do(req)
+	if err != nil {
+		g.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		g.t.Fatalf("reading %s %s: %v", method, path, err)
+	}
+	return response{status: resp.StatusCode, header: resp.Header, body: b}
+}
+
+// head returns the log's last seq.
+func (g *testGate) head() uint64 { return g.gate.Log.Head().Seq }
+
+// events returns the events after seq, in log order.
+func (g *testGate) events(after uint64) []*domain.Event {
+	g.t.Helper()
+	var out []*domain.Event
+	err := g.gate.Log.Read(context.Background(), after+1, func(r streams.Record) error {
+		ev, err := handlers.DecodeEvent(r.Payload)
+		if err != nil {
+			return err
+		}
+		out = append(out, ev)
+		return nil
+	})
+	if err != nil {
+		g.t.Fatalf("reading the log: %v", err)
+	}
+	return out
+}
+
+// records returns the raw payloads after seq.
+func (g *testGate) records(after uint64) [][]byte {
+	g.t.Helper()
+	var out [][]byte
+	err := g.gate.Log.Read(context.Background(), after+1, func(r streams.Record) error {
+		out = append(out, bytes.Clone(r.Payload))
+		return nil
+	})
+	if err != nil {
+		g.t.Fatalf("reading the log: %v", err)
+	}
+	return out
+}
+
+// issueKey issues an API key for principal with the admin key.
+func (g *testGate) issueKey(principal string) string {
+	g.t.Helper()
+	r := g.do("POST", "/principals/"+principal+"/keys", apiKey(testAdminKey), nil)
+	if r.status != http.StatusCreated {
+		g.t.Fatalf("issuing key for %s: %d %s", principal, r.status, r.body)
+	}
+	k, _ := r.json(g.t)["api_key"].(string)
+	if k == "" {
+		g.t.Fatalf("issuing key for %s: no api_key in %s", principal, r.body)
+	}
+	return k
+}
+
+// agent is a registered test agent.
+type agent struct {
+	id, token, key, principal string
+}
+
+// register registers an agent of principal (with its key) at trust level
+// trust and the budget given (nil: none).
+func (g *testGate) register(key, principal string, trust int, budget map[string]any) agent {
+	g.t.Helper()
+	body := map[string]any{
+		"agent":       map[string]any{"name": "bot", "type": "autonomous", "principal_id": principal},
+		"permissions": map[string]any{},
+		"trust_level": trust,
+	}
+	if budget != nil {
+		body["budget"] = budget
+	}
+	r := g.do("POST", "/agents/register", apiKey(key), body)
+	if r.status != http.StatusCreated {
+		g.t.Fatalf("registering an agent: %d %s", r.status, r.body)
+	}
+	m := r.json(g.t)
+	id, _ := m["agent_id"].(string)
+	tok, _ := m["agent_token"].(string)
+	if id == "" || tok == "" {
+		g.t.Fatalf("registration reply lacks agent_id or agent_token: %s", r.body)
+	}
+	return agent{id: id, token: tok, key: key, principal: principal}
+}
+
+// verifyReq is a verify_action body.
+func verifyReq(typ, query, conv string, step int) map[string]any {
+	return map[string]any{
+		"action":  map[string]any{"type": typ, "query": query},
+		"context": map[string]any{"conversation_id": conv, "step_number": step},
+	}
+}
+
+// expectRejected checks that the log grew by exactly one command.rejected
+// record with code after seq, holding no body text marker.
+func (g *testGate) expectRejected(after uint64, code domain.Code, marker string) *domain.Event {
+	g.t.Helper()
+	evs := g.events(after)
+	if len(evs) != 1 {
+		types := make([]string, len(evs))
+		for i, ev := range evs {
+			types[i] = string(ev.Type)
+		}
+		g.t.Fatalf("log after seq %d holds %d events %v, want exactly one command.rejected", after, len(evs), types)
+	}
+	ev := evs[0]
+	if ev.Type != domain.EvCommandRejected || ev.Error == nil || ev.Error.Code != code {
+		g.t.Fatalf("log event is %s %+v, want command.rejected %s", ev.Type, ev.Error, code)
+	}
+	if ev.Command == nil || ev.Command.Type != domain.CmdRejectRequest || ev.Command.Reject == nil {
+		g.t.Fatalf("rejection record holds command %+v, want a RejectRequest", ev.Command)
+	}
+	if marker != "" {
+		for _, rec := range g.records(after) {
+			if bytes.Contains(rec, []byte(marker)) {
+				g.t.Fatalf("the log record holds the rejected body (marker %q): %s", marker, rec)
+			}
+		}
+	}
+	return ev
+}
+
+// errorOf decodes an error body strictly: exactly {"error": {code, message, details?}}.
+func errorOf(t testing.TB, b []byte) domain.Error {
+	t.Helper()
+	var body struct {
+		Error *domain.Error `json:"error"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&body); err != nil || body.Error == nil || body.Error.Code == "" || body.Error.Message == "" {
+		t.Fatalf("not an error body (%v): %s", err, b)
+	}
+	return *body.Error
+}

@@ -1,0 +1,347 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/handlers"
+	"github.com/agentgate/agentgate/projections"
+)
+
+// Named limits and defaults of the API.
+const (
+	// DefaultMaxBodyBytes is the request body limit when Config.MaxBodyBytes
+	// is zero (1 MiB).
+	DefaultMaxBodyBytes = 1 << 20
+	// DefaultRequestTimeout bounds the wait for the gate's answer when
+	// Config.RequestTimeout is zero.
+	DefaultRequestTimeout = 10 * time.Second
+	// MaxIdempotencyKeyBytes bounds the Idempotency-Key header.
+	MaxIdempotencyKeyBytes = 200
+	// MaxPathIDBytes bounds an identifier in the path (agent, tool,
+	// approval, principal).
+	MaxPathIDBytes = 256
+	// DefaultListLimit is the page size of GET /approvals and GET
+	// /agents/{id}/activity without a limit parameter.
+	DefaultListLimit = 100
+	// MaxListLimit is the largest accepted limit parameter.
+	MaxListLimit = projections.MaxActivityLimit
+	// DefaultActivityPeriod is how far before "to" an activity query
+	// without "from" starts.
+	DefaultActivityPeriod = 30 * 24 * time.Hour
+	// MaxActivityPeriod bounds the period of one activity query.
+	MaxActivityPeriod = 366 * 24 * time.Hour
+	// maxEndpointBytes bounds the endpoint recorded with a rejection.
+	maxEndpointBytes = 256
+	// recordTimeout bounds the recording of a rejection.
+	recordTimeout = 5 * time.Second
+)
+
+// Gate decides commands. *handlers.Worker implements it: Submit returns the
+// event recorded for the command (a new one once it is durably in the
+// log, or the one recorded earlier for the same RequestID), or
+// handlers.ErrUnavailable, or the context's error.
+type Gate interface {
+	Submit(ctx context.Context, cmd *domain.Command) (*domain.Event, error)
+}
+
+// Config configures the API. Gate and Store are required.
+type Config struct {
+	// Gate decides the commands (the partition worker).
+	Gate Gate
+	// Store is the read side (agents, approvals, activity, API keys).
+	Store *projections.Store
+	// AdminKeyHash is the hex SHA-256 of the admin API key; "" disables
+	// the admin key.
+	AdminKeyHash string
+	// JWKS returns the attestation keys (GET /.well-known/jwks.json); nil
+	// serves an empty key set.
+	JWKS func() []byte
+	// Registry receives the API's metrics and is served on /metrics; nil
+	// uses a new registry.
+	Registry *prometheus.Registry
+	// Logger logs failures (never a token or a key); nil is slog.Default().
+	Logger *slog.Logger
+	// Clock is the time for budget views and activity periods; nil is
+	// time.Now.
+	Clock func() time.Time
+	// MaxBodyBytes bounds request bodies; 0 is DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// RequestTimeout bounds the wait for the gate; 0 is
+	// DefaultRequestTimeout. Past it the answer is QWED-ENG-003 (504): the
+	// command may still be decided, and a retry with the same
+	// Idempotency-Key gets its recorded answer.
+	RequestTimeout time.Duration
+}
+
+// api is the handler New returns.
+type api struct {
+	cfg       Config
+	adminHash []byte
+	log       *slog.Logger
+	m         *metrics
+	mux       *http.ServeMux
+	bufs      sync.Pool
+}
+
+// New returns the HTTP API over cfg.Gate and cfg.Store. It panics when
+// either is nil (a wiring error, not an input error).
+func New(cfg Config) http.Handler {
+	if cfg.Gate == nil || cfg.Store == nil {
+		panic("httpapi.New: Config.Gate and Config.Store are required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.RequestTimeout <= 0 {
+		cfg.RequestTimeout = DefaultRequestTimeout
+	}
+	if cfg.Registry == nil {
+		cfg.Registry = prometheus.NewRegistry()
+	}
+	a := &api{cfg: cfg, log: cfg.Logger, m: newMetrics(cfg.Registry), mux: http.NewServeMux()}
+	if h := strings.ToLower(strings.TrimSpace(cfg.AdminKeyHash)); h != "" {
+		a.adminHash = []byte(h)
+	}
+	a.bufs.New = func() any { return new(bytes.Buffer) }
+	a.routes()
+	return a
+}
+
+// routes registers every endpoint.
+func (a *api) routes() {
+	a.handle("POST /agents/register", a.command(&epRegister, nil))
+	a.handle("GET /agents/{id}", a.getAgent)
+	a.handle("GET /agents/{id}/budget", a.getBudget)
+	a.handle("GET /agents/{id}/activity", a.getActivity)
+	a.handle("POST /agents/{id}/verify", a.command(&epVerify, agentPath))
+	a.handle("POST /agents/{id}/tools/{tool}", a.command(&epTool, agentPath))
+	a.handle("POST /agents/{id}/executions", a.command(&epExecution, agentPath))
+	a.handle("POST /agents/{id}/trust", a.command(&epTrust, agentPath))
+	a.handle("POST /agents/{id}/trust-level", a.command(&epSetTrust, agentPath))
+	a.handle("POST /agents/{id}/suspend", a.command(&epSuspend, agentPath))
+	a.handle("POST /agents/{id}/complaints", a.command(&epComplaint, agentPath))
+	a.handle("PUT /principals/{id}/tools", a.command(&epToolRegistry, principalPath))
+	a.handle("POST /principals/{id}/keys", a.command(&epIssueKey, principalPath))
+	a.handle("GET /approvals", a.listApprovals)
+	a.handle("GET /approvals/{id}", a.getApproval)
+	a.handle("POST /approvals/{id}/approve", a.command(&epApprove, approvalPath))
+	a.handle("POST /approvals/{id}/deny", a.command(&epDeny, approvalPath))
+	a.handle("POST /events", a.events)
+	a.handle("GET /.well-known/jwks.json", a.jwks)
+	a.handle("GET /healthz", a.healthz)
+	a.handle("GET /metrics", a.m.handler.ServeHTTP)
+}
+
+func (a *api) handle(pattern string, h http.HandlerFunc) {
+	a.mux.HandleFunc(pattern, a.m.instrument(pattern, h))
+}
+
+// ServeHTTP routes r; unknown routes and methods get a JSON error body.
+func (a *api) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if _, pattern := a.mux.Handler(r); pattern == "" {
+		a.m.instrument("unmatched", a.unrouted)(w, r)
+		return
+	}
+	a.mux.ServeHTTP(w, r)
+}
+
+// unrouted answers a request no route matches: 404, 405 with Allow, or the
+// mux's redirect to the canonical path.
+func (a *api) unrouted(w http.ResponseWriter, r *http.Request) {
+	h, _ := a.mux.Handler(r)
+	cw := &captureWriter{h: http.Header{}}
+	h.ServeHTTP(cw, r)
+	switch {
+	case cw.status == http.StatusMethodNotAllowed:
+		allow := cw.h.Get("Allow")
+		w.Header().Set("Allow", allow)
+		e := failure(domain.CodeInvalidRequest, "method %s is not allowed on %s", r.Method, r.URL.Path)
+		e.err.Details = map[string]any{"allow": allow}
+		writeJSON(w, http.StatusMethodNotAllowed, e.body())
+	case cw.status >= 300 && cw.status < 400:
+		w.Header().Set("Location", cw.h.Get("Location"))
+		w.WriteHeader(cw.status)
+	default:
+		e := failure(domain.CodeNotFound, "no endpoint %s %s", r.Method, r.URL.Path)
+		writeJSON(w, http.StatusNotFound, e.body())
+	}
+}
+
+// captureWriter records what the mux's own handlers answer.
+type captureWriter struct {
+	h      http.Header
+	status int
+}
+
+func (c *captureWriter) Header() http.Header         { return c.h }
+func (c *captureWriter) Write(b []byte) (int, error) { return len(b), nil }
+func (c *captureWriter) WriteHeader(status int)      { c.status = status }
+
+// creds are the credentials a request presented, verified or hashed.
+type creds struct {
+	// principal is the principal of a valid X-API-Key (AdminPrincipal for
+	// the admin key), "" when none was presented.
+	principal string
+	// tokenHash is the SHA-256 hex of the agent token presented, "" when
+	// none was.
+	tokenHash string
+}
+
+// credentials authenticates the X-API-Key header (required when keyRequired)
+// and, when withToken, hashes a Bearer token.
+func (a *api) credentials(r *http.Request, keyRequired, withToken bool) (creds, *apiError) {
+	var cr creds
+	if key := r.Header.Get("X-API-Key"); key != "" {
+		p, e := a.principalOf(key)
+		if e != nil {
+			return cr, e
+		}
+		cr.principal = p
+	} else if keyRequired {
+		return cr, reject(domain.CodeMissingAPIKey, map[string]any{"header": "X-API-Key"}, "missing API key: send it in the X-API-Key header")
+	}
+	if withToken {
+		if tok, ok := bearer(r); ok {
+			cr.tokenHash = hashHex(tok)
+		}
+	}
+	return cr, nil
+}
+
+// principalOf returns the principal of an API key.
+func (a *api) principalOf(key string) (string, *apiError) {
+	h := hashHex(key)
+	if a.adminHash != nil && subtle.ConstantTimeCompare([]byte(h), a.adminHash) == 1 {
+		return domain.AdminPrincipal, nil
+	}
+	p, err := a.cfg.Store.KeyPrincipal(h)
+	if errors.Is(err, projections.ErrNotFound) {
+		return "", reject(domain.CodeInvalidAPIKey, map[string]any{"header": "X-API-Key"}, "invalid API key")
+	}
+	if err != nil {
+		a.log.Error("reading API keys", "err", err)
+		return "", failure(domain.CodeUnavailable, "API keys cannot be read")
+	}
+	return p, nil
+}
+
+// bearer returns the token of an "Authorization: Bearer" header.
+func bearer(r *http.Request) (string, bool) {
+	v := r.Header.Get("Authorization")
+	const scheme = "bearer "
+	if len(v) <= len(scheme) || !strings.EqualFold(v[:len(scheme)], scheme) {
+		return "", false
+	}
+	tok := strings.TrimSpace(v[len(scheme):])
+	return tok, tok != ""
+}
+
+// hashHex returns the lowercase hex SHA-256 of s.
+func hashHex(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:])
+}
+
+// equalHash compares two hex hashes in constant time; "" never matches.
+func equalHash(a, b string) bool {
+	return a != "" && b != "" && subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1
+}
+
+// submit hands cmd to the gate and maps its failures.
+func (a *api) submit(ctx context.Context, cmd *domain.Command) (*domain.Event, *apiError) {
+	ctx, cancel := context.WithTimeout(ctx, a.cfg.RequestTimeout)
+	defer cancel()
+	ev, err := a.cfg.Gate.Submit(ctx, cmd)
+	switch {
+	case err == nil && ev != nil:
+		return ev, nil
+	case err == nil:
+		a.log.Error("submitting command", "type", cmd.Type, "err", "the gate recorded no event")
+		return nil, failure(domain.CodeInternal, "the gate recorded no decision for the request")
+	case errors.Is(err, handlers.ErrUnavailable):
+		a.log.Warn("submitting command", "type", cmd.Type, "err", err)
+		return nil, failure(domain.CodeUnavailable, "the gate is unavailable: retry with the same Idempotency-Key")
+	case errors.Is(err, context.DeadlineExceeded):
+		return nil, failure(domain.CodeTimeout, "no decision within %s: retry with the same Idempotency-Key", a.cfg.RequestTimeout)
+	case errors.Is(err, context.Canceled):
+		return nil, failure(domain.CodeUnavailable, "the request was canceled")
+	}
+	a.log.Error("submitting command", "type", cmd.Type, "err", err)
+	return nil, failure(domain.CodeInternal, "the request could not be decided")
+}
+
+// call is what the API knows about one request while it handles it.
+type call struct {
+	endpoint string
+	body     []byte
+	creds    creds
+}
+
+func newCall(r *http.Request) *call {
+	ep := r.Method + " " + r.URL.EscapedPath()
+	if len(ep) > maxEndpointBytes {
+		ep = ep[:maxEndpointBytes]
+	}
+	return &call{endpoint: ep}
+}
+
+// fail answers e, recording it first when it is a rejection.
+func (a *api) fail(ctx context.Context, w http.ResponseWriter, c *call, e *apiError) {
+	if e.record {
+		a.record(ctx, c, e)
+	}
+	writeJSON(w, e.status, e.body())
+}
+
+// record submits the audit record of a rejection: the error, the endpoint
+// and the size and digest of the body read, never the body. It has a
+// fresh request id so that a refused request does not bind its
+// Idempotency-Key. A failure to record is logged; the rejection is
+// answered anyway.
+func (a *api) record(ctx context.Context, c *call, e *apiError) {
+	rej := &domain.RejectRequest{Error: e.err, Endpoint: c.endpoint, BodyBytes: int64(len(c.body))}
+	if len(c.body) > 0 {
+		d := sha256.Sum256(c.body)
+		rej.BodyDigest = hex.EncodeToString(d[:])
+	}
+	cmd := &domain.Command{
+		Type:      domain.CmdRejectRequest,
+		Request:   domain.RequestID{Source: "http", ID: freshID()},
+		Principal: c.creds.principal,
+		Reject:    rej,
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
+	if _, err := a.cfg.Gate.Submit(ctx, cmd); err != nil {
+		a.log.Warn("recording a rejected request", "code", e.err.Code, "endpoint", c.endpoint, "err", err)
+	}
+}
+
+func (a *api) getBuf() *bytes.Buffer { return a.bufs.Get().(*bytes.Buffer) }
+
+func (a *api) putBuf(b *bytes.Buffer) {
+	if b.Cap() > 64<<10 {
+		return // do not keep large buffers alive
+	}
+	b.Reset()
+	a.bufs.Put(b)
+}
