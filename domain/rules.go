@@ -101,7 +101,7 @@ func missing(field string) *Error {
 // fieldError returns an error with details.field set.
 func fieldError(code Code, field, format string, args ...any) *Error {
 	msg := fmt.Sprintf(format, args...)
-	if code != CodeMissingField {
+	if code == CodeInvalidRequest {
 		msg = field + ": " + msg
 	}
 	return &Error{Code: code, Message: msg, Details: map[string]any{"field": field}}

@@ -2,6 +2,8 @@ package domain
 
 import (
 	"encoding/json"
+
+	"github.com/agentgate/agentgate/domain/jcs"
 	"strconv"
 	"time"
 )
@@ -200,7 +202,7 @@ func (d *decider) verifyAction() *Event {
 	body := appendVerifyBody(fp[len(fp):len(fp)], v)
 	dig, jerr := computeDigests(fp, body, v.Context.PreActionStateHash)
 	if jerr != nil {
-		return d.reject(fieldError(CodeInvalidRequest, "action", "not deterministic JSON: %v", jerr))
+		return d.reject(jsonFault("action", v.Action.Parameters, jerr))
 	}
 	p.dig = dig
 	p.actionID = ActionIDFor(d.cmd.Request)
@@ -239,12 +241,23 @@ func (d *decider) verifyTool() *Event {
 	body := appendToolBody(fp[len(fp):len(fp)], v)
 	dig, jerr := computeDigests(fp, body, stateHash)
 	if jerr != nil {
-		return d.reject(fieldError(CodeInvalidRequest, "tool_call", "not deterministic JSON: %v", jerr))
+		return d.reject(jsonFault("tool_call", v.ToolCall.Parameters, jerr))
 	}
 	p.dig = dig
 	p.actionID = ActionIDFor(d.cmd.Request)
 	cl := classifyTool(d.s, a, v.ToolCall.ToolName)
 	return d.decideProposal(a, &p, &cl)
+}
+
+// jsonFault names the part of a request that is not deterministic JSON:
+// the parameters when they are at fault (the usual case), else the object.
+func jsonFault(object string, params json.RawMessage, err error) *Error {
+	if len(params) > 0 {
+		if _, perr := jcs.Transform(params); perr != nil {
+			return fieldError(CodeInvalidRequest, object+".parameters", "not deterministic JSON: %v", perr)
+		}
+	}
+	return fieldError(CodeInvalidRequest, object, "not deterministic JSON: %v", err)
 }
 
 // classifyAction applies the action type table (step 7).
