@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -536,5 +537,66 @@ func TestParseJWKS(t *testing.T) {
 	big = append(big, `"}`...)
 	if _, err := ParseJWKS(big); !errors.Is(err, ErrInvalidJWKS) {
 		t.Errorf("oversized JWKS: %v", err)
+	}
+}
+
+// TestConcurrentSignAndRotate pins that signers may run while the ring
+// rotates: every token verifies against the final JWKS (run with -race).
+func TestConcurrentSignAndRotate(t *testing.T) {
+	kr, err := OpenKeyring(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const signers, perSigner, rotations = 4, 20, 3
+	tokens := make(chan string, signers*perSigner)
+	errs := make(chan error, signers+1)
+	var wg sync.WaitGroup
+	for i := 0; i < signers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := kr.Signer("node-1")
+			for j := 0; j < perSigner; j++ {
+				tok, err := s.Sign(typicalClaims())
+				if err != nil {
+					errs <- err
+					return
+				}
+				tokens <- tok
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; i < rotations; i++ {
+			if _, err := kr.Rotate(); err != nil {
+				errs <- err
+				return
+			}
+		}
+	}()
+	wg.Wait()
+	close(tokens)
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if got := len(kr.KIDs()); got != 1+rotations {
+		t.Fatalf("ring holds %d keys, want %d", got, 1+rotations)
+	}
+	set, err := ParseJWKS(kr.JWKS())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for tok := range tokens {
+		if _, err := set.Verify(tok); err != nil {
+			t.Fatalf("token %d: %v", n, err)
+		}
+		n++
+	}
+	if n != signers*perSigner {
+		t.Fatalf("verified %d tokens, want %d", n, signers*perSigner)
 	}
 }
