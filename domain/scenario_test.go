@@ -271,7 +271,10 @@ func (r *scenarioRunner) context(a scenarioArgs) *ActionContext {
 }
 
 func (r *scenarioRunner) options(a scenarioArgs) Options {
-	_, attest := a.get("attest")
+	attest := false
+	for _, w := range a.pos {
+		attest = attest || w == "attest"
+	}
 	return Options{RequireAttestation: attest, RiskThreshold: a.str("threshold")}
 }
 
