@@ -352,7 +352,7 @@ var epTool = endpoint{auth: authAgent, build: func(in *input, cr *creds) (*domai
 		b.ToolCall.ToolName = in.tool
 	case in.tool != "" && name != in.tool:
 		return nil, nil, reject(domain.CodeInvalidRequest, map[string]any{"field": "tool_call.tool_name"},
-			"tool_call.tool_name %q does not match the tool %q of the path", name, in.tool)
+			"tool_call.tool_name %q does not match the tool %q of the path", clip(name), clip(in.tool))
 	}
 	return &domain.Command{Type: domain.CmdVerifyToolCall, AgentID: in.agentID, Tool: &b.VerifyToolCall}, nil, nil
 }}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentgate/agentgate/domain"
 )
@@ -58,8 +59,9 @@ func decodeJSON(body []byte, v any, opt decodeOptions) *apiError {
 	}
 	// Exactly one value: anything but white space after it is an error.
 	if rest := bytes.TrimSpace(body[dec.InputOffset():]); len(rest) > 0 {
-		return reject(domain.CodeInvalidRequest, map[string]any{"offset": dec.InputOffset()},
-			"unexpected data after the JSON value at offset %d", dec.InputOffset())
+		at := int64(len(body) - len(bytes.TrimLeft(body[dec.InputOffset():], " \t\r\n")))
+		return reject(domain.CodeInvalidRequest, map[string]any{"offset": at},
+			"unexpected data after the JSON value at offset %d", at)
 	}
 	return nil
 }
@@ -72,13 +74,15 @@ func decodeError(err error, size int64, opt decodeOptions) *apiError {
 	)
 	switch {
 	case errors.As(err, &syn):
-		return reject(domain.CodeInvalidRequest, map[string]any{"offset": syn.Offset},
-			"malformed JSON at offset %d: %v", syn.Offset, syn)
+		// Offset counts the bytes read, the offending one included.
+		at := max(syn.Offset-1, 0)
+		return reject(domain.CodeInvalidRequest, map[string]any{"offset": at},
+			"malformed JSON at offset %d: %v", at, syn)
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return reject(domain.CodeInvalidRequest, map[string]any{"offset": size},
 			"malformed JSON at offset %d: unexpected end of input", size)
 	case errors.As(err, &typ):
-		field := typ.Field
+		field := jsonPath(typ.Field)
 		if field == "" {
 			field = "(body)"
 		}
@@ -92,7 +96,7 @@ func decodeError(err error, size int64, opt decodeOptions) *apiError {
 	}
 	msg := err.Error()
 	if name, ok := strings.CutPrefix(msg, `json: unknown field "`); ok {
-		name = strings.TrimSuffix(name, `"`)
+		name = clip(strings.TrimSuffix(name, `"`))
 		return reject(domain.CodeInvalidRequest, map[string]any{"field": name},
 			"unknown member %q", name)
 	}
@@ -103,7 +107,21 @@ func decodeError(err error, size int64, opt decodeOptions) *apiError {
 	// Errors of the domain's own decoders (money, trust levels, risks,
 	// budgets) describe the value and, where they can, the member.
 	msg = strings.TrimPrefix(msg, "json: ")
-	return reject(domain.CodeInvalidRequest, nil, "invalid request: %s", msg)
+	return reject(domain.CodeInvalidRequest, nil, "invalid request: %s", clip(msg))
+}
+
+// jsonPath drops the Go names of embedded structs from an
+// UnmarshalTypeError field path ("VerifyAction.action.type" is
+// "action.type"): every JSON member name of the API is lower case.
+func jsonPath(p string) string {
+	parts := strings.Split(p, ".")
+	out := parts[:0]
+	for _, s := range parts {
+		if s != "" && (s[0] < 'A' || s[0] > 'Z') {
+			out = append(out, s)
+		}
+	}
+	return strings.Join(out, ".")
 }
 
 var (
@@ -148,4 +166,19 @@ func article(kind string) string {
 		return "an " + kind
 	}
 	return "a " + kind
+}
+
+// maxQuoteBytes bounds the text of the body an error message may quote.
+const maxQuoteBytes = 128
+
+// clip shortens s to maxQuoteBytes (on a rune boundary), marking the cut.
+func clip(s string) string {
+	if len(s) <= maxQuoteBytes {
+		return s
+	}
+	n := maxQuoteBytes
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -96,7 +97,7 @@ func newTestGate(t testing.TB, opts gateOptions) *testGate {
 			if err := <-done; err != nil {
 				t.Errorf("worker: %v", err)
 			}
-			if err := g.Close(); err != nil {
+			if err := g.Close(); err != nil && !errors.Is(err, streams.ErrClosed) {
 				t.Errorf("closing gate: %v", err)
 			}
 		})

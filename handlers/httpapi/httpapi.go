@@ -312,13 +312,17 @@ func (a *api) fail(ctx context.Context, w http.ResponseWriter, c *call, e *apiEr
 	writeJSON(w, e.status, e.body())
 }
 
-// record submits the audit record of a rejection: the error, the endpoint
-// and the size and digest of the body read, never the body. It has a
+// record submits the audit record of a rejection: the error code and
+// details, the endpoint and the size and digest of the body read, never
+// the body. It has a
 // fresh request id so that a refused request does not bind its
 // Idempotency-Key. A failure to record is logged; the rejection is
 // answered anyway.
 func (a *api) record(ctx context.Context, c *call, e *apiError) {
-	rej := &domain.RejectRequest{Error: e.err, Endpoint: c.endpoint, BodyBytes: int64(len(c.body))}
+	// The recorded message is the catalogue's description: the answered
+	// message may quote values of the body, which the log never holds.
+	rec := domain.Error{Code: e.err.Code, Message: describe(e.err.Code), Details: e.err.Details}
+	rej := &domain.RejectRequest{Error: rec, Endpoint: c.endpoint, BodyBytes: int64(len(c.body))}
 	if len(c.body) > 0 {
 		d := sha256.Sum256(c.body)
 		rej.BodyDigest = hex.EncodeToString(d[:])
@@ -344,4 +348,14 @@ func (a *api) putBuf(b *bytes.Buffer) {
 	}
 	b.Reset()
 	a.bufs.Put(b)
+}
+
+// describe returns the catalogue description of code.
+func describe(code domain.Code) string {
+	for _, c := range domain.Catalogue {
+		if c.Code == code {
+			return c.Description
+		}
+	}
+	return string(code)
 }

@@ -125,10 +125,10 @@ func (a *api) getBudget(w http.ResponseWriter, r *http.Request) {
 
 // activityView is the answer of GET /agents/{id}/activity (seed 000 §7.2).
 type activityView struct {
-	AgentID    string                  `json:"agent_id"`
-	Period     period                  `json:"period"`
-	Summary    projections.Summary     `json:"summary"`
-	Activities []projections.Activity  `json:"activities"`
+	AgentID    string                 `json:"agent_id"`
+	Period     period                 `json:"period"`
+	Summary    projections.Summary    `json:"summary"`
+	Activities []projections.Activity `json:"activities"`
 	// NextAfterSeq is the after_seq of the next page, null on the last.
 	NextAfterSeq *uint64 `json:"next_after_seq"`
 }
