@@ -51,7 +51,7 @@ func (d *decider) logExecution() *Event {
 	if ex.SameDay {
 		applyDelta(&after.Usage, d.now, ex.CostDelta, ex.TokensDelta)
 	}
-	ex.Budget = remaining(&after, d.now, budgetRequest{}, false)
+	ex.Budget = remaining(&after, d.now, budgetRequest{}, false, new(remainingFigures))
 	d.ev.Type = EvExecutionLogged
 	d.ev.Executed = ex
 	return d.ev

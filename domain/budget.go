@@ -87,14 +87,13 @@ type budgetRequest struct {
 func checkBudget(a *Agent, now time.Time, r budgetRequest) *Error {
 	b := &a.Budget
 	u := usageAt(&a.Usage, now)
-	midnight := nextMidnight(now)
 	if b.MaxPerRequestCost > 0 && r.cost > b.MaxPerRequestCost {
 		return budgetError(CodeBudgetCost, "Per-request cost limit exceeded", limitPerRequestCost,
 			b.MaxPerRequestCost, USD(0), r.cost, nil)
 	}
 	if b.MaxDailyCost > 0 && u.cost+r.cost > b.MaxDailyCost {
 		return budgetError(CodeBudgetCost, "Daily cost limit exceeded", limitDailyCost,
-			b.MaxDailyCost, u.cost, r.cost, &midnight)
+			b.MaxDailyCost, u.cost, r.cost, midnightPtr(now))
 	}
 	if b.MaxRequestsPerHour > 0 {
 		if n, oldest := windowCount(a.Usage.HourlyRequests, now); n >= b.MaxRequestsPerHour {
@@ -105,7 +104,7 @@ func checkBudget(a *Agent, now time.Time, r budgetRequest) *Error {
 	}
 	if b.MaxRequestsPerDay > 0 && u.requests >= b.MaxRequestsPerDay {
 		return budgetError(CodeBudgetRate, "Daily request limit exceeded", limitDailyRequests,
-			b.MaxRequestsPerDay, u.requests, int64(1), &midnight)
+			b.MaxRequestsPerDay, u.requests, int64(1), midnightPtr(now))
 	}
 	if b.MaxTokensPerRequest > 0 && r.tokens > b.MaxTokensPerRequest {
 		return budgetError(CodeBudgetTokens, "Per-request token limit exceeded", limitRequestTokens,
@@ -113,7 +112,7 @@ func checkBudget(a *Agent, now time.Time, r budgetRequest) *Error {
 	}
 	if b.MaxDailyTokens > 0 && u.tokens+r.tokens > b.MaxDailyTokens {
 		return budgetError(CodeBudgetTokens, "Daily token limit exceeded", limitDailyTokens,
-			b.MaxDailyTokens, u.tokens, r.tokens, &midnight)
+			b.MaxDailyTokens, u.tokens, r.tokens, midnightPtr(now))
 	}
 	if r.tool && b.MaxToolCallsPerHour > 0 {
 		if n, oldest := windowCount(a.Usage.HourlyToolCalls, now); n >= b.MaxToolCallsPerHour {
@@ -124,9 +123,14 @@ func checkBudget(a *Agent, now time.Time, r budgetRequest) *Error {
 	}
 	if r.highRisk && b.MaxHighRiskCallsDay > 0 && u.highRisk >= b.MaxHighRiskCallsDay {
 		return budgetError(CodeBudgetRate, "Daily high-risk call limit exceeded", limitHighRisk,
-			b.MaxHighRiskCallsDay, u.highRisk, int64(1), &midnight)
+			b.MaxHighRiskCallsDay, u.highRisk, int64(1), midnightPtr(now))
 	}
 	return nil
+}
+
+func midnightPtr(now time.Time) *time.Time {
+	m := nextMidnight(now)
+	return &m
 }
 
 // budgetError builds a BUDGET-00x error; limit, current and requested are
@@ -144,16 +148,23 @@ func budgetError(code Code, msg, name string, limit, current, requested any, res
 	return &Error{Code: code, Message: msg, Details: d}
 }
 
+// remainingFigures is the storage the pointers of a BudgetRemaining point to.
+type remainingFigures struct {
+	cost                                   USD
+	hourReq, dayReq, tokens, tools, highRk int64
+}
+
 // remaining computes budget_remaining for the agent at now, after a
-// decision that consumed r (admitted) or nothing (admitted false).
-func remaining(a *Agent, now time.Time, r budgetRequest, admitted bool) BudgetRemaining {
+// decision that consumed r (admitted) or nothing (admitted false). The
+// figures are stored in vals.
+func remaining(a *Agent, now time.Time, r budgetRequest, admitted bool, vals *remainingFigures) BudgetRemaining {
 	b := &a.Budget
 	u := usageAt(&a.Usage, now)
 	var hourReq, hourTools int64
 	if b.MaxRequestsPerHour > 0 {
 		hourReq, _ = windowCount(a.Usage.HourlyRequests, now)
 	}
-	if r.tool && b.MaxToolCallsPerHour > 0 || b.MaxToolCallsPerHour > 0 {
+	if b.MaxToolCallsPerHour > 0 {
 		hourTools, _ = windowCount(a.Usage.HourlyToolCalls, now)
 	}
 	if admitted {
@@ -168,11 +179,6 @@ func remaining(a *Agent, now time.Time, r budgetRequest, admitted bool) BudgetRe
 			u.highRisk++
 		}
 	}
-	// One allocation holds every present figure.
-	vals := new(struct {
-		cost                                   USD
-		hourReq, dayReq, tokens, tools, highRk int64
-	})
 	var out BudgetRemaining
 	if b.MaxDailyCost > 0 {
 		vals.cost = max(b.MaxDailyCost-u.cost, 0)

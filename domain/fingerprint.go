@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"strconv"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/agentgate/agentgate/domain/jcs"
@@ -37,7 +38,79 @@ type digests struct {
 	request          string
 }
 
-// fingerprintObject writes the raw fingerprint object.
+// scratch holds the buffers of one hashing: the raw fingerprint object, the
+// raw request body and the canonical form. They are pooled: jcs keeps its
+// arguments reachable from its own pool, so stack buffers would escape.
+type scratch struct {
+	fp, body, canon []byte
+}
+
+// maxScratch caps the buffer capacity kept in the pool.
+const maxScratch = 64 << 10
+
+var scratchPool = sync.Pool{New: func() any {
+	return &scratch{fp: make([]byte, 0, 512), body: make([]byte, 0, 1024), canon: make([]byte, 0, 1024)}
+}}
+
+func getScratch() *scratch { return scratchPool.Get().(*scratch) }
+
+func putScratch(sc *scratch) {
+	if cap(sc.fp) > maxScratch || cap(sc.body) > maxScratch || cap(sc.canon) > maxScratch {
+		return
+	}
+	scratchPool.Put(sc)
+}
+
+// computeDigests hashes the raw fingerprint object (and, with a state hash,
+// the state fingerprint) and the raw request body held in sc, and derives
+// the action ID of req. The hex digests and the ID share one allocation.
+// An error names the JSON fault (it comes from jcs).
+func computeDigests(sc *scratch, stateHash string, req RequestID) (digests, string, error) {
+	var d digests
+	var hexes [3*2*sha256.Size + len("act_") + actionIDHexLen]byte
+	n := 0
+	canon, err := jcs.AppendTransform(sc.canon[:0], sc.fp)
+	if err != nil {
+		return d, "", err
+	}
+	sum := sha256.Sum256(canon)
+	hex.Encode(hexes[n:], sum[:])
+	n += 2 * sha256.Size
+	hasState := stateHash != ""
+	if hasState {
+		h := sha256.New()
+		h.Write(canon)
+		h.Write([]byte(stateHash))
+		h.Sum(sum[:0])
+		hex.Encode(hexes[n:], sum[:])
+		n += 2 * sha256.Size
+	}
+	canon, err = jcs.AppendTransform(canon[:0], sc.body)
+	sc.canon = canon[:0]
+	if err != nil {
+		return d, "", err
+	}
+	sum = sha256.Sum256(canon)
+	hex.Encode(hexes[n:], sum[:])
+	n += 2 * sha256.Size
+	idStart := n
+	n += copy(hexes[n:], "act_")
+	id := requestDigest(idKindAction, req)
+	hex.Encode(hexes[n:], id[:actionIDHexLen/2])
+	n += actionIDHexLen
+	all := string(hexes[:n])
+	const w = 2 * sha256.Size
+	d.fingerprint = all[:w]
+	if hasState {
+		d.stateFingerprint = all[w : 2*w]
+		d.request = all[2*w : 3*w]
+	} else {
+		d.request = all[w : 2*w]
+	}
+	return d, all[idStart:], nil
+}
+
+// appendFingerprintObject writes the raw fingerprint object.
 func appendFingerprintObject(dst []byte, typ, query, code, target string, params json.RawMessage) []byte {
 	dst = append(dst, `{"action_type":`...)
 	dst = appendNullableString(dst, typ)
@@ -54,35 +127,6 @@ func appendFingerprintObject(dst []byte, typ, query, code, target string, params
 	dst = append(dst, `,"target":`...)
 	dst = appendNullableString(dst, target)
 	return append(dst, '}')
-}
-
-// computeDigests hashes the fingerprint object (and, with a state hash, the
-// state fingerprint) and the request body. fpRaw and bodyRaw are raw JSON;
-// stateHash may be "". An error names the JSON fault (it comes from jcs).
-func computeDigests(fpRaw, bodyRaw []byte, stateHash string) (digests, error) {
-	var d digests
-	var buf [1024]byte
-	canon, err := jcs.AppendTransform(buf[:0], fpRaw)
-	if err != nil {
-		return d, err
-	}
-	sum := sha256.Sum256(canon)
-	d.fingerprint = hex.EncodeToString(sum[:])
-	if stateHash != "" {
-		h := sha256.New()
-		h.Write(canon)
-		h.Write([]byte(stateHash))
-		var s [sha256.Size]byte
-		h.Sum(s[:0])
-		d.stateFingerprint = hex.EncodeToString(s[:])
-	}
-	canon, err = jcs.AppendTransform(buf[:0], bodyRaw)
-	if err != nil {
-		return d, err
-	}
-	sum = sha256.Sum256(canon)
-	d.request = hex.EncodeToString(sum[:])
-	return d, nil
 }
 
 // appendVerifyBody writes the JSON of a VerifyAction body exactly as

@@ -28,6 +28,17 @@ const (
 
 // requestDigest returns SHA-256 over kind (omitted for agents), source, NUL, id.
 func requestDigest(kind byte, r RequestID) [sha256.Size]byte {
+	var buf [256]byte
+	if n := 2 + len(r.Source) + len(r.ID); n <= len(buf) {
+		b := buf[:0]
+		if kind != idKindAgent {
+			b = append(b, kind)
+		}
+		b = append(b, r.Source...)
+		b = append(b, 0)
+		b = append(b, r.ID...)
+		return sha256.Sum256(b)
+	}
 	h := sha256.New()
 	if kind != idKindAgent {
 		h.Write([]byte{kind})

@@ -197,15 +197,15 @@ func (d *decider) verifyAction() *Event {
 	if err := validateCommon(&p, v.Action.EstimatedCost, v.Action.EstimatedTokens); err != nil {
 		return d.reject(err)
 	}
-	var buf [1024]byte
-	fp := appendFingerprintObject(buf[:0], v.Action.Type, v.Action.Query, v.Action.Code, v.Action.Target, v.Action.Parameters)
-	body := appendVerifyBody(fp[len(fp):len(fp)], v)
-	dig, jerr := computeDigests(fp, body, v.Context.PreActionStateHash)
+	sc := getScratch()
+	sc.fp = appendFingerprintObject(sc.fp[:0], v.Action.Type, v.Action.Query, v.Action.Code, v.Action.Target, v.Action.Parameters)
+	sc.body = appendVerifyBody(sc.body[:0], v)
+	dig, actionID, jerr := computeDigests(sc, v.Context.PreActionStateHash, d.cmd.Request)
+	putScratch(sc)
 	if jerr != nil {
 		return d.reject(jsonFault("action", v.Action.Parameters, jerr))
 	}
-	p.dig = dig
-	p.actionID = ActionIDFor(d.cmd.Request)
+	p.dig, p.actionID = dig, actionID
 	cl := classifyAction(a, &v.Action)
 	return d.decideProposal(a, &p, &cl)
 }
@@ -236,15 +236,15 @@ func (d *decider) verifyTool() *Event {
 	if err := validateCommon(&p, v.ToolCall.EstimatedCost, v.ToolCall.EstimatedTokens); err != nil {
 		return d.reject(err)
 	}
-	var buf [1024]byte
-	fp := appendFingerprintObject(buf[:0], string(KindTool), "", "", v.ToolCall.ToolName, v.ToolCall.Parameters)
-	body := appendToolBody(fp[len(fp):len(fp)], v)
-	dig, jerr := computeDigests(fp, body, stateHash)
+	sc := getScratch()
+	sc.fp = appendFingerprintObject(sc.fp[:0], string(KindTool), "", "", v.ToolCall.ToolName, v.ToolCall.Parameters)
+	sc.body = appendToolBody(sc.body[:0], v)
+	dig, actionID, jerr := computeDigests(sc, stateHash, d.cmd.Request)
+	putScratch(sc)
 	if jerr != nil {
 		return d.reject(jsonFault("tool_call", v.ToolCall.Parameters, jerr))
 	}
-	p.dig = dig
-	p.actionID = ActionIDFor(d.cmd.Request)
+	p.dig, p.actionID = dig, actionID
 	cl := classifyTool(d.s, a, v.ToolCall.ToolName)
 	return d.decideProposal(a, &p, &cl)
 }
@@ -402,14 +402,15 @@ func (d *decider) decideProposal(a *Agent, p *proposal, cl *classification) *Eve
 	}
 	ev := d.ev
 	ev.Type = EvActionDecided
-	dec := &ActionDecided{
+	dec := &d.block.dec
+	*dec = ActionDecided{
 		ActionID: p.actionID, Kind: p.kind, ActionType: p.actionType, Tool: p.tool,
 		RequestDigest: p.dig.request, Fingerprint: p.dig.fingerprint, StateFingerprint: p.dig.stateFingerprint,
 		Step: p.step,
 	}
 	ev.Decided = dec
 	dec.Verification = Verification{Engine: cl.engine, RiskLevel: cl.risk, RiskScore: cl.riskScore, Sandbox: cl.sandbox,
-		ChecksPassed: make([]string, 0, 12)}
+		ChecksPassed: d.block.checks[:0]}
 	ver := &dec.Verification
 	if p.ctx != nil {
 		dec.ConversationID = p.ctx.ConversationID
@@ -422,7 +423,7 @@ func (d *decider) decideProposal(a *Agent, p *proposal, cl *classification) *Eve
 		ev.Error = err
 		ver.Status = status
 		ver.ChecksFailed = []string{check}
-		dec.Budget = remaining(a, d.now, budgetRequest{}, false)
+		dec.Budget = remaining(a, d.now, budgetRequest{}, false, &d.block.budget)
 		d.degrade(a, dec)
 		return ev
 	}
@@ -508,7 +509,7 @@ func (d *decider) decideProposal(a *Agent, p *proposal, cl *classification) *Eve
 	dec.Decision = decision
 	dec.StepConsumed = p.ctx != nil
 	dec.ReservedCost, dec.ReservedTokens, dec.HighRisk = p.cost, p.tokens, req.highRisk
-	dec.Budget = remaining(a, d.now, req, true)
+	dec.Budget = remaining(a, d.now, req, true, &d.block.budget)
 	if decision == Pending {
 		dec.Approval = &Approval{
 			ID: p.actionID, AgentID: a.ID, PrincipalID: a.Info.PrincipalID, Kind: string(p.kind),
