@@ -271,8 +271,13 @@ type agentFields struct {
 	AgentToken string `json:"agent_token,omitempty"`
 }
 
-// apply checks agent_id against the path and hashes agent_token into cr.
+// apply checks agent_id against the path (or the CloudEvent subject; a
+// CloudEvent without a subject takes the agent from agent_id) and hashes
+// agent_token into cr.
 func (f *agentFields) apply(in *input, cr *creds) *apiError {
+	if in.agentID == "" {
+		in.agentID = f.AgentID
+	}
 	if f.AgentID != "" && f.AgentID != in.agentID {
 		return reject(domain.CodeInvalidRequest, map[string]any{"field": "agent_id"},
 			"agent_id in the body does not match the agent of the request")

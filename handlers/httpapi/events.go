@@ -1,8 +1,99 @@
 package httpapi
 
-import "net/http"
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net/http"
 
+	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/streams/cehttp"
+)
+
+// eventEndpoints maps the CloudEvent types of DESIGN.md §3 accepted on
+// POST /events to the endpoint whose JSON body is their data.
+var eventEndpoints = map[string]*endpoint{
+	string(domain.CmdRegisterAgent):   &epRegister,
+	string(domain.CmdVerifyAction):    &epVerify,
+	string(domain.CmdVerifyToolCall):  &epTool,
+	string(domain.CmdLogExecution):    &epExecution,
+	string(domain.CmdRequestTrust):    &epTrust,
+	string(domain.CmdResolveApproval): &epResolveEvent,
+}
+
+// events serves POST /events: one command as a CloudEvent (binary or
+// structured mode). The event's source and id are the RequestID (a
+// redelivered event gets the recorded decision), its subject the agent,
+// its data the body of the matching endpoint. The answer is a CloudEvent
+// of type <type>.reply in the request's mode whose data is the endpoint's
+// body, with the endpoint's status. A request that is not a valid
+// CloudEvent is answered with a plain JSON error body.
 func (a *api) events(w http.ResponseWriter, r *http.Request) {
-	e := failure("QWED-REQ-005", "not yet")
-	writeJSON(w, e.status, e.body())
+	ctx := r.Context()
+	c := newCall(r)
+	buf := a.getBuf()
+	defer a.putBuf(buf)
+	e := readBody(w, r, a.cfg.MaxBodyBytes, buf)
+	c.body = buf.Bytes()
+	if e != nil {
+		a.fail(ctx, w, c, e)
+		return
+	}
+	req := r.WithContext(ctx)
+	req.Body = io.NopCloser(bytes.NewReader(c.body))
+	req.ContentLength = int64(len(c.body))
+	ce, err := cehttp.Decode(req)
+	if err != nil {
+		a.fail(ctx, w, c, cloudEventError(err))
+		return
+	}
+	status, body := a.event(r, c, ce)
+	reply := cehttp.NewReply(ce, body, a.cfg.Clock().UTC())
+	if err := cehttp.Write(w, status, reply); err != nil {
+		a.log.Error("writing the reply cloudevent", "type", reply.Type, "err", err)
+	}
+}
+
+// event decides one decoded CloudEvent and returns the reply's status and
+// data.
+func (a *api) event(r *http.Request, c *call, ce cehttp.Event) (int, []byte) {
+	ctx := r.Context()
+	ep, ok := eventEndpoints[ce.Type]
+	if !ok {
+		e := reject(domain.CodeUnsupportedType, map[string]any{"attribute": "type"},
+			"CloudEvent type %q is not a command of the gate", clip(ce.Type))
+		a.record(ctx, c, e)
+		return e.status, e.body()
+	}
+	var e *apiError
+	if c.creds, e = a.credentials(r, ep.auth == authPrincipal, ep.auth == authAgent); e != nil {
+		a.record(ctx, c, e)
+		return e.status, e.body()
+	}
+	in := input{body: ce.Data, agentID: ce.Subject}
+	status, body, e := a.run(ctx, ep, &in, c, domain.RequestID{Source: ce.Source, ID: ce.ID})
+	if e != nil {
+		if e.record {
+			a.record(ctx, c, e)
+		}
+		return e.status, e.body()
+	}
+	return status, body
+}
+
+// cloudEventError maps a cehttp decoding error to a rejection.
+func cloudEventError(err error) *apiError {
+	var ce *cehttp.Error
+	details := map[string]any{}
+	msg := err.Error()
+	if errors.As(err, &ce) {
+		if ce.Attribute != "" {
+			details["attribute"] = ce.Attribute
+		}
+		msg = ce.Reason
+	}
+	if errors.Is(err, cehttp.ErrTooLarge) {
+		return reject(domain.CodeTooLong, details, "CloudEvent too large: %s", clip(msg))
+	}
+	return reject(domain.CodeInvalidRequest, details, "invalid CloudEvent: %s", clip(msg))
 }
