@@ -31,6 +31,12 @@ var moneyCtx = func() *apd.Context {
 // ParseUSD parses a decimal amount of dollars ("1.25", "0.0005", "1e-3").
 // Negative, non-finite and too large amounts are rejected.
 func ParseUSD(s string) (USD, error) {
+	return parseUSD(s, false)
+}
+
+// parseUSD parses an amount; signed allows negative amounts (the deltas
+// recorded in events), whose magnitude is bounded like positive ones.
+func parseUSD(s string, signed bool) (USD, error) {
 	d, _, err := apd.NewFromString(s)
 	if err != nil {
 		return 0, fmt.Errorf("parsing amount %q: not a decimal number", s)
@@ -38,7 +44,7 @@ func ParseUSD(s string) (USD, error) {
 	if d.Form != apd.Finite {
 		return 0, fmt.Errorf("parsing amount %q: not finite", s)
 	}
-	if d.Negative && !d.IsZero() {
+	if d.Negative && !d.IsZero() && !signed {
 		return 0, fmt.Errorf("parsing amount %q: negative", s)
 	}
 	var micros apd.Decimal
@@ -50,7 +56,7 @@ func ParseUSD(s string) (USD, error) {
 		return 0, fmt.Errorf("parsing amount %q: %w", s, err)
 	}
 	v, err := rounded.Int64()
-	if err != nil || v > int64(maxUSD) {
+	if err != nil || v > int64(maxUSD) || v < -int64(maxUSD) {
 		return 0, fmt.Errorf("parsing amount %q: larger than %s", s, maxUSD)
 	}
 	return USD(v), nil
@@ -87,6 +93,9 @@ func (u USD) String() string {
 func (u USD) MarshalJSON() ([]byte, error) { return []byte(u.String()), nil }
 
 // UnmarshalJSON accepts a JSON number (or a string holding one) of dollars.
+// Negative amounts decode (events record signed corrections such as
+// ExecutionLogged.CostDelta); Decide rejects negative amounts in commands
+// with REQ-001 naming the field.
 func (u *USD) UnmarshalJSON(b []byte) error {
 	s := string(b)
 	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
@@ -96,7 +105,7 @@ func (u *USD) UnmarshalJSON(b []byte) error {
 		*u = 0
 		return nil
 	}
-	v, err := ParseUSD(s)
+	v, err := parseUSD(s, true)
 	if err != nil {
 		return err
 	}
