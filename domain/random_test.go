@@ -138,12 +138,12 @@ var modelRisk = map[string]Risk{
 
 type proposalGen struct {
 	typ, query, state, params, tool string
-	hasCtx                           bool
-	conv                             string
-	step                             string
-	cost                             USD
-	tokens                           int64
-	wrongToken                       bool
+	hasCtx                          bool
+	conv                            string
+	step                            string
+	cost                            USD
+	tokens                          int64
+	wrongToken                      bool
 }
 
 func runRandom(t *testing.T, seed uint64, n int) {
@@ -641,4 +641,3 @@ func checkLogReplay(t *testing.T, g *gate, fail func(string, ...any)) {
 	}
 	t.Logf("%d events, state %d bytes, outcomes %v", len(g.events), len(live), tally)
 }
-
