@@ -11,4 +11,12 @@
 // Caller obligations: Append a batch and wait for it to return nil before
 // acting on the records (a nil return means durable: fsync'd); only then
 // apply and reply.
+//
+// VerifyChain walks any Log and reports the first position where the chain
+// breaks (a *ChainError); audit and recovery use it.
+//
+// The packages below:
+//   - streams/pebblelog: the embedded log, one Pebble database per partition.
+//   - streams/logtest: the acceptance suite every Log implementation runs.
+//   - streams/cehttp: the CloudEvents codec for HTTP (POST /events).
 package streams
