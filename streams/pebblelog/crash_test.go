@@ -14,6 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
+
 	"github.com/agentgate/agentgate/streams"
 	"github.com/agentgate/agentgate/streams/logtest"
 )
@@ -28,10 +31,18 @@ const crashPayloadBytes = 400
 // position, by Fibonacci hashing.
 func crashBatchSize(seq uint64) int { return int((seq*0x9E3779B97F4A7C15)>>58) + 1 }
 
-// TestMain runs the crash child instead of the tests when asked to.
+// fsyncFailDirEnv, when set, turns the test binary into the fsync-failure
+// child: it appends to the log in that directory, then makes the WAL's
+// fsync fail and appends once more.
+const fsyncFailDirEnv = "AGENTGATE_PEBBLELOG_FSYNCFAIL_DIR"
+
+// TestMain runs a child instead of the tests when asked to.
 func TestMain(m *testing.M) {
 	if dir := os.Getenv(crashDirEnv); dir != "" {
 		os.Exit(runCrashChild(dir))
+	}
+	if dir := os.Getenv(fsyncFailDirEnv); dir != "" {
+		os.Exit(runFsyncFailChild(dir))
 	}
 	os.Exit(m.Run())
 }
@@ -175,4 +186,90 @@ func crashRound(t *testing.T, dir string, killAfter int, delay time.Duration) (a
 		t.Fatalf("child was not killed by a signal: %v\n%s", err, stderr.String())
 	}
 	return acks, tries
+}
+
+// runFsyncFailChild appends seq 1..3, printing "ack N" after each, then
+// injects an fsync error on the WAL and appends seq 4 after printing
+// "try 4". Append must not return: if it does, the child prints
+// "returned" and its error.
+func runFsyncFailChild(dir string) int {
+	var toggle errorfs.Toggle
+	toggle.Injector = errorfs.ErrInjected
+	inj := errorfs.InjectorFunc(func(op errorfs.Op) error {
+		sync := op.Kind == errorfs.OpFileSync || op.Kind == errorfs.OpFileSyncData || op.Kind == errorfs.OpFileSyncTo
+		if sync && strings.HasSuffix(op.Path, ".log") {
+			return toggle.MaybeError(op)
+		}
+		return nil
+	})
+	l, err := Open(dir, Options{fs: errorfs.Wrap(vfs.Default, inj)})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "fsync child: %v\n", err)
+		return 2
+	}
+	for seq := uint64(1); seq <= 4; seq++ {
+		if seq == 4 {
+			toggle.On()
+			fmt.Fprintf(os.Stdout, "try %d\n", seq)
+		}
+		err := l.Append(context.Background(), logtest.Records(l.Head(), logtest.Payload(seq, crashPayloadBytes)))
+		if seq == 4 {
+			fmt.Fprintf(os.Stdout, "returned %v\n", err)
+			return 0
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "fsync child: %v\n", err)
+			return 2
+		}
+		fmt.Fprintf(os.Stdout, "ack %d\n", seq)
+	}
+	return 0
+}
+
+// DESIGN.md §2.2 (the log is the commit point): when the WAL fsync fails,
+// Append never reports success — the process dies (Pebble's fatal commit
+// error) — and after the restart every acknowledged record is there and
+// the chain verifies.
+func TestFailedFsyncIsFatalAndRecoverable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns a child process")
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), fsyncFailDirEnv+"="+dir)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if err == nil {
+		t.Fatalf("child exited cleanly; stdout:\n%s", stdout.String())
+	}
+	if want := "ack 1\nack 2\nack 3\ntry 4\n"; stdout.String() != want {
+		t.Fatalf("child printed %q, want %q (Append must not return after a failed fsync)", stdout.String(), want)
+	}
+	if !strings.Contains(stderr.String(), "fatal commit error") {
+		t.Fatalf("child did not die of the fatal commit error: %v\n%s", err, stderr.String())
+	}
+
+	l := openAt(t, dir)
+	head := l.Head().Seq
+	if head != 3 && head != 4 {
+		t.Fatalf("recovered head %d, want 3 (or 4 if the batch reached the disk)", head)
+	}
+	var n uint64
+	err = l.Read(context.Background(), 1, func(r streams.Record) error {
+		n++
+		if r.Seq != n || !bytes.Equal(r.Payload, logtest.Payload(n, crashPayloadBytes)) {
+			return fmt.Errorf("seq %d at position %d or its payload is wrong", r.Seq, n)
+		}
+		return nil
+	})
+	if err != nil || n != head {
+		t.Fatalf("read %d records (head %d): %v", n, head, err)
+	}
+	if err := streams.VerifyChain(context.Background(), l, 1); err != nil {
+		t.Fatalf("verifying: %v", err)
+	}
+	if err := l.Append(context.Background(), logtest.Records(l.Head(), logtest.Payload(head+1, crashPayloadBytes))); err != nil {
+		t.Fatalf("appending after the restart: %v", err)
+	}
 }

@@ -16,9 +16,16 @@
 // Durability. Append checks that the batch extends the chain, writes every
 // record in one pebble.Batch and commits it with pebble.Sync: the WAL is
 // fsync'd before Append returns nil, and a crash leaves either the whole
-// batch or none of it. A failed commit marks the log failed: every later
-// Append returns the error and the log must be reopened, because the
-// outcome of the failed write is unknown.
+// batch or none of it.
+//
+// A failed WAL write or fsync is fatal, never an error return: Pebble
+// declares its commit pipeline unusable and calls Logger.Fatalf, which this
+// package logs at Error and turns into a panic (as Pebble's WAL writer
+// itself panics on a failed write). After a failed fsync the page cache
+// can no longer be trusted to match the disk, so the only safe course is
+// the one a crash takes: the process dies, and Open recovers every
+// acknowledged record from the WAL on restart. Append never returns nil
+// for a batch that is not durable.
 //
 // Recovery. Open reads the last record, checks its payload against its
 // stored hash and its Prev against the record before it, and takes it as

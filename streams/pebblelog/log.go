@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/agentgate/agentgate/streams"
 )
@@ -56,8 +57,8 @@ type Options struct {
 	// background every so many bytes, smoothing the fsync of a large batch
 	// into smaller writes. It does not weaken durability: every Append
 	// still fsyncs before it returns. Zero keeps Pebble's default (no
-	// background WAL sync), which measured fastest for batches up to 512
-	// records of 400 bytes.
+	// background WAL sync): 512 KiB measured no faster for batches of 64
+	// and 512 records of 400 bytes, since every commit syncs anyway.
 	WALBytesPerSync int
 	// MaxRecordBytes limits the size of one payload
 	// (DefaultMaxRecordBytes); a larger one gets streams.ErrTooLarge.
@@ -68,6 +69,9 @@ type Options struct {
 	// MaxBatchBytes limits the payload bytes of one Append
 	// (DefaultMaxBatchBytes); a larger batch gets streams.ErrTooLarge.
 	MaxBatchBytes int
+
+	// fs replaces the file system in this package's fault-injection tests.
+	fs vfs.FS
 }
 
 func (o Options) withDefaults() Options {
@@ -114,9 +118,7 @@ type Log struct {
 	// writing is a one-slot semaphore held by the running Append; a
 	// channel rather than a mutex so a waiting Append honours its context.
 	writing chan struct{}
-	// failed is set when a commit returned an error; guarded by writing.
-	failed error
-	head   atomic.Pointer[headState]
+	head    atomic.Pointer[headState]
 
 	mu     sync.Mutex
 	idle   sync.Cond // signalled when ops drops to 0
@@ -147,6 +149,7 @@ func Open(dir string, opts Options) (*Log, error) {
 		FormatMajorVersion: pebble.FormatValueSeparation,
 		Logger:             pebbleLogger{opts.Logger},
 		EventListener:      eventListener(opts.Logger),
+		FS:                 opts.fs,
 	}
 	db, err := pebble.Open(dir, popts)
 	if err != nil {
@@ -289,9 +292,6 @@ func (l *Log) Append(ctx context.Context, batch []streams.Record) error {
 		return fmt.Errorf("waiting to append: %w", ctx.Err())
 	}
 	defer func() { <-l.writing }()
-	if l.failed != nil {
-		return fmt.Errorf("appending batch: log failed earlier, reopen it: %w", l.failed)
-	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("appending batch: %w", err)
 	}
@@ -334,10 +334,9 @@ func (l *Log) Append(ctx context.Context, batch []streams.Record) error {
 			return fmt.Errorf("building batch: %w", err)
 		}
 	}
+	// Pebble returns an error only for a batch it refused before writing
+	// it; a failure to write or fsync the WAL does not return (doc.go).
 	if err := b.Commit(pebble.Sync); err != nil {
-		l.failed = err
-		l.logger.Error("event log append failed; the log refuses writes until reopened",
-			"first_seq", batch[0].Seq, "records", len(batch), "err", err)
 		return fmt.Errorf("committing batch: %w", err)
 	}
 	last := batch[len(batch)-1]
