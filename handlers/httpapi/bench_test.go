@@ -1,0 +1,73 @@
+package httpapi
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+// benchParallelism is the number of requests in flight per GOMAXPROCS: the
+// worker batches what is waiting (one fsync per batch), so throughput
+// needs many in flight.
+const benchParallelism = 256
+
+// BenchmarkHTTPVerify measures verify_action requests over real keep-alive
+// HTTP connections against the real worker (Pebble log with fsync,
+// projections) with GOMAXPROCS×benchParallelism requests in flight. Every
+// request is a new, APPROVED decision: each goroutine has its own agent and
+// walks its own conversations step by step (an agent acts sequentially, so
+// requests in flight are spread over agents, as in a deployment).
+func BenchmarkHTTPVerify(b *testing.B) {
+	g := newTestGate(b, gateOptions{})
+	key := g.issueKey("org_bench")
+	workers := runtime.GOMAXPROCS(0) * benchParallelism
+	agents := make([]agent, workers)
+	var wg sync.WaitGroup
+	for i := range agents {
+		wg.Go(func() { agents[i] = g.register(key, "org_bench", 2, nil) })
+	}
+	wg.Wait()
+	tr := &http.Transport{MaxIdleConns: workers * 2, MaxIdleConnsPerHost: workers * 2, DisableCompression: true}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr}
+	var next atomic.Int64
+	var failed atomic.Int64
+	b.SetParallelism(benchParallelism)
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		i := int(next.Add(1)-1) % len(agents)
+		ag := agents[i]
+		url := g.srv.URL + "/agents/" + ag.id + "/verify"
+		auth := "Bearer " + ag.token
+		var body []byte
+		for n := 0; pb.Next(); n++ {
+			body = fmt.Appendf(body[:0], `{"action":{"type":"calculate","query":"%d+1"},"context":{"conversation_id":"c%d-%d","step_number":%d}}`,
+				n, i, n/50, n%50+1)
+			req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			req.Header.Set("Authorization", auth)
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := client.Do(req)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK && failed.Add(1) == 1 {
+				b.Errorf("status %d for %s", resp.StatusCode, body)
+			}
+		}
+	})
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+}
