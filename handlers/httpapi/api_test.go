@@ -161,3 +161,34 @@ func TestSeed000_7_2_ActivityQuery(t *testing.T) {
 		g.expectRejected(before, domain.CodeInvalidRequest, "")
 	}
 }
+
+// TestReadRejections pins the refusals of the read endpoints: no
+// credentials QWED-AUTH-001, an unknown key QWED-AUTH-002, an unknown agent
+// QWED-AGENT-001; each is recorded once.
+func TestReadRejections(t *testing.T) {
+	g := newTestGate(t, gateOptions{})
+	key := g.issueKey("org_a")
+	a := g.register(key, "org_a", 2, nil)
+	cases := []struct {
+		path   string
+		h      hdr
+		status int
+		code   domain.Code
+	}{
+		{"/agents/" + a.id, nil, 401, domain.CodeMissingAPIKey},
+		{"/agents/" + a.id + "/budget", apiKey("qwed_key_wrong"), 401, domain.CodeInvalidAPIKey},
+		{"/agents/agent_unknown/activity", apiKey(key), 404, domain.CodeAgentNotRegistered},
+		{"/approvals", nil, 401, domain.CodeMissingAPIKey},
+		{"/approvals", bearerH(a.token), 401, domain.CodeMissingAPIKey},
+		{"/approvals/x", apiKey("qwed_key_wrong"), 401, domain.CodeInvalidAPIKey},
+	}
+	for _, c := range cases {
+		before := g.head()
+		r := g.do("GET", c.path, c.h, nil)
+		if r.status != c.status || errorOf(t, r.body).Code != c.code {
+			t.Errorf("GET %s: %d %s, want %d %s", c.path, r.status, r.body, c.status, c.code)
+			continue
+		}
+		g.expectRejected(before, c.code, "")
+	}
+}
