@@ -149,11 +149,10 @@ func (d *decider) requestTrust() *Event {
 	if c.DeniedActions < got.DeniedActions {
 		reasons = append(reasons, "denied_actions claimed "+strconv.FormatInt(c.DeniedActions, 10)+", computed "+strconv.FormatInt(got.DeniedActions, 10))
 	}
-	exact := big.NewRat(0, 1)
-	if a.TotalActions > 0 {
-		exact.SetFrac64(a.DeniedActions, a.TotalActions)
-	}
-	if claimedRate != nil && claimedRate.Cmp(exact) < 0 {
+	// The claim is compared with the rate as the gate reports it (six
+	// decimals), so an agent quoting the gate's own figure is not refused.
+	reported, _ := new(big.Rat).SetString(string(got.DenialRate))
+	if claimedRate != nil && claimedRate.Cmp(reported) < 0 {
 		reasons = append(reasons, "denial_rate claimed "+string(c.DenialRate)+", computed "+string(got.DenialRate))
 	}
 	if a.DeniedActions*100 > maxDenialRatePercent*a.TotalActions {
