@@ -35,9 +35,10 @@ const (
 	DefaultMaxRecordBytes = 4 << 20
 	// DefaultMaxBatchRecords limits the records of one Append.
 	DefaultMaxBatchRecords = 8192
-	// DefaultMaxBatchBytes limits the payload bytes of one Append; it is
-	// kept below half the memtable so a batch is applied to the memtable
-	// instead of becoming a flushable batch of its own.
+	// DefaultMaxBatchBytes limits the payload bytes of one Append: half
+	// the default memtable, so that once memtables have grown a batch goes
+	// into the memtable rather than becoming a flushable batch of its own
+	// (correct either way; the latter costs an extra flush).
 	DefaultMaxBatchBytes = 16 << 20
 )
 
