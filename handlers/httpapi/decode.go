@@ -20,6 +20,15 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64, buf *bytes.Bu
 		return reject(domain.CodeTooLong, map[string]any{"max_body_bytes": limit, "content_length": r.ContentLength},
 			"request body of %d bytes exceeds the limit of %d bytes", r.ContentLength, limit)
 	}
+	// MaxBytesReader tells the connection's own writer to close the
+	// connection after an oversized body, so it gets the unwrapped one.
+	for {
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			break
+		}
+		w = u.Unwrap()
+	}
 	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
 	if err == nil {
 		return nil
