@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"strconv"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/agentgate/agentgate/domain/jcs"
 )
@@ -266,15 +265,4 @@ func appendString(dst []byte, s string) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
-}
-
-// validUTF8 reports whether every string of a command that is hashed is
-// valid UTF-8 (jcs rejects the rest; this names the field instead).
-func validUTF8(fields ...string) bool {
-	for _, f := range fields {
-		if !utf8.ValidString(f) {
-			return false
-		}
-	}
-	return true
 }
