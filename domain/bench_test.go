@@ -7,9 +7,14 @@ import (
 )
 
 // BenchmarkDecideVerifyAction measures one approved verify_action on a warm
-// state: a registered trusted agent with a hundred conversations, a
-// calculate action at a fresh step each iteration (so the decision is
-// always APPROVED), no attestation. Decide only: the state is not changed.
+// state: a registered trusted agent with budgets on every daily and hourly
+// dimension and a hundred conversations, a calculate action at a fresh step
+// each iteration (so the decision is always APPROVED), no attestation.
+// Decide only: the state is not changed.
+//
+//	seed001: the seed 001 example body ({"type":"calculate","query":"2+2"},
+//	         conversation_id and step_number only)
+//	full:    the same with user_intent, estimated tokens and parameters
 func BenchmarkDecideVerifyAction(b *testing.B) {
 	g := newGate(b)
 	g.signer = nil
@@ -25,21 +30,30 @@ func BenchmarkDecideVerifyAction(b *testing.B) {
 	for i := range steps {
 		steps[i] = json.Number(strconv.Itoa(i + 2))
 	}
-	cmd := verifyCmd(id, "bench", "conv_7", "2", "calculate", "2+2")
-	cmd.Request = RequestID{Source: "bench", ID: "r"}
-	cmd.Verify.Action.EstimatedTokens = 150
-	cmd.Verify.Context.UserIntent = "add two numbers"
-	env := Env{Now: g.now, Seq: 1000, Partition: 1}
-	if ev := Decide(g.s, env, cmd); decision(ev) != Approved {
-		b.Fatalf("decision %s %v", decision(ev), ev.Error)
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		cmd.Verify.Context.StepNumber = steps[i%len(steps)]
-		ev := Decide(g.s, env, cmd)
-		if ev.Decided.Decision != Approved {
-			b.Fatal(ev.Decided.Decision)
+	run := func(b *testing.B, cmd *Command) {
+		cmd.Request = RequestID{Source: "bench", ID: "r"}
+		env := Env{Now: g.now, Seq: 1000, Partition: 1}
+		if ev := Decide(g.s, env, cmd); decision(ev) != Approved {
+			b.Fatalf("decision %s %v", decision(ev), ev.Error)
+		}
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			cmd.Verify.Context.StepNumber = steps[i%len(steps)]
+			ev := Decide(g.s, env, cmd)
+			if ev.Decided.Decision != Approved {
+				b.Fatal(ev.Decided.Decision)
+			}
 		}
 	}
+	b.Run("seed001", func(b *testing.B) {
+		run(b, verifyCmd(id, "bench", "conv_1", "2", "calculate", "2+2"))
+	})
+	b.Run("full", func(b *testing.B) {
+		cmd := verifyCmd(id, "bench", "conv_7", "2", "calculate", "2+2")
+		cmd.Verify.Action.EstimatedTokens = 150
+		cmd.Verify.Action.Parameters = json.RawMessage(`{"precision":2,"mode":"exact"}`)
+		cmd.Verify.Context.UserIntent = "add two numbers"
+		run(b, cmd)
+	})
 }
