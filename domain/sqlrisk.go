@@ -27,6 +27,7 @@ import (
 
 // SQLRisk is the classification of one SQL text.
 type SQLRisk struct {
+	// Risk is the classification: low, high or critical.
 	Risk Risk `json:"risk_level"`
 	// Statement is the leading keyword of the statement ("SELECT", …), ""
 	// when there is none.
