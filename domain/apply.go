@@ -210,8 +210,8 @@ func commitStep(a *Agent, dec *ActionDecided, t time.Time) {
 	}
 	c := a.Conversations[dec.ConversationID]
 	if c == nil {
-		if len(a.Conversations) >= MaxConversations {
-			evictConversation(a)
+		if dec.ConversationEvicted != "" {
+			delete(a.Conversations, dec.ConversationEvicted)
 		}
 		c = &Conversation{}
 		a.Conversations[dec.ConversationID] = c
@@ -231,9 +231,10 @@ func commitStep(a *Agent, dec *ActionDecided, t time.Time) {
 	c.UpdatedAt = t
 }
 
-// evictConversation forgets the least recently updated conversation (ties:
-// the smallest ID), so the choice does not depend on map order.
-func evictConversation(a *Agent) {
+// leastRecentConversation returns the conversation a new one displaces
+// when the agent is at MaxConversations: the least recently updated, ties
+// broken by the smallest ID, so the choice does not depend on map order.
+func leastRecentConversation(a *Agent) string {
 	var victim string
 	var at time.Time
 	first := true
@@ -242,7 +243,7 @@ func evictConversation(a *Agent) {
 			victim, at, first = id, c.UpdatedAt, false
 		}
 	}
-	delete(a.Conversations, victim)
+	return victim
 }
 
 func applyExecuted(s *State, agentID string, ex *ExecutionLogged, t time.Time) {

@@ -130,6 +130,10 @@ type ActionDecided struct {
 	// fold clears that rule's window (even when trust is already 0).
 	ResetRecent        bool `json:"reset_recent,omitempty"`
 	ResetBudgetDenials bool `json:"reset_budget_denials,omitempty"`
+	// ConversationEvicted names the conversation this decision's new
+	// conversation displaces when the agent already holds MaxConversations
+	// (the least recently updated): the fold and the projections forget it.
+	ConversationEvicted string `json:"conversation_evicted,omitempty"`
 	// Budget is the budget left after the decision (seed 000 §4.2).
 	Budget BudgetRemaining `json:"budget_remaining"`
 }

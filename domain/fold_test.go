@@ -299,24 +299,33 @@ func TestDesign2_7_Bounds(t *testing.T) {
 		}
 	})
 	t.Run("conversations", func(t *testing.T) {
-		s := NewState()
-		Apply(s, &Event{Type: EvAgentRegistered, Time: t0, Registered: &AgentRegistered{AgentID: "a"}})
-		a := s.Agents["a"]
+		g := newGate(t)
+		id := g.register("a", "trusted", nil, Limits{}, Permissions{})
+		a := g.s.Agents[id]
+		// Test-only shortcut: fill the agent with MaxConversations
+		// conversations directly rather than through 10,000 decisions.
 		for i := 0; i < MaxConversations; i++ {
-			a.Conversations["c"+strconv.Itoa(i)] = &Conversation{LastStep: 1, UpdatedAt: t0.Add(time.Duration(i%7) * time.Second)}
+			a.Conversations["c"+strconv.Itoa(i)] = &Conversation{LastStep: 1, UpdatedAt: t0.Add(time.Duration(1+i%7) * time.Second)}
 		}
-		commit := func(conv string) {
-			Apply(s, &Event{Type: EvActionDecided, Time: t0.Add(time.Hour), AgentID: "a", Decided: &ActionDecided{
-				ActionID: "act_" + conv, Decision: Approved, ConversationID: conv, Step: 1, StepConsumed: true}})
+		a.Conversations["c5"].UpdatedAt = t0 // the least recent
+		g.now = t0.Add(time.Hour)
+		ev := g.exec(verifyCmd(id, "a", "c6", "2", "calculate", "1"))
+		if ev.Decided.ConversationEvicted != "" || len(a.Conversations) != MaxConversations {
+			t.Fatalf("existing conversation at the limit: evicted %q, %d", ev.Decided.ConversationEvicted, len(a.Conversations))
 		}
-		commit("c5") // existing: no eviction
-		if len(a.Conversations) != MaxConversations {
-			t.Fatalf("at the limit: %d", len(a.Conversations))
+		ev = g.exec(verifyCmd(id, "a", "new", "1", "calculate", "1"))
+		if ev.Decided.ConversationEvicted != "c5" || len(a.Conversations) != MaxConversations || a.Conversations["c5"] != nil || a.Conversations["new"] == nil {
+			t.Fatalf("over the limit: evicted %q, %d", ev.Decided.ConversationEvicted, len(a.Conversations))
 		}
-		commit("new")
-		// The oldest (UpdatedAt t0, i%7 == 0) with the smallest ID goes: "c0".
-		if len(a.Conversations) != MaxConversations || a.Conversations["c0"] != nil || a.Conversations["new"] == nil {
-			t.Fatalf("over the limit: %d", len(a.Conversations))
+		// Ties go to the smallest ID (c0 and c7 share the oldest time now).
+		ev = g.exec(verifyCmd(id, "a", "new2", "1", "calculate", "2"))
+		if ev.Decided.ConversationEvicted != "c0" {
+			t.Fatalf("tie: evicted %q", ev.Decided.ConversationEvicted)
+		}
+		// A denied decision evicts nothing.
+		ev = g.exec(verifyCmd(id, "a", "new3", "1", "teleport", "2"))
+		if ev.Decided.ConversationEvicted != "" || a.Conversations["c14"] == nil {
+			t.Fatal("a denial evicted a conversation")
 		}
 	})
 	t.Run("logged actions and windows", func(t *testing.T) {

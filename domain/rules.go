@@ -9,8 +9,10 @@ import (
 // Named limits of the rules (DESIGN.md §2.7), in addition to those in
 // state.go.
 const (
-	// MaxConversations bounds the conversations kept per agent; when a new
-	// one would exceed it, the least recently updated is forgotten.
+	// MaxConversations bounds the conversations kept per agent; a decision
+	// that opens one more names the least recently updated in
+	// ActionDecided.ConversationEvicted and the fold forgets it (its replay
+	// protection goes with it).
 	MaxConversations = 10_000
 	// MaxLoggedActions bounds the remembered executed action IDs per agent
 	// (to answer a second LogExecution with REQ-409 rather than REQ-404).

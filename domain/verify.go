@@ -508,6 +508,9 @@ func (d *decider) decideProposal(a *Agent, p *proposal, cl *classification) *Eve
 	ver.Status = StatusVerified
 	dec.Decision = decision
 	dec.StepConsumed = p.ctx != nil
+	if p.ctx != nil && conv == nil && len(a.Conversations) >= MaxConversations {
+		dec.ConversationEvicted = leastRecentConversation(a)
+	}
 	dec.ReservedCost, dec.ReservedTokens, dec.HighRisk = p.cost, p.tokens, req.highRisk
 	dec.Budget = remaining(a, d.now, req, true, &d.block.budget)
 	if decision == Pending {
