@@ -52,6 +52,16 @@ func TestSeed000_9_1_ContextRequirements(t *testing.T) {
 			t.Errorf("%s: %s %v, want rejected %s on %s", c.name, ev.Type, ev.Error, c.code, c.field)
 		}
 	}
+	neg := verifyCmd(id, "a", "c", "1", "calculate", "1")
+	neg.Verify.Action.EstimatedCost = -1
+	if ev := g.exec(neg); code(ev) != CodeInvalidRequest || ev.Error.Details["field"] != "action.estimated_cost_usd" {
+		t.Errorf("negative cost: %v", ev.Error)
+	}
+	negTool := toolCmd(id, "a", "search_web")
+	negTool.Tool.ToolCall.EstimatedTokens = -1
+	if ev := g.exec(negTool); code(ev) != CodeInvalidRequest || ev.Error.Details["field"] != "tool_call.estimated_tokens" {
+		t.Errorf("negative tokens: %v", ev.Error)
+	}
 	for _, ok := range []string{"1", "50", "9007199254740992"} {
 		if _, valid := parseStep(json.Number(ok)); !valid {
 			t.Errorf("step %s refused", ok)

@@ -159,8 +159,9 @@ func (c *classification) pass(name string) {
 	}
 }
 
-// validateCommon checks the options and estimates shared by both kinds.
-func validateCommon(p *proposal, cost USD, tokens int64) *Error {
+// validateCommon checks the options and estimates shared by both kinds;
+// object is "action" or "tool_call", for the field names.
+func validateCommon(p *proposal, object string, cost USD, tokens int64) *Error {
 	if p.opts.RiskThreshold != "" {
 		r, err := ParseRisk(p.opts.RiskThreshold)
 		if err != nil {
@@ -169,10 +170,10 @@ func validateCommon(p *proposal, cost USD, tokens int64) *Error {
 		p.threshold = r
 	}
 	if cost < 0 || cost > maxUSD {
-		return fieldError(CodeInvalidRequest, "estimated_cost_usd", "must be between 0 and %s", maxUSD)
+		return fieldError(CodeInvalidRequest, object+".estimated_cost_usd", "must be between 0 and %s", maxUSD)
 	}
 	if tokens < 0 {
-		return fieldError(CodeInvalidRequest, "estimated_tokens", "must not be negative")
+		return fieldError(CodeInvalidRequest, object+".estimated_tokens", "must not be negative")
 	}
 	p.cost, p.tokens = cost, tokens
 	return nil
@@ -194,7 +195,7 @@ func (d *decider) verifyAction() *Event {
 	if p.step, err = validateContext(&v.Context, &d.s.Config, &v.Action.Type); err != nil {
 		return d.reject(err)
 	}
-	if err := validateCommon(&p, v.Action.EstimatedCost, v.Action.EstimatedTokens); err != nil {
+	if err := validateCommon(&p, "action", v.Action.EstimatedCost, v.Action.EstimatedTokens); err != nil {
 		return d.reject(err)
 	}
 	sc := getScratch()
@@ -233,7 +234,7 @@ func (d *decider) verifyTool() *Event {
 		}
 		stateHash = v.Context.PreActionStateHash
 	}
-	if err := validateCommon(&p, v.ToolCall.EstimatedCost, v.ToolCall.EstimatedTokens); err != nil {
+	if err := validateCommon(&p, "tool_call", v.ToolCall.EstimatedCost, v.ToolCall.EstimatedTokens); err != nil {
 		return d.reject(err)
 	}
 	sc := getScratch()
