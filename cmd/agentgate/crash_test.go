@@ -186,11 +186,13 @@ func TestCrashKill9(t *testing.T) {
 	srv = startServer(t, bin, data, addr)
 	seen := map[string]bool{}
 	steps := map[string]map[float64]int{}
+	from := time.Now().UTC().Add(-24 * time.Hour).Format("2006-01-02")
+	to := time.Now().UTC().Add(48 * time.Hour).Format("2006-01-02")
 	for after := 0.0; ; {
 		status, page, err := call(ctx, client, "GET",
-			fmt.Sprintf("%s/agents/%s/activity?from=2000-01-01&to=2100-01-01&limit=1000&after_seq=%d", base, agent, int64(after)), admin, nil)
+			fmt.Sprintf("%s/agents/%s/activity?from=%s&to=%s&limit=1000&after_seq=%d", base, agent, from, to, int64(after)), admin, nil)
 		if err != nil || status != 200 {
-			t.Fatalf("activity: %d %v", status, err)
+			t.Fatalf("activity: %d %v %v", status, page, err)
 		}
 		for _, a := range page["activities"].([]any) {
 			m := a.(map[string]any)
