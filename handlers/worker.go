@@ -56,7 +56,6 @@ type Worker struct {
 	pub   atomic.Pointer[streams.Head]
 	reqs  chan *request
 	done  chan struct{}
-	err   error
 }
 
 type request struct {
