@@ -1,0 +1,96 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/projections"
+	"github.com/agentgate/agentgate/streams"
+	"github.com/agentgate/agentgate/streams/pebblelog"
+)
+
+// TestReplayVerifyDetectsRewrittenDecision rewrites one recorded decision
+// (re-chaining the log so the chain itself is intact) and checks that
+// re-deciding reports it: a log an operator edited does not pass.
+func TestReplayVerifyDetectsRewrittenDecision(t *testing.T) {
+	dir := t.TempDir()
+	clock := &testClock{now: time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)}
+	g := startGate(t, dir, clock.Now)
+	reg := registerCmd("r1", 1)
+	agent := g.submit(t, reg).Registered.AgentID
+	// A medium-risk action at trust 1 is PENDING; we will rewrite it to APPROVED.
+	cmd := verifyCmd(agent, "v1", "c1", 1, "x")
+	cmd.Verify.Action.Type = "api_call"
+	target := g.submit(t, cmd)
+	if target.Decided.Decision != domain.Pending {
+		t.Fatalf("decision %s, want PENDING", target.Decided.Decision)
+	}
+	for i := 2; i <= 5; i++ {
+		g.submit(t, verifyCmd(agent, fmt.Sprint("v", i), "c1", i, fmt.Sprint(i)))
+	}
+	ctx := context.Background()
+	rep, err := Replay(ctx, g.Log, g.Store, true, g.Keyring.SignerFor(g.NodeID))
+	if err != nil || !rep.OK() {
+		t.Fatalf("untampered replay: %+v %v", rep, err)
+	}
+
+	forged, err := pebblelog.Open(filepath.Join(t.TempDir(), "log"), pebblelog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer forged.Close()
+	var batch []streams.Record
+	prev := ""
+	err = g.Log.Read(ctx, 1, func(r streams.Record) error {
+		ev, err := DecodeEvent(r.Payload)
+		if err != nil {
+			return err
+		}
+		if ev.Seq == target.Seq {
+			ev.Decided.Decision = domain.Approved
+		}
+		ev.Prev = prev
+		p, err := json.Marshal(ev)
+		if err != nil {
+			return err
+		}
+		rec := streams.Record{Seq: ev.Seq, Prev: prev, Payload: p}
+		prev = rec.Hash()
+		batch = append(batch, rec)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.stop(t)
+	if err := forged.Append(ctx, batch); err != nil {
+		t.Fatal(err)
+	}
+	if err := streams.VerifyChain(ctx, forged, 1); err != nil {
+		t.Fatalf("the forged log should chain correctly: %v", err)
+	}
+	store, err := projections.Open(filepath.Join(t.TempDir(), "state"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	if _, err := ApplyLog(ctx, forged, store, domain.NewState(), projections.Checkpoint{}); err != nil {
+		t.Fatal(err)
+	}
+	rep, err = Replay(ctx, forged, store, true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.OK() || len(rep.Mismatches) == 0 {
+		t.Fatalf("re-deciding did not notice the rewritten decision: %+v", rep)
+	}
+	if !strings.Contains(rep.Mismatches[0], fmt.Sprintf("seq %d", target.Seq)) || !strings.Contains(rep.Mismatches[0], "decision APPROVED, re-decided PENDING") {
+		t.Fatalf("first mismatch %q, want the rewritten decision at seq %d", rep.Mismatches[0], target.Seq)
+	}
+}
