@@ -64,6 +64,11 @@ func (w *batchWriter) event(st *domain.State, ev *domain.Event) error {
 		if d.ConversationID != "" && d.StepConsumed {
 			w.convs = append(w.convs, [2]string{ev.AgentID, d.ConversationID})
 		}
+		if d.ConversationEvicted != "" {
+			// flush deletes it unless a later event of the batch brought
+			// it back.
+			w.convs = append(w.convs, [2]string{ev.AgentID, d.ConversationEvicted})
+		}
 		if d.Approval != nil {
 			w.approvals = append(w.approvals, d.Approval.ID)
 		}
@@ -251,12 +256,18 @@ func (w *batchWriter) flush(st *domain.State, head Checkpoint) error {
 			return err
 		}
 	}
+	// Conversations are written as they stand after the batch: one the
+	// batch evicted (and did not bring back) is deleted.
 	for _, c := range w.convs {
+		k := key(tConv, c[0], c[1])
 		a := st.Agents[c[0]]
 		if a == nil || a.Conversations[c[1]] == nil {
+			if err := w.b.Delete(k, nil); err != nil {
+				return fmt.Errorf("deleting conversation: %w", err)
+			}
 			continue
 		}
-		if err := w.setJSON(key(tConv, c[0], c[1]), a.Conversations[c[1]]); err != nil {
+		if err := w.setJSON(k, a.Conversations[c[1]]); err != nil {
 			return err
 		}
 	}

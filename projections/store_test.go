@@ -1,0 +1,429 @@
+package projections
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentgate/agentgate/domain"
+)
+
+// testGate decides commands against an in-memory state and projects every
+// event into a real Pebble store, the way the worker does.
+type testGate struct {
+	t       *testing.T
+	st      *domain.State
+	store   *Store
+	now     time.Time
+	seq     uint64
+	pending []*domain.Event
+	batch   int // events per Apply; 1 applies each event on its own
+}
+
+func newTestGate(t *testing.T, batch int) *testGate {
+	t.Helper()
+	s, err := Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatalf("opening store: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("closing store: %v", err)
+		}
+	})
+	return &testGate{t: t, st: domain.NewState(), store: s,
+		now: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC), batch: batch}
+}
+
+func hashHex(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:])
+}
+
+var testTokenHash = hashHex("qwed_agent_test")
+
+// do decides cmd, folds its event and projects it (at once, or when the
+// batch is full), returning the event.
+func (g *testGate) do(cmd *domain.Command) *domain.Event {
+	g.t.Helper()
+	ev := domain.Decide(g.st, domain.Env{Now: g.now, Seq: g.seq + 1}, cmd)
+	if ev == nil {
+		return nil
+	}
+	g.seq = ev.Seq
+	domain.Apply(g.st, ev)
+	g.pending = append(g.pending, ev)
+	if len(g.pending) >= g.batch {
+		g.flush()
+	}
+	return ev
+}
+
+func (g *testGate) flush() {
+	g.t.Helper()
+	if len(g.pending) == 0 {
+		return
+	}
+	if err := g.store.Apply(g.st, g.pending, Checkpoint{Seq: g.seq, Hash: fmt.Sprint("h", g.seq), Time: g.now}); err != nil {
+		g.t.Fatalf("applying: %v", err)
+	}
+	g.pending = g.pending[:0]
+}
+
+func (g *testGate) register(id string, trust int, budget domain.Limits) string {
+	g.t.Helper()
+	tl := domain.TrustLevel(trust)
+	ev := g.do(&domain.Command{
+		Type: domain.CmdRegisterAgent, Principal: domain.AdminPrincipal,
+		Request: domain.RequestID{Source: "test", ID: "reg-" + id},
+		Register: &domain.RegisterAgent{
+			Agent:      domain.AgentInfo{Name: "bot-" + id, Type: "autonomous", PrincipalID: "org_1"},
+			Budget:     budget,
+			TrustLevel: &tl,
+			TokenHash:  testTokenHash,
+		},
+	})
+	if ev.Registered == nil {
+		g.t.Fatalf("registration refused: %+v", ev.Error)
+	}
+	return ev.Registered.AgentID
+}
+
+func (g *testGate) verify(agent, req, conv string, step int, act domain.Action) *domain.Event {
+	g.t.Helper()
+	ev := g.do(&domain.Command{
+		Type: domain.CmdVerifyAction, AgentID: agent, TokenHash: testTokenHash,
+		Request: domain.RequestID{Source: "test", ID: req},
+		Verify: &domain.VerifyAction{Action: act,
+			Context: domain.ActionContext{ConversationID: conv, StepNumber: json.Number(fmt.Sprint(step))}},
+	})
+	if ev == nil || ev.Decided == nil {
+		g.t.Fatalf("verify %s: no decision: %+v", req, ev)
+	}
+	return ev
+}
+
+func calc(q string, cost domain.USD) domain.Action {
+	return domain.Action{Type: "calculate", Query: q, EstimatedCost: cost}
+}
+
+func stateJSON(t *testing.T, st *domain.State) []byte {
+	t.Helper()
+	b, err := json.Marshal(st)
+	if err != nil {
+		t.Fatalf("encoding state: %v", err)
+	}
+	return b
+}
+
+// assertLoadStateEqual pins the contract of LoadState: the state loaded
+// from the projections is the worker's in-memory state.
+func (g *testGate) assertLoadStateEqual() {
+	g.t.Helper()
+	g.flush()
+	got, err := g.store.LoadState()
+	if err != nil {
+		g.t.Fatalf("loading state: %v", err)
+	}
+	want, have := stateJSON(g.t, g.st), stateJSON(g.t, got)
+	if !bytes.Equal(want, have) {
+		g.t.Fatalf("LoadState differs from the in-memory state:\n got %.2000s\nwant %.2000s", have, want)
+	}
+}
+
+func TestApplyLoadStateRoundTrip(t *testing.T) {
+	for _, batch := range []int{1, 7} {
+		t.Run(fmt.Sprint("batch", batch), func(t *testing.T) {
+			g := newTestGate(t, batch)
+			a := g.register("a", 3, domain.Limits{})
+			sup := g.register("s", 1, domain.Limits{MaxDailyCost: 10 * domain.MicrosPerUSD})
+			for i := 1; i <= 20; i++ {
+				ev := g.verify(a, fmt.Sprint("v", i), fmt.Sprint("c", i%3), i/3+1, calc(fmt.Sprint(i, "+1"), 10_000))
+				if ev.Decided.Decision != domain.Approved {
+					t.Fatalf("decision %d: %s", i, ev.Decided.Decision)
+				}
+				if i%4 == 0 {
+					g.do(&domain.Command{Type: domain.CmdLogExecution, AgentID: a, TokenHash: testTokenHash,
+						Request:   domain.RequestID{Source: "test", ID: fmt.Sprint("x", i)},
+						Execution: &domain.LogExecution{ActionID: ev.Decided.ActionID, Success: true, CostUSD: 5000, Tokens: 3}})
+				}
+				g.now = g.now.Add(7 * time.Minute)
+			}
+			p := g.verify(sup, "p1", "c", 1, domain.Action{Type: "send_email", Target: "bob", EstimatedCost: 2 * domain.MicrosPerUSD})
+			if p.Decided.Decision != domain.Pending {
+				t.Fatalf("supervised send_email: %s", p.Decided.Decision)
+			}
+			g.verify(sup, "p2", "c", 2, domain.Action{Type: "api_call", Target: "crm", EstimatedCost: domain.MicrosPerUSD})
+			g.do(&domain.Command{Type: domain.CmdResolveApproval, Principal: "org_1",
+				Request: domain.RequestID{Source: "test", ID: "r1"},
+				Resolve: &domain.ResolveApproval{ApprovalID: p.Decided.ActionID, Approve: true}})
+			g.now = g.now.Add(48 * time.Hour)
+			g.do(&domain.Command{Type: domain.CmdTick, Tick: &domain.Tick{}})
+			g.assertLoadStateEqual()
+			if len(g.st.Agents[a].LoggedActions) == 0 {
+				t.Fatalf("no logged actions recorded: the round trip did not cover LoggedActions")
+			}
+			ck, err := g.store.Checkpoint()
+			if err != nil || ck.Seq != g.seq {
+				t.Fatalf("checkpoint %+v, %v; want seq %d", ck, err, g.seq)
+			}
+		})
+	}
+}
+
+// TestConversationEvictedIsDeleted pins ActionDecided.ConversationEvicted:
+// the projections drop the evicted conversation so that LoadState equals
+// the folded state.
+func TestConversationEvictedIsDeleted(t *testing.T) {
+	g := newTestGate(t, 500)
+	a := g.register("a", 3, domain.Limits{})
+	for i := 0; i < domain.MaxConversations; i++ {
+		g.verify(a, fmt.Sprint("v", i), fmt.Sprint("c", i), 1, calc("1+1", 0))
+		g.now = g.now.Add(time.Millisecond)
+	}
+	g.flush()
+	ev := g.verify(a, "over", "new", 1, calc("1+1", 0))
+	if ev.Decided.ConversationEvicted != "c0" {
+		t.Fatalf("evicted %q, want c0", ev.Decided.ConversationEvicted)
+	}
+	g.flush()
+	if _, err := g.store.Conversation(a, "c0"); err != ErrNotFound {
+		t.Fatalf("evicted conversation still projected: %v", err)
+	}
+	if _, err := g.store.Conversation(a, "new"); err != nil {
+		t.Fatalf("new conversation: %v", err)
+	}
+	// Evicted and brought back within one batch: the conversation stays.
+	g.batch = 10
+	g.verify(a, "over2", "new2", 1, calc("1+1", 0))
+	g.verify(a, "back", "c1", 2, calc("1+1", 0))
+	g.assertLoadStateEqual()
+}
+
+// allActivities pages through an agent's activities with limit, checking
+// the paging contract on the way.
+func allActivities(t *testing.T, s *Store, agent string, from, to time.Time, limit int) []Activity {
+	t.Helper()
+	var out []Activity
+	var after uint64
+	for pages := 0; ; pages++ {
+		if pages > 10_000 {
+			t.Fatalf("paging does not end")
+		}
+		p, err := s.Activity(agent, from, to, after, limit)
+		if err != nil {
+			t.Fatalf("reading activity: %v", err)
+		}
+		if len(p.Activities) > limit {
+			t.Fatalf("page of %d over limit %d", len(p.Activities), limit)
+		}
+		for _, a := range p.Activities {
+			if a.Seq <= after {
+				t.Fatalf("activity seq %d not after %d", a.Seq, after)
+			}
+			after = a.Seq
+		}
+		out = append(out, p.Activities...)
+		if p.NextAfterSeq == 0 {
+			return out
+		}
+		if p.NextAfterSeq != after {
+			t.Fatalf("next_after_seq %d, last seq of the page %d", p.NextAfterSeq, after)
+		}
+	}
+}
+
+func TestActivityPagingAndPeriodSummary(t *testing.T) {
+	g := newTestGate(t, 5)
+	a := g.register("a", 3, domain.Limits{})
+	other := g.register("b", 3, domain.Limits{})
+	start := g.now
+	var n int
+	// Three and a half days of activity, every 47 minutes, some executed.
+	for g.now.Before(start.Add(84 * time.Hour)) {
+		n++
+		ev := g.verify(a, fmt.Sprint("v", n), fmt.Sprint("c", n/40), n%40+1, calc(fmt.Sprint(n, "*2"), domain.USD(n)*1000))
+		if n%3 == 0 {
+			g.do(&domain.Command{Type: domain.CmdLogExecution, AgentID: a, TokenHash: testTokenHash,
+				Request:   domain.RequestID{Source: "test", ID: fmt.Sprint("x", n)},
+				Execution: &domain.LogExecution{ActionID: ev.Decided.ActionID, Success: true, CostUSD: 777, Tokens: int64(n)}})
+		}
+		g.verify(other, fmt.Sprint("o", n), "c", n, calc("1+1", 0))
+		g.now = g.now.Add(47 * time.Minute)
+	}
+	g.flush()
+	far := start.Add(-24 * time.Hour)
+	end := start.Add(10 * 24 * time.Hour)
+	all := allActivities(t, g.store, a, far, end, 1000)
+	if len(all) != n {
+		t.Fatalf("%d activities, want %d", len(all), n)
+	}
+	for _, limit := range []int{1, 7, 50} {
+		paged := allActivities(t, g.store, a, far, end, limit)
+		if len(paged) != n || paged[n-1].Seq != all[n-1].Seq {
+			t.Fatalf("limit %d: %d activities, want %d", limit, len(paged), n)
+		}
+	}
+	for i, act := range all {
+		if act.AgentID != a || (i > 0 && act.Seq <= all[i-1].Seq) {
+			t.Fatalf("activity %d: agent %s seq %d out of order", i, act.AgentID, act.Seq)
+		}
+		if (i+1)%3 == 0 && (!act.Cost.Actual || act.Cost.USD != 777 || act.Execution == nil) {
+			t.Fatalf("executed activity %d: cost %+v execution %+v", i, act.Cost, act.Execution)
+		}
+	}
+	day := func(d int) time.Time { return time.Date(2026, 3, 2+d, 0, 0, 0, 0, time.UTC) }
+	ranges := [][2]time.Time{
+		{far, end},                         // whole days only, and empty ones
+		{day(0), day(1)},                   // one whole day
+		{start.Add(time.Hour), day(1)},     // a partial day
+		{start.Add(3 * time.Hour), day(3)}, // partial + whole days
+		{day(1), start.Add(70 * time.Hour)},
+		{start.Add(5 * time.Hour), start.Add(80 * time.Hour)}, // partial at both edges
+		{start.Add(2 * time.Hour), start.Add(2*time.Hour + 30*time.Minute)},
+		{day(2), day(2)}, // empty
+		{day(2), day(1)}, // inverted
+	}
+	for _, r := range ranges {
+		var want Summary
+		for i := range all {
+			if !all[i].Timestamp.Before(r[0]) && all[i].Timestamp.Before(r[1]) {
+				want.count(&all[i], 1)
+			}
+		}
+		p, err := g.store.Activity(a, r[0], r[1], 0, 1)
+		if err != nil {
+			t.Fatalf("activity %v: %v", r, err)
+		}
+		if p.Summary != want {
+			t.Fatalf("summary of [%s, %s): got %+v, want %+v", r[0], r[1], p.Summary, want)
+		}
+	}
+	var whole Summary
+	for i := range all {
+		whole.count(&all[i], 1)
+	}
+	if whole.TotalActions != int64(n) || whole.TotalTokens == 0 || whole.TotalCostUSD == 0 {
+		t.Fatalf("brute-force summary %+v does not cover the executions", whole)
+	}
+}
+
+func TestApprovalDeniedReleasesCost(t *testing.T) {
+	g := newTestGate(t, 1)
+	sup := g.register("s", 1, domain.Limits{MaxDailyCost: 10 * domain.MicrosPerUSD})
+	p := g.verify(sup, "p", "c", 1, domain.Action{Type: "api_call", Target: "crm", EstimatedCost: 3 * domain.MicrosPerUSD})
+	if p.Decided.Decision != domain.Pending {
+		t.Fatalf("decision %s, want PENDING", p.Decided.Decision)
+	}
+	from, to := g.now.Add(-time.Hour), g.now.Add(time.Hour)
+	page, err := g.store.Activity(sup, from, to, 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if page.Summary.TotalCostUSD != 3*domain.MicrosPerUSD || page.Summary.Pending != 1 {
+		t.Fatalf("pending summary %+v", page.Summary)
+	}
+	g.do(&domain.Command{Type: domain.CmdResolveApproval, Principal: "org_1",
+		Request: domain.RequestID{Source: "test", ID: "r"},
+		Resolve: &domain.ResolveApproval{ApprovalID: p.Decided.ActionID, Approve: false, Reason: "no"}})
+	page, err = g.store.Activity(sup, from, to, 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	act := page.Activities[0]
+	if page.Summary.TotalCostUSD != 0 || act.Cost != (ActivityCost{}) {
+		t.Fatalf("denied approval kept its cost: summary %+v activity cost %+v", page.Summary, act.Cost)
+	}
+	if act.Approval == nil || act.Approval.Status != domain.ApprovalDenied || act.Approval.ResolvedAt == nil {
+		t.Fatalf("activity approval %+v", act.Approval)
+	}
+	ap, err := g.store.Approval(p.Decided.ActionID)
+	if err != nil || ap.Status != domain.ApprovalDenied {
+		t.Fatalf("approval %+v, %v", ap, err)
+	}
+	g.assertLoadStateEqual()
+}
+
+func TestEqualDetectsADifference(t *testing.T) {
+	g1, g2 := newTestGate(t, 1), newTestGate(t, 3)
+	for _, g := range []*testGate{g1, g2} {
+		a := g.register("a", 3, domain.Limits{})
+		for i := 1; i <= 5; i++ {
+			g.verify(a, fmt.Sprint("v", i), "c", i, calc("2+2", 0))
+		}
+		g.flush()
+	}
+	if d, err := Equal(g1.store, g2.store); err != nil || d != "" {
+		t.Fatalf("same events, different batching: %q, %v", d, err)
+	}
+	g2.verify(g2.st.Agents[firstAgent(g2.st)].ID, "v6", "c", 6, calc("2+2", 0))
+	g2.flush()
+	d, err := Equal(g1.store, g2.store)
+	if err != nil || d == "" {
+		t.Fatalf("one more event not detected: %q, %v", d, err)
+	}
+	d2, err := Equal(g2.store, g1.store)
+	if err != nil || d2 == "" {
+		t.Fatalf("one more event not detected the other way: %q, %v", d2, err)
+	}
+}
+
+func firstAgent(st *domain.State) string {
+	for id := range st.Agents {
+		return id
+	}
+	return ""
+}
+
+func TestKeyComponentsWithNULAndOverLong(t *testing.T) {
+	// Length prefixes keep "a\x00" + "b" and "a" + "\x00b" apart, and a
+	// component is never a prefix of a longer one.
+	k1, k2 := key(tConv, "a\x00", "b"), key(tConv, "a", "\x00b")
+	if bytes.Equal(k1, k2) {
+		t.Fatalf("NUL components collide: %q", k1)
+	}
+	if bytes.HasPrefix(key(tAgent, "ab"), key(tAgent, "a")) {
+		t.Fatalf("agent \"a\" is a key prefix of agent \"ab\"")
+	}
+	for _, parts := range [][2]string{{"a\x00", "b"}, {"\x00", "\x00\x00"}, {"", ""}} {
+		k := key(tConv, parts[0], parts[1])
+		p0, rest, ok := cutStr(k[1:])
+		p1, tail, ok2 := cutStr(rest)
+		if !ok || !ok2 || p0 != parts[0] || p1 != parts[1] || len(tail) != 0 {
+			t.Fatalf("%q does not split back into %q", k, parts)
+		}
+	}
+	long := strings.Repeat("x", maxKeyPart+1)
+	kl := key(tAgent, long)
+	p, _, ok := cutStr(kl[1:])
+	if !ok || !strings.HasPrefix(p, "sha256:") || len(kl) > 100 {
+		t.Fatalf("over-long component not replaced by its digest: %d bytes", len(kl))
+	}
+	if bytes.Equal(kl, key(tAgent, long+"y")) {
+		t.Fatalf("distinct over-long components collide")
+	}
+	exact := strings.Repeat("x", maxKeyPart)
+	if p, _, ok := cutStr(key(tAgent, exact)[1:]); !ok || p != exact {
+		t.Fatalf("a component of exactly %d bytes is kept", maxKeyPart)
+	}
+	// A real store keeps entities with such keys apart and reads them back.
+	g := newTestGate(t, 1)
+	a := g.register("a", 3, domain.Limits{})
+	g.verify(a, "n1", "c\x00", 1, calc("1+1", 0))
+	g.verify(a, "n2", "c", 1, calc("1+1", 0))
+	g.verify(a, "n3", "c", 2, calc("1+1", 0))
+	cn, err := g.store.Conversation(a, "c\x00")
+	if err != nil || cn.LastStep != 1 {
+		t.Fatalf("NUL conversation: %+v, %v", cn, err)
+	}
+	c, err := g.store.Conversation(a, "c")
+	if err != nil || c.LastStep != 2 {
+		t.Fatalf("plain conversation: %+v, %v", c, err)
+	}
+	g.assertLoadStateEqual()
+}
