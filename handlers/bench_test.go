@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"testing"
@@ -100,4 +101,32 @@ func BenchmarkReplay(b *testing.B) {
 	b.StopTimer()
 	b.ReportMetric(float64(total)/elapsed.Seconds(), "events/s")
 	g.stop(b)
+}
+
+// TestSubmitToStoppedWorkerIsUnavailable pins Submit's contract: a stopped
+// worker answers ErrUnavailable, even for a request that got into the
+// queue after the worker drained it, never the caller's timeout.
+func TestSubmitToStoppedWorkerIsUnavailable(t *testing.T) {
+	clock := &testClock{now: time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)}
+	g := startGate(t, t.TempDir(), clock.Now)
+	agent := g.submit(t, registerCmd("s1", 3)).Registered.AgentID
+	g.cancel()
+	if err := <-g.done; err != nil {
+		t.Fatalf("worker: %v", err)
+	}
+	defer func() {
+		if err := g.Close(); err != nil {
+			t.Errorf("closing gate: %v", err)
+		}
+	}()
+	// Submit's first select picks at random between the queue and done:
+	// enough attempts put some requests into the dead queue.
+	for i := 0; i < 64; i++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_, err := g.Worker.Submit(ctx, verifyCmd(agent, fmt.Sprint("late", i), "c", i+1, "1+1"))
+		cancel()
+		if !errors.Is(err, ErrUnavailable) {
+			t.Fatalf("submit %d to a stopped worker: %v, want ErrUnavailable", i, err)
+		}
+	}
 }

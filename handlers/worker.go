@@ -182,6 +182,15 @@ func (w *Worker) Submit(ctx context.Context, cmd *domain.Command) (*domain.Event
 	select {
 	case <-r.done:
 		return r.ev, r.err
+	case <-w.done:
+		// Run answers what it dequeued before closing done; a request
+		// still queued is never decided.
+		select {
+		case <-r.done:
+			return r.ev, r.err
+		default:
+			return nil, ErrUnavailable
+		}
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
