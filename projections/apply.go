@@ -35,6 +35,19 @@ func (s *Store) Apply(st *domain.State, events []*domain.Event, head Checkpoint)
 	return nil
 }
 
+// openRef names an open action the batch may have opened, changed or
+// closed, and the seq of the event that opened it.
+type openRef struct {
+	agent, id string
+	seq       uint64
+}
+
+// openEntry is the stored form of one open action.
+type openEntry struct {
+	ID string `json:"id"`
+	domain.OpenAction
+}
+
 type batchWriter struct {
 	s          *Store
 	b          *pebble.Batch
@@ -43,6 +56,8 @@ type batchWriter struct {
 	approvals  []string
 	principals []string
 	keys       []string
+	opens      []openRef
+	openAgents []string // agents whose open actions may have been evicted
 	summaries  map[string]*Summary
 	activities map[string]*Activity
 }
@@ -72,6 +87,8 @@ func (w *batchWriter) event(st *domain.State, ev *domain.Event) error {
 		if d.Approval != nil {
 			w.approvals = append(w.approvals, d.Approval.ID)
 		}
+		w.opens = append(w.opens, openRef{agent: ev.AgentID, id: d.ActionID, seq: ev.Seq})
+		w.openAgents = append(w.openAgents, ev.AgentID)
 		if err := w.newActivity(ev); err != nil {
 			return err
 		}
@@ -193,6 +210,7 @@ func (w *batchWriter) executed(ev *domain.Event) error {
 	if err != nil || a == nil {
 		return err
 	}
+	w.opens = append(w.opens, openRef{agent: a.AgentID, id: x.ActionID, seq: a.Seq})
 	a.Execution = &ActivityExecution{Success: x.Success, ResultHash: x.ResultHash, LoggedAt: ev.Time}
 	return w.recost(a, ActivityCost{USD: x.CostUSD, Tokens: x.Tokens, Actual: true})
 }
@@ -206,6 +224,7 @@ func (w *batchWriter) resolved(r *domain.ApprovalResolved) error {
 	if err != nil || a == nil {
 		return err
 	}
+	w.opens = append(w.opens, openRef{agent: a.AgentID, id: r.Approval.ID, seq: a.Seq})
 	a.Approval = &ActivityApproval{ApprovalID: r.Approval.ID, Status: r.Approval.Status, ResolvedAt: r.Approval.ResolvedAt}
 	if r.Approval.Status != domain.ApprovalApproved {
 		return w.recost(a, ActivityCost{})
@@ -250,11 +269,20 @@ func (w *batchWriter) flush(st *domain.State, head Checkpoint) error {
 		if a == nil {
 			continue
 		}
+		// The agent record leaves out what has keys of its own:
+		// conversations and open actions (OpenOrder is their key order).
 		cp := *a
 		cp.Conversations = nil
+		cp.OpenOrder = nil
+		if cp.OpenActions != nil {
+			cp.OpenActions = map[string]*domain.OpenAction{}
+		}
 		if err := w.setJSON(key(tAgent, id), &cp); err != nil {
 			return err
 		}
+	}
+	if err := w.flushOpens(st); err != nil {
+		return err
 	}
 	// Conversations are written as they stand after the batch: one the
 	// batch evicted (and did not bring back) is deleted.
@@ -311,6 +339,69 @@ func (w *batchWriter) flush(st *domain.State, head Checkpoint) error {
 		return err
 	}
 	return w.setJSON(key(tMeta, "ckpt"), head)
+}
+
+// flushOpens writes the open actions the batch touched as they stand after
+// it, and deletes those the batch evicted.
+func (w *batchWriter) flushOpens(st *domain.State) error {
+	for _, o := range w.opens {
+		k := openKey(o.agent, o.seq)
+		var oa *domain.OpenAction
+		if a := st.Agents[o.agent]; a != nil {
+			oa = a.OpenActions[o.id]
+		}
+		if oa == nil {
+			if err := w.b.Delete(k, nil); err != nil {
+				return fmt.Errorf("deleting open action: %w", err)
+			}
+			continue
+		}
+		if err := w.setJSON(k, openEntry{ID: o.id, OpenAction: *oa}); err != nil {
+			return err
+		}
+	}
+	// A decision evicts the oldest open actions when the agent holds
+	// MaxOpenActions: they are a prefix of the agent's stored ones (the
+	// ones closed by name are already deleted above).
+	for _, agent := range dedup(w.openAgents) {
+		a := st.Agents[agent]
+		if a == nil {
+			continue
+		}
+		if err := w.evictOpens(a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (w *batchWriter) evictOpens(a *domain.Agent) error {
+	p := key(tOpen, a.ID)
+	it, err := w.b.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: prefixEnd(p)})
+	if err != nil {
+		return fmt.Errorf("reading open actions: %w", err)
+	}
+	var evicted [][]byte
+	for it.First(); it.Valid(); it.Next() {
+		var e openEntry
+		if err := json.Unmarshal(it.Value(), &e); err != nil {
+			it.Close()
+			return fmt.Errorf("decoding open action: %w", err)
+		}
+		if a.OpenActions[e.ID] != nil {
+			break
+		}
+		evicted = append(evicted, append([]byte(nil), it.Key()...))
+	}
+	if err := it.Close(); err != nil {
+		return fmt.Errorf("reading open actions: %w", err)
+	}
+	for _, k := range evicted {
+		if err := w.b.Delete(k, nil); err != nil {
+			return fmt.Errorf("deleting evicted open action: %w", err)
+		}
+	}
+	return nil
 }
 
 func dedup(s []string) []string {

@@ -23,6 +23,7 @@ const (
 	tActionIdx   = 'x' // x + action id -> activity key
 	tSummary     = 's' // s + agent + day(8)
 	tRequest     = 'r' // r + source + id -> seq(8)
+	tOpen        = 'n' // n + agent + seq(8) of the deciding event -> openEntry
 )
 
 func appendStr(b []byte, s string) []byte {
@@ -53,6 +54,12 @@ func activityKey(agent string, at time.Time, seq uint64) []byte {
 	b := key(tActivity, agent)
 	b = binary.BigEndian.AppendUint64(b, uint64(at.UnixNano()))
 	return binary.BigEndian.AppendUint64(b, seq)
+}
+
+// openKey is the key of an open action, decided by the event at seq: an
+// agent's open actions sort in the order they were opened (its OpenOrder).
+func openKey(agent string, seq uint64) []byte {
+	return binary.BigEndian.AppendUint64(key(tOpen, agent), seq)
 }
 
 func summaryKey(agent string, day int64) []byte {

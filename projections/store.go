@@ -111,6 +111,30 @@ func (s *Store) LoadState() (*domain.State, error) {
 	if err != nil {
 		return nil, err
 	}
+	err = s.scan([]byte{tOpen}, func(k, v []byte) error {
+		agent, _, ok := cutStr(k[1:])
+		if !ok {
+			return fmt.Errorf("malformed open action key %q", k)
+		}
+		var e openEntry
+		if err := json.Unmarshal(v, &e); err != nil {
+			return fmt.Errorf("decoding open action: %w", err)
+		}
+		a := st.Agents[agent]
+		if a == nil {
+			return fmt.Errorf("open action %q of unknown agent %q", e.ID, agent)
+		}
+		if a.OpenActions == nil {
+			a.OpenActions = map[string]*domain.OpenAction{}
+		}
+		oa := e.OpenAction
+		a.OpenActions[e.ID] = &oa
+		a.OpenOrder = append(a.OpenOrder, e.ID)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
 	err = s.scan([]byte{tConv}, func(k, v []byte) error {
 		agent, rest, ok := cutStr(k[1:])
 		conv, _, ok2 := cutStr(rest)
@@ -196,7 +220,8 @@ func (s *Store) scan(p []byte, fn func(k, v []byte) error) error {
 	return nil
 }
 
-// Agent returns the agent's projection (without its conversations).
+// Agent returns the agent's projection (without its conversations and
+// open actions).
 func (s *Store) Agent(id string) (*domain.Agent, error) {
 	a := new(domain.Agent)
 	if err := s.getJSON(key(tAgent, id), a); err != nil {

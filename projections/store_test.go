@@ -427,3 +427,34 @@ func TestKeyComponentsWithNULAndOverLong(t *testing.T) {
 	}
 	g.assertLoadStateEqual()
 }
+
+// TestOpenActionsEvictedRoundTrip pins the open actions' own keys: past
+// MaxOpenActions the oldest are evicted (domain.Apply), executions close
+// actions in the middle, and LoadState still equals the folded state.
+func TestOpenActionsEvictedRoundTrip(t *testing.T) {
+	g := newTestGate(t, 300)
+	a := g.register("a", 3, domain.Limits{})
+	var ids []string
+	for i := 0; i < domain.MaxOpenActions+700; i++ {
+		ev := g.verify(a, fmt.Sprint("v", i), fmt.Sprint("c", i/50), i%50+1, calc(fmt.Sprint(i, "+1"), 1000))
+		ids = append(ids, ev.Decided.ActionID)
+		if i%97 == 50 {
+			// Close an action still open (recent), and sometimes one
+			// that is about to be evicted.
+			id := ids[len(ids)-10]
+			if i%2 == 0 && len(ids) > domain.MaxOpenActions-20 {
+				id = ids[len(ids)-domain.MaxOpenActions+3]
+			}
+			g.do(&domain.Command{Type: domain.CmdLogExecution, AgentID: a, TokenHash: testTokenHash,
+				Request:   domain.RequestID{Source: "test", ID: fmt.Sprint("x", i)},
+				Execution: &domain.LogExecution{ActionID: id, Success: true, CostUSD: 500}})
+		}
+		if i == domain.MaxOpenActions {
+			g.assertLoadStateEqual()
+		}
+	}
+	if n := len(g.st.Agents[a].OpenOrder); n != domain.MaxOpenActions {
+		t.Fatalf("%d open actions, want the bound %d", n, domain.MaxOpenActions)
+	}
+	g.assertLoadStateEqual()
+}
