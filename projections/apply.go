@@ -375,31 +375,25 @@ func (w *batchWriter) flushOpens(st *domain.State) error {
 	return nil
 }
 
+// evictOpens deletes the agent's stored open actions older than its oldest
+// open one (the evicted ones) with one range deletion.
 func (w *batchWriter) evictOpens(a *domain.Agent) error {
 	p := key(tOpen, a.ID)
-	it, err := w.b.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: prefixEnd(p)})
-	if err != nil {
-		return fmt.Errorf("reading open actions: %w", err)
-	}
-	var evicted [][]byte
-	for it.First(); it.Valid(); it.Next() {
-		var e openEntry
-		if err := json.Unmarshal(it.Value(), &e); err != nil {
-			it.Close()
-			return fmt.Errorf("decoding open action: %w", err)
+	end := prefixEnd(p)
+	if len(a.OpenOrder) > 0 {
+		kb, closer, err := w.b.Get(key(tActionIdx, a.OpenOrder[0]))
+		if err != nil {
+			return fmt.Errorf("reading the action index of open action %s: %w", a.OpenOrder[0], err)
 		}
-		if a.OpenActions[e.ID] != nil {
-			break
+		if len(kb) < 8 {
+			closer.Close()
+			return fmt.Errorf("malformed action index entry of %s", a.OpenOrder[0])
 		}
-		evicted = append(evicted, append([]byte(nil), it.Key()...))
+		end = openKey(a.ID, binary.BigEndian.Uint64(kb[len(kb)-8:]))
+		closer.Close()
 	}
-	if err := it.Close(); err != nil {
-		return fmt.Errorf("reading open actions: %w", err)
-	}
-	for _, k := range evicted {
-		if err := w.b.Delete(k, nil); err != nil {
-			return fmt.Errorf("deleting evicted open action: %w", err)
-		}
+	if err := w.b.DeleteRange(p, end, nil); err != nil {
+		return fmt.Errorf("deleting evicted open actions: %w", err)
 	}
 	return nil
 }

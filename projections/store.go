@@ -33,7 +33,12 @@ func Open(dir string, logger *slog.Logger) (*Store, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	opts := &pebble.Options{Logger: pebbleLogger{logger}}
+	// The block cache holds the request index and the recent activity the
+	// worker reads back; Pebble's default (8 MiB) makes most lookups read
+	// blocks from the file system.
+	cache := pebble.NewCache(cacheSize)
+	defer cache.Unref()
+	opts := &pebble.Options{Logger: pebbleLogger{logger}, Cache: cache}
 	// Bloom filters: the worker looks up the request index for every
 	// command, and almost every lookup misses.
 	for i := range opts.Levels {
@@ -45,6 +50,9 @@ func Open(dir string, logger *slog.Logger) (*Store, error) {
 	}
 	return &Store{db: db, log: logger}, nil
 }
+
+// cacheSize is the Pebble block cache of a Store.
+const cacheSize = 64 << 20
 
 // Close closes the store.
 func (s *Store) Close() error {
