@@ -52,17 +52,21 @@ type WorkerConfig struct {
 type Worker struct {
 	cfg   WorkerConfig
 	state *domain.State
-	head  streams.Head // owned by the worker goroutine
+	head  streams.Head // the last decided event; owned by the worker goroutine
 	pub   atomic.Pointer[streams.Head]
-	reqs  chan *request
-	done  chan struct{}
+	// prev holds the events of the batch being committed, by request, for
+	// the retries that arrive before its projections do.
+	prev map[domain.RequestID]*domain.Event
+	reqs chan *request
+	done chan struct{}
 }
 
 type request struct {
-	cmd  *domain.Command
-	ev   *domain.Event
-	err  error
-	done chan struct{}
+	cmd      *domain.Command
+	ev       *domain.Event
+	err      error
+	done     chan struct{}
+	answered bool
 }
 
 // NewWorker recovers the partition's state (projections, then the log tail
@@ -198,6 +202,12 @@ func (w *Worker) Submit(ctx context.Context, cmd *domain.Command) (*domain.Event
 
 // Run decides batches until ctx ends, then answers what is queued with
 // ErrUnavailable and returns.
+//
+// Run pipelines: while one batch is appended (fsync) and projected, the
+// next is decided on the state that includes the first. A batch is handed
+// on only once the one before it succeeded, and every reply waits for its
+// own batch's append; when a batch fails, the batch decided after it fails
+// too and the state is rebuilt from the projections and the log.
 func (w *Worker) Run(ctx context.Context) error {
 	defer close(w.done)
 	if err := w.configure(ctx); err != nil {
@@ -205,11 +215,21 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	tick := time.NewTicker(TickInterval)
 	defer tick.Stop()
-	batch := make([]*request, 0, MaxBatch)
+	var inflight chan error // the result of the batch being committed
+	wait := func() error {
+		if inflight == nil {
+			return nil
+		}
+		err := <-inflight
+		inflight = nil
+		w.prev = nil
+		return err
+	}
 	for {
-		batch = batch[:0]
+		batch := make([]*request, 0, 64)
 		select {
 		case <-ctx.Done():
+			_ = wait()
 			w.drain()
 			return nil
 		case r := <-w.reqs:
@@ -226,7 +246,15 @@ func (w *Worker) Run(ctx context.Context) error {
 				break fill
 			}
 		}
-		w.process(ctx, batch)
+		f := w.decide(ctx, batch)
+		if err := wait(); err != nil {
+			f.fail(err)
+			w.rebuild(ctx)
+			continue
+		}
+		w.prev = f.pending
+		inflight = make(chan error, 1)
+		go func() { inflight <- w.commit(ctx, f) }()
 	}
 }
 
@@ -254,46 +282,69 @@ func (w *Worker) configure(ctx context.Context) error {
 		Request:   domain.RequestID{Source: "agentgate/config", ID: fmt.Sprintf("seq-%d", w.head.Seq+1)},
 		Configure: &domain.Configure{Config: *w.cfg.Config},
 	}}
-	w.process(ctx, []*request{r})
+	if err := w.commit(ctx, w.decide(ctx, []*request{r})); err != nil {
+		w.rebuild(ctx)
+	}
 	if r.err != nil {
 		return fmt.Errorf("recording configuration: %w", r.err)
 	}
 	return nil
 }
 
-// process decides, appends, applies and answers one batch.
-func (w *Worker) process(ctx context.Context, batch []*request) {
+// flight is a decided batch on its way to the log and the projections.
+type flight struct {
+	batch   []*request
+	owners  []*domain.Event // the event answering each request
+	events  []*domain.Event
+	records []streams.Record
+	pending map[domain.RequestID]*domain.Event
+	prep    *projections.Prepared
+	failed  bool // Prepare failed: the batch was refused
+	head    streams.Head
+	now     time.Time
+}
+
+// decide decides and folds one batch on the worker's state and prepares its
+// projections; the worker's head moves past it.
+func (w *Worker) decide(ctx context.Context, batch []*request) *flight {
 	now := w.cfg.Clock().UTC()
 	if now.Before(w.state.LastTime) {
 		now = w.state.LastTime
 	}
-	var (
-		events  = make([]*domain.Event, 0, len(batch))
-		records = make([]streams.Record, 0, len(batch))
-		pending = make(map[domain.RequestID]*domain.Event)
-		head    = w.head
-		owners  = make([]*domain.Event, len(batch))
-	)
+	f := &flight{
+		batch:   batch,
+		owners:  make([]*domain.Event, len(batch)),
+		events:  make([]*domain.Event, 0, len(batch)),
+		records: make([]streams.Record, 0, len(batch)),
+		pending: make(map[domain.RequestID]*domain.Event, len(batch)),
+		head:    w.head,
+		now:     now,
+	}
 	for i, r := range batch {
 		if r.cmd.Type != domain.CmdTick {
-			if ev, ok := pending[r.cmd.Request]; ok {
-				owners[i] = ev
+			if ev, ok := f.pending[r.cmd.Request]; ok {
+				f.owners[i] = ev
+				continue
+			}
+			// The batch being committed is not in the projections yet.
+			if ev, ok := w.prev[r.cmd.Request]; ok {
+				f.owners[i] = ev
 				continue
 			}
 			if ev, err := w.recorded(ctx, r.cmd.Request); err != nil {
 				r.err = err
 				continue
 			} else if ev != nil {
-				owners[i] = ev
+				f.owners[i] = ev
 				continue
 			}
 		}
-		env := domain.Env{Now: now, Seq: head.Seq + 1, Partition: w.cfg.Partition, Signer: w.cfg.Signer}
+		env := domain.Env{Now: now, Seq: f.head.Seq + 1, Partition: w.cfg.Partition, Signer: w.cfg.Signer}
 		ev := domain.Decide(w.state, env, r.cmd)
 		if ev == nil {
 			continue
 		}
-		ev.Prev = head.Hash
+		ev.Prev = f.head.Hash
 		payload, err := EncodeEvent(ev)
 		if err != nil {
 			// Cannot happen for well-formed events; refuse the command.
@@ -301,52 +352,100 @@ func (w *Worker) process(ctx context.Context, batch []*request) {
 			continue
 		}
 		rec := streams.Record{Seq: ev.Seq, Prev: ev.Prev, Payload: payload}
-		head = streams.Head{Seq: ev.Seq, Hash: rec.Hash()}
+		f.head = streams.Head{Seq: ev.Seq, Hash: rec.Hash()}
 		domain.Apply(w.state, ev)
-		events = append(events, ev)
-		records = append(records, rec)
-		pending[r.cmd.Request] = ev
-		owners[i] = ev
+		f.events = append(f.events, ev)
+		f.records = append(f.records, rec)
+		f.pending[r.cmd.Request] = ev
+		f.owners[i] = ev
 	}
-	if len(records) > 0 {
-		start := time.Now()
-		if err := w.cfg.Log.Append(ctx, records); err != nil {
-			w.cfg.Logger.Error("appending batch", "err", err, "events", len(records))
-			for _, r := range batch {
-				r.err = fmt.Errorf("%w: appending to the log: %v", ErrUnavailable, err)
-				if r.done != nil {
-					close(r.done)
-				}
-			}
-			if rerr := w.recover(ctx); rerr != nil {
-				w.cfg.Logger.Error("rebuilding state after a failed append", "err", rerr)
-			}
-			return
+	if len(f.events) > 0 {
+		prep, err := w.cfg.Store.Prepare(w.state, f.events)
+		if err != nil {
+			// Appended without its projections, the batch would leave the
+			// store behind the state: refuse it (rebuilt by the caller).
+			w.cfg.Logger.Error("preparing projections", "err", err, "seq", f.head.Seq)
+			f.fail(fmt.Errorf("preparing projections: %w", err))
+			f.records, f.events = nil, nil
+			f.failed = true
 		}
-		appendDur := time.Since(start)
-		w.head = head
-		w.publish()
-		ck := projections.Checkpoint{Seq: head.Seq, Hash: head.Hash, Time: now}
-		if err := w.cfg.Store.Apply(w.state, events, ck); err != nil {
-			// The events are committed; the projections will catch up from
-			// the log on the next recovery.
-			w.cfg.Logger.Error("applying projections", "err", err, "seq", head.Seq)
-			if rerr := w.recover(ctx); rerr != nil {
-				w.cfg.Logger.Error("rebuilding state after a failed apply", "err", rerr)
-			}
-		}
-		if w.cfg.OnBatch != nil {
-			w.cfg.OnBatch(events, appendDur)
-		}
+		f.prep = prep
 	}
-	for i, r := range batch {
-		if r.done == nil {
+	w.head = f.head
+	return f
+}
+
+// fail answers every request of the batch with ErrUnavailable and discards
+// its projections.
+func (f *flight) fail(err error) {
+	if f.prep != nil {
+		f.prep.Discard()
+		f.prep = nil
+	}
+	for _, r := range f.batch {
+		if r.done == nil || r.answered {
 			continue
 		}
+		r.answered = true
+		r.err = fmt.Errorf("%w: %v", ErrUnavailable, err)
+		close(r.done)
+	}
+}
+
+// commit appends a decided batch, publishes the head, commits its
+// projections and answers its requests. A non-nil error means the worker's
+// state must be rebuilt (the requests are answered).
+func (w *Worker) commit(ctx context.Context, f *flight) error {
+	if f.failed {
+		return errors.New("the batch was refused")
+	}
+	if len(f.records) > 0 {
+		start := time.Now()
+		if err := w.cfg.Log.Append(ctx, f.records); err != nil {
+			w.cfg.Logger.Error("appending batch", "err", err, "events", len(f.records))
+			f.fail(fmt.Errorf("appending to the log: %w", err))
+			return err
+		}
+		appendDur := time.Since(start)
+		h := f.head
+		w.pub.Store(&h)
+		ck := projections.Checkpoint{Seq: f.head.Seq, Hash: f.head.Hash, Time: f.now}
+		err := f.prep.Commit(ck)
+		f.prep = nil
+		if w.cfg.OnBatch != nil {
+			w.cfg.OnBatch(f.events, appendDur)
+		}
+		if err != nil {
+			// The events are committed: answer them; the projections catch
+			// up from the log when the state is rebuilt.
+			w.cfg.Logger.Error("applying projections", "err", err, "seq", f.head.Seq)
+			f.answer()
+			return err
+		}
+	}
+	f.answer()
+	return nil
+}
+
+// answer answers the requests of a committed batch.
+func (f *flight) answer() {
+	for i, r := range f.batch {
+		if r.done == nil || r.answered {
+			continue
+		}
+		r.answered = true
 		if r.err == nil {
-			r.ev = owners[i]
+			r.ev = f.owners[i]
 		}
 		close(r.done)
+	}
+}
+
+// rebuild reloads the state after a failed batch.
+func (w *Worker) rebuild(ctx context.Context) {
+	w.prev = nil
+	if err := w.recover(ctx); err != nil {
+		w.cfg.Logger.Error("rebuilding state after a failed batch", "err", err)
 	}
 }
 

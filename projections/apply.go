@@ -16,20 +16,70 @@ import (
 // atomic batch. The events must be durably in the log, in log order, and
 // already folded into st (Apply copies the entities they touched from st).
 // Sync false is safe: after a crash the checkpoint is behind the log and the
-// caller re-applies the tail (see Recover).
+// caller re-applies the tail (see Recover). Apply is Prepare then Commit.
 func (s *Store) Apply(st *domain.State, events []*domain.Event, head Checkpoint) error {
+	p, err := s.Prepare(st, events)
+	if err != nil {
+		return err
+	}
+	return p.Commit(head)
+}
+
+// Prepared is a projection batch whose state-derived part is built: the
+// entities the events touched, copied from the state they were folded
+// into. Its Commit adds what derives from the store (activities, summaries,
+// the request and action indexes) and commits.
+type Prepared struct {
+	w      *batchWriter
+	events []*domain.Event
+	done   bool
+}
+
+// Prepare builds the state-derived part of the projections of events,
+// which must be the last events folded into st: it copies from st the
+// entities they touched, so st may change once Prepare returns. Prepare
+// reads nothing from the store, so it may run while an earlier Prepared is
+// being committed. Every Prepared must be committed (in log order) or
+// discarded with Discard.
+func (s *Store) Prepare(st *domain.State, events []*domain.Event) (*Prepared, error) {
 	b := s.db.NewIndexedBatch()
-	defer b.Close()
 	w := &batchWriter{s: s, b: b, summaries: map[string]*Summary{}, activities: map[string]*Activity{}}
 	for _, ev := range events {
-		if err := w.event(st, ev); err != nil {
+		w.touch(ev)
+	}
+	if err := w.flushState(st); err != nil {
+		b.Close()
+		return nil, err
+	}
+	return &Prepared{w: w, events: events}, nil
+}
+
+// Discard releases a Prepared that will not be committed.
+func (p *Prepared) Discard() {
+	if !p.done {
+		p.done = true
+		p.w.b.Close()
+	}
+}
+
+// Commit completes the batch from the store as of every earlier commit
+// and writes it with the checkpoint head, atomically. The events must be
+// durably in the log and every earlier Prepared committed.
+func (p *Prepared) Commit(head Checkpoint) error {
+	if p.done {
+		return errors.New("committing a discarded or committed projection batch")
+	}
+	defer p.Discard()
+	w := p.w
+	for _, ev := range p.events {
+		if err := w.event(ev); err != nil {
 			return fmt.Errorf("projecting event %d: %w", ev.Seq, err)
 		}
 	}
-	if err := w.flush(st, head); err != nil {
+	if err := w.flushStore(head); err != nil {
 		return err
 	}
-	if err := b.Commit(pebble.NoSync); err != nil {
+	if err := w.b.Commit(pebble.NoSync); err != nil {
 		return fmt.Errorf("committing projections at seq %d: %w", head.Seq, err)
 	}
 	return nil
@@ -39,7 +89,14 @@ func (s *Store) Apply(st *domain.State, events []*domain.Event, head Checkpoint)
 // closed, and the seq of the event that opened it.
 type openRef struct {
 	agent, id string
-	seq       uint64
+	seq       uint64 // 0: found from the action index at commit
+	val       []byte // the encoded openEntry, nil when it is closed
+}
+
+// evictRef names an agent whose evicted open actions are deleted at
+// commit: those older than oldest (all of them when oldest is "").
+type evictRef struct {
+	agent, oldest string
 }
 
 // openEntry is the stored form of one open action.
@@ -57,21 +114,17 @@ type batchWriter struct {
 	principals []string
 	keys       []string
 	opens      []openRef
-	openAgents []string // agents whose open actions may have been evicted
+	lateOpens  []openRef // opens whose seq commit finds
+	openAgents []string  // agents whose open actions may have been evicted
+	evicts     []evictRef
 	summaries  map[string]*Summary
 	activities map[string]*Activity
 }
 
-func (w *batchWriter) event(st *domain.State, ev *domain.Event) error {
+// touch records the entities ev touched, to be copied from the state.
+func (w *batchWriter) touch(ev *domain.Event) {
 	if ev.AgentID != "" {
 		w.agents = append(w.agents, ev.AgentID)
-	}
-	if ev.Command != nil && ev.Command.Request != (domain.RequestID{}) {
-		// The request index makes a retried request find its event.
-		k := key(tRequest, ev.Command.Request.Source, ev.Command.Request.ID)
-		if err := w.b.Set(k, binary.BigEndian.AppendUint64(nil, ev.Seq), nil); err != nil {
-			return err
-		}
 	}
 	switch {
 	case ev.Decided != nil:
@@ -80,8 +133,8 @@ func (w *batchWriter) event(st *domain.State, ev *domain.Event) error {
 			w.convs = append(w.convs, [2]string{ev.AgentID, d.ConversationID})
 		}
 		if d.ConversationEvicted != "" {
-			// flush deletes it unless a later event of the batch brought
-			// it back.
+			// flushState deletes it unless a later event of the batch
+			// brought it back.
 			w.convs = append(w.convs, [2]string{ev.AgentID, d.ConversationEvicted})
 		}
 		if d.Approval != nil {
@@ -89,24 +142,15 @@ func (w *batchWriter) event(st *domain.State, ev *domain.Event) error {
 		}
 		w.opens = append(w.opens, openRef{agent: ev.AgentID, id: d.ActionID, seq: ev.Seq})
 		w.openAgents = append(w.openAgents, ev.AgentID)
-		if err := w.newActivity(ev); err != nil {
-			return err
-		}
 	case ev.Executed != nil:
-		if err := w.executed(ev); err != nil {
-			return err
-		}
+		w.opens = append(w.opens, openRef{agent: ev.AgentID, id: ev.Executed.ActionID})
 	case ev.Resolved != nil:
-		if err := w.resolved(ev.Resolved); err != nil {
-			return err
-		}
+		w.touchResolved(ev.Resolved)
 	case ev.Expired != nil:
 		for i := range ev.Expired.Approvals {
 			r := &ev.Expired.Approvals[i]
 			w.agents = append(w.agents, r.Approval.AgentID)
-			if err := w.resolved(r); err != nil {
-				return err
-			}
+			w.touchResolved(r)
 		}
 	case ev.Elevation != nil:
 		if ev.Elevation.Approval != nil {
@@ -116,6 +160,39 @@ func (w *batchWriter) event(st *domain.State, ev *domain.Event) error {
 		w.principals = append(w.principals, ev.ToolRegistry.PrincipalID)
 	case ev.KeyIssued != nil:
 		w.keys = append(w.keys, ev.KeyIssued.KeyHash)
+	}
+}
+
+func (w *batchWriter) touchResolved(r *domain.ApprovalResolved) {
+	w.approvals = append(w.approvals, r.Approval.ID)
+	if r.Approval.Kind != "trust_elevation" {
+		w.opens = append(w.opens, openRef{agent: r.Approval.AgentID, id: r.Approval.ID})
+	}
+}
+
+// event writes what ev changes in the store-derived projections.
+func (w *batchWriter) event(ev *domain.Event) error {
+	if ev.Command != nil && ev.Command.Request != (domain.RequestID{}) {
+		// The request index makes a retried request find its event.
+		k := key(tRequest, ev.Command.Request.Source, ev.Command.Request.ID)
+		w.s.requests.add(k)
+		if err := w.b.Set(k, binary.BigEndian.AppendUint64(nil, ev.Seq), nil); err != nil {
+			return err
+		}
+	}
+	switch {
+	case ev.Decided != nil:
+		return w.newActivity(ev)
+	case ev.Executed != nil:
+		return w.executed(ev)
+	case ev.Resolved != nil:
+		return w.resolved(ev.Resolved)
+	case ev.Expired != nil:
+		for i := range ev.Expired.Approvals {
+			if err := w.resolved(&ev.Expired.Approvals[i]); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -210,13 +287,11 @@ func (w *batchWriter) executed(ev *domain.Event) error {
 	if err != nil || a == nil {
 		return err
 	}
-	w.opens = append(w.opens, openRef{agent: a.AgentID, id: x.ActionID, seq: a.Seq})
 	a.Execution = &ActivityExecution{Success: x.Success, ResultHash: x.ResultHash, LoggedAt: ev.Time}
 	return w.recost(a, ActivityCost{USD: x.CostUSD, Tokens: x.Tokens, Actual: true})
 }
 
 func (w *batchWriter) resolved(r *domain.ApprovalResolved) error {
-	w.approvals = append(w.approvals, r.Approval.ID)
 	if r.Approval.Kind == "trust_elevation" {
 		return nil
 	}
@@ -224,7 +299,6 @@ func (w *batchWriter) resolved(r *domain.ApprovalResolved) error {
 	if err != nil || a == nil {
 		return err
 	}
-	w.opens = append(w.opens, openRef{agent: a.AgentID, id: r.Approval.ID, seq: a.Seq})
 	a.Approval = &ActivityApproval{ApprovalID: r.Approval.ID, Status: r.Approval.Status, ResolvedAt: r.Approval.ResolvedAt}
 	if r.Approval.Status != domain.ApprovalApproved {
 		return w.recost(a, ActivityCost{})
@@ -262,8 +336,8 @@ func (w *batchWriter) setJSON(k []byte, v any) error {
 	return w.b.Set(k, b, nil)
 }
 
-// flush writes the touched entities, activities, summaries and checkpoint.
-func (w *batchWriter) flush(st *domain.State, head Checkpoint) error {
+// flushState writes the touched entities as they stand in st.
+func (w *batchWriter) flushState(st *domain.State) error {
 	for _, id := range dedup(w.agents) {
 		a := st.Agents[id]
 		if a == nil {
@@ -281,7 +355,7 @@ func (w *batchWriter) flush(st *domain.State, head Checkpoint) error {
 			return err
 		}
 	}
-	if err := w.flushOpens(st); err != nil {
+	if err := w.prepareOpens(st); err != nil {
 		return err
 	}
 	// Conversations are written as they stand after the batch: one the
@@ -325,6 +399,15 @@ func (w *batchWriter) flush(st *domain.State, head Checkpoint) error {
 			}
 		}
 	}
+	return w.setJSON(key(tMeta, "gate"), gateMeta{Config: st.Config, LastTime: st.LastTime})
+}
+
+// flushStore writes the activities, summaries, the open actions whose
+// keys come from the store, and the checkpoint.
+func (w *batchWriter) flushStore(head Checkpoint) error {
+	if err := w.commitOpens(); err != nil {
+		return err
+	}
 	for _, k := range sortedKeys(w.activities) {
 		if err := w.setJSON([]byte(k), w.activities[k]); err != nil {
 			return err
@@ -335,65 +418,104 @@ func (w *batchWriter) flush(st *domain.State, head Checkpoint) error {
 			return err
 		}
 	}
-	if err := w.setJSON(key(tMeta, "gate"), gateMeta{Config: st.Config, LastTime: st.LastTime}); err != nil {
-		return err
-	}
 	return w.setJSON(key(tMeta, "ckpt"), head)
 }
 
-// flushOpens writes the open actions the batch touched as they stand after
-// it, and deletes those the batch evicted.
-func (w *batchWriter) flushOpens(st *domain.State) error {
+// prepareOpens copies the open actions the batch touched from st: those
+// opened by the batch are written now, the others (their key needs the
+// action index) at commit.
+func (w *batchWriter) prepareOpens(st *domain.State) error {
 	for _, o := range w.opens {
-		k := openKey(o.agent, o.seq)
-		var oa *domain.OpenAction
 		if a := st.Agents[o.agent]; a != nil {
-			oa = a.OpenActions[o.id]
-		}
-		if oa == nil {
-			if err := w.b.Delete(k, nil); err != nil {
-				return fmt.Errorf("deleting open action: %w", err)
+			if oa := a.OpenActions[o.id]; oa != nil {
+				v, err := json.Marshal(openEntry{ID: o.id, OpenAction: *oa})
+				if err != nil {
+					return fmt.Errorf("encoding open action: %w", err)
+				}
+				o.val = v
 			}
+		}
+		if o.seq == 0 {
+			w.lateOpens = append(w.lateOpens, o)
 			continue
 		}
-		if err := w.setJSON(k, openEntry{ID: o.id, OpenAction: *oa}); err != nil {
+		if err := w.putOpen(o); err != nil {
 			return err
 		}
 	}
 	// A decision evicts the oldest open actions when the agent holds
-	// MaxOpenActions: they are a prefix of the agent's stored ones (the
-	// ones closed by name are already deleted above).
+	// MaxOpenActions: commit deletes every stored one older than the
+	// oldest still open.
 	for _, agent := range dedup(w.openAgents) {
-		a := st.Agents[agent]
-		if a == nil {
-			continue
-		}
-		if err := w.evictOpens(a); err != nil {
-			return err
+		if a := st.Agents[agent]; a != nil {
+			e := evictRef{agent: agent}
+			if len(a.OpenOrder) > 0 {
+				e.oldest = a.OpenOrder[0]
+			}
+			w.evicts = append(w.evicts, e)
 		}
 	}
 	return nil
 }
 
-// evictOpens deletes the agent's stored open actions older than its oldest
-// open one (the evicted ones) with one range deletion.
-func (w *batchWriter) evictOpens(a *domain.Agent) error {
-	p := key(tOpen, a.ID)
-	end := prefixEnd(p)
-	if len(a.OpenOrder) > 0 {
-		kb, closer, err := w.b.Get(key(tActionIdx, a.OpenOrder[0]))
-		if err != nil {
-			return fmt.Errorf("reading the action index of open action %s: %w", a.OpenOrder[0], err)
+func (w *batchWriter) putOpen(o openRef) error {
+	k := openKey(o.agent, o.seq)
+	if o.val == nil {
+		if err := w.b.Delete(k, nil); err != nil {
+			return fmt.Errorf("deleting open action: %w", err)
 		}
-		if len(kb) < 8 {
-			closer.Close()
-			return fmt.Errorf("malformed action index entry of %s", a.OpenOrder[0])
-		}
-		end = openKey(a.ID, binary.BigEndian.Uint64(kb[len(kb)-8:]))
-		closer.Close()
+		return nil
 	}
-	if err := w.b.DeleteRange(p, end, nil); err != nil {
-		return fmt.Errorf("deleting evicted open actions: %w", err)
+	return w.b.Set(k, o.val, nil)
+}
+
+// actionSeq returns the seq of the event that decided an action, from the
+// action index (false when the action has no activity).
+func (w *batchWriter) actionSeq(id string) (uint64, bool, error) {
+	kb, closer, err := w.b.Get(key(tActionIdx, id))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("reading the action index of %s: %w", id, err)
+	}
+	defer closer.Close()
+	if len(kb) < 8 {
+		return 0, false, fmt.Errorf("malformed action index entry of %s", id)
+	}
+	return binary.BigEndian.Uint64(kb[len(kb)-8:]), true, nil
+}
+
+func (w *batchWriter) commitOpens() error {
+	for _, o := range w.lateOpens {
+		seq, ok, err := w.actionSeq(o.id)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
+		o.seq = seq
+		if err := w.putOpen(o); err != nil {
+			return err
+		}
+	}
+	for _, e := range w.evicts {
+		p := key(tOpen, e.agent)
+		end := prefixEnd(p)
+		if e.oldest != "" {
+			seq, ok, err := w.actionSeq(e.oldest)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return fmt.Errorf("open action %s has no activity", e.oldest)
+			}
+			end = openKey(e.agent, seq)
+		}
+		if err := w.b.DeleteRange(p, end, nil); err != nil {
+			return fmt.Errorf("deleting evicted open actions: %w", err)
+		}
 	}
 	return nil
 }

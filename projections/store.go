@@ -24,8 +24,9 @@ type Checkpoint struct {
 
 // Store is the Pebble-backed projection store of one partition.
 type Store struct {
-	db  *pebble.DB
-	log *slog.Logger
+	db       *pebble.DB
+	log      *slog.Logger
+	requests *requestFilter
 }
 
 // Open opens (creating if needed) the store in dir.
@@ -48,7 +49,29 @@ func Open(dir string, logger *slog.Logger) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening projection store %s: %w", dir, err)
 	}
-	return &Store{db: db, log: logger}, nil
+	s := &Store{db: db, log: logger}
+	if err := s.loadRequestFilter(); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// loadRequestFilter builds the request filter from the request index.
+func (s *Store) loadRequestFilter() error {
+	p := []byte{tRequest}
+	var keys [][]byte
+	if err := s.scan(p, func(k, _ []byte) error {
+		keys = append(keys, append([]byte(nil), k...))
+		return nil
+	}); err != nil {
+		return fmt.Errorf("loading the request index: %w", err)
+	}
+	s.requests = newRequestFilter(len(keys))
+	for _, k := range keys {
+		s.requests.add(k)
+	}
+	return nil
 }
 
 // cacheSize is the Pebble block cache of a Store.
@@ -318,7 +341,11 @@ func (s *Store) KeyPrincipal(keyHash string) (string, error) {
 
 // RequestSeq returns the seq of the event recorded for a request.
 func (s *Store) RequestSeq(r domain.RequestID) (uint64, error) {
-	b, closer, err := s.db.Get(key(tRequest, r.Source, r.ID))
+	k := key(tRequest, r.Source, r.ID)
+	if !s.requests.mayHave(k) {
+		return 0, ErrNotFound
+	}
+	b, closer, err := s.db.Get(k)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return 0, ErrNotFound
 	}
