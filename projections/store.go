@@ -39,7 +39,11 @@ func Open(dir string, logger *slog.Logger) (*Store, error) {
 	// blocks from the file system.
 	cache := pebble.NewCache(cacheSize)
 	defer cache.Unref()
-	opts := &pebble.Options{Logger: pebbleLogger{logger}, Cache: cache}
+	// No WAL: the store is derived from the event log, which is the write-
+	// ahead log here. A crash loses the unflushed memtable, whole batches
+	// at a time, so the checkpoint falls behind the log and recovery
+	// re-applies the tail; Close flushes.
+	opts := &pebble.Options{Logger: pebbleLogger{logger}, Cache: cache, DisableWAL: true}
 	// Bloom filters: the worker looks up the request index for every
 	// command, and almost every lookup misses.
 	for i := range opts.Levels {
@@ -79,6 +83,10 @@ const cacheSize = 64 << 20
 
 // Close closes the store.
 func (s *Store) Close() error {
+	if err := s.db.Flush(); err != nil {
+		_ = s.db.Close()
+		return fmt.Errorf("flushing projection store: %w", err)
+	}
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("closing projection store: %w", err)
 	}
