@@ -43,7 +43,8 @@ func Open(dir string, logger *slog.Logger) (*Store, error) {
 	// ahead log here. A crash loses the unflushed memtable, whole batches
 	// at a time, so the checkpoint falls behind the log and recovery
 	// re-applies the tail; Close flushes.
-	opts := &pebble.Options{Logger: pebbleLogger{logger}, Cache: cache, DisableWAL: true}
+	opts := &pebble.Options{Logger: pebbleLogger{logger}, Cache: cache, DisableWAL: true,
+		MemTableSize: memTableSize}
 	// Bloom filters: the worker looks up the request index for every
 	// command, and almost every lookup misses.
 	for i := range opts.Levels {
@@ -80,6 +81,11 @@ func (s *Store) loadRequestFilter() error {
 
 // cacheSize is the Pebble block cache of a Store.
 const cacheSize = 64 << 20
+
+// memTableSize is the Pebble memtable of a Store: every decision writes
+// an activity, its indexes and summary; larger memtables mean fewer
+// flushes and L0 compactions (Pebble's default is 4 MiB).
+const memTableSize = 32 << 20
 
 // Close closes the store.
 func (s *Store) Close() error {
