@@ -82,6 +82,11 @@ func (p *Prepared) Commit(head Checkpoint) error {
 	if err := w.b.Commit(pebble.NoSync); err != nil {
 		return fmt.Errorf("committing projections at seq %d: %w", head.Seq, err)
 	}
+	w.s.evictMu.Lock()
+	for _, m := range w.evictedTo {
+		w.s.evictedTo[m.agent] = m.seq
+	}
+	w.s.evictMu.Unlock()
 	return nil
 }
 
@@ -91,6 +96,12 @@ type openRef struct {
 	agent, id string
 	seq       uint64 // 0: found from the action index at commit
 	val       []byte // the encoded openEntry, nil when it is closed
+}
+
+// evictMark records that an agent's open actions below seq are deleted.
+type evictMark struct {
+	agent string
+	seq   uint64
 }
 
 // evictRef names an agent whose evicted open actions are deleted at
@@ -117,6 +128,7 @@ type batchWriter struct {
 	lateOpens  []openRef // opens whose seq commit finds
 	openAgents []string  // agents whose open actions may have been evicted
 	evicts     []evictRef
+	evictedTo  []evictMark // recorded in the Store once the batch commits
 	summaries  map[string]*Summary
 	activities map[string]*Activity
 }
@@ -501,21 +513,58 @@ func (w *batchWriter) commitOpens() error {
 		}
 	}
 	for _, e := range w.evicts {
-		p := key(tOpen, e.agent)
-		end := prefixEnd(p)
-		if e.oldest != "" {
-			seq, ok, err := w.actionSeq(e.oldest)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				return fmt.Errorf("open action %s has no activity", e.oldest)
-			}
-			end = openKey(e.agent, seq)
+		if err := w.evict(e); err != nil {
+			return err
 		}
-		if err := w.b.DeleteRange(p, end, nil); err != nil {
-			return fmt.Errorf("deleting evicted open actions: %w", err)
+	}
+	return nil
+}
+
+// evict deletes the agent's stored open actions older than its oldest open
+// one: the evicted ones. Each is deleted by its key, scanning from where
+// the last committed eviction stopped, so the scan never walks over the
+// tombstones of earlier evictions.
+func (w *batchWriter) evict(e evictRef) error {
+	p := key(tOpen, e.agent)
+	lo, end := p, prefixEnd(p)
+	var endSeq uint64
+	if e.oldest != "" {
+		seq, ok, err := w.actionSeq(e.oldest)
+		if err != nil {
+			return err
 		}
+		if !ok {
+			return fmt.Errorf("open action %s has no activity", e.oldest)
+		}
+		endSeq, end = seq, openKey(e.agent, seq)
+	}
+	w.s.evictMu.Lock()
+	from, known := w.s.evictedTo[e.agent]
+	w.s.evictMu.Unlock()
+	if known {
+		if e.oldest != "" && from >= endSeq {
+			return nil
+		}
+		lo = openKey(e.agent, from)
+	}
+	it, err := w.b.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: end})
+	if err != nil {
+		return fmt.Errorf("reading open actions: %w", err)
+	}
+	var dead [][]byte
+	for it.First(); it.Valid(); it.Next() {
+		dead = append(dead, append([]byte(nil), it.Key()...))
+	}
+	if err := it.Close(); err != nil {
+		return fmt.Errorf("reading open actions: %w", err)
+	}
+	for _, k := range dead {
+		if err := w.b.Delete(k, nil); err != nil {
+			return fmt.Errorf("deleting evicted open action: %w", err)
+		}
+	}
+	if e.oldest != "" {
+		w.evictedTo = append(w.evictedTo, evictMark{agent: e.agent, seq: endSeq})
 	}
 	return nil
 }

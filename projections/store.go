@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -27,6 +28,10 @@ type Store struct {
 	db       *pebble.DB
 	log      *slog.Logger
 	requests *requestFilter
+	// evictedTo holds, by agent, the seq below which a committed batch
+	// deleted every open action (new ones always have higher seqs).
+	evictMu   sync.Mutex
+	evictedTo map[string]uint64
 }
 
 // Open opens (creating if needed) the store in dir.
@@ -54,7 +59,7 @@ func Open(dir string, logger *slog.Logger) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening projection store %s: %w", dir, err)
 	}
-	s := &Store{db: db, log: logger}
+	s := &Store{db: db, log: logger, evictedTo: map[string]uint64{}}
 	if err := s.loadRequestFilter(); err != nil {
 		_ = db.Close()
 		return nil, err
