@@ -48,8 +48,16 @@ func newRoot() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(serveCmd(), replayCmd(), keysCmd(), verifyAttestationCmd())
+	for _, c := range moreCommands {
+		root.AddCommand(c())
+	}
 	return root
 }
+
+// moreCommands are the subcommands defined in the other files of this
+// package, each registered by an init function of its file (so that a new
+// subcommand touches only its own file).
+var moreCommands []func() *cobra.Command
 
 // bindEnv makes every flag of cmd settable as AGENTGATE_<FLAG> (dashes
 // become underscores); an explicit flag wins over the environment.
