@@ -3,18 +3,16 @@ package cehttp
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
-	"slices"
 	"strings"
 
 	"github.com/cloudevents/sdk-go/v2/binding"
 	"github.com/cloudevents/sdk-go/v2/event"
 	sdkhttp "github.com/cloudevents/sdk-go/v2/protocol/http"
-	"github.com/cloudevents/sdk-go/v2/types"
+
+	"github.com/agentgate/agentgate/streams/ce"
 )
 
 const (
@@ -32,7 +30,7 @@ func Decode(r *http.Request) (Event, error) {
 	if r == nil {
 		return Event{}, invalid("", "no request", nil)
 	}
-	return decode(r.Header, r.Body, r.ContentLength, MaxAttributeBytes-len(ReplyTypeSuffix))
+	return decode(r.Header, r.Body, r.ContentLength, ce.MaxRequestTypeBytes)
 }
 
 // DecodeResponse reads the reply CloudEvent of an HTTP response, as a
@@ -67,7 +65,7 @@ func decode(h http.Header, body io.Reader, contentLength int64, maxType int) (Ev
 	if err != nil {
 		return Event{}, err
 	}
-	return fromSDK(e, mode, maxType)
+	return ce.FromSDK(e, mode, maxType)
 }
 
 // detectMode tells binary from structured mode and refuses batch mode and
@@ -118,104 +116,4 @@ func toEvent(h http.Header, data []byte) (e *event.Event, err error) {
 		return nil, invalid("", "malformed event", err)
 	}
 	return e, nil
-}
-
-func fromSDK(e *event.Event, mode Mode, maxType int) (Event, error) {
-	if v := e.SpecVersion(); v != SpecVersion {
-		return Event{}, invalid("specversion", fmt.Sprintf("specversion %q is not supported: use %q", v, SpecVersion), nil)
-	}
-	if verr := e.Validate(); verr != nil {
-		attr, cause := firstValidationError(verr)
-		return Event{}, invalid(attr, "missing or malformed", cause)
-	}
-	ev := Event{
-		SpecVersion:     e.SpecVersion(),
-		Type:            e.Type(),
-		Source:          e.Source(),
-		ID:              e.ID(),
-		Subject:         e.Subject(),
-		DataContentType: e.DataContentType(),
-		Data:            e.Data(),
-		Mode:            mode,
-	}
-	if t := e.Time(); !t.IsZero() {
-		ev.Time = t.UTC()
-	}
-	for _, a := range []struct {
-		name, value string
-		max         int
-	}{
-		{"id", ev.ID, MaxAttributeBytes},
-		{"source", ev.Source, MaxAttributeBytes},
-		{"type", ev.Type, maxType},
-		{"subject", ev.Subject, MaxAttributeBytes},
-		{"datacontenttype", ev.DataContentType, MaxAttributeBytes},
-	} {
-		if len(a.value) > a.max {
-			return Event{}, tooLarge(a.name, fmt.Sprintf("%d bytes exceed the limit of %d", len(a.value), a.max))
-		}
-	}
-	exts := e.Extensions()
-	for _, name := range keptExtensions {
-		v, ok := exts[name]
-		if !ok {
-			continue
-		}
-		s, err := types.Format(v)
-		if err != nil {
-			return Event{}, invalid(name, "not a string", err)
-		}
-		if len(s) > MaxAttributeBytes {
-			return Event{}, tooLarge(name, fmt.Sprintf("%d bytes exceed the limit of %d", len(s), MaxAttributeBytes))
-		}
-		if s != "" {
-			if ev.Extensions == nil {
-				ev.Extensions = make(map[string]string, len(keptExtensions))
-			}
-			ev.Extensions[name] = s
-		}
-	}
-	if ev.DataContentType == "" {
-		if mode == ModeBinary {
-			return Event{}, invalid("datacontenttype", "missing: binary mode needs a Content-Type header", nil)
-		}
-		ev.DataContentType = ContentTypeJSON // the JSON event format's default
-	}
-	if !isJSONType(ev.DataContentType) {
-		return Event{}, invalid("datacontenttype", fmt.Sprintf("%q is not JSON: use %s", ev.DataContentType, ContentTypeJSON), nil)
-	}
-	if len(ev.Data) == 0 {
-		return Event{}, invalid("data", "missing: a command carries a JSON body", nil)
-	}
-	var compact bytes.Buffer
-	if err := json.Compact(&compact, ev.Data); err != nil {
-		return Event{}, invalid("data", "not well-formed JSON", err)
-	}
-	ev.Data = compact.Bytes()
-	return ev, nil
-}
-
-// firstValidationError picks the alphabetically first attribute of an SDK
-// validation error, so the error does not depend on map order.
-func firstValidationError(err error) (string, error) {
-	verr, ok := err.(event.ValidationError)
-	if !ok || len(verr) == 0 {
-		return "", err
-	}
-	names := make([]string, 0, len(verr))
-	for name := range verr {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	return names[0], verr[names[0]]
-}
-
-// isJSONType reports whether a media type is application/json or a +json
-// type, parameters aside.
-func isJSONType(ct string) bool {
-	mt, _, err := mime.ParseMediaType(ct)
-	if err != nil {
-		return false
-	}
-	return mt == ContentTypeJSON || (strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))
 }

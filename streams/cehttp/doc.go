@@ -2,6 +2,8 @@
 // protocol binding of CloudEvents 1.0, on top of cloudevents/sdk-go's
 // binding/http): it decodes a command CloudEvent from an *http.Request into
 // a plain Event and writes the reply CloudEvent to an http.ResponseWriter.
+// Event, Error and the reply builder are streams/ce's (aliased here), shared
+// with the Kafka binding streams/cekafka.
 //
 // Modes. Binary mode (attributes in ce-* headers, the data as the body,
 // Content-Type = datacontenttype) and structured mode (the whole event as

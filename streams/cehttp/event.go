@@ -1,176 +1,76 @@
 package cehttp
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"errors"
-	"fmt"
-	"strings"
 	"time"
+
+	"github.com/agentgate/agentgate/streams/ce"
 )
 
-// Limits and fixed values of the codec.
+// The plain event, its limits and its errors live in streams/ce, shared
+// with the Kafka binding; these names keep cehttp's callers unchanged.
+
+// Limits and fixed values of the codec (see streams/ce).
 const (
 	// MaxBodyBytes is the largest HTTP body Decode reads: the data in
 	// binary mode, the whole event in structured mode.
-	MaxBodyBytes = 1 << 20
+	MaxBodyBytes = ce.MaxBodyBytes
 	// MaxAttributeBytes is the longest value of a string attribute or a
 	// kept extension.
-	MaxAttributeBytes = 1024
+	MaxAttributeBytes = ce.MaxAttributeBytes
 	// SpecVersion is the only CloudEvents version accepted.
-	SpecVersion = "1.0"
+	SpecVersion = ce.SpecVersion
 	// ReplyTypeSuffix is appended to a request's type to name its reply.
-	ReplyTypeSuffix = ".reply"
+	ReplyTypeSuffix = ce.ReplyTypeSuffix
 	// ReplySource is the source of every reply.
-	ReplySource = "agentgate"
+	ReplySource = ce.ReplySource
 	// ContentTypeJSON is the datacontenttype of replies.
-	ContentTypeJSON = "application/json"
+	ContentTypeJSON = ce.ContentTypeJSON
 )
 
 // The extensions the codec keeps (DESIGN.md §3).
 const (
 	// ExtCorrelationID ties a reply to its request.
-	ExtCorrelationID = "correlationid"
+	ExtCorrelationID = ce.ExtCorrelationID
 	// ExtReplyTo names the topic a reply goes to.
-	ExtReplyTo = "replyto"
+	ExtReplyTo = ce.ExtReplyTo
 	// ExtPartitionKey is the Kafka key: the agent id.
-	ExtPartitionKey = "partitionkey"
+	ExtPartitionKey = ce.ExtPartitionKey
 )
 
-var keptExtensions = []string{ExtCorrelationID, ExtPartitionKey, ExtReplyTo}
-
-// Mode is how a CloudEvent travels over HTTP.
-type Mode int
+// Mode is how a CloudEvent travels over HTTP (ce.Mode).
+type Mode = ce.Mode
 
 // The modes. The zero Mode is invalid: Write refuses it.
 const (
 	// ModeBinary carries attributes in ce-* headers and the data as the body.
-	ModeBinary Mode = iota + 1
+	ModeBinary = ce.ModeBinary
 	// ModeStructured carries the whole event as application/cloudevents+json.
-	ModeStructured
+	ModeStructured = ce.ModeStructured
 )
 
-// String returns "binary", "structured" or "invalid".
-func (m Mode) String() string {
-	switch m {
-	case ModeBinary:
-		return "binary"
-	case ModeStructured:
-		return "structured"
-	}
-	return "invalid"
-}
+// Event is a decoded CloudEvent, free of any SDK type (ce.Event).
+type Event = ce.Event
 
-// Event is a decoded CloudEvent, free of any SDK type. Time is the zero
-// time when the event has none. Data holds the JSON of the data: as it
-// arrived with insignificant whitespace removed (json.Compact) after
-// Decode, and written verbatim by Write and NewRequest. Extensions holds
-// only the kept extensions that are present. Mode says how the event arrived (Decode) or is to be sent
-// (Write, NewRequest).
-type Event struct {
-	SpecVersion     string
-	Type            string
-	Source          string
-	ID              string
-	Subject         string
-	Time            time.Time
-	DataContentType string
-	Data            []byte
-	Extensions      map[string]string
-	Mode            Mode
-}
-
-// CorrelationID returns the correlationid extension, or the event's id
-// when it has none (DESIGN.md §3).
-func (e Event) CorrelationID() string {
-	if c := e.Extensions[ExtCorrelationID]; c != "" {
-		return c
-	}
-	return e.ID
-}
-
-// ReplyID returns the id of the reply to the request identified by source
-// and id: "r-" and the first 32 hex digits of SHA-256(source, NUL, id). A
-// request and its redelivery get the same reply id; requests from two
-// sources that reuse an id do not.
-func ReplyID(source, id string) string {
-	h := sha256.New()
-	h.Write([]byte(source))
-	h.Write([]byte{0})
-	h.Write([]byte(id))
-	return "r-" + hex.EncodeToString(h.Sum(nil)[:16])
-}
-
-// NewReply returns the reply to req carrying data (a JSON value) at time
-// at, to be written in req's mode (see the package doc for its attributes).
-func NewReply(req Event, data []byte, at time.Time) Event {
-	ext := map[string]string{ExtCorrelationID: req.CorrelationID()}
-	if pk := req.Extensions[ExtPartitionKey]; pk != "" {
-		ext[ExtPartitionKey] = pk
-	}
-	return Event{
-		SpecVersion:     SpecVersion,
-		Type:            req.Type + ReplyTypeSuffix,
-		Source:          ReplySource,
-		ID:              ReplyID(req.Source, req.ID),
-		Subject:         req.Subject,
-		Time:            at,
-		DataContentType: ContentTypeJSON,
-		Data:            data,
-		Extensions:      ext,
-		Mode:            req.Mode,
-	}
-}
+// Error is a decoding failure (ce.Error). It matches its Kind and its
+// cause with errors.Is.
+type Error = ce.Error
 
 // ErrInvalid is the Kind of a decoding error the caller answers with
 // QWED-REQ-001 (invalid request format).
-var ErrInvalid = errors.New("invalid cloudevent")
+var ErrInvalid = ce.ErrInvalid
 
 // ErrTooLarge is the Kind of a decoding error the caller answers with
 // QWED-REQ-004 (request too large).
-var ErrTooLarge = errors.New("cloudevent too large")
+var ErrTooLarge = ce.ErrTooLarge
 
-// Error is a decoding failure. It matches its Kind and its cause with
-// errors.Is.
-type Error struct {
-	// Kind is ErrInvalid or ErrTooLarge.
-	Kind error
-	// Attribute names the attribute at fault ("id", "data",
-	// "datacontenttype", an extension…), or is "" when the fault is the
-	// message as a whole (mode, body size, syntax).
-	Attribute string
-	// Reason says what is wrong, in words.
-	Reason string
-	// Err is the underlying cause, if any.
-	Err error
-}
+// ReplyID returns the id of the reply to the request identified by source
+// and id (ce.ReplyID).
+func ReplyID(source, id string) string { return ce.ReplyID(source, id) }
 
-// Error implements the error interface.
-func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString(e.Kind.Error())
-	if e.Attribute != "" {
-		fmt.Fprintf(&b, ": attribute %s", e.Attribute)
-	}
-	fmt.Fprintf(&b, ": %s", e.Reason)
-	if e.Err != nil {
-		fmt.Fprintf(&b, ": %v", e.Err)
-	}
-	return b.String()
-}
+// NewReply returns the reply to req carrying data (a JSON value) at time
+// at, to be written in req's mode (ce.NewReply).
+func NewReply(req Event, data []byte, at time.Time) Event { return ce.NewReply(req, data, at) }
 
-// Unwrap returns the Kind and the cause.
-func (e *Error) Unwrap() []error {
-	if e.Err == nil {
-		return []error{e.Kind}
-	}
-	return []error{e.Kind, e.Err}
-}
+func invalid(attr, reason string, cause error) *Error { return ce.Invalid(attr, reason, cause) }
 
-func invalid(attr, reason string, cause error) *Error {
-	return &Error{Kind: ErrInvalid, Attribute: attr, Reason: reason, Err: cause}
-}
-
-func tooLarge(attr, reason string) *Error {
-	return &Error{Kind: ErrTooLarge, Attribute: attr, Reason: reason}
-}
+func tooLarge(attr, reason string) *Error { return ce.TooLarge(attr, reason) }
