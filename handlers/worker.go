@@ -111,52 +111,6 @@ func (w *Worker) recover(ctx context.Context) error {
 	return nil
 }
 
-// ApplyLog folds the log records after checkpoint ck into st and the
-// store, checking the chain, and returns how many it applied.
-func ApplyLog(ctx context.Context, log streams.Log, store *projections.Store, st *domain.State, ck projections.Checkpoint) (int, error) {
-	var (
-		batch []*domain.Event
-		prev  = ck.Hash
-		last  = ck
-		n     int
-	)
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
-		if err := store.Apply(st, batch, last); err != nil {
-			return fmt.Errorf("applying recovered events: %w", err)
-		}
-		batch = batch[:0]
-		return nil
-	}
-	err := log.Read(ctx, ck.Seq+1, func(r streams.Record) error {
-		if r.Prev != prev {
-			return fmt.Errorf("log record %d does not follow the checkpoint chain", r.Seq)
-		}
-		ev, err := DecodeEvent(r.Payload)
-		if err != nil {
-			return fmt.Errorf("decoding log record %d: %w", r.Seq, err)
-		}
-		if ev.Seq != r.Seq || ev.Prev != r.Prev {
-			return fmt.Errorf("log record %d holds event %d", r.Seq, ev.Seq)
-		}
-		domain.Apply(st, ev)
-		batch = append(batch, ev)
-		prev = r.Hash()
-		last = projections.Checkpoint{Seq: r.Seq, Hash: prev, Time: ev.Time}
-		n++
-		if len(batch) == recoverBatch {
-			return flush()
-		}
-		return nil
-	})
-	if err != nil {
-		return n, fmt.Errorf("reading log: %w", err)
-	}
-	return n, flush()
-}
-
 // DecodeEvent decodes one log payload.
 func DecodeEvent(p []byte) (*domain.Event, error) {
 	ev := new(domain.Event)
