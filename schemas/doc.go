@@ -1,0 +1,11 @@
+// Package schemas holds the JSON Schemas (draft 2020-12) of the QWED
+// protocol (seed 002), embedded in the binary: the verification request
+// (§5.1), the batch request (§5.3), the response (§6.1 with the error body
+// of §8.4), the batch response (§6.4) and the engine parameters of §5.2.
+//
+// Validation uses github.com/santhosh-tekuri/jsonschema/v6. Its errors
+// come as a tree whose order follows Go map iteration; Validate flattens the
+// tree to its leaves and sorts them (instance location, keyword location,
+// message), so the same document always gives the same list of violations,
+// byte for byte once encoded.
+package schemas
