@@ -37,7 +37,7 @@ func (d *decider) logExecution() *Event {
 		}
 		return d.reject(Errorf(CodeNotFound, "no approved action '%s' awaits an execution log", r.ActionID))
 	}
-	if open.Status != Approved {
+	if open.Status != Approved && open.Status != Corrected {
 		return d.reject(Errorf(CodeConflict, "action '%s' is %s, not approved", r.ActionID, open.Status))
 	}
 	ex := &ExecutionLogged{

@@ -27,6 +27,7 @@ const (
 	CmdConfigure         CommandType = "qwed.gate.configure"
 	CmdTick              CommandType = "qwed.gate.tick"
 	CmdRejectRequest     CommandType = "qwed.gate.reject"
+	CmdQWEDVerify        CommandType = "qwed.verify"
 )
 
 // RequestID identifies a request across retries: the CloudEvent source and
@@ -70,6 +71,12 @@ type Command struct {
 	Configure    *Configure             `json:"configure,omitempty"`
 	Tick         *Tick                  `json:"tick,omitempty"`
 	Reject       *RejectRequest         `json:"reject,omitempty"`
+	QWEDVerify   *QWEDVerify            `json:"qwed_verify,omitempty"`
+
+	// Verdict is the verification engine's answer on a VerifyAction's
+	// query or code, attached by the transport before Decide (issue 4;
+	// engineverdict.go). It is never part of the request body.
+	Verdict *EngineVerdict `json:"verdict,omitempty"`
 }
 
 // RegisterAgent is the body of POST /agents/register (seed 000 §3.1).

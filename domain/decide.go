@@ -25,6 +25,17 @@ type AttestationClaims struct {
 	Seq            uint64    `json:"seq"`
 	Partition      int32     `json:"partition"`
 	Risk           Risk      `json:"risk_level"`
+	// Kind, Engine, Status, OutcomeDigest and CorrectedDigest bind an
+	// engine's verdict (issue 4): Kind is "" for a gate decision and
+	// "qwed.verify" for a POST /verify answer; OutcomeDigest is the hex
+	// SHA-256 of the RFC 8785 form of the engine's outcome, CorrectedDigest
+	// that of a CORRECTED decision's corrected action. They are empty when
+	// no engine verdict was involved.
+	Kind            string `json:"kind,omitempty"`
+	Engine          string `json:"engine,omitempty"`
+	Status          string `json:"status,omitempty"`
+	OutcomeDigest   string `json:"outcome_digest,omitempty"`
+	CorrectedDigest string `json:"corrected_digest,omitempty"`
 }
 
 // Env is what Decide receives from the outside world.

@@ -38,6 +38,7 @@ const (
 	CodeInvalidAPIKey    Code = "QWED-AUTH-002"
 	CodeForbidden        Code = "QWED-AUTH-003"
 	CodeRateLimited      Code = "QWED-AUTH-004"
+	CodeEngineInit       Code = "QWED-ENG-001"
 	CodeEngineFailed     Code = "QWED-ENG-002"
 	CodeTimeout          Code = "QWED-ENG-003"
 	CodeInternal         Code = "QWED-SYS-001"
@@ -45,6 +46,9 @@ const (
 	CodeNotFound         Code = "QWED-REQ-404"
 	CodeConflict         Code = "QWED-REQ-409"
 	CodeSecurityViolated Code = "QWED-SEC-002"
+	CodeEngineMissing    Code = "QWED-ENG-004"
+	CodePromptInjection  Code = "QWED-SEC-001"
+	CodePIIDetected      Code = "QWED-SEC-003"
 )
 
 // CodeInfo describes one code of the catalogue.
@@ -89,6 +93,10 @@ var Catalogue = []CodeInfo{
 	{CodeNotFound, 404, "Resource not found"},
 	{CodeConflict, 409, "Conflicting request"},
 	{CodeSecurityViolated, 403, "Malicious payload detected"},
+	{CodeEngineInit, 500, "Engine initialization failed"},
+	{CodeEngineMissing, 500, "Engine not available"},
+	{CodePromptInjection, 403, "Prompt injection detected"},
+	{CodePIIDetected, 403, "PII detected (redacted)"},
 }
 
 var catalogueIndex = func() map[Code]CodeInfo {

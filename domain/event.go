@@ -1,6 +1,10 @@
 package domain
 
-import "time"
+import (
+	"time"
+
+	"github.com/agentgate/agentgate/domain/engines"
+)
 
 // EventType names an event; events are named in the past tense.
 type EventType string
@@ -54,6 +58,7 @@ type Event struct {
 	KeyIssued    *IssuePrincipalKey       `json:"key_issued,omitempty"`
 	Configured   *Config                  `json:"configured,omitempty"`
 	Expired      *ApprovalsExpired        `json:"expired,omitempty"`
+	QWEDVerified *QWEDVerified            `json:"qwed_verified,omitempty"`
 }
 
 // AgentRegistered records a new agent with everything Apply needs.
@@ -136,6 +141,15 @@ type ActionDecided struct {
 	ConversationEvicted string `json:"conversation_evicted,omitempty"`
 	// Budget is the budget left after the decision (seed 000 §4.2).
 	Budget BudgetRemaining `json:"budget_remaining"`
+	// OutcomeDigest is the engine verdict's outcome digest, when a
+	// verdict was applied (issue 4).
+	OutcomeDigest string `json:"outcome_digest,omitempty"`
+	// CorrectedAction and CorrectedDigest are set on CORRECTED decisions:
+	// the action to execute instead (the engine's correction in place of
+	// the query or code) and the hex SHA-256 of its RFC 8785 form; the
+	// original's digest stays in RequestDigest.
+	CorrectedAction *Action `json:"corrected_action,omitempty"`
+	CorrectedDigest string  `json:"corrected_digest,omitempty"`
 }
 
 // Verification is the verification block of seed 000 §4.2.
@@ -147,6 +161,8 @@ type Verification struct {
 	ChecksPassed []string `json:"checks_passed"`
 	ChecksFailed []string `json:"checks_failed,omitempty"`
 	Sandbox      bool     `json:"sandbox_required,omitempty"`
+	// Findings are the engine verdict's security findings (issue 4).
+	Findings []engines.Finding `json:"findings,omitempty"`
 }
 
 // BudgetRemaining is the budget_remaining block; a field is omitted when

@@ -18,8 +18,9 @@ var allowedImports = map[string]bool{
 	"encoding/json": true, "errors": true, "fmt": true, "maps": true, "math": true,
 	"math/big": true, "math/bits": true, "slices": true, "sort": true, "strconv": true,
 	"strings": true, "sync": true, "time": true, "unicode": true, "unicode/utf8": true,
-	"github.com/cockroachdb/apd/v3":             true,
-	"github.com/agentgate/agentgate/domain/jcs": true,
+	"github.com/cockroachdb/apd/v3":                 true,
+	"github.com/agentgate/agentgate/domain/jcs":     true,
+	"github.com/agentgate/agentgate/domain/engines": true,
 }
 
 // forbiddenTimeCalls read the clock or wait on it.

@@ -31,6 +31,7 @@ func Reply(ev *Event) (status int, body any) {
 				ActionID: d.ActionID, Decision: d.Decision, Verification: d.Verification,
 				BudgetRemaining: d.Budget, Attestation: d.Attestation, Approval: d.Approval, Error: d.Error,
 				ConversationID: d.ConversationID, StepNumber: d.Step, Tool: d.Tool, TrustChange: d.Trust,
+				CorrectedAction: d.CorrectedAction, CorrectedDigest: d.CorrectedDigest,
 			}
 		}
 	case EvCommandRejected:
@@ -75,6 +76,10 @@ func Reply(ev *Event) (status int, body any) {
 	case EvConfigured:
 		if c := ev.Configured; c != nil {
 			return 200, c
+		}
+	case EvQWEDVerified:
+		if q := ev.QWEDVerified; q != nil {
+			return 200, QWEDVerifiedReply{VerificationID: q.VerificationID, Seq: ev.Seq, Attestations: q.Attestations}
 		}
 	case EvApprovalsExpired:
 		if x := ev.Expired; x != nil {
@@ -132,6 +137,10 @@ type DecisionReply struct {
 	StepNumber      int64           `json:"step_number,omitempty"`
 	Tool            string          `json:"tool_name,omitempty"`
 	TrustChange     *TrustChange    `json:"trust_change,omitempty"`
+	// CorrectedAction is the action to execute instead, on a CORRECTED
+	// decision, and CorrectedDigest its digest (seed 000 §2.3, §4.3).
+	CorrectedAction *Action `json:"corrected_action,omitempty"`
+	CorrectedDigest string  `json:"corrected_digest,omitempty"`
 }
 
 // ErrorReply is the body of a refused command: {"error": {code, message, details}}.

@@ -82,6 +82,8 @@ func Decide(s *State, env Env, cmd *Command) *Event {
 		return d.tick()
 	case CmdRejectRequest:
 		return d.rejectRequest()
+	case CmdQWEDVerify:
+		return d.qwedVerify()
 	}
 	return d.reject(Errorf(CodeUnsupportedType, "unknown command type '%s'", cmd.Type))
 }

@@ -148,8 +148,14 @@ type classification struct {
 	dangerous bool
 	approval  bool
 	sandbox   bool
-	passed    [4]string
+	passed    [5]string
 	npassed   int
+	// verdict is what the engine verdict says (verdictNone without one);
+	// verdictWhy explains an uncertain verdict.
+	verdict    verdictClass
+	verdictWhy string
+	// applied is the verdict that was applied (nil when none was).
+	applied *EngineVerdict
 }
 
 func (c *classification) pass(name string) {
@@ -207,7 +213,7 @@ func (d *decider) verifyAction() *Event {
 		return d.reject(jsonFault("action", v.Action.Parameters, jerr))
 	}
 	p.dig, p.actionID = dig, actionID
-	cl := classifyAction(a, &v.Action)
+	cl := classifyAction(a, &v.Action, d.cmd.Verdict)
 	return d.decideProposal(a, &p, &cl)
 }
 
@@ -261,8 +267,9 @@ func jsonFault(object string, params json.RawMessage, err error) *Error {
 	return fieldError(CodeInvalidRequest, object, "not deterministic JSON: %v", err)
 }
 
-// classifyAction applies the action type table (step 7).
-func classifyAction(a *Agent, act *Action) classification {
+// classifyAction applies the action type table and the engine verdict v
+// (step 7; v may be nil).
+func classifyAction(a *Agent, act *Action, v *EngineVerdict) classification {
 	spec, ok := actionSpecs[act.Type]
 	if !ok {
 		return classification{risk: RiskCritical, failedCheck: checkTypeKnown,
@@ -270,8 +277,15 @@ func classifyAction(a *Agent, act *Action) classification {
 				Details: map[string]any{"action_type": act.Type}}}
 	}
 	cl := classification{engine: spec.Engine}
+	if !spec.QWEDEngine {
+		v = nil // only the QWED engines' verdicts count
+	}
 	var sr *SQLRisk
-	cl.risk, sr = actionRisk(spec, act)
+	if v != nil && v.Risk != "" && v.Engine == spec.Engine {
+		cl.risk = verdictRisk(spec, v)
+	} else {
+		cl.risk, sr = actionRisk(spec, act)
+	}
 	cl.pass(checkTypeKnown)
 	if contains(a.Permissions.BlockedTools, act.Type) {
 		cl.deny = &Error{Code: CodeToolNotAllowed, Message: "action type '" + act.Type + "' is blocked for this agent",
@@ -293,6 +307,13 @@ func classifyAction(a *Agent, act *Action) classification {
 	}
 	if spec.QWEDEngine {
 		cl.pass(checkEngine)
+	}
+	if v != nil {
+		cl.applied = v
+		applyVerdict(&cl, spec, act, v)
+		if cl.deny != nil {
+			return cl
+		}
 	}
 	if sr != nil {
 		cl.pass(checkSQLSafe)
@@ -413,6 +434,9 @@ func (d *decider) decideProposal(a *Agent, p *proposal, cl *classification) *Eve
 	dec.Verification = Verification{Engine: cl.engine, RiskLevel: cl.risk, RiskScore: cl.riskScore, Sandbox: cl.sandbox,
 		ChecksPassed: d.block.checks[:0]}
 	ver := &dec.Verification
+	if v := cl.applied; v != nil {
+		ver.Findings, dec.OutcomeDigest = v.Findings, v.OutcomeDigest
+	}
 	if p.ctx != nil {
 		dec.ConversationID = p.ctx.ConversationID
 	}
@@ -488,6 +512,19 @@ func (d *decider) decideProposal(a *Agent, p *proposal, cl *classification) *Eve
 		decision, pendingWhy = Pending, "the tool registry requires approval"
 	case cl.dangerous:
 		decision, pendingWhy = Pending, "dangerous tool: never approved autonomously"
+	case cl.verdict == verdictUncertain:
+		decision, pendingWhy = Pending, cl.verdictWhy+": principal approval required"
+	case cl.verdict == verdictCorrected && cl.risk != RiskLow:
+		decision, pendingWhy = Pending, "corrected action at "+string(cl.risk)+" risk: principal approval required"
+	case cl.verdict == verdictCorrected:
+		decision = Corrected
+	}
+	if decision == Corrected {
+		c, digest, err := correctedAction(&d.cmd.Verify.Action, cl.applied.Corrected)
+		if err != nil {
+			return deny(&Error{Code: CodeInvalidRequest, Message: "the corrected action is not deterministic JSON"}, checkEngineVerdict, StatusFailed)
+		}
+		dec.CorrectedAction, dec.CorrectedDigest = c, digest
 	}
 	ver.ChecksPassed = append(ver.ChecksPassed, checkTrust)
 	// Step 9: budgets.
@@ -498,15 +535,19 @@ func (d *decider) decideProposal(a *Agent, p *proposal, cl *classification) *Eve
 	ver.ChecksPassed = append(ver.ChecksPassed, checkWithinBudget)
 	// Step 10: attestation.
 	if p.opts.RequireAttestation || (decision == Approved && req.highRisk) {
-		tok, ok := d.attest(a, p, decision, cl.risk)
+		tok, ok := d.attest(a, p, decision, cl)
 		if !ok {
 			return deny(&Error{Code: CodeInternal, Message: "attestation could not be issued"}, checkAttestation, StatusFailed)
 		}
 		dec.Attestation = tok
 		ver.ChecksPassed = append(ver.ChecksPassed, checkAttestation)
 	}
-	// Admitted: APPROVED or PENDING consume the step and the budget.
+	// Admitted: APPROVED, CORRECTED or PENDING consume the step and the
+	// budget.
 	ver.Status = StatusVerified
+	if cl.applied != nil {
+		ver.Status = string(cl.applied.Status)
+	}
 	dec.Decision = decision
 	dec.StepConsumed = p.ctx != nil
 	if p.ctx != nil && conv == nil && len(a.Conversations) >= MaxConversations {
@@ -553,14 +594,18 @@ func summary(p *proposal, r Risk, why string) string {
 
 // attest signs the decision's claims; false when no signer is configured
 // or it fails (the caller then denies: fail closed).
-func (d *decider) attest(a *Agent, p *proposal, decision Decision, r Risk) (string, bool) {
+func (d *decider) attest(a *Agent, p *proposal, decision Decision, cl *classification) (string, bool) {
 	if d.env.Signer == nil {
 		return "", false
 	}
 	c := AttestationClaims{
 		Subject: a.DID, ActionID: p.actionID, IssuedAt: d.now, Decision: decision,
 		RequestDigest: p.dig.request, AgentID: a.ID, Step: p.step,
-		Seq: d.env.Seq, Partition: d.env.Partition, Risk: r,
+		Seq: d.env.Seq, Partition: d.env.Partition, Risk: cl.risk,
+	}
+	if v := cl.applied; v != nil {
+		c.Engine, c.Status, c.OutcomeDigest = v.Engine, string(v.Status), v.OutcomeDigest
+		c.CorrectedDigest = d.block.dec.CorrectedDigest
 	}
 	if p.ctx != nil {
 		c.ConversationID = p.ctx.ConversationID

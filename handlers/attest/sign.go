@@ -37,31 +37,46 @@ type Claims struct {
 	// a permanent record), but Verify refuses a token whose exp has passed.
 	ExpiresAt *jwt.NumericDate `json:"exp,omitempty"`
 
-	Decision       domain.Decision `json:"decision"`
+	// Decision, AgentID and RiskLevel are always set on a gate decision's
+	// attestation and absent from a POST /verify attestation (Kind
+	// "qwed.verify"), which binds a request to an engine outcome instead.
+	Decision       domain.Decision `json:"decision,omitempty"`
 	RequestDigest  string          `json:"request_digest"`
-	AgentID        string          `json:"agent_id"`
+	AgentID        string          `json:"agent_id,omitempty"`
 	ConversationID string          `json:"conversation_id,omitempty"`
 	Step           int64           `json:"step,omitempty"`
 	Seq            uint64          `json:"seq"`
 	Partition      int32           `json:"partition"`
-	RiskLevel      domain.Risk     `json:"risk_level"`
+	RiskLevel      domain.Risk     `json:"risk_level,omitempty"`
+	// Kind, Engine, Status, OutcomeDigest and CorrectedDigest bind an
+	// engine verdict (see domain.AttestationClaims); absent without one.
+	Kind            string `json:"kind,omitempty"`
+	Engine          string `json:"engine,omitempty"`
+	Status          string `json:"status,omitempty"`
+	OutcomeDigest   string `json:"outcome_digest,omitempty"`
+	CorrectedDigest string `json:"corrected_digest,omitempty"`
 }
 
 // NewClaims returns the token claims of c issued by node nodeID.
 func NewClaims(nodeID string, c domain.AttestationClaims) Claims {
 	return Claims{
-		Issuer:         IssuerPrefix + nodeID,
-		Subject:        c.Subject,
-		ID:             c.ActionID,
-		IssuedAt:       c.IssuedAt.Unix(),
-		Decision:       c.Decision,
-		RequestDigest:  c.RequestDigest,
-		AgentID:        c.AgentID,
-		ConversationID: c.ConversationID,
-		Step:           c.Step,
-		Seq:            c.Seq,
-		Partition:      c.Partition,
-		RiskLevel:      c.Risk,
+		Issuer:          IssuerPrefix + nodeID,
+		Subject:         c.Subject,
+		ID:              c.ActionID,
+		IssuedAt:        c.IssuedAt.Unix(),
+		Decision:        c.Decision,
+		RequestDigest:   c.RequestDigest,
+		AgentID:         c.AgentID,
+		ConversationID:  c.ConversationID,
+		Step:            c.Step,
+		Seq:             c.Seq,
+		Partition:       c.Partition,
+		RiskLevel:       c.Risk,
+		Kind:            c.Kind,
+		Engine:          c.Engine,
+		Status:          c.Status,
+		OutcomeDigest:   c.OutcomeDigest,
+		CorrectedDigest: c.CorrectedDigest,
 	}
 }
 
@@ -69,17 +84,22 @@ func NewClaims(nodeID string, c domain.AttestationClaims) Claims {
 // second precision, in UTC).
 func (c *Claims) Attestation() domain.AttestationClaims {
 	return domain.AttestationClaims{
-		Subject:        c.Subject,
-		ActionID:       c.ID,
-		IssuedAt:       time.Unix(c.IssuedAt, 0).UTC(),
-		Decision:       c.Decision,
-		RequestDigest:  c.RequestDigest,
-		AgentID:        c.AgentID,
-		ConversationID: c.ConversationID,
-		Step:           c.Step,
-		Seq:            c.Seq,
-		Partition:      c.Partition,
-		Risk:           c.RiskLevel,
+		Subject:         c.Subject,
+		ActionID:        c.ID,
+		IssuedAt:        time.Unix(c.IssuedAt, 0).UTC(),
+		Decision:        c.Decision,
+		RequestDigest:   c.RequestDigest,
+		AgentID:         c.AgentID,
+		ConversationID:  c.ConversationID,
+		Step:            c.Step,
+		Seq:             c.Seq,
+		Partition:       c.Partition,
+		Risk:            c.RiskLevel,
+		Kind:            c.Kind,
+		Engine:          c.Engine,
+		Status:          c.Status,
+		OutcomeDigest:   c.OutcomeDigest,
+		CorrectedDigest: c.CorrectedDigest,
 	}
 }
 
