@@ -1,0 +1,51 @@
+// Package kafkagate runs the gate on Kafka (DESIGN.md §1, §3): a consumer
+// group reads the requests topic; every assigned partition P gets its own
+// single-writer worker (handlers.Worker) over the events partition P (the
+// log, streams/kafkalog) and the projections in DATA/partitions/P/state.
+// The worker restores from its checkpoint and the log tail, then decides
+// the requests of partition P in offset order, appends (acks=all),
+// applies, replies to the request's replyto topic with its correlationid,
+// publishes every recorded event to the decisions topic, and only then
+// commits the request offset.
+//
+// Partition moves. Each partition runs inside a kafka-go Generation: when
+// the group rebalances, the partition's reader stops, its in-flight batch
+// is appended or fails, the worker stops, and only then does the
+// generation end and the new owner start (restoring from the log). A
+// process that lost its partition without noticing (killed, paused) is
+// fenced by the log: its appends no longer extend the chain, the batch
+// fails, and it replies with none of them.
+//
+// Input. A request is a CloudEvent (binary mode with ce_* headers or
+// structured mode) whose type is a command of DESIGN.md §3 and whose data
+// is the body of the matching HTTP endpoint (httpapi.BuildEventCommand).
+// Its RequestID is (source, id): a redelivered request gets the recorded
+// decision again. Credentials: agent commands carry the agent token in the
+// data (agent_token) as on HTTP; principal commands (register, approval
+// resolution) carry the API key in the Kafka header x-api-key, hashed on
+// arrival and checked like X-API-Key (never recorded, never logged).
+// Undecodable or refused input goes to the dead-letter topic with the
+// reason (header agentgate-reason) and, when replyto is present, gets an
+// error reply; its audit record is appended like an HTTP rejection; it
+// never stops the partition.
+//
+// Routing. The Kafka key is the agent id (DESIGN.md §3), partitioned with
+// murmur2 (Kafka's Java default; PartitionFor). A registration mints its
+// agent id from its RequestID (domain.AgentIDFor), so its key is
+// AgentIDFor(source, id): the client computes it before sending (package
+// client does). A request that arrives on the wrong partition (another
+// partitioner, no key) is forwarded once to the partition of its agent,
+// so that an agent's requests are always decided by one writer and
+// identifiers minted from request ids never collide across partitions.
+//
+// HTTP over Kafka. HTTPGate implements httpapi.Gate: the HTTP API builds
+// and authenticates the command as in embedded mode and HTTPGate sends it
+// (signed with an HMAC derived from the admin key hash, header
+// agentgate-mac, so that only gate instances can send pre-authenticated
+// commands) to the partition of its agent, waits on the instance's one
+// long-lived reply reader, and answers the recorded event; past the
+// timeout the API answers 504. Principal-wide commands (API keys, tool
+// registries) go to every partition, since each partition decides alone.
+// Reads are served by ReadModel: a local projection store fed by every
+// events partition, chain-checked; it is eventually consistent.
+package kafkagate

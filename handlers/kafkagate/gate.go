@@ -1,0 +1,647 @@
+package kafkagate
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/handlers"
+	"github.com/agentgate/agentgate/handlers/httpapi"
+	"github.com/agentgate/agentgate/projections"
+	"github.com/agentgate/agentgate/streams"
+	"github.com/agentgate/agentgate/streams/ce"
+	"github.com/agentgate/agentgate/streams/cekafka"
+)
+
+// Named limits and defaults.
+const (
+	// DefaultGroupID is the consumer group of the gate instances.
+	DefaultGroupID = "agentgate"
+	// MaxInFlight is the most requests of one partition read but not yet
+	// answered (and so not committed).
+	MaxInFlight = 4096
+	// answerTimeout bounds the wait for one decision before the partition
+	// gives up on it (the worker answers far sooner or fails).
+	answerTimeout = 30 * time.Second
+	// openRetry is the pause between attempts to open a partition.
+	openRetry = time.Second
+)
+
+// Config configures a Gate.
+type Config struct {
+	Brokers []string
+	Topics  Topics
+	// GroupID is the consumer group; "" is DefaultGroupID.
+	GroupID string
+	// DataDir holds DATA/partitions/P/state for every partition this
+	// instance owns or owned.
+	DataDir string
+	// OpenLog opens the log of events partition p (streams/kafkalog).
+	OpenLog func(ctx context.Context, p int32) (streams.Log, error)
+	// Signer signs attestations.
+	Signer domain.Signer
+	// AdminKeyHash is the hex SHA-256 of the admin key (shared by every
+	// instance); it authenticates the admin and keys internal commands.
+	AdminKeyHash string
+	// Config is the decision configuration (nil: keep the log's).
+	Config *domain.Config
+	Clock  func() time.Time
+	Logger *slog.Logger
+	// OnBatch observes committed batches (metrics).
+	OnBatch func(events []*domain.Event, appendDur time.Duration)
+	// SessionTimeout of the group membership; 0 is 6 s.
+	SessionTimeout time.Duration
+}
+
+// Gate consumes the requests topic in a consumer group and runs one worker
+// per assigned partition.
+type Gate struct {
+	cfg        Config
+	macKey     []byte
+	adminHash  []byte
+	partitions int
+	out        *kafka.Writer // replies, decisions, dead letters, forwards: by partition
+	keyed      *kafka.Writer // replies keyed by correlation id
+	log        *slog.Logger
+
+	mu    sync.Mutex
+	owned map[int32]*partition
+}
+
+// New returns a gate; partitions is the partition count of the requests
+// (and events) topic (EnsureTopics returns it).
+func New(cfg Config, partitions int) (*Gate, error) {
+	if len(cfg.Brokers) == 0 || cfg.OpenLog == nil || cfg.DataDir == "" || partitions < 1 {
+		return nil, errors.New("kafkagate: Brokers, OpenLog, DataDir and a partition count are required")
+	}
+	cfg.Topics = cfg.Topics.withDefaults()
+	if cfg.GroupID == "" {
+		cfg.GroupID = DefaultGroupID
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
+	}
+	if cfg.SessionTimeout <= 0 {
+		cfg.SessionTimeout = 6 * time.Second
+	}
+	g := &Gate{
+		cfg: cfg, macKey: MACKey(cfg.AdminKeyHash), partitions: partitions, log: cfg.Logger,
+		owned: map[int32]*partition{},
+	}
+	if cfg.AdminKeyHash != "" {
+		g.adminHash = []byte(cfg.AdminKeyHash)
+	}
+	g.out = newWriter(cfg.Brokers, toPartition{})
+	g.keyed = newWriter(cfg.Brokers, &kafka.Murmur2Balancer{})
+	return g, nil
+}
+
+// newWriter returns a synchronous acks=all writer tuned for latency.
+func newWriter(brokers []string, b kafka.Balancer) *kafka.Writer {
+	return &kafka.Writer{
+		Addr:         kafka.TCP(brokers...),
+		Balancer:     b,
+		RequiredAcks: kafka.RequireAll,
+		BatchTimeout: time.Millisecond,
+		BatchSize:    1000,
+		WriteTimeout: 10 * time.Second,
+		MaxAttempts:  5,
+	}
+}
+
+// Close closes the writers (after Run has returned).
+func (g *Gate) Close() error {
+	return errors.Join(g.out.Close(), g.keyed.Close())
+}
+
+// Owned returns the partitions this instance decides now, sorted.
+func (g *Gate) Owned() []int32 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := make([]int32, 0, len(g.owned))
+	for p := range g.owned {
+		out = append(out, p)
+	}
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j] < out[j-1]; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}
+
+// Run joins the consumer group and serves every generation until ctx ends.
+// Each generation's partitions stop before the next generation starts.
+func (g *Gate) Run(ctx context.Context) error {
+	group, err := kafka.NewConsumerGroup(kafka.ConsumerGroupConfig{
+		ID:                    g.cfg.GroupID,
+		Brokers:               g.cfg.Brokers,
+		Topics:                []string{g.cfg.Topics.Requests},
+		StartOffset:           kafka.FirstOffset,
+		SessionTimeout:        g.cfg.SessionTimeout,
+		RebalanceTimeout:      g.cfg.SessionTimeout,
+		HeartbeatInterval:     g.cfg.SessionTimeout / 6,
+		JoinGroupBackoff:      200 * time.Millisecond,
+		WatchPartitionChanges: true,
+		Timeout:               5 * time.Second,
+		ErrorLogger:           kafka.LoggerFunc(func(f string, a ...any) { g.log.Debug("consumer group", "msg", fmt.Sprintf(f, a...)) }),
+	})
+	if err != nil {
+		return fmt.Errorf("joining consumer group %s: %w", g.cfg.GroupID, err)
+	}
+	defer group.Close()
+	for {
+		gen, err := group.Next(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			if errors.Is(err, kafka.ErrGroupClosed) {
+				return nil
+			}
+			g.log.Warn("waiting for a group generation", "err", err)
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(200 * time.Millisecond):
+			}
+			continue
+		}
+		assigned := gen.Assignments[g.cfg.Topics.Requests]
+		ids := make([]int, 0, len(assigned))
+		for _, a := range assigned {
+			a := a
+			ids = append(ids, a.ID)
+			gen.Start(func(gctx context.Context) { g.runPartition(gctx, gen, int32(a.ID), a.Offset) })
+		}
+		g.log.Info("group generation", "generation", gen.ID, "member", gen.MemberID, "partitions", ids)
+	}
+}
+
+// partition is one owned partition.
+type partition struct {
+	id     int32
+	store  *projections.Store
+	log    streams.Log
+	worker *handlers.Worker
+}
+
+// openPartition restores partition p: its projections, its log, its worker.
+func (g *Gate) openPartition(ctx context.Context, p int32) (_ *partition, err error) {
+	dir := filepath.Join(g.cfg.DataDir, "partitions", strconv.Itoa(int(p)), "state")
+	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
+		return nil, fmt.Errorf("creating partition dir: %w", err)
+	}
+	pr := &partition{id: p}
+	defer func() {
+		if err != nil {
+			pr.close()
+		}
+	}()
+	if pr.store, err = projections.Open(dir, g.log); err != nil {
+		return nil, fmt.Errorf("opening projections of partition %d: %w", p, err)
+	}
+	if pr.log, err = g.cfg.OpenLog(ctx, p); err != nil {
+		return nil, fmt.Errorf("opening log of partition %d: %w", p, err)
+	}
+	start := time.Now()
+	pr.worker, err = handlers.NewWorker(handlers.WorkerConfig{
+		Log: pr.log, Store: pr.store, Signer: g.cfg.Signer, Partition: p,
+		Clock: g.cfg.Clock, Config: g.cfg.Config, Logger: g.log.With("partition", p), OnBatch: g.cfg.OnBatch,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("restoring partition %d: %w", p, err)
+	}
+	g.log.Info("partition restored", "partition", p, "seq", pr.worker.Head().Seq, "took", time.Since(start).Round(time.Millisecond))
+	return pr, nil
+}
+
+func (pr *partition) close() {
+	if pr.store != nil {
+		_ = pr.store.Close()
+	}
+	if pr.log != nil {
+		_ = pr.log.Close()
+	}
+}
+
+// runPartition serves partition p for one generation: restore, then read,
+// decide, answer and commit until the generation ends.
+func (g *Gate) runPartition(ctx context.Context, gen *kafka.Generation, p int32, offset int64) {
+	var pr *partition
+	for {
+		var err error
+		if pr, err = g.openPartition(ctx, p); err == nil {
+			break
+		}
+		g.log.Error("opening partition", "partition", p, "err", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(openRetry):
+		}
+	}
+	defer pr.close()
+	wctx, wcancel := context.WithCancel(context.Background())
+	werr := make(chan error, 1)
+	go func() { werr <- pr.worker.Run(wctx) }()
+	g.mu.Lock()
+	g.owned[p] = pr
+	g.mu.Unlock()
+	defer func() {
+		g.mu.Lock()
+		delete(g.owned, p)
+		g.mu.Unlock()
+	}()
+
+	r := kafka.NewReader(kafka.ReaderConfig{
+		Brokers: g.cfg.Brokers, Topic: g.cfg.Topics.Requests, Partition: int(p),
+		MinBytes: 1, MaxBytes: 16 << 20, MaxWait: 100 * time.Millisecond,
+		ReadBackoffMin: 10 * time.Millisecond, ReadBackoffMax: 200 * time.Millisecond,
+	})
+	if offset < 0 {
+		offset = kafka.FirstOffset
+	}
+	if err := r.SetOffset(offset); err != nil {
+		g.log.Error("seeking requests", "partition", p, "offset", offset, "err", err)
+	}
+	items := make(chan *item, MaxInFlight)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		g.complete(gen, p, items)
+	}()
+	for {
+		msg, err := r.FetchMessage(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				g.log.Error("reading requests", "partition", p, "err", err)
+			}
+			break
+		}
+		items <- g.handle(ctx, pr, msg)
+	}
+	close(items)
+	<-done
+	// The worker finishes its in-flight batch and refuses the rest (they
+	// are not committed: the next owner decides them).
+	wcancel()
+	<-werr
+	_ = r.Close()
+	g.log.Info("partition released", "partition", p, "seq", pr.worker.Head().Seq)
+}
+
+// item is one request on its way through a partition.
+type item struct {
+	msg      kafka.Message
+	req      ce.Event
+	decoded  bool
+	internal bool
+	ec       *httpapi.EventCommand
+	pend     *handlers.Pending
+	rej      *httpapi.Rejection
+	dead     string // dead-letter reason
+	done     bool   // nothing to answer (forwarded)
+	abandon  bool   // not enqueued because the partition is stopping
+}
+
+// handle decodes, checks and enqueues one request, in offset order.
+func (g *Gate) handle(ctx context.Context, pr *partition, msg kafka.Message) *item {
+	it := &item{msg: msg}
+	ev, err := cekafka.Decode(msg)
+	if err != nil {
+		it.dead = err.Error()
+		code := domain.CodeInvalidRequest
+		if errors.Is(err, ce.ErrTooLarge) {
+			code = domain.CodeTooLong
+		}
+		it.rej = httpapi.NewRejection(code, nil, "invalid CloudEvent: %s", err.Error())
+		it.pend = g.audit(ctx, pr, it, "")
+		return it
+	}
+	it.req, it.decoded = ev, true
+	if mac, ok := header(&msg, HeaderMAC); ok {
+		return g.handleInternal(ctx, pr, it, mac)
+	}
+	id := domain.RequestID{Source: ev.Source, ID: ev.ID}
+	principal := ""
+	if key, ok := header(&msg, HeaderAPIKey); ok && key != "" {
+		p, rej := g.principalOf(pr, key)
+		if rej != nil {
+			it.rej = rej
+			it.pend = g.audit(ctx, pr, it, "")
+			return it
+		}
+		principal = p
+	}
+	ec, rej := httpapi.BuildEventCommand(ev.Type, ev.Subject, ev.Data, id, principal, "")
+	if rej != nil {
+		it.rej = rej
+		if rej.Err.Code != domain.CodeMissingAPIKey && rej.Err.Code != domain.CodeInvalidAgentToken {
+			it.dead = rej.Error()
+		}
+		it.pend = g.audit(ctx, pr, it, principal)
+		return it
+	}
+	if key := RouteKey(ec.Command); key != "" {
+		if want := PartitionFor(key, g.partitions); want != pr.id {
+			if _, fwd := header(&msg, HeaderForwarded); !fwd {
+				g.forward(ctx, msg, want)
+				it.done = true
+				return it
+			}
+			g.log.Warn("request forwarded to a partition that is not its agent's", "partition", pr.id, "want", want)
+		}
+	}
+	it.ec = ec
+	if it.pend, err = pr.worker.Enqueue(ctx, ec.Command); err != nil {
+		it.abandon = true
+	}
+	return it
+}
+
+// handleInternal enqueues a command sent by a gate instance (HTTPGate).
+func (g *Gate) handleInternal(ctx context.Context, pr *partition, it *item, mac string) *item {
+	if it.req.DataContentType != ContentTypeCommand || !verify(g.macKey, it.req.Data, mac) {
+		it.rej = httpapi.NewRejection(domain.CodeInvalidAPIKey, map[string]any{"header": HeaderMAC}, "internal command with a bad signature")
+		it.dead = "internal command with a bad signature"
+		it.pend = g.audit(ctx, pr, it, "")
+		return it
+	}
+	cmd := new(domain.Command)
+	if err := json.Unmarshal(it.req.Data, cmd); err != nil {
+		it.rej = httpapi.NewRejection(domain.CodeInvalidRequest, nil, "internal command does not decode: %v", err)
+		it.dead = it.rej.Error()
+		return it
+	}
+	it.internal = true
+	var err error
+	if it.pend, err = pr.worker.Enqueue(ctx, cmd); err != nil {
+		it.abandon = true
+	}
+	return it
+}
+
+// principalOf authenticates an API key: the admin key, or a key recorded
+// on this partition (keys are issued on every partition).
+func (g *Gate) principalOf(pr *partition, key string) (string, *httpapi.Rejection) {
+	h := handlers.HashSecret(key)
+	if g.adminHash != nil && subtle.ConstantTimeCompare([]byte(h), g.adminHash) == 1 {
+		return domain.AdminPrincipal, nil
+	}
+	p, err := pr.store.KeyPrincipal(h)
+	if errors.Is(err, projections.ErrNotFound) {
+		return "", httpapi.NewRejection(domain.CodeInvalidAPIKey, map[string]any{"header": HeaderAPIKey}, "invalid API key")
+	}
+	if err != nil {
+		return "", httpapi.NewRejection(domain.CodeUnavailable, nil, "API keys cannot be read")
+	}
+	return p, nil
+}
+
+// audit enqueues the audit record of a refused request. Its RequestID is
+// the message's position, so a redelivery records it once.
+func (g *Gate) audit(ctx context.Context, pr *partition, it *item, principal string) *handlers.Pending {
+	id := domain.RequestID{Source: "kafka/" + g.cfg.Topics.Requests, ID: fmt.Sprintf("%d/%d", it.msg.Partition, it.msg.Offset)}
+	endpoint := "kafka " + g.cfg.Topics.Requests
+	if it.decoded {
+		endpoint += " " + it.req.Type
+	}
+	cmd := httpapi.RejectionCommand(it.rej, endpoint, it.msg.Value, principal, id)
+	p, err := pr.worker.Enqueue(ctx, cmd)
+	if err != nil {
+		it.abandon = true
+		return nil
+	}
+	return p
+}
+
+func unavailable(err error) *httpapi.Rejection {
+	return httpapi.NewRejection(domain.CodeUnavailable, nil, "the gate is unavailable: %v; retry with the same id", err)
+}
+
+// forward sends a request to the partition of its agent.
+func (g *Gate) forward(ctx context.Context, msg kafka.Message, to int32) {
+	fwd := kafka.Message{
+		Topic: g.cfg.Topics.Requests, Partition: int(to), Key: msg.Key, Value: msg.Value,
+		Headers: append(append([]kafka.Header(nil), msg.Headers...), kafka.Header{Key: HeaderForwarded, Value: []byte(strconv.Itoa(msg.Partition))}),
+	}
+	for {
+		err := g.out.WriteMessages(ctx, fwd)
+		if err == nil {
+			return
+		}
+		g.log.Error("forwarding a request to its agent's partition", "to", to, "err", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// complete answers the items of a partition in offset order and commits
+// the offsets of the answered ones.
+func (g *Gate) complete(gen *kafka.Generation, p int32, items <-chan *item) {
+	var (
+		out    []kafka.Message
+		keyed  []kafka.Message
+		commit int64 = -1
+	)
+	flush := func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if len(keyed) > 0 {
+			if err := g.keyed.WriteMessages(ctx, keyed...); err != nil {
+				g.log.Error("writing replies", "partition", p, "err", err)
+				return false
+			}
+		}
+		if len(out) > 0 {
+			if err := g.out.WriteMessages(ctx, out...); err != nil {
+				g.log.Error("writing decisions", "partition", p, "err", err)
+				return false
+			}
+		}
+		out, keyed = out[:0], keyed[:0]
+		if commit >= 0 {
+			if err := gen.CommitOffsets(map[string]map[int]int64{g.cfg.Topics.Requests: {int(p): commit + 1}}); err != nil {
+				g.log.Warn("committing offsets", "partition", p, "offset", commit+1, "err", err)
+			}
+			commit = -1
+		}
+		return true
+	}
+	stopped := false
+	for it := range items {
+		if stopped {
+			continue // the generation is over: leave them to the next owner
+		}
+		ok := g.answer(p, it, &out, &keyed)
+		if !ok {
+			stopped = true
+			continue
+		}
+		commit = it.msg.Offset
+		if len(items) == 0 || len(out)+len(keyed) >= 512 {
+			if !flush() {
+				stopped = true
+			}
+		}
+	}
+	if !stopped {
+		flush()
+	}
+}
+
+// answer waits for an item's decision and queues its reply, decision and
+// dead letter. It returns false when the item was not decided because the
+// worker stopped (the generation ended): it must not be committed.
+func (g *Gate) answer(p int32, it *item, out, keyed *[]kafka.Message) bool {
+	if it.abandon {
+		return false
+	}
+	if it.done {
+		return true
+	}
+	var ev *domain.Event
+	if it.pend != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), answerTimeout)
+		var err error
+		ev, err = it.pend.Wait(ctx)
+		cancel()
+		if err != nil && it.rej == nil {
+			// A bare ErrUnavailable: the worker stopped before deciding
+			// (the generation ended); a timeout: it is stuck. Either way
+			// the request is left to the next owner. A wrapped one: the
+			// worker refused the batch (the log refused the append): the
+			// request is answered as refused.
+			if err == handlers.ErrUnavailable || errors.Is(err, context.DeadlineExceeded) {
+				return false
+			}
+			it.rej = unavailable(err)
+		}
+	}
+	now := g.cfg.Clock().UTC()
+	if it.dead != "" {
+		dl := kafka.Message{Topic: g.cfg.Topics.DeadLetter, Partition: 0, Key: it.msg.Key, Value: it.msg.Value,
+			Headers: append(append([]kafka.Header(nil), it.msg.Headers...),
+				kafka.Header{Key: HeaderReason, Value: []byte(it.dead)},
+				kafka.Header{Key: "agentgate-origin", Value: fmt.Appendf(nil, "%s/%d/%d", it.msg.Topic, it.msg.Partition, it.msg.Offset)})}
+		*out = append(*out, dl)
+	}
+	var status int
+	var body []byte
+	switch {
+	case it.rej != nil:
+		status, body = it.rej.Status, it.rej.Body()
+	case it.internal:
+		b, err := json.Marshal(ev)
+		if err != nil || ev == nil {
+			status, body = 500, httpapi.NewRejection(domain.CodeInternal, nil, "no event recorded").Body()
+		} else {
+			status, body = 200, b
+		}
+	default:
+		var rej *httpapi.Rejection
+		status, body, rej = it.ec.Reply(ev)
+		if rej != nil {
+			status, body = rej.Status, rej.Body()
+		}
+	}
+	if ev != nil && it.rej == nil {
+		if m, ok := g.decision(p, ev, now); ok {
+			*out = append(*out, m)
+		}
+	}
+	if it.decoded {
+		if to := it.req.Extensions[ce.ExtReplyTo]; to != "" {
+			if m, ok := g.reply(it.req, to, status, body, now); ok {
+				*keyed = append(*keyed, m)
+			}
+		}
+	} else if to, ok := header(&it.msg, "ce_replyto"); ok && to != "" {
+		// Not a CloudEvent, but it said where to answer: answer there.
+		req := ce.Event{Type: "agentgate.invalid", Source: "unknown", ID: fmt.Sprintf("%d/%d", it.msg.Partition, it.msg.Offset), Mode: ce.ModeBinary,
+			Extensions: map[string]string{}}
+		if c, ok := header(&it.msg, "ce_correlationid"); ok {
+			req.Extensions[ce.ExtCorrelationID] = c
+		} else if id, ok := header(&it.msg, "ce_id"); ok && id != "" {
+			req.ID = id
+		}
+		if m, ok := g.reply(req, to, status, body, now); ok {
+			*keyed = append(*keyed, m)
+		}
+	}
+	return true
+}
+
+// reply encodes the reply to req for topic to.
+func (g *Gate) reply(req ce.Event, to string, status int, body []byte, now time.Time) (kafka.Message, bool) {
+	if req.Mode == 0 {
+		req.Mode = ce.ModeBinary
+	}
+	if len(req.Type) > ce.MaxRequestTypeBytes {
+		req.Type = req.Type[:ce.MaxRequestTypeBytes]
+	}
+	rep := ce.NewReply(req, body, now)
+	m, err := cekafka.Encode(rep)
+	if err != nil {
+		g.log.Error("encoding a reply", "type", rep.Type, "err", err)
+		return kafka.Message{}, false
+	}
+	m.Topic = to
+	m.Key = []byte(req.CorrelationID())
+	m.Headers = append(m.Headers, kafka.Header{Key: HeaderStatus, Value: []byte(strconv.Itoa(status))})
+	return m, true
+}
+
+// DecisionType is the CloudEvent type of a message on the decisions topic
+// (its data is the reply body of domain.Reply; its id "P-SEQ" is unique per
+// recorded event, so a consumer drops repeats by id).
+const DecisionType = "agentgate.decision"
+
+// decision encodes a recorded event for the decisions topic.
+func (g *Gate) decision(p int32, ev *domain.Event, now time.Time) (kafka.Message, bool) {
+	if ev.Type == domain.EvCommandRejected {
+		return kafka.Message{}, false
+	}
+	_, body := domain.Reply(ev)
+	data, err := json.Marshal(body)
+	if err != nil {
+		return kafka.Message{}, false
+	}
+	ext := map[string]string{}
+	if ev.Command != nil {
+		ext[ce.ExtCorrelationID] = ev.Command.Request.ID
+	}
+	if ev.AgentID != "" {
+		ext[ce.ExtPartitionKey] = ev.AgentID
+	}
+	m, err := cekafka.Encode(ce.Event{
+		SpecVersion: ce.SpecVersion, Type: DecisionType, Source: ce.ReplySource,
+		ID: fmt.Sprintf("%d-%d", p, ev.Seq), Subject: ev.AgentID, Time: ev.Time.UTC(),
+		DataContentType: ce.ContentTypeJSON, Data: data, Extensions: ext, Mode: ce.ModeBinary,
+	})
+	if err != nil {
+		g.log.Error("encoding a decision", "seq", ev.Seq, "err", err)
+		return kafka.Message{}, false
+	}
+	m.Topic, m.Partition = g.cfg.Topics.Decisions, int(p)
+	m.Headers = append(m.Headers, kafka.Header{Key: "agentgate-event-type", Value: []byte(ev.Type)})
+	return m, true
+}

@@ -1,0 +1,98 @@
+package kafkagate
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+
+	"github.com/segmentio/kafka-go"
+
+	"github.com/agentgate/agentgate/domain"
+)
+
+// Kafka headers of the gate (besides the ce_* headers of the CloudEvent).
+const (
+	// HeaderAPIKey carries a principal's API key (the X-API-Key of HTTP).
+	HeaderAPIKey = "x-api-key"
+	// HeaderMAC carries the HMAC-SHA256 (hex) of an internal command.
+	HeaderMAC = "agentgate-mac"
+	// HeaderStatus carries the HTTP status of a reply.
+	HeaderStatus = "agentgate-status"
+	// HeaderReason carries why a message went to the dead-letter topic.
+	HeaderReason = "agentgate-reason"
+	// HeaderForwarded marks a request forwarded to its agent's partition.
+	HeaderForwarded = "agentgate-forwarded"
+	// ContentTypeCommand is the datacontenttype of an internal command:
+	// the data is a domain.Command, already authenticated by the sender.
+	ContentTypeCommand = "application/vnd.agentgate.command+json"
+)
+
+// PartitionFor returns the partition of key among n: murmur2, as Kafka's
+// Java client and kafka-go's Murmur2Balancer (kcat: -X
+// partitioner=murmur2_random).
+func PartitionFor(key string, n int) int32 {
+	if n <= 1 {
+		return 0
+	}
+	parts := make([]int, n)
+	for i := range parts {
+		parts[i] = i
+	}
+	return int32(kafka.Murmur2Balancer{}.Balance(kafka.Message{Key: []byte(key)}, parts...))
+}
+
+// RouteKey returns the Kafka key of a command: its agent, the agent a
+// registration mints, or "" when the command is about no single agent.
+func RouteKey(cmd *domain.Command) string {
+	if cmd.Type == domain.CmdRegisterAgent {
+		return domain.AgentIDFor(cmd.Request)
+	}
+	return cmd.AgentID
+}
+
+// broadcast reports whether a command changes principal-wide state that
+// every partition needs (API keys, tool registries).
+func broadcast(t domain.CommandType) bool {
+	return t == domain.CmdIssuePrincipalKey || t == domain.CmdPutToolRegistry || t == domain.CmdConfigure
+}
+
+// MACKey derives the key that signs internal commands from the admin key
+// hash that every gate instance shares.
+func MACKey(adminKeyHash string) []byte {
+	h := sha256.Sum256([]byte("agentgate internal command\x00" + adminKeyHash))
+	return h[:]
+}
+
+// sign returns the hex HMAC-SHA256 of value.
+func sign(key, value []byte) string {
+	m := hmac.New(sha256.New, key)
+	m.Write(value)
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// verify reports whether mac is the HMAC of value, in constant time.
+func verify(key, value []byte, mac string) bool {
+	want, err := hex.DecodeString(mac)
+	if err != nil {
+		return false
+	}
+	m := hmac.New(sha256.New, key)
+	m.Write(value)
+	return hmac.Equal(m.Sum(nil), want)
+}
+
+// header returns the value of the first header named name.
+func header(msg *kafka.Message, name string) (string, bool) {
+	for _, h := range msg.Headers {
+		if h.Key == name {
+			return string(h.Value), true
+		}
+	}
+	return "", false
+}
+
+// toPartition is a kafka-go Balancer that writes a message to the
+// partition set in its Partition field.
+type toPartition struct{}
+
+func (toPartition) Balance(msg kafka.Message, _ ...int) int { return msg.Partition }
