@@ -7,6 +7,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
+	"github.com/agentgate/agentgate/client"
 	"github.com/agentgate/agentgate/domain"
 )
 
@@ -30,16 +31,7 @@ const (
 // PartitionFor returns the partition of key among n: murmur2, as Kafka's
 // Java client and kafka-go's Murmur2Balancer (kcat: -X
 // partitioner=murmur2_random).
-func PartitionFor(key string, n int) int32 {
-	if n <= 1 {
-		return 0
-	}
-	parts := make([]int, n)
-	for i := range parts {
-		parts[i] = i
-	}
-	return int32(kafka.Murmur2Balancer{}.Balance(kafka.Message{Key: []byte(key)}, parts...))
-}
+func PartitionFor(key string, n int) int32 { return client.PartitionFor(key, n) }
 
 // RouteKey returns the Kafka key of a command: its agent, the agent a
 // registration mints, or "" when the command is about no single agent.

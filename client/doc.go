@@ -1,0 +1,16 @@
+// Package client is the Go client of agentgate over Kafka for agent
+// platforms: it publishes typed commands as CloudEvents (binary mode) on
+// the requests topic, keyed by agent id, and reads replies with one
+// long-lived reply reader per Client.
+//
+//   - Publish sends a command without replyto (async): its decision appears
+//     on the decisions topic.
+//   - Request sends it with replyto and correlationid and waits for the
+//     reply, up to the context's deadline or Config.Timeout (ErrTimeout).
+//
+// A command's RequestID is (Config.Source, Command.ID): resending a
+// command with the same ID gets the recorded decision again, never a
+// second one. A registration's key is the agent id the gate will mint,
+// AgentIDFor(source, id), so that the agent's later requests land on the
+// same partition.
+package client
