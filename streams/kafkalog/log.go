@@ -1,0 +1,639 @@
+package kafkalog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"github.com/agentgate/agentgate/streams"
+)
+
+// Record headers: every Kafka message of the log carries its Seq and Prev.
+const (
+	// HeaderSeq holds the record's Seq in decimal.
+	HeaderSeq = "agentgate-seq"
+	// HeaderPrev holds the record's Prev (hex SHA-256 of the previous
+	// payload; empty for seq 1).
+	HeaderPrev = "agentgate-prev"
+)
+
+// Defaults of Options; each is used when the field is zero.
+const (
+	// RecordOverheadBytes is what one record adds to a produce request
+	// beyond its payload, counted against MaxBatchBytes: the seq and prev
+	// headers (~100 bytes) and the record framing, rounded up.
+	RecordOverheadBytes = 160
+	// DefaultMaxBatchBytes limits one Append (payloads plus
+	// RecordOverheadBytes each). One Append is one produce request, i.e.
+	// one record batch, which the broker refuses above the topic's
+	// max.message.bytes (1048588 by default): the default stays below it.
+	DefaultMaxBatchBytes = 1_000_000
+	// DefaultMaxRecordBytes limits one payload: what fits alone in a
+	// default batch.
+	DefaultMaxRecordBytes = DefaultMaxBatchBytes - RecordOverheadBytes
+	// DefaultMaxBatchRecords limits the records of one Append.
+	DefaultMaxBatchRecords = 8192
+	// DefaultFetchMaxBytes is the MaxBytes of each fetch.
+	DefaultFetchMaxBytes = 4 << 20
+	// DefaultIndexInterval is the spacing, in seqs, of the sparse
+	// seq -> offset index Read starts from.
+	DefaultIndexInterval = 256
+	// DefaultRequestTimeout bounds each Kafka request.
+	DefaultRequestTimeout = 10 * time.Second
+)
+
+// Options tunes a Log. The zero value is ready to use.
+type Options struct {
+	// Logger receives the log's messages (skipped records at Warn). Nil
+	// means slog.Default().
+	Logger *slog.Logger
+	// Transport carries the Kafka requests. Nil means a kafka.Transport of
+	// the Log's own, whose idle connections Close closes.
+	Transport kafka.RoundTripper
+	// RequestTimeout bounds each Kafka request (DefaultRequestTimeout).
+	RequestTimeout time.Duration
+	// MaxRecordBytes limits one payload (DefaultMaxRecordBytes); a larger
+	// one gets streams.ErrTooLarge.
+	MaxRecordBytes int
+	// MaxBatchRecords limits the records of one Append
+	// (DefaultMaxBatchRecords); a larger batch gets streams.ErrTooLarge.
+	MaxBatchRecords int
+	// MaxBatchBytes limits one Append, payloads plus RecordOverheadBytes
+	// per record (DefaultMaxBatchBytes); a larger batch gets
+	// streams.ErrTooLarge. Keep it below the topic's max.message.bytes.
+	MaxBatchBytes int
+	// FetchMaxBytes is the MaxBytes of each fetch (DefaultFetchMaxBytes).
+	FetchMaxBytes int
+	// IndexInterval is the spacing of the sparse index
+	// (DefaultIndexInterval): a Read from seq s fetches at most this many
+	// records before s.
+	IndexInterval int
+}
+
+func (o Options) withDefaults() Options {
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.RequestTimeout == 0 {
+		o.RequestTimeout = DefaultRequestTimeout
+	}
+	if o.MaxRecordBytes == 0 {
+		o.MaxRecordBytes = DefaultMaxRecordBytes
+	}
+	if o.MaxBatchRecords == 0 {
+		o.MaxBatchRecords = DefaultMaxBatchRecords
+	}
+	if o.MaxBatchBytes == 0 {
+		o.MaxBatchBytes = DefaultMaxBatchBytes
+	}
+	if o.FetchMaxBytes == 0 {
+		o.FetchMaxBytes = DefaultFetchMaxBytes
+	}
+	if o.IndexInterval == 0 {
+		o.IndexInterval = DefaultIndexInterval
+	}
+	return o
+}
+
+// Log is one partition of the event log on a Kafka topic. It implements
+// streams.Log; all its methods are safe for concurrent use.
+type Log struct {
+	client    *kafka.Client
+	own       *kafka.Transport // nil when Options.Transport was given
+	topic     string
+	partition int
+	opts      Options
+	logger    *slog.Logger
+
+	// writing is a one-slot semaphore held by the running Append or Sync;
+	// it guards next and stale. A channel so a waiter honours its context.
+	writing chan struct{}
+	// next is the first offset this Log has not applied to the chain.
+	next int64
+	// stale is set when a produce failed without an answer: the batch may
+	// be in the partition, so the next Append first catches up.
+	stale bool
+
+	view atomic.Pointer[view]
+
+	idxMu sync.RWMutex
+	index []int64 // index[i] = offset of seq i*IndexInterval+1
+
+	mu     sync.Mutex
+	idle   sync.Cond // signalled when ops drops to 0
+	closed bool
+	ops    int
+}
+
+// view is the head and where it lies in the partition.
+type view struct {
+	head   streams.Head
+	offset int64 // offset of the head record; -1 when the log is empty
+}
+
+var _ streams.Log = (*Log)(nil)
+
+// Open opens the log on partition of topic at brokers: it reads the
+// partition from offset 0 to its end, applying the chain (see the package
+// doc), to find the head and build the sparse index. The topic must exist
+// and keep every record: Open refuses a partition whose first offset is
+// not 0 (records were deleted by retention or DeleteRecords).
+func Open(ctx context.Context, brokers []string, topic string, partition int, opts Options) (*Log, error) {
+	if len(brokers) == 0 {
+		return nil, errors.New("opening kafka log: no brokers")
+	}
+	if topic == "" || partition < 0 {
+		return nil, fmt.Errorf("opening kafka log: invalid topic %q partition %d", topic, partition)
+	}
+	opts = opts.withDefaults()
+	l := &Log{topic: topic, partition: partition, opts: opts, logger: opts.Logger, writing: make(chan struct{}, 1)}
+	l.idle.L = &l.mu
+	transport := opts.Transport
+	if transport == nil {
+		l.own = &kafka.Transport{}
+		transport = l.own
+	}
+	l.client = &kafka.Client{Addr: kafka.TCP(brokers...), Timeout: opts.RequestTimeout, Transport: transport}
+	l.view.Store(&view{offset: -1})
+
+	first, err := l.listOffset(ctx, kafka.FirstOffset)
+	if err != nil {
+		l.closeTransport()
+		return nil, err
+	}
+	if first != 0 {
+		l.closeTransport()
+		return nil, fmt.Errorf("opening kafka log %s/%d: the partition starts at offset %d, records were deleted (the events topic needs retention.ms=-1)", topic, partition, first)
+	}
+	if err := l.catchUp(ctx); err != nil {
+		l.closeTransport()
+		return nil, fmt.Errorf("opening kafka log %s/%d: %w", topic, partition, err)
+	}
+	v := l.view.Load()
+	l.logger.Info("kafka event log opened", "topic", topic, "partition", partition, "head_seq", v.head.Seq, "end_offset", l.next)
+	return l, nil
+}
+
+func (l *Log) closeTransport() {
+	if l.own != nil {
+		l.own.CloseIdleConnections()
+	}
+}
+
+// listOffset returns the partition's first offset or its end (the high
+// watermark: the offset the next record gets).
+func (l *Log) listOffset(ctx context.Context, which int64) (int64, error) {
+	resp, err := l.client.ListOffsets(ctx, &kafka.ListOffsetsRequest{
+		Topics: map[string][]kafka.OffsetRequest{l.topic: {{Partition: l.partition, Timestamp: which}}},
+	})
+	if err != nil {
+		return 0, fmt.Errorf("listing offsets: %w", err)
+	}
+	for _, p := range resp.Topics[l.topic] {
+		if p.Partition != l.partition {
+			continue
+		}
+		if p.Error != nil {
+			return 0, fmt.Errorf("listing offsets of %s/%d: %w", l.topic, l.partition, p.Error)
+		}
+		if which == kafka.FirstOffset {
+			return p.FirstOffset, nil
+		}
+		return p.LastOffset, nil
+	}
+	return 0, fmt.Errorf("listing offsets: no answer for %s/%d", l.topic, l.partition)
+}
+
+// Head returns the position of the last record this Log knows to extend
+// the chain: after Open, Sync or an Append, the end of the partition as
+// seen then. It keeps answering after Close.
+func (l *Log) Head() streams.Head { return l.view.Load().head }
+
+// Sync catches up with records other writers appended since this Log last
+// looked (Head moves to the partition's end). A new owner of the partition
+// calls it before deciding; Append calls it itself after a failed produce.
+// It returns streams.ErrClosed after Close.
+func (l *Log) Sync(ctx context.Context) error {
+	if err := l.enter(); err != nil {
+		return err
+	}
+	defer l.exit()
+	select {
+	case l.writing <- struct{}{}:
+	case <-ctx.Done():
+		return fmt.Errorf("waiting to sync: %w", ctx.Err())
+	}
+	defer func() { <-l.writing }()
+	return l.catchUp(ctx)
+}
+
+// catchUp applies every record from l.next to the partition's current end.
+// The caller holds l.writing (or is Open).
+func (l *Log) catchUp(ctx context.Context) error {
+	end, err := l.listOffset(ctx, kafka.LastOffset)
+	if err != nil {
+		return err
+	}
+	if err := l.applyRange(ctx, end); err != nil {
+		return err
+	}
+	l.stale = false
+	return nil
+}
+
+// applyRange applies the records at offsets [l.next, end) to the chain.
+func (l *Log) applyRange(ctx context.Context, end int64) error {
+	if end <= l.next {
+		return nil
+	}
+	v := *l.view.Load()
+	err := l.fetch(ctx, l.next, end, func(offset int64, r streams.Record, ok bool) error {
+		if ok && r.Seq == v.head.Seq+1 && r.Prev == v.head.Hash {
+			v = view{head: streams.Head{Seq: r.Seq, Hash: r.Hash()}, offset: offset}
+			l.indexAdd(r.Seq, offset)
+			return nil
+		}
+		l.logger.Warn("kafka event log: skipping a record that does not extend the chain",
+			"topic", l.topic, "partition", l.partition, "offset", offset, "seq", r.Seq, "head_seq", v.head.Seq, "well_formed", ok)
+		return nil
+	})
+	// Whatever was applied before an error is the chain: keep it.
+	l.view.Store(&v)
+	if err != nil {
+		if v.offset >= l.next {
+			l.next = v.offset + 1
+		}
+		return err
+	}
+	l.next = end
+	return nil
+}
+
+// indexAdd records the offset of seq when seq starts an index interval.
+func (l *Log) indexAdd(seq uint64, offset int64) {
+	k := uint64(l.opts.IndexInterval)
+	if (seq-1)%k != 0 {
+		return
+	}
+	l.idxMu.Lock()
+	defer l.idxMu.Unlock()
+	if i := int((seq - 1) / k); i == len(l.index) {
+		l.index = append(l.index, offset)
+	}
+}
+
+// indexLookup returns the offset to start a read of seq from.
+func (l *Log) indexLookup(seq uint64) int64 {
+	i := int((seq - 1) / uint64(l.opts.IndexInterval))
+	l.idxMu.RLock()
+	defer l.idxMu.RUnlock()
+	if i >= len(l.index) {
+		i = len(l.index) - 1
+	}
+	if i < 0 {
+		return 0
+	}
+	return l.index[i]
+}
+
+// fetch calls fn for every message at offsets [from, end), in order, with
+// its record (ok false when its headers are malformed).
+func (l *Log) fetch(ctx context.Context, from, end int64, fn func(offset int64, r streams.Record, ok bool) error) error {
+	empty := 0
+	for from < end {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("reading kafka log: %w", err)
+		}
+		resp, err := l.client.Fetch(ctx, &kafka.FetchRequest{
+			Topic: l.topic, Partition: l.partition, Offset: from,
+			MinBytes: 1, MaxBytes: int64(l.opts.FetchMaxBytes), MaxWait: 100 * time.Millisecond,
+		})
+		if err != nil {
+			return fmt.Errorf("fetching offset %d: %w", from, err)
+		}
+		if resp.Error != nil {
+			return fmt.Errorf("fetching offset %d: %w", from, resp.Error)
+		}
+		n, err := l.readRecords(resp.Records, from, end, fn)
+		if err != nil {
+			return err
+		}
+		if n == from {
+			empty++
+			if resp.HighWatermark <= from || empty > 3 {
+				return fmt.Errorf("fetching offset %d: the partition ends at %d, before %d", from, resp.HighWatermark, end)
+			}
+			continue
+		}
+		empty = 0
+		from = n
+	}
+	return nil
+}
+
+// readRecords consumes one fetch response and returns the next offset to
+// fetch.
+func (l *Log) readRecords(rr kafka.RecordReader, from, end int64, fn func(int64, streams.Record, bool) error) (int64, error) {
+	if rr == nil {
+		return from, nil
+	}
+	for from < end {
+		rec, err := rr.ReadRecord()
+		if errors.Is(err, io.EOF) {
+			return from, nil
+		}
+		if err != nil {
+			return from, fmt.Errorf("reading records at offset %d: %w", from, err)
+		}
+		if rec.Offset < from {
+			continue // a batch may start before the requested offset
+		}
+		if rec.Offset >= end {
+			return end, nil
+		}
+		r, ok, err := parseRecord(rec)
+		if err != nil {
+			return from, fmt.Errorf("reading record at offset %d: %w", rec.Offset, err)
+		}
+		if err := fn(rec.Offset, r, ok); err != nil {
+			return from, err
+		}
+		from = rec.Offset + 1
+	}
+	return from, nil
+}
+
+// parseRecord reads seq, prev and payload; ok is false when the headers
+// are missing, repeated or malformed (the record is skipped).
+func parseRecord(rec *kafka.Record) (streams.Record, bool, error) {
+	var r streams.Record
+	var payload []byte
+	if rec.Value != nil {
+		b, err := kafka.ReadAll(rec.Value)
+		if err != nil {
+			return r, false, err
+		}
+		payload = b
+	}
+	r.Payload = payload
+	var seqs, prevs int
+	for _, h := range rec.Headers {
+		switch h.Key {
+		case HeaderSeq:
+			seqs++
+			seq, err := strconv.ParseUint(string(h.Value), 10, 64)
+			if err != nil || seq == 0 {
+				return r, false, nil
+			}
+			r.Seq = seq
+		case HeaderPrev:
+			prevs++
+			r.Prev = string(h.Value)
+		}
+	}
+	return r, seqs == 1 && prevs == 1, nil
+}
+
+// Append produces batch as one record batch on the log's partition with
+// acks=all and returns nil only when the broker acknowledged it and the
+// records are the chain's extension: every reader applies them.
+//
+// It returns streams.ErrConflict (wrapped) when the batch does not extend
+// the head this Log knows, and then nothing was produced; it also returns
+// streams.ErrConflict when, after producing, it finds that another writer
+// extended the chain first (records between this Log's last known offset
+// and the batch's): the batch is in the partition but every reader skips
+// it, Head has moved to the other writer's records, and the caller must
+// not reply with it. Fencing costs nothing when no other message was
+// produced since this Log's last look (the batch's base offset proves it)
+// and one fetch of the intervening messages otherwise.
+//
+// streams.ErrTooLarge (a limit of Options), the context's error (ctx ended
+// before producing) and streams.ErrClosed write nothing. Any other error
+// is the produce's: the batch may or may not be in the partition; the next
+// Append (or Sync) catches up first, so a batch built on the old head then
+// gets ErrConflict if the failed one landed. An empty batch is a no-op.
+func (l *Log) Append(ctx context.Context, batch []streams.Record) error {
+	if err := l.enter(); err != nil {
+		return err
+	}
+	defer l.exit()
+	if len(batch) == 0 {
+		return nil
+	}
+	if err := l.checkLimits(batch); err != nil {
+		return err
+	}
+	select {
+	case l.writing <- struct{}{}:
+	case <-ctx.Done():
+		return fmt.Errorf("waiting to append: %w", ctx.Err())
+	}
+	defer func() { <-l.writing }()
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("appending batch: %w", err)
+	}
+	if l.stale {
+		if err := l.catchUp(ctx); err != nil {
+			return fmt.Errorf("catching up before appending: %w", err)
+		}
+	}
+
+	head := l.view.Load().head
+	hashes := make([]string, len(batch))
+	for i, r := range batch {
+		wantSeq, wantPrev := head.Seq+1, head.Hash
+		if i > 0 {
+			wantSeq, wantPrev = batch[i-1].Seq+1, hashes[i-1]
+		}
+		if r.Seq != wantSeq {
+			return fmt.Errorf("appending batch: record %d has seq %d, want %d: %w", i, r.Seq, wantSeq, streams.ErrConflict)
+		}
+		if r.Prev != wantPrev {
+			return fmt.Errorf("appending batch: record %d (seq %d) has prev %q, want %q: %w", i, r.Seq, r.Prev, wantPrev, streams.ErrConflict)
+		}
+		hashes[i] = r.Hash()
+	}
+
+	now := time.Now()
+	recs := make([]kafka.Record, len(batch))
+	for i, r := range batch {
+		recs[i] = kafka.Record{
+			Time:  now,
+			Value: kafka.NewBytes(r.Payload),
+			Headers: []kafka.Header{
+				{Key: HeaderSeq, Value: strconv.AppendUint(nil, r.Seq, 10)},
+				{Key: HeaderPrev, Value: []byte(r.Prev)},
+			},
+		}
+	}
+	resp, err := l.client.Produce(ctx, &kafka.ProduceRequest{
+		Topic: l.topic, Partition: l.partition, RequiredAcks: kafka.RequireAll,
+		Records: kafka.NewRecordReader(recs...),
+	})
+	if err == nil && resp.Error != nil {
+		err = resp.Error
+	}
+	if err != nil {
+		l.stale = true
+		return fmt.Errorf("producing batch of %d records at seq %d: %w", len(batch), batch[0].Seq, err)
+	}
+
+	// Fence: apply whatever other writers put between our last look and
+	// our batch, then our own records, exactly as every reader will.
+	base := resp.BaseOffset
+	if base < l.next {
+		l.stale = true
+		return fmt.Errorf("producing batch: broker answered base offset %d below the known end %d", base, l.next)
+	}
+	if err := l.applyRange(ctx, base); err != nil {
+		l.stale = true
+		return fmt.Errorf("checking the chain before offset %d: %w", base, err)
+	}
+	v := *l.view.Load()
+	for i, r := range batch {
+		if r.Seq == v.head.Seq+1 && r.Prev == v.head.Hash {
+			v = view{head: streams.Head{Seq: r.Seq, Hash: hashes[i]}, offset: base + int64(i)}
+			l.indexAdd(r.Seq, v.offset)
+		}
+	}
+	l.view.Store(&v)
+	l.next = base + int64(len(batch))
+	last := batch[len(batch)-1]
+	if v.head.Seq != last.Seq || v.head.Hash != hashes[len(hashes)-1] {
+		return fmt.Errorf("appending batch at seq %d: another writer extended the chain first (batch at offset %d is skipped by readers; head now seq %d): %w",
+			batch[0].Seq, base, v.head.Seq, streams.ErrConflict)
+	}
+	return nil
+}
+
+// checkLimits refuses a batch over a limit of Options.
+func (l *Log) checkLimits(batch []streams.Record) error {
+	if len(batch) > l.opts.MaxBatchRecords {
+		return fmt.Errorf("appending batch of %d records (limit %d): %w", len(batch), l.opts.MaxBatchRecords, streams.ErrTooLarge)
+	}
+	if batch[len(batch)-1].Seq == math.MaxUint64 {
+		return fmt.Errorf("appending batch: seq space exhausted: %w", streams.ErrTooLarge)
+	}
+	size := 0
+	for i, r := range batch {
+		if len(r.Payload) > l.opts.MaxRecordBytes {
+			return fmt.Errorf("appending batch: record %d has %d bytes (limit %d): %w", i, len(r.Payload), l.opts.MaxRecordBytes, streams.ErrTooLarge)
+		}
+		size += len(r.Payload) + RecordOverheadBytes
+	}
+	if size > l.opts.MaxBatchBytes {
+		return fmt.Errorf("appending batch of %d bytes with overhead (limit %d): %w", size, l.opts.MaxBatchBytes, streams.ErrTooLarge)
+	}
+	return nil
+}
+
+// Read calls fn for each record with Seq >= from (0 is read as 1) up to
+// the head at the time of the call, in order, applying the chain as Open
+// does. It starts at the sparse index entry at or before from, so it
+// fetches at most IndexInterval-1 records before from. The Record's Payload
+// is fresh memory the callee may keep. Read returns fn's error, the
+// context's error (checked before each record), a fetch error, and
+// streams.ErrClosed after Close.
+func (l *Log) Read(ctx context.Context, from uint64, fn func(streams.Record) error) error {
+	if err := l.enter(); err != nil {
+		return err
+	}
+	defer l.exit()
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("reading log: %w", err)
+	}
+	if from == 0 {
+		from = 1
+	}
+	v := l.view.Load()
+	if from > v.head.Seq {
+		return nil
+	}
+	start := l.indexLookup(from)
+	var chain streams.Head
+	first := true
+	done := errors.New("read reached the head")
+	err := l.fetch(ctx, start, v.offset+1, func(offset int64, r streams.Record, ok bool) error {
+		if first {
+			// The index points at a record of the chain: seed from it.
+			first = false
+			if !ok {
+				return &streams.ChainError{Seq: from, Reason: fmt.Sprintf("index offset %d holds no log record", offset)}
+			}
+			chain = streams.Head{Seq: r.Seq - 1, Hash: r.Prev}
+		}
+		if !ok || r.Seq != chain.Seq+1 || r.Prev != chain.Hash {
+			return nil
+		}
+		chain = streams.Head{Seq: r.Seq, Hash: r.Hash()}
+		if r.Seq >= from {
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("reading log: %w", err)
+			}
+			if err := fn(r); err != nil {
+				return err
+			}
+		}
+		if r.Seq >= v.head.Seq {
+			return done
+		}
+		return nil
+	})
+	if errors.Is(err, done) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if chain.Seq < v.head.Seq {
+		return &streams.ChainError{Seq: chain.Seq + 1, Reason: "record missing before the head"}
+	}
+	return nil
+}
+
+// Close releases the log: it waits for running calls and closes the idle
+// connections of its own transport. Later calls answer streams.ErrClosed.
+func (l *Log) Close() error {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return streams.ErrClosed
+	}
+	l.closed = true
+	for l.ops > 0 {
+		l.idle.Wait()
+	}
+	l.mu.Unlock()
+	l.closeTransport()
+	l.logger.Info("kafka event log closed", "topic", l.topic, "partition", l.partition, "head_seq", l.Head().Seq)
+	return nil
+}
+
+func (l *Log) enter() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return streams.ErrClosed
+	}
+	l.ops++
+	return nil
+}
+
+func (l *Log) exit() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.ops--
+	if l.ops == 0 {
+		l.idle.Broadcast()
+	}
+}
