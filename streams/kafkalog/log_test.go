@@ -46,6 +46,19 @@ func newBroker(tb testing.TB) *broker {
 	return &broker{addrs: addrs, client: &kafka.Client{Addr: kafka.TCP(addrs...), Timeout: 10 * time.Second}}
 }
 
+// newBrokerDefault starts a one-broker kfake cluster with Kafka's default
+// max.message.bytes.
+func newBrokerDefault(tb testing.TB) *broker {
+	tb.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		tb.Fatalf("starting kfake: %v", err)
+	}
+	tb.Cleanup(c.Close)
+	addrs := c.ListenAddrs()
+	return &broker{addrs: addrs, client: &kafka.Client{Addr: kafka.TCP(addrs...), Timeout: 10 * time.Second}}
+}
+
 // topic creates a fresh topic of 3 partitions.
 func (b *broker) topic(tb testing.TB) string {
 	tb.Helper()
@@ -104,5 +117,31 @@ func TestLogAcceptanceSuite(t *testing.T) {
 		},
 		ExclusiveAppend: true,
 		MaxRecordBytes:  suiteOpts.MaxRecordBytes,
+	})
+}
+
+// TestLogAcceptanceSuiteDenseIndex runs the suite again with an index
+// entry every 3 seqs, so Read starts mid-partition.
+func TestLogAcceptanceSuiteDenseIndex(t *testing.T) {
+	b := newBroker(t)
+	opts := suiteOpts
+	opts.IndexInterval = 3
+	topics := map[streams.Log]string{}
+	logtest.Run(t, logtest.Suite{
+		Open: func(t *testing.T) streams.Log {
+			topic := b.topic(t)
+			l := b.open(t, topic, opts)
+			topics[l] = topic
+			return l
+		},
+		Reopen: func(t *testing.T, old streams.Log) streams.Log {
+			if err := old.Close(); err != nil {
+				t.Fatalf("closing before reopen: %v", err)
+			}
+			l := b.open(t, topics[old], opts)
+			topics[l] = topics[old]
+			return l
+		},
+		ExclusiveAppend: true,
 	})
 }
