@@ -21,6 +21,7 @@ type Pending struct {
 // has stopped and ctx's error if ctx ends first (the command was not
 // enqueued).
 func (w *Worker) Enqueue(ctx context.Context, cmd *domain.Command) (*Pending, error) {
+	w.attachVerdict(ctx, cmd)
 	r := &request{cmd: cmd, done: make(chan struct{})}
 	select {
 	case w.reqs <- r:

@@ -37,6 +37,9 @@ type Options struct {
 	Logger *slog.Logger
 	// OnBatch observes committed batches (metrics).
 	OnBatch func(events []*domain.Event, appendDur time.Duration)
+	// Verifier runs the engines on verify_action commands (nil: the rules
+	// alone decide).
+	Verifier ActionVerifier
 }
 
 // Gate is an opened embedded gate: one partition on the local disk.
@@ -93,6 +96,7 @@ func OpenGate(opts Options) (_ *Gate, err error) {
 	g.Worker, err = NewWorker(WorkerConfig{
 		Log: g.Log, Store: g.Store, Signer: g.Keyring.Signer(g.NodeID),
 		Clock: opts.Clock, Config: opts.Config, Logger: opts.Logger, OnBatch: opts.OnBatch,
+		Verifier: opts.Verifier,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("recovering state: %w", err)

@@ -46,6 +46,17 @@ type WorkerConfig struct {
 	Logger *slog.Logger
 	// OnBatch, if set, observes each committed batch (metrics).
 	OnBatch func(events []*domain.Event, appendDur time.Duration)
+	// Verifier, if set, runs the verification engine of a verify_action
+	// command before it is queued (issue 4): Submit and Enqueue attach its
+	// verdict to the command in the caller's goroutine, so Decide stays
+	// pure and never waits on an engine. Nil decides by the rules alone.
+	Verifier ActionVerifier
+}
+
+// ActionVerifier gives the verdict of the engine that verifies an action
+// (nil when no engine applies); *verify.ActionVerifier implements it.
+type ActionVerifier interface {
+	Verdict(ctx context.Context, act *domain.Action) *domain.EngineVerdict
 }
 
 // Worker is the single writer of one partition.
@@ -129,6 +140,7 @@ func EncodeEvent(ev *domain.Event) ([]byte, error) { return json.Marshal(ev) }
 // ErrUnavailable when the worker cannot decide, and ctx's error if ctx ends
 // first (the command may still be decided: retry with the same RequestID).
 func (w *Worker) Submit(ctx context.Context, cmd *domain.Command) (*domain.Event, error) {
+	w.attachVerdict(ctx, cmd)
 	r := &request{cmd: cmd, done: make(chan struct{})}
 	select {
 	case w.reqs <- r:
@@ -152,6 +164,16 @@ func (w *Worker) Submit(ctx context.Context, cmd *domain.Command) (*domain.Event
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// attachVerdict sets cmd.Verdict on a verify_action command that has none
+// when a Verifier is configured. The verdict is recorded with the command:
+// re-deciding it reproduces the decision without running the engine.
+func (w *Worker) attachVerdict(ctx context.Context, cmd *domain.Command) {
+	if w.cfg.Verifier == nil || cmd == nil || cmd.Type != domain.CmdVerifyAction || cmd.Verify == nil || cmd.Verdict != nil {
+		return
+	}
+	cmd.Verdict = w.cfg.Verifier.Verdict(ctx, &cmd.Verify.Action)
 }
 
 // Run decides batches until ctx ends, then answers what is queued with

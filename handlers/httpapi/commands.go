@@ -197,6 +197,9 @@ func sameRequest(mine, rec *domain.Command) bool {
 	}
 	m := *mine
 	m.Request = rec.Request
+	// The engine verdict is the gate's, not the request's: a retry may
+	// get another (a timeout) and is still the same request.
+	m.Verdict = rec.Verdict
 	if m.Register != nil && rec.Register != nil {
 		reg := *m.Register
 		reg.TokenHash = rec.Register.TokenHash

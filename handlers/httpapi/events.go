@@ -58,6 +58,9 @@ func (a *api) events(w http.ResponseWriter, r *http.Request) {
 // data.
 func (a *api) event(r *http.Request, c *call, ce cehttp.Event) (int, []byte) {
 	ctx := r.Context()
+	if ce.Type == string(domain.CmdQWEDVerify) {
+		return a.verifyEvent(r, c, ce)
+	}
 	ep, ok := eventEndpoints[ce.Type]
 	if !ok {
 		e := reject(domain.CodeUnsupportedType, map[string]any{"attribute": "type"},

@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/handlers"
+	"github.com/agentgate/agentgate/handlers/verify"
 	"github.com/agentgate/agentgate/projections"
 )
 
@@ -84,6 +85,10 @@ type Config struct {
 	// command may still be decided, and a retry with the same
 	// Idempotency-Key gets its recorded answer.
 	RequestTimeout time.Duration
+	// Verify is the QWED protocol service of POST /verify, GET /engines and
+	// the qwed.verify CloudEvent; nil builds one over the built-in engines
+	// that records through Gate.
+	Verify *verify.Service
 }
 
 // api is the handler New returns.
@@ -94,6 +99,7 @@ type api struct {
 	m         *metrics
 	mux       *http.ServeMux
 	bufs      sync.Pool
+	qwed      *verify.Service
 }
 
 // New returns the HTTP API over cfg.Gate and cfg.Store. It panics when
@@ -122,6 +128,7 @@ func New(cfg Config) http.Handler {
 		a.adminHash = []byte(h)
 	}
 	a.bufs.New = func() any { return new(bytes.Buffer) }
+	a.qwed = qwedService(&cfg)
 	a.routes()
 	return a
 }
@@ -146,6 +153,8 @@ func (a *api) routes() {
 	a.handle("POST /approvals/{id}/approve", a.command(&epApprove, approvalPath))
 	a.handle("POST /approvals/{id}/deny", a.command(&epDeny, approvalPath))
 	a.handle("POST /events", a.events)
+	a.handle("POST /verify", a.postVerify)
+	a.handle("GET /engines", a.getEngines)
 	a.handle("GET /.well-known/jwks.json", a.jwks)
 	a.handle("GET /healthz", a.healthz)
 	a.handle("GET /metrics", a.m.handler.ServeHTTP)

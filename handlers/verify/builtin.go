@@ -1,0 +1,15 @@
+package verify
+
+import (
+	"github.com/agentgate/agentgate/domain/engines"
+)
+
+// BuiltinOptions are what the built-in engines need from the process.
+type BuiltinOptions struct{}
+
+// Builtin returns the engines built into this binary, one line each. An
+// engine that lands later plugs in here with its constructor; until then
+// its requests answer QWED-ENG-004 and GET /engines does not list it.
+func Builtin(BuiltinOptions) []engines.Engine {
+	return []engines.Engine{}
+}

@@ -1,0 +1,136 @@
+package verify
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/domain/engines"
+)
+
+// DefaultActionTimeout bounds an engine's run on a verify_action command
+// (the decision waits for it).
+const DefaultActionTimeout = 5 * time.Second
+
+// ActionVerifier runs the engines on verify_action commands: the gate's
+// worker attaches its verdicts before Decide (handlers.WorkerConfig).
+type ActionVerifier struct {
+	reg     *Registry
+	timeout time.Duration
+}
+
+// NewActionVerifier returns the verifier of reg's engines; timeout <= 0 is
+// DefaultActionTimeout.
+func NewActionVerifier(reg *Registry, timeout time.Duration) *ActionVerifier {
+	if timeout <= 0 {
+		timeout = DefaultActionTimeout
+	}
+	return &ActionVerifier{reg: reg, timeout: timeout}
+}
+
+// severityRank orders findings, most severe first.
+var severityRank = map[string]int{"critical": 0, "high": 1, "medium": 2, "low": 3, "info": 4}
+
+func rankOf(sev string) int {
+	if r, ok := severityRank[strings.ToLower(sev)]; ok {
+		return r
+	}
+	return 5
+}
+
+// Verdict returns the verdict of the engine that verifies act's type
+// (domain.EngineFor), or nil when no QWED engine verifies the type, the
+// engine is not built in, or the action has nothing to verify: the gate
+// then decides by its rules alone. The query is act.Code for execute_code
+// (act.Query when Code is empty), act.Query otherwise.
+func (v *ActionVerifier) Verdict(ctx context.Context, act *domain.Action) *domain.EngineVerdict {
+	id := domain.EngineFor(act.Type)
+	if id == "" {
+		return nil
+	}
+	e, ok := v.reg.Get(id)
+	if !ok {
+		return nil
+	}
+	query := act.Query
+	if act.Type == "execute_code" && act.Code != "" {
+		query = act.Code
+	}
+	if query == "" {
+		return nil
+	}
+	o := runEngine(ctx, e, engines.Request{Query: query, Type: id}, v.timeout)
+	resp := render(id, o, false)
+	out := &domain.EngineVerdict{
+		Engine: id, EngineVersion: e.Capabilities().Version, Status: resp.Status,
+		OutcomeDigest: outcomeDigest(resp), Risk: riskOf(o.Result),
+	}
+	if resp.Status == engines.Corrected {
+		out.Corrected = o.Corrected
+	}
+	if resp.Error != nil {
+		out.Code, out.Reason = resp.Error.Code, resp.Error.Message
+	} else {
+		out.Reason = messageOf(o.Result)
+	}
+	if len(out.Reason) > maxReasonBytes {
+		out.Reason = out.Reason[:maxReasonBytes]
+	}
+	if len(o.Findings) > 0 {
+		fs := slices.Clone(o.Findings)
+		slices.SortStableFunc(fs, func(a, b engines.Finding) int {
+			return cmp.Or(cmp.Compare(rankOf(a.Severity), rankOf(b.Severity)), cmp.Compare(a.Line, b.Line),
+				cmp.Compare(a.Column, b.Column), strings.Compare(a.Rule, b.Rule))
+		})
+		if len(fs) > domain.MaxVerdictFindings {
+			fs = fs[:domain.MaxVerdictFindings]
+		}
+		out.Findings = fs
+	}
+	return out
+}
+
+// maxReasonBytes bounds the engine's reason recorded with a verdict.
+const maxReasonBytes = 512
+
+// riskOf reads the statement class an engine puts in its result as
+// "risk_level" (the sql engine; DESIGN.md §4): "" when there is none.
+func riskOf(result any) domain.Risk {
+	m := members(result)
+	var s string
+	if raw, ok := m["risk_level"]; ok && json.Unmarshal(raw, &s) == nil {
+		if r, err := domain.ParseRisk(s); err == nil {
+			return r
+		}
+		return domain.RiskCritical // a class the gate does not know: fail closed
+	}
+	return ""
+}
+
+// messageOf reads the "message" member of an engine result (§6.3).
+func messageOf(result any) string {
+	var s string
+	if raw, ok := members(result)["message"]; ok && json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return ""
+}
+
+func members(v any) map[string]json.RawMessage {
+	if v == nil {
+		return nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(b, &m) != nil {
+		return nil
+	}
+	return m
+}
