@@ -1,0 +1,30 @@
+// Package wmkafka is a Watermill message.Publisher and message.Subscriber
+// on Kafka, built on github.com/segmentio/kafka-go (Watermill's own Kafka
+// Pub/Sub uses sarama), plus NewRouter, the router agentgate's
+// asynchronous paths run on (dead letters to agentgate.deadletter).
+//
+// Wire format. A Watermill message is one Kafka message: value = payload,
+// one header per metadata entry (sorted by name), the message UUID in the
+// header _watermill_message_uuid, key = the metadata entry partition_key
+// (PartitionKeyMetadata) when set, so messages of one key keep their order.
+// Messages without a key are spread over partitions by kafka-go's hash
+// balancer (round robin for a nil key).
+//
+// Guarantees (what the Watermill Pub/Sub test suite is run with):
+// consumer groups (every Subscriber has one; the members of a group share
+// the partitions), at-least-once delivery (an offset is committed after
+// Ack; a Nack redelivers the same message at once; a rebalance or crash may
+// redeliver), order per partition, persistence (a new group starts at the
+// earliest offset and sees old messages). No exactly-once: agentgate's
+// exactly-once effects come from the event log's chain and the request id
+// (DESIGN.md §2.3, §2.4).
+//
+// Publish is synchronous: it returns when the broker acknowledged every
+// message with acks=all. Subscribe delivers one message at a time per
+// subscription and waits for its Ack or Nack before the next one.
+//
+// Topics. Kafka-go's writer does not create topics; with
+// Options.CreateTopics the Publisher and the Subscriber create a missing
+// topic (TopicPartitions partitions) before using it, and Subscriber
+// implements message.SubscribeInitializer.
+package wmkafka
