@@ -316,6 +316,7 @@ func (c *Client) readReplies(ctx context.Context, r *kafka.Reader) {
 		}
 		ev, err := cekafka.DecodeReply(msg)
 		if err != nil {
+			c.cfg.Logger.Debug("dropping an undecodable reply", "partition", msg.Partition, "offset", msg.Offset, "err", err)
 			continue
 		}
 		corr := ev.Extensions[ce.ExtCorrelationID]
@@ -323,6 +324,7 @@ func (c *Client) readReplies(ctx context.Context, r *kafka.Reader) {
 		ch := c.waiters[corr]
 		c.mu.Unlock()
 		if ch == nil {
+			c.cfg.Logger.Debug("dropping a reply nobody waits for", "correlationid", corr)
 			continue
 		}
 		rep := &Reply{Type: ev.Type, CorrelationID: corr, Data: json.RawMessage(ev.Data)}

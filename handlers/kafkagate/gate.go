@@ -605,7 +605,9 @@ func (g *Gate) reply(req ce.Event, to string, status int, body []byte, now time.
 		return kafka.Message{}, false
 	}
 	m.Topic = to
-	m.Key = []byte(req.CorrelationID())
+	if len(m.Key) == 0 { // keyed by partitionkey (the agent) when it has one
+		m.Key = []byte(req.CorrelationID())
+	}
 	m.Headers = append(m.Headers, kafka.Header{Key: HeaderStatus, Value: []byte(strconv.Itoa(status))})
 	return m, true
 }

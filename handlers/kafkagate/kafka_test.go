@@ -1,0 +1,295 @@
+package kafkagate_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/agentgate/agentgate/client"
+	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/handlers"
+	"github.com/agentgate/agentgate/handlers/attest"
+	"github.com/agentgate/agentgate/handlers/kafkagate"
+	"github.com/agentgate/agentgate/streams"
+	"github.com/agentgate/agentgate/streams/cekafka"
+	"github.com/agentgate/agentgate/streams/pebblelog"
+)
+
+const (
+	testPartitions = 4
+	adminKey       = "qwed_admin_test_key"
+)
+
+// broker starts a one-broker kfake cluster on a loopback TCP port.
+func broker(t testing.TB) (*kfake.Cluster, []string) {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.DefaultNumPartitions(testPartitions),
+		kfake.AllowAutoTopicCreation(), kfake.GroupMinSessionTimeout(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c, c.ListenAddrs()
+}
+
+// logs opens event logs by partition. Until streams/kafkalog lands the
+// tests use the embedded log per partition under dir (shared by the gates
+// of one test, so a partition that moves finds its log).
+type logs struct {
+	dir string
+	mu  sync.Mutex
+}
+
+func (l *logs) open(_ context.Context, p int32) (streams.Log, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var (
+		lg  *pebblelog.Log
+		err error
+	)
+	// A partition released by another gate may still be closing.
+	for range 50 {
+		if lg, err = pebblelog.Open(filepath.Join(l.dir, strconv.Itoa(int(p))), pebblelog.Options{Logger: quiet()}); err == nil {
+			return lg, nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return nil, err
+}
+
+func quiet() *slog.Logger {
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: testLevel()}))
+}
+
+type gate struct {
+	g      *kafkagate.Gate
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// startGate runs a gate instance on brokers with its own data dir.
+func startGate(t testing.TB, brokers []string, lg *logs, dataDir string) *gate {
+	t.Helper()
+	n, err := kafkagate.EnsureTopics(context.Background(), brokers, kafkagate.DefaultTopics(), testPartitions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kr, err := attest.OpenKeyring(dataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := kafkagate.New(kafkagate.Config{
+		Brokers: brokers, DataDir: dataDir, OpenLog: lg.open, Signer: kr.Signer("node_test"),
+		AdminKeyHash: handlers.HashSecret(adminKey), Logger: quiet(), SessionTimeout: time.Second,
+	}, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	gt := &gate{g: g, cancel: cancel, done: make(chan error, 1)}
+	go func() { gt.done <- g.Run(ctx) }()
+	t.Cleanup(gt.stop)
+	return gt
+}
+
+func (g *gate) stop() {
+	if g.cancel == nil {
+		return
+	}
+	g.cancel()
+	<-g.done
+	_ = g.g.Close()
+	g.cancel = nil
+}
+
+func newClient(t testing.TB, brokers []string) *client.Client {
+	t.Helper()
+	c, err := client.New(context.Background(), client.Config{Brokers: brokers, Timeout: 20 * time.Second, Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// register registers an agent through Kafka and returns its id and token.
+func register(t testing.TB, c *client.Client, name string) (string, string) {
+	t.Helper()
+	rep, err := c.Request(context.Background(), client.Register(adminKey,
+		domain.AgentInfo{Name: name, Type: "autonomous", PrincipalID: "org_a"}, domain.Permissions{}, domain.Limits{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Status != 201 {
+		t.Fatalf("register: status %d %s", rep.Status, rep.Data)
+	}
+	var m struct {
+		AgentID    string `json:"agent_id"`
+		AgentToken string `json:"agent_token"`
+	}
+	if err := json.Unmarshal(rep.Data, &m); err != nil || m.AgentID == "" || m.AgentToken == "" {
+		t.Fatalf("register reply %s: %v", rep.Data, err)
+	}
+	return m.AgentID, m.AgentToken
+}
+
+func verifyCmd(agent, token, conv string, step int) client.Command {
+	return client.Verify(agent, token, domain.VerifyAction{
+		Action:  domain.Action{Type: "execute_sql", Query: "SELECT name FROM customers WHERE id = 1"},
+		Context: domain.ActionContext{ConversationID: conv, StepNumber: json.Number(strconv.Itoa(step))},
+	})
+}
+
+// DESIGN.md §1: request-reply over Kafka: register, then verify; the reply
+// carries the endpoint's body and status; a redelivered request (same
+// source + id) gets the recorded decision again.
+func TestKafkaRequestReply(t *testing.T) {
+	_, brokers := broker(t)
+	lg := &logs{dir: t.TempDir()}
+	startGate(t, brokers, lg, t.TempDir())
+	c := newClient(t, brokers)
+	agent, token := register(t, c, "bot")
+
+	cmd := verifyCmd(agent, token, "conv-1", 1)
+	cmd.ID = "verify-1"
+	rep, err := c.Request(context.Background(), cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d map[string]any
+	if err := json.Unmarshal(rep.Data, &d); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Type != string(domain.CmdVerifyAction)+".reply" || d["decision"] == nil || d["action_id"] == nil {
+		t.Fatalf("verify reply %s %d %s", rep.Type, rep.Status, rep.Data)
+	}
+	again, err := c.Request(context.Background(), cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(again.Data) != string(rep.Data) || again.Status != rep.Status {
+		t.Fatalf("redelivered request answered %s, first %s", again.Data, rep.Data)
+	}
+}
+
+// DESIGN.md §3: a principal command over Kafka needs the API key header; a
+// bad key or none is refused with the code of HTTP, and nothing is
+// registered.
+func TestKafkaPrincipalCommandNeedsAPIKey(t *testing.T) {
+	_, brokers := broker(t)
+	startGate(t, brokers, &logs{dir: t.TempDir()}, t.TempDir())
+	c := newClient(t, brokers)
+	for _, tc := range []struct {
+		key  string
+		code domain.Code
+	}{{"", domain.CodeMissingAPIKey}, {"qwed_key_wrong", domain.CodeInvalidAPIKey}} {
+		rep, err := c.Request(context.Background(), client.Register(tc.key,
+			domain.AgentInfo{Name: "x", Type: "autonomous", PrincipalID: "org_a"}, domain.Permissions{}, domain.Limits{}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body struct {
+			Error domain.Error `json:"error"`
+		}
+		if err := json.Unmarshal(rep.Data, &body); err != nil || rep.Status != 401 || body.Error.Code != tc.code {
+			t.Fatalf("key %q: reply %d %s, want 401 %s", tc.key, rep.Status, rep.Data, tc.code)
+		}
+	}
+}
+
+// DESIGN.md §1 step 6: an async request (no replyto) is decided and its
+// decision published on agentgate.decisions.
+func TestKafkaAsyncPublishDecision(t *testing.T) {
+	_, brokers := broker(t)
+	startGate(t, brokers, &logs{dir: t.TempDir()}, t.TempDir())
+	c := newClient(t, brokers)
+	agent, token := register(t, c, "async")
+	id, err := c.Publish(context.Background(), verifyCmd(agent, token, "conv-a", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := int(client.PartitionFor(agent, testPartitions))
+	r := kafka.NewReader(kafka.ReaderConfig{Brokers: brokers, Topic: kafkagate.DefaultTopics().Decisions, Partition: p, MaxWait: 100 * time.Millisecond})
+	defer r.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for {
+		msg, err := r.ReadMessage(ctx)
+		if err != nil {
+			t.Fatalf("no decision for %v: %v", id, err)
+		}
+		ev, err := cekafka.DecodeReply(msg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Type != kafkagate.DecisionType || ev.Subject != agent {
+			t.Fatalf("decision %s subject %s", ev.Type, ev.Subject)
+		}
+		if ev.Extensions["correlationid"] == id.ID {
+			var d map[string]any
+			if err := json.Unmarshal(ev.Data, &d); err != nil || d["decision"] == nil {
+				t.Fatalf("decision data %s", ev.Data)
+			}
+			return
+		}
+	}
+}
+
+// DESIGN.md §1 step 1: input that is not a CloudEvent goes to the dead
+// letter topic with the reason, gets an error reply, and the partition
+// goes on deciding.
+func TestKafkaUndecodableToDeadLetter(t *testing.T) {
+	_, brokers := broker(t)
+	startGate(t, brokers, &logs{dir: t.TempDir()}, t.TempDir())
+	c := newClient(t, brokers)
+	agent, token := register(t, c, "dl")
+	p := client.PartitionFor(agent, testPartitions)
+	corr := c.NewCorrelationID()
+	bad := kafka.Message{Topic: kafkagate.DefaultTopics().Requests, Partition: int(p), Key: []byte(agent), Value: []byte("not json"),
+		Headers: []kafka.Header{{Key: "ce_replyto", Value: []byte(c.ReplyTopic())}, {Key: "ce_correlationid", Value: []byte(corr)}}}
+	rep, err := c.Send(context.Background(), bad, corr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Status != 400 {
+		t.Fatalf("reply to garbage: %d %s", rep.Status, rep.Data)
+	}
+	r := kafka.NewReader(kafka.ReaderConfig{Brokers: brokers, Topic: kafkagate.DefaultTopics().DeadLetter, Partition: 0, MaxWait: 100 * time.Millisecond})
+	defer r.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	msg, err := r.ReadMessage(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reason := ""
+	for _, h := range msg.Headers {
+		if h.Key == kafkagate.HeaderReason {
+			reason = string(h.Value)
+		}
+	}
+	if string(msg.Value) != "not json" || reason == "" {
+		t.Fatalf("dead letter %q reason %q", msg.Value, reason)
+	}
+	if rep, err := c.Request(context.Background(), verifyCmd(agent, token, "conv-dl", 1)); err != nil || rep.Status >= 500 || rep.Type != string(domain.CmdVerifyAction)+".reply" {
+		t.Fatalf("partition stopped after bad input: %v %v", rep, err)
+	}
+}
+
+// testLevel is the log level of the tests: Warn, or Debug with
+// AGENTGATE_TEST_DEBUG set.
+func testLevel() slog.Level {
+	if os.Getenv("AGENTGATE_TEST_DEBUG") != "" {
+		return slog.LevelDebug
+	}
+	return slog.LevelWarn
+}
