@@ -3,11 +3,10 @@ package kafkagate_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,7 +20,7 @@ import (
 	"github.com/agentgate/agentgate/handlers/kafkagate"
 	"github.com/agentgate/agentgate/streams"
 	"github.com/agentgate/agentgate/streams/cekafka"
-	"github.com/agentgate/agentgate/streams/pebblelog"
+	"github.com/agentgate/agentgate/streams/kafkalog"
 )
 
 const (
@@ -41,29 +40,14 @@ func broker(t testing.TB) (*kfake.Cluster, []string) {
 	return c, c.ListenAddrs()
 }
 
-// logs opens event logs by partition. Until streams/kafkalog lands the
-// tests use the embedded log per partition under dir (shared by the gates
-// of one test, so a partition that moves finds its log).
+// logs opens the event log of a partition: streams/kafkalog on the
+// events topic of the test's broker.
 type logs struct {
-	dir string
-	mu  sync.Mutex
+	brokers []string
 }
 
-func (l *logs) open(_ context.Context, p int32) (streams.Log, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var (
-		lg  *pebblelog.Log
-		err error
-	)
-	// A partition released by another gate may still be closing.
-	for range 50 {
-		if lg, err = pebblelog.Open(filepath.Join(l.dir, strconv.Itoa(int(p))), pebblelog.Options{Logger: quiet()}); err == nil {
-			return lg, nil
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return nil, err
+func (l *logs) open(ctx context.Context, p int32) (streams.Log, error) {
+	return kafkalog.Open(ctx, l.brokers, kafkagate.DefaultTopics().Events, int(p), kafkalog.Options{Logger: quiet()})
 }
 
 func quiet() *slog.Logger {
@@ -154,7 +138,7 @@ func verifyCmd(agent, token, conv string, step int) client.Command {
 // source + id) gets the recorded decision again.
 func TestKafkaRequestReply(t *testing.T) {
 	_, brokers := broker(t)
-	lg := &logs{dir: t.TempDir()}
+	lg := &logs{brokers: brokers}
 	startGate(t, brokers, lg, t.TempDir())
 	c := newClient(t, brokers)
 	agent, token := register(t, c, "bot")
@@ -186,7 +170,7 @@ func TestKafkaRequestReply(t *testing.T) {
 // registered.
 func TestKafkaPrincipalCommandNeedsAPIKey(t *testing.T) {
 	_, brokers := broker(t)
-	startGate(t, brokers, &logs{dir: t.TempDir()}, t.TempDir())
+	startGate(t, brokers, &logs{brokers: brokers}, t.TempDir())
 	c := newClient(t, brokers)
 	for _, tc := range []struct {
 		key  string
@@ -210,7 +194,7 @@ func TestKafkaPrincipalCommandNeedsAPIKey(t *testing.T) {
 // decision published on agentgate.decisions.
 func TestKafkaAsyncPublishDecision(t *testing.T) {
 	_, brokers := broker(t)
-	startGate(t, brokers, &logs{dir: t.TempDir()}, t.TempDir())
+	startGate(t, brokers, &logs{brokers: brokers}, t.TempDir())
 	c := newClient(t, brokers)
 	agent, token := register(t, c, "async")
 	id, err := c.Publish(context.Background(), verifyCmd(agent, token, "conv-a", 1))
@@ -249,7 +233,7 @@ func TestKafkaAsyncPublishDecision(t *testing.T) {
 // goes on deciding.
 func TestKafkaUndecodableToDeadLetter(t *testing.T) {
 	_, brokers := broker(t)
-	startGate(t, brokers, &logs{dir: t.TempDir()}, t.TempDir())
+	startGate(t, brokers, &logs{brokers: brokers}, t.TempDir())
 	c := newClient(t, brokers)
 	agent, token := register(t, c, "dl")
 	p := client.PartitionFor(agent, testPartitions)
@@ -292,4 +276,139 @@ func testLevel() slog.Level {
 		return slog.LevelDebug
 	}
 	return slog.LevelWarn
+}
+
+// decidedRequests reads every events partition and counts the events of
+// each RequestID of source.
+func decidedRequests(t *testing.T, brokers []string, source string) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	for p := range testPartitions {
+		lg, err := kafkalog.Open(context.Background(), brokers, kafkagate.DefaultTopics().Events, p, kafkalog.Options{Logger: quiet()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = lg.Read(context.Background(), 1, func(r streams.Record) error {
+			ev, err := handlers.DecodeEvent(r.Payload)
+			if err != nil {
+				return err
+			}
+			if ev.Command != nil && ev.Command.Request.Source == source {
+				out[ev.Command.Request.ID]++
+			}
+			return nil
+		})
+		_ = lg.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// waitDecided waits until every id in ids has an event, then checks that
+// none has two (invariant 4).
+func waitDecided(t *testing.T, brokers []string, source string, ids []string) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		got := decidedRequests(t, brokers, source)
+		missing := 0
+		for _, id := range ids {
+			if got[id] == 0 {
+				missing++
+			}
+		}
+		for id, n := range got {
+			if n > 1 {
+				t.Fatalf("request %s decided %d times", id, n)
+			}
+		}
+		if missing == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d requests never decided", missing, len(ids))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// publishSteps publishes n verify requests of one conversation per agent
+// (steps from..from+n-1) and returns their ids.
+func publishSteps(t *testing.T, c *client.Client, agents, tokens []string, from, n int) []string {
+	t.Helper()
+	var ids []string
+	for step := from; step < from+n; step++ {
+		for i, a := range agents {
+			cmd := verifyCmd(a, tokens[i], "conv-"+a, step)
+			cmd.ID = fmt.Sprintf("%s-step-%d", a, step)
+			if _, err := c.Publish(context.Background(), cmd); err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, cmd.ID)
+		}
+	}
+	return ids
+}
+
+// Invariants 2 and 4: the gate restarted mid-stream (same data dir) loses
+// no decision and duplicates none: the events topic holds exactly one
+// event per published request.
+func TestKafkaRestartMidStreamNoLossNoDuplicate(t *testing.T) {
+	_, brokers := broker(t)
+	lg := &logs{brokers: brokers}
+	dir := t.TempDir()
+	a := startGate(t, brokers, lg, dir)
+	c := newClient(t, brokers)
+	var agents, tokens []string
+	for i := range 4 {
+		id, tok := register(t, c, fmt.Sprintf("r%d", i))
+		agents, tokens = append(agents, id), append(tokens, tok)
+	}
+	ids := publishSteps(t, c, agents, tokens, 1, 10)
+	a.stop()
+	ids = append(ids, publishSteps(t, c, agents, tokens, 11, 10)...)
+	startGate(t, brokers, lg, dir)
+	waitDecided(t, brokers, c.Source(), ids)
+}
+
+// DESIGN.md §2.3: two gates in one group, one stopped mid-load: its
+// partitions move to the other, which restores them from the log (a fresh
+// data dir) and continues; every request is decided exactly once and each
+// conversation keeps its step count across the move.
+func TestKafkaPartitionMoveBetweenGates(t *testing.T) {
+	_, brokers := broker(t)
+	lg := &logs{brokers: brokers}
+	a := startGate(t, brokers, lg, t.TempDir())
+	startGate(t, brokers, lg, t.TempDir())
+	c := newClient(t, brokers)
+	var agents, tokens []string
+	for i := range 6 {
+		id, tok := register(t, c, fmt.Sprintf("m%d", i))
+		agents, tokens = append(agents, id), append(tokens, tok)
+	}
+	ids := publishSteps(t, c, agents, tokens, 1, 8)
+	a.stop()
+	ids = append(ids, publishSteps(t, c, agents, tokens, 9, 8)...)
+	waitDecided(t, brokers, c.Source(), ids)
+	// The step after the move continues the conversation: step 17 is
+	// accepted as the next step (a lost state would see a gap).
+	for i, ag := range agents {
+		cmd := verifyCmd(ag, tokens[i], "conv-"+ag, 17)
+		rep, err := c.Request(context.Background(), cmd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d struct {
+			StepNumber int `json:"step_number"`
+			Error      *domain.Error
+		}
+		if err := json.Unmarshal(rep.Data, &d); err != nil {
+			t.Fatal(err)
+		}
+		if d.StepNumber != 17 {
+			t.Fatalf("agent %s step 17 answered %s", ag, rep.Data)
+		}
+	}
 }
