@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentgate/agentgate/domain/engines"
 )
 
 // Scenario tests: testdata/scenarios/*.txt hold command → expected output
@@ -368,7 +370,7 @@ func (r *scenarioRunner) run(line string) (out string) {
 		if c := r.context(a); c != nil {
 			v.Context = *c
 		}
-		cmd := &Command{Type: CmdVerifyAction, AgentID: r.agent(name), Verify: v}
+		cmd := &Command{Type: CmdVerifyAction, AgentID: r.agent(name), Verify: v, Verdict: scenarioVerdict(a)}
 		r.authenticate(cmd, name, a)
 		return r.decided(g.exec(cmd), a)
 	case "tool":
@@ -588,7 +590,30 @@ func (r *scenarioRunner) decided(ev *Event, a scenarioArgs) string {
 	if strings.Contains(show, "budget") {
 		s.WriteString(formatRemaining(d.Budget))
 	}
+	if d.CorrectedAction != nil {
+		fmt.Fprintf(&s, "corrected: query=%s code=%s digest=%s\n", d.CorrectedAction.Query, d.CorrectedAction.Code, d.CorrectedDigest)
+	}
+	if c := ev.Command; c != nil && c.Verdict != nil {
+		fmt.Fprintf(&s, "verdict: %s %s findings=%d\n", c.Verdict.Engine, c.Verdict.Status, len(d.Verification.Findings))
+	}
 	return s.String()
+}
+
+// scenarioVerdict builds the engine verdict of a verify command from its
+// arguments: engine=<id> status=<STATUS> [corrected=<query>] [risk=<level>]
+// [reason=<text>] [findings=<rule>:<severity>,...]; nil without engine=.
+func scenarioVerdict(a scenarioArgs) *EngineVerdict {
+	id, ok := a.get("engine")
+	if !ok {
+		return nil
+	}
+	v := &EngineVerdict{Engine: id, Status: engines.Status(a.str("status")), OutcomeDigest: strings.Repeat("ab", 32),
+		Corrected: a.str("corrected"), Risk: Risk(a.str("risk")), Reason: a.str("reason")}
+	for _, f := range a.list("findings") {
+		rule, sev, _ := strings.Cut(f, ":")
+		v.Findings = append(v.Findings, engines.Finding{Rule: rule, Severity: sev, Message: rule + " found"})
+	}
+	return v
 }
 
 func formatRemaining(b BudgetRemaining) string {
