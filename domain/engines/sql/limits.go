@@ -16,8 +16,8 @@ const (
 	MaxNesting = 1000
 	// MaxNodes bounds the parse tree's nodes (protobuf messages).
 	MaxNodes = 50000
-	// MaxSchemaDDLBytes bounds params.schema_ddl.
-	MaxSchemaDDLBytes = 1 << 20
+	// MaxSchemaDDLBytes bounds params.schema_ddl (as schemas/params/sql.json).
+	MaxSchemaDDLBytes = 100000
 	// MaxSchemaTables bounds the tables of params.schema_ddl.
 	MaxSchemaTables = 2000
 	// MaxSensitiveNames bounds params.sensitive_columns and

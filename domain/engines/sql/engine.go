@@ -1,0 +1,301 @@
+package sql
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/agentgate/agentgate/domain/engines"
+)
+
+// EngineID is the engine's id in the registry of seed 002 §4.1.
+const EngineID = "sql"
+
+// Version is the engine's version (Capabilities.Version).
+const Version = "1.0.0"
+
+// Params are the sql engine's params (seed 002 §5.2.5 plus the engine's
+// own). Unknown fields and fields of the wrong type are QWED-REQ-001.
+type Params struct {
+	// SchemaDDL are CREATE TABLE statements; with them, unknown tables and
+	// columns are FAILED.
+	SchemaDDL string `json:"schema_ddl"`
+	// Dialect must be postgresql (or postgres, pg, or empty); any other is
+	// UNSUPPORTED.
+	Dialect string `json:"dialect"`
+	// SensitiveColumns and SensitiveTables extend the default lists.
+	SensitiveColumns []string `json:"sensitive_columns"`
+	SensitiveTables  []string `json:"sensitive_tables"`
+	// MaxJoins and MaxSubqueryDepth override the policy limits (0 to
+	// MaxJoinsLimit, 0 to MaxSubqueryDepthLimit).
+	MaxJoins         *int `json:"max_joins"`
+	MaxSubqueryDepth *int `json:"max_subquery_depth"`
+}
+
+// Result is the engine's result object (seed 002 §6.1 "result"; §6.3.2
+// is_valid, expected, actual, message for FAILED).
+type Result struct {
+	IsValid  bool   `json:"is_valid"`
+	Dialect  string `json:"dialect"`
+	Message  string `json:"message"`
+	Expected string `json:"expected,omitempty"`
+	Actual   string `json:"actual,omitempty"`
+	Class
+	ChecksPassed []string `json:"checks_passed"`
+	ChecksFailed []string `json:"checks_failed"`
+	Limits       Limits   `json:"limits"`
+}
+
+// Limits are the policy limits a query was checked against.
+type Limits struct {
+	MaxJoins         int `json:"max_joins"`
+	MaxSubqueryDepth int `json:"max_subquery_depth"`
+}
+
+// Proof is the derivation the engine gives with include_proof: the parser
+// and the rule applied to each statement.
+type Proof struct {
+	Parser string   `json:"parser"`
+	Steps  []string `json:"steps"`
+}
+
+// The checks of seed 000 §4.2 "checks_passed" the engine makes.
+const (
+	CheckNoDestructive = "no_destructive_operations"
+	CheckNoSensitive   = "no_sensitive_columns"
+	CheckSchemaValid   = "schema_valid"
+	CheckNoInjection   = "no_injection_patterns"
+	CheckSingle        = "single_statement"
+	CheckComplexity    = "within_complexity_limits"
+)
+
+// Engine is the sql engine. It holds no state; it is safe for concurrent
+// use.
+type Engine struct{}
+
+// New returns the sql engine.
+func New() engines.Engine { return Engine{} }
+
+// Capabilities is the engine's capabilities document (seed 002 §4.2).
+func (Engine) Capabilities() engines.Capabilities {
+	return engines.Capabilities{
+		EngineID: EngineID,
+		Name:     "SQL Verifier",
+		Version:  Version,
+		Capabilities: map[string]any{
+			"parser":              "pg_query_go v6.2.5 (PostgreSQL 17 parser)",
+			"dialects":            []string{"postgresql"},
+			"statement_classes":   []string{"read", "write", "unbounded_write", "ddl", "privilege", "session", "admin"},
+			"risk_classification": true,
+			"stacked_statements":  true,
+			"tautologies":         true,
+			"sensitive_columns":   true,
+			"schema_validation":   true,
+			"complexity_limits":   true,
+			"dangerous_functions": true,
+		},
+		InputTypes:  []string{"sql"},
+		OutputTypes: []string{"verification_result", "risk_classification", "findings", "proof"},
+		Limits: map[string]int{
+			"query_bytes":                MaxQueryBytes,
+			"schema_ddl_bytes":           MaxSchemaDDLBytes,
+			"schema_tables":              MaxSchemaTables,
+			"nodes":                      MaxNodes,
+			"nesting":                    MaxNesting,
+			"max_joins_default":          DefaultMaxJoins,
+			"max_joins":                  MaxJoinsLimit,
+			"max_subquery_depth_default": DefaultMaxSubqueryDepth,
+			"max_subquery_depth":         MaxSubqueryDepthLimit,
+			"sensitive_names":            MaxSensitiveNames,
+		},
+		Params: json.RawMessage(paramsSchema),
+	}
+}
+
+const paramsSchema = `{"type":"object","additionalProperties":false,"properties":{` +
+	`"schema_ddl":{"type":"string","maxLength":100000},` +
+	`"dialect":{"type":"string","enum":["postgresql","postgres","pg",""]},` +
+	`"sensitive_columns":{"type":"array","items":{"type":"string"}},` +
+	`"sensitive_tables":{"type":"array","items":{"type":"string"}},` +
+	`"max_joins":{"type":"integer","minimum":0,"maximum":256},` +
+	`"max_subquery_depth":{"type":"integer","minimum":0,"maximum":64}}}`
+
+// decodeParams reads raw strictly into options.
+func decodeParams(raw json.RawMessage) (*options, *engines.Problem) {
+	opt := defaultOptions()
+	var p Params
+	if len(bytes.TrimSpace(raw)) > 0 && !bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&p); err != nil {
+			return nil, problem(CodeInvalidRequest, "decoding sql params: "+err.Error(), map[string]any{"field": "params"})
+		}
+		if dec.More() {
+			return nil, problem(CodeInvalidRequest, "decoding sql params: trailing data", map[string]any{"field": "params"})
+		}
+	}
+	switch strings.ToLower(strings.TrimSpace(p.Dialect)) {
+	case "", "postgresql", "postgres", "pg":
+	default:
+		return nil, problem(CodeUnsupported, "dialect "+strconv.Quote(p.Dialect)+" is not supported: the sql engine reads PostgreSQL only",
+			map[string]any{"dialect": p.Dialect, "supported": []string{"postgresql"}})
+	}
+	if n := len(p.SensitiveColumns) + len(p.SensitiveTables); n > MaxSensitiveNames {
+		return nil, problem(CodeInvalidRequest, "more than "+strconv.Itoa(MaxSensitiveNames)+" sensitive names",
+			map[string]any{"limit": MaxSensitiveNames, "field": "sensitive_columns"})
+	}
+	opt.sensitiveColumns = newWordList(SensitiveColumns, p.SensitiveColumns)
+	opt.sensitiveTables = newWordList(SensitiveTables, p.SensitiveTables)
+	if p.MaxJoins != nil {
+		if *p.MaxJoins < 0 || *p.MaxJoins > MaxJoinsLimit {
+			return nil, problem(CodeInvalidRequest, "max_joins must be 0.."+strconv.Itoa(MaxJoinsLimit), map[string]any{"field": "max_joins"})
+		}
+		opt.maxJoins = *p.MaxJoins
+	}
+	if p.MaxSubqueryDepth != nil {
+		if *p.MaxSubqueryDepth < 0 || *p.MaxSubqueryDepth > MaxSubqueryDepthLimit {
+			return nil, problem(CodeInvalidRequest, "max_subquery_depth must be 0.."+strconv.Itoa(MaxSubqueryDepthLimit), map[string]any{"field": "max_subquery_depth"})
+		}
+		opt.maxSubqueryDepth = *p.MaxSubqueryDepth
+	}
+	if p.SchemaDDL != "" {
+		s, pr := parseSchema(p.SchemaDDL)
+		if pr != nil {
+			if pr.Code == CodeSyntax {
+				pr.Code = CodeInvalidRequest
+			}
+			return nil, pr
+		}
+		opt.schema = s
+	}
+	return opt, nil
+}
+
+// Verify decides req (seed 002 §5.2.5): ERROR for a syntax error (QWED-REQ-003),
+// a bound (QWED-REQ-004) or bad params (QWED-REQ-001); UNSUPPORTED for
+// another dialect; BLOCKED (QWED-SEC-002) on a high or critical finding;
+// FAILED on a schema violation or a policy limit; VERIFIED otherwise. It
+// never panics.
+func (Engine) Verify(_ context.Context, req engines.Request) (out engines.Outcome) {
+	defer func() {
+		if r := recover(); r != nil {
+			out = engines.Outcome{Status: engines.Error, Err: problem(CodeEngine, "verifying sql: internal error", nil)}
+		}
+	}()
+	opt, p := decodeParams(req.Params)
+	if p != nil {
+		if p.Code == CodeUnsupported {
+			return engines.Outcome{Status: engines.Unsupported, Err: p}
+		}
+		return engines.Outcome{Status: engines.Error, Err: p}
+	}
+	c, p := classify(req.Query, opt)
+	if p != nil {
+		return engines.Outcome{Status: engines.Error, Err: p}
+	}
+	res := Result{Dialect: "postgresql", Class: c, ChecksPassed: []string{}, ChecksFailed: []string{},
+		Limits: Limits{MaxJoins: opt.maxJoins, MaxSubqueryDepth: opt.maxSubqueryDepth}}
+	check := func(name string, ok bool) {
+		if ok {
+			res.ChecksPassed = append(res.ChecksPassed, name)
+		} else {
+			res.ChecksFailed = append(res.ChecksFailed, name)
+		}
+	}
+	var limitMsgs []string
+	if c.Complexity.Joins > opt.maxJoins {
+		limitMsgs = append(limitMsgs, strconv.Itoa(c.Complexity.Joins)+" joins, over the limit of "+strconv.Itoa(opt.maxJoins))
+	}
+	if c.Complexity.SubqueryDepth > opt.maxSubqueryDepth {
+		limitMsgs = append(limitMsgs, "subqueries nested "+strconv.Itoa(c.Complexity.SubqueryDepth)+" deep, over the limit of "+strconv.Itoa(opt.maxSubqueryDepth))
+	}
+	sensitive, injection := false, false
+	for _, f := range c.Findings {
+		switch f.Rule {
+		case "sql.sensitive_column", "sql.select_star_sensitive":
+			sensitive = true
+		case "sql.tautology", "sql.stacked_statements":
+			injection = injection || f.Severity == "critical" || f.Severity == "high"
+		}
+	}
+	destructive := false
+	for _, st := range c.Statements {
+		if st.Risk == RiskCritical && st.Class != "read" {
+			destructive = true
+		}
+	}
+	check(CheckNoDestructive, !destructive)
+	check(CheckNoInjection, !injection)
+	check(CheckNoSensitive, !sensitive)
+	check(CheckSingle, c.Complexity.Statements == 1)
+	if opt.schema != nil {
+		check(CheckSchemaValid, len(c.SchemaErrors) == 0)
+	}
+	check(CheckComplexity, len(limitMsgs) == 0)
+
+	out = engines.Outcome{Findings: c.Findings}
+	switch {
+	case c.Violation:
+		res.Message = "blocked: " + firstBlocking(c.Findings)
+		out.Status = engines.Blocked
+		out.Err = problem(CodeMalicious, "Malicious payload detected: "+firstBlocking(c.Findings),
+			map[string]any{"findings": blockingRules(c.Findings)})
+	case len(c.SchemaErrors) > 0:
+		e := c.SchemaErrors[0]
+		res.Message = e.Message
+		if n := len(c.SchemaErrors); n > 1 {
+			res.Message += " (and " + strconv.Itoa(n-1) + " more schema errors)"
+		}
+		res.Expected = "tables and columns defined in schema_ddl"
+		res.Actual = e.Kind + " " + e.Name + " at position " + strconv.Itoa(e.Position)
+		out.Status = engines.Failed
+	case len(limitMsgs) > 0:
+		res.Message = "query too complex: " + strings.Join(limitMsgs, "; ")
+		res.Expected = "at most " + strconv.Itoa(opt.maxJoins) + " joins and subqueries nested at most " + strconv.Itoa(opt.maxSubqueryDepth) + " deep"
+		res.Actual = strconv.Itoa(c.Complexity.Joins) + " joins, subquery depth " + strconv.Itoa(c.Complexity.SubqueryDepth)
+		out.Status = engines.Failed
+	default:
+		res.IsValid = true
+		res.Message = c.Statement + ": " + string(c.Risk) + " risk (" + c.Reason + ")"
+		out.Status = engines.Verified
+	}
+	out.Result = res
+	if req.IncludeProof {
+		pr := Proof{Parser: "pg_query_go v6.2.5 (PostgreSQL 17 grammar)"}
+		for i, st := range c.Statements {
+			pr.Steps = append(pr.Steps, "statement "+strconv.Itoa(i+1)+" at "+strconv.Itoa(st.Position)+": "+
+				st.Statement+" -> "+st.Class+", "+string(st.Risk)+": "+st.Reason)
+		}
+		for _, f := range c.Findings {
+			pr.Steps = append(pr.Steps, "finding "+f.Rule+" ("+f.Severity+") at "+strconv.Itoa(f.Line)+":"+strconv.Itoa(f.Column)+": "+f.Message)
+		}
+		for _, e := range c.SchemaErrors {
+			pr.Steps = append(pr.Steps, "schema "+e.Kind+" "+e.Name+" at "+strconv.Itoa(e.Position)+": "+e.Message)
+		}
+		out.Proof = pr
+	}
+	return out
+}
+
+func blockingRules(fs []engines.Finding) []string {
+	var out []string
+	for _, f := range fs {
+		if f.Severity == "critical" || f.Severity == "high" {
+			out = append(out, f.Rule)
+		}
+	}
+	return out
+}
+
+// ProblemOf returns the §8 problem of an error from Classify or
+// ParseSchema, and false for any other error.
+func ProblemOf(err error) (engines.Problem, bool) {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Problem, true
+	}
+	return engines.Problem{}, false
+}
