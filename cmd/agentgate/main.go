@@ -84,6 +84,7 @@ func serveCmd() *cobra.Command {
 		approvalTTL           time.Duration
 		doomRequired          bool
 		drain                 time.Duration
+		kafkaOpts             *kafkaFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -98,6 +99,9 @@ func serveCmd() *cobra.Command {
 			cfg := domain.DefaultConfig()
 			cfg.ApprovalTTL = domain.Duration(approvalTTL)
 			cfg.DoomLoopGuardRequired = doomRequired
+			if kafkaOpts.enabled() {
+				return serveKafka(kafkaOpts, dataDir, addr, apiKey, cfg, drain, log)
+			}
 			g, err := handlers.OpenGate(handlers.Options{
 				DataDir: dataDir, AdminKey: apiKey, Config: &cfg, Logger: log, OnBatch: metrics.OnBatch,
 			})
@@ -151,6 +155,7 @@ func serveCmd() *cobra.Command {
 	f.DurationVar(&approvalTTL, "approval-ttl", 24*time.Hour, "how long a PENDING approval waits before it expires")
 	f.BoolVar(&doomRequired, "doom-loop-guard-required", false, "require pre_action_state_hash and state_source on every action (LOOP-004)")
 	f.DurationVar(&drain, "drain-timeout", 10*time.Second, "how long SIGTERM waits for in-flight requests")
+	kafkaOpts = addKafkaFlags(f)
 	return cmd
 }
 

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/pflag"
+
+	"github.com/agentgate/agentgate/client"
+	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/handlers"
+	"github.com/agentgate/agentgate/handlers/attest"
+	"github.com/agentgate/agentgate/handlers/httpapi"
+	"github.com/agentgate/agentgate/handlers/kafkagate"
+	"github.com/agentgate/agentgate/streams"
+	"github.com/agentgate/agentgate/streams/kafkalog"
+)
+
+// kafkaFlags are the flags of serve's Kafka mode.
+type kafkaFlags struct {
+	brokers    string
+	partitions int
+	group      string
+	topics     kafkagate.Topics
+	timeout    time.Duration
+}
+
+// addKafkaFlags registers the Kafka flags on f (each settable as
+// AGENTGATE_<FLAG>).
+func addKafkaFlags(f *pflag.FlagSet) *kafkaFlags {
+	k := &kafkaFlags{}
+	d := kafkagate.DefaultTopics()
+	f.StringVar(&k.brokers, "kafka-brokers", "", "Kafka bootstrap brokers HOST:PORT[,...]: run on Kafka instead of the embedded log")
+	f.IntVar(&k.partitions, "kafka-partitions", 8, "partitions of the topics the gate creates when they are missing")
+	f.StringVar(&k.group, "kafka-group", kafkagate.DefaultGroupID, "consumer group of the gate instances")
+	f.StringVar(&k.topics.Requests, "kafka-topic-requests", d.Requests, "requests topic")
+	f.StringVar(&k.topics.Events, "kafka-topic-events", d.Events, "events topic (the log; co-partitioned with requests)")
+	f.StringVar(&k.topics.Decisions, "kafka-topic-decisions", d.Decisions, "decisions topic")
+	f.StringVar(&k.topics.Replies, "kafka-topic-replies", d.Replies, "default reply topic (the HTTP API's replies)")
+	f.StringVar(&k.topics.A2A, "kafka-topic-a2a", d.A2A, "verified agent-to-agent messages topic")
+	f.StringVar(&k.topics.DeadLetter, "kafka-topic-deadletter", d.DeadLetter, "dead-letter topic")
+	f.DurationVar(&k.timeout, "kafka-request-timeout", 10*time.Second, "how long the HTTP API waits for a reply through Kafka (then 504)")
+	return k
+}
+
+func (k *kafkaFlags) enabled() bool { return strings.TrimSpace(k.brokers) != "" }
+
+func (k *kafkaFlags) brokerList() []string {
+	var out []string
+	for _, b := range strings.Split(k.brokers, ",") {
+		if b = strings.TrimSpace(b); b != "" {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// serveKafka runs serve in Kafka mode: the partition workers of this
+// instance's share of the requests topic, and the HTTP API over Kafka.
+func serveKafka(k *kafkaFlags, dataDir, addr, apiKey string, cfg domain.Config, drain time.Duration, log *slog.Logger) error {
+	if apiKey == "" {
+		return errors.New("serving on Kafka needs --api-key (AGENTGATE_API_KEY): every instance shares the admin key")
+	}
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return fmt.Errorf("creating data dir: %w", err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	brokers := k.brokerList()
+	n, err := kafkagate.EnsureTopics(ctx, brokers, k.topics, k.partitions)
+	if err != nil {
+		return err
+	}
+	kr, err := attest.OpenKeyring(dataDir)
+	if err != nil {
+		return fmt.Errorf("opening signing keys: %w", err)
+	}
+	node, err := os.ReadFile(filepath.Join(dataDir, "node_id"))
+	nodeID := strings.TrimSpace(string(node))
+	if err != nil || nodeID == "" {
+		if nodeID, err = handlers.NewSecret("node_"); err != nil {
+			return err
+		}
+		nodeID = nodeID[:21]
+		if err := os.WriteFile(filepath.Join(dataDir, "node_id"), []byte(nodeID+"\n"), 0o600); err != nil {
+			return fmt.Errorf("writing node id: %w", err)
+		}
+	}
+	reg := prometheus.NewRegistry()
+	metrics := handlers.NewMetrics(reg)
+	adminHash := handlers.HashSecret(apiKey)
+	openLog := func(ctx context.Context, p int32) (streams.Log, error) {
+		return kafkalog.Open(ctx, brokers, k.topics.Events, int(p), kafkalog.Options{Logger: log})
+	}
+	g, err := kafkagate.New(kafkagate.Config{
+		Brokers: brokers, Topics: k.topics, GroupID: k.group, DataDir: dataDir, OpenLog: openLog,
+		Signer: kr.Signer(nodeID), AdminKeyHash: adminHash, Config: &cfg, Logger: log, OnBatch: metrics.OnBatch,
+	}, n)
+	if err != nil {
+		return err
+	}
+	defer g.Close()
+	reads, err := kafkagate.OpenReadModel(filepath.Join(dataDir, "readmodel"), log)
+	if err != nil {
+		return err
+	}
+	defer reads.Close()
+	cl, err := client.New(ctx, client.Config{Brokers: brokers, RequestTopic: k.topics.Requests, ReplyTopic: k.topics.Replies,
+		Source: "agentgate/http/" + nodeID, Timeout: k.timeout, Logger: log})
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+
+	bg, cancel := context.WithCancel(context.Background())
+	gerr := make(chan error, 1)
+	go func() { gerr <- g.Run(bg) }()
+	rdone := make(chan struct{})
+	go func() { reads.Follow(bg, n, openLog, 200*time.Millisecond); close(rdone) }()
+
+	h := httpapi.New(httpapi.Config{
+		Gate: kafkagate.NewHTTPGate(cl, adminHash, k.topics, nodeID, reads), Store: reads.Store(),
+		AdminKeyHash: adminHash, JWKS: kr.JWKS, Registry: reg, Logger: log, Clock: time.Now, RequestTimeout: k.timeout,
+	})
+	srv := httpapi.NewServer(addr, h)
+	serr := make(chan error, 1)
+	go func() { serr <- srv.ListenAndServe() }()
+	log.Info("agentgate serving on Kafka", "http", addr, "brokers", brokers, "partitions", n, "group", k.group, "node", nodeID)
+	select {
+	case <-ctx.Done():
+		log.Info("draining in-flight requests")
+	case err := <-serr:
+		cancel()
+		<-gerr
+		<-rdone
+		return fmt.Errorf("serving HTTP: %w", err)
+	}
+	sctx, scancel := context.WithTimeout(context.Background(), drain)
+	defer scancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		log.Error("shutting down HTTP", "err", err)
+	}
+	cancel()
+	err = <-gerr
+	<-rdone
+	if err != nil {
+		return fmt.Errorf("running partitions: %w", err)
+	}
+	log.Info("stopped")
+	return nil
+}
