@@ -1,0 +1,63 @@
+package kafkagate_test
+
+import (
+	"bytes"
+	"context"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentgate/agentgate/client"
+)
+
+// DESIGN.md §3 interop: an independent client (Debian's kcat, librdkafka)
+// publishes a binary-mode CloudEvent with ce_* headers, keyed by agent with
+// Kafka's murmur2 partitioner, and reads the reply by correlationid.
+func TestKcatBinaryModeRequestReply(t *testing.T) {
+	kcat, err := exec.LookPath("kcat")
+	if err != nil {
+		t.Skip("kcat is not installed (apt-get install kcat; CI installs it): the interop test needs it")
+	}
+	_, brokers := broker(t)
+	startGate(t, brokers, &logs{brokers: brokers}, t.TempDir())
+	c := newClient(t, brokers)
+	agent, token := register(t, c, "kcat")
+	data := `{"agent_token":"` + token + `","action":{"type":"execute_sql","query":"SELECT 1"},"context":{"conversation_id":"k1","step_number":1}}`
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	pub := exec.CommandContext(ctx, kcat, "-b", brokers[0], "-P", "-t", "agentgate.requests", "-X", "partitioner=murmur2_random",
+		"-k", agent, "-H", "ce_specversion=1.0", "-H", "ce_id=kcat-1", "-H", "ce_source=kcat-test",
+		"-H", "ce_type=qwed.agent.action.verify", "-H", "ce_subject="+agent, "-H", "ce_partitionkey="+agent,
+		"-H", "ce_replyto=agentgate.replies", "-H", "ce_correlationid=kcat-corr-1", "-H", "content-type=application/json")
+	pub.Stdin = strings.NewReader(data + "\n")
+	if out, err := pub.CombinedOutput(); err != nil {
+		t.Fatalf("kcat -P: %v\n%s", err, out)
+	}
+	p := client.PartitionFor(agent, testPartitions)
+	for {
+		var out bytes.Buffer
+		sub := exec.CommandContext(ctx, kcat, "-b", brokers[0], "-C", "-t", "agentgate.replies", "-p", strconv.Itoa(int(p)), "-o", "beginning", "-e", "-q",
+			"-f", "%h\t%s\n")
+		sub.Stdout = &out
+		if err := sub.Run(); err != nil {
+			t.Fatalf("kcat -C: %v", err)
+		}
+		for _, line := range strings.Split(out.String(), "\n") {
+			if !strings.Contains(line, "ce_correlationid=kcat-corr-1") {
+				continue
+			}
+			if !strings.Contains(line, "ce_type=qwed.agent.action.verify.reply") || !strings.Contains(line, `"decision":"APPROVED"`) ||
+				!strings.Contains(line, "agentgate-status=200") {
+				t.Fatalf("reply read by kcat: %s", line)
+			}
+			return
+		}
+		if ctx.Err() != nil {
+			t.Fatal("kcat never read a reply with correlationid kcat-corr-1")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
