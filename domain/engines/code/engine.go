@@ -127,11 +127,11 @@ type SeverityCounts struct {
 // Proof is the derivation returned with include_proof: what was parsed and
 // how names were resolved.
 type Proof struct {
-	Parser   string  `json:"parser"`
-	Nodes    int     `json:"nodes"`
-	Depth    int     `json:"depth"`
-	Steps    int     `json:"analysis_steps"`
-	Aliases  []Alias `json:"aliases"`
+	Parser   string   `json:"parser"`
+	Nodes    int      `json:"nodes"`
+	Depth    int      `json:"depth"`
+	Steps    int      `json:"analysis_steps"`
+	Aliases  []Alias  `json:"aliases"`
 	RuleHits []string `json:"rules_matched"`
 }
 

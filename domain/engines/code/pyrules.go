@@ -42,8 +42,8 @@ var pyCalls = map[string]string{
 	"os.fork": pyProcCtl, "os.forkpty": pyProcCtl, "pty.fork": pyProcCtl, "os.kill": pyProcCtl, "os.killpg": pyProcCtl,
 	"os.setuid": pyProcCtl, "os.setgid": pyProcCtl, "os.seteuid": pyProcCtl, "os.setreuid": pyProcCtl, "os.abort": pyProcCtl,
 	"multiprocessing.Process": pyProcCtl,
-	"cffi.FFI": pyNative,
-	"pickle.loads": pyDeser, "pickle.load": pyDeser, "pickle.Unpickler": pyDeser,
+	"cffi.FFI":                pyNative,
+	"pickle.loads":            pyDeser, "pickle.load": pyDeser, "pickle.Unpickler": pyDeser,
 	"marshal.loads": pyDeser, "marshal.load": pyDeser, "shelve.open": pyDeser,
 	"dill.loads": pyDeser, "dill.load": pyDeser, "jsonpickle.decode": pyDeser,
 	"yaml.load": pyDeser, "yaml.unsafe_load": pyDeser, "yaml.full_load": pyDeser, "yaml.load_all": pyDeser,
@@ -157,6 +157,11 @@ func canonPy(name string) string {
 	}
 	if name == "importlib.__import__" {
 		return "builtins.__import__"
+	}
+	for _, t := range []string{"builtins.bytes.", "builtins.bytearray.", "builtins.str."} {
+		if strings.HasPrefix(name, t) {
+			return strings.TrimPrefix(name, "builtins.")
+		}
 	}
 	if name == "io.open" || name == "codecs.open" {
 		return "builtins.open"
