@@ -280,7 +280,7 @@ func testLevel() slog.Level {
 
 // decidedRequests reads every events partition and counts the events of
 // each RequestID of source.
-func decidedRequests(t *testing.T, brokers []string, source string) map[string]int {
+func decidedRequests(t testing.TB, brokers []string, source string) map[string]int {
 	t.Helper()
 	out := map[string]int{}
 	for p := range testPartitions {

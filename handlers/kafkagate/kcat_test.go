@@ -60,4 +60,3 @@ func TestKcatBinaryModeRequestReply(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 }
-
