@@ -4,10 +4,10 @@ import "strings"
 
 // Precedence levels of the printed syntax.
 const (
-	precAdd = 1
-	precMul = 2
-	precNeg = 3
-	precPow = 4
+	precAdd  = 1
+	precMul  = 2
+	precNeg  = 3
+	precPow  = 4
 	precAtom = 5
 )
 
