@@ -2,6 +2,9 @@ package verify
 
 import (
 	"github.com/agentgate/agentgate/domain/engines"
+	"github.com/agentgate/agentgate/domain/engines/code"
+	"github.com/agentgate/agentgate/domain/engines/image"
+	"github.com/agentgate/agentgate/domain/engines/sql"
 )
 
 // BuiltinOptions are what the built-in engines need from the process.
@@ -11,5 +14,9 @@ type BuiltinOptions struct{}
 // engine that lands later plugs in here with its constructor; until then
 // its requests answer QWED-ENG-004 and GET /engines does not list it.
 func Builtin(BuiltinOptions) []engines.Engine {
-	return []engines.Engine{}
+	return []engines.Engine{
+		sql.New(),
+		code.New(),
+		image.New(),
+	}
 }

@@ -74,7 +74,6 @@ func newServer(t testing.TB, es ...engines.Engine) *server {
 	return s
 }
 
-
 type reply struct {
 	status int
 	header http.Header
