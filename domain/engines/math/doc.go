@@ -72,7 +72,7 @@
 // # Errors
 //
 //   - Syntax errors and ambiguous input: ERROR, QWED-REQ-003, details
-//     position (byte offset), expected, found, and reason.
+//     position (0-based byte offset), expected, found, and reason.
 //   - Division by zero (also a denominator that simplifies to 0), 0**0,
 //     sqrt or log of a negative number in the real domain, log(0), tan at
 //     an odd multiple of pi/2: ERROR, QWED-REQ-001, details reason and
