@@ -250,6 +250,17 @@ func syntaxErrorAt(g *grammar, src string, bad *node) *syntaxError {
 		return e
 	}
 	e.expected = "valid " + languageTitle(g.name) + " syntax"
+	// An error that runs to the end of the input with a bracket still open
+	// is the seed's "expected closing parenthesis, found end of input".
+	if strings.TrimSpace(src[bad.end:]) == "" {
+		if closer := unclosed(bad, src); closer != "" {
+			end := len(strings.TrimRight(src, " \t\r\n"))
+			e.offset, e.column = end, columnOf(src, end)
+			e.line = strings.Count(src[:end], "\n") + 1
+			e.expected, e.found = "closing '"+closer+"'", "end of input"
+			return e
+		}
+	}
 	// The first leaf of the ERROR node is the token that could not be
 	// placed.
 	leaf := bad
@@ -262,6 +273,34 @@ func syntaxErrorAt(g *grammar, src string, bad *node) *syntaxError {
 		e.found = foundAt(src, bad.start)
 	}
 	return e
+}
+
+// unclosed returns the closer of the innermost bracket left open among
+// the leaves of n ("" when all are closed).
+func unclosed(n *node, src string) string {
+	var stack []string
+	var walk func(*node)
+	walk = func(n *node) {
+		if len(n.children) == 0 {
+			switch t := n.text(src); t {
+			case "(", "[", "{":
+				stack = append(stack, map[string]string{"(": ")", "[": "]", "{": "}"}[t])
+			case ")", "]", "}":
+				if len(stack) > 0 && stack[len(stack)-1] == t {
+					stack = stack[:len(stack)-1]
+				}
+			}
+			return
+		}
+		for _, c := range n.children {
+			walk(c)
+		}
+	}
+	walk(n)
+	if len(stack) == 0 {
+		return ""
+	}
+	return stack[len(stack)-1]
 }
 
 func quoteKind(kind string) string {
