@@ -21,6 +21,7 @@ import (
 	"github.com/agentgate/agentgate/handlers"
 	"github.com/agentgate/agentgate/handlers/attest"
 	"github.com/agentgate/agentgate/handlers/httpapi"
+	"github.com/agentgate/agentgate/handlers/verify"
 )
 
 func main() {
@@ -102,13 +103,22 @@ func serveCmd() *cobra.Command {
 			if kafkaOpts.enabled() {
 				return serveKafka(kafkaOpts, dataDir, addr, apiKey, cfg, drain, log)
 			}
+			engines, err := verify.NewRegistry(verify.Builtin(verify.BuiltinOptions{})...)
+			if err != nil {
+				return err
+			}
 			g, err := handlers.OpenGate(handlers.Options{
 				DataDir: dataDir, AdminKey: apiKey, Config: &cfg, Logger: log, OnBatch: metrics.OnBatch,
+				Verifier: verify.NewActionVerifier(engines, 0),
 			})
 			if err != nil {
 				return err
 			}
 			defer g.Close()
+			qwed, err := verify.New(verify.Config{Registry: engines, Gate: g.Worker, Logger: log})
+			if err != nil {
+				return err
+			}
 			if g.NewAdminKey != "" {
 				fmt.Fprintf(os.Stdout, "admin API key (shown once, only its hash is stored in %s): %s\n", dataDir, g.NewAdminKey)
 			}
@@ -120,7 +130,7 @@ func serveCmd() *cobra.Command {
 
 			h := httpapi.New(httpapi.Config{
 				Gate: g.Worker, Store: g.Store, AdminKeyHash: g.AdminKeyHash,
-				JWKS: g.Keyring.JWKS, Registry: reg, Logger: log, Clock: time.Now,
+				JWKS: g.Keyring.JWKS, Registry: reg, Logger: log, Clock: time.Now, Verify: qwed,
 			})
 			srv := httpapi.NewServer(addr, h)
 			serr := make(chan error, 1)
