@@ -186,6 +186,11 @@ func TestDesign2_7_QueryBounds(t *testing.T) {
 			t.Errorf("%.40q...: %v, want %s", q, err, CodeTooLong)
 		}
 	}
+	// A scanner error after a deep prefix: the parser stops at the error
+	// and never builds the tree.
+	if _, err := Classify("SELECT 1" + strings.Repeat("+1", 45000) + " 'open"); !hasCode(err, CodeSyntax) {
+		t.Errorf("deep prefix then unterminated string: %v, want %s", err, CodeSyntax)
+	}
 	// Wide but flat input is fine: a long IN list and many AND terms.
 	wide := "SELECT * FROM t WHERE a IN (" + strings.TrimSuffix(strings.Repeat("1,", 5000), ",") + ") AND " +
 		strings.TrimSuffix(strings.Repeat("b = 1 AND ", 2000), " AND ")

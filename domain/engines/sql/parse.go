@@ -150,8 +150,17 @@ func countNodes(m protoreflect.Message, limit int) int {
 	return n
 }
 
+// nodeOneof is the oneof of pg.Node (one field per node type).
+var nodeOneof = (&pg.Node{}).ProtoReflect().Descriptor().Oneofs().Get(0)
+
 // eachChild calls fn on every message directly held by m, in field order.
 func eachChild(m protoreflect.Message, fn func(protoreflect.Message)) {
+	if _, ok := m.Interface().(*pg.Node); ok {
+		if fd := m.WhichOneof(nodeOneof); fd != nil {
+			fn(m.Get(fd).Message())
+		}
+		return
+	}
 	fields := m.Descriptor().Fields()
 	for i := 0; i < fields.Len(); i++ {
 		fd := fields.Get(i)

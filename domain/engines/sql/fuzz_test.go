@@ -1,0 +1,68 @@
+package sql
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/agentgate/agentgate/domain/engines"
+)
+
+// FuzzParseQuery pins that no query makes the engine panic or crash, that
+// every outcome encodes, and that the answer is deterministic.
+func FuzzParseQuery(f *testing.F) {
+	for _, s := range []string{
+		"SELECT * FROM users WHERE id = 1 OR 1=1",
+		"WITH d AS (DELETE FROM t RETURNING *) SELECT * FROM d",
+		"SELECT u.name FROM users u JOIN orders o ON o.user_id = u.id",
+		"INSERT INTO t (a) VALUES (1) ON CONFLICT (a) DO UPDATE SET a = excluded.a RETURNING *",
+		"COPY t TO PROGRAM 'x'", "SELECT 'abc", "SELECT $$ x $$", "SELECT 1e99999999 = 1e99999999 OR 2 > 1",
+		"SELECT 1; DROP TABLE x", "SELECT ((((1))))", "MERGE INTO t USING s ON true WHEN MATCHED THEN DELETE",
+	} {
+		f.Add(s)
+	}
+	e := New()
+	params := json.RawMessage(`{"schema_ddl":"CREATE TABLE users (id INT, name TEXT, password TEXT); CREATE TABLE orders (id INT, user_id INT)"}`)
+	f.Fuzz(func(t *testing.T, q string) {
+		req := engines.Request{Query: q, Params: params, IncludeProof: true}
+		a := e.Verify(context.Background(), req)
+		b := e.Verify(context.Background(), req)
+		ja, err := json.Marshal(a)
+		if err != nil {
+			t.Fatalf("encoding: %v", err)
+		}
+		jb, _ := json.Marshal(b)
+		if string(ja) != string(jb) {
+			t.Fatalf("not deterministic:\n%s\n%s", ja, jb)
+		}
+		if a.Status == engines.Error && a.Err != nil && a.Err.Code == CodeEngine {
+			t.Fatalf("internal error on %q: %+v", q, a.Err)
+		}
+		if _, err := Classify(q); err != nil {
+			if _, ok := ProblemOf(err); !ok {
+				t.Fatalf("Classify error without a problem: %v", err)
+			}
+		}
+	})
+}
+
+// FuzzParseSchema pins that no schema_ddl makes the engine panic.
+func FuzzParseSchema(f *testing.F) {
+	f.Add("CREATE TABLE t (a INT, b TEXT)")
+	f.Add("CREATE TABLE t2 (LIKE t) INHERITS (t); ALTER TABLE t ADD COLUMN c INT; CREATE VIEW v AS SELECT * FROM t")
+	f.Add("CREATE TABLE (")
+	f.Fuzz(func(t *testing.T, ddl string) {
+		s, err := ParseSchema(ddl)
+		if err != nil {
+			if _, ok := ProblemOf(err); !ok {
+				t.Fatalf("error without a problem: %v", err)
+			}
+			return
+		}
+		for _, tb := range s.Tables() {
+			if tb.Name == "" && tb.Schema != "" {
+				t.Fatalf("table without a name: %+v", tb)
+			}
+		}
+	})
+}
