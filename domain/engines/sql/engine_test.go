@@ -100,6 +100,10 @@ func TestSeed002_5_2_5_SchemaValidation(t *testing.T) {
 		"DELETE FROM orders o USING users u WHERE o.user_id = u.id AND u.name = 'x'",
 		"SELECT count(*) FROM orders GROUP BY status HAVING count(*) > 1",
 		"SELECT x.id FROM generate_series(1, 3) AS x(id)",
+		`SELECT "name" FROM "users" WHERE "id" = 1`,
+		"SELECT NAME FROM USERS",
+		"SELECT u.name, (SELECT count(*) FROM orders o WHERE o.user_id = u.id) AS n FROM users u",
+		"SELECT u.name FROM users u, LATERAL (SELECT total FROM orders o WHERE o.user_id = u.id) l WHERE l.total > 1",
 		"WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 5) SELECT n FROM r",
 	}
 	for _, q := range ok {
@@ -123,6 +127,10 @@ func TestSeed002_5_2_5_SchemaValidation(t *testing.T) {
 		{"SELECT r.total FROM (SELECT id FROM orders) r", "unknown_column", "total", 8},
 		{"SELECT name FROM other.users", "unknown_table", "other.users", 18},
 		{"SELECT é FROM users", "unknown_column", "é", 8},
+		{`SELECT "Name" FROM users`, "unknown_column", "Name", 8},
+		{`SELECT id FROM "Users"`, "unknown_table", "Users", 16},
+		{"SELECT id FROM users, nowhere", "unknown_table", "nowhere", 23},
+		{"SELECT o.total FROM users u", "unknown_qualifier", "o", 8},
 		{"SELECT id FROM users WHERE\n  emial = 'a'", "unknown_column", "emial", 30},
 	}
 	for _, tc := range bad {
@@ -219,6 +227,13 @@ func TestSeed002_6_2_Outcomes(t *testing.T) {
 	o = verify(t, "DROP TABLE users", nil)
 	if r := result(t, o); o.Status != engines.Verified || r.Risk != RiskCritical || !slices.Contains(r.ChecksFailed, CheckNoDestructive) {
 		t.Errorf("drop: %s %+v", o.Status, r)
+	}
+	o = New().Verify(context.Background(), engines.Request{Query: "DELETE FROM t WHERE id = 1", IncludeProof: true})
+	if pr, ok := o.Proof.(Proof); !ok || len(pr.Steps) != 1 || !strings.Contains(pr.Steps[0], "DELETE -> write, high") {
+		t.Errorf("proof %+v", o.Proof)
+	}
+	if o := verify(t, "DELETE FROM t WHERE id = 1", nil); o.Proof != nil {
+		t.Errorf("proof without include_proof: %+v", o.Proof)
 	}
 	o = verify(t, "SELEC 1", nil)
 	if o.Status != engines.Error || o.Err.Code != CodeSyntax || o.Err.Details["found"] != "SELEC" || o.Err.Details["position"] != 1 {

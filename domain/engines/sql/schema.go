@@ -3,6 +3,7 @@ package sql
 import (
 	"slices"
 	"strconv"
+	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 
@@ -32,21 +33,15 @@ func (t *Table) qualified() string {
 // Schema is the set of tables read from params.schema_ddl.
 type Schema struct {
 	tables map[string][]*Table // by name
-	names  []string            // qualified names, sorted
 }
 
 // Tables returns the schema's tables ordered by qualified name.
 func (s *Schema) Tables() []*Table {
 	var out []*Table
-	for _, n := range s.names {
-		for _, ts := range s.tables {
-			for _, t := range ts {
-				if t.qualified() == n {
-					out = append(out, t)
-				}
-			}
-		}
+	for _, ts := range s.tables {
+		out = append(out, ts...)
 	}
+	slices.SortFunc(out, func(a, b *Table) int { return strings.Compare(a.qualified(), b.qualified()) })
 	return out
 }
 
@@ -136,12 +131,6 @@ func parseSchema(ddl string) (*Schema, *engines.Problem) {
 			}
 		}
 	}
-	for _, ts := range s.tables {
-		for _, t := range ts {
-			s.names = append(s.names, t.qualified())
-		}
-	}
-	slices.Sort(s.names)
 	return s, nil
 }
 
