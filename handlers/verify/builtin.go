@@ -4,7 +4,9 @@ import (
 	"github.com/agentgate/agentgate/domain/engines"
 	"github.com/agentgate/agentgate/domain/engines/code"
 	"github.com/agentgate/agentgate/domain/engines/image"
+	"github.com/agentgate/agentgate/domain/engines/math"
 	"github.com/agentgate/agentgate/domain/engines/sql"
+	"github.com/agentgate/agentgate/domain/engines/stats"
 )
 
 // BuiltinOptions are what the built-in engines need from the process.
@@ -15,6 +17,8 @@ type BuiltinOptions struct{}
 // its requests answer QWED-ENG-004 and GET /engines does not list it.
 func Builtin(BuiltinOptions) []engines.Engine {
 	return []engines.Engine{
+		math.New(),
+		stats.New(),
 		sql.New(),
 		code.New(),
 		image.New(),

@@ -127,7 +127,8 @@ func TestSeed002_11_Full_Standard_EveryStatus(t *testing.T) {
 		candidates [][2]string // engine, body
 	}{
 		{"VERIFIED", 200, [][2]string{{"math", `{"query":"2+2=4","type":"math"}`}, {"sql", `{"query":"SELECT 1","type":"sql"}`}}},
-		{"FAILED", 200, [][2]string{{"math", `{"query":"2+2=5","type":"math"}`}}},
+		{"FAILED", 200, [][2]string{{"math", `{"query":"2+2=5","type":"math"}`},
+			{"sql", `{"query":"SELECT nope FROM users","type":"sql","params":{"schema_ddl":"CREATE TABLE users (id INT PRIMARY KEY, name TEXT)"}}`}}},
 		{"CORRECTED", 200, [][2]string{
 			{"math", `{"query":"2+2=5","type":"math"}`},
 			{"math", `{"query":"d/dx x**3 = 3*x","type":"math"}`},
