@@ -203,3 +203,37 @@ func hasCode(err error, code string) bool {
 	p, ok := ProblemOf(err)
 	return ok && p.Code == code
 }
+
+// TestDesign2_7_NodeAndSchemaBounds pins MaxNodes and MaxSchemaTables on
+// both sides.
+func TestDesign2_7_NodeAndSchemaBounds(t *testing.T) {
+	nodes := func(q string) int {
+		ps, p := parseSQL(q, "query", MaxQueryBytes)
+		if p != nil {
+			t.Fatalf("%.40q: %+v", q, p)
+		}
+		return ps.nodes
+	}
+	base := nodes("SELECT 1")
+	per := nodes("SELECT 1,1") - base
+	k := (MaxNodes - base) / per
+	if _, err := Classify("SELECT 1" + strings.Repeat(",1", k)); err != nil {
+		t.Errorf("%d nodes: %v", base+k*per, err)
+	}
+	if _, err := Classify("SELECT 1" + strings.Repeat(",1", k+1)); !hasCode(err, CodeTooLong) {
+		t.Errorf("%d nodes: %v, want %s", base+(k+1)*per, err, CodeTooLong)
+	}
+	ddl := func(n int) string {
+		var b strings.Builder
+		for i := 0; i < n; i++ {
+			b.WriteString("CREATE TABLE t" + itoa(i) + " (a int);")
+		}
+		return b.String()
+	}
+	if s, err := ParseSchema(ddl(MaxSchemaTables)); err != nil || len(s.Tables()) != MaxSchemaTables {
+		t.Errorf("%d tables: %v", MaxSchemaTables, err)
+	}
+	if _, err := ParseSchema(ddl(MaxSchemaTables + 1)); !hasCode(err, CodeTooLong) {
+		t.Errorf("%d tables: %v, want %s", MaxSchemaTables+1, err, CodeTooLong)
+	}
+}

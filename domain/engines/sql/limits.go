@@ -15,7 +15,7 @@ const (
 	// on an 8 MiB stack, and Go's protobuf decoder refuses more than ~4000).
 	MaxNesting = 1000
 	// MaxNodes bounds the parse tree's nodes (protobuf messages).
-	MaxNodes = 50000
+	MaxNodes = 200000
 	// MaxSchemaDDLBytes bounds params.schema_ddl (as schemas/params/sql.json).
 	MaxSchemaDDLBytes = 100000
 	// MaxSchemaTables bounds the tables of params.schema_ddl.
