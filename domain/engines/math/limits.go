@@ -33,7 +33,7 @@ const (
 	// MaxWork is the step budget of one request: each multiplication of two
 	// terms, each step of a polynomial division and each function
 	// application costs one unit.
-	MaxWork = 4_000_000
+	MaxWork = 2_000_000
 	// MaxPrecision is the largest params.precision (decimal digits of the
 	// "decimal" rendering of a numeric value).
 	MaxPrecision = 1000

@@ -4,7 +4,6 @@ import (
 	"math/big"
 	"slices"
 	"strconv"
-	"strings"
 )
 
 // An indeterminate is named by a key: a variable's name, a constant (pi,
@@ -125,15 +124,37 @@ func divMono(a, b mono) (mono, bool) {
 	return out, true
 }
 
-func monoKey(m mono) string {
-	var b strings.Builder
-	for _, p := range m {
-		b.WriteString(p.key)
-		b.WriteByte('^')
-		b.WriteString(strconv.Itoa(p.exp))
-		b.WriteByte(';')
+// appendProductKey appends the map key of the monomial a*b (each key with
+// its summed exponent) without building the monomial.
+func appendProductKey(buf []byte, a, b mono) []byte {
+	put := func(k string, e int) {
+		buf = append(buf, k...)
+		buf = append(buf, '^')
+		buf = strconv.AppendInt(buf, int64(e), 10)
+		buf = append(buf, ';')
 	}
-	return b.String()
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		switch {
+		case a[i].key == b[j].key:
+			put(a[i].key, a[i].exp+b[j].exp)
+			i++
+			j++
+		case a[i].key < b[j].key:
+			put(a[i].key, a[i].exp)
+			i++
+		default:
+			put(b[j].key, b[j].exp)
+			j++
+		}
+	}
+	for ; i < len(a); i++ {
+		put(a[i].key, a[i].exp)
+	}
+	for ; j < len(b); j++ {
+		put(b[j].key, b[j].exp)
+	}
+	return buf
 }
 
 // alg holds the state of one evaluation: the work spent against MaxWork,
@@ -231,7 +252,7 @@ func (a *alg) check(p poly) poly {
 }
 
 func (a *alg) add(p, q poly) poly {
-	a.spend(len(p) + len(q))
+	a.spend((len(p) + len(q)) * (1 + (maxBits(p)+maxBits(q))/256))
 	out := make(poly, 0, len(p)+len(q))
 	i, j := 0, 0
 	for i < len(p) && j < len(q) {
@@ -259,7 +280,7 @@ func (a *alg) scale(p poly, c *big.Rat) poly {
 	if c.Sign() == 0 {
 		return nil
 	}
-	a.spend(len(p))
+	a.spend(len(p) * (1 + maxBits(p)/256))
 	out := make(poly, len(p))
 	for i, t := range p {
 		out[i] = term{t.m, new(big.Rat).Mul(t.c, c)}
@@ -278,27 +299,44 @@ func (a *alg) mul(p, q poly) poly {
 	if len(p) > MaxTerms || len(q) > MaxTerms {
 		fail(limitProblem("max_terms", MaxTerms, -1))
 	}
-	a.spend(len(p) * len(q))
+	a.spend(len(p) * len(q) * (1 + (maxBits(p)+maxBits(q))/256))
 	if p.degree()+q.degree() > MaxDegree {
 		fail(limitProblem("max_degree", MaxDegree, -1))
 	}
-	if maxBits(p)+maxBits(q) > MaxCoefficientBits+64 {
+	// Operands of at most twice the limit bound the work; check enforces
+	// the limit on the product.
+	if maxBits(p)+maxBits(q) > 2*MaxCoefficientBits {
 		fail(limitProblem("max_digits", MaxDigits, -1))
 	}
-	index := make(map[string]int, len(p)*len(q))
-	out := make(poly, 0, len(p)*len(q))
+	index := make(map[string]int, len(p)+len(q))
+	out := make(poly, 0, len(p)+len(q))
+	var buf []byte
+	if !allInt(p) || !allInt(q) {
+		// Rational coefficients: multiply the integer multiples, then
+		// divide once per term.
+		lp, lq := denLCM(p), denLCM(q)
+		prod := a.mul(a.scale(p, new(big.Rat).SetInt(lp)), a.scale(q, new(big.Rat).SetInt(lq)))
+		return a.scale(prod, new(big.Rat).SetFrac(big.NewInt(1), lp.Mul(lp, lq)))
+	}
+	// Integer coefficients: big.Int arithmetic, without the gcd a big.Rat
+	// normalises with after every operation.
+	var ints []*big.Int
+	tmp := new(big.Int)
 	for _, s := range p {
 		for _, t := range q {
-			m := mulMono(s.m, t.m)
-			c := new(big.Rat).Mul(s.c, t.c)
-			k := monoKey(m)
-			if i, ok := index[k]; ok {
-				out[i].c.Add(out[i].c, c)
+			buf = appendProductKey(buf[:0], s.m, t.m)
+			tmp.Mul(s.c.Num(), t.c.Num())
+			if i, ok := index[string(buf)]; ok {
+				ints[i].Add(ints[i], tmp)
 				continue
 			}
-			index[k] = len(out)
-			out = append(out, term{m, c})
+			index[string(buf)] = len(out)
+			out = append(out, term{m: mulMono(s.m, t.m)})
+			ints = append(ints, new(big.Int).Set(tmp))
 		}
+	}
+	for i := range out {
+		out[i].c = new(big.Rat).SetInt(ints[i])
 	}
 	out = slices.DeleteFunc(out, func(t term) bool { return t.c.Sign() == 0 })
 	slices.SortFunc(out, func(x, y term) int { return cmpMono(x.m, y.m) })
@@ -325,18 +363,38 @@ func (a *alg) divExact(f, g poly) (poly, bool) {
 	return q, true
 }
 
-// remUni is the remainder of f by g, both in at most one indeterminate.
-func (a *alg) remUni(f, g poly) poly {
+// intPrimitive is the primitive integer polynomial with p's roots: p times
+// the lcm of its denominators, divided by the gcd of its coefficients,
+// with a positive leading coefficient.
+func (a *alg) intPrimitive(p poly) poly {
+	if len(p) == 0 {
+		return p
+	}
+	p = a.scale(p, new(big.Rat).SetInt(denLCM(p)))
+	g := new(big.Int)
+	for _, t := range p {
+		g.GCD(nil, nil, g, t.c.Num())
+	}
+	if p[0].c.Sign() < 0 {
+		g.Neg(g)
+	}
+	return a.scale(p, new(big.Rat).SetFrac(big.NewInt(1), g))
+}
+
+// premUni is the primitive pseudo-remainder of f by g, both integer
+// polynomials in at most one indeterminate: integer steps
+// r = lc(g)*r - lc(r)*x**k*g, then the content is removed.
+func (a *alg) premUni(f, g poly) poly {
 	r := f
+	lg := g[0].c
 	for len(r) > 0 && r.degree() >= g.degree() {
 		m, ok := divMono(r[0].m, g[0].m)
 		if !ok {
-			return r
+			break
 		}
-		t := term{m, new(big.Rat).Quo(r[0].c, g[0].c)}
-		r = a.sub(r, a.mulTerm(g, t))
+		r = a.sub(a.scale(r, lg), a.mulTerm(g, term{m, r[0].c}))
 	}
-	return r
+	return a.intPrimitive(r)
 }
 
 // monic divides p by its leading coefficient.
@@ -348,10 +406,12 @@ func (a *alg) monic(p poly) poly {
 }
 
 // gcdUni is the monic greatest common divisor of f and g, both in at most
-// one indeterminate (Euclid's algorithm over the rationals).
+// one indeterminate (Euclid's algorithm on primitive integer
+// pseudo-remainders, which keeps the coefficients small).
 func (a *alg) gcdUni(f, g poly) poly {
+	f, g = a.intPrimitive(f), a.intPrimitive(g)
 	for len(g) > 0 {
-		f, g = g, a.monic(a.remUni(f, g))
+		f, g = g, a.premUni(f, g)
 	}
 	return a.monic(f)
 }
@@ -379,4 +439,28 @@ func commonMono(p, q poly) mono {
 		}
 	}
 	return g
+}
+
+func allInt(p poly) bool {
+	for _, t := range p {
+		if !t.c.IsInt() {
+			return false
+		}
+	}
+	return true
+}
+
+// denLCM is the least common multiple of p's coefficient denominators.
+func denLCM(p poly) *big.Int {
+	l := big.NewInt(1)
+	g := new(big.Int)
+	for _, t := range p {
+		d := t.c.Denom()
+		if d.Cmp(l) == 0 || d.IsInt64() && d.Int64() == 1 {
+			continue
+		}
+		g.GCD(nil, nil, l, d)
+		l.Mul(l, new(big.Int).Quo(d, g))
+	}
+	return l
 }

@@ -142,7 +142,10 @@ func (a *alg) rpow(x rfn, k int, pos int) rfn {
 	if (x.num.degree()+x.den.degree())*n > MaxDegree*2 || x.num.degree()*n > MaxDegree || x.den.degree()*n > MaxDegree {
 		fail(limitProblem("max_degree", MaxDegree, pos))
 	}
-	if maxBits(x.num)*n > MaxCoefficientBits+64 || maxBits(x.den)*n > MaxCoefficientBits+64 {
+	// A coefficient of b bits is at least 2**(b-1): its n-th power has at
+	// least (b-1)*n bits, so this refuses only what check would refuse
+	// after the work.
+	if (maxBits(x.num)-1)*n > MaxCoefficientBits || (maxBits(x.den)-1)*n > MaxCoefficientBits {
 		fail(limitProblem("max_digits", MaxDigits, pos))
 	}
 	if len(x.num) == 1 && len(x.den) == 1 {
