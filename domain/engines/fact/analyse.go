@@ -83,7 +83,8 @@ var (
 	}
 	negationCues = set("not", "no", "never", "neither", "nor", "none", "nobody", "nothing", "nowhere", "cannot")
 	hedgeCues    = set("may", "might", "could", "possibly", "perhaps", "reportedly", "allegedly", "rumored",
-		"rumoured", "probably", "likely", "unlikely", "supposedly", "if", "whether", "unless", "maybe", "believed", "claimed")
+		"rumoured", "probably", "likely", "unlikely", "supposedly", "if", "whether", "unless", "maybe", "believed", "claimed",
+		"said", "says", "according", "stated")
 	approxWords  = set("about", "around", "approximately", "roughly", "nearly", "almost", "over", "under", "some", "circa", "up")
 	scaleWords   = map[string]int64{"thousand": 1_000, "million": 1_000_000, "billion": 1_000_000_000, "trillion": 1_000_000_000_000}
 	pronouns     = set("it", "its", "they", "their", "he", "his", "she", "her", "this", "these", "there")

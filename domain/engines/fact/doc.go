@@ -28,7 +28,9 @@
 //   - negation cues: not, no, never, n't, neither, nor, none, nobody,
 //     nothing, nowhere, cannot;
 //   - hedge cues: may, might, could, possibly, perhaps, reportedly,
-//     allegedly, probably, likely, if, whether, unless, ...;
+//     allegedly, probably, likely, if, whether, unless, and attribution
+//     (said, says, according, stated): "X said the museum is closed" does
+//     not assert that the museum is closed;
 //   - predicate words: the remaining content words, reduced to a crude
 //     lemma (capitals -> capital, located -> locat, built -> build).
 //

@@ -209,9 +209,7 @@ func tokenize(s string) []token {
 					t.lower = "will"
 				}
 			}
-			if strings.HasSuffix(t.lower, "'s") {
-				t.lower = strings.TrimSuffix(t.lower, "'s")
-			}
+			t.lower = strings.TrimSuffix(t.lower, "'s")
 			out = append(out, t)
 			i = j
 		default:
