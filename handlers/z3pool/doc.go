@@ -1,0 +1,20 @@
+// Package z3pool keeps a pool of long-lived `z3 -in` processes and
+// implements logic.Solver on them (seed 002 §7; DESIGN.md §6: one
+// long-lived process, not one per query).
+//
+// Each query runs in a fresh solver state: the pool sends (reset) before
+// it, so no declaration, assertion or learned lemma of one query reaches
+// the next, and the answer (model included) depends on the query alone.
+// A query is bounded twice: z3's own (set-option :timeout ms), after which
+// z3 answers unknown ("timeout"/"canceled"), and a hard deadline (the
+// timeout plus Config.Grace) after which the pool kills the process — z3
+// does not always honour its timeout in nonlinear arithmetic — and answers
+// logic.ErrSolverTimeout. A process that dies, hangs or is killed is
+// replaced on its slot's next use. At most Size queries run at once and at
+// most QueueLen more wait; beyond that Solve answers logic.ErrSolverBusy.
+// When z3 is not installed New answers an error wrapping
+// logic.ErrSolverUnavailable (the logic engine then answers QWED-ENG-004).
+//
+// The caller's obligations: Close the pool when done (it kills the
+// processes); a Pool is safe for concurrent use.
+package z3pool

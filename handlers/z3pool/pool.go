@@ -1,0 +1,347 @@
+package z3pool
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentgate/agentgate/domain/engines/logic"
+)
+
+// Defaults of Config.
+const (
+	// DefaultTimeout is the per-query solver time limit.
+	DefaultTimeout = 5 * time.Second
+	// DefaultGrace is how long past its timeout a query may run before its
+	// process is killed.
+	DefaultGrace = time.Second
+	// MaxLineBytes is the longest line the pool reads from z3.
+	MaxLineBytes = 4 << 20
+	// MaxAnswerBytes is the largest answer (all lines of one query).
+	MaxAnswerBytes = 8 << 20
+)
+
+// Config configures a Pool.
+type Config struct {
+	// Path is the z3 binary ("z3": looked up on PATH).
+	Path string
+	// Size is the number of processes (default runtime.NumCPU()).
+	Size int
+	// QueueLen is how many queries may wait for a process beyond Size
+	// (default 4*Size).
+	QueueLen int
+	// Timeout is the per-query solver time limit (default
+	// DefaultTimeout); a ctx deadline that comes sooner wins.
+	Timeout time.Duration
+	// Grace is how long past Timeout the pool waits before it kills the
+	// process (default DefaultGrace).
+	Grace time.Duration
+	// MemoryMB caps each process's memory (z3's memory_max_size; 0: z3's
+	// default, no cap).
+	MemoryMB int
+	// Logger receives restarts (default slog.Default()).
+	Logger *slog.Logger
+}
+
+// Stats are counters of a Pool.
+type Stats struct {
+	Queries  uint64 // queries answered (any outcome)
+	Starts   uint64 // processes started, restarts included
+	Kills    uint64 // processes killed on a hard deadline, a cancelled ctx or an I/O error
+	Timeouts uint64 // queries past their hard deadline
+}
+
+// Pool is a pool of z3 processes; it implements logic.Solver.
+type Pool struct {
+	cfg    Config
+	path   string
+	slots  chan *proc // idle slots (a nil *proc: start one)
+	queue  chan struct{}
+	closed atomic.Bool
+	mu     sync.Mutex
+	live   map[*proc]struct{}
+	nonce  atomic.Uint64
+
+	queries, starts, kills, timeouts atomic.Uint64
+}
+
+var _ logic.Solver = (*Pool)(nil)
+
+// New starts a warm pool of cfg.Size z3 processes. It answers an error
+// wrapping logic.ErrSolverUnavailable when z3 cannot be found or started.
+func New(cfg Config) (*Pool, error) {
+	if cfg.Path == "" {
+		cfg.Path = "z3"
+	}
+	if cfg.Size <= 0 {
+		cfg.Size = runtime.NumCPU()
+	}
+	if cfg.QueueLen <= 0 {
+		cfg.QueueLen = 4 * cfg.Size
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.Grace <= 0 {
+		cfg.Grace = DefaultGrace
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	path, err := exec.LookPath(cfg.Path)
+	if err != nil {
+		return nil, fmt.Errorf("finding z3 (install the Debian package z3): %w: %w", logic.ErrSolverUnavailable, err)
+	}
+	p := &Pool{
+		cfg:   cfg,
+		path:  path,
+		slots: make(chan *proc, cfg.Size),
+		queue: make(chan struct{}, cfg.Size+cfg.QueueLen),
+		live:  map[*proc]struct{}{},
+	}
+	for i := 0; i < cfg.Size; i++ {
+		pr, err := p.start()
+		if err != nil {
+			p.Close()
+			return nil, err
+		}
+		p.slots <- pr
+	}
+	return p, nil
+}
+
+// proc is one z3 process.
+type proc struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	lines chan string   // stdout, line by line; closed at EOF
+	done  chan struct{} // closed once the process is reaped
+}
+
+func (p *Pool) start() (*proc, error) {
+	args := []string{"-in", "-smt2"}
+	if p.cfg.MemoryMB > 0 {
+		args = append(args, "memory_max_size="+strconv.Itoa(p.cfg.MemoryMB))
+	}
+	cmd := exec.Command(p.path, args...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, fmt.Errorf("starting z3: %w: %w", logic.ErrSolverUnavailable, err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("starting z3: %w: %w", logic.ErrSolverUnavailable, err)
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting z3: %w: %w", logic.ErrSolverUnavailable, err)
+	}
+	p.starts.Add(1)
+	pr := &proc{cmd: cmd, stdin: stdin, lines: make(chan string, 64), done: make(chan struct{})}
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 64<<10), MaxLineBytes)
+		for sc.Scan() {
+			pr.lines <- sc.Text()
+		}
+		close(pr.lines)
+		_ = cmd.Wait()
+		close(pr.done)
+	}()
+	p.mu.Lock()
+	p.live[pr] = struct{}{}
+	p.mu.Unlock()
+	return pr, nil
+}
+
+// kill ends pr and forgets it; it does not wait for it.
+func (p *Pool) kill(pr *proc) {
+	p.kills.Add(1)
+	p.mu.Lock()
+	delete(p.live, pr)
+	p.mu.Unlock()
+	_ = pr.cmd.Process.Kill()
+	_ = pr.stdin.Close()
+}
+
+// Stats returns the pool's counters.
+func (p *Pool) Stats() Stats {
+	return Stats{Queries: p.queries.Load(), Starts: p.starts.Load(), Kills: p.kills.Load(), Timeouts: p.timeouts.Load()}
+}
+
+// Close kills every process; queries running fail and later ones answer
+// logic.ErrSolverUnavailable. It is safe to call more than once.
+func (p *Pool) Close() error {
+	if p.closed.Swap(true) {
+		return nil
+	}
+	p.mu.Lock()
+	live := make([]*proc, 0, len(p.live))
+	for pr := range p.live {
+		live = append(live, pr)
+	}
+	p.live = map[*proc]struct{}{}
+	p.mu.Unlock()
+	for _, pr := range live {
+		_ = pr.cmd.Process.Kill()
+		_ = pr.stdin.Close()
+	}
+	for _, pr := range live {
+		<-pr.done
+	}
+	return nil
+}
+
+var errClosed = fmt.Errorf("z3 pool closed: %w", logic.ErrSolverUnavailable)
+
+// Solve runs q on one process (logic.Solver).
+func (p *Pool) Solve(ctx context.Context, q logic.Query) (logic.Answer, error) {
+	if p.closed.Load() {
+		return logic.Answer{}, errClosed
+	}
+	select {
+	case p.queue <- struct{}{}:
+	default:
+		return logic.Answer{}, fmt.Errorf("queueing z3 query (%d running or waiting): %w", cap(p.queue), logic.ErrSolverBusy)
+	}
+	defer func() { <-p.queue }()
+	var pr *proc
+	select {
+	case pr = <-p.slots:
+	case <-ctx.Done():
+		return logic.Answer{}, fmt.Errorf("waiting for a z3 process: %w", ctx.Err())
+	}
+	defer func() { p.slots <- pr }() // pr is nil after a failure: restarted on next use
+	if p.closed.Load() {
+		pr = nil
+		return logic.Answer{}, errClosed
+	}
+	if pr == nil {
+		var err error
+		if pr, err = p.start(); err != nil {
+			return logic.Answer{}, err
+		}
+		p.cfg.Logger.Warn("z3pool: restarted a z3 process")
+	}
+	p.queries.Add(1)
+	ans, err := p.run(ctx, pr, q)
+	if err != nil {
+		p.kill(pr)
+		pr = nil
+	}
+	return ans, err
+}
+
+// run sends q to pr and reads the answer.
+func (p *Pool) run(ctx context.Context, pr *proc, q logic.Query) (logic.Answer, error) {
+	timeout := p.cfg.Timeout
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = min(timeout, time.Until(dl))
+	}
+	if timeout < time.Millisecond {
+		return logic.Answer{}, fmt.Errorf("starting z3 query: %w", context.DeadlineExceeded)
+	}
+	n := p.nonce.Add(1)
+	mark := func(s string) string { return "@@agentgate-z3pool " + strconv.FormatUint(n, 10) + " " + s }
+	var b strings.Builder
+	b.Grow(len(q.Script) + 256)
+	b.WriteString("(reset)\n(set-option :timeout " + strconv.FormatInt(timeout.Milliseconds(), 10) + ")\n")
+	b.WriteString(q.Script)
+	b.WriteString("\n(echo \"" + mark("script") + "\")\n(check-sat)\n(echo \"" + mark("check") + "\")\n")
+	if len(q.Values) > 0 {
+		b.WriteString("(get-value (" + strings.Join(q.Values, " ") + "))\n")
+	}
+	b.WriteString("(echo \"" + mark("values") + "\")\n(get-info :reason-unknown)\n(echo \"" + mark("end") + "\")\n")
+
+	hard := time.NewTimer(timeout + p.cfg.Grace)
+	defer hard.Stop()
+	werr := make(chan error, 1)
+	go func() { _, err := io.WriteString(pr.stdin, b.String()); werr <- err }()
+
+	sections := map[string][]string{}
+	var cur []string
+	size := 0
+	for _, sec := range []string{"script", "check", "values", "end"} {
+		cur = nil
+		for done := false; !done; {
+			select {
+			case line, ok := <-pr.lines:
+				if !ok {
+					return logic.Answer{}, fmt.Errorf("reading z3 answer: the process exited (%v)", p.exitErr(pr))
+				}
+				if line == mark(sec) {
+					done = true
+					break
+				}
+				size += len(line)
+				if size > MaxAnswerBytes {
+					return logic.Answer{}, fmt.Errorf("reading z3 answer: longer than %d bytes", MaxAnswerBytes)
+				}
+				cur = append(cur, line)
+			case err := <-werr:
+				if err != nil {
+					return logic.Answer{}, fmt.Errorf("writing z3 query: %w", err)
+				}
+				werr = nil
+			case <-hard.C:
+				p.timeouts.Add(1)
+				return logic.Answer{}, fmt.Errorf("waiting for z3 past %v: %w", timeout+p.cfg.Grace, logic.ErrSolverTimeout)
+			case <-ctx.Done():
+				return logic.Answer{}, fmt.Errorf("waiting for z3: %w", ctx.Err())
+			}
+		}
+		sections[sec] = cur
+	}
+	if errs := sections["script"]; len(errs) > 0 {
+		return logic.Answer{}, fmt.Errorf("loading the script: z3 answered %s", strings.Join(errs, " "))
+	}
+	check := strings.TrimSpace(strings.Join(sections["check"], "\n"))
+	ans := logic.Answer{Status: check}
+	switch check {
+	case logic.Sat:
+		if len(q.Values) > 0 {
+			ans.Values = strings.Join(sections["values"], "\n")
+			if strings.HasPrefix(ans.Values, "(error") {
+				return logic.Answer{}, fmt.Errorf("reading values: z3 answered %s", ans.Values)
+			}
+		}
+	case logic.Unsat:
+	case logic.Unknown:
+		ans.Reason = reasonUnknown(strings.Join(sections["end"], " "))
+	default:
+		return logic.Answer{}, fmt.Errorf("checking: z3 answered %q", check)
+	}
+	return ans, nil
+}
+
+func (p *Pool) exitErr(pr *proc) error {
+	select {
+	case <-pr.done:
+		if pr.cmd.ProcessState != nil {
+			return errors.New(pr.cmd.ProcessState.String())
+		}
+	case <-time.After(100 * time.Millisecond):
+	}
+	return errors.New("no exit status")
+}
+
+// reasonUnknown reads (:reason-unknown "timeout").
+func reasonUnknown(s string) string {
+	s = strings.TrimSpace(s)
+	s = strings.TrimPrefix(s, "(:reason-unknown")
+	s = strings.TrimSuffix(s, ")")
+	s = strings.TrimSpace(s)
+	if u, err := strconv.Unquote(s); err == nil {
+		return u
+	}
+	return strings.Trim(s, `"`)
+}
