@@ -12,7 +12,7 @@
 //     (import subprocess as sp; from os import system as s; from
 //     subprocess import *), resolution of attribute chains and calls to
 //     canonical names (sp.run → subprocess.run, __import__('os').system →
-//     os.system), constant folding of strings ('ev'+'al', ''.join, chr,
+//     os.system), constant folding of strings ('ev'+'al', ”.join, chr,
 //     slicing, f-strings) so that getattr(__builtins__, 'ev'+'al'),
 //     __builtins__['exec'] and globals()['eval'] resolve, data flow of
 //     decoded payloads (base64, hex, rot13 …) through assignments into

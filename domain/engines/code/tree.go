@@ -59,6 +59,7 @@ type grammar struct {
 	name   string
 	lang   *sitter.Language
 	kinds  []string
+	named  []bool
 	fields []string
 }
 
@@ -77,8 +78,10 @@ func loadGrammars() {
 		l := ptr()
 		g := &grammar{name: name, lang: l}
 		g.kinds = make([]string, l.NodeKindCount())
+		g.named = make([]bool, len(g.kinds))
 		for i := range g.kinds {
 			g.kinds[i] = l.NodeKindForId(uint16(i))
+			g.named[i] = l.NodeKindIsNamed(uint16(i))
 		}
 		g.fields = make([]string, l.FieldCount()+1)
 		for i := 1; i < len(g.fields); i++ {
@@ -171,27 +174,39 @@ func copyTree(g *grammar, tree *sitter.Tree, src string) (*parsed, error) {
 	defer cur.Close()
 	count := int(tree.RootNode().DescendantCount())
 	arena := make([]node, 0, count)
+	// Rows and columns are computed from the start byte in Go, names and
+	// namedness from the cached symbol tables: a few cgo calls per node.
+	lineStarts := []int{0}
+	for i := 0; i < len(src); i++ {
+		if src[i] == '\n' {
+			lineStarts = append(lineStarts, i+1)
+		}
+	}
+	row := 0
 	mk := func(parent *node) *node {
 		n := cur.Node()
-		sp := n.StartPosition()
-		kind := ""
-		if id := int(n.KindId()); id < len(g.kinds) {
-			kind = g.kinds[id]
+		start, end := int(n.StartByte()), int(n.EndByte())
+		kind, named := "ERROR", true
+		if id := int(n.KindId()); id < len(g.kinds) && id != 65535 {
+			kind, named = g.kinds[id], g.named[id]
 		}
 		field := ""
 		if fid := int(cur.FieldId()); fid > 0 && fid < len(g.fields) {
 			field = g.fields[fid]
 		}
+		// Pre-order start bytes never decrease: the row only moves on.
+		for row+1 < len(lineStarts) && lineStarts[row+1] <= start {
+			row++
+		}
+		for row > 0 && lineStarts[row] > start {
+			row--
+		}
 		arena = append(arena, node{
-			kind: kind, field: field,
-			start: int(n.StartByte()), end: int(n.EndByte()),
-			row: int(sp.Row), col: int(sp.Column),
-			named: n.IsNamed(), missing: n.IsMissing(), parent: parent,
+			kind: kind, field: field, start: start, end: end,
+			row: row, col: start - lineStarts[row], named: named,
+			missing: start == end && n.IsMissing(), parent: parent,
 		})
 		nn := &arena[len(arena)-1]
-		if n.IsError() {
-			nn.kind = "ERROR"
-		}
 		if parent != nil {
 			parent.children = append(parent.children, nn)
 		}
