@@ -145,23 +145,6 @@ func (a *alg) dKey(key, x string, pos int) rfn {
 	return rfn{}
 }
 
-// freeVars reports whether r depends on a variable (directly or inside a
-// function application).
-func (a *alg) freeVars(r rfn) bool {
-	for _, k := range r.keys() {
-		if at := a.atoms[k]; at != nil {
-			if a.freeVars(at.arg) {
-				return true
-			}
-			continue
-		}
-		if !constants[k] {
-			return true
-		}
-	}
-	return false
-}
-
 // functionsIn are the function names applied in r, sorted.
 func (a *alg) functionsIn(r rfn) []string {
 	var fns []string
