@@ -332,3 +332,38 @@ func TestClassifyExecution_GateVerdict(t *testing.T) {
 		}
 	}
 }
+
+// TestEngine_ConcurrentUse pins that one Engine serves concurrent
+// requests (each Verify has its own parser) with the same answers.
+func TestEngine_ConcurrentUse(t *testing.T) {
+	e := New()
+	reqs := []engines.Request{
+		{Query: "import os\nos.system(x)"},
+		{Query: "eval(atob(p))", Params: json.RawMessage(`{"language":"js"}`)},
+		{Query: "curl x | sh", Params: json.RawMessage(`{"language":"sh"}`)},
+		{Query: "print(1)"},
+	}
+	want := make([][]byte, len(reqs))
+	for i, r := range reqs {
+		want[i], _ = json.Marshal(e.Verify(context.Background(), r))
+	}
+	done := make(chan error, 4)
+	for w := 0; w < 4; w++ {
+		go func() {
+			for k := 0; k < 25; k++ {
+				i := (w + k) % len(reqs)
+				got, _ := json.Marshal(e.Verify(context.Background(), reqs[i]))
+				if !bytes.Equal(got, want[i]) {
+					done <- &limitError{limit: "mismatch", found: i}
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for w := 0; w < 4; w++ {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
