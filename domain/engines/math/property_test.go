@@ -19,7 +19,7 @@ func (s *splitmix) next() uint64 {
 	return z ^ (z >> 31)
 }
 
-func (s *splitmix) intn(n int) int     { return int(s.next() % uint64(n)) }
+func (s *splitmix) intn(n int) int   { return int(s.next() % uint64(n)) }
 func (s *splitmix) float64() float64 { return float64(s.next()>>11) / (1 << 53) }
 
 // genExpr is a random expression of depth at most d over x, y, pi,
