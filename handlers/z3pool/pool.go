@@ -126,6 +126,9 @@ type proc struct {
 	stdin io.WriteCloser
 	lines chan string   // stdout, line by line; closed at EOF
 	done  chan struct{} // closed once the process is reaped
+	// warming is the marker that ends the warm-up sent after the last
+	// query ("": none pending).
+	warming string
 }
 
 func (p *Pool) start() (*proc, error) {
@@ -160,7 +163,30 @@ func (p *Pool) start() (*proc, error) {
 	p.mu.Lock()
 	p.live[pr] = struct{}{}
 	p.mu.Unlock()
+	if err := p.warm(pr); err != nil {
+		p.kill(pr)
+		return nil, fmt.Errorf("starting z3: %w: %w", logic.ErrSolverUnavailable, err)
+	}
 	return pr, nil
+}
+
+// warmup starts a fresh solver state: (reset) forgets every declaration,
+// assertion and learned fact, and the (check-sat) of nothing creates the
+// solver, which costs z3 several milliseconds; sent after each query, it
+// runs while the process is idle. Every query thus starts from the same
+// state (this exact sequence), so its answer and model depend on the
+// query alone. It also puts z3 in its incremental mode, whose nonlinear
+// arithmetic answers unknown where the one-shot mode would search on.
+const warmup = "(reset)\n(check-sat)\n"
+
+// warm sends the warm-up to pr; the next run reads its answer first.
+func (p *Pool) warm(pr *proc) error {
+	pr.warming = "@@agentgate-z3pool warm " + strconv.FormatUint(p.nonce.Add(1), 10)
+	_, err := io.WriteString(pr.stdin, warmup+"(echo \""+pr.warming+"\")\n")
+	if err != nil {
+		return fmt.Errorf("writing the warm-up: %w", err)
+	}
+	return nil
 }
 
 // kill ends pr and forgets it; it does not wait for it.
@@ -254,7 +280,7 @@ func (p *Pool) run(ctx context.Context, pr *proc, q logic.Query) (logic.Answer, 
 	mark := func(s string) string { return "@@agentgate-z3pool " + strconv.FormatUint(n, 10) + " " + s }
 	var b strings.Builder
 	b.Grow(len(q.Script) + 256)
-	b.WriteString("(reset)\n(set-option :timeout " + strconv.FormatInt(timeout.Milliseconds(), 10) + ")\n")
+	b.WriteString("(set-option :timeout " + strconv.FormatInt(timeout.Milliseconds(), 10) + ")\n")
 	b.WriteString(q.Script)
 	b.WriteString("\n(echo \"" + mark("script") + "\")\n(check-sat)\n(echo \"" + mark("check") + "\")\n")
 	if len(q.Values) > 0 {
@@ -270,7 +296,12 @@ func (p *Pool) run(ctx context.Context, pr *proc, q logic.Query) (logic.Answer, 
 	sections := map[string][]string{}
 	var cur []string
 	size := 0
-	for _, sec := range []string{"script", "check", "values", "end"} {
+	marks := []string{pr.warming, mark("script"), mark("check"), mark("values"), mark("end")}
+	names := []string{"warm", "script", "check", "values", "end"}
+	if pr.warming == "" {
+		marks, names = marks[1:], names[1:]
+	}
+	for i, sec := range names {
 		cur = nil
 		for done := false; !done; {
 			select {
@@ -278,7 +309,7 @@ func (p *Pool) run(ctx context.Context, pr *proc, q logic.Query) (logic.Answer, 
 				if !ok {
 					return logic.Answer{}, fmt.Errorf("reading z3 answer: the process exited (%v)", p.exitErr(pr))
 				}
-				if line == mark(sec) {
+				if line == marks[i] {
 					done = true
 					break
 				}
@@ -301,6 +332,10 @@ func (p *Pool) run(ctx context.Context, pr *proc, q logic.Query) (logic.Answer, 
 		}
 		sections[sec] = cur
 	}
+	pr.warming = ""
+	if w := sections["warm"]; len(w) > 1 || len(w) == 1 && w[0] != "sat" {
+		return logic.Answer{}, fmt.Errorf("warming up: z3 answered %s", strings.Join(w, " "))
+	}
 	if errs := sections["script"]; len(errs) > 0 {
 		return logic.Answer{}, fmt.Errorf("loading the script: z3 answered %s", strings.Join(errs, " "))
 	}
@@ -319,6 +354,9 @@ func (p *Pool) run(ctx context.Context, pr *proc, q logic.Query) (logic.Answer, 
 		ans.Reason = reasonUnknown(strings.Join(sections["end"], " "))
 	default:
 		return logic.Answer{}, fmt.Errorf("checking: z3 answered %q", check)
+	}
+	if err := p.warm(pr); err != nil {
+		return logic.Answer{}, err
 	}
 	return ans, nil
 }
