@@ -132,7 +132,10 @@ type proc struct {
 }
 
 func (p *Pool) start() (*proc, error) {
-	args := []string{"-in", "-smt2"}
+	// The warm-up and every query use z3's incremental solver (a query
+	// comes after the warm-up's check-sat); ignoring the one-shot solver
+	// from the start halves the cost of creating the solver.
+	args := []string{"-in", "-smt2", "combined_solver.ignore_solver1=true"}
 	if p.cfg.MemoryMB > 0 {
 		args = append(args, "memory_max_size="+strconv.Itoa(p.cfg.MemoryMB))
 	}

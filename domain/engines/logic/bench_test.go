@@ -58,4 +58,6 @@ func BenchmarkTranslate_Invoice(b *testing.B) {
 	}
 }
 
-func logicTranslate(q string) (*logic.Translation, error) { return logic.Translate(q, logic.ModeSatisfiable) }
+func logicTranslate(q string) (*logic.Translation, error) {
+	return logic.Translate(q, logic.ModeSatisfiable)
+}

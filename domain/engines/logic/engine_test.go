@@ -190,6 +190,8 @@ func TestSeed002_7_3_EveryOperatorIsDecided(t *testing.T) {
 		"(EXISTS x (EQ (MULT x x) 4))",
 		"(FORALL (n Int) (OR (EQ (MOD n 2) 0) (EQ (MOD n 2) 1)))",
 		`(GT "b" "a")`, `(LE "abc" "abd")`, `(LT "2024-01-31" "2024-02-01")`,
+		`(IFF (GT s "abc") (NOT (LE s "abc")))`,
+		`(GE s "")`,
 		`(MATCH "29ABCDE1234F1Z5" "` + gst + `")`,
 		`(NOT (MATCH "29abcde1234F1Z5" "` + gst + `"))`,
 		`(IMPLIES (MATCH s "[0-9]+") (NOT (MATCH s "[a-z]*")))`,
@@ -381,5 +383,35 @@ func TestSeed002_7_NonlinearIntegersAreNotGuessed(t *testing.T) {
 	}
 	if r := result(t, o); r.IsValid || r.Satisfiability != "UNKNOWN" {
 		t.Fatalf("result %+v", r)
+	}
+}
+
+// TestSeed002_7_StringOrderingAgreesWithGo: an ordering against a literal
+// (translated to a regular language) decides as Go's string comparison
+// (byte order of UTF-8 is code point order).
+func TestSeed002_7_StringOrderingAgreesWithGo(t *testing.T) {
+	consts := []string{"2024-01-01", "ab", "", "bé"}
+	values := []string{"2024-01-01", "2024-01-02", "2024-01-0", "2023-12-31", "2024-01-011", "9", "", "a", "ab", "abc", "aa", "b", "bé", "béz", "bz", "bÿ"}
+	ops := map[string]func(a, b string) bool{
+		"GT": func(a, b string) bool { return a > b }, "GE": func(a, b string) bool { return a >= b },
+		"LT": func(a, b string) bool { return a < b }, "LE": func(a, b string) bool { return a <= b },
+	}
+	for _, c := range consts {
+		for _, v := range values {
+			for op, f := range ops {
+				for _, flip := range []bool{false, true} {
+					q := fmt.Sprintf("(AND (EQ s %q) (%s s %q))", v, op, c)
+					want := f(v, c)
+					if flip {
+						q = fmt.Sprintf("(AND (EQ s %q) (%s %q s))", v, op, c)
+						want = f(c, v)
+					}
+					o := verify(t, q, "")
+					if (o.Status == engines.Verified) != want || (o.Status != engines.Verified && o.Status != engines.Failed) {
+						t.Errorf("%s: %s, Go says %v", q, o.Status, want)
+					}
+				}
+			}
+		}
 	}
 }

@@ -218,6 +218,9 @@ func (r *regexParser) bounds() (func(string) string, *failure) {
 			return fmt.Sprintf("(re.++ ((_ re.loop %d %d) %s) (re.* %s))", n, n, a, a)
 		}, nil
 	}
+	if n == 1 && m == 1 {
+		return func(a string) string { return a }, nil
+	}
 	return func(a string) string { return fmt.Sprintf("((_ re.loop %d %d) %s)", n, m, a) }, nil
 }
 

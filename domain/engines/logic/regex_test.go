@@ -16,6 +16,7 @@ func TestSeed002_7_3_MatchTranslatesTheDecidableSubset(t *testing.T) {
 		{"^ab$", `(str.to_re "ab")`},
 		{"[0-9]{2}", `((_ re.loop 2 2) (re.range "0" "9"))`},
 		{"a{2,5}", `((_ re.loop 2 5) (str.to_re "a"))`},
+		{"[ab]{1}c{1,1}", `(re.++ (re.union (str.to_re "a") (str.to_re "b")) (str.to_re "c"))`},
 		{"a{2,}", `(re.++ ((_ re.loop 2 2) (str.to_re "a")) (re.* (str.to_re "a")))`},
 		{"ab*", `(re.++ (str.to_re "a") (re.* (str.to_re "b")))`},
 		{"a+?", `(re.+ (str.to_re "a"))`},
