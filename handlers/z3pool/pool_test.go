@@ -1,0 +1,261 @@
+package z3pool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentgate/agentgate/domain/engines/logic"
+)
+
+func newPool(t *testing.T, cfg Config) *Pool {
+	t.Helper()
+	p, err := New(cfg)
+	if err != nil {
+		t.Fatalf("the z3pool tests need z3 (apt-get install z3): %v", err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
+const simple = "(declare-const v_x Int)\n(assert (and (> v_x 5) (< v_x 7)))\n"
+
+func TestSolveAnswersSatUnsatWithValues(t *testing.T) {
+	p := newPool(t, Config{Size: 1})
+	ans, err := p.Solve(context.Background(), logic.Query{Script: simple, Values: []string{"v_x"}})
+	if err != nil || ans.Status != logic.Sat || ans.Values != "((v_x 6))" {
+		t.Fatalf("%+v %v", ans, err)
+	}
+	ans, err = p.Solve(context.Background(), logic.Query{Script: "(declare-const v_x Int)\n(assert (and (> v_x 5) (< v_x 6)))\n", Values: []string{"v_x"}})
+	if err != nil || ans.Status != logic.Unsat || ans.Values != "" {
+		t.Fatalf("%+v %v", ans, err)
+	}
+}
+
+// TestQueriesDoNotLeakState: a declaration or assertion of one query is
+// gone in the next, on the same process.
+func TestQueriesDoNotLeakState(t *testing.T) {
+	p := newPool(t, Config{Size: 1})
+	ctx := context.Background()
+	if ans, err := p.Solve(ctx, logic.Query{Script: "(declare-const v_y Int)\n(assert (= v_y 1))\n"}); err != nil || ans.Status != logic.Sat {
+		t.Fatalf("%+v %v", ans, err)
+	}
+	// v_y is not declared any more: z3 rejects the script.
+	if _, err := p.Solve(ctx, logic.Query{Script: "(assert (= v_y 2))\n"}); err == nil || !strings.Contains(err.Error(), "unknown constant") {
+		t.Fatalf("v_y leaked into the next query: %v", err)
+	}
+	// The same name may be declared again with another sort.
+	if ans, err := p.Solve(ctx, logic.Query{Script: "(declare-const v_y Bool)\n(assert v_y)\n", Values: []string{"v_y"}}); err != nil || ans.Values != "((v_y true))" {
+		t.Fatalf("%+v %v", ans, err)
+	}
+}
+
+func TestSameQuerySameAnswerOnEveryProcess(t *testing.T) {
+	p := newPool(t, Config{Size: 2})
+	q := logic.Query{Script: `(declare-const v_s String)
+(declare-const v_r Real)
+(assert (str.in_re v_s (re.++ ((_ re.loop 2 2) (re.range "0" "9")) (re.+ (re.range "A" "Z")))))
+(assert (> (* v_r 3.0) 1.0))
+`, Values: []string{"v_r", "v_s"}}
+	first, err := p.Solve(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 8; i++ {
+		if _, err := p.Solve(context.Background(), logic.Query{Script: fmt.Sprintf("(declare-const v_z Int)\n(assert (> v_z %d))\n", i), Values: []string{"v_z"}}); err != nil {
+			t.Fatal(err)
+		}
+		again, err := p.Solve(context.Background(), q)
+		if err != nil || again != first {
+			t.Fatalf("run %d: %+v %v, first %+v", i, again, err, first)
+		}
+	}
+}
+
+// pigeonhole asserts that n+1 pigeons fit in n holes, one per hole: UNSAT,
+// and exponential for z3's resolution.
+func pigeonhole(n int) string {
+	var b strings.Builder
+	for i := 0; i <= n; i++ {
+		for j := 0; j < n; j++ {
+			fmt.Fprintf(&b, "(declare-const p%d_%d Bool)\n", i, j)
+		}
+	}
+	for i := 0; i <= n; i++ {
+		b.WriteString("(assert (or")
+		for j := 0; j < n; j++ {
+			fmt.Fprintf(&b, " p%d_%d", i, j)
+		}
+		b.WriteString("))\n")
+	}
+	for j := 0; j < n; j++ {
+		for i := 0; i <= n; i++ {
+			for k := i + 1; k <= n; k++ {
+				fmt.Fprintf(&b, "(assert (not (and p%d_%d p%d_%d)))\n", i, j, k, j)
+			}
+		}
+	}
+	return b.String()
+}
+
+// hang is a query z3 works on far past the pool's deadline: it lifts the
+// solver's own timeout (as a z3 that does not honour it would behave) and
+// asks for the pigeonhole principle with 13 pigeons.
+var hang = "(set-option :timeout 3600000)\n" + pigeonhole(12)
+
+func TestHardDeadlineKillsAndRestarts(t *testing.T) {
+	p := newPool(t, Config{Size: 1, Timeout: 100 * time.Millisecond, Grace: 200 * time.Millisecond})
+	start := time.Now()
+	_, err := p.Solve(context.Background(), logic.Query{Script: hang})
+	if !errors.Is(err, logic.ErrSolverTimeout) {
+		t.Fatalf("err %v, want ErrSolverTimeout", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("the hard deadline took %v", d)
+	}
+	s := p.Stats()
+	if s.Timeouts != 1 || s.Kills != 1 {
+		t.Fatalf("stats %+v", s)
+	}
+	ans, err := p.Solve(context.Background(), logic.Query{Script: simple, Values: []string{"v_x"}})
+	if err != nil || ans.Values != "((v_x 6))" {
+		t.Fatalf("after the kill: %+v %v", ans, err)
+	}
+	if s := p.Stats(); s.Starts != 2 {
+		t.Fatalf("stats %+v, want a restart", s)
+	}
+}
+
+func TestSolverTimeoutAnswersUnknown(t *testing.T) {
+	p := newPool(t, Config{Size: 1, Timeout: 100 * time.Millisecond, Grace: 5 * time.Second})
+	ans, err := p.Solve(context.Background(), logic.Query{Script: pigeonhole(10)})
+	if err != nil || ans.Status != logic.Unknown || (ans.Reason != "timeout" && ans.Reason != "canceled") {
+		t.Fatalf("%+v %v, want unknown (timeout)", ans, err)
+	}
+	if s := p.Stats(); s.Kills != 0 {
+		t.Fatalf("z3 answered in time but the process was killed: %+v", s)
+	}
+}
+
+func TestCrashedProcessIsRestarted(t *testing.T) {
+	p := newPool(t, Config{Size: 1})
+	p.mu.Lock()
+	var pr *proc
+	for x := range p.live {
+		pr = x
+	}
+	p.mu.Unlock()
+	if err := pr.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-pr.done
+	// The query on the dead process fails; the slot is restarted for the next.
+	if _, err := p.Solve(context.Background(), logic.Query{Script: simple}); err == nil {
+		t.Fatal("a query on a killed process succeeded")
+	}
+	ans, err := p.Solve(context.Background(), logic.Query{Script: simple, Values: []string{"v_x"}})
+	if err != nil || ans.Values != "((v_x 6))" {
+		t.Fatalf("after the crash: %+v %v", ans, err)
+	}
+	if s := p.Stats(); s.Starts != 2 {
+		t.Fatalf("stats %+v", s)
+	}
+}
+
+func TestScriptErrorIsReported(t *testing.T) {
+	p := newPool(t, Config{Size: 1})
+	_, err := p.Solve(context.Background(), logic.Query{Script: "(assert (> v_nope 1))\n"})
+	if err == nil || errors.Is(err, logic.ErrSolverTimeout) || errors.Is(err, logic.ErrSolverUnavailable) {
+		t.Fatalf("err %v", err)
+	}
+	if ans, err := p.Solve(context.Background(), logic.Query{Script: simple}); err != nil || ans.Status != logic.Sat {
+		t.Fatalf("after the error: %+v %v", ans, err)
+	}
+}
+
+func TestConcurrentQueries(t *testing.T) {
+	p := newPool(t, Config{Size: 2, QueueLen: 64})
+	var wg sync.WaitGroup
+	errs := make(chan error, 40)
+	for i := 0; i < 40; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			q := logic.Query{Script: fmt.Sprintf("(declare-const v_x Int)\n(assert (= v_x %d))\n", i), Values: []string{"v_x"}}
+			ans, err := p.Solve(context.Background(), q)
+			if err != nil {
+				errs <- err
+				return
+			}
+			if want := fmt.Sprintf("((v_x %d))", i); ans.Values != want {
+				errs <- fmt.Errorf("query %d answered %q", i, ans.Values)
+			}
+		}(i)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+func TestFullQueueIsBusy(t *testing.T) {
+	p := newPool(t, Config{Size: 1, QueueLen: 1, Timeout: 2 * time.Second, Grace: 100 * time.Millisecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	started := make(chan struct{}, 2)
+	var wg sync.WaitGroup
+	for i := 0; i < 2; i++ { // one running, one waiting: the queue is full
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			started <- struct{}{}
+			_, _ = p.Solve(ctx, logic.Query{Script: hang})
+		}()
+	}
+	<-started
+	<-started
+	deadline := time.Now().Add(5 * time.Second)
+	for len(p.queue) < 2 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	_, err := p.Solve(context.Background(), logic.Query{Script: simple})
+	if !errors.Is(err, logic.ErrSolverBusy) {
+		t.Fatalf("err %v, want ErrSolverBusy", err)
+	}
+	cancel()
+	wg.Wait()
+}
+
+func TestCancelledContextKillsTheQuery(t *testing.T) {
+	p := newPool(t, Config{Size: 1, Timeout: 10 * time.Second})
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
+	defer cancel()
+	_, err := p.Solve(ctx, logic.Query{Script: hang})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err %v, want the deadline", err)
+	}
+	if ans, err := p.Solve(context.Background(), logic.Query{Script: simple}); err != nil || ans.Status != logic.Sat {
+		t.Fatalf("after the cancel: %+v %v", ans, err)
+	}
+}
+
+func TestCloseAndMissingZ3AreUnavailable(t *testing.T) {
+	p := newPool(t, Config{Size: 2})
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Solve(context.Background(), logic.Query{Script: simple}); !errors.Is(err, logic.ErrSolverUnavailable) {
+		t.Fatalf("after Close: %v", err)
+	}
+	if _, err := New(Config{Path: "z3-not-installed-here"}); !errors.Is(err, logic.ErrSolverUnavailable) {
+		t.Fatalf("missing z3: %v", err)
+	}
+}
