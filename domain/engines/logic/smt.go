@@ -106,7 +106,6 @@ type translator struct {
 	guards    []string
 	guardSeen map[string]bool
 	lets      int
-	size      int
 }
 
 // smtNumber is a canonical DSL number as an SMT-LIB term.
