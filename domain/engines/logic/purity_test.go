@@ -1,7 +1,7 @@
 package logic
 
 import (
-	"go/parser"
+	goparser "go/parser"
 	"go/token"
 	"path/filepath"
 	"strconv"
@@ -24,7 +24,7 @@ func TestEnginesCommon_LogicIsPure(t *testing.T) {
 		if strings.HasSuffix(path, "_test.go") {
 			continue
 		}
-		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		f, err := goparser.ParseFile(token.NewFileSet(), path, nil, goparser.ImportsOnly)
 		if err != nil {
 			t.Fatal(err)
 		}
