@@ -86,6 +86,7 @@ func serveCmd() *cobra.Command {
 		doomRequired          bool
 		drain                 time.Duration
 		kafkaOpts             *kafkaFlags
+		z3Opts                *z3Flags
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -103,7 +104,9 @@ func serveCmd() *cobra.Command {
 			if kafkaOpts.enabled() {
 				return serveKafka(kafkaOpts, dataDir, addr, apiKey, cfg, drain, log)
 			}
-			engines, err := verify.NewRegistry(verify.Builtin(verify.BuiltinOptions{})...)
+			solver, closeSolver := startSolver(z3Opts, log)
+			defer closeSolver()
+			engines, err := verify.NewRegistry(verify.Builtin(verify.BuiltinOptions{Solver: solver})...)
 			if err != nil {
 				return err
 			}
@@ -166,6 +169,7 @@ func serveCmd() *cobra.Command {
 	f.BoolVar(&doomRequired, "doom-loop-guard-required", false, "require pre_action_state_hash and state_source on every action (LOOP-004)")
 	f.DurationVar(&drain, "drain-timeout", 10*time.Second, "how long SIGTERM waits for in-flight requests")
 	kafkaOpts = addKafkaFlags(f)
+	z3Opts = addZ3Flags(f)
 	return cmd
 }
 

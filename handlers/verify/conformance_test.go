@@ -17,10 +17,11 @@ import (
 // against the built-in engines. An engine that has not landed in
 // verify.Builtin makes its rows fail with a message naming it.
 
-// conformance is the server of the conformance test: the built-in engines.
+// conformance is the server of the conformance test: the built-in engines,
+// the logic engine on the package's z3 pool.
 func conformance(t *testing.T) *server {
 	t.Helper()
-	return newServer(t, verify.Builtin(verify.BuiltinOptions{})...)
+	return newServer(t, verify.Builtin(verify.BuiltinOptions{Solver: solver(t)})...)
 }
 
 // need reports whether engine id is built in, failing the row otherwise.

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/agentgate/agentgate/handlers"
 	"github.com/agentgate/agentgate/handlers/httpapi"
 	"github.com/agentgate/agentgate/handlers/verify"
+	"github.com/agentgate/agentgate/handlers/z3pool"
 	"github.com/agentgate/agentgate/streams"
 )
 
@@ -167,4 +169,34 @@ func byQuery(id string, table map[string]engines.Outcome) *scripted {
 		}
 		return engines.Outcome{Status: engines.Unsupported, Err: &engines.Problem{Code: "QWED-REQ-005", Message: "not scripted"}}
 	}}
+}
+
+// The z3 pool shared by the package's tests, started on first use and
+// closed by TestMain.
+var (
+	z3Once sync.Once
+	z3Pool *z3pool.Pool
+	z3Err  error
+)
+
+// solver is the package's z3 pool. Full conformance needs the logic
+// engine, so a machine without z3 fails the test rather than skipping it
+// (.ci/run installs the Debian package).
+func solver(t testing.TB) *z3pool.Pool {
+	t.Helper()
+	z3Once.Do(func() {
+		z3Pool, z3Err = z3pool.New(z3pool.Config{Size: 2, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	})
+	if z3Err != nil {
+		t.Fatalf("starting z3 for the logic engine (apt-get install z3): %v", z3Err)
+	}
+	return z3Pool
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if z3Pool != nil {
+		z3Pool.Close()
+	}
+	os.Exit(code)
 }
