@@ -202,3 +202,66 @@ func verdictRisk(spec ActionSpec, v *EngineVerdict) Risk {
 	}
 	return spec.Risk
 }
+
+// MayRunEngine reports whether the transport should run the verification
+// engine of cmd's verify_action, given the agent as last committed (nil
+// when it is not known): only when the caller authenticates as the agent
+// (its token, its principal or the admin, as Decide's authentication
+// says), the agent is active, the action type is not blocked for it and
+// the engine is allowed. A request Decide will refuse therefore costs no
+// engine (or solver) time. The transport records NotRunVerdict instead, so
+// that a request that does authenticate by the time it is decided (its
+// agent was registered in the meantime) is never approved unverified.
+func MayRunEngine(a *Agent, cmd *Command) bool {
+	if a == nil || cmd == nil || cmd.Verify == nil || a.ID != cmd.AgentID || a.Status == StatusSuspended {
+		return false
+	}
+	switch {
+	case tokenMatches(cmd.TokenHash, a.TokenHash):
+	case cmd.Principal != "" && (cmd.Principal == AdminPrincipal || cmd.Principal == a.Info.PrincipalID):
+	default:
+		return false
+	}
+	act := &cmd.Verify.Action
+	if contains(a.Permissions.BlockedTools, act.Type) {
+		return false
+	}
+	id := EngineFor(act.Type)
+	return id != "" && (len(a.Permissions.AllowedEngines) == 0 || contains(a.Permissions.AllowedEngines, id))
+}
+
+// NotRunVerdict is the verdict recorded for an action whose engine the
+// transport did not run (MayRunEngine was false): an ERROR with
+// QWED-ENG-004, which Decide treats as UNCERTAIN (never APPROVED).
+func NotRunVerdict(actionType string) *EngineVerdict {
+	id := EngineFor(actionType)
+	if id == "" {
+		return nil
+	}
+	v := &EngineVerdict{Engine: id, Status: engines.Error, Code: string(CodeEngineMissing),
+		Reason: "engine not run: the request did not authenticate as an active agent allowed to use it when it arrived"}
+	v.OutcomeDigest = notRunDigest(v)
+	return v
+}
+
+// notRunDigest is the outcome digest of a NotRunVerdict: the hex SHA-256
+// of the RFC 8785 form of the outcome it stands for, shaped as the
+// protocol service digests one (status, verified, engine, error).
+func notRunDigest(v *EngineVerdict) string {
+	type errBody struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	}
+	b, _ := json.Marshal(struct {
+		Status   engines.Status `json:"status"`
+		Verified bool           `json:"verified"`
+		Engine   string         `json:"engine"`
+		Error    errBody        `json:"error"`
+	}{v.Status, false, v.Engine, errBody{v.Code, v.Reason}})
+	canon, err := jcs.Transform(b)
+	if err != nil {
+		canon = b // cannot happen: every member is a string or a bool
+	}
+	sum := sha256.Sum256(canon)
+	return hex.EncodeToString(sum[:])
+}

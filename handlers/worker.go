@@ -168,9 +168,23 @@ func (w *Worker) Submit(ctx context.Context, cmd *domain.Command) (*domain.Event
 
 // attachVerdict sets cmd.Verdict on a verify_action command that has none
 // when a Verifier is configured. The verdict is recorded with the command:
-// re-deciding it reproduces the decision without running the engine.
+// re-deciding it reproduces the decision without running the engine. The
+// engine runs only for a request that authenticates, as the agent was last
+// committed, as an active agent allowed to use it (domain.MayRunEngine):
+// anything else gets domain.NotRunVerdict and costs no engine time.
 func (w *Worker) attachVerdict(ctx context.Context, cmd *domain.Command) {
 	if w.cfg.Verifier == nil || cmd == nil || cmd.Type != domain.CmdVerifyAction || cmd.Verify == nil || cmd.Verdict != nil {
+		return
+	}
+	if domain.EngineFor(cmd.Verify.Action.Type) == "" {
+		return
+	}
+	a, err := w.cfg.Store.Agent(cmd.AgentID)
+	if err != nil {
+		a = nil // unknown (or unreadable): fail closed, no engine time
+	}
+	if !domain.MayRunEngine(a, cmd) {
+		cmd.Verdict = domain.NotRunVerdict(cmd.Verify.Action.Type)
 		return
 	}
 	cmd.Verdict = w.cfg.Verifier.Verdict(ctx, &cmd.Verify.Action)

@@ -21,6 +21,9 @@ const DefaultActionTimeout = 5 * time.Second
 type ActionVerifier struct {
 	reg     *Registry
 	timeout time.Duration
+	// params holds, per engine, the names of the params its capabilities
+	// document declares (§4.2 params_schema "properties").
+	params map[string]map[string]bool
 }
 
 // NewActionVerifier returns the verifier of reg's engines; timeout <= 0 is
@@ -29,7 +32,52 @@ func NewActionVerifier(reg *Registry, timeout time.Duration) *ActionVerifier {
 	if timeout <= 0 {
 		timeout = DefaultActionTimeout
 	}
-	return &ActionVerifier{reg: reg, timeout: timeout}
+	v := &ActionVerifier{reg: reg, timeout: timeout, params: map[string]map[string]bool{}}
+	for _, c := range reg.Capabilities() {
+		var sch struct {
+			Properties map[string]json.RawMessage `json:"properties"`
+		}
+		if len(c.Params) > 0 && json.Unmarshal(c.Params, &sch) == nil {
+			names := make(map[string]bool, len(sch.Properties))
+			for k := range sch.Properties {
+				names[k] = true
+			}
+			v.params[c.EngineID] = names
+		}
+	}
+	return v
+}
+
+// engineParams picks, from an action's parameters, the members the engine
+// declares as its params (an execute_code action's "language", an
+// execute_sql action's "schema_ddl" and "dialect"); the other members are
+// the action's own. The engine decodes them strictly: a member of the
+// wrong type answers ERROR, which the gate treats as UNCERTAIN (PENDING).
+// Nil when there are none. json.Marshal sorts the members, so the params
+// are a function of the action alone.
+func (v *ActionVerifier) engineParams(id string, parameters json.RawMessage) json.RawMessage {
+	names := v.params[id]
+	if len(names) == 0 || len(parameters) == 0 {
+		return nil
+	}
+	var all map[string]json.RawMessage
+	if json.Unmarshal(parameters, &all) != nil {
+		return nil
+	}
+	picked := make(map[string]json.RawMessage, len(names))
+	for k, raw := range all {
+		if names[k] {
+			picked[k] = raw
+		}
+	}
+	if len(picked) == 0 {
+		return nil
+	}
+	b, err := json.Marshal(picked)
+	if err != nil {
+		return nil
+	}
+	return b
 }
 
 // severityRank orders findings, most severe first.
@@ -46,7 +94,8 @@ func rankOf(sev string) int {
 // (domain.EngineFor), or nil when no QWED engine verifies the type, the
 // engine is not built in, or the action has nothing to verify: the gate
 // then decides by its rules alone. The query is act.Code for execute_code
-// (act.Query when Code is empty), act.Query otherwise.
+// (act.Query when Code is empty), act.Query otherwise; the engine's params
+// come from act.Parameters (engineParams).
 func (v *ActionVerifier) Verdict(ctx context.Context, act *domain.Action) *domain.EngineVerdict {
 	id := domain.EngineFor(act.Type)
 	if id == "" {
@@ -63,7 +112,7 @@ func (v *ActionVerifier) Verdict(ctx context.Context, act *domain.Action) *domai
 	if query == "" {
 		return nil
 	}
-	o := runEngine(ctx, e, engines.Request{Query: query, Type: id}, v.timeout)
+	o := runEngine(ctx, e, engines.Request{Query: query, Type: id, Params: v.engineParams(id, act.Parameters)}, v.timeout)
 	resp := render(id, o, false)
 	out := &domain.EngineVerdict{
 		Engine: id, EngineVersion: e.Capabilities().Version, Status: resp.Status,
