@@ -21,6 +21,7 @@ import (
 	"github.com/agentgate/agentgate/handlers/attest"
 	"github.com/agentgate/agentgate/handlers/httpapi"
 	"github.com/agentgate/agentgate/handlers/kafkagate"
+	"github.com/agentgate/agentgate/handlers/verify"
 	"github.com/agentgate/agentgate/streams"
 	"github.com/agentgate/agentgate/streams/kafkalog"
 )
@@ -32,6 +33,8 @@ type kafkaFlags struct {
 	group      string
 	topics     kafkagate.Topics
 	timeout    time.Duration
+	session    time.Duration
+	waitBroker time.Duration
 }
 
 // addKafkaFlags registers the Kafka flags on f (each settable as
@@ -49,6 +52,8 @@ func addKafkaFlags(f *pflag.FlagSet) *kafkaFlags {
 	f.StringVar(&k.topics.A2A, "kafka-topic-a2a", d.A2A, "verified agent-to-agent messages topic")
 	f.StringVar(&k.topics.DeadLetter, "kafka-topic-deadletter", d.DeadLetter, "dead-letter topic")
 	f.DurationVar(&k.timeout, "kafka-request-timeout", 10*time.Second, "how long the HTTP API waits for a reply through Kafka (then 504)")
+	f.DurationVar(&k.session, "kafka-session-timeout", 6*time.Second, "consumer group session timeout: how long a silent instance keeps its partitions")
+	f.DurationVar(&k.waitBroker, "kafka-wait", 30*time.Second, "how long start-up waits for the brokers to answer")
 	return k
 }
 
@@ -66,7 +71,7 @@ func (k *kafkaFlags) brokerList() []string {
 
 // serveKafka runs serve in Kafka mode: the partition workers of this
 // instance's share of the requests topic, and the HTTP API over Kafka.
-func serveKafka(k *kafkaFlags, dataDir, addr, apiKey string, cfg domain.Config, drain time.Duration, log *slog.Logger) error {
+func serveKafka(k *kafkaFlags, z3 *z3Flags, dataDir, addr, apiKey string, cfg domain.Config, drain time.Duration, log *slog.Logger) error {
 	if apiKey == "" {
 		return errors.New("serving on Kafka needs --api-key (AGENTGATE_API_KEY): every instance shares the admin key")
 	}
@@ -76,7 +81,13 @@ func serveKafka(k *kafkaFlags, dataDir, addr, apiKey string, cfg domain.Config, 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	brokers := k.brokerList()
-	n, err := kafkagate.EnsureTopics(ctx, brokers, k.topics, k.partitions)
+	n, err := ensureTopics(ctx, brokers, k, log)
+	if err != nil {
+		return err
+	}
+	solver, closeSolver := startSolver(z3, log)
+	defer closeSolver()
+	engines, err := verify.NewRegistry(verify.Builtin(verify.BuiltinOptions{Solver: solver})...)
 	if err != nil {
 		return err
 	}
@@ -104,6 +115,7 @@ func serveKafka(k *kafkaFlags, dataDir, addr, apiKey string, cfg domain.Config, 
 	g, err := kafkagate.New(kafkagate.Config{
 		Brokers: brokers, Topics: k.topics, GroupID: k.group, DataDir: dataDir, OpenLog: openLog,
 		Signer: kr.Signer(nodeID), AdminKeyHash: adminHash, Config: &cfg, Logger: log, OnBatch: metrics.OnBatch,
+		SessionTimeout: k.session, Verifier: verify.NewActionVerifier(engines, 0), Engines: engines,
 	}, n)
 	if err != nil {
 		return err
@@ -127,8 +139,16 @@ func serveKafka(k *kafkaFlags, dataDir, addr, apiKey string, cfg domain.Config, 
 	rdone := make(chan struct{})
 	go func() { reads.Follow(bg, n, openLog, 200*time.Millisecond); close(rdone) }()
 
+	hg := kafkagate.NewHTTPGate(cl, adminHash, k.topics, nodeID, reads)
+	qwed, err := verify.New(verify.Config{Registry: engines, Gate: hg, Logger: log, RecordTimeout: k.timeout})
+	if err != nil {
+		cancel()
+		<-gerr
+		<-rdone
+		return err
+	}
 	h := httpapi.New(httpapi.Config{
-		Gate: kafkagate.NewHTTPGate(cl, adminHash, k.topics, nodeID, reads), Store: reads.Store(),
+		Gate: hg, Store: reads.Store(), Verify: qwed,
 		AdminKeyHash: adminHash, JWKS: kr.JWKS, Registry: reg, Logger: log, Clock: time.Now, RequestTimeout: k.timeout,
 	})
 	srv := httpapi.NewServer(addr, h)
@@ -157,4 +177,26 @@ func serveKafka(k *kafkaFlags, dataDir, addr, apiKey string, cfg domain.Config, 
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// ensureTopics creates the missing topics, retrying while the brokers do
+// not answer yet (make run-kafka and docker-compose start the broker
+// beside the gate) for up to --kafka-wait.
+func ensureTopics(ctx context.Context, brokers []string, k *kafkaFlags, log *slog.Logger) (int, error) {
+	deadline := time.Now().Add(k.waitBroker)
+	for {
+		n, err := kafkagate.EnsureTopics(ctx, brokers, k.topics, k.partitions)
+		if err == nil {
+			return n, nil
+		}
+		if ctx.Err() != nil || time.Now().After(deadline) {
+			return 0, fmt.Errorf("preparing the Kafka topics: %w", err)
+		}
+		log.Info("waiting for the Kafka brokers", "brokers", brokers, "err", err)
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
 }

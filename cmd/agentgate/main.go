@@ -102,7 +102,7 @@ func serveCmd() *cobra.Command {
 			cfg.ApprovalTTL = domain.Duration(approvalTTL)
 			cfg.DoomLoopGuardRequired = doomRequired
 			if kafkaOpts.enabled() {
-				return serveKafka(kafkaOpts, dataDir, addr, apiKey, cfg, drain, log)
+				return serveKafka(kafkaOpts, z3Opts, dataDir, addr, apiKey, cfg, drain, log)
 			}
 			solver, closeSolver := startSolver(z3Opts, log)
 			defer closeSolver()

@@ -18,6 +18,7 @@ import (
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/handlers"
 	"github.com/agentgate/agentgate/handlers/httpapi"
+	"github.com/agentgate/agentgate/handlers/verify"
 	"github.com/agentgate/agentgate/projections"
 	"github.com/agentgate/agentgate/streams"
 	"github.com/agentgate/agentgate/streams/ce"
@@ -62,6 +63,14 @@ type Config struct {
 	OnBatch func(events []*domain.Event, appendDur time.Duration)
 	// SessionTimeout of the group membership; 0 is 6 s.
 	SessionTimeout time.Duration
+	// Verifier runs the verification engines on verify_action commands
+	// (handlers.WorkerConfig.Verifier of every partition's worker); nil
+	// leaves those decisions to the rules alone.
+	Verifier handlers.ActionVerifier
+	// Engines answer qwed.verify requests (seed 002) on every partition;
+	// nil is the built-in engines without a solver (the logic engine
+	// fails closed with QWED-ENG-004).
+	Engines *verify.Registry
 }
 
 // Gate consumes the requests topic in a consumer group and runs one worker
@@ -97,6 +106,13 @@ func New(cfg Config, partitions int) (*Gate, error) {
 	}
 	if cfg.SessionTimeout <= 0 {
 		cfg.SessionTimeout = 6 * time.Second
+	}
+	if cfg.Engines == nil {
+		reg, err := verify.NewRegistry(verify.Builtin(verify.BuiltinOptions{})...)
+		if err != nil {
+			return nil, fmt.Errorf("registering the built-in engines: %w", err)
+		}
+		cfg.Engines = reg
 	}
 	g := &Gate{
 		cfg: cfg, macKey: MACKey(cfg.AdminKeyHash), partitions: partitions, log: cfg.Logger,
@@ -222,6 +238,7 @@ func (g *Gate) openPartition(ctx context.Context, p int32) (_ *partition, err er
 	pr.worker, err = handlers.NewWorker(handlers.WorkerConfig{
 		Log: pr.log, Store: pr.store, Signer: g.cfg.Signer, Partition: p,
 		Clock: g.cfg.Clock, Config: g.cfg.Config, Logger: g.log.With("partition", p), OnBatch: g.cfg.OnBatch,
+		Verifier: g.cfg.Verifier,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("restoring partition %d: %w", p, err)
@@ -317,6 +334,73 @@ type item struct {
 	dead     string // dead-letter reason
 	done     bool   // nothing to answer (forwarded)
 	abandon  bool   // not enqueued because the partition is stopping
+	qwed     *qwedCall
+}
+
+// qwedCall is a qwed.verify request being verified (off the partition's
+// reading goroutine: engines may take seconds).
+type qwedCall struct {
+	done    chan struct{}
+	ans     verify.Answer
+	ev      *domain.Event // the recorded qwed.verify event, if any
+	stopped bool          // the partition stopped before recording it
+}
+
+// recorder is the verify.Gate of one qwed.verify call: it records through
+// the partition's worker and keeps the recorded event (for the decisions
+// topic).
+type recorder struct {
+	w  *handlers.Worker
+	ev *domain.Event
+}
+
+func (r *recorder) Submit(ctx context.Context, cmd *domain.Command) (*domain.Event, error) {
+	ev, err := r.w.Submit(ctx, cmd)
+	if err == nil {
+		r.ev = ev
+	}
+	return ev, err
+}
+
+// startVerify verifies a qwed.verify request as POST /verify does (seed
+// 002; the data is its body, the header qwed-protocol-version its
+// QWED-Protocol-Version) and records it in the partition's log; a refused
+// call's audit record is appended like every refusal, and input errors
+// (not credential errors) go to the dead-letter topic.
+func (g *Gate) startVerify(ctx context.Context, pr *partition, it *item, id domain.RequestID, principal string) *qwedCall {
+	q := &qwedCall{done: make(chan struct{})}
+	version, _ := header(&it.msg, headerQWEDVersion)
+	go func() {
+		defer close(q.done)
+		rec := &recorder{w: pr.worker}
+		svc, err := verify.New(verify.Config{Registry: g.cfg.Engines, Gate: rec, Logger: g.log, Clock: g.cfg.Clock})
+		if err != nil {
+			q.ans = verify.ErrorAnswer(domain.CodeInternal, nil, "the verify service is not configured")
+			return
+		}
+		q.ans = svc.Verify(ctx, verify.Call{Body: it.req.Data, Version: version, Principal: principal, Request: id})
+		if q.ans.Rejection == nil {
+			q.ev = rec.ev
+		}
+		if q.ans.Rejection != nil {
+			rej := &httpapi.Rejection{Status: q.ans.Status, Err: *q.ans.Rejection}
+			if c := rej.Err.Code; c != domain.CodeMissingAPIKey && c != domain.CodeInvalidAPIKey {
+				it.dead = rej.Error()
+			}
+			p := g.auditRejection(ctx, pr, it, rej, principal)
+			if p == nil {
+				q.stopped = true // the next owner refuses it again, and records it
+				return
+			}
+			wctx, cancel := context.WithTimeout(context.Background(), answerTimeout)
+			_, _ = p.Wait(wctx)
+			cancel()
+		}
+		if rec.ev == nil && ctx.Err() != nil {
+			q.stopped = true
+		}
+	}()
+	return q
 }
 
 // handle decodes, checks and enqueues one request, in offset order.
@@ -344,9 +428,18 @@ func (g *Gate) handle(ctx context.Context, pr *partition, msg kafka.Message) *it
 		if rej != nil {
 			it.rej = rej
 			it.pend = g.audit(ctx, pr, it, "")
+			if ev.Type == string(domain.CmdQWEDVerify) {
+				// POST /verify answers a bad key with a §8.4 body.
+				it.qwed = &qwedCall{done: make(chan struct{}), ans: verify.ErrorAnswer(rej.Err.Code, rej.Err.Details, "%s", rej.Err.Message)}
+				close(it.qwed.done)
+			}
 			return it
 		}
 		principal = p
+	}
+	if ev.Type == string(domain.CmdQWEDVerify) {
+		it.qwed = g.startVerify(ctx, pr, it, id, principal)
+		return it
 	}
 	ec, rej := httpapi.BuildEventCommand(ev.Type, ev.Subject, ev.Data, id, principal, "")
 	if rej != nil {
@@ -376,7 +469,7 @@ func (g *Gate) handle(ctx context.Context, pr *partition, msg kafka.Message) *it
 
 // handleInternal enqueues a command sent by a gate instance (HTTPGate).
 func (g *Gate) handleInternal(ctx context.Context, pr *partition, it *item, mac string) *item {
-	if it.req.DataContentType != ContentTypeCommand || !verify(g.macKey, it.req.Data, mac) {
+	if it.req.DataContentType != ContentTypeCommand || !verifyMAC(g.macKey, it.req.Data, mac) {
 		it.rej = httpapi.NewRejection(domain.CodeInvalidAPIKey, map[string]any{"header": HeaderMAC}, "internal command with a bad signature")
 		it.dead = "internal command with a bad signature"
 		it.pend = g.audit(ctx, pr, it, "")
@@ -416,15 +509,24 @@ func (g *Gate) principalOf(pr *partition, key string) (string, *httpapi.Rejectio
 // audit enqueues the audit record of a refused request. Its RequestID is
 // the message's position, so a redelivery records it once.
 func (g *Gate) audit(ctx context.Context, pr *partition, it *item, principal string) *handlers.Pending {
+	p := g.auditRejection(ctx, pr, it, it.rej, principal)
+	if p == nil {
+		it.abandon = true
+	}
+	return p
+}
+
+// auditRejection enqueues the audit record of rej for it's message (nil
+// when the partition is stopping).
+func (g *Gate) auditRejection(ctx context.Context, pr *partition, it *item, rej *httpapi.Rejection, principal string) *handlers.Pending {
 	id := domain.RequestID{Source: "kafka/" + g.cfg.Topics.Requests, ID: fmt.Sprintf("%d/%d", it.msg.Partition, it.msg.Offset)}
 	endpoint := "kafka " + g.cfg.Topics.Requests
 	if it.decoded {
 		endpoint += " " + it.req.Type
 	}
-	cmd := httpapi.RejectionCommand(it.rej, endpoint, it.msg.Value, principal, id)
+	cmd := httpapi.RejectionCommand(rej, endpoint, it.msg.Value, principal, id)
 	p, err := pr.worker.Enqueue(ctx, cmd)
 	if err != nil {
-		it.abandon = true
 		return nil
 	}
 	return p
@@ -519,6 +621,13 @@ func (g *Gate) answer(p int32, it *item, out, keyed *[]kafka.Message) bool {
 		return true
 	}
 	var ev *domain.Event
+	if it.qwed != nil {
+		<-it.qwed.done
+		if it.qwed.stopped {
+			return false // the next owner verifies it
+		}
+		ev = it.qwed.ev
+	}
 	if it.pend != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), answerTimeout)
 		var err error
@@ -547,6 +656,8 @@ func (g *Gate) answer(p int32, it *item, out, keyed *[]kafka.Message) bool {
 	var status int
 	var body []byte
 	switch {
+	case it.qwed != nil:
+		status, body = it.qwed.ans.Status, it.qwed.ans.Body
 	case it.rej != nil:
 		status, body = it.rej.Status, it.rej.Body()
 	case it.internal:

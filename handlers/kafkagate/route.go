@@ -21,6 +21,9 @@ const (
 	HeaderStatus = "agentgate-status"
 	// HeaderReason carries why a message went to the dead-letter topic.
 	HeaderReason = "agentgate-reason"
+	// headerQWEDVersion carries a qwed.verify request's
+	// QWED-Protocol-Version (seed 002 §9.2).
+	headerQWEDVersion = "qwed-protocol-version"
 	// HeaderForwarded marks a request forwarded to its agent's partition.
 	HeaderForwarded = "agentgate-forwarded"
 	// ContentTypeCommand is the datacontenttype of an internal command:
@@ -62,8 +65,8 @@ func sign(key, value []byte) string {
 	return hex.EncodeToString(m.Sum(nil))
 }
 
-// verify reports whether mac is the HMAC of value, in constant time.
-func verify(key, value []byte, mac string) bool {
+// verifyMAC reports whether mac is the HMAC of value, in constant time.
+func verifyMAC(key, value []byte, mac string) bool {
 	want, err := hex.DecodeString(mac)
 	if err != nil {
 		return false
