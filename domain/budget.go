@@ -83,13 +83,15 @@ type budgetRequest struct {
 }
 
 // checkBudget applies the limits in the order of DESIGN.md §4 and returns
-// the first one crossed, or nil. Per-request limits report no reset time.
+// the first one crossed, or nil. Every error's details hold limit, current
+// and reset_at (seed 000 §6.3); for a per-request limit current is the
+// request's own figure and reset_at is null: waiting does not help.
 func checkBudget(a *Agent, now time.Time, r budgetRequest) *Error {
 	b := &a.Budget
 	u := usageAt(&a.Usage, now)
 	if b.MaxPerRequestCost > 0 && r.cost > b.MaxPerRequestCost {
 		return budgetError(CodeBudgetCost, "Per-request cost limit exceeded", limitPerRequestCost,
-			b.MaxPerRequestCost, USD(0), r.cost, nil)
+			b.MaxPerRequestCost, r.cost, r.cost, nil)
 	}
 	if b.MaxDailyCost > 0 && u.cost+r.cost > b.MaxDailyCost {
 		return budgetError(CodeBudgetCost, "Daily cost limit exceeded", limitDailyCost,
@@ -108,7 +110,7 @@ func checkBudget(a *Agent, now time.Time, r budgetRequest) *Error {
 	}
 	if b.MaxTokensPerRequest > 0 && r.tokens > b.MaxTokensPerRequest {
 		return budgetError(CodeBudgetTokens, "Per-request token limit exceeded", limitRequestTokens,
-			b.MaxTokensPerRequest, int64(0), r.tokens, nil)
+			b.MaxTokensPerRequest, r.tokens, r.tokens, nil)
 	}
 	if b.MaxDailyTokens > 0 && u.tokens+r.tokens > b.MaxDailyTokens {
 		return budgetError(CodeBudgetTokens, "Daily token limit exceeded", limitDailyTokens,
@@ -141,9 +143,12 @@ func budgetError(code Code, msg, name string, limit, current, requested any, res
 		"limit":      limit,
 		"requested":  requested,
 	}
+	d["current"] = current
 	if reset != nil {
-		d["current"] = current
 		d["reset_at"] = reset.UTC().Format(time.RFC3339)
+	} else {
+		// A per-request limit never resets: the request itself is over it.
+		d["reset_at"] = nil
 	}
 	return &Error{Code: code, Message: msg, Details: d}
 }
