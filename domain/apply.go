@@ -72,6 +72,9 @@ func Apply(s *State, ev *Event) {
 		if ev.Configured != nil {
 			s.Config = *ev.Configured
 		}
+	case EvLogCheckpointed:
+		// A checkpoint vouches for the chain; it changes no decision state
+		// (only LastTime, above, as every event does).
 	}
 }
 

@@ -26,6 +26,9 @@ const (
 	// anything (unknown agent, wrong token, wrong principal, bad input):
 	// the audit record of the rejection.
 	EvCommandRejected EventType = "command.rejected"
+	// EvLogCheckpointed is a signed checkpoint of the log chain (issue 5):
+	// not a decision, it changes no state (see LogCheckpoint).
+	EvLogCheckpointed EventType = "log.checkpointed"
 )
 
 // Event is one entry of the log: a tagged union whose Type says which
@@ -59,6 +62,7 @@ type Event struct {
 	Configured   *Config                  `json:"configured,omitempty"`
 	Expired      *ApprovalsExpired        `json:"expired,omitempty"`
 	QWEDVerified *QWEDVerified            `json:"qwed_verified,omitempty"`
+	Checkpoint   *LogCheckpoint           `json:"checkpoint,omitempty"`
 }
 
 // AgentRegistered records a new agent with everything Apply needs.

@@ -53,7 +53,10 @@ type header struct {
 // parseHeader decodes and checks the protected header of token, before any
 // key is touched: alg, typ and kid must be strings, alg ES256, typ Typ, and
 // no "crit" extension may be present (RFC 7515 §4.1.11).
-func parseHeader(token string) (header, error) {
+func parseHeader(token string) (header, error) { return parseHeaderTyp(token, Typ) }
+
+// parseHeaderTyp is parseHeader for tokens of type typ.
+func parseHeaderTyp(token, wantTyp string) (header, error) {
 	seg, _, ok := strings.Cut(token, ".")
 	if !ok {
 		return header{}, fmt.Errorf("%w: not a compact JWS", ErrMalformed)
@@ -76,8 +79,8 @@ func parseHeader(token string) (header, error) {
 	if alg != "ES256" {
 		return h, fmt.Errorf("%w: alg %q", ErrAlgorithm, fields["alg"])
 	}
-	if typ != Typ {
-		return h, fmt.Errorf("%w: typ %q, want %q", ErrType, fields["typ"], Typ)
+	if typ != wantTyp {
+		return h, fmt.Errorf("%w: typ %q, want %q", ErrType, fields["typ"], wantTyp)
 	}
 	if kid == "" {
 		return h, fmt.Errorf("%w: header has no kid", ErrUnknownKey)
@@ -85,9 +88,13 @@ func parseHeader(token string) (header, error) {
 	return h, nil
 }
 
-// headerKID returns the kid of a token's header without verifying it.
+// headerKID returns the kid of a token's header (an attestation or a
+// checkpoint) without verifying it.
 func headerKID(token string) (string, error) {
 	h, err := parseHeader(token)
+	if errors.Is(err, ErrType) {
+		h, err = parseHeaderTyp(token, CheckpointTyp)
+	}
 	return h.kid, err
 }
 
