@@ -7,11 +7,15 @@ BENCHSTAT   := golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4d
 BENCH     ?= .
 COUNT     ?= 10
 
-.PHONY: run build test test-race lint bench fuzz clean
+.PHONY: run build test test-race lint bench fuzz clean deps
 
 ## run: the gate on its embedded default (Pebble in $(DATA), HTTP on $(HTTP), no Kafka)
 run:
 	$(GO) run ./cmd/agentgate serve --data $(DATA) --http $(HTTP)
+
+## deps: the Debian packages the tests use (z3, kcat, poppler-utils, curl, jq); .ci/run does the same
+deps:
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends z3 kcat poppler-utils curl jq
 
 build:
 	$(GO) build -o bin/agentgate ./cmd/agentgate
