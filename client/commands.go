@@ -43,3 +43,11 @@ func LogExecution(agentID, token string, e domain.LogExecution) Command {
 func ResolveApproval(apiKey, agentID string, r domain.ResolveApproval) Command {
 	return Command{Type: domain.CmdResolveApproval, AgentID: agentID, APIKey: apiKey, Data: r}
 }
+
+// QWEDVerify returns a qwed.verify command (seed 002 §5.1 single or §5.3
+// batch request as body), authenticated by a principal's API key. The
+// reply's data is POST /verify's answer; the call is recorded in the
+// gate's log like every verification.
+func QWEDVerify(apiKey string, body any) Command {
+	return Command{Type: domain.CmdQWEDVerify, APIKey: apiKey, Data: body}
+}

@@ -645,6 +645,12 @@ func (g *Gate) answer(p int32, it *item, out, keyed *[]kafka.Message) bool {
 			it.rej = unavailable(err)
 		}
 	}
+	if it.dead == "" && it.rej == nil && ev != nil && ev.Type == domain.EvCommandRejected && ev.Error != nil && inputError(ev.Error.Code) {
+		// Decide refused the body (a member missing or out of its
+		// schema): undecodable input, dead-lettered like the refusals of
+		// the transport.
+		it.dead = string(ev.Error.Code) + ": " + ev.Error.Message
+	}
 	now := g.cfg.Clock().UTC()
 	if it.dead != "" {
 		dl := kafka.Message{Topic: g.cfg.Topics.DeadLetter, Partition: 0, Key: it.msg.Key, Value: it.msg.Value,
@@ -757,4 +763,15 @@ func (g *Gate) decision(p int32, ev *domain.Event, now time.Time) (kafka.Message
 	m.Topic, m.Partition = g.cfg.Topics.Decisions, int(p)
 	m.Headers = append(m.Headers, kafka.Header{Key: "agentgate-event-type", Value: []byte(ev.Type)})
 	return m, true
+}
+
+// inputError reports whether code refuses the input itself (seed 002 §8:
+// malformed, missing member, syntax, too long, unsupported type), the
+// refusals that go to the dead-letter topic.
+func inputError(code domain.Code) bool {
+	switch code {
+	case domain.CodeInvalidRequest, domain.CodeMissingField, domain.CodeInvalidSyntax, domain.CodeTooLong, domain.CodeUnsupportedType:
+		return true
+	}
+	return false
 }

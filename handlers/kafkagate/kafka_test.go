@@ -60,8 +60,9 @@ type gate struct {
 	done   chan error
 }
 
-// startGate runs a gate instance on brokers with its own data dir.
-func startGate(t testing.TB, brokers []string, lg *logs, dataDir string) *gate {
+// startGate runs a gate instance on brokers with its own data dir; opts
+// adjust its configuration.
+func startGate(t testing.TB, brokers []string, lg *logs, dataDir string, opts ...func(*kafkagate.Config)) *gate {
 	t.Helper()
 	n, err := kafkagate.EnsureTopics(context.Background(), brokers, kafkagate.DefaultTopics(), testPartitions)
 	if err != nil {
@@ -71,10 +72,14 @@ func startGate(t testing.TB, brokers []string, lg *logs, dataDir string) *gate {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := kafkagate.New(kafkagate.Config{
+	cfg := kafkagate.Config{
 		Brokers: brokers, DataDir: dataDir, OpenLog: lg.open, Signer: kr.Signer("node_test"),
 		AdminKeyHash: handlers.HashSecret(adminKey), Logger: quiet(), SessionTimeout: time.Second,
-	}, n)
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	g, err := kafkagate.New(cfg, n)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,9 +131,16 @@ func register(t testing.TB, c *client.Client, name string) (string, string) {
 	return m.AgentID, m.AgentToken
 }
 
+// verifyCmd is a verify_action of a read-only query that differs at each
+// step (so that no repetition rule, LOOP-003, applies).
 func verifyCmd(agent, token, conv string, step int) client.Command {
+	return actionCmd(agent, token, conv, step, "SELECT name FROM customers WHERE id = "+strconv.Itoa(step))
+}
+
+// actionCmd is a verify_action of query at step of conv.
+func actionCmd(agent, token, conv string, step int, query string) client.Command {
 	return client.Verify(agent, token, domain.VerifyAction{
-		Action:  domain.Action{Type: "execute_sql", Query: "SELECT name FROM customers WHERE id = 1"},
+		Action:  domain.Action{Type: "execute_sql", Query: query},
 		Context: domain.ActionContext{ConversationID: conv, StepNumber: json.Number(strconv.Itoa(step))},
 	})
 }

@@ -1,0 +1,110 @@
+package kafkagate_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/segmentio/kafka-go"
+
+	"github.com/agentgate/agentgate/client"
+	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/handlers/kafkagate"
+)
+
+// DESIGN.md §1 step 1, issue 3: each kind of undecodable input — an
+// unknown CloudEvent type, data that is not JSON, a body that breaks the
+// endpoint's schema (a missing member, a member of the wrong type) — goes
+// to agentgate.deadletter with the reason and its origin, gets an error
+// reply with the catalogue code when replyto is set (none when it is not),
+// is audited as a rejection, and the partition keeps deciding.
+func TestKafkaDeadLetterEachKindAndPartitionGoesOn(t *testing.T) {
+	_, brokers := broker(t)
+	startGate(t, brokers, &logs{brokers: brokers}, t.TempDir())
+	c := newClient(t, brokers)
+	dl := deadLetters(t, brokers)
+	agent, token := register(t, c, "dead")
+
+	cases := []struct {
+		name   string
+		cmd    client.Command
+		status int
+		code   domain.Code
+		reason string // a part of the dead letter's reason
+	}{
+		{"unknown type", client.Command{Type: "qwed.agent.teleport", AgentID: agent, Data: []byte(`{}`)},
+			400, domain.CodeUnsupportedType, "QWED-REQ-005"},
+		{"bad JSON data", client.Command{Type: domain.CmdVerifyAction, AgentID: agent, Data: []byte(`{"agent_token":`)},
+			400, domain.CodeInvalidRequest, "data"},
+		{"missing member", client.Command{Type: domain.CmdVerifyAction, AgentID: agent,
+			Data: []byte(`{"agent_token":"` + token + `","context":{"conversation_id":"c","step_number":1}}`)},
+			400, domain.CodeMissingField, "action"},
+		{"wrong member type", client.Command{Type: domain.CmdVerifyAction, AgentID: agent,
+			Data: []byte(`{"agent_token":"` + token + `","action":"DROP TABLE users","context":{"conversation_id":"c","step_number":1}}`)},
+			400, domain.CodeInvalidRequest, "action"},
+	}
+	for i, tc := range cases {
+		cmd := tc.cmd
+		cmd.ID = "dl-" + strings.ReplaceAll(tc.name, " ", "-")
+		corr := c.NewCorrelationID()
+		rep, err := c.Send(context.Background(), rawRequest(cmd, agent, c.ReplyTopic(), corr), corr)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		var body struct {
+			Error domain.Error `json:"error"`
+		}
+		if err := json.Unmarshal(rep.Data, &body); err != nil || rep.Status != tc.status || body.Error.Code != tc.code {
+			t.Fatalf("%s: reply %d %s, want %d %s", tc.name, rep.Status, rep.Data, tc.status, tc.code)
+		}
+		m := dl.next(t, cmd.ID)
+		reason := headerOf(m, kafkagate.HeaderReason)
+		if !strings.Contains(reason, tc.reason) || headerOf(m, "agentgate-origin") == "" {
+			t.Fatalf("%s: dead letter reason %q origin %q, want the reason to mention %q", tc.name, reason, headerOf(m, "agentgate-origin"), tc.reason)
+		}
+		// Async (no replyto): dead-lettered all the same.
+		cmd.ID += "-async"
+		if _, err := c.Send(context.Background(), rawRequest(cmd, agent, "", ""), ""); err != nil {
+			t.Fatal(err)
+		}
+		if m := dl.next(t, cmd.ID); !strings.Contains(headerOf(m, kafkagate.HeaderReason), tc.reason) {
+			t.Fatalf("%s async: dead letter reason %q", tc.name, headerOf(m, kafkagate.HeaderReason))
+		}
+		// The partition goes on: the next step of the agent is decided.
+		rep, err = c.Request(context.Background(), verifyCmd(agent, token, "conv-dead", i+1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d struct {
+			Decision string `json:"decision"`
+		}
+		if err := json.Unmarshal(rep.Data, &d); err != nil || d.Decision != "APPROVED" {
+			t.Fatalf("after %s: %d %s", tc.name, rep.Status, rep.Data)
+		}
+	}
+	// Every refusal is audited (one command.rejected per refused message).
+	rejected := 0
+	for _, ev := range recordedEvents(t, brokers, "raw-test") {
+		if ev.Type == domain.EvCommandRejected {
+			rejected++
+		}
+	}
+	if rejected != 2*len(cases) {
+		t.Fatalf("%d rejection records, want %d", rejected, 2*len(cases))
+	}
+}
+
+// rawRequest writes cmd as a binary-mode CloudEvent by hand (the client's
+// encoder refuses data that is not JSON), on the partition of agent, with
+// replyto and correlationid when replyTo is set.
+func rawRequest(cmd client.Command, agent, replyTo, corr string) kafka.Message {
+	h := []kafka.Header{{Key: "ce_specversion", Value: []byte("1.0")}, {Key: "ce_id", Value: []byte(cmd.ID)},
+		{Key: "ce_source", Value: []byte("raw-test")}, {Key: "ce_type", Value: []byte(cmd.Type)},
+		{Key: "ce_subject", Value: []byte(agent)}, {Key: "content-type", Value: []byte("application/json")}}
+	if replyTo != "" {
+		h = append(h, kafka.Header{Key: "ce_replyto", Value: []byte(replyTo)}, kafka.Header{Key: "ce_correlationid", Value: []byte(corr)})
+	}
+	return kafka.Message{Topic: kafkagate.DefaultTopics().Requests, Partition: int(client.PartitionFor(agent, testPartitions)),
+		Key: []byte(agent), Value: cmd.Data.([]byte), Headers: h}
+}
