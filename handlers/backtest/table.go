@@ -1,0 +1,81 @@
+package backtest
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// WriteTable renders the result as text: the changes, one line per changed
+// decision, the transitions and the totals.
+func (r *Result) WriteTable(w io.Writer) error {
+	ew := &errWriter{w: w}
+	subject := "agent " + r.AgentID
+	if r.PrincipalID != "" {
+		subject = fmt.Sprintf("principal %s (%d agents)", r.PrincipalID, len(r.Agents))
+	}
+	ew.printf("backtest of %s, %s to %s (log read to seq %d)\n", subject,
+		r.Period.From.Format(time.RFC3339), r.Period.To.Format(time.RFC3339), r.LogHead)
+	if len(r.Changes) == 0 {
+		ew.printf("changes: none (the recorded decisions are re-decided as they were)\n")
+	} else {
+		parts := make([]string, len(r.Changes))
+		for i, s := range r.Changes {
+			parts[i] = s.Key + "=" + s.Value
+		}
+		ew.printf("changes: %s\n", strings.Join(parts, " "))
+	}
+	ew.printf("\n")
+	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SEQ\tTIME\tAGENT\tACTION\tRECORDED\tBACKTEST")
+	for _, row := range r.Decisions {
+		action := row.Action
+		if action == "" {
+			action = string(row.Command)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", row.Seq, row.Time.Format(time.RFC3339), row.AgentID, action, row.Recorded, row.Backtest)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if r.Truncated {
+		ew.printf("… %d more changed decisions not listed\n", r.Totals.Changed-int64(len(r.Decisions)))
+	}
+	t := r.Totals
+	ew.printf("\nre-decided %d commands (%d decisions): %d changed\n", t.Redecided, t.Decisions, t.Changed)
+	for _, tr := range t.Transitions {
+		ew.printf("  %-40s -> %-40s %d\n", tr.From, tr.To, tr.Count)
+	}
+	tw = tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "\tAPPROVED\tDENIED\tCORRECTED\tPENDING\tBUDGET_EXCEEDED\tREJECTED\tRESERVED_USD\tRESERVED_TOKENS\t")
+	for _, c := range []struct {
+		name string
+		c    Counts
+	}{{"recorded", t.Recorded}, {"backtest", t.Backtest}} {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%d\t\n", c.name, c.c.Approved, c.c.Denied, c.c.Corrected,
+			c.c.Pending, c.c.BudgetExceeded, c.c.Rejected, c.c.ReservedUSD, c.c.ReservedTokens)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return ew.err
+}
+
+// errWriter keeps the first write error.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
+}
+
+func (e *errWriter) printf(format string, args ...any) { fmt.Fprintf(e, format, args...) }
