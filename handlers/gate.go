@@ -40,6 +40,9 @@ type Options struct {
 	// Verifier runs the engines on verify_action commands (nil: the rules
 	// alone decide).
 	Verifier ActionVerifier
+	// Checkpoint is the log checkpoint policy (zero: every 1,000 events
+	// or 10 s).
+	Checkpoint domain.CheckpointPolicy
 }
 
 // Gate is an opened embedded gate: one partition on the local disk.
@@ -96,7 +99,7 @@ func OpenGate(opts Options) (_ *Gate, err error) {
 	g.Worker, err = NewWorker(WorkerConfig{
 		Log: g.Log, Store: g.Store, Signer: g.Keyring.Signer(g.NodeID),
 		Clock: opts.Clock, Config: opts.Config, Logger: opts.Logger, OnBatch: opts.OnBatch,
-		Verifier: opts.Verifier,
+		Verifier: opts.Verifier, Checkpoint: opts.Checkpoint,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("recovering state: %w", err)

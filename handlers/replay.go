@@ -79,6 +79,13 @@ func redecide(ctx context.Context, log streams.Log, signerFor SignerFor, rep *Re
 		if err != nil {
 			return fmt.Errorf("decoding log record %d: %w", r.Seq, err)
 		}
+		if ev.Checkpoint != nil && signerFor != nil {
+			// A checkpoint is reproducible from the log: re-sign what it
+			// covers and compare the bytes.
+			if d := recheckpoint(ev, signerFor(ev.Checkpoint.Signature), r.Payload); d != "" && len(rep.Mismatches) < maxMismatches {
+				rep.Mismatches = append(rep.Mismatches, fmt.Sprintf("seq %d (%s): %s", ev.Seq, ev.Type, d))
+			}
+		}
 		if ev.Command != nil {
 			var signer domain.Signer
 			if signerFor != nil {
@@ -119,4 +126,19 @@ func compareEvent(recorded, got *domain.Event, payload []byte) string {
 		return "attestation differs"
 	}
 	return fmt.Sprintf("event differs:\n  recorded %s\n  decided  %s", payload, b)
+}
+
+// recheckpoint rebuilds a recorded checkpoint from the position it covers
+// and compares it with the recorded bytes ("" when equal).
+func recheckpoint(recorded *domain.Event, signer domain.Signer, payload []byte) string {
+	cs, ok := signer.(domain.CheckpointSigner)
+	if !ok {
+		return "no checkpoint signer to reproduce the checkpoint"
+	}
+	env := domain.Env{Now: recorded.Time, Seq: recorded.Seq, Partition: recorded.Partition}
+	got, err := domain.Checkpoint(env, recorded.Prev, recorded.Checkpoint.Next, cs)
+	if err != nil {
+		return "rebuilding the checkpoint: " + err.Error()
+	}
+	return compareEvent(recorded, got, payload)
 }

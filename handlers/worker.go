@@ -51,6 +51,12 @@ type WorkerConfig struct {
 	// verdict to the command in the caller's goroutine, so Decide stays
 	// pure and never waits on an engine. Nil decides by the rules alone.
 	Verifier ActionVerifier
+	// Checkpoint is when the worker appends a signed log checkpoint
+	// (issue 5); zero fields take domain.DefaultCheckpointPolicy's. The
+	// checkpoints are signed by Signer when it implements
+	// domain.CheckpointSigner (attest's signers do); otherwise none is
+	// appended.
+	Checkpoint domain.CheckpointPolicy
 }
 
 // ActionVerifier gives the verdict of the engine that verifies an action
@@ -70,6 +76,7 @@ type Worker struct {
 	prev map[domain.RequestID]*domain.Event
 	reqs chan *request
 	done chan struct{}
+	ck   checkpoints // the log checkpoint cadence; owned by the worker goroutine
 }
 
 type request struct {
@@ -116,6 +123,9 @@ func (w *Worker) recover(ctx context.Context) error {
 	}
 	if n > 0 {
 		w.cfg.Logger.Info("recovered projections from the log", "events", n, "from_seq", ck.Seq+1, "to_seq", head.Seq)
+	}
+	if err := w.recoverCheckpoints(ctx); err != nil {
+		return err
 	}
 	w.state, w.head = st, w.cfg.Log.Head()
 	w.publish()
@@ -349,6 +359,7 @@ func (w *Worker) decide(ctx context.Context, batch []*request) *flight {
 		f.pending[r.cmd.Request] = ev
 		f.owners[i] = ev
 	}
+	w.appendCheckpoint(f)
 	if len(f.events) > 0 {
 		prep, err := w.cfg.Store.Prepare(w.state, f.events)
 		if err != nil {

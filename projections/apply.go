@@ -205,6 +205,8 @@ func (w *batchWriter) event(ev *domain.Event) error {
 				return err
 			}
 		}
+	case ev.Checkpoint != nil:
+		return w.logCheckpoint(ev)
 	}
 	return nil
 }

@@ -467,7 +467,7 @@ func (v *verifier) checkpoint(c *chain, r Record, h header) error {
 	}
 	if !ck.Next.Valid() {
 		return &Break{Partition: r.Partition, Seq: h.seq, Offset: r.Offset, Kind: KindCheckpoint,
-			Found: fmt.Sprintf("%d events / %s", ck.Next.Events, time.Duration(ck.Next.Interval)),
+			Found:  fmt.Sprintf("%d events / %s", ck.Next.Events, time.Duration(ck.Next.Interval)),
 			Detail: "the checkpoint declares no valid policy for the next one"}
 	}
 	if v.keys != nil {
