@@ -231,9 +231,13 @@ func (g *Gate) openPartition(ctx context.Context, p int32) (_ *partition, err er
 	if pr.store, err = projections.Open(dir, g.log); err != nil {
 		return nil, fmt.Errorf("opening projections of partition %d: %w", p, err)
 	}
-	if pr.log, err = g.cfg.OpenLog(ctx, p); err != nil {
+	lg, err := g.cfg.OpenLog(ctx, p)
+	if err != nil {
+		// lg may be a typed nil (a *kafkalog.Log in the interface): never
+		// keep it.
 		return nil, fmt.Errorf("opening log of partition %d: %w", p, err)
 	}
+	pr.log = lg
 	start := time.Now()
 	pr.worker, err = handlers.NewWorker(handlers.WorkerConfig{
 		Log: pr.log, Store: pr.store, Signer: g.cfg.Signer, Partition: p,

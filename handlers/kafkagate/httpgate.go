@@ -153,8 +153,12 @@ func (m *ReadModel) Follow(ctx context.Context, partitions int, open func(contex
 func (m *ReadModel) follow(ctx context.Context, p int32, open func(context.Context, int32) (streams.Log, error), interval time.Duration) {
 	var lg streams.Log
 	for lg == nil {
-		var err error
-		if lg, err = open(ctx, p); err != nil {
+		l, err := open(ctx, p)
+		if err == nil {
+			lg = l
+		} else {
+			// l may be a typed nil (a *kafkalog.Log in the interface):
+			// never keep it.
 			if ctx.Err() != nil {
 				return
 			}

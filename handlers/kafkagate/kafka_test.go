@@ -388,39 +388,118 @@ func TestKafkaRestartMidStreamNoLossNoDuplicate(t *testing.T) {
 // DESIGN.md §2.3: two gates in one group, one stopped mid-load: its
 // partitions move to the other, which restores them from the log (a fresh
 // data dir) and continues; every request is decided exactly once and each
-// conversation keeps its step count across the move.
+// conversation keeps its step and loop state across the move: a step
+// decided before the move is refused as a replay (LOOP-002), and the third
+// identical action in a row, two of them decided by the old owner, as a
+// loop (LOOP-003).
 func TestKafkaPartitionMoveBetweenGates(t *testing.T) {
 	_, brokers := broker(t)
 	lg := &logs{brokers: brokers}
 	a := startGate(t, brokers, lg, t.TempDir())
-	startGate(t, brokers, lg, t.TempDir())
+	b := startGate(t, brokers, lg, t.TempDir())
 	c := newClient(t, brokers)
+	// Agents on every partition, so that some live on a's partitions.
 	var agents, tokens []string
-	for i := range 6 {
+	covered := map[int32]bool{}
+	for i := 0; len(covered) < testPartitions; i++ {
+		if i == 40 {
+			t.Fatalf("40 agents cover only partitions %v", covered)
+		}
 		id, tok := register(t, c, fmt.Sprintf("m%d", i))
 		agents, tokens = append(agents, id), append(tokens, tok)
+		covered[client.PartitionFor(id, testPartitions)] = true
 	}
-	ids := publishSteps(t, c, agents, tokens, 1, 8)
+	waitOwned(t, a, b)
+	fromA := map[int32]bool{}
+	for _, p := range a.g.Owned() {
+		fromA[p] = true
+	}
+	// Steps 1..8, the last two the same action: the loop state to carry.
+	const loopQuery = "SELECT balance FROM accounts WHERE id = 7"
+	ids := publishSteps(t, c, agents, tokens, 1, 6)
+	for step := 7; step <= 8; step++ {
+		for i, ag := range agents {
+			cmd := actionCmd(ag, tokens[i], "conv-"+ag, step, loopQuery)
+			cmd.ID = fmt.Sprintf("%s-step-%d", ag, step)
+			if _, err := c.Publish(context.Background(), cmd); err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, cmd.ID)
+		}
+	}
+	waitDecided(t, brokers, c.Source(), ids)
 	a.stop()
+	moved := 0
+	for i, ag := range agents {
+		p := client.PartitionFor(ag, testPartitions)
+		if fromA[p] {
+			moved++
+		}
+		// A replayed step (a new request for step 8) is refused.
+		replay := decision(t, c, verifyCmd(ag, tokens[i], "conv-"+ag, 8))
+		if replay.Error == nil || replay.Error.Code != domain.CodeReplay {
+			t.Fatalf("agent %s (partition %d, moved %v): step 8 again answered %+v, want %s", ag, p, fromA[p], replay, domain.CodeReplay)
+		}
+		// The third identical action in a row is a loop.
+		loop := decision(t, c, actionCmd(ag, tokens[i], "conv-"+ag, 9, loopQuery))
+		if loop.Error == nil || loop.Error.Code != domain.CodeRepetitiveLoop {
+			t.Fatalf("agent %s (partition %d, moved %v): a third identical action answered %+v, want %s", ag, p, fromA[p], loop, domain.CodeRepetitiveLoop)
+		}
+	}
+	if moved == 0 {
+		t.Fatalf("no agent lived on the stopped gate's partitions %v", fromA)
+	}
+	// The conversations go on after the move, every request once.
 	ids = append(ids, publishSteps(t, c, agents, tokens, 9, 8)...)
 	waitDecided(t, brokers, c.Source(), ids)
-	// The step after the move continues the conversation: step 17 is
-	// accepted as the next step (a lost state would see a gap).
 	for i, ag := range agents {
-		cmd := verifyCmd(ag, tokens[i], "conv-"+ag, 17)
-		rep, err := c.Request(context.Background(), cmd)
-		if err != nil {
-			t.Fatal(err)
+		if d := decision(t, c, verifyCmd(ag, tokens[i], "conv-"+ag, 17)); d.Decision != "APPROVED" || d.StepNumber != 17 {
+			t.Fatalf("agent %s: step 17 answered %+v", ag, d)
 		}
-		var d struct {
-			StepNumber int `json:"step_number"`
-			Error      *domain.Error
-		}
-		if err := json.Unmarshal(rep.Data, &d); err != nil {
-			t.Fatal(err)
-		}
-		if d.StepNumber != 17 {
-			t.Fatalf("agent %s step 17 answered %s", ag, rep.Data)
+		if d := decision(t, c, verifyCmd(ag, tokens[i], "conv-"+ag, 16)); d.Error == nil || d.Error.Code != domain.CodeReplay {
+			t.Fatalf("agent %s: step 16 after 17 answered %+v, want %s", ag, d, domain.CodeReplay)
 		}
 	}
+}
+
+// waitOwned waits until the gates share every partition, each owning some.
+func waitOwned(t *testing.T, gates ...*gate) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		total, each := 0, true
+		for _, g := range gates {
+			n := len(g.g.Owned())
+			total += n
+			each = each && n > 0
+		}
+		if total == testPartitions && each {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the gates never shared the %d partitions", testPartitions)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// verdict is the part of a verify reply the tests read.
+type verdict struct {
+	Decision   string        `json:"decision"`
+	StepNumber int           `json:"step_number"`
+	Error      *domain.Error `json:"error"`
+}
+
+// decision sends cmd and decodes its reply.
+func decision(t *testing.T, c *client.Client, cmd client.Command) verdict {
+	t.Helper()
+	rep, err := c.Request(context.Background(), cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d verdict
+	if err := json.Unmarshal(rep.Data, &d); err != nil {
+		t.Fatalf("reply %s: %v", rep.Data, err)
+	}
+	return d
 }

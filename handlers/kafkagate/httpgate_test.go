@@ -1,0 +1,160 @@
+package kafkagate_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentgate/agentgate/handlers"
+	"github.com/agentgate/agentgate/handlers/httpapi"
+	"github.com/agentgate/agentgate/handlers/kafkagate"
+	"github.com/agentgate/agentgate/handlers/verify"
+)
+
+// httpOverKafka is an HTTP API instance in Kafka mode: HTTPGate sends the
+// commands through the broker, ReadModel serves the reads.
+type httpOverKafka struct {
+	url   string
+	reads *kafkagate.ReadModel
+}
+
+func startHTTPOverKafka(t *testing.T, brokers []string, lg *logs, reg *verify.Registry, timeout time.Duration) *httpOverKafka {
+	t.Helper()
+	reads, err := kafkagate.OpenReadModel(filepath.Join(t.TempDir(), "readmodel"), quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { reads.Follow(ctx, testPartitions, lg.open, 50*time.Millisecond); close(done) }()
+	c := newClient(t, brokers)
+	hg := kafkagate.NewHTTPGate(c, handlers.HashSecret(adminKey), kafkagate.DefaultTopics(), "node_http", reads)
+	qwed, err := verify.New(verify.Config{Registry: reg, Gate: hg, Logger: quiet(), RecordTimeout: timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(httpapi.New(httpapi.Config{
+		Gate: hg, Store: reads.Store(), Verify: qwed, AdminKeyHash: handlers.HashSecret(adminKey),
+		Logger: quiet(), RequestTimeout: timeout,
+	}))
+	t.Cleanup(func() {
+		srv.Close()
+		cancel()
+		<-done
+		_ = reads.Close()
+	})
+	return &httpOverKafka{url: srv.URL, reads: reads}
+}
+
+func (h *httpOverKafka) do(t *testing.T, method, path string, hdr map[string]string, body string) (int, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest(method, h.url+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("%s %s: %d %q is not JSON: %v", method, path, resp.StatusCode, b, err)
+	}
+	return resp.StatusCode, m
+}
+
+// Issue 3 "In Kafka mode the HTTP API works unchanged": register and
+// verify over HTTP go through the broker to the partition of the agent and
+// back; POST /verify runs the engines and records through the broker; the
+// activity is readable from the read model; with no gate consuming, the API
+// answers a clear 504 (QWED-ENG-003) at its timeout, and the same
+// Idempotency-Key once a gate is back gets the decision.
+func TestKafkaHTTPAPIThroughKafka(t *testing.T) {
+	_, brokers := broker(t)
+	lg := &logs{brokers: brokers}
+	dir := t.TempDir()
+	g := startGate(t, brokers, lg, dir)
+	h := startHTTPOverKafka(t, brokers, lg, engines(t), 2*time.Second)
+	admin := map[string]string{"X-API-Key": adminKey}
+
+	st, reg := h.do(t, "POST", "/agents/register", admin,
+		`{"agent":{"name":"http-bot","type":"autonomous","principal_id":"org_http"},"permissions":{"allowed_engines":["sql"]},"budget":{}}`)
+	agent, _ := reg["agent_id"].(string)
+	token, _ := reg["agent_token"].(string)
+	if st != 201 || agent == "" || token == "" {
+		t.Fatalf("register over HTTP through Kafka: %d %v", st, reg)
+	}
+	bearer := func(key string) map[string]string {
+		return map[string]string{"Authorization": "Bearer " + token, "Idempotency-Key": key}
+	}
+	body := func(step int) string {
+		return `{"action":{"type":"execute_sql","query":"SELECT name FROM customers WHERE id = ` + string(rune('0'+step)) +
+			`"},"context":{"conversation_id":"http-conv","step_number":` + string(rune('0'+step)) + `}}`
+	}
+	st, dec := h.do(t, "POST", "/agents/"+agent+"/verify", bearer("v-1"), body(1))
+	v, _ := dec["verification"].(map[string]any)
+	if st != 200 || dec["decision"] != "APPROVED" || dec["action_id"] == nil || v["engine"] != "sql" {
+		t.Fatalf("verify over HTTP through Kafka: %d %v", st, dec)
+	}
+	// A replayed step is refused by the partition, with the HTTP status.
+	st, dec = h.do(t, "POST", "/agents/"+agent+"/verify", bearer("v-1-again"), body(1))
+	if e, _ := dec["error"].(map[string]any); st == 200 || e["code"] != "QWED-AGENT-LOOP-002" {
+		t.Fatalf("replayed step over HTTP through Kafka: %d %v", st, dec)
+	}
+	// POST /verify: the engines answer, the gate records through Kafka.
+	st, qv := h.do(t, "POST", "/verify", admin, `{"query":"2+2=4","type":"math","options":{"include_attestation":true}}`)
+	md, _ := qv["metadata"].(map[string]any)
+	if st != 200 || qv["status"] != "VERIFIED" || qv["attestation"] == nil || md["seq"] == nil {
+		t.Fatalf("POST /verify through Kafka: %d %v", st, qv)
+	}
+	// The read model catches up: the decision is in the activity.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		st, act := h.do(t, "GET", "/agents/"+agent+"/activity", admin, "")
+		if list, _ := act["activities"].([]any); st == 200 && len(list) >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("activity never reached the read model: %d %v", st, act)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	// No gate consumes: a clear 504 at the API's timeout.
+	g.stop()
+	start := time.Now()
+	st, to := h.do(t, "POST", "/agents/"+agent+"/verify", bearer("v-2"), body(2))
+	e, _ := to["error"].(map[string]any)
+	if st != http.StatusGatewayTimeout || e["code"] != "QWED-ENG-003" {
+		t.Fatalf("no gate: %d %v, want 504 QWED-ENG-003", st, to)
+	}
+	if took := time.Since(start); took < 2*time.Second || took > 6*time.Second {
+		t.Fatalf("504 after %s, want the 2 s timeout", took)
+	}
+	// The request waits in the topic: once a gate is back, the same
+	// Idempotency-Key gets the decision (recorded once).
+	startGate(t, brokers, lg, dir)
+	for try := 0; ; try++ {
+		st, dec = h.do(t, "POST", "/agents/"+agent+"/verify", bearer("v-2"), body(2))
+		if st == 200 {
+			break
+		}
+		if st != http.StatusGatewayTimeout || try == 10 {
+			t.Fatalf("retry after the gate came back: %d %v", st, dec)
+		}
+	}
+	if dec["decision"] != "APPROVED" || dec["step_number"] != 2.0 {
+		t.Fatalf("retry after the gate came back: %v", dec)
+	}
+}
