@@ -87,6 +87,7 @@ func serveCmd() *cobra.Command {
 		drain                 time.Duration
 		kafkaOpts             *kafkaFlags
 		z3Opts                *z3Flags
+		checkpoints           domain.CheckpointPolicy
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -112,7 +113,7 @@ func serveCmd() *cobra.Command {
 			}
 			g, err := handlers.OpenGate(handlers.Options{
 				DataDir: dataDir, AdminKey: apiKey, Config: &cfg, Logger: log, OnBatch: metrics.OnBatch,
-				Verifier: verify.NewActionVerifier(engines, 0),
+				Verifier: verify.NewActionVerifier(engines, 0), Checkpoint: checkpoints,
 			})
 			if err != nil {
 				return err
@@ -168,6 +169,8 @@ func serveCmd() *cobra.Command {
 	f.DurationVar(&approvalTTL, "approval-ttl", 24*time.Hour, "how long a PENDING approval waits before it expires")
 	f.BoolVar(&doomRequired, "doom-loop-guard-required", false, "require pre_action_state_hash and state_source on every action (LOOP-004)")
 	f.DurationVar(&drain, "drain-timeout", 10*time.Second, "how long SIGTERM waits for in-flight requests")
+	f.Int64Var(&checkpoints.Events, "checkpoint-events", domain.DefaultCheckpointEvents, "append a signed log checkpoint after this many events")
+	f.DurationVar((*time.Duration)(&checkpoints.Interval), "checkpoint-interval", domain.DefaultCheckpointInterval, "append a signed log checkpoint when this long has passed since the first uncovered event")
 	kafkaOpts = addKafkaFlags(f)
 	z3Opts = addZ3Flags(f)
 	return cmd

@@ -1,0 +1,214 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+	"github.com/spf13/cobra"
+
+	"github.com/agentgate/agentgate/handlers/attest"
+	"github.com/agentgate/agentgate/handlers/audit"
+	"github.com/agentgate/agentgate/projections"
+	"github.com/agentgate/agentgate/streams"
+	"github.com/agentgate/agentgate/streams/pebblelog"
+)
+
+func init() { moreCommands = append(moreCommands, auditCmd) }
+
+// auditBundle, when set (by the file that defines bundles), verifies
+// `audit verify --bundle FILE`: it prints its findings and returns
+// exitCode(1) on a break.
+var auditBundle func(ctx context.Context, file, jwks string, opts audit.Options, asJSON bool) error
+
+// auditFlags are the flags of audit verify.
+type auditFlags struct {
+	dataDir, brokers, topic, jwks, bundle string
+	noSignatures, asJSON                  bool
+	timeout                               time.Duration
+}
+
+func auditCmd() *cobra.Command {
+	root := &cobra.Command{Use: "audit", Short: "Check that the event log is the unbroken, signed chain the gate wrote"}
+	var f auditFlags
+	verify := &cobra.Command{
+		Use:   "verify (--data DIR | --kafka-brokers HOST:PORT --topic TOPIC | --bundle FILE)",
+		Short: "Walk the chain: seq without gaps, prev hashes, checkpoint signatures, attestations; exit 1 at the first broken link",
+		Long: `Walk the event log and check every link: seq gap-free, prev = SHA-256 of the previous event's
+stored bytes, every checkpoint's signature and head, every attestation, the checkpoint cadence and,
+for --data, the head the projections recorded. Exit 0 when the chain is intact, 1 with the first
+broken link (partition, seq, offset, expected, found). The gate must not be running on --data DIR.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := bindEnv(cmd); err != nil {
+				return err
+			}
+			return runAudit(cmd.Context(), f)
+		},
+	}
+	fl := verify.Flags()
+	fl.StringVar(&f.dataDir, "data", "", "data directory of an embedded gate (its log/, state/ and keys/)")
+	fl.StringVar(&f.brokers, "kafka-brokers", "", "Kafka brokers HOST:PORT[,...] of the events topic (all partitions)")
+	fl.StringVar(&f.topic, "topic", "agentgate.events", "events topic (with --kafka-brokers)")
+	fl.StringVar(&f.bundle, "bundle", "", "a compliance export bundle to check offline")
+	fl.StringVar(&f.jwks, "jwks", "", "JWKS file or http(s) URL of the signing keys (default with --data: DIR/keys)")
+	fl.BoolVar(&f.noSignatures, "no-signatures", false, "check the hash chain and checkpoint cadence only, no signature")
+	fl.BoolVar(&f.asJSON, "json", false, "print the report as JSON")
+	fl.DurationVar(&f.timeout, "kafka-timeout", 30*time.Second, "timeout of each Kafka request")
+	root.AddCommand(verify)
+	return root
+}
+
+func runAudit(ctx context.Context, f auditFlags) error {
+	modes := 0
+	for _, s := range []string{f.dataDir, f.brokers, f.bundle} {
+		if s != "" {
+			modes++
+		}
+	}
+	if modes != 1 && !(f.brokers != "" && f.dataDir != "" && modes == 2) {
+		return errors.New("give one of --data DIR, --kafka-brokers HOST:PORT or --bundle FILE")
+	}
+	opts := audit.Options{SkipSignatures: f.noSignatures}
+	if f.bundle != "" {
+		if auditBundle == nil {
+			return errors.New("--bundle: this build cannot read bundles")
+		}
+		return auditBundle(ctx, f.bundle, f.jwks, opts, f.asJSON)
+	}
+	jwks, err := auditJWKS(ctx, f)
+	if err != nil {
+		return err
+	}
+	var src audit.Source
+	if f.brokers != "" {
+		opts.Superseded = true
+		var brokers []string
+		for _, b := range strings.Split(f.brokers, ",") {
+			if b = strings.TrimSpace(b); b != "" {
+				brokers = append(brokers, b)
+			}
+		}
+		src = audit.KafkaSource(&kafka.Client{Addr: kafka.TCP(brokers...), Timeout: f.timeout}, f.topic)
+	} else {
+		lg, heads, err := openAuditedLog(f.dataDir)
+		var chainErr *streams.ChainError
+		if errors.As(err, &chainErr) {
+			// The log refuses to open on a broken last record.
+			return printAudit(&audit.Report{Break: &audit.Break{Seq: chainErr.Seq, Offset: -1, Kind: audit.KindMalformed,
+				Detail: "the log refuses to open: " + chainErr.Reason}}, f.asJSON)
+		}
+		if err != nil {
+			return err
+		}
+		defer lg.Close()
+		opts.Heads = heads
+		src = audit.LogSource(lg, 0)
+	}
+	rep, err := audit.Verify(ctx, src, jwks, opts)
+	if err != nil {
+		return err
+	}
+	return printAudit(rep, f.asJSON)
+}
+
+// auditJWKS returns the signing keys to check against: --jwks, else the
+// data dir's keyring (nil with --no-signatures).
+func auditJWKS(ctx context.Context, f auditFlags) ([]byte, error) {
+	if f.noSignatures {
+		return nil, nil
+	}
+	if f.jwks != "" {
+		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		return attest.FetchJWKS(ctx, f.jwks)
+	}
+	if f.dataDir == "" {
+		return nil, errors.New("--jwks is required (or --no-signatures): the signing keys to check checkpoints and attestations against")
+	}
+	if _, err := os.Stat(filepath.Join(f.dataDir, "keys")); err != nil {
+		return nil, fmt.Errorf("reading the signing keys of %s (give --jwks): %w", f.dataDir, err)
+	}
+	kr, err := attest.OpenKeyring(f.dataDir)
+	if err != nil {
+		return nil, fmt.Errorf("opening signing keys: %w", err)
+	}
+	return kr.JWKS(), nil
+}
+
+// openAuditedLog opens the embedded log of dir and returns it with the
+// head its projections recorded (none when dir has no state/).
+func openAuditedLog(dir string) (*pebblelog.Log, []audit.Head, error) {
+	logDir := filepath.Join(dir, "log")
+	if _, err := os.Stat(logDir); err != nil {
+		return nil, nil, fmt.Errorf("opening the log of %s: %w", dir, err)
+	}
+	var heads []audit.Head
+	stateDir := filepath.Join(dir, "state")
+	switch _, err := os.Stat(stateDir); {
+	case err == nil:
+		st, err := projections.Open(stateDir, auditLogger())
+		if err != nil {
+			return nil, nil, fmt.Errorf("opening the projections (is the gate running on %s?): %w", dir, err)
+		}
+		ck, err := st.Checkpoint()
+		if cerr := st.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading the projections' checkpoint: %w", err)
+		}
+		if ck.Seq > 0 {
+			heads = append(heads, audit.Head{Partition: 0, Seq: ck.Seq, Hash: ck.Hash, Source: "the projections (state/)"})
+		}
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, nil, fmt.Errorf("opening the projections: %w", err)
+	}
+	lg, err := pebblelog.Open(logDir, pebblelog.Options{Logger: auditLogger()})
+	if err != nil {
+		return nil, nil, fmt.Errorf("opening the log (is the gate running on %s?): %w", dir, err)
+	}
+	return lg, heads, nil
+}
+
+// printAudit prints the report; a break is exitCode(1).
+func printAudit(rep *audit.Report, asJSON bool) error {
+	if asJSON {
+		if err := printJSON(rep); err != nil {
+			return err
+		}
+	} else {
+		for _, p := range rep.Partitions {
+			fmt.Printf("partition %d: seq %d..%d (%d events), %d checkpoints", p.Partition, p.FirstSeq, p.LastSeq, p.Events, p.Checkpoints)
+			if p.LastCheckpoint > 0 {
+				fmt.Printf(" (last at seq %d, %d events after it)", p.LastCheckpoint, p.Uncovered)
+			}
+			fmt.Printf(", %d attestations verified", p.Attestations)
+			if p.Superseded > 0 {
+				fmt.Printf(", %d superseded records skipped", p.Superseded)
+			}
+			fmt.Println()
+		}
+		if b := rep.Break; b != nil {
+			fmt.Println("BROKEN:", b.Error())
+		} else {
+			fmt.Println("INTACT")
+		}
+	}
+	if !rep.OK() {
+		return exitCode(1)
+	}
+	return nil
+}
+
+// auditLogger logs only errors, on stderr: the report is the output.
+func auditLogger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+}
