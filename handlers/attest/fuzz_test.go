@@ -2,6 +2,7 @@ package attest
 
 import (
 	"errors"
+	"slices"
 	"testing"
 )
 
@@ -47,5 +48,50 @@ func FuzzVerify(f *testing.F) {
 			}
 		}
 		t.Fatalf("error %v wraps no sentinel", err)
+	})
+}
+
+// FuzzParseJWKS checks the JWKS decoder that verify-attestation feeds
+// from an untrusted file or URL: never a panic; a refusal wraps
+// ErrInvalidJWKS; an accepted set holds at least one key, every kid
+// non-empty and unique, and a token signed by the real key verifies only
+// when the set holds that key.
+func FuzzParseJWKS(f *testing.F) {
+	kr := fixedRing(f)
+	real := kr.JWKS()
+	tok, err := kr.Signer("node-1").Sign(typicalClaims())
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(real)
+	for _, s := range []string{``, `{}`, `{"keys":[]}`, `{"keys":[{"kty":"RSA"}]}`, `{"keys":[{"kty":"EC","crv":"P-256","kid":"k","x":"AA","y":"AA"}]}`,
+		`{"keys":null}`, `{"keys":[1]}`, `[]`, `{"keys":[{"kty":"EC","crv":"P-384","kid":"k"}]}`} {
+		f.Add([]byte(s))
+	}
+	realSet, err := ParseJWKS(real)
+	if err != nil {
+		f.Fatal(err)
+	}
+	realKID := realSet.KIDs()[0]
+	f.Fuzz(func(t *testing.T, data []byte) {
+		set, err := ParseJWKS(data)
+		if err != nil {
+			if !errors.Is(err, ErrInvalidJWKS) {
+				t.Fatalf("refusal %v does not wrap ErrInvalidJWKS", err)
+			}
+			return
+		}
+		kids := set.KIDs()
+		if len(kids) == 0 {
+			t.Fatal("accepted a set without a key")
+		}
+		for i, k := range kids {
+			if k == "" || (i > 0 && kids[i-1] == k) {
+				t.Fatalf("kids %q", kids)
+			}
+		}
+		if _, err := set.Verify(tok); err == nil && !slices.Contains(kids, realKID) {
+			t.Fatalf("a set without the signing key %s verified its token", realKID)
+		}
 	})
 }
