@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -306,10 +307,10 @@ func (v *verifier) add(r Record) error {
 		return &Break{Partition: r.Partition, Seq: r.Seq, Offset: r.Offset, Kind: KindMalformed,
 			Detail: "the payload is not an event: " + err.Error()}
 	}
-	if r.HasHeader && (r.Seq != hdr.seq || r.Prev != hdr.prev) {
+	if r.HasHeader && (r.Seq != hdr.seq || r.Prev != string(hdr.prev)) {
 		return &Break{Partition: r.Partition, Seq: r.Seq, Offset: r.Offset, Kind: KindMalformed,
 			Expected: fmt.Sprintf("seq %d prev %s (stored beside the payload)", r.Seq, orNone(r.Prev)),
-			Found:    fmt.Sprintf("seq %d prev %s (in the payload)", hdr.seq, orNone(hdr.prev)),
+			Found:    fmt.Sprintf("seq %d prev %s (in the payload)", hdr.seq, orNone(string(hdr.prev))),
 			Detail:   "the event's seq or prev differ from those the log stores for it"}
 	}
 	sum := hashHex(r.Payload)
@@ -328,12 +329,12 @@ func (v *verifier) add(r Record) error {
 		return &Break{Partition: r.Partition, Seq: hdr.seq, Offset: r.Offset, Kind: KindOrder,
 			Expected: "seq " + strconv.FormatUint(c.next, 10), Found: "seq " + strconv.FormatUint(hdr.seq, 10),
 			Detail: "a seq repeats or goes backwards"}
-	case c.next == 1 && hdr.prev != "":
+	case c.next == 1 && len(hdr.prev) != 0:
 		return &Break{Partition: r.Partition, Seq: 1, Offset: r.Offset, Kind: KindPrev,
-			Expected: `""`, Found: hdr.prev, Detail: "the first event has a prev"}
-	case c.next > 1 && hdr.prev != string(c.head[:]):
+			Expected: `""`, Found: string(hdr.prev), Detail: "the first event has a prev"}
+	case c.next > 1 && !bytes.Equal(hdr.prev, c.head[:]):
 		return &Break{Partition: r.Partition, Seq: hdr.seq, Offset: r.Offset, Kind: KindPrev,
-			Expected: string(c.head[:]), Found: orNone(hdr.prev),
+			Expected: string(c.head[:]), Found: orNone(string(hdr.prev)),
 			Detail: fmt.Sprintf("prev is not the SHA-256 of seq %d as stored: seq %d was altered or seq %d forged", hdr.seq-1, hdr.seq-1, hdr.seq)}
 	}
 	if hdr.partition != r.Partition {
@@ -344,7 +345,7 @@ func (v *verifier) add(r Record) error {
 	if err := c.cadence(hdr, r.Offset); err != nil {
 		return err
 	}
-	if hdr.typ == string(domain.EvLogCheckpointed) {
+	if string(hdr.typ) == string(domain.EvLogCheckpointed) {
 		if err := v.checkpoint(c, r, hdr); err != nil {
 			return err
 		}
@@ -409,7 +410,7 @@ func (c *chain) reachHeads(seq uint64, offset int64) error {
 
 // cadence applies rule 6 before the event is counted.
 func (c *chain) cadence(h header, offset int64) error {
-	isCk := h.typ == string(domain.EvLogCheckpointed)
+	isCk := string(h.typ) == string(domain.EvLogCheckpointed)
 	if c.dueSeq != 0 && !isCk && h.time.After(c.dueTime) {
 		return &Break{Partition: c.rep.Partition, Seq: c.dueSeq + 1, Offset: offset, Kind: KindMissingCheckpoint,
 			Expected: fmt.Sprintf("a checkpoint covering seq %d", c.dueSeq), Found: fmt.Sprintf("seq %d (%s) at %s", h.seq, h.typ, h.time.Format(time.RFC3339Nano)),
@@ -460,9 +461,9 @@ func (v *verifier) checkpoint(c *chain, r Record, h header) error {
 			Detail: "a log.checkpointed event without a readable checkpoint"}
 	}
 	ck := ev.Checkpoint
-	if ck.Seq != h.seq-1 || ck.Head != h.prev {
+	if ck.Seq != h.seq-1 || ck.Head != string(h.prev) {
 		return &Break{Partition: r.Partition, Seq: h.seq, Offset: r.Offset, Kind: KindCheckpoint,
-			Expected: fmt.Sprintf("seq %d head %s", h.seq-1, orNone(h.prev)), Found: fmt.Sprintf("seq %d head %s", ck.Seq, orNone(ck.Head)),
+			Expected: fmt.Sprintf("seq %d head %s", h.seq-1, orNone(string(h.prev))), Found: fmt.Sprintf("seq %d head %s", ck.Seq, orNone(ck.Head)),
 			Detail: "the checkpoint does not cover the event before it"}
 	}
 	if !ck.Next.Valid() {

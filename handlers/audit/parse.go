@@ -11,13 +11,14 @@ import (
 	"github.com/agentgate/agentgate/domain"
 )
 
-// header holds the leading fields of an event.
+// header holds the leading fields of an event; prev and typ alias the
+// payload (valid while it is).
 type header struct {
 	seq       uint64
-	prev      string
+	prev      []byte
 	partition int32
 	time      time.Time
-	typ       string
+	typ       []byte
 }
 
 // parseHeader reads seq, prev, partition, time and type from an encoded
@@ -41,7 +42,7 @@ func parseHeader(p []byte) (header, error) {
 	if ev.Seq == nil || ev.Prev == nil || ev.Time == nil || ev.Type == "" {
 		return header{}, errors.New("seq, prev, time or type missing")
 	}
-	return header{seq: *ev.Seq, prev: *ev.Prev, partition: ev.Partition, time: ev.Time.UTC(), typ: ev.Type}, nil
+	return header{seq: *ev.Seq, prev: []byte(*ev.Prev), partition: ev.Partition, time: ev.Time.UTC(), typ: []byte(ev.Type)}, nil
 }
 
 // fastHeader parses the gate's own layout; false means "decode in full".
@@ -64,7 +65,7 @@ func fastHeader(p []byte) (header, bool) {
 	if s, rest, ok = cutString(rest, `,"prev":"`); !ok {
 		return h, false
 	}
-	h.prev = string(s)
+	h.prev = s
 	if rest, ok = bytes.CutPrefix(rest, []byte(`,"partition":`)); !ok {
 		return h, false
 	}
@@ -79,15 +80,64 @@ func fastHeader(p []byte) (header, bool) {
 	if s, rest, ok = cutString(rest, `,"time":"`); !ok {
 		return h, false
 	}
-	if h.time, err = time.Parse(time.RFC3339Nano, string(s)); err != nil {
-		return h, false
+	if h.time, ok = parseUTC(s); !ok {
+		if h.time, err = time.Parse(time.RFC3339Nano, string(s)); err != nil {
+			return h, false
+		}
+		h.time = h.time.UTC()
 	}
-	h.time = h.time.UTC()
 	if s, _, ok = cutString(rest, `,"type":"`); !ok {
 		return h, false
 	}
-	h.typ = string(s)
+	h.typ = s
 	return h, true
+}
+
+// parseUTC parses the form time.Time's JSON encoding gives a UTC time,
+// "2006-01-02T15:04:05[.fraction]Z", without time.Parse's generality;
+// false for anything else (then time.Parse decides).
+func parseUTC(b []byte) (time.Time, bool) {
+	if len(b) < 20 || b[4] != '-' || b[7] != '-' || b[10] != 'T' || b[13] != ':' || b[16] != ':' || b[len(b)-1] != 'Z' {
+		return time.Time{}, false
+	}
+	num := func(i, n int) (int, bool) {
+		v := 0
+		for _, c := range b[i : i+n] {
+			if c < '0' || c > '9' {
+				return 0, false
+			}
+			v = v*10 + int(c-'0')
+		}
+		return v, true
+	}
+	y, ok1 := num(0, 4)
+	mo, ok2 := num(5, 2)
+	d, ok3 := num(8, 2)
+	hh, ok4 := num(11, 2)
+	mi, ok5 := num(14, 2)
+	ss, ok6 := num(17, 2)
+	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6) || mo < 1 || mo > 12 || d < 1 || d > 31 || hh > 23 || mi > 59 || ss > 59 {
+		return time.Time{}, false
+	}
+	ns := 0
+	if frac := b[19 : len(b)-1]; len(frac) > 0 {
+		if frac[0] != '.' || len(frac) < 2 || len(frac) > 10 {
+			return time.Time{}, false
+		}
+		v, ok := num(20, len(frac)-1)
+		if !ok {
+			return time.Time{}, false
+		}
+		for range 10 - len(frac) {
+			v *= 10
+		}
+		ns = v
+	}
+	t := time.Date(y, time.Month(mo), d, hh, mi, ss, ns, time.UTC)
+	if t.Day() != d { // 31 April and the like
+		return time.Time{}, false
+	}
+	return t, true
 }
 
 // cutNumber cuts a run of ASCII digits (and a leading minus).
@@ -125,7 +175,7 @@ func cutString(b []byte, prefix string) (s, rest []byte, ok bool) {
 
 // mayHoldAttestation reports whether an event of type typ may carry an
 // attestation; a cheap byte search spares decoding the others.
-func mayHoldAttestation(typ string, p []byte) bool {
+func mayHoldAttestation(typ []byte, p []byte) bool {
 	switch domain.EventType(typ) {
 	case domain.EvActionDecided:
 		return bytes.Contains(p, []byte(`"attestation":"`))
