@@ -1,0 +1,259 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// cliServe starts `agentgate serve` with args and env, waits for health
+// on addr and returns the process with its combined output.
+func cliServe(t *testing.T, bin, addr string, args, env []string) (*exec.Cmd, *syncBuffer) {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"serve"}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if resp, err := http.Get("http://" + addr + "/healthz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return cmd, out
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("serve %v did not become healthy on %s:\n%s", args, addr, out.String())
+	return nil, nil
+}
+
+// cliStop sends SIGTERM and expects exit 0.
+func cliStop(t *testing.T, cmd *exec.Cmd) {
+	t.Helper()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("SIGTERM: exit %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("SIGTERM: the gate did not stop")
+	}
+}
+
+// cliRun runs the binary and returns its output and exit code.
+func cliRun(t *testing.T, bin string, args ...string) (string, int) {
+	t.Helper()
+	out, err := exec.Command(bin, args...).CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return string(out), ee.ExitCode()
+	}
+	if err != nil {
+		t.Fatalf("%v: %v", args, err)
+	}
+	return string(out), 0
+}
+
+// TestCLIServeMintsAdminKeyOnce: without --api-key the first start mints
+// an admin key, prints it once and stores only its hash; a restart prints
+// nothing and the key still works. The listen address comes from
+// AGENTGATE_HTTP (every flag reads its AGENTGATE_ variable).
+func TestCLIServeMintsAdminKeyOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	bin := buildBinary(t)
+	data := filepath.Join(t.TempDir(), "data")
+	addr := freeAddr(t)
+	env := []string{"AGENTGATE_HTTP=" + addr, "AGENTGATE_DATA=" + data}
+	srv, out := cliServe(t, bin, addr, nil, env)
+	m := regexp.MustCompile(`admin API key \(shown once[^)]*\): (qwed_admin_\S+)`).FindStringSubmatch(out.String())
+	if m == nil {
+		t.Fatalf("no admin key printed:\n%s", out.String())
+	}
+	key := m[1]
+	issue := func() int {
+		st, _, err := call(context.Background(), http.DefaultClient, "POST", "http://"+addr+"/principals/org_cli/keys", map[string]string{"X-API-Key": key}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	if st := issue(); st != 201 {
+		t.Fatalf("the printed admin key issues keys: got %d", st)
+	}
+	cliStop(t, srv)
+	stored, err := os.ReadFile(filepath.Join(data, "admin_key.sha256"))
+	if err != nil || strings.Contains(string(stored), key) {
+		t.Fatalf("the data dir must hold the key's hash only: %q %v", stored, err)
+	}
+	srv, out = cliServe(t, bin, addr, nil, env)
+	if strings.Contains(out.String(), "qwed_admin_") {
+		t.Fatalf("a restart printed an admin key again:\n%s", out.String())
+	}
+	if st := issue(); st != 201 {
+		t.Fatalf("the admin key survives a restart: got %d", st)
+	}
+	cliStop(t, srv)
+}
+
+// TestCLIKeysCreateAndVerifyAttestation: `keys create` issues a principal
+// key offline that scopes the HTTP API to that principal; an attestation
+// verifies with `verify-attestation` against the JWKS as a file and as a
+// URL (exit 0, VALID) and a tampered one does not (exit 1, INVALID); after
+// `keys rotate-signing` the old token still verifies.
+func TestCLIKeysCreateAndVerifyAttestation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	bin := buildBinary(t)
+	data := filepath.Join(t.TempDir(), "data")
+	out, code := cliRun(t, bin, "keys", "create", "--data", data, "--principal", "org_cli")
+	m := regexp.MustCompile(`principal org_cli key \S+ \(shown once\): (qwed_key_\S+)`).FindStringSubmatch(out)
+	if code != 0 || m == nil {
+		t.Fatalf("keys create: exit %d\n%s", code, out)
+	}
+	key := m[1]
+	if _, code := cliRun(t, bin, "keys", "create", "--data", data); code == 0 {
+		t.Fatal("keys create without --principal must fail")
+	}
+
+	addr := freeAddr(t)
+	srv, _ := cliServe(t, bin, addr, []string{"--data", data, "--http", addr, "--api-key", "admin-key"}, nil)
+	base := "http://" + addr
+	ctx := context.Background()
+	reg := func(principal string) (int, map[string]any) {
+		st, body, err := call(ctx, http.DefaultClient, "POST", base+"/agents/register", map[string]string{"X-API-Key": key},
+			map[string]any{"agent": map[string]any{"name": "a", "type": "supervised", "principal_id": principal}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st, body
+	}
+	if st, body := reg("org_other"); st != 403 {
+		t.Fatalf("a principal key registers for another principal: %d %v", st, body)
+	}
+	st, agent := reg("org_cli")
+	if st != 201 {
+		t.Fatalf("register: %d %v", st, agent)
+	}
+	st, dec, err := call(ctx, http.DefaultClient, "POST", base+"/agents/"+agent["agent_id"].(string)+"/verify",
+		map[string]string{"Authorization": "Bearer " + agent["agent_token"].(string)}, map[string]any{
+			"action":  map[string]any{"type": "calculate", "query": "6*7=42"},
+			"context": map[string]any{"conversation_id": "c", "step_number": 1},
+			"options": map[string]any{"require_attestation": true}})
+	token, _ := dec["attestation"].(string)
+	if err != nil || st != 200 || token == "" {
+		t.Fatalf("verify: %d %v %v", st, dec, err)
+	}
+	jwksFile := filepath.Join(t.TempDir(), "jwks.json")
+	resp, err := http.Get(base + "/.well-known/jwks.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	jwks, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(jwksFile, jwks, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, src := range []string{jwksFile, base + "/.well-known/jwks.json"} {
+		out, code := cliRun(t, bin, "verify-attestation", "--jwks", src, token)
+		if code != 0 || !strings.HasPrefix(out, "VALID") || !strings.Contains(out, `"decision": "APPROVED"`) {
+			t.Fatalf("verify-attestation --jwks %s: exit %d\n%s", src, code, out)
+		}
+	}
+	// Flip one character of the signature.
+	sig := token[strings.LastIndexByte(token, '.')+1:]
+	c := byte('A')
+	if sig[5] == 'A' {
+		c = 'B'
+	}
+	bad := token[:len(token)-len(sig)+5] + string(c) + sig[6:]
+	if out, code := cliRun(t, bin, "verify-attestation", "--jwks", jwksFile, bad); code != 1 || !strings.HasPrefix(out, "INVALID") {
+		t.Fatalf("a tampered attestation: exit %d\n%s", code, out)
+	}
+	cliStop(t, srv)
+
+	out, code = cliRun(t, bin, "keys", "rotate-signing", "--data", data)
+	if code != 0 || !strings.Contains(out, "active signing key") {
+		t.Fatalf("rotate-signing: exit %d\n%s", code, out)
+	}
+	srv, _ = cliServe(t, bin, addr, []string{"--data", data, "--http", addr, "--api-key", "admin-key"}, nil)
+	if out, code := cliRun(t, bin, "verify-attestation", "--jwks", base+"/.well-known/jwks.json", token); code != 0 || !strings.HasPrefix(out, "VALID") {
+		t.Fatalf("after rotation the old token verifies: exit %d\n%s", code, out)
+	}
+	cliStop(t, srv)
+}
+
+// TestCLIReplayExitsOneOnADifference: `replay` exits 0 on an intact data
+// dir and 1 when a projection no longer matches the log.
+func TestCLIReplayExitsOneOnADifference(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	bin := buildBinary(t)
+	data := filepath.Join(t.TempDir(), "data")
+	addr := freeAddr(t)
+	srv, _ := cliServe(t, bin, addr, []string{"--data", data, "--http", addr, "--api-key", "admin-key"}, nil)
+	st, _, err := call(context.Background(), http.DefaultClient, "POST", "http://"+addr+"/agents/register", map[string]string{"X-API-Key": "admin-key"},
+		map[string]any{"agent": map[string]any{"name": "a", "type": "supervised", "principal_id": "org_1"}})
+	if err != nil || st != 201 {
+		t.Fatalf("register: %d %v", st, err)
+	}
+	cliStop(t, srv)
+	if out, code := cliRun(t, bin, "replay", "--data", data, "--verify"); code != 0 || !strings.Contains(out, "projections: identical") {
+		t.Fatalf("intact: exit %d\n%s", code, out)
+	}
+
+	// Change one byte of one projection value behind the gate's back.
+	db, err := pebble.Open(filepath.Join(data, "state"), &pebble.Options{Logger: quietPebble{t}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	it, err := db.NewIter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var k, v []byte
+	for it.First(); it.Valid(); it.Next() {
+		if strings.Contains(string(it.Value()), `"name":"a"`) {
+			k, v = append([]byte(nil), it.Key()...), append([]byte(nil), it.Value()...)
+			break
+		}
+	}
+	it.Close()
+	if k == nil {
+		t.Fatal("no agent projection found")
+	}
+	v = []byte(strings.Replace(string(v), `"name":"a"`, `"name":"b"`, 1))
+	if err := db.Set(k, v, pebble.Sync); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	out, code := cliRun(t, bin, "replay", "--data", data)
+	if code != 1 || !strings.Contains(out, "projections differ") {
+		t.Fatalf("tampered projection: exit %d\n%s", code, out)
+	}
+}
