@@ -1,0 +1,500 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/handlers"
+	"github.com/agentgate/agentgate/streams"
+)
+
+// Named limits.
+const (
+	// MaxDays bounds the days of one report (ten years).
+	MaxDays = 3660
+)
+
+// ErrAgentNotFound is returned by Build when the log holds no
+// registration of the agent up to the report's end.
+var ErrAgentNotFound = errors.New("agent not registered in the log")
+
+// Options say which report to build.
+type Options struct {
+	AgentID  string
+	From, To time.Time
+	// Partition is the log partition read (0 for the embedded log).
+	Partition int32
+}
+
+// Segment receives, in log order, the chain segment that covers the
+// period (see the package doc): every record from the last one before the
+// period to ProducedAt, whatever its agent. The payload is valid only
+// during the call.
+type Segment func(r streams.Record) error
+
+// Build reads log from its first record and builds the report of
+// opts.AgentID over [opts.From, opts.To). When seg is not nil it is handed
+// the chain segment. Only the agent's events are decoded.
+func Build(ctx context.Context, log streams.Log, opts Options, seg Segment) (*Report, error) {
+	return build(ctx, log, opts, seg, false)
+}
+
+func build(ctx context.Context, log streams.Log, opts Options, seg Segment, partial bool) (*Report, error) {
+	if opts.AgentID == "" {
+		return nil, errors.New("building report: no agent")
+	}
+	if !opts.From.Before(opts.To) {
+		return nil, errors.New("building report: from must be before to")
+	}
+	b := newBuilder(opts)
+	b.partial = partial
+	err := log.Read(ctx, 1, func(r streams.Record) error {
+		if err := b.record(r, seg); err != nil {
+			return err
+		}
+		if b.done {
+			return errStop
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errStop) {
+		return nil, fmt.Errorf("reading log: %w", err)
+	}
+	if b.pending != nil && seg != nil && !b.segStarted {
+		// The period starts after the last record: the segment is that
+		// record alone, which shows that nothing came after it.
+		if err := seg(streams.Record{Seq: b.pending.seq, Prev: b.pending.prev, Payload: b.pending.payload}); err != nil {
+			return nil, err
+		}
+	}
+	return b.finish()
+}
+
+var errStop = errors.New("report end reached")
+
+// builder carries one Build.
+type builder struct {
+	opts   Options
+	needle []byte
+	st     *domain.State
+	rep    *Report
+	// agentSeen is set once the agent's registration was folded.
+	agentSeen bool
+	// partial builds what the events say without the agent's
+	// registration (the recheck of a bundle).
+	partial  bool
+	days     map[int64]*Day
+	firstDay int64
+	lastDay  int64
+	// actions maps the period's admitted action IDs to their cost
+	// entries, for the execution logs and approval outcomes that follow.
+	actions map[string]*costEntry
+	// exceptions maps the period's PENDING action IDs to their exception.
+	exceptions map[string]int
+	// Chain segment state.
+	segStarted bool
+	pastEnd    bool
+	lastPeriod uint64
+	done       bool
+	pending    *rawRecord // the record before the segment (the anchor)
+	last       rawRecord  // the last record read (ProducedAt)
+	lastCkpt   *Checkpoint
+}
+
+type rawRecord struct {
+	seq     uint64
+	prev    string
+	hash    string
+	time    time.Time
+	payload []byte
+}
+
+// costEntry is an admitted action's cost as counted in its day.
+type costEntry struct {
+	day    int64
+	usd    domain.USD
+	tokens int64
+}
+
+func newBuilder(opts Options) *builder {
+	id, _ := json.Marshal(opts.AgentID)
+	return &builder{
+		opts:       opts,
+		needle:     append([]byte(`"agent_id":`), id...),
+		st:         domain.NewState(),
+		days:       map[int64]*Day{},
+		actions:    map[string]*costEntry{},
+		exceptions: map[string]int{},
+		rep: &Report{
+			Format:       FormatVersion,
+			Period:       Period{From: opts.From.UTC(), To: opts.To.UTC()},
+			Days:         []Day{},
+			Trust:        []TrustChange{},
+			Exceptions:   []Exception{},
+			Attestations: []Attestation{},
+		},
+	}
+}
+
+var checkpointType = []byte(`"type":"` + string(domain.EvLogCheckpointed) + `"`)
+
+// record handles one log record: the segment bounds, the checkpoints and,
+// for the agent's events, the fold.
+func (b *builder) record(r streams.Record, seg Segment) error {
+	t, err := eventTime(r.Payload)
+	if err != nil {
+		return fmt.Errorf("reading log record %d: %w", r.Seq, err)
+	}
+	isCkpt := bytes.Contains(r.Payload, checkpointType)
+	if !isCkpt && !t.Before(b.opts.To) && b.lastCkpt != nil && b.lastCkpt.CoversSeq >= b.lastPeriod {
+		// A signed checkpoint already covers every event of the period.
+		b.done = true
+		return nil
+	}
+	if !b.segStarted && !t.Before(b.opts.From) {
+		b.segStarted = true
+		if b.pending != nil && seg != nil {
+			if err := seg(streams.Record{Seq: b.pending.seq, Prev: b.pending.prev, Payload: b.pending.payload}); err != nil {
+				return err
+			}
+		}
+		b.pending = nil
+	}
+	if b.segStarted {
+		if seg != nil {
+			if err := seg(r); err != nil {
+				return err
+			}
+		}
+	} else if seg != nil {
+		if b.pending == nil {
+			b.pending = &rawRecord{}
+		}
+		b.pending.seq, b.pending.prev = r.Seq, r.Prev
+		b.pending.payload = append(b.pending.payload[:0], r.Payload...)
+	}
+	if t.Before(b.opts.To) {
+		if !isCkpt {
+			b.lastPeriod = r.Seq
+		}
+	} else {
+		b.pastEnd = true
+	}
+	b.last = rawRecord{seq: r.Seq, hash: r.Hash(), time: t}
+	if isCkpt {
+		if err := b.checkpoint(r); err != nil {
+			return err
+		}
+		if b.pastEnd && b.lastCkpt != nil && b.lastCkpt.CoversSeq >= b.lastPeriod {
+			b.done = true
+			return nil
+		}
+	}
+	if bytes.Contains(r.Payload, b.needle) {
+		ev, err := handlers.DecodeEvent(r.Payload)
+		if err != nil {
+			return fmt.Errorf("decoding log record %d: %w", r.Seq, err)
+		}
+		b.fold(ev)
+	}
+	return nil
+}
+
+// eventTime reads the time of an encoded event from its leading fields
+// (the gate encodes seq, prev, partition, time first), decoding the
+// whole event only when they are laid out otherwise.
+func eventTime(p []byte) (time.Time, error) {
+	const key = `"time":"`
+	if i := bytes.Index(p, []byte(key)); i >= 0 && i < 160 {
+		rest := p[i+len(key):]
+		if j := bytes.IndexByte(rest, '"'); j > 0 {
+			if t, err := time.Parse(time.RFC3339Nano, string(rest[:j])); err == nil {
+				return t.UTC(), nil
+			}
+		}
+	}
+	var ev struct {
+		Time time.Time `json:"time"`
+	}
+	if err := json.Unmarshal(p, &ev); err != nil {
+		return time.Time{}, err
+	}
+	return ev.Time.UTC(), nil
+}
+
+// checkpoint records a checkpoint event.
+func (b *builder) checkpoint(r streams.Record) error {
+	ev, err := handlers.DecodeEvent(r.Payload)
+	if err != nil {
+		return fmt.Errorf("decoding log record %d: %w", r.Seq, err)
+	}
+	if ev.Type != domain.EvLogCheckpointed || ev.Checkpoint == nil {
+		return nil
+	}
+	b.lastCkpt = &Checkpoint{
+		EventSeq: ev.Seq, CoversSeq: ev.Checkpoint.Seq, Head: ev.Checkpoint.Head, Time: ev.Time.UTC(),
+		KeyID: tokenKID(ev.Checkpoint.Signature),
+	}
+	return nil
+}
+
+// tokenKID returns the kid of a compact JWS header ("" when unreadable).
+func tokenKID(tok string) string {
+	h, _, ok := strings.Cut(tok, ".")
+	if !ok {
+		return ""
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(h)
+	if err != nil {
+		return ""
+	}
+	var hdr struct {
+		KID string `json:"kid"`
+	}
+	if json.Unmarshal(raw, &hdr) != nil {
+		return ""
+	}
+	return hdr.KID
+}
+
+// fold applies one event that mentions the agent.
+func (b *builder) fold(ev *domain.Event) {
+	id := b.opts.AgentID
+	t := ev.Time.UTC()
+	inPeriod := !t.Before(b.opts.From) && t.Before(b.opts.To)
+	a := b.st.Agents[id]
+	var before domain.TrustLevel
+	if a != nil {
+		before = a.Trust
+	}
+	domain.Apply(b.st, ev)
+	a = b.st.Agents[id]
+	if a == nil {
+		// Without the agent's registration (a bundle's segment starts
+		// after it) only what the events themselves say is counted.
+		b.count(ev, nil, inPeriod)
+		return
+	}
+	if !b.agentSeen {
+		b.agentSeen = true
+		b.rep.TrustAtStart = a.Trust
+	} else if a.Trust != before {
+		if inPeriod {
+			b.rep.Trust = append(b.rep.Trust, TrustChange{Seq: ev.Seq, Time: t, From: before, To: a.Trust, Reason: trustReason(ev)})
+		} else if t.Before(b.opts.From) {
+			b.rep.TrustAtStart = a.Trust
+		}
+	}
+	b.count(ev, a, inPeriod)
+	if inPeriod {
+		if d := b.days[dayOf(t)]; d != nil {
+			d.Budget = budgetOf(a, t)
+		}
+	}
+}
+
+// count records the decisions, costs, exceptions and attestations of ev;
+// a is the agent's state after it (nil when unknown).
+func (b *builder) count(ev *domain.Event, a *domain.Agent, inPeriod bool) {
+	id := b.opts.AgentID
+	switch {
+	case ev.Decided != nil && ev.AgentID == id && inPeriod:
+		b.decided(ev, a)
+	case ev.Executed != nil && ev.AgentID == id:
+		if c := b.actions[ev.Executed.ActionID]; c != nil {
+			b.recost(c, ev.Executed.CostUSD, ev.Executed.Tokens)
+		}
+	case ev.Resolved != nil:
+		b.resolved(&ev.Resolved.Approval)
+	case ev.Expired != nil:
+		for i := range ev.Expired.Approvals {
+			b.resolved(&ev.Expired.Approvals[i].Approval)
+		}
+	}
+}
+
+func trustReason(ev *domain.Event) string {
+	switch {
+	case ev.Decided != nil && ev.Decided.Trust != nil:
+		return ev.Decided.Trust.Reason
+	case ev.TrustChanged != nil:
+		return ev.TrustChanged.Reason
+	case ev.Resolved != nil && ev.Resolved.Trust != nil:
+		return ev.Resolved.Trust.Reason
+	case ev.Expired != nil:
+		for _, r := range ev.Expired.Approvals {
+			if r.Trust != nil {
+				return r.Trust.Reason
+			}
+		}
+	}
+	return string(ev.Type)
+}
+
+func dayOf(t time.Time) int64 {
+	s := t.Unix()
+	d := s / 86400
+	if s%86400 < 0 {
+		d--
+	}
+	return d
+}
+
+func budgetOf(a *domain.Agent, t time.Time) BudgetDay {
+	bd := BudgetDay{
+		MaxDailyCostUSD: a.Budget.MaxDailyCost, MaxRequests: a.Budget.MaxRequestsPerDay,
+		MaxTokens: a.Budget.MaxDailyTokens, MaxHighRisk: a.Budget.MaxHighRiskCallsDay,
+	}
+	if u := a.Usage; u.Day == dayOf(t) {
+		bd.CostUSD, bd.Requests, bd.Tokens, bd.HighRiskCalls = u.DailyCost, u.DailyRequests, u.DailyTokens, u.DailyHighRisk
+	}
+	return bd
+}
+
+// day returns the day entry of t, creating it.
+func (b *builder) day(t time.Time) *Day {
+	n := dayOf(t)
+	d := b.days[n]
+	if d == nil {
+		d = &Day{Date: t.Format(time.DateOnly)}
+		b.days[n] = d
+		if len(b.days) == 1 || n < b.firstDay {
+			b.firstDay = n
+		}
+		if len(b.days) == 1 || n > b.lastDay {
+			b.lastDay = n
+		}
+	}
+	return d
+}
+
+func (b *builder) decided(ev *domain.Event, a *domain.Agent) {
+	dec := ev.Decided
+	t := ev.Time.UTC()
+	d := b.day(t)
+	d.count(dec.Decision, 1)
+	d.TotalCostUSD += dec.ReservedCost
+	d.TotalTokens += dec.ReservedTokens
+	if dec.ReservedCost != 0 || dec.ReservedTokens != 0 || dec.Decision == domain.Approved ||
+		dec.Decision == domain.Corrected || dec.Decision == domain.Pending {
+		b.actions[dec.ActionID] = &costEntry{day: dayOf(t), usd: dec.ReservedCost, tokens: dec.ReservedTokens}
+	}
+	action := dec.ActionType
+	if dec.Kind == domain.KindTool {
+		action = "tool_call:" + dec.Tool
+	}
+	switch dec.Decision {
+	case domain.Denied, domain.BudgetExceeded, domain.Pending:
+		x := Exception{Seq: ev.Seq, Time: t, ActionID: dec.ActionID, Action: action, Risk: dec.Verification.RiskLevel, Decision: dec.Decision}
+		if dec.Error != nil {
+			x.Code, x.Message = dec.Error.Code, dec.Error.Message
+		}
+		if dec.Approval != nil {
+			x.Approval = dec.Approval.Status
+			b.exceptions[dec.Approval.ID] = len(b.rep.Exceptions)
+		}
+		b.rep.Exceptions = append(b.rep.Exceptions, x)
+	}
+	if dec.Attestation != "" {
+		b.rep.Attestations = append(b.rep.Attestations, Attestation{
+			Seq: ev.Seq, Time: t, ActionID: dec.ActionID, Decision: dec.Decision,
+			KeyID: tokenKID(dec.Attestation), Token: dec.Attestation,
+		})
+	}
+	if a != nil {
+		d.Budget = budgetOf(a, t)
+	}
+}
+
+// recost replaces an action's counted cost.
+func (b *builder) recost(c *costEntry, usd domain.USD, tokens int64) {
+	if d := b.days[c.day]; d != nil {
+		d.TotalCostUSD += usd - c.usd
+		d.TotalTokens += tokens - c.tokens
+	}
+	c.usd, c.tokens = usd, tokens
+}
+
+// resolved records an approval's outcome on its exception and releases
+// the cost of a refused one.
+func (b *builder) resolved(ap *domain.Approval) {
+	i, ok := b.exceptions[ap.ID]
+	if !ok {
+		return
+	}
+	b.rep.Exceptions[i].Approval = ap.Status
+	if ap.Status != domain.ApprovalApproved {
+		if c := b.actions[ap.ID]; c != nil {
+			b.recost(c, 0, 0)
+		}
+	}
+}
+
+// finish assembles the report.
+func (b *builder) finish() (*Report, error) {
+	a := b.st.Agents[b.opts.AgentID]
+	if a == nil && !b.partial {
+		return nil, fmt.Errorf("building report of %s: %w", b.opts.AgentID, ErrAgentNotFound)
+	}
+	rep := b.rep
+	if a == nil {
+		a = &domain.Agent{ID: b.opts.AgentID}
+	}
+	rep.Agent = Agent{
+		AgentID: a.ID, DID: a.DID, Name: a.Info.Name, Type: a.Info.Type, PrincipalID: a.Info.PrincipalID,
+		Status: a.Status, RegisteredAt: a.CreatedAt.UTC(),
+	}
+	rep.Limits = a.Budget
+	rep.ProducedAt = Position{Partition: b.opts.Partition, Seq: b.last.seq, Hash: b.last.hash, Time: b.last.time}
+	if c := b.lastCkpt; c != nil && c.EventSeq == b.last.seq && c.CoversSeq >= b.lastPeriod {
+		// The log (or the segment) ends with the checkpoint that covers
+		// the period.
+		b.done = true
+	}
+	if c := b.lastCkpt; c != nil {
+		cp := *c
+		rep.ProducedAt.Checkpoint = &cp
+		if b.done {
+			// The report ends at the checkpoint that covers the period.
+			rep.ProducedAt.Seq, rep.ProducedAt.Hash, rep.ProducedAt.Time = c.CoversSeq, c.Head, c.Time
+		}
+	}
+	if len(b.days) > 0 {
+		if b.lastDay-b.firstDay+1 > MaxDays {
+			return nil, fmt.Errorf("building report: the agent's actions span %d days, more than %d", b.lastDay-b.firstDay+1, MaxDays)
+		}
+		prev := BudgetDay{MaxDailyCostUSD: a.Budget.MaxDailyCost, MaxRequests: a.Budget.MaxRequestsPerDay,
+			MaxTokens: a.Budget.MaxDailyTokens, MaxHighRisk: a.Budget.MaxHighRiskCallsDay}
+		for n := b.firstDay; n <= b.lastDay; n++ {
+			d := b.days[n]
+			if d == nil {
+				d = &Day{Date: time.Unix(n*86400, 0).UTC().Format(time.DateOnly)}
+				d.Budget = BudgetDay{MaxDailyCostUSD: prev.MaxDailyCostUSD, MaxRequests: prev.MaxRequests,
+					MaxTokens: prev.MaxTokens, MaxHighRisk: prev.MaxHighRisk}
+			}
+			prev = d.Budget
+			d.DenialRate = rate(d.Denied+d.BudgetExceeded, d.TotalActions)
+			rep.Days = append(rep.Days, *d)
+			rep.Summary.add(d.Summary)
+		}
+	}
+	rep.Summary.DenialRate = rate(rep.Summary.Denied+rep.Summary.BudgetExceeded, rep.Summary.TotalActions)
+	return rep, nil
+}
+
+// rate renders n/d with four decimals, rounded half up, in integers.
+func rate(n, d int64) string {
+	if d == 0 {
+		return "0.0000"
+	}
+	q := (n*20000/d + 1) / 2 // ten-thousandths, half up
+	return strconv.FormatInt(q/10000, 10) + "." + fmt.Sprintf("%04d", q%10000)
+}

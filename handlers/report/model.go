@@ -1,0 +1,181 @@
+package report
+
+import (
+	"time"
+
+	"github.com/agentgate/agentgate/domain"
+)
+
+// FormatVersion names the report layout (the JSON "format" member).
+const FormatVersion = "agentgate.compliance-report.v1"
+
+// Report is the compliance report of one agent over a period (seed 000
+// §7.3). Every slice is in log order (or date order) and never nil, so
+// that its encodings are byte-identical for the same log.
+type Report struct {
+	Format string `json:"format"`
+	Agent  Agent  `json:"agent"`
+	Period Period `json:"period"`
+	// ProducedAt is the log position the report was produced at: every
+	// figure counts the events up to and including it.
+	ProducedAt Position `json:"produced_at"`
+	Summary    Summary  `json:"summary"`
+	// Days has one entry per UTC day from the day of the agent's first
+	// action in the period to the day of its last (quiet days included).
+	Days []Day `json:"days"`
+	// TrustAtStart is the trust level when the period began (or at
+	// registration, for an agent registered during it); Trust lists every
+	// change inside the period.
+	TrustAtStart domain.TrustLevel `json:"trust_level_at_start"`
+	Trust        []TrustChange     `json:"trust_history"`
+	// Limits are the agent's budget limits (seed 000 §6.1) at the end.
+	Limits domain.Limits `json:"budget_limits"`
+	// Exceptions are the period's DENIED, BUDGET_EXCEEDED and PENDING
+	// decisions with their codes and, for PENDING, the approval's outcome.
+	Exceptions []Exception `json:"exceptions"`
+	// Attestations are the attestations issued in the period.
+	Attestations []Attestation `json:"attestations"`
+}
+
+// Agent identifies the agent and its principal.
+type Agent struct {
+	AgentID      string    `json:"agent_id"`
+	DID          string    `json:"did"`
+	Name         string    `json:"name"`
+	Type         string    `json:"type"`
+	PrincipalID  string    `json:"principal_id"`
+	Status       string    `json:"status"`
+	RegisteredAt time.Time `json:"registered_at"`
+}
+
+// Period is the reported period, [From, To).
+type Period struct {
+	From time.Time `json:"from"`
+	To   time.Time `json:"to"`
+}
+
+// Position is a log position: the last event the report counts, the hex
+// SHA-256 of its bytes, and the signed checkpoint. When a checkpoint
+// covers the whole period, Seq and Hash are what it signs and Time is its
+// time; otherwise they are the log head's (and its time), and Checkpoint
+// is the latest checkpoint before the head (nil: none), whose CoversSeq
+// then says how much of the report is signed.
+type Position struct {
+	Partition  int32       `json:"partition"`
+	Seq        uint64      `json:"seq"`
+	Hash       string      `json:"hash"`
+	Time       time.Time   `json:"time"`
+	Checkpoint *Checkpoint `json:"checkpoint"`
+}
+
+// Checkpoint is a signed log checkpoint (a log.checkpointed event).
+type Checkpoint struct {
+	// EventSeq is the checkpoint event's own position; it covers the
+	// chain up to CoversSeq (= EventSeq-1), whose hash is Head.
+	EventSeq  uint64    `json:"event_seq"`
+	CoversSeq uint64    `json:"covers_seq"`
+	Head      string    `json:"head"`
+	Time      time.Time `json:"time"`
+	KeyID     string    `json:"kid"`
+}
+
+// Summary sums up the period's decisions (seed 000 §7.2's summary, plus
+// pending and budget-exceeded counts and tokens). Cost and tokens are the
+// reserved figures, replaced by the actual ones once the execution is
+// logged, and zero for a PENDING action whose approval was denied or
+// expired (the projections' activity summary counts the same way).
+type Summary struct {
+	TotalActions   int64      `json:"total_actions"`
+	Approved       int64      `json:"approved"`
+	Denied         int64      `json:"denied"`
+	Corrected      int64      `json:"corrected"`
+	Pending        int64      `json:"pending"`
+	BudgetExceeded int64      `json:"budget_exceeded"`
+	TotalCostUSD   domain.USD `json:"total_cost_usd"`
+	TotalTokens    int64      `json:"total_tokens"`
+	// DenialRate is (denied + budget_exceeded) / total_actions, four
+	// decimals ("0.0000" without actions).
+	DenialRate string `json:"denial_rate"`
+}
+
+func (s *Summary) count(d domain.Decision, sign int64) {
+	s.TotalActions += sign
+	switch d {
+	case domain.Approved:
+		s.Approved += sign
+	case domain.Denied:
+		s.Denied += sign
+	case domain.Corrected:
+		s.Corrected += sign
+	case domain.Pending:
+		s.Pending += sign
+	case domain.BudgetExceeded:
+		s.BudgetExceeded += sign
+	}
+}
+
+func (s *Summary) add(o Summary) {
+	s.TotalActions += o.TotalActions
+	s.Approved += o.Approved
+	s.Denied += o.Denied
+	s.Corrected += o.Corrected
+	s.Pending += o.Pending
+	s.BudgetExceeded += o.BudgetExceeded
+	s.TotalCostUSD += o.TotalCostUSD
+	s.TotalTokens += o.TotalTokens
+}
+
+// Day is one UTC day of the period: its decisions and, at the end of the
+// day, the budget used against the limits then in force.
+type Day struct {
+	Date string `json:"date"`
+	Summary
+	Budget BudgetDay `json:"budget"`
+}
+
+// BudgetDay is the daily budget usage at the end of a day (after the last
+// event of the agent that day) and the daily limits (0: no limit).
+type BudgetDay struct {
+	CostUSD         domain.USD `json:"cost_usd"`
+	MaxDailyCostUSD domain.USD `json:"max_daily_cost_usd"`
+	Requests        int64      `json:"requests"`
+	MaxRequests     int64      `json:"max_requests_per_day"`
+	Tokens          int64      `json:"tokens"`
+	MaxTokens       int64      `json:"max_daily_tokens"`
+	HighRiskCalls   int64      `json:"high_risk_calls"`
+	MaxHighRisk     int64      `json:"max_high_risk_calls_per_day"`
+}
+
+// TrustChange is one change of the agent's trust level.
+type TrustChange struct {
+	Seq    uint64            `json:"seq"`
+	Time   time.Time         `json:"time"`
+	From   domain.TrustLevel `json:"from"`
+	To     domain.TrustLevel `json:"to"`
+	Reason string            `json:"reason"`
+}
+
+// Exception is a DENIED, BUDGET_EXCEEDED or PENDING decision.
+type Exception struct {
+	Seq      uint64          `json:"seq"`
+	Time     time.Time       `json:"time"`
+	ActionID string          `json:"action_id"`
+	Action   string          `json:"action"`
+	Risk     domain.Risk     `json:"risk_level"`
+	Decision domain.Decision `json:"decision"`
+	Code     domain.Code     `json:"code"`
+	Message  string          `json:"message"`
+	// Approval is the approval's status at ProducedAt (PENDING only).
+	Approval domain.ApprovalStatus `json:"approval_status"`
+}
+
+// Attestation is an attestation issued with a decision.
+type Attestation struct {
+	Seq      uint64          `json:"seq"`
+	Time     time.Time       `json:"time"`
+	ActionID string          `json:"action_id"`
+	Decision domain.Decision `json:"decision"`
+	KeyID    string          `json:"kid"`
+	// Token is the ES256 JWT (verify it against the JWKS).
+	Token string `json:"token"`
+}

@@ -1,0 +1,408 @@
+package report_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"image"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/handlers/report"
+	"github.com/agentgate/agentgate/handlers/seedlog"
+	"github.com/agentgate/agentgate/handlers/snapshot"
+	"github.com/agentgate/agentgate/projections"
+)
+
+var (
+	day1 = time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	day2 = day1.Add(24 * time.Hour)
+	day4 = day1.Add(72 * time.Hour)
+)
+
+type history struct {
+	dir      string
+	a, b     string
+	activity projections.Summary
+	jwks     []byte
+}
+
+// seed records two days of agent A (org_1, trust 2, $100/day) with every
+// kind of outcome, interleaved with agent B, and a day after the period.
+func seed(t *testing.T) *history {
+	t.Helper()
+	h := &history{dir: t.TempDir()}
+	g, err := seedlog.Start(h.dir, day1.Add(8*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	must := func(cmd *domain.Command) *domain.Event {
+		t.Helper()
+		ev, err := g.Submit(cmd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ev
+	}
+	at := day1.Add(8 * time.Hour)
+	next := func() { at = at.Add(7 * time.Minute); g.At(at) }
+	h.a = must(seedlog.Register("a", "org_1", domain.TrustAutonomous, domain.Limits{MaxDailyCost: seedlog.USD(100), MaxDailyTokens: 100_000})).Registered.AgentID
+	h.b = must(seedlog.Register("b", "org_1", domain.TrustAutonomous, domain.Limits{})).Registered.AgentID
+	step := 0
+	verify := func(agent, action string, cost float64, attest bool) *domain.Event {
+		next()
+		step++
+		cmd := seedlog.Verify(agent, "r"+itoa(step), "conv", step, action, seedlog.USD(cost))
+		cmd.Verify.Options.RequireAttestation = attest
+		return must(cmd)
+	}
+	// Day 1: approved, approved with an attestation, denied (critical SQL),
+	// budget exceeded; an execution logged at a different cost.
+	ok := verify(h.a, "calculate", 10, false)
+	verify(h.b, "api_call", 1, false)
+	verify(h.a, "calculate", 20, true)
+	verify(h.a, "execute_sql", 1, false)
+	verify(h.a, "calculate", 80, false)
+	next()
+	must(seedlog.Execution(h.a, "x1", ok.Decided.ActionID, seedlog.USD(4), 50))
+	// Day 2: trust lowered to 1, an api_call is PENDING, its approval is
+	// denied (its reservation released); a low-risk action is approved.
+	at = day2.Add(9 * time.Hour)
+	next()
+	must(seedlog.SetTrust(h.a, "t1", domain.TrustSupervised))
+	pend := verify(h.a, "api_call", 30, false)
+	verify(h.b, "api_call", 1, false)
+	next()
+	must(seedlog.Resolve("res1", pend.Decided.Approval.ID, false))
+	verify(h.a, "calculate", 5, false)
+	// Day 4: after the period.
+	at = day4.Add(time.Hour)
+	verify(h.a, "calculate", 1, false)
+	page, err := g.Store.Activity(h.a, day1, day1.Add(48*time.Hour), 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.activity = page.Summary
+	h.jwks = g.Keyring.JWKS()
+	if err := g.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+func build(t *testing.T, dir string, opts report.Options) *report.Report {
+	t.Helper()
+	snap, err := snapshot.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snap.Close()
+	rep, err := report.Build(context.Background(), snap.Log, opts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// Seed 000 §7.3 / issue 5: the report's figures, trust history,
+// exceptions and attestations are those of the log, and its summary is the
+// projections' activity summary of the same period (seed 000 §7.2).
+func TestComplianceReportFiguresSeed000_7_3(t *testing.T) {
+	h := seed(t)
+	rep := build(t, h.dir, report.Options{AgentID: h.a, From: day1, To: day1.Add(48 * time.Hour)})
+	s := rep.Summary
+	want := report.Summary{TotalActions: 6, Approved: 3, Denied: 1, Pending: 1, BudgetExceeded: 1,
+		TotalCostUSD: seedlog.USD(4 + 20 + 5), TotalTokens: 50 + 100 + 100, DenialRate: "0.3333"}
+	if s != want {
+		t.Fatalf("summary %+v\nwant    %+v", s, want)
+	}
+	a := h.activity
+	if a.TotalActions != s.TotalActions || a.Approved != s.Approved || a.Denied != s.Denied || a.Pending != s.Pending ||
+		a.BudgetExceeded != s.BudgetExceeded || a.TotalCostUSD != s.TotalCostUSD || a.TotalTokens != s.TotalTokens {
+		t.Fatalf("report summary %+v differs from the projections' %+v", s, a)
+	}
+	if len(rep.Days) != 2 || rep.Days[0].Date != "2026-11-01" || rep.Days[0].TotalActions != 4 || rep.Days[1].TotalActions != 2 {
+		t.Fatalf("days %+v", rep.Days)
+	}
+	if rep.Days[0].DenialRate != "0.5000" || rep.Days[1].DenialRate != "0.0000" {
+		t.Fatalf("denial rates %s %s", rep.Days[0].DenialRate, rep.Days[1].DenialRate)
+	}
+	// Day 1's budget at its end: $10 + $20 reserved, the execution
+	// corrected $10 to $4: $24 of $100.
+	if b := rep.Days[0].Budget; b.CostUSD != seedlog.USD(24) || b.MaxDailyCostUSD != seedlog.USD(100) || b.MaxTokens != 100_000 || b.Requests != 2 {
+		t.Fatalf("day 1 budget %+v", b)
+	}
+	if rep.TrustAtStart != domain.TrustAutonomous || len(rep.Trust) != 1 || rep.Trust[0].From != 2 || rep.Trust[0].To != 1 {
+		t.Fatalf("trust %d %+v", rep.TrustAtStart, rep.Trust)
+	}
+	codes := []string{}
+	for _, x := range rep.Exceptions {
+		codes = append(codes, string(x.Decision)+" "+string(x.Code)+" "+string(x.Approval))
+	}
+	wantCodes := []string{"DENIED QWED-AGENT-TRUST-001 ", "BUDGET_EXCEEDED QWED-AGENT-BUDGET-001 ", "PENDING  denied"}
+	if !reflect.DeepEqual(codes, wantCodes) {
+		t.Fatalf("exceptions %q, want %q", codes, wantCodes)
+	}
+	if len(rep.Attestations) != 1 || rep.Attestations[0].KeyID == "" || !strings.HasPrefix(rep.Attestations[0].Token, "ey") {
+		t.Fatalf("attestations %+v", rep.Attestations)
+	}
+	if rep.Agent.PrincipalID != "org_1" || rep.Agent.Name != "bot-a" {
+		t.Fatalf("agent %+v", rep.Agent)
+	}
+	// Produced at the checkpoint that covers the period: it signs the
+	// position the report names.
+	c := rep.ProducedAt.Checkpoint
+	if c == nil || c.CoversSeq != rep.ProducedAt.Seq || c.Head != rep.ProducedAt.Hash || c.EventSeq != c.CoversSeq+1 || c.KeyID == "" {
+		t.Fatalf("produced at %+v checkpoint %+v", rep.ProducedAt, c)
+	}
+	if !rep.ProducedAt.Time.Before(day4) {
+		t.Fatalf("the report reads past the period's covering checkpoint: %+v", rep.ProducedAt)
+	}
+}
+
+func renderAll(t *testing.T, rep *report.Report) (js, cs, pdf []byte) {
+	t.Helper()
+	var a, b, c bytes.Buffer
+	if err := report.WriteJSON(&a, rep); err != nil {
+		t.Fatal(err)
+	}
+	if err := report.WriteCSV(&b, rep); err != nil {
+		t.Fatal(err)
+	}
+	if err := report.WritePDF(&c, rep); err != nil {
+		t.Fatal(err)
+	}
+	return a.Bytes(), b.Bytes(), c.Bytes()
+}
+
+// Issue 5: the same input gives byte-identical JSON, CSV and PDF.
+func TestComplianceReportByteIdentical(t *testing.T) {
+	h := seed(t)
+	opts := report.Options{AgentID: h.a, From: day1, To: day1.Add(48 * time.Hour)}
+	j1, c1, p1 := renderAll(t, build(t, h.dir, opts))
+	j2, c2, p2 := renderAll(t, build(t, h.dir, opts))
+	if !bytes.Equal(j1, j2) || !bytes.Equal(c1, c2) {
+		t.Fatal("JSON or CSV differ between two exports")
+	}
+	if !bytes.Equal(p1, p2) {
+		t.Fatal("PDF differs between two exports")
+	}
+	if !bytes.HasPrefix(p1, []byte("%PDF-")) || !bytes.Contains(p1, []byte("/CreationDate (D:2026110")) {
+		t.Fatalf("PDF header or fixed creation date missing")
+	}
+}
+
+// Issue 5: JSON and CSV hold the same data.
+func TestComplianceReportCSVHoldsTheJSON(t *testing.T) {
+	h := seed(t)
+	js, cs, _ := renderAll(t, build(t, h.dir, report.Options{AgentID: h.a, From: day1, To: day1.Add(48 * time.Hour)}))
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.UseNumber()
+	var fromJSON map[string]any
+	if err := dec.Decode(&fromJSON); err != nil {
+		t.Fatal(err)
+	}
+	fromCSV, err := report.ParseCSV(bytes.NewReader(cs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(fromJSON, fromCSV) {
+		a, _ := json.Marshal(fromJSON)
+		b, _ := json.Marshal(fromCSV)
+		t.Fatalf("CSV differs from JSON:\n%s\n%s", a, b)
+	}
+	if !bytes.Contains(cs, []byte("exceptions,0,code,string,QWED-AGENT-TRUST-001")) {
+		t.Fatalf("CSV lacks the first exception's code:\n%s", cs)
+	}
+}
+
+// Issue 5: the PDF is read back with poppler (pdftotext for the text,
+// pdftoppm for the rendered pages, whose chart page shows the bars).
+func TestComplianceReportPDFReadsBack(t *testing.T) {
+	for _, tool := range []string{"pdftotext", "pdftoppm"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("%s is needed (.ci/run installs poppler-utils): %v", tool, err)
+		}
+	}
+	h := seed(t)
+	rep := build(t, h.dir, report.Options{AgentID: h.a, From: day1, To: day1.Add(48 * time.Hour)})
+	_, _, pdf := renderAll(t, rep)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "r.pdf")
+	if err := os.WriteFile(file, pdf, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("pdftotext", "-layout", file, "-").CombinedOutput()
+	if err != nil {
+		t.Fatalf("pdftotext: %v\n%s", err, out)
+	}
+	text := string(out)
+	for _, s := range []string{
+		"Compliance report", h.a, "org_1", "bot-a", "2026-11-01 00:00:00Z", "2026-11-03 00:00:00Z",
+		"Signed checkpoint", "covers seq " + itoa(int(rep.ProducedAt.Seq)), rep.ProducedAt.Hash,
+		"Decisions per day", "Denial rate per day", "Trust-level history", "1 (supervised)",
+		"Budget usage against limits", "24 / 100 (24%)", "Denied and pending actions", "QWED-AGENT-TRUST-001",
+		"QWED-AGENT-BUDGET-001", "Attestations", rep.Attestations[0].KeyID, "0.3333",
+	} {
+		if !strings.Contains(text, s) {
+			t.Errorf("the PDF text lacks %q", s)
+		}
+	}
+	if t.Failed() {
+		t.Logf("PDF text:\n%s", text)
+	}
+	if out, err := exec.Command("pdftoppm", "-r", "50", "-png", file, filepath.Join(dir, "page")).CombinedOutput(); err != nil {
+		t.Fatalf("pdftoppm: %v\n%s", err, out)
+	}
+	pages, _ := filepath.Glob(filepath.Join(dir, "page-*.png"))
+	if len(pages) < 4 {
+		t.Fatalf("%d pages rendered, want at least 4", len(pages))
+	}
+	// Page 2 holds the charts: the approved bars are drawn in sea green.
+	f, err := os.Open(pages[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := countNear(img, 46, 139, 87); n < 20 {
+		t.Fatalf("the chart page shows %d green pixels: no approved bars", n)
+	}
+}
+
+func countNear(img image.Image, r, g, b int) int {
+	n := 0
+	bd := img.Bounds()
+	for y := bd.Min.Y; y < bd.Max.Y; y++ {
+		for x := bd.Min.X; x < bd.Max.X; x++ {
+			cr, cg, cb, _ := img.At(x, y).RGBA()
+			if abs(int(cr>>8)-r) < 24 && abs(int(cg>>8)-g) < 24 && abs(int(cb>>8)-b) < 24 {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+func writeBundle(t *testing.T, h *history, opts report.Options) []byte {
+	t.Helper()
+	snap, err := snapshot.Open(h.dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snap.Close()
+	var b bytes.Buffer
+	if _, err := report.WriteBundle(context.Background(), &b, snap.Log, opts, h.jwks); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func verifyBundle(t *testing.T, b []byte) *report.BundleCheck {
+	t.Helper()
+	bd, err := report.ReadBundle(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	chk, err := report.VerifyBundle(context.Background(), bd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return chk
+}
+
+// Issue 5: the JSON export is a self-contained bundle that verifies
+// offline, and fails on a one-byte edit of an event, a checkpoint
+// signature or a report figure.
+func TestComplianceBundleVerifiesAndDetectsEdits(t *testing.T) {
+	h := seed(t)
+	// Day 2 alone: the segment starts after A's registration.
+	b := writeBundle(t, h, report.Options{AgentID: h.a, From: day2, To: day2.Add(24 * time.Hour)})
+	chk := verifyBundle(t, b)
+	if !chk.OK() {
+		t.Fatalf("intact bundle: %+v %+v", chk.Chain, chk.Problems)
+	}
+	if len(chk.NotRechecked) == 0 || chk.Signed == 0 || chk.Chain.Partitions[0].Checkpoints == 0 {
+		t.Fatalf("check %+v", chk)
+	}
+	// The whole history: the segment holds the registration, so every
+	// member is rechecked.
+	full := writeBundle(t, h, report.Options{AgentID: h.a, From: day1, To: day1.Add(48 * time.Hour)})
+	if chk := verifyBundle(t, full); !chk.OK() || len(chk.NotRechecked) != 0 {
+		t.Fatalf("full bundle: %+v %+v %v", chk.Chain, chk.Problems, chk.NotRechecked)
+	}
+	bd, err := report.ReadBundle(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	edits := map[string]func([]byte) []byte{
+		"an event's decision": func(b []byte) []byte {
+			return bytes.Replace(b, []byte(`\"decision\":\"APPROVED\"`), []byte(`\"decision\":\"APPROVEE\"`), 1)
+		},
+		"a checkpoint signature": func(b []byte) []byte {
+			i := bytes.Index(b, []byte(`\"signature\":\"`)) + len(`\"signature\":\"`) + 40
+			return flip(b, i)
+		},
+		"the report's approved count": func(b []byte) []byte {
+			return bytes.Replace(b, []byte(`"approved": 1,`), []byte(`"approved": 2,`), 1)
+		},
+		"the produced-at hash": func(b []byte) []byte {
+			i := bytes.Index(b, []byte(`"hash": "`)) + len(`"hash": "`)
+			return flip(b, i)
+		},
+	}
+	_ = bd
+	for name, edit := range edits {
+		e := edit(bytes.Clone(b))
+		if d := diffBytes(b, e); d != 1 {
+			t.Fatalf("%s: the edit changed %d bytes", name, d)
+		}
+		chk := verifyBundle(t, e)
+		if chk.OK() {
+			t.Errorf("%s: the edited bundle verified", name)
+		}
+	}
+}
+
+// flip changes the byte at i to another of the same class.
+func flip(b []byte, i int) []byte {
+	switch {
+	case b[i] >= '0' && b[i] <= '8', b[i] >= 'a' && b[i] <= 'y', b[i] >= 'A' && b[i] <= 'Y':
+		b[i]++
+	default:
+		b[i]--
+	}
+	return b
+}
+
+func diffBytes(a, b []byte) int {
+	if len(a) != len(b) {
+		return -1
+	}
+	n := 0
+	for i := range a {
+		if a[i] != b[i] {
+			n++
+		}
+	}
+	return n
+}
