@@ -257,3 +257,72 @@ func TestCLIReplayExitsOneOnADifference(t *testing.T) {
 		t.Fatalf("tampered projection: exit %d\n%s", code, out)
 	}
 }
+
+// TestCLISIGTERMDrainsInFlightRequests: SIGTERM while a request is being
+// verified (a logic query z3 works on for seconds) lets it finish with
+// its answer, refuses new connections, and exits 0; the answered call is
+// in the log.
+func TestCLISIGTERMDrainsInFlightRequests(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	if _, err := exec.LookPath("z3"); err != nil {
+		t.Fatalf("the in-flight request is a z3 query (apt-get install z3): %v", err)
+	}
+	bin := buildBinary(t)
+	data := filepath.Join(t.TempDir(), "data")
+	addr := freeAddr(t)
+	srv, _ := cliServe(t, bin, addr, []string{"--data", data, "--http", addr, "--api-key", "admin-key"}, nil)
+	base := "http://" + addr
+	type result struct {
+		status int
+		body   map[string]any
+		err    error
+	}
+	res := make(chan result, 1)
+	start := time.Now()
+	go func() {
+		st, body, err := call(context.Background(), &http.Client{Timeout: 30 * time.Second}, "POST", base+"/verify",
+			map[string]string{"X-API-Key": "admin-key", "Idempotency-Key": "drain-1"}, map[string]any{
+				"type":    "logic",
+				"query":   "(LET ((x Int) (y Int) (z Int)) (AND (EQ (PLUS (MULT x x x) (MULT y y y) (MULT z z z)) 42) (GT x 1000000)))",
+				"options": map[string]any{"timeout_ms": 2500},
+			})
+		res <- result{st, body, err}
+	}()
+	time.Sleep(500 * time.Millisecond) // the request is with z3
+	if err := srv.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if _, err := http.Get(base + "/healthz"); err == nil {
+		t.Error("a new connection was accepted after SIGTERM")
+	}
+	r := <-res
+	t.Logf("answered after %s: %d %v", time.Since(start), r.status, r.body["status"])
+	if r.err != nil || r.body["status"] == nil {
+		t.Fatalf("the in-flight request was cut off: %d %v %v", r.status, r.body, r.err)
+	}
+	if time.Since(start) < 2*time.Second {
+		t.Fatalf("answered after %s: the query was not in flight during SIGTERM (%d %v)", time.Since(start), r.status, r.body)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Wait() }()
+	select {
+	case err := <-done:
+		t.Logf("exited after %s", time.Since(start))
+		if err != nil {
+			t.Fatalf("exit after drain: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the gate did not exit after draining")
+	}
+	md, _ := r.body["metadata"].(map[string]any)
+	seq, _ := md["seq"].(float64)
+	if seq < 1 {
+		t.Fatalf("the drained answer names no log position: %v", r.body)
+	}
+	if out, code := cliRun(t, bin, "replay", "--data", data, "--verify"); code != 0 {
+		t.Fatalf("replay after drain: exit %d\n%s", code, out)
+	}
+}
