@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/handlers/attest"
 	"github.com/agentgate/agentgate/projections"
 	"github.com/agentgate/agentgate/streams"
 	"github.com/agentgate/agentgate/streams/pebblelog"
@@ -93,4 +95,39 @@ func TestReplayVerifyDetectsRewrittenDecision(t *testing.T) {
 	if !strings.Contains(rep.Mismatches[0], fmt.Sprintf("seq %d", target.Seq)) || !strings.Contains(rep.Mismatches[0], "decision APPROVED, re-decided PENDING") {
 		t.Fatalf("first mismatch %q, want the rewritten decision at seq %d", rep.Mismatches[0], target.Seq)
 	}
+}
+
+// TestReplayVerifyDetectsADifferentAttestation: re-deciding with a signer
+// that is not the one that signed (another key) reproduces the decisions
+// but not their attestations, and replay --verify says so; with the
+// gate's own key the attestations are byte-identical (RFC 6979).
+func TestReplayVerifyDetectsADifferentAttestation(t *testing.T) {
+	dir := t.TempDir()
+	clock := &testClock{now: time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)}
+	g := startGate(t, dir, clock.Now)
+	agent := g.submit(t, registerCmd("r1", 3)).Registered.AgentID
+	cmd := verifyCmd(agent, "v1", "c1", 1, "x")
+	cmd.Verify.Options.RequireAttestation = true
+	target := g.submit(t, cmd)
+	if target.Decided.Decision != domain.Approved || target.Decided.Attestation == "" {
+		t.Fatalf("decision %s attestation %q, want APPROVED with an attestation", target.Decided.Decision, target.Decided.Attestation)
+	}
+	ctx := context.Background()
+	rep, err := Replay(ctx, g.Log, g.Store, true, g.Keyring.SignerFor(g.NodeID))
+	if err != nil || !rep.OK() {
+		t.Fatalf("with the gate's key: %+v %v", rep, err)
+	}
+	other, err := attest.OpenKeyring(filepath.Join(t.TempDir(), "keys"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err = Replay(ctx, g.Log, g.Store, true, other.SignerFor(g.NodeID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("seq %d (%s): attestation differs", target.Seq, domain.EvActionDecided)
+	if rep.OK() || !slices.Contains(rep.Mismatches, want) {
+		t.Fatalf("mismatches %q, want %q", rep.Mismatches, want)
+	}
+	g.stop(t)
 }
