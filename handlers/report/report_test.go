@@ -323,7 +323,7 @@ func verifyBundle(t *testing.T, b []byte) *report.BundleCheck {
 	if err != nil {
 		t.Fatal(err)
 	}
-	chk, err := report.VerifyBundle(context.Background(), bd)
+	chk, err := report.VerifyBundle(context.Background(), bd, report.VerifyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/agentgate/agentgate/handlers/attest"
+	"github.com/agentgate/agentgate/handlers/audit"
+	"github.com/agentgate/agentgate/handlers/report"
+)
+
+func init() { auditBundle = verifyBundleFile }
+
+// bundleCheckView is the --json output of audit verify --bundle.
+type bundleCheckView struct {
+	OK bool `json:"ok"`
+	*report.BundleCheck
+}
+
+// verifyBundleFile checks a compliance export bundle offline (see
+// report.VerifyBundle): against its own JWKS, or against --jwks when
+// given. It prints the findings and returns exitCode(1) unless the chain
+// is intact and the report matches it.
+func verifyBundleFile(ctx context.Context, file, jwksFlag string, opts audit.Options, asJSON bool) error {
+	f, err := os.Open(file)
+	if err != nil {
+		return fmt.Errorf("opening bundle: %w", err)
+	}
+	defer f.Close()
+	b, err := report.ReadBundle(f)
+	if err != nil {
+		fmt.Println("INVALID:", err)
+		return exitCode(1)
+	}
+	vo := report.VerifyOptions{SkipSignatures: opts.SkipSignatures}
+	if jwksFlag != "" {
+		fctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		if vo.JWKS, err = attest.FetchJWKS(fctx, jwksFlag); err != nil {
+			return err
+		}
+	}
+	chk, err := report.VerifyBundle(ctx, b, vo)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		if err := printJSON(bundleCheckView{OK: chk.OK(), BundleCheck: chk}); err != nil {
+			return err
+		}
+	} else {
+		rep := b.Report
+		fmt.Printf("bundle: agent %s, %s to %s, produced at seq %d\n", rep.Agent.AgentID,
+			rep.Period.From.Format(time.RFC3339), rep.Period.To.Format(time.RFC3339), rep.ProducedAt.Seq)
+		for _, p := range chk.Chain.Partitions {
+			fmt.Printf("chain segment: partition %d seq %d..%d (%d events), %d checkpoints, %d attestations verified\n",
+				p.Partition, p.FirstSeq, p.LastSeq, p.Events, p.Checkpoints, p.Attestations)
+		}
+		if chk.Signed > 0 {
+			fmt.Printf("signed through seq %d (%d events after the last checkpoint)\n", chk.Signed, chk.Unsigned)
+		} else {
+			fmt.Println("no checkpoint in the segment: nothing in it is signed")
+		}
+		if br := chk.Chain.Break; br != nil {
+			fmt.Println("BROKEN:", br.Error())
+		}
+		for _, p := range chk.Problems {
+			fmt.Println("MISMATCH:", p)
+		}
+		if len(chk.NotRechecked) > 0 {
+			fmt.Printf("not rechecked (they depend on events before the segment): %v\n", chk.NotRechecked)
+		}
+		if chk.OK() {
+			fmt.Println("INTACT")
+		}
+	}
+	if !chk.OK() {
+		return exitCode(1)
+	}
+	return nil
+}

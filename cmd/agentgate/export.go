@@ -1,0 +1,129 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentgate/agentgate/handlers/attest"
+	"github.com/agentgate/agentgate/handlers/report"
+	"github.com/agentgate/agentgate/handlers/snapshot"
+	"github.com/agentgate/agentgate/streams"
+)
+
+func init() { moreCommands = append(moreCommands, exportCmd) }
+
+func exportCmd() *cobra.Command {
+	var dataDir, agent, from, to, format, out string
+	cmd := &cobra.Command{
+		Use:   "export --data DIR --agent ID [--from T] [--to T] --format json|csv|pdf --out FILE",
+		Short: "Write an agent's compliance report (seed 000 §7.3) from the log: a verifiable JSON bundle, CSV or PDF",
+		Long: `Write the compliance report of an agent over [--from, --to) from the event log: agent,
+principal, period, the checkpoint it was produced at, summary figures, decisions and denial
+rate per day, trust-level history, budget usage against limits, denied and pending actions
+with their codes, attestations.
+
+--format json writes a self-contained bundle: the report, the contiguous chain segment that
+covers the period (every event as stored) and the JWKS; check it offline with
+'agentgate audit verify --bundle FILE'. csv holds the same data as the report in the JSON,
+one value per line; pdf renders it with charts. The same log gives the same bytes.
+
+It reads a private copy of the log: the live log is never written, and the gate may keep running.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := bindEnv(cmd); err != nil {
+				return err
+			}
+			if agent == "" || out == "" {
+				return errors.New("--agent and --out are required")
+			}
+			if format != "json" && format != "csv" && format != "pdf" {
+				return fmt.Errorf("--format %q: want json, csv or pdf", format)
+			}
+			f, t, err := parsePeriod(from, to)
+			if err != nil {
+				return err
+			}
+			var jwks []byte
+			if format == "json" {
+				if jwks, err = dataDirJWKS(dataDir); err != nil {
+					return err
+				}
+			}
+			snap, err := snapshot.Open(dataDir, quietLogger())
+			if err != nil {
+				return err
+			}
+			defer snap.Close()
+			opts := report.Options{AgentID: agent, From: f, To: t}
+			return writeAtomically(out, func(w io.Writer) error {
+				return writeReport(cmd, w, snap.Log, opts, format, jwks)
+			})
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&dataDir, "data", "./data", "data directory (read through a private copy of its log)")
+	fl.StringVar(&agent, "agent", "", "the agent")
+	fl.StringVar(&from, "from", "", "period start, RFC 3339 or YYYY-MM-DD (default: the start of the log)")
+	fl.StringVar(&to, "to", "", "period end, exclusive (default: the end of the log)")
+	fl.StringVar(&format, "format", "json", "json (verifiable bundle), csv or pdf")
+	fl.StringVar(&out, "out", "", "output file (- for stdout)")
+	return cmd
+}
+
+func writeReport(cmd *cobra.Command, w io.Writer, log streams.Log, opts report.Options, format string, jwks []byte) error {
+	if format == "json" {
+		_, err := report.WriteBundle(cmd.Context(), w, log, opts, jwks)
+		return err
+	}
+	rep, err := report.Build(cmd.Context(), log, opts, nil)
+	if err != nil {
+		return err
+	}
+	if format == "csv" {
+		return report.WriteCSV(w, rep)
+	}
+	return report.WritePDF(w, rep)
+}
+
+// dataDirJWKS reads the public keys of a data dir's keyring without ever
+// creating a key.
+func dataDirJWKS(dataDir string) ([]byte, error) {
+	keys, err := filepath.Glob(filepath.Join(dataDir, "keys", "*.pem"))
+	if err != nil || len(keys) == 0 {
+		return nil, fmt.Errorf("reading the signing keys of %s: no key in %s", dataDir, filepath.Join(dataDir, "keys"))
+	}
+	kr, err := attest.OpenKeyring(dataDir)
+	if err != nil {
+		return nil, fmt.Errorf("reading the signing keys of %s: %w", dataDir, err)
+	}
+	return kr.JWKS(), nil
+}
+
+// writeAtomically writes out through a temporary file renamed into place,
+// so that a failed export leaves no partial file ("-" writes to stdout).
+func writeAtomically(out string, write func(io.Writer) error) error {
+	if out == "-" {
+		return write(os.Stdout)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".*")
+	if err != nil {
+		return fmt.Errorf("creating output: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if err := write(tmp); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("writing output: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), out); err != nil {
+		return fmt.Errorf("writing output: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,198 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/handlers/seedlog"
+)
+
+// seedDataDir records a short history of agent A (org_1) beside agent B
+// and stops the gate.
+func seedDataDir(t *testing.T) (dir, agent string) {
+	t.Helper()
+	dir = t.TempDir()
+	at := time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)
+	g, err := seedlog.Start(dir, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	must := func(cmd *domain.Command) *domain.Event {
+		t.Helper()
+		ev, err := g.Submit(cmd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ev
+	}
+	agent = must(seedlog.Register("a", "org_1", domain.TrustAutonomous, domain.Limits{MaxDailyCost: seedlog.USD(100)})).Registered.AgentID
+	b := must(seedlog.Register("b", "org_1", domain.TrustAutonomous, domain.Limits{})).Registered.AgentID
+	for i, c := range []struct {
+		agent, action string
+		cost          float64
+	}{{agent, "calculate", 10}, {b, "api_call", 5}, {agent, "api_call", 60}, {agent, "execute_sql", 1}, {agent, "calculate", 40}, {b, "calculate", 1}} {
+		at = at.Add(5 * time.Minute)
+		g.At(at)
+		cmd := seedlog.Verify(c.agent, "r"+string(rune('a'+i)), "conv", i+1, c.action, seedlog.USD(c.cost))
+		cmd.Verify.Options.RequireAttestation = i == 0
+		must(cmd)
+	}
+	if err := g.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	return dir, agent
+}
+
+func run(t *testing.T, bin string, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return out.String() + errb.String(), code
+}
+
+// Issue 5: `export` writes the three formats, byte-identical twice; the
+// JSON bundle passes `audit verify --bundle` and fails it (exit 1) after a
+// one-byte edit.
+func TestExportAndAuditVerifyBundle(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	bin := buildBinary(t)
+	dir, agent := seedDataDir(t)
+	out := t.TempDir()
+	files := map[string][]byte{}
+	for _, format := range []string{"json", "csv", "pdf"} {
+		for _, n := range []string{"1", "2"} {
+			f := filepath.Join(out, n+"."+format)
+			if msg, code := run(t, bin, "export", "--data", dir, "--agent", agent, "--from", "2026-11-02", "--to", "2026-11-03", "--format", format, "--out", f); code != 0 {
+				t.Fatalf("export %s: exit %d: %s", format, code, msg)
+			}
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n == "2" && !bytes.Equal(b, files[format]) {
+				t.Fatalf("two %s exports differ", format)
+			}
+			files[format] = b
+		}
+	}
+	if !bytes.HasPrefix(files["pdf"], []byte("%PDF-")) || !bytes.HasPrefix(files["csv"], []byte("section,index,field,type,value\n")) {
+		t.Fatal("pdf or csv malformed")
+	}
+	bundle := filepath.Join(out, "1.json")
+	msg, code := run(t, bin, "audit", "verify", "--bundle", bundle)
+	if code != 0 || !strings.Contains(msg, "INTACT") {
+		t.Fatalf("intact bundle: exit %d\n%s", code, msg)
+	}
+	// One byte of one event of the segment.
+	b := bytes.Clone(files["json"])
+	i := bytes.Index(b, []byte(`\"decision\":\"APPROVED\"`))
+	if i < 0 {
+		t.Fatal("no approved decision in the bundle")
+	}
+	b[i+len(`\"decision\":\"`)] = 'B'
+	edited := filepath.Join(out, "edited.json")
+	if err := os.WriteFile(edited, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	msg, code = run(t, bin, "audit", "verify", "--bundle", edited)
+	if code != 1 || !strings.Contains(msg, "BROKEN") {
+		t.Fatalf("edited bundle: exit %d, want 1\n%s", code, msg)
+	}
+	// --json reports the same.
+	msg, code = run(t, bin, "audit", "verify", "--bundle", edited, "--json")
+	var v struct {
+		OK    bool `json:"ok"`
+		Chain struct {
+			Break *struct{ Kind string } `json:"break"`
+		} `json:"chain"`
+	}
+	if code != 1 || json.Unmarshal([]byte(msg), &v) != nil || v.OK || v.Chain.Break == nil || v.Chain.Break.Kind == "" {
+		t.Fatalf("edited bundle --json: exit %d\n%s", code, msg)
+	}
+	// An unknown agent is a clear error.
+	if msg, code := run(t, bin, "export", "--data", dir, "--agent", "agent_nope", "--format", "pdf", "--out", filepath.Join(out, "x.pdf")); code != 1 || !strings.Contains(msg, "not registered") {
+		t.Fatalf("unknown agent: exit %d: %s", code, msg)
+	}
+	if _, err := os.Stat(filepath.Join(out, "x.pdf")); err == nil {
+		t.Fatal("a failed export left a file")
+	}
+}
+
+// Issue 5: `backtest --json` has its documented schema; an unknown key is
+// refused with the list of settable keys (exit 1).
+func TestBacktestCommand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	bin := buildBinary(t)
+	dir, agent := seedDataDir(t)
+	msg, code := run(t, bin, "backtest", "--data", dir, "--agent", agent, "--from", "2026-11-02", "--set", "trust_level=1", "--set", "budget.max_daily_usd=50", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, msg)
+	}
+	var v map[string]any
+	if err := json.Unmarshal([]byte(msg), &v); err != nil {
+		t.Fatalf("%v\n%s", err, msg)
+	}
+	wantKeys := []string{"agent_id", "agents", "changes", "decisions", "log_head_seq", "period", "totals", "truncated"}
+	if got := keys(v); !slices.Equal(got, wantKeys) {
+		t.Fatalf("keys %v, want %v", got, wantKeys)
+	}
+	totals := v["totals"].(map[string]any)
+	if got := keys(totals); !slices.Equal(got, []string{"backtest", "changed", "decisions", "recorded", "redecided", "transitions"}) {
+		t.Fatalf("totals keys %v", got)
+	}
+	rows := v["decisions"].([]any)
+	if len(rows) == 0 {
+		t.Fatal("no changed decision")
+	}
+	if got := keys(rows[0].(map[string]any)); !slices.Equal(got, []string{"action", "action_id", "agent_id", "backtest", "command", "recorded", "seq", "time"}) {
+		t.Fatalf("row keys %v", got)
+	}
+	if got := keys(rows[0].(map[string]any)["backtest"].(map[string]any)); !slices.Contains(got, "event") {
+		t.Fatalf("outcome keys %v", got)
+	}
+	msg, code = run(t, bin, "backtest", "--data", dir, "--agent", agent, "--set", "trust_level=1")
+	if code != 0 || !strings.Contains(msg, "re-decided") || !strings.Contains(msg, "PENDING") {
+		t.Fatalf("table: exit %d\n%s", code, msg)
+	}
+	msg, code = run(t, bin, "backtest", "--data", dir, "--agent", agent, "--set", "budget.monthly=5")
+	if code != 1 || !strings.Contains(msg, `unknown setting "budget.monthly": the settable keys are`) {
+		t.Fatalf("unknown key: exit %d: %s", code, msg)
+	}
+	msg, _ = run(t, bin, "backtest", "--help")
+	for _, k := range []string{"budget.max_daily_usd", "trust_level", "permissions.blocked_tools"} {
+		if !strings.Contains(msg, k) {
+			t.Errorf("--help lacks %s", k)
+		}
+	}
+}
+
+func keys(m map[string]any) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
