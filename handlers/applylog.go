@@ -120,7 +120,9 @@ func ApplyLog(ctx context.Context, log streams.Log, store *projections.Store, st
 			prev = r.Hash()
 			last = projections.Checkpoint{Seq: r.Seq, Hash: prev, Time: ev.Time}
 			n++
-			if len(batch) == recoverBatch {
+			// A batch ends at a checkpoint, as the worker's do: the
+			// projections snapshot the state at checkpoints.
+			if len(batch) == recoverBatch || ev.Type == domain.EvLogCheckpointed {
 				if err := flush(); err != nil {
 					return err
 				}

@@ -30,9 +30,10 @@ func (s *Store) Apply(st *domain.State, events []*domain.Event, head Checkpoint)
 // into. Its Commit adds what derives from the store (activities, summaries,
 // the request and action indexes) and commits.
 type Prepared struct {
-	w      *batchWriter
-	events []*domain.Event
-	done   bool
+	w         *batchWriter
+	events    []*domain.Event
+	done      bool
+	committed bool
 }
 
 // Prepare builds the state-derived part of the projections of events,
@@ -51,6 +52,13 @@ func (s *Store) Prepare(st *domain.State, events []*domain.Event) (*Prepared, er
 		b.Close()
 		return nil, err
 	}
+	if len(events) > 0 {
+		if err := w.snapshot(st, events); err != nil {
+			b.Close()
+			s.markSnapshotsStale()
+			return nil, err
+		}
+	}
 	return &Prepared{w: w, events: events}, nil
 }
 
@@ -59,6 +67,9 @@ func (p *Prepared) Discard() {
 	if !p.done {
 		p.done = true
 		p.w.b.Close()
+		if !p.committed {
+			p.w.s.markSnapshotsStale()
+		}
 	}
 }
 
@@ -82,6 +93,7 @@ func (p *Prepared) Commit(head Checkpoint) error {
 	if err := w.b.Commit(pebble.NoSync); err != nil {
 		return fmt.Errorf("committing projections at seq %d: %w", head.Seq, err)
 	}
+	p.committed = true
 	w.s.evictMu.Lock()
 	for _, m := range w.evictedTo {
 		w.s.evictedTo[m.agent] = m.seq

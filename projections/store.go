@@ -32,6 +32,8 @@ type Store struct {
 	// deleted every open action (new ones always have higher seqs).
 	evictMu   sync.Mutex
 	evictedTo map[string]uint64
+	// snaps tracks the agents changed since the last checkpoint (snapshot.go).
+	snaps snapshots
 }
 
 // Open opens (creating if needed) the store in dir.

@@ -1,0 +1,205 @@
+package projections
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/agentgate/agentgate/domain"
+)
+
+// Agent snapshots for time travel (issue 5). At every log checkpoint the
+// store keeps a copy of each agent that changed since the previous one:
+// its whole domain.Agent (conversations and open actions included) and its
+// pending approvals, as they stand right after the checkpoint event. A
+// query at seq N starts from the agent's last snapshot at or before N and
+// folds the log from there (handlers.AgentStateAt).
+//
+// Keys:
+//
+//	h + agent + seq(8) -> AgentSnapshot     the snapshot after checkpoint seq
+//	g + agent          -> seq(8)            the seq of the agent's registration
+//	d + agent          -> ""                changed since the last checkpoint
+//
+// A snapshot is taken only when the checkpoint is the last event of the
+// batch (the worker always appends it last; ApplyLog ends its batches at
+// checkpoints), so its content is the state at the checkpoint whatever
+// the caller's batching, and a rebuilt store equals the live one.
+const (
+	tSnapshot   = 'h'
+	tRegistered = 'g'
+	tDirty      = 'd'
+)
+
+// AgentSnapshot is one agent's state right after the checkpoint at Seq.
+type AgentSnapshot struct {
+	Seq   uint64        `json:"seq"`
+	Time  time.Time     `json:"time"`
+	Agent *domain.Agent `json:"agent"`
+	// Approvals are the agent's pending approvals, by ID.
+	Approvals []*domain.Approval `json:"approvals"`
+}
+
+// snapshots is the store's set of agents changed since the last
+// checkpoint (the d keys), in memory. Prepare updates it in log order; a
+// discarded batch marks it stale, and the next Prepare (the worker
+// rebuilds first, so nothing is in flight then) reloads it from the store.
+type snapshots struct {
+	mu     sync.Mutex
+	loaded bool
+	dirty  map[string]bool
+}
+
+func snapshotKey(agent string, seq uint64) []byte {
+	return binary.BigEndian.AppendUint64(key(tSnapshot, agent), seq)
+}
+
+// markStale makes the next Prepare reload the changed agents.
+func (s *Store) markSnapshotsStale() {
+	s.snaps.mu.Lock()
+	s.snaps.loaded = false
+	s.snaps.mu.Unlock()
+}
+
+// eventAgents returns the agents whose state ev may change.
+func eventAgents(ev *domain.Event) []string {
+	var out []string
+	if ev.AgentID != "" {
+		out = append(out, ev.AgentID)
+	}
+	if r := ev.Resolved; r != nil && r.Approval.AgentID != "" {
+		out = append(out, r.Approval.AgentID)
+	}
+	if x := ev.Expired; x != nil {
+		for i := range x.Approvals {
+			out = append(out, x.Approvals[i].Approval.AgentID)
+		}
+	}
+	return out
+}
+
+// snapshot marks the agents the batch changed and, when the batch ends
+// with a checkpoint, writes the snapshots of every changed agent.
+func (w *batchWriter) snapshot(st *domain.State, events []*domain.Event) error {
+	sn := &w.s.snaps
+	sn.mu.Lock()
+	defer sn.mu.Unlock()
+	if !sn.loaded {
+		sn.dirty = map[string]bool{}
+		if err := w.s.scan([]byte{tDirty}, func(k, _ []byte) error {
+			a, _, ok := cutStr(k[1:])
+			if !ok {
+				return fmt.Errorf("malformed changed-agent key %q", k)
+			}
+			sn.dirty[a] = true
+			return nil
+		}); err != nil {
+			return fmt.Errorf("loading the changed agents: %w", err)
+		}
+		sn.loaded = true
+	}
+	for _, ev := range events {
+		if r := ev.Registered; r != nil && ev.Type == domain.EvAgentRegistered {
+			if err := w.b.Set(key(tRegistered, r.AgentID), binary.BigEndian.AppendUint64(nil, ev.Seq), nil); err != nil {
+				return err
+			}
+		}
+		for _, a := range eventAgents(ev) {
+			if !sn.dirty[a] {
+				sn.dirty[a] = true
+				if err := w.b.Set(key(tDirty, a), nil, nil); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	last := events[len(events)-1]
+	if last.Type != domain.EvLogCheckpointed || len(sn.dirty) == 0 {
+		return nil
+	}
+	pending := map[string][]*domain.Approval{}
+	for _, ap := range st.Approvals {
+		if ap.Status == domain.ApprovalPending && sn.dirty[ap.AgentID] {
+			pending[ap.AgentID] = append(pending[ap.AgentID], ap)
+		}
+	}
+	for _, id := range sortedKeys(sn.dirty) {
+		if a := st.Agents[id]; a != nil {
+			aps := pending[id]
+			slices.SortFunc(aps, func(x, y *domain.Approval) int { return cmpStr(x.ID, y.ID) })
+			if aps == nil {
+				aps = []*domain.Approval{}
+			}
+			if err := w.setJSON(snapshotKey(id, last.Seq), AgentSnapshot{Seq: last.Seq, Time: last.Time, Agent: a, Approvals: aps}); err != nil {
+				return err
+			}
+		}
+		if err := w.b.Delete(key(tDirty, id), nil); err != nil {
+			return err
+		}
+	}
+	sn.dirty = map[string]bool{}
+	return nil
+}
+
+func cmpStr(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// RegisteredAt returns the seq of the agent's registration event
+// (ErrNotFound for an agent registered before snapshots were kept, or
+// never).
+func (s *Store) RegisteredAt(agent string) (uint64, error) {
+	b, closer, err := s.db.Get(key(tRegistered, agent))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return 0, ErrNotFound
+	}
+	if err != nil {
+		return 0, fmt.Errorf("reading the registration index: %w", err)
+	}
+	defer closer.Close()
+	if len(b) != 8 {
+		return 0, errors.New("malformed registration index entry")
+	}
+	return binary.BigEndian.Uint64(b), nil
+}
+
+// SnapshotAt returns the agent's last snapshot taken at or before seq
+// (ErrNotFound when there is none).
+func (s *Store) SnapshotAt(agent string, seq uint64) (*AgentSnapshot, error) {
+	lo := key(tSnapshot, agent)
+	var hi []byte
+	if seq < ^uint64(0) {
+		hi = snapshotKey(agent, seq+1)
+	} else {
+		hi = prefixEnd(lo)
+	}
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return nil, fmt.Errorf("reading snapshots: %w", err)
+	}
+	defer it.Close()
+	if !it.Last() {
+		if err := it.Error(); err != nil {
+			return nil, fmt.Errorf("reading snapshots: %w", err)
+		}
+		return nil, ErrNotFound
+	}
+	snap := new(AgentSnapshot)
+	if err := json.Unmarshal(it.Value(), snap); err != nil {
+		return nil, fmt.Errorf("decoding the snapshot of %s: %w", agent, err)
+	}
+	return snap, nil
+}
