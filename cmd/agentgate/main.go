@@ -134,7 +134,7 @@ func serveCmd() *cobra.Command {
 
 			h := httpapi.New(httpapi.Config{
 				Gate: g.Worker, Store: g.Store, AdminKeyHash: g.AdminKeyHash,
-				JWKS: g.Keyring.JWKS, Registry: reg, Logger: log, Clock: time.Now, Verify: qwed,
+				JWKS: g.Keyring.JWKS, Registry: reg, Logger: log, Clock: time.Now, Verify: qwed, Log: g.Log,
 			})
 			srv := httpapi.NewServer(addr, h)
 			serr := make(chan error, 1)

@@ -19,6 +19,7 @@ import (
 	"github.com/agentgate/agentgate/handlers"
 	"github.com/agentgate/agentgate/handlers/verify"
 	"github.com/agentgate/agentgate/projections"
+	"github.com/agentgate/agentgate/streams"
 )
 
 // Named limits and defaults of the API.
@@ -85,6 +86,9 @@ type Config struct {
 	// command may still be decided, and a retry with the same
 	// Idempotency-Key gets its recorded answer.
 	RequestTimeout time.Duration
+	// Log is the event log GET /agents/{id}/compliance-report reads
+	// (read only); nil answers that endpoint with QWED unavailable.
+	Log streams.Log
 	// Verify is the QWED protocol service of POST /verify, GET /engines and
 	// the qwed.verify CloudEvent; nil builds one over the built-in engines
 	// that records through Gate.
@@ -139,6 +143,7 @@ func (a *api) routes() {
 	a.handle("GET /agents/{id}", a.getAgent)
 	a.handle("GET /agents/{id}/budget", a.getBudget)
 	a.handle("GET /agents/{id}/activity", a.getActivity)
+	a.handle("GET /agents/{id}/compliance-report", a.getComplianceReport)
 	a.handle("POST /agents/{id}/verify", a.command(&epVerify, agentPath))
 	a.handle("POST /agents/{id}/tools/{tool}", a.command(&epTool, agentPath))
 	a.handle("POST /agents/{id}/executions", a.command(&epExecution, agentPath))

@@ -1,0 +1,102 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/handlers"
+	"github.com/agentgate/agentgate/handlers/report"
+)
+
+// newReportGate is newTestGate with the log wired to the compliance
+// report endpoint.
+func newReportGate(t *testing.T) *testGate {
+	t.Helper()
+	clock := &testClock{now: time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)}
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	g, err := handlers.OpenGate(handlers.Options{DataDir: t.TempDir(), AdminKey: testAdminKey, Clock: clock.Now, Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- g.Worker.Run(ctx) }()
+	reg := prometheus.NewRegistry()
+	h := New(Config{Gate: g.Worker, Store: g.Store, AdminKeyHash: g.AdminKeyHash, JWKS: g.Keyring.JWKS,
+		Registry: reg, Logger: logger, Clock: clock.Now, Log: g.Log})
+	srv := httptest.NewServer(h)
+	tg := &testGate{t: t, gate: g, srv: srv, client: srv.Client(), clock: clock, reg: reg}
+	tg.stop = func() {
+		srv.Close()
+		cancel()
+		<-done
+		g.Close()
+	}
+	t.Cleanup(tg.stop)
+	return tg
+}
+
+// Seed 000 §7.3: GET /agents/{id}/compliance-report in the three formats,
+// for the owning principal (another principal is refused); the JSON is a
+// bundle that verifies offline; a bad format is QWED-REQ-001.
+func TestSeed000_7_3_ComplianceReport(t *testing.T) {
+	g := newReportGate(t)
+	key := g.issueKey("org_a")
+	other := g.issueKey("org_b")
+	a := g.register(key, "org_a", 2, map[string]any{"max_daily_cost_usd": 10})
+	for i, typ := range []string{"calculate", "execute_sql", "api_call"} {
+		g.clock.Advance(time.Minute)
+		if r := g.do("POST", "/agents/"+a.id+"/verify", bearerH(a.token), verifyReq(typ, "1+1", "c1", i+1)); r.status >= 500 {
+			t.Fatalf("verify: %d %s", r.status, r.body)
+		}
+	}
+	path := "/agents/" + a.id + "/compliance-report?from=2026-03-01&to=2026-03-03"
+	r := g.do("GET", path+"&format=json", apiKey(key), nil)
+	if r.status != http.StatusOK || r.header.Get("Content-Type") != "application/json" {
+		t.Fatalf("json: %d %s", r.status, r.body)
+	}
+	b, err := report.ReadBundle(bytes.NewReader(r.body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := b.Report.Summary; s.TotalActions != 3 || s.Approved != 2 || s.Denied != 1 {
+		t.Fatalf("summary %+v", s)
+	}
+	chk, err := report.VerifyBundle(context.Background(), b, report.VerifyOptions{})
+	if err != nil || !chk.OK() {
+		t.Fatalf("bundle: %v %+v %+v", err, chk.Chain, chk.Problems)
+	}
+	r = g.do("GET", path+"&format=csv", apiKey(key), nil)
+	if r.status != http.StatusOK || !strings.HasPrefix(string(r.body), "section,index,field,type,value") ||
+		!strings.Contains(string(r.body), "summary,,total_actions,number,3") {
+		t.Fatalf("csv: %d %s", r.status, r.body)
+	}
+	r = g.do("GET", path+"&format=pdf", apiKey(testAdminKey), nil)
+	if r.status != http.StatusOK || r.header.Get("Content-Type") != "application/pdf" || !bytes.HasPrefix(r.body, []byte("%PDF-")) ||
+		!strings.Contains(r.header.Get("Content-Disposition"), "compliance-"+a.id+"-20260301-20260303.pdf") {
+		t.Fatalf("pdf: %d %v", r.status, r.header)
+	}
+	again := g.do("GET", path+"&format=pdf", apiKey(key), nil)
+	if !bytes.Equal(again.body, r.body) {
+		t.Fatal("two PDF reports of the same period differ")
+	}
+	if r := g.do("GET", path, apiKey(other), nil); r.status != http.StatusForbidden || r.errorCode(t) != string(domain.CodeForbidden) {
+		t.Fatalf("other principal: %d %s", r.status, r.body)
+	}
+	if r := g.do("GET", path+"&format=docx", apiKey(key), nil); r.status != http.StatusBadRequest || r.errorCode(t) != string(domain.CodeInvalidRequest) {
+		t.Fatalf("bad format: %d %s", r.status, r.body)
+	}
+	if r := g.do("GET", path, nil, nil); r.status != http.StatusUnauthorized {
+		t.Fatalf("no credentials: %d %s", r.status, r.body)
+	}
+}
