@@ -72,6 +72,47 @@ type Result struct {
 	Message   string    `json:"message"`
 }
 
+// Proof is the derivation returned when include_proof is set: how the
+// context was split into sentences and what the engine read from each
+// sentence a verdict rests on, so that the comparison can be re-done by
+// hand (entities, numbers, dates, negation and predicate words must agree).
+type Proof struct {
+	Method string `json:"method"`
+	// Sentences is the context split into sentences, by index.
+	Sentences []string `json:"context_sentences"`
+	// Evidence holds, for each sentence index cited by a part (evidence or
+	// conflict), the facts read from that sentence, in index order.
+	Evidence []EvidenceFacts `json:"evidence"`
+}
+
+// EvidenceFacts is what the engine read from one context sentence.
+type EvidenceFacts struct {
+	Index int        `json:"sentence_index"`
+	Facts ClaimFacts `json:"facts"`
+}
+
+// proofMethod names the comparison the fact engine makes.
+const proofMethod = "sentence matching: a claim sentence is supported by a context sentence naming the same entities with agreeing numbers, dates, negation and predicate words, and contradicted by one that names them with a conflicting value or polarity"
+
+// proof builds the Proof of res over the analysed context.
+func proof(res *Result, sents []string, ctx []analysis) Proof {
+	cited := map[int]bool{}
+	for _, pt := range res.Parts {
+		for _, e := range []*Evidence{pt.Evidence, pt.Conflict} {
+			if e != nil && e.Index >= 0 && e.Index < len(ctx) {
+				cited[e.Index] = true
+			}
+		}
+	}
+	p := Proof{Method: proofMethod, Sentences: sents, Evidence: []EvidenceFacts{}}
+	for i := range ctx { // index order: deterministic
+		if cited[i] {
+			p.Evidence = append(p.Evidence, EvidenceFacts{Index: i, Facts: facts(ctx[i], dedupe(ctx[i].words))})
+		}
+	}
+	return p
+}
+
 // Engine is the fact engine; the zero value is ready to use.
 type Engine struct{}
 
@@ -94,7 +135,7 @@ func (Engine) Capabilities() engines.Capabilities {
 			"languages":       []string{"en"},
 		},
 		InputTypes:  []string{"claim", "context"},
-		OutputTypes: []string{"verification_result", "evidence"},
+		OutputTypes: []string{"verification_result", "evidence", "proof"},
 		Limits: map[string]int{
 			"max_query_bytes":     engines.MaxQueryBytes,
 			"max_context_bytes":   MaxContextBytes,
@@ -205,19 +246,26 @@ func (Engine) Verify(_ context.Context, req engines.Request) engines.Outcome {
 			}
 		}
 	}
+	var out engines.Outcome
 	switch {
 	case failed >= 0:
 		pt := res.Parts[failed]
 		res.Verdict, res.Evidence, res.Expected, res.Actual = VerdictContradicted, pt.Evidence, pt.Expected, pt.Actual
 		res.Message = "the context contradicts the claim: " + pt.Reason
-		return engines.Outcome{Status: engines.Failed, Result: res}
+		out = engines.Outcome{Status: engines.Failed}
 	case unsettled >= 0:
 		pt := res.Parts[unsettled]
 		res.Verdict = VerdictNotSettled
 		res.Message = "the context does not settle it: " + pt.Reason
-		return engines.Outcome{Status: engines.Unsupported, Result: res, Err: &engines.Problem{Code: "QWED-REQ-005", Message: res.Message}}
+		out = engines.Outcome{Status: engines.Unsupported, Err: &engines.Problem{Code: "QWED-REQ-005", Message: res.Message}}
+	default:
+		res.IsValid, res.Verdict, res.Evidence = true, VerdictSupported, res.Parts[0].Evidence
+		res.Message = "the context supports the claim: " + res.Parts[0].Reason
+		out = engines.Outcome{Status: engines.Verified}
 	}
-	res.IsValid, res.Verdict, res.Evidence = true, VerdictSupported, res.Parts[0].Evidence
-	res.Message = "the context supports the claim: " + res.Parts[0].Reason
-	return engines.Outcome{Status: engines.Verified, Result: res}
+	out.Result = res
+	if req.IncludeProof {
+		out.Proof = proof(&res, ctxSents, ctx)
+	}
+	return out
 }

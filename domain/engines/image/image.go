@@ -3,8 +3,10 @@ package image
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -109,7 +111,7 @@ func (Engine) Capabilities() engines.Capabilities {
 			"decodes_pixels": false,
 		},
 		InputTypes:  []string{"claim", "base64_image"},
-		OutputTypes: []string{"verification_result", "computed_value"},
+		OutputTypes: []string{"verification_result", "computed_value", "proof"},
 		Limits: map[string]int{
 			"max_query_bytes":  engines.MaxQueryBytes,
 			"max_image_bytes":  MaxImageBytes,
@@ -153,7 +155,46 @@ func (Engine) Verify(_ context.Context, req engines.Request) engines.Outcome {
 	if perr != nil {
 		return problem(perr.code, perr.msg, perr.details)
 	}
-	return decide(h, clauses)
+	out = decide(h, clauses)
+	if req.IncludeProof {
+		out.Proof = headerProof(h, data)
+	}
+	return out
+}
+
+// Proof is the derivation returned when include_proof is set: which bytes
+// the header values were read from, bound to the exact image by its
+// digest, so that anyone holding the image can re-read them.
+type Proof struct {
+	Method string `json:"method"`
+	// SHA256 is the hex SHA-256 of the decoded image bytes.
+	SHA256 string `json:"sha256"`
+	// Signature is the hex of the file's first bytes, which name the format.
+	Signature string `json:"signature"`
+	// Source names the header structure the dimensions come from.
+	Source string `json:"source"`
+	Header Header `json:"header"`
+}
+
+// headerSources names, per format, where ReadHeader reads the dimensions.
+var headerSources = map[string]string{
+	FormatPNG:  "PNG IHDR chunk (width and height, big-endian, at bytes 16..23)",
+	FormatJPEG: "JPEG start-of-frame marker (SOFn: height then width, big-endian)",
+	FormatGIF:  "GIF logical screen descriptor (width and height, little-endian, at bytes 6..9)",
+	FormatWebP: "WebP VP8, VP8L or VP8X chunk of the RIFF container",
+}
+
+// headerProof is the Proof of h read from data.
+func headerProof(h Header, data []byte) Proof {
+	sum := sha256.Sum256(data)
+	n := min(len(data), 12)
+	return Proof{
+		Method:    "header only: the format from the file signature, the dimensions from the format's header; no pixel is decoded",
+		SHA256:    hex.EncodeToString(sum[:]),
+		Signature: hex.EncodeToString(data[:n]),
+		Source:    headerSources[h.Format],
+		Header:    h,
+	}
 }
 
 func problem(code, msg string, details map[string]any) engines.Outcome {

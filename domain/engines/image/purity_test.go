@@ -15,6 +15,7 @@ import (
 func TestDesign5_EnginePurity(t *testing.T) {
 	allowed := map[string]bool{
 		"bytes": true, "context": true, "encoding/base64": true, "encoding/binary": true, "encoding/csv": true,
+		"crypto/sha256": true, "encoding/hex": true,
 		"encoding/json": true, "errors": true, "fmt": true, "image/gif": true, "image/jpeg": true, "image/png": true,
 		"io": true, "math/big": true, "slices": true, "strconv": true, "strings": true, "unicode": true,
 		"unicode/utf8": true, "github.com/agentgate/agentgate/domain/engines": true,
