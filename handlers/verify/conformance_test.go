@@ -281,9 +281,15 @@ func TestSeed002_11_Full_Batch(t *testing.T) {
 	if err := json.Unmarshal(r.body, &b); err != nil || r.status != 200 || len(b.Items) != 3 || b.Summary.Total != 3 {
 		t.Fatalf("%d %s", r.status, r.body)
 	}
-	for i, want := range []string{"VERIFIED", "VERIFIED"} {
+	// Item 2 is the seed's own example, (AND (GT x 5)): §7.3 says AND takes
+	// 2 or more operands, so it is a syntax error (QWED-REQ-003) in its
+	// item alone; the batch completes.
+	if b.Items[2].Error == nil || b.Items[2].Error.Code != "QWED-REQ-003" || b.Status != "completed" {
+		t.Errorf("item 2 of the §5.3 example: want ERROR QWED-REQ-003 in a completed batch: %s", r.body)
+	}
+	for i, want := range []string{"VERIFIED", "VERIFIED", "ERROR"} {
 		if string(b.Items[i].Status) != want {
-			t.Errorf("item %d: %s, want %s", i, b.Items[i].Status, want)
+			t.Errorf("item %d: %s, want %s: %s", i, b.Items[i].Status, want, r.body)
 		}
 	}
 }
