@@ -115,8 +115,8 @@ func timeTravelRun(t *testing.T, seed uint64) {
 	steps := map[string]int{}
 	var open []string // action IDs approved or pending
 	queries := []struct{ typ, q string }{
-		{"calculate", "2+2"}, {"database_query", "SELECT id FROM orders WHERE id = 7"},
-		{"database_query", "DELETE FROM orders WHERE id = 7"}, {"database_query", "UPDATE orders SET total = 0 WHERE id = 3"},
+		{"calculate", "2+2"}, {"database_read", "SELECT id FROM orders WHERE id = 7"},
+		{"database_write", "DELETE FROM orders WHERE id = 7"}, {"database_write", "UPDATE orders SET total = 0 WHERE id = 3"},
 	}
 	for i := range 260 {
 		clock.Advance(time.Duration(1+r.IntN(90)) * time.Second)
@@ -229,7 +229,7 @@ func timeTravelRun(t *testing.T, seed uint64) {
 			}
 		}
 	}
-	if compared < 400 || fromSnapshots < compared/2 || changed < 100 || withApprovals < 3 {
+	if compared < 400 || fromSnapshots < compared/2 || changed < 100 || withApprovals < 30 {
 		t.Fatalf("compared %d states (%d from snapshots, %d changed, %d with open approvals): the run did not exercise time travel",
 			compared, fromSnapshots, changed, withApprovals)
 	}

@@ -143,6 +143,7 @@ func (a *api) routes() {
 	a.handle("GET /agents/{id}", a.getAgent)
 	a.handle("GET /agents/{id}/budget", a.getBudget)
 	a.handle("GET /agents/{id}/activity", a.getActivity)
+	a.handle("GET /agents/{id}/state", a.getState)
 	a.handle("GET /agents/{id}/compliance-report", a.getComplianceReport)
 	a.handle("POST /agents/{id}/verify", a.command(&epVerify, agentPath))
 	a.handle("POST /agents/{id}/tools/{tool}", a.command(&epTool, agentPath))

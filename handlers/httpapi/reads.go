@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/url"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/handlers"
 	"github.com/agentgate/agentgate/projections"
 )
 
@@ -355,4 +357,76 @@ func (a *api) jwks(w http.ResponseWriter, _ *http.Request) {
 	h.Set("Cache-Control", "public, max-age=300")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(b)
+}
+
+// getState answers GET /agents/{id}/state?at_seq=N or ?at_time=T (issue 5):
+// the agent as it was right after event N was decided (or the last event
+// at or before T), computed from the nearest projection snapshot and the
+// log (handlers.AgentStateAt). Reads are authenticated as GET /agents/{id};
+// without Config.Log the answer is QWED unavailable.
+func (a *api) getState(w http.ResponseWriter, r *http.Request) {
+	c := newCall(r)
+	ag, e := a.readAgentFor(r, c)
+	if e != nil {
+		a.fail(r.Context(), w, c, e)
+		return
+	}
+	if a.cfg.Log == nil {
+		e := failure(domain.CodeUnavailable, "time travel needs the event log, which this instance does not read")
+		writeJSON(w, e.status, e.body())
+		return
+	}
+	ctx := r.Context()
+	q := r.URL.Query()
+	seqText, timeText := q.Get("at_seq"), q.Get("at_time")
+	if (seqText == "") == (timeText == "") {
+		a.fail(ctx, w, c, reject(domain.CodeInvalidRequest, map[string]any{"field": "at_seq"},
+			"give exactly one of at_seq (a log position) or at_time (an RFC 3339 time)"))
+		return
+	}
+	var seq uint64
+	if seqText != "" {
+		n, err := strconv.ParseUint(seqText, 10, 64)
+		if err != nil || n == 0 {
+			a.fail(ctx, w, c, reject(domain.CodeInvalidRequest, map[string]any{"field": "at_seq", "expected": "positive integer"},
+				"at_seq must be a positive integer"))
+			return
+		}
+		seq = n
+	} else {
+		at, e := parseTime("at_time", timeText)
+		if e != nil {
+			a.fail(ctx, w, c, e)
+			return
+		}
+		n, err := handlers.SeqAtTime(ctx, a.cfg.Log, at)
+		if err != nil {
+			a.stateError(ctx, w, c, ag.ID, err)
+			return
+		}
+		seq = n
+	}
+	st, err := handlers.AgentStateAt(ctx, a.cfg.Log, a.cfg.Store, ag.ID, seq)
+	if err != nil {
+		a.stateError(ctx, w, c, ag.ID, err)
+		return
+	}
+	writeValue(w, http.StatusOK, st.View())
+}
+
+// stateError maps the errors of time travel.
+func (a *api) stateError(ctx context.Context, w http.ResponseWriter, c *call, agentID string, err error) {
+	switch {
+	case errors.Is(err, handlers.ErrBeyondHead):
+		head := a.cfg.Log.Head().Seq
+		a.fail(ctx, w, c, reject(domain.CodeInvalidRequest, map[string]any{"field": "at_seq", "head_seq": head},
+			"the position is not in the log (head is seq %d)", head))
+	case errors.Is(err, handlers.ErrNotRegisteredAt):
+		a.fail(ctx, w, c, reject(domain.CodeNotFound, map[string]any{"agent_id": agentID},
+			"agent %q was not registered at that position", agentID))
+	default:
+		a.log.Error("computing the agent's past state", "err", err)
+		e := failure(domain.CodeUnavailable, "the agent's past state cannot be computed")
+		writeJSON(w, e.status, e.body())
+	}
 }
