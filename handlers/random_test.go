@@ -46,7 +46,10 @@ func seededRun(t *testing.T, seed uint64, n int) {
 	var open []string // action ids approved or pending, for executions and resolutions
 	counts := map[string]int{}
 	reqN := 0
-	next := func() domain.RequestID { reqN++; return domain.RequestID{Source: "seeded", ID: fmt.Sprint(seed, "-", reqN)} }
+	next := func() domain.RequestID {
+		reqN++
+		return domain.RequestID{Source: "seeded", ID: fmt.Sprint(seed, "-", reqN)}
+	}
 	types := []string{"calculate", "execute_sql", "api_call", "send_email", "read_file", "delete_file", "unknown_thing"}
 	queries := []string{"SELECT 1", "2+2", "UPDATE t SET a = 1 WHERE id = 2", "DELETE FROM t"}
 	tools := []string{"search", "send_email", "execute_code", "mystery_tool"}
