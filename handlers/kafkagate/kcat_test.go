@@ -3,6 +3,7 @@ package kafkagate_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -56,6 +57,65 @@ func TestKcatBinaryModeRequestReply(t *testing.T) {
 		}
 		if ctx.Err() != nil {
 			t.Fatal("kcat never read a reply with correlationid kcat-corr-1")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// DESIGN.md §3 interop, structured mode: kcat publishes the whole event as
+// the value (content-type application/cloudevents+json, data inline), the
+// gate decides it and answers in structured mode too: the reply read by
+// kcat is a CloudEvent JSON document of type <type>.reply carrying the
+// correlationid and the decision.
+func TestKcatStructuredModeRequestReply(t *testing.T) {
+	kcat, err := exec.LookPath("kcat")
+	if err != nil {
+		t.Skip("kcat is not installed (apt-get install kcat; CI installs it): the interop test needs it")
+	}
+	_, brokers := broker(t)
+	startGate(t, brokers, &logs{brokers: brokers}, t.TempDir())
+	c := newClient(t, brokers)
+	agent, token := register(t, c, "kcat-structured")
+	event := `{"specversion":"1.0","id":"kcat-s-1","source":"kcat-test","type":"qwed.agent.action.verify","subject":"` + agent +
+		`","datacontenttype":"application/json","partitionkey":"` + agent + `","replyto":"agentgate.replies","correlationid":"kcat-corr-s1",` +
+		`"data":{"agent_token":"` + token + `","action":{"type":"execute_sql","query":"SELECT 1"},"context":{"conversation_id":"ks1","step_number":1}}}`
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	pub := exec.CommandContext(ctx, kcat, "-b", brokers[0], "-P", "-t", "agentgate.requests", "-X", "partitioner=murmur2_random",
+		"-k", agent, "-H", "content-type=application/cloudevents+json")
+	pub.Stdin = strings.NewReader(event + "\n")
+	if out, err := pub.CombinedOutput(); err != nil {
+		t.Fatalf("kcat -P: %v\n%s", err, out)
+	}
+	for {
+		var out bytes.Buffer
+		sub := exec.CommandContext(ctx, kcat, "-b", brokers[0], "-C", "-t", "agentgate.replies", "-o", "beginning", "-e", "-q", "-f", "%h\t%s\n")
+		sub.Stdout = &out
+		if err := sub.Run(); err != nil {
+			t.Fatalf("kcat -C: %v", err)
+		}
+		for _, line := range strings.Split(out.String(), "\n") {
+			hdrs, value, _ := strings.Cut(line, "\t")
+			if !strings.Contains(value, `"correlationid":"kcat-corr-s1"`) {
+				continue
+			}
+			var rep struct {
+				Type string `json:"type"`
+				Data struct {
+					Decision string `json:"decision"`
+				} `json:"data"`
+			}
+			if err := json.Unmarshal([]byte(value), &rep); err != nil {
+				t.Fatalf("structured reply is not a JSON CloudEvent: %v: %s", err, value)
+			}
+			if rep.Type != "qwed.agent.action.verify.reply" || rep.Data.Decision != "APPROVED" ||
+				!strings.Contains(hdrs, "content-type=application/cloudevents+json") || !strings.Contains(hdrs, "agentgate-status=200") {
+				t.Fatalf("structured reply read by kcat: %s", line)
+			}
+			return
+		}
+		if ctx.Err() != nil {
+			t.Fatal("kcat never read a reply with correlationid kcat-corr-s1")
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
