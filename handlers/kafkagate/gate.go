@@ -713,24 +713,36 @@ func (g *Gate) answer(p int32, it *item, out, keyed *[]kafka.Message) bool {
 
 // reply encodes the reply to req for topic to.
 func (g *Gate) reply(req ce.Event, to string, status int, body []byte, now time.Time) (kafka.Message, bool) {
+	m, err := replyMessage(req, to, status, body, now)
+	if err != nil {
+		g.log.Error("encoding a reply", "type", req.Type, "err", err)
+		return kafka.Message{}, false
+	}
+	return m, true
+}
+
+// replyMessage is the wire form of the reply to req on topic to (frozen in
+// schemas/testdata/ce_kafka_*_reply.json): the CloudEvent of ce.NewReply
+// in the request's mode (binary when unknown), keyed by the request's
+// partitionkey or else its correlation id, and the HTTP status in the
+// header agentgate-status after the binding's headers.
+func replyMessage(req ce.Event, to string, status int, body []byte, now time.Time) (kafka.Message, error) {
 	if req.Mode == 0 {
 		req.Mode = ce.ModeBinary
 	}
 	if len(req.Type) > ce.MaxRequestTypeBytes {
 		req.Type = req.Type[:ce.MaxRequestTypeBytes]
 	}
-	rep := ce.NewReply(req, body, now)
-	m, err := cekafka.Encode(rep)
+	m, err := cekafka.Encode(ce.NewReply(req, body, now))
 	if err != nil {
-		g.log.Error("encoding a reply", "type", rep.Type, "err", err)
-		return kafka.Message{}, false
+		return kafka.Message{}, fmt.Errorf("encoding the reply: %w", err)
 	}
 	m.Topic = to
 	if len(m.Key) == 0 { // keyed by partitionkey (the agent) when it has one
 		m.Key = []byte(req.CorrelationID())
 	}
 	m.Headers = append(m.Headers, kafka.Header{Key: HeaderStatus, Value: []byte(strconv.Itoa(status))})
-	return m, true
+	return m, nil
 }
 
 // DecisionType is the CloudEvent type of a message on the decisions topic

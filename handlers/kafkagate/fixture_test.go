@@ -1,0 +1,130 @@
+package kafkagate
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"github.com/agentgate/agentgate/streams/ce"
+	"github.com/agentgate/agentgate/streams/cekafka"
+)
+
+var rewrite = flag.Bool("rewrite", false, "rewrite the Kafka reply fixtures in schemas/testdata from the current encoder")
+
+const fixtureDir = "../../schemas/testdata"
+
+// fixtureMessage is the JSON description of a Kafka message in
+// schemas/testdata/ce_kafka_*.json (the format of the request fixtures):
+// key and value as UTF-8 text, headers in wire order.
+type fixtureMessage struct {
+	Description string          `json:"description"`
+	Topic       string          `json:"topic"`
+	Key         string          `json:"key"`
+	Headers     []fixtureHeader `json:"headers"`
+	Value       string          `json:"value"`
+}
+
+type fixtureHeader struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+func (f fixtureMessage) message() kafka.Message {
+	msg := kafka.Message{Topic: f.Topic, Value: []byte(f.Value)}
+	if f.Key != "" {
+		msg.Key = []byte(f.Key)
+	}
+	for _, h := range f.Headers {
+		msg.Headers = append(msg.Headers, kafka.Header{Key: h.Key, Value: []byte(h.Value)})
+	}
+	return msg
+}
+
+func describe(desc string, msg kafka.Message) fixtureMessage {
+	f := fixtureMessage{Description: desc, Topic: msg.Topic, Key: string(msg.Key), Value: string(msg.Value)}
+	for _, h := range msg.Headers {
+		f.Headers = append(f.Headers, fixtureHeader{Key: h.Key, Value: string(h.Value)})
+	}
+	return f
+}
+
+func readFixture(t *testing.T, file string) fixtureMessage {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(fixtureDir, file))
+	if err != nil {
+		t.Fatalf("reading fixture: %v", err)
+	}
+	var f fixtureMessage
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		t.Fatalf("parsing fixture %s: %v", file, err)
+	}
+	return f
+}
+
+// fixtureReplyBody is seed 000 §4.1's verify_action response (APPROVED).
+const fixtureReplyBody = `{"action_id":"act_9f2c4e6a8b0d1f3e5a7c","decision":"APPROVED","conversation_id":"conv_123","step_number":5,` +
+	`"verification":{"status":"VERIFIED","engine":"sql","risk_level":"low","checks_passed":["context_valid","within_step_limit","no_replay","no_repetition","action_type_known","engine_allowed","engine_verified","trust_sufficient","within_budget"]},` +
+	`"budget_remaining":{"daily_cost_usd":"49.90","hourly_requests":999}}`
+
+// TestFrozenKafkaReplyFixtures pins the published wire form of a reply on
+// agentgate.replies in both modes: the reply to each frozen request
+// fixture (schemas/testdata/ce_kafka_*_request.json) is encoded byte for
+// byte as frozen in ce_kafka_*_reply.json (key, headers in order with the
+// status last, value), and a client decodes the fixture to the reply's
+// attributes: type <type>.reply, source agentgate, the reply id of the
+// request, its correlationid and partitionkey, the data, the status.
+func TestFrozenKafkaReplyFixtures(t *testing.T) {
+	at := time.Date(2026, 1, 15, 10, 0, 0, 125_000_000, time.UTC)
+	for _, fx := range []struct{ request, reply, desc string }{
+		{"ce_kafka_binary_request.json", "ce_kafka_binary_reply.json",
+			"reply to ce_kafka_binary_request.json on agentgate.replies: binary mode (ce_ headers, value = the endpoint's body, key = partitionkey), HTTP status in agentgate-status"},
+		{"ce_kafka_structured_request.json", "ce_kafka_structured_reply.json",
+			"reply to ce_kafka_structured_request.json on agentgate.replies: structured mode (value = application/cloudevents+json event, key = partitionkey), HTTP status in agentgate-status"},
+	} {
+		t.Run(fx.reply, func(t *testing.T) {
+			req, err := cekafka.Decode(readFixture(t, fx.request).message())
+			if err != nil {
+				t.Fatalf("decoding the request fixture: %v", err)
+			}
+			enc, err := replyMessage(req, req.Extensions[ce.ExtReplyTo], 200, []byte(fixtureReplyBody), at)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if *rewrite {
+				b, err := json.MarshalIndent(describe(fx.desc, enc), "", "  ")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(fixtureDir, fx.reply), append(b, '\n'), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			f := readFixture(t, fx.reply)
+			msg := f.message()
+			if !reflect.DeepEqual(enc, msg) {
+				t.Fatalf("the gate no longer produces the frozen reply:\n got %+v\nwant %+v", describe("", enc), f)
+			}
+			got, err := cekafka.DecodeReply(msg)
+			if err != nil {
+				t.Fatalf("decoding the reply fixture: %v", err)
+			}
+			want := ce.NewReply(req, []byte(fixtureReplyBody), at)
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("reply fixture decodes to\n %+v\nwant\n %+v", got, want)
+			}
+			if got.Type != "qwed.agent.action.verify.reply" || got.Source != "agentgate" || got.Extensions["correlationid"] != req.Extensions["correlationid"] ||
+				string(msg.Key) != "agent_xyz789" || !reflect.DeepEqual(msg.Headers[len(msg.Headers)-1], kafka.Header{Key: HeaderStatus, Value: []byte("200")}) {
+				t.Fatalf("reply attributes: %+v key %q headers %v", got, msg.Key, msg.Headers)
+			}
+		})
+	}
+}
