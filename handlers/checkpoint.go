@@ -81,6 +81,11 @@ func (w *Worker) appendCheckpoint(f *flight) {
 	if ck.uncovered == 0 || (ck.uncovered < ck.policy.Events && f.now.Sub(ck.first) < time.Duration(ck.policy.Interval)) {
 		return
 	}
+	if len(f.events) == 0 && !hasTick(f.batch) {
+		// A batch of retries appends nothing (they get their recorded
+		// events); a checkpoint due by time waits for the next tick.
+		return
+	}
 	env := domain.Env{Now: f.now, Seq: f.head.Seq + 1, Partition: w.cfg.Partition}
 	ev, err := domain.Checkpoint(env, f.head.Hash, ck.config, ck.signer)
 	var payload []byte
@@ -101,4 +106,13 @@ func (w *Worker) appendCheckpoint(f *flight) {
 	f.events = append(f.events, ev)
 	f.records = append(f.records, rec)
 	ck.uncovered, ck.policy = 0, ck.config
+}
+
+func hasTick(batch []*request) bool {
+	for _, r := range batch {
+		if r.cmd.Type == domain.CmdTick {
+			return true
+		}
+	}
+	return false
 }
