@@ -352,7 +352,7 @@ func (r *runner) run(ctx context.Context, log streams.Log) error {
 			for c := range jobs {
 				c.evs = make([]*domain.Event, len(c.recs))
 				for i, rec := range c.recs {
-					if c.evs[i], c.err = handlers.DecodeEvent(rec.Payload); c.err != nil {
+					if c.evs[i], c.err = decodeForRedecide(rec.Payload, r.opts.From, r.selected); c.err != nil {
 						c.err = fmt.Errorf("decoding log record %d: %w", rec.Seq, c.err)
 						break
 					}

@@ -9,15 +9,18 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/handlers"
 	"github.com/agentgate/agentgate/handlers/backtest"
 	"github.com/agentgate/agentgate/handlers/seedlog"
 	"github.com/agentgate/agentgate/handlers/snapshot"
+	"github.com/agentgate/agentgate/streams"
 )
 
 var (
@@ -396,5 +399,39 @@ func TestBacktestTable(t *testing.T) {
 	}
 	if strings.Count(out, "api_call") != 2 {
 		t.Errorf("table should list the two api_calls:\n%s", out)
+	}
+}
+
+// The fast decoder decodes every event of a recorded history (every
+// event type the seed writes, checkpoints included) exactly as the
+// standard library does.
+func TestDecodeEventMatchesStandardLibrary(t *testing.T) {
+	h := seed(t)
+	snap, err := snapshot.Open(h.dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snap.Close()
+	n := 0
+	err = snap.Log.Read(context.Background(), 1, func(r streams.Record) error {
+		a, err := handlers.DecodeEvent(r.Payload)
+		if err != nil {
+			return err
+		}
+		b, err := backtest.DecodeEvent(r.Payload)
+		if err != nil {
+			return err
+		}
+		if !reflect.DeepEqual(a, b) {
+			t.Errorf("seq %d decodes differently:\n%+v\n%+v", r.Seq, a, b)
+		}
+		n++
+		return nil
+	})
+	if err != nil || n < 10 {
+		t.Fatalf("read %d events: %v", n, err)
+	}
+	if _, err := backtest.DecodeEvent([]byte(`{"seq":"x"}`)); err == nil {
+		t.Fatal("a malformed event decoded")
 	}
 }
