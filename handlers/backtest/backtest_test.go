@@ -18,6 +18,7 @@ import (
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/handlers"
 	"github.com/agentgate/agentgate/handlers/backtest"
+	"github.com/agentgate/agentgate/handlers/eventjson"
 	"github.com/agentgate/agentgate/handlers/seedlog"
 	"github.com/agentgate/agentgate/handlers/snapshot"
 	"github.com/agentgate/agentgate/streams"
@@ -418,7 +419,7 @@ func TestDecodeEventMatchesStandardLibrary(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		b, err := backtest.DecodeEvent(r.Payload)
+		b, err := eventjson.DecodeEvent(r.Payload)
 		if err != nil {
 			return err
 		}
@@ -431,7 +432,7 @@ func TestDecodeEventMatchesStandardLibrary(t *testing.T) {
 	if err != nil || n < 10 {
 		t.Fatalf("read %d events: %v", n, err)
 	}
-	if _, err := backtest.DecodeEvent([]byte(`{"seq":"x"}`)); err == nil {
+	if _, err := eventjson.DecodeEvent([]byte(`{"seq":"x"}`)); err == nil {
 		t.Fatal("a malformed event decoded")
 	}
 }

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
-	"github.com/agentgate/agentgate/handlers"
+	"github.com/agentgate/agentgate/handlers/eventjson"
 	"github.com/agentgate/agentgate/streams"
 )
 
@@ -112,7 +112,6 @@ type builder struct {
 type rawRecord struct {
 	seq     uint64
 	prev    string
-	hash    string
 	time    time.Time
 	payload []byte
 }
@@ -188,7 +187,10 @@ func (b *builder) record(r streams.Record, seg Segment) error {
 	} else {
 		b.pastEnd = true
 	}
-	b.last = rawRecord{seq: r.Seq, hash: r.Hash(), time: t}
+	// The hash of the last record read is computed once, at the end,
+	// from a copy of its payload (hashing every record would cost more).
+	b.last.seq, b.last.time = r.Seq, t
+	b.last.payload = append(b.last.payload[:0], r.Payload...)
 	if isCkpt {
 		if err := b.checkpoint(r); err != nil {
 			return err
@@ -199,7 +201,7 @@ func (b *builder) record(r streams.Record, seg Segment) error {
 		}
 	}
 	if bytes.Contains(r.Payload, b.needle) {
-		ev, err := handlers.DecodeEvent(r.Payload)
+		ev, err := eventjson.DecodeEvent(r.Payload)
 		if err != nil {
 			return fmt.Errorf("decoding log record %d: %w", r.Seq, err)
 		}
@@ -232,7 +234,7 @@ func eventTime(p []byte) (time.Time, error) {
 
 // checkpoint records a checkpoint event.
 func (b *builder) checkpoint(r streams.Record) error {
-	ev, err := handlers.DecodeEvent(r.Payload)
+	ev, err := eventjson.DecodeEvent(r.Payload)
 	if err != nil {
 		return fmt.Errorf("decoding log record %d: %w", r.Seq, err)
 	}
@@ -453,7 +455,10 @@ func (b *builder) finish() (*Report, error) {
 		Status: a.Status, RegisteredAt: a.CreatedAt.UTC(),
 	}
 	rep.Limits = a.Budget
-	rep.ProducedAt = Position{Partition: b.opts.Partition, Seq: b.last.seq, Hash: b.last.hash, Time: b.last.time}
+	rep.ProducedAt = Position{Partition: b.opts.Partition, Seq: b.last.seq, Time: b.last.time}
+	if b.last.seq > 0 {
+		rep.ProducedAt.Hash = streams.HashPayload(b.last.payload)
+	}
 	if c := b.lastCkpt; c != nil && c.EventSeq == b.last.seq && c.CoversSeq >= b.lastPeriod {
 		// The log (or the segment) ends with the checkpoint that covers
 		// the period.

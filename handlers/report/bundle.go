@@ -54,11 +54,7 @@ func WriteBundle(ctx context.Context, w io.Writer, log streams.Log, opts Options
 			bw.WriteByte(',')
 		}
 		bw.WriteString("\n")
-		s, err := json.Marshal(string(r.Payload))
-		if err != nil {
-			return err
-		}
-		bw.Write(s)
+		writeJSONString(bw, r.Payload)
 		if n == 0 {
 			first = r.Seq
 		}
@@ -93,6 +89,33 @@ type VerifyOptions struct {
 	JWKS []byte
 	// SkipSignatures checks the chain and the report but no signature.
 	SkipSignatures bool
+}
+
+// writeJSONString writes p as a JSON string: quotes, backslashes and
+// control bytes escaped, everything else (valid UTF-8: the log's payloads
+// are JSON) as is. Decoding it gives p back byte for byte.
+func writeJSONString(w *bufio.Writer, p []byte) {
+	const hex = "0123456789abcdef"
+	w.WriteByte('"')
+	start := 0
+	for i, c := range p {
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		w.Write(p[start:i])
+		switch c {
+		case '"', '\\':
+			w.WriteByte('\\')
+			w.WriteByte(c)
+		default:
+			w.WriteString(`\u00`)
+			w.WriteByte(hex[c>>4])
+			w.WriteByte(hex[c&0xf])
+		}
+		start = i + 1
+	}
+	w.Write(p[start:])
+	w.WriteByte('"')
 }
 
 // BundleCheck is the outcome of VerifyBundle.

@@ -19,6 +19,7 @@ import (
 	"github.com/agentgate/agentgate/handlers/seedlog"
 	"github.com/agentgate/agentgate/handlers/snapshot"
 	"github.com/agentgate/agentgate/projections"
+	"github.com/agentgate/agentgate/streams"
 )
 
 var (
@@ -405,4 +406,35 @@ func diffBytes(a, b []byte) int {
 		}
 	}
 	return n
+}
+
+// The bundle's event strings decode to the exact payload bytes, whatever
+// they hold.
+func TestBundleStringsAreByteExact(t *testing.T) {
+	h := seed(t)
+	b := writeBundle(t, h, report.Options{AgentID: h.a, From: day1, To: day4})
+	var raw struct {
+		Chain struct {
+			Events []string `json:"events"`
+		} `json:"chain"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := snapshot.Open(h.dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snap.Close()
+	i := 0
+	err = snap.Log.Read(context.Background(), 1, func(r streams.Record) error {
+		if i < len(raw.Chain.Events) && raw.Chain.Events[i] != string(r.Payload) {
+			t.Errorf("seq %d differs in the bundle", r.Seq)
+		}
+		i++
+		return nil
+	})
+	if err != nil || len(raw.Chain.Events) < 10 {
+		t.Fatalf("%d events: %v", len(raw.Chain.Events), err)
+	}
 }
