@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/handlers/audit"
 	"github.com/agentgate/agentgate/streams"
+	"github.com/agentgate/agentgate/streams/pebblelog"
 )
 
 // decidedChain encodes n action.decided events shaped as the gate records
@@ -77,6 +80,38 @@ func BenchmarkVerifyChain(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		rep, err := audit.Verify(context.Background(), audit.Payloads(0, chain), nil, audit.Options{SkipSignatures: true})
+		if err != nil || !rep.OK() || rep.Partitions[0].Events != n {
+			b.Fatalf("verify: %v %+v", err, rep)
+		}
+	}
+	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+	b.ReportMetric(0, "ns/op")
+}
+
+// BenchmarkVerifyPebbleLog is the same walk reading the records from an
+// embedded Pebble log on disk (what `audit verify --data` does).
+func BenchmarkVerifyPebbleLog(b *testing.B) {
+	const n = 100_000
+	chain := decidedChain(b, n)
+	lg, err := pebblelog.Open(b.TempDir(), pebblelog.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer lg.Close()
+	prev := ""
+	for i := 0; i < n; i += 1000 {
+		batch := make([]streams.Record, 0, 1000)
+		for j := i; j < i+1000; j++ {
+			batch = append(batch, streams.Record{Seq: uint64(j + 1), Prev: prev, Payload: chain[j]})
+			prev = streams.HashPayload(chain[j])
+		}
+		if err := lg.Append(context.Background(), batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		rep, err := audit.Verify(context.Background(), audit.LogSource(lg, 0), nil, audit.Options{SkipSignatures: true})
 		if err != nil || !rep.OK() || rep.Partitions[0].Events != n {
 			b.Fatalf("verify: %v %+v", err, rep)
 		}
