@@ -45,28 +45,12 @@ type server struct {
 	addr string
 }
 
+// startServer starts `agentgate serve` on data and addr with the admin
+// key "admin-key" and waits until it is healthy.
 func startServer(t *testing.T, bin, data, addr string) *server {
 	t.Helper()
-	cmd := exec.Command(bin, "serve", "--data", data, "--http", addr, "--api-key", "admin-key")
-	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting server: %v", err)
-	}
-	s := &server{cmd: cmd, addr: addr}
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		resp, err := http.Get("http://" + addr + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return s
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	cmd.Process.Kill()
-	t.Fatalf("server on %s did not become healthy", addr)
-	return nil
+	cmd, _ := cliServe(t, bin, addr, []string{"--data", data, "--http", addr, "--api-key", "admin-key"}, nil)
+	return &server{cmd: cmd, addr: addr}
 }
 
 func call(ctx context.Context, client *http.Client, method, url string, hdr map[string]string, body any) (int, map[string]any, error) {
