@@ -16,9 +16,9 @@ import (
 
 	"github.com/agentgate/agentgate/handlers/attest"
 	"github.com/agentgate/agentgate/handlers/audit"
+	"github.com/agentgate/agentgate/handlers/snapshot"
 	"github.com/agentgate/agentgate/projections"
 	"github.com/agentgate/agentgate/streams"
-	"github.com/agentgate/agentgate/streams/pebblelog"
 )
 
 func init() { moreCommands = append(moreCommands, auditCmd) }
@@ -44,7 +44,8 @@ func auditCmd() *cobra.Command {
 		Long: `Walk the event log and check every link: seq gap-free, prev = SHA-256 of the previous event's
 stored bytes, every checkpoint's signature and head, every attestation, the checkpoint cadence and,
 for --data, the head the projections recorded. Exit 0 when the chain is intact, 1 with the first
-broken link (partition, seq, offset, expected, found). The gate must not be running on --data DIR.`,
+broken link (partition, seq, offset, expected, found). With --data the log is read from a private
+copy, so the gate may keep running (the projections' head is then not checked: the gate holds them).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := bindEnv(cmd); err != nil {
@@ -98,7 +99,7 @@ func runAudit(ctx context.Context, f auditFlags) error {
 		}
 		src = audit.KafkaSource(&kafka.Client{Addr: kafka.TCP(brokers...), Timeout: f.timeout}, f.topic)
 	} else {
-		lg, heads, err := openAuditedLog(f.dataDir)
+		snap, heads, err := openAuditedLog(f.dataDir)
 		var chainErr *streams.ChainError
 		if errors.As(err, &chainErr) {
 			// The log refuses to open on a broken last record.
@@ -108,9 +109,9 @@ func runAudit(ctx context.Context, f auditFlags) error {
 		if err != nil {
 			return err
 		}
-		defer lg.Close()
+		defer snap.Close()
 		opts.Heads = heads
-		src = audit.LogSource(lg, 0)
+		src = audit.LogSource(snap.Log, 0)
 	}
 	rep, err := audit.Verify(ctx, src, jwks, opts)
 	if err != nil {
@@ -143,39 +144,55 @@ func auditJWKS(ctx context.Context, f auditFlags) ([]byte, error) {
 	return kr.JWKS(), nil
 }
 
-// openAuditedLog opens the embedded log of dir and returns it with the
-// head its projections recorded (none when dir has no state/).
-func openAuditedLog(dir string) (*pebblelog.Log, []audit.Head, error) {
-	logDir := filepath.Join(dir, "log")
-	if _, err := os.Stat(logDir); err != nil {
+// openAuditedLog opens a private copy of the embedded log of dir
+// (handlers/snapshot: the gate may keep running) and returns it with the
+// head the projections recorded. The projections are read first, so the
+// copy is at least as recent; when they cannot be read (no state/, or the
+// running gate holds its lock) the recorded head is not checked and a
+// note says so on stderr.
+func openAuditedLog(dir string) (*snapshot.Snapshot, []audit.Head, error) {
+	if _, err := os.Stat(filepath.Join(dir, snapshot.LogDir)); err != nil {
 		return nil, nil, fmt.Errorf("opening the log of %s: %w", dir, err)
 	}
 	var heads []audit.Head
 	stateDir := filepath.Join(dir, "state")
 	switch _, err := os.Stat(stateDir); {
 	case err == nil:
-		st, err := projections.Open(stateDir, auditLogger())
+		h, err := projectionsHead(stateDir)
 		if err != nil {
-			return nil, nil, fmt.Errorf("opening the projections (is the gate running on %s?): %w", dir, err)
+			fmt.Fprintf(os.Stderr, "note: the projections' recorded head is not checked: %v\n", err)
+		} else if h != nil {
+			heads = append(heads, *h)
 		}
-		ck, err := st.Checkpoint()
-		if cerr := st.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return nil, nil, fmt.Errorf("reading the projections' checkpoint: %w", err)
-		}
-		if ck.Seq > 0 {
-			heads = append(heads, audit.Head{Partition: 0, Seq: ck.Seq, Hash: ck.Hash, Source: "the projections (state/)"})
-		}
-	case !errors.Is(err, fs.ErrNotExist):
+	case errors.Is(err, fs.ErrNotExist):
+		fmt.Fprintln(os.Stderr, "note: no projections (state/): no recorded head to check the tail against")
+	default:
 		return nil, nil, fmt.Errorf("opening the projections: %w", err)
 	}
-	lg, err := pebblelog.Open(logDir, pebblelog.Options{Logger: auditLogger()})
+	snap, err := snapshot.Open(dir, auditLogger())
 	if err != nil {
-		return nil, nil, fmt.Errorf("opening the log (is the gate running on %s?): %w", dir, err)
+		return nil, nil, err
 	}
-	return lg, heads, nil
+	return snap, heads, nil
+}
+
+// projectionsHead reads the projections' checkpoint (nil when empty).
+func projectionsHead(stateDir string) (*audit.Head, error) {
+	st, err := projections.Open(stateDir, auditLogger())
+	if err != nil {
+		return nil, err
+	}
+	ck, err := st.Checkpoint()
+	if cerr := st.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the projections' checkpoint: %w", err)
+	}
+	if ck.Seq == 0 {
+		return nil, nil
+	}
+	return &audit.Head{Partition: 0, Seq: ck.Seq, Hash: ck.Hash, Source: "the projections (state/)"}, nil
 }
 
 // printAudit prints the report; a break is exitCode(1).

@@ -299,6 +299,20 @@ func TestAuditVerifyEmbedded(t *testing.T) {
 		wantLine(t, out, "BROKEN: partition 0 seq 22: signature: the signature is valid but signs another checkpoint")
 	})
 
+	t.Run("gate running", func(t *testing.T) {
+		dir := copyDir(t, seed)
+		g, err := handlers.OpenGate(handlers.Options{DataDir: dir, AdminKey: "admin", Logger: auditLogger()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer g.Close()
+		code, out := runAuditCLI(t, "--data", dir)
+		if code != 0 {
+			t.Fatalf("exit %d:\n%s", code, out)
+		}
+		wantLine(t, out, "partition 0: seq 1..50 (50 events)")
+	})
+
 	t.Run("no signatures", func(t *testing.T) {
 		code, out := runAuditCLI(t, "--data", copyDir(t, seed), "--no-signatures")
 		if code != 0 {
