@@ -10,7 +10,9 @@
 //     folds the event in at once (domain.Apply), so the next command of the
 //     batch sees it;
 //  3. appends the batch's events to the log in one durable write (the
-//     commit point: nothing is answered before it returns);
+//     commit point: nothing is answered before it returns), ending with a
+//     signed log.checkpointed event when the checkpoint policy makes one
+//     due (checkpoint.go, issue 5);
 //  4. applies the events to the projections with their checkpoint in one
 //     Pebble batch;
 //  5. answers every waiting caller.
