@@ -71,7 +71,7 @@ func (k *kafkaFlags) brokerList() []string {
 
 // serveKafka runs serve in Kafka mode: the partition workers of this
 // instance's share of the requests topic, and the HTTP API over Kafka.
-func serveKafka(k *kafkaFlags, z3 *z3Flags, dataDir, addr, apiKey string, cfg domain.Config, drain time.Duration, log *slog.Logger) error {
+func serveKafka(k *kafkaFlags, z3 *z3Flags, rate *rateFlags, dataDir, addr, apiKey string, cfg domain.Config, drain time.Duration, log *slog.Logger) error {
 	if apiKey == "" {
 		return errors.New("serving on Kafka needs --api-key (AGENTGATE_API_KEY): every instance shares the admin key")
 	}
@@ -150,6 +150,7 @@ func serveKafka(k *kafkaFlags, z3 *z3Flags, dataDir, addr, apiKey string, cfg do
 	h := httpapi.New(httpapi.Config{
 		Gate: hg, Store: reads.Store(), Verify: qwed,
 		AdminKeyHash: adminHash, JWKS: kr.JWKS, Registry: reg, Logger: log, Clock: time.Now, RequestTimeout: k.timeout,
+		VerifyRateLimit: rate.limit(), // per instance
 	})
 	srv := httpapi.NewServer(addr, h)
 	serr := make(chan error, 1)

@@ -87,6 +87,7 @@ func serveCmd() *cobra.Command {
 		drain                 time.Duration
 		kafkaOpts             *kafkaFlags
 		z3Opts                *z3Flags
+		rateOpts              *rateFlags
 		checkpoints           domain.CheckpointPolicy
 	)
 	cmd := &cobra.Command{
@@ -103,7 +104,7 @@ func serveCmd() *cobra.Command {
 			cfg.ApprovalTTL = domain.Duration(approvalTTL)
 			cfg.DoomLoopGuardRequired = doomRequired
 			if kafkaOpts.enabled() {
-				return serveKafka(kafkaOpts, z3Opts, dataDir, addr, apiKey, cfg, drain, log)
+				return serveKafka(kafkaOpts, z3Opts, rateOpts, dataDir, addr, apiKey, cfg, drain, log)
 			}
 			solver, closeSolver := startSolver(z3Opts, log)
 			defer closeSolver()
@@ -135,6 +136,7 @@ func serveCmd() *cobra.Command {
 			h := httpapi.New(httpapi.Config{
 				Gate: g.Worker, Store: g.Store, AdminKeyHash: g.AdminKeyHash,
 				JWKS: g.Keyring.JWKS, Registry: reg, Logger: log, Clock: time.Now, Verify: qwed, Log: g.Log,
+				VerifyRateLimit: rateOpts.limit(),
 			})
 			srv := httpapi.NewServer(addr, h)
 			serr := make(chan error, 1)
@@ -173,6 +175,7 @@ func serveCmd() *cobra.Command {
 	f.DurationVar((*time.Duration)(&checkpoints.Interval), "checkpoint-interval", domain.DefaultCheckpointInterval, "append a signed log checkpoint when this long has passed since the first uncovered event")
 	kafkaOpts = addKafkaFlags(f)
 	z3Opts = addZ3Flags(f)
+	rateOpts = addRateFlags(f)
 	return cmd
 }
 

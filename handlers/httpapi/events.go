@@ -47,7 +47,7 @@ func (a *api) events(w http.ResponseWriter, r *http.Request) {
 		a.fail(ctx, w, c, cloudEventError(err))
 		return
 	}
-	status, body := a.event(r, c, ce)
+	status, body := a.event(w, r, c, ce)
 	reply := cehttp.NewReply(ce, body, a.cfg.Clock().UTC())
 	if err := cehttp.Write(w, status, reply); err != nil {
 		a.log.Error("writing the reply cloudevent", "type", reply.Type, "err", err)
@@ -56,10 +56,10 @@ func (a *api) events(w http.ResponseWriter, r *http.Request) {
 
 // event decides one decoded CloudEvent and returns the reply's status and
 // data.
-func (a *api) event(r *http.Request, c *call, ce cehttp.Event) (int, []byte) {
+func (a *api) event(w http.ResponseWriter, r *http.Request, c *call, ce cehttp.Event) (int, []byte) {
 	ctx := r.Context()
 	if ce.Type == string(domain.CmdQWEDVerify) {
-		return a.verifyEvent(r, c, ce)
+		return a.verifyEvent(w, r, c, ce)
 	}
 	ep, ok := eventEndpoints[ce.Type]
 	if !ok {

@@ -62,6 +62,8 @@ type gateOptions struct {
 	requestTimeout time.Duration
 	// maxBodyBytes overrides Config.MaxBodyBytes.
 	maxBodyBytes int64
+	// verifyRate is Config.VerifyRateLimit.
+	verifyRate RateLimit
 }
 
 // newTestGate opens a gate in t.TempDir(), runs its worker and serves the
@@ -85,7 +87,7 @@ func newTestGate(t testing.TB, opts gateOptions) *testGate {
 	h := New(Config{
 		Gate: g.Worker, Store: g.Store, AdminKeyHash: g.AdminKeyHash, JWKS: g.Keyring.JWKS,
 		Registry: reg, Logger: logger, Clock: clock.Now,
-		RequestTimeout: opts.requestTimeout, MaxBodyBytes: opts.maxBodyBytes,
+		RequestTimeout: opts.requestTimeout, MaxBodyBytes: opts.maxBodyBytes, VerifyRateLimit: opts.verifyRate,
 	})
 	srv := httptest.NewServer(h)
 	tg := &testGate{t: t, gate: g, srv: srv, client: srv.Client(), clock: clock, reg: reg}

@@ -93,6 +93,9 @@ type Config struct {
 	// the qwed.verify CloudEvent; nil builds one over the built-in engines
 	// that records through Gate.
 	Verify *verify.Service
+	// VerifyRateLimit bounds POST /verify and qwed.verify per principal
+	// and overall (seed 002 §10.3); the zero value sets no limit.
+	VerifyRateLimit RateLimit
 }
 
 // api is the handler New returns.
@@ -104,6 +107,7 @@ type api struct {
 	mux       *http.ServeMux
 	bufs      sync.Pool
 	qwed      *verify.Service
+	limiter   *limiter // nil: no verify rate limit
 }
 
 // New returns the HTTP API over cfg.Gate and cfg.Store. It panics when
@@ -133,6 +137,9 @@ func New(cfg Config) http.Handler {
 	}
 	a.bufs.New = func() any { return new(bytes.Buffer) }
 	a.qwed = qwedService(&cfg)
+	if cfg.VerifyRateLimit.enabled() {
+		a.limiter = newLimiter(cfg.VerifyRateLimit, cfg.Clock())
+	}
 	a.routes()
 	return a
 }

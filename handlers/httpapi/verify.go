@@ -54,6 +54,9 @@ func (a *api) postVerify(w http.ResponseWriter, r *http.Request) {
 	if e == nil {
 		c.creds, e = a.credentials(r, true, false)
 	}
+	if e == nil {
+		e = a.limit(w, c.creds.principal)
+	}
 	if e != nil {
 		a.verifyRefused(ctx, w, c, e)
 		return
@@ -92,11 +95,14 @@ func (a *api) getEngines(w http.ResponseWriter, _ *http.Request) {
 // verifyEvent decides a qwed.verify CloudEvent: its data is the body of
 // POST /verify, its source and id the request id, the X-API-Key header of
 // POST /events the principal; the reply's data is POST /verify's answer.
-func (a *api) verifyEvent(r *http.Request, c *call, ce cehttp.Event) (int, []byte) {
+func (a *api) verifyEvent(w http.ResponseWriter, r *http.Request, c *call, ce cehttp.Event) (int, []byte) {
 	ctx := r.Context()
 	var e *apiError
 	if c.creds, e = a.credentials(r, true, false); e != nil {
 		a.record(ctx, c, e)
+		return e.status, verify.ErrorAnswer(e.err.Code, e.err.Details, "%s", e.err.Message).Body
+	}
+	if e = a.limit(w, c.creds.principal); e != nil {
 		return e.status, verify.ErrorAnswer(e.err.Code, e.err.Details, "%s", e.err.Message).Body
 	}
 	ans := a.qwed.Verify(ctx, verify.Call{Body: ce.Data, Version: r.Header.Get(verify.VersionHeader),

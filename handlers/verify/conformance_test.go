@@ -227,8 +227,11 @@ func TestSeed002_11_Full_Standard_ErrorCodes(t *testing.T) {
 	// QWED-ENG-003 is the TIMEOUT row of EveryStatus; QWED-ENG-004 its
 	// lean verifier; QWED-SYS-002 and QWED-ENG-002 are pinned by
 	// TestSeed002_8_3_Unavailable and TestSeed002_6_2_EveryStatusWithItsHTTPCode.
+	// QWED-AUTH-004 is pinned over HTTP by httpapi's
+	// TestSeed002_10_3_VerifyIsRateLimited (the limit is the server's
+	// configuration, off in this harness).
 	// Not applicable here: QWED-AUTH-003 (every principal may verify),
-	// QWED-AUTH-004 (no rate limit on /verify), QWED-ENG-001 (an engine
+	// QWED-ENG-001 (an engine
 	// that cannot initialise stops the process at start), QWED-SEC-003 (no
 	// PII redaction), QWED-SYS-001 (no request produces it).
 }
