@@ -2,6 +2,8 @@ package backtest_test
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"path/filepath"
 	"testing"
 	"time"
@@ -19,6 +21,7 @@ import (
 // target: ≥ 100,000 re-decisions/s).
 func BenchmarkBacktest(b *testing.B) {
 	const events = 50_000
+	slog.SetDefault(slog.New(slog.NewTextHandler(io.Discard, nil))) // keep Pebble's messages out of the results
 	dir := b.TempDir()
 	start := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	ids, err := seedlog.Generate(context.Background(), dir, seedlog.GenOptions{

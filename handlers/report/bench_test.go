@@ -3,6 +3,7 @@ package report_test
 import (
 	"context"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -37,6 +38,7 @@ var (
 // signed checkpoint every 1,000 events.
 func benchLog(b *testing.B) (string, string) {
 	benchOnce.Do(func() {
+		slog.SetDefault(slog.New(slog.NewTextHandler(io.Discard, nil))) // keep Pebble's messages out of the results
 		benchDir, benchErr = os.MkdirTemp("", "agentgate-export-bench-")
 		if benchErr != nil {
 			return
