@@ -318,9 +318,19 @@ func TestSeed002_6_2_HardProblemTimesOut(t *testing.T) {
 	if o.Status != engines.Timeout || o.Err == nil || o.Err.Code != logic.CodeTimeout || o.Status.HTTPStatus() != 504 {
 		t.Fatalf("%s %+v, want TIMEOUT %s", o.Status, o.Err, logic.CodeTimeout)
 	}
-	// The pool recovers: the next query is answered.
-	if o := e.Verify(context.Background(), engines.Request{Query: "(GT x 1)"}); o.Status != engines.Verified {
-		t.Fatalf("after the timeout: %s %+v", o.Status, o.Err)
+	// The pool recovers: a later query is answered. The pool's budget is
+	// 100 ms for this test, which a loaded machine can exceed even for a
+	// trivial query on a freshly restarted process (its start-up counts),
+	// so the recovery gets a few tries; a pool that stays broken fails
+	// them all.
+	var after engines.Outcome
+	for try := 0; try < 5; try++ {
+		if after = e.Verify(context.Background(), engines.Request{Query: "(GT x 1)"}); after.Status == engines.Verified {
+			break
+		}
+	}
+	if after.Status != engines.Verified {
+		t.Fatalf("after the timeout: %s %+v", after.Status, after.Err)
 	}
 	// The caller's deadline bounds the query too.
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
