@@ -37,7 +37,7 @@ type history struct {
 
 // seed records two days of agent A (org_1, trust 2, $100/day) with every
 // kind of outcome, interleaved with agent B, and a day after the period.
-func seed(t *testing.T) *history {
+func seed(t testing.TB) *history {
 	t.Helper()
 	h := &history{dir: t.TempDir()}
 	g, err := seedlog.Start(h.dir, day1.Add(8*time.Hour))
@@ -304,7 +304,7 @@ func abs(x int) int {
 	return x
 }
 
-func writeBundle(t *testing.T, h *history, opts report.Options) []byte {
+func writeBundle(t testing.TB, h *history, opts report.Options) []byte {
 	t.Helper()
 	snap, err := snapshot.Open(h.dir, nil)
 	if err != nil {

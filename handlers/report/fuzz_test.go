@@ -1,0 +1,31 @@
+package report_test
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	"github.com/agentgate/agentgate/handlers/report"
+)
+
+// FuzzVerifyBundle: a bundle is untrusted input. Reading and verifying any
+// bytes never panics, and a bundle that verifies has an intact chain and
+// no mismatch. testdata/fuzz/FuzzVerifyBundle/bundle is a real bundle (a
+// day of the seeded history of report_test.go).
+func FuzzVerifyBundle(f *testing.F) {
+	f.Add([]byte(`{"format":"agentgate.compliance-bundle.v1","chain":{"partition":0,"events":["{}"],"first_seq":1,"last_seq":1},"report":{},"jwks":{"keys":[]}}`))
+	f.Add([]byte(`{}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		bd, err := report.ReadBundle(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		chk, err := report.VerifyBundle(context.Background(), bd, report.VerifyOptions{})
+		if err != nil {
+			return
+		}
+		if chk.OK() && (chk.Chain.Break != nil || len(chk.Problems) != 0) {
+			t.Fatalf("OK with a break or problems: %+v", chk)
+		}
+	})
+}
