@@ -14,18 +14,29 @@ import (
 	"github.com/agentgate/agentgate/domain"
 )
 
-// Agent snapshots for time travel (issue 5). At every log checkpoint the
-// store keeps a copy of each agent that changed since the previous one:
-// its whole domain.Agent (conversations and open actions included) and its
-// pending approvals, as they stand right after the checkpoint event. A
-// query at seq N starts from the agent's last snapshot at or before N and
-// folds the log from there (handlers.AgentStateAt).
+// Agent snapshots for time travel (issue 5). At a log checkpoint the store
+// keeps a copy of each agent that changed since its last snapshot, if that
+// snapshot (or, before the first, its registration) is at least
+// SnapshotEveryCheckpoints checkpoint intervals back: its whole
+// domain.Agent (conversations and open actions included) and its pending
+// approvals, as they stand right after the checkpoint event. A query at
+// seq N starts from the agent's last snapshot at or before N (or its
+// registration) and folds the log from there (handlers.AgentStateAt),
+// which reads at most about SnapshotEveryCheckpoints intervals of log.
+// Snapshotting at every checkpoint instead would rewrite an agent with
+// thousands of conversations (up to domain.MaxConversations) every 1,000
+// events: the snapshots would outweigh the log.
+//
+// The interval is the one the checkpoint event itself states for the next
+// checkpoint (LogCheckpoint.Next.Events), so the cadence is a function of
+// the log and a rebuilt store equals the live one.
 //
 // Keys:
 //
 //	h + agent + seq(8) -> AgentSnapshot     the snapshot after checkpoint seq
 //	g + agent          -> seq(8)            the seq of the agent's registration
-//	d + agent          -> ""                changed since the last checkpoint
+//	l + agent          -> seq(8)            the seq of the agent's last snapshot
+//	d + agent          -> ""                changed since its last snapshot
 //
 // A snapshot is taken only when the checkpoint is the last event of the
 // batch (the worker always appends it last; ApplyLog ends its batches at
@@ -34,8 +45,13 @@ import (
 const (
 	tSnapshot   = 'h'
 	tRegistered = 'g'
+	tLastSnap   = 'l'
 	tDirty      = 'd'
 )
+
+// SnapshotEveryCheckpoints is how many checkpoint intervals an agent's
+// snapshots are apart at the least.
+const SnapshotEveryCheckpoints = 10
 
 // AgentSnapshot is one agent's state right after the checkpoint at Seq.
 type AgentSnapshot struct {
@@ -54,6 +70,10 @@ type snapshots struct {
 	mu     sync.Mutex
 	loaded bool
 	dirty  map[string]bool
+	// base is, per agent, the seq of its last snapshot, or of its
+	// registration before the first (absent: registered before snapshots
+	// were kept).
+	base map[string]uint64
 }
 
 func snapshotKey(agent string, seq uint64) []byte {
@@ -102,6 +122,19 @@ func (w *batchWriter) snapshot(st *domain.State, events []*domain.Event) error {
 		}); err != nil {
 			return fmt.Errorf("loading the changed agents: %w", err)
 		}
+		sn.base = map[string]uint64{}
+		for _, t := range []byte{tRegistered, tLastSnap} { // a snapshot comes after the registration
+			if err := w.s.scan([]byte{t}, func(k, v []byte) error {
+				a, _, ok := cutStr(k[1:])
+				if !ok || len(v) != 8 {
+					return fmt.Errorf("malformed snapshot index entry %q", k)
+				}
+				sn.base[a] = binary.BigEndian.Uint64(v)
+				return nil
+			}); err != nil {
+				return fmt.Errorf("loading the snapshot index: %w", err)
+			}
+		}
 		sn.loaded = true
 	}
 	for _, ev := range events {
@@ -109,6 +142,7 @@ func (w *batchWriter) snapshot(st *domain.State, events []*domain.Event) error {
 			if err := w.b.Set(key(tRegistered, r.AgentID), binary.BigEndian.AppendUint64(nil, ev.Seq), nil); err != nil {
 				return err
 			}
+			sn.base[r.AgentID] = ev.Seq
 		}
 		for _, a := range eventAgents(ev) {
 			if !sn.dirty[a] {
@@ -129,8 +163,16 @@ func (w *batchWriter) snapshot(st *domain.State, events []*domain.Event) error {
 			pending[ap.AgentID] = append(pending[ap.AgentID], ap)
 		}
 	}
+	gap := uint64(SnapshotEveryCheckpoints)
+	if cp := last.Checkpoint; cp != nil && cp.Next.Events > 0 {
+		gap *= uint64(cp.Next.Events)
+	}
 	for _, id := range sortedKeys(sn.dirty) {
-		if a := st.Agents[id]; a != nil {
+		a := st.Agents[id]
+		if b, ok := sn.base[id]; a != nil && ok && last.Seq-b < gap {
+			continue // stays changed: folded from its last snapshot until the next
+		}
+		if a != nil {
 			aps := pending[id]
 			slices.SortFunc(aps, func(x, y *domain.Approval) int { return cmpStr(x.ID, y.ID) })
 			if aps == nil {
@@ -139,12 +181,16 @@ func (w *batchWriter) snapshot(st *domain.State, events []*domain.Event) error {
 			if err := w.setJSON(snapshotKey(id, last.Seq), AgentSnapshot{Seq: last.Seq, Time: last.Time, Agent: a, Approvals: aps}); err != nil {
 				return err
 			}
+			if err := w.b.Set(key(tLastSnap, id), binary.BigEndian.AppendUint64(nil, last.Seq), nil); err != nil {
+				return err
+			}
+			sn.base[id] = last.Seq
 		}
 		if err := w.b.Delete(key(tDirty, id), nil); err != nil {
 			return err
 		}
+		delete(sn.dirty, id)
 	}
-	sn.dirty = map[string]bool{}
 	return nil
 }
 
