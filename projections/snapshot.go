@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -174,7 +175,7 @@ func (w *batchWriter) snapshot(st *domain.State, events []*domain.Event) error {
 		}
 		if a != nil {
 			aps := pending[id]
-			slices.SortFunc(aps, func(x, y *domain.Approval) int { return cmpStr(x.ID, y.ID) })
+			slices.SortFunc(aps, func(x, y *domain.Approval) int { return strings.Compare(x.ID, y.ID) })
 			if aps == nil {
 				aps = []*domain.Approval{}
 			}
@@ -192,16 +193,6 @@ func (w *batchWriter) snapshot(st *domain.State, events []*domain.Event) error {
 		delete(sn.dirty, id)
 	}
 	return nil
-}
-
-func cmpStr(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // RegisteredAt returns the seq of the agent's registration event
