@@ -80,7 +80,7 @@ type Reply struct {
 type Client struct {
 	cfg        Config
 	partitions int
-	w          *kafka.Writer
+	w          *Producer
 	readers    []*kafka.Reader
 	cancel     context.CancelFunc
 	wg         sync.WaitGroup
@@ -123,10 +123,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.w = &kafka.Writer{
-		Addr: kafka.TCP(cfg.Brokers...), Balancer: toPartition{}, RequiredAcks: kafka.RequireAll,
-		BatchTimeout: time.Millisecond, BatchSize: 1000, WriteTimeout: 10 * time.Second, MaxAttempts: 5,
-	}
+	c.w = NewProducer(cfg.Brokers)
 	rctx, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel
 	for _, p := range replies {
@@ -179,10 +176,37 @@ func (c *Client) Publish(ctx context.Context, cmd Command) (domain.RequestID, er
 	if err != nil {
 		return id, err
 	}
-	if err := c.w.WriteMessages(ctx, msg); err != nil {
+	if c.closed.Load() {
+		return id, ErrClosed
+	}
+	if err := c.w.Write(ctx, msg); err != nil {
 		return id, fmt.Errorf("publishing %s: %w", cmd.Type, err)
 	}
 	return id, nil
+}
+
+// PublishBatch sends cmds without replyto in one write (one produce
+// request per partition, in parallel) and returns their RequestIDs, in
+// order, once the broker has every one (acks=all). The commands of one
+// agent keep their order. On an error some may have been written:
+// resending the batch with the same IDs gets the recorded decisions.
+func (c *Client) PublishBatch(ctx context.Context, cmds ...Command) ([]domain.RequestID, error) {
+	ids := make([]domain.RequestID, len(cmds))
+	msgs := make([]kafka.Message, len(cmds))
+	for i, cmd := range cmds {
+		msg, id, err := c.message(cmd, "", "")
+		if err != nil {
+			return nil, err
+		}
+		msgs[i], ids[i] = msg, id
+	}
+	if c.closed.Load() {
+		return nil, ErrClosed
+	}
+	if err := c.w.Write(ctx, msgs...); err != nil {
+		return ids, fmt.Errorf("publishing %d commands: %w", len(cmds), err)
+	}
+	return ids, nil
 }
 
 // Request sends cmd with replyto and waits for its reply.
@@ -220,7 +244,7 @@ func (c *Client) Send(ctx context.Context, msg kafka.Message, corr string) (*Rep
 			c.mu.Unlock()
 		}()
 	}
-	if err := c.w.WriteMessages(ctx, msg); err != nil {
+	if err := c.w.Write(ctx, msg); err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("sending request: %w: %w", ErrTimeout, ctx.Err())
 		}
@@ -358,10 +382,6 @@ func PartitionFor(key string, n int) int32 {
 func AgentIDFor(source, id string) string {
 	return domain.AgentIDFor(domain.RequestID{Source: source, ID: id})
 }
-
-type toPartition struct{}
-
-func (toPartition) Balance(msg kafka.Message, _ ...int) int { return msg.Partition }
 
 func partitions(ctx context.Context, brokers []string, topic string) ([]int, error) {
 	var lastErr error

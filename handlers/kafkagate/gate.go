@@ -9,12 +9,14 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/segmentio/kafka-go"
 
+	"github.com/agentgate/agentgate/client"
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/handlers"
 	"github.com/agentgate/agentgate/handlers/httpapi"
@@ -37,6 +39,9 @@ const (
 	answerTimeout = 30 * time.Second
 	// openRetry is the pause between attempts to open a partition.
 	openRetry = time.Second
+	// commitInterval is how often a partition commits its request offset
+	// while requests flow.
+	commitInterval = 200 * time.Millisecond
 )
 
 // Config configures a Gate.
@@ -80,8 +85,7 @@ type Gate struct {
 	macKey     []byte
 	adminHash  []byte
 	partitions int
-	out        *kafka.Writer // replies, decisions, dead letters, forwards: by partition
-	keyed      *kafka.Writer // replies keyed by correlation id
+	out        *client.Producer // replies, decisions, dead letters, forwards
 	log        *slog.Logger
 
 	mu    sync.Mutex
@@ -121,27 +125,16 @@ func New(cfg Config, partitions int) (*Gate, error) {
 	if cfg.AdminKeyHash != "" {
 		g.adminHash = []byte(cfg.AdminKeyHash)
 	}
-	g.out = newWriter(cfg.Brokers, toPartition{})
-	g.keyed = newWriter(cfg.Brokers, &kafka.Murmur2Balancer{})
+	// A direct producer, not kafka-go's Writer: the Writer holds a partial
+	// batch up to its BatchTimeout, which was most of a request-reply's
+	// latency; complete batches the writes itself.
+	g.out = client.NewProducer(cfg.Brokers)
 	return g, nil
 }
 
-// newWriter returns a synchronous acks=all writer tuned for latency.
-func newWriter(brokers []string, b kafka.Balancer) *kafka.Writer {
-	return &kafka.Writer{
-		Addr:         kafka.TCP(brokers...),
-		Balancer:     b,
-		RequiredAcks: kafka.RequireAll,
-		BatchTimeout: time.Millisecond,
-		BatchSize:    1000,
-		WriteTimeout: 10 * time.Second,
-		MaxAttempts:  5,
-	}
-}
-
-// Close closes the writers (after Run has returned).
+// Close closes the producer (after Run has returned).
 func (g *Gate) Close() error {
-	return errors.Join(g.out.Close(), g.keyed.Close())
+	return g.out.Close()
 }
 
 // Owned returns the partitions this instance decides now, sorted.
@@ -547,7 +540,7 @@ func (g *Gate) forward(ctx context.Context, msg kafka.Message, to int32) {
 		Headers: append(append([]kafka.Header(nil), msg.Headers...), kafka.Header{Key: HeaderForwarded, Value: []byte(strconv.Itoa(msg.Partition))}),
 	}
 	for {
-		err := g.out.WriteMessages(ctx, fwd)
+		err := g.out.Write(ctx, fwd)
 		if err == nil {
 			return
 		}
@@ -561,63 +554,99 @@ func (g *Gate) forward(ctx context.Context, msg kafka.Message, to int32) {
 }
 
 // complete answers the items of a partition in offset order and commits
-// the offsets of the answered ones.
+// the offsets of the answered ones: every commitInterval while requests
+// flow, and when the generation ends. A commit is a round trip to the
+// group coordinator; committing after every reply put one on the path of
+// the next request. A request answered but not yet committed when the
+// gate dies is redelivered to the next owner, which answers it from the
+// log (invariant 4).
 func (g *Gate) complete(gen *kafka.Generation, p int32, items <-chan *item) {
 	var (
-		out    []kafka.Message
-		keyed  []kafka.Message
-		commit int64 = -1
+		out       []kafka.Message
+		written   int64 = -1 // the last offset answered and written
+		committed int64 = -1
+		last      time.Time
 	)
-	flush := func() bool {
+	commit := func() {
+		if written <= committed {
+			return
+		}
+		if err := gen.CommitOffsets(map[string]map[int]int64{g.cfg.Topics.Requests: {int(p): written + 1}}); err != nil {
+			g.log.Warn("committing offsets", "partition", p, "offset", written+1, "err", err)
+			return
+		}
+		committed, last = written, time.Now()
+	}
+	flush := func(upTo int64) bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		if len(keyed) > 0 {
-			if err := g.keyed.WriteMessages(ctx, keyed...); err != nil {
-				g.log.Error("writing replies", "partition", p, "err", err)
-				return false
+		for i := range out {
+			if out[i].Partition >= 0 {
+				continue
 			}
+			// A reply keyed by agent or correlation id, hashed over the
+			// reply topic's partitions.
+			n, err := g.out.Partitions(ctx, out[i].Topic)
+			if err != nil {
+				// An unknown reply topic: the reply is dropped, the
+				// decision stands.
+				g.log.Warn("reply topic", "topic", out[i].Topic, "err", err)
+				out[i].Topic = ""
+				continue
+			}
+			out[i].Partition = int(PartitionFor(string(out[i].Key), n))
 		}
-		if len(out) > 0 {
-			if err := g.out.WriteMessages(ctx, out...); err != nil {
-				g.log.Error("writing decisions", "partition", p, "err", err)
-				return false
-			}
+		out = slices.DeleteFunc(out, func(m kafka.Message) bool { return m.Topic == "" })
+		// Replies, decisions and dead letters in one write: one produce
+		// request per topic-partition, in parallel.
+		if err := g.out.Write(ctx, out...); err != nil {
+			g.log.Error("writing replies and decisions", "partition", p, "err", err)
+			return false
 		}
-		out, keyed = out[:0], keyed[:0]
-		if commit >= 0 {
-			if err := gen.CommitOffsets(map[string]map[int]int64{g.cfg.Topics.Requests: {int(p): commit + 1}}); err != nil {
-				g.log.Warn("committing offsets", "partition", p, "offset", commit+1, "err", err)
-			}
-			commit = -1
+		out = out[:0]
+		written = upTo
+		if time.Since(last) >= commitInterval {
+			commit()
 		}
 		return true
 	}
+	tick := time.NewTicker(commitInterval)
+	defer tick.Stop()
 	stopped := false
-	for it := range items {
-		if stopped {
-			continue // the generation is over: leave them to the next owner
-		}
-		ok := g.answer(p, it, &out, &keyed)
-		if !ok {
-			stopped = true
-			continue
-		}
-		commit = it.msg.Offset
-		if len(items) == 0 || len(out)+len(keyed) >= 512 {
-			if !flush() {
-				stopped = true
+	var answered int64 = -1 // the last offset answered (its messages in out)
+	for {
+		select {
+		case it, ok := <-items:
+			if !ok {
+				if !stopped && len(out) > 0 {
+					flush(answered)
+				}
+				commit()
+				return
 			}
+			if stopped {
+				continue // the generation is over: leave them to the next owner
+			}
+			if !g.answer(p, it, &out) {
+				stopped = true
+				continue
+			}
+			answered = it.msg.Offset
+			if len(items) == 0 || len(out) >= 512 {
+				if !flush(answered) {
+					stopped = true
+				}
+			}
+		case <-tick.C:
+			commit()
 		}
-	}
-	if !stopped {
-		flush()
 	}
 }
 
 // answer waits for an item's decision and queues its reply, decision and
 // dead letter. It returns false when the item was not decided because the
 // worker stopped (the generation ended): it must not be committed.
-func (g *Gate) answer(p int32, it *item, out, keyed *[]kafka.Message) bool {
+func (g *Gate) answer(p int32, it *item, out *[]kafka.Message) bool {
 	if it.abandon {
 		return false
 	}
@@ -692,7 +721,7 @@ func (g *Gate) answer(p int32, it *item, out, keyed *[]kafka.Message) bool {
 	if it.decoded {
 		if to := it.req.Extensions[ce.ExtReplyTo]; to != "" {
 			if m, ok := g.reply(it.req, to, status, body, now); ok {
-				*keyed = append(*keyed, m)
+				*out = append(*out, m)
 			}
 		}
 	} else if to, ok := header(&it.msg, "ce_replyto"); ok && to != "" {
@@ -705,7 +734,7 @@ func (g *Gate) answer(p int32, it *item, out, keyed *[]kafka.Message) bool {
 			req.ID = id
 		}
 		if m, ok := g.reply(req, to, status, body, now); ok {
-			*keyed = append(*keyed, m)
+			*out = append(*out, m)
 		}
 	}
 	return true
@@ -742,6 +771,7 @@ func replyMessage(req ce.Event, to string, status int, body []byte, now time.Tim
 		m.Key = []byte(req.CorrelationID())
 	}
 	m.Headers = append(m.Headers, kafka.Header{Key: HeaderStatus, Value: []byte(strconv.Itoa(status))})
+	m.Partition = -1 // by key, over the reply topic's partitions (complete)
 	return m, nil
 }
 

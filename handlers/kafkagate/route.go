@@ -85,9 +85,3 @@ func header(msg *kafka.Message, name string) (string, bool) {
 	}
 	return "", false
 }
-
-// toPartition is a kafka-go Balancer that writes a message to the
-// partition set in its Partition field.
-type toPartition struct{}
-
-func (toPartition) Balance(msg kafka.Message, _ ...int) int { return msg.Partition }

@@ -5,8 +5,12 @@
 //
 // Layout. Each record is one Kafka message on partition P: headers
 // agentgate-seq (decimal) and agentgate-prev (hex SHA-256 of the previous
-// payload, empty for seq 1), value = the payload, no key. One Append is one
-// produce request (one record batch, so all or nothing) with acks=all.
+// payload, empty for seq 1), value = the payload, no key. An Append within
+// Options.MaxRequestBytes is one produce request (one record batch, so all
+// or nothing) with acks=all; a larger one (a worker's batch of 1024 events
+// is ~1.5 MB, over Kafka's default max.message.bytes) is written as
+// consecutive requests in order, so a failure may leave a prefix of it, the
+// chain's extension, and never a gap.
 //
 // The chain, as every reader applies it. Reading the partition from offset
 // 0, a reader keeps a head (seq 0, hash "" at first) and accepts a message
@@ -41,8 +45,8 @@
 // the next Append or Sync catches up.
 //
 // Costs. Open reads the whole partition once (one fetch per
-// FetchMaxBytes). Append is one produce round trip (plus one fetch only
-// when another writer produced in between). Read from seq s fetches from
+// FetchMaxBytes). Append is one produce round trip per MaxRequestBytes
+// (plus one fetch only when another writer produced in between). Read from seq s fetches from
 // the index entry at or before s. Memory: the head plus 8 bytes per
 // IndexInterval records.
 package kafkalog

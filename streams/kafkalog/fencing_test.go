@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"testing"
@@ -268,7 +269,8 @@ func TestOpenRefusesTruncatedPartition(t *testing.T) {
 }
 
 // TestDefaultLimitsFitTheDefaultBroker pins DefaultMaxRecordBytes on both
-// sides against a broker with Kafka's default max.message.bytes.
+// sides against a broker with Kafka's default max.message.bytes, and
+// DefaultMaxBatchBytes: an Append larger than one request is split.
 func TestDefaultLimitsFitTheDefaultBroker(t *testing.T) {
 	b := newBrokerDefault(t)
 	topic := b.topic(t)
@@ -281,15 +283,41 @@ func TestDefaultLimitsFitTheDefaultBroker(t *testing.T) {
 	if err := l.Append(context.Background(), over); !errors.Is(err, streams.ErrTooLarge) {
 		t.Fatalf("appending DefaultMaxRecordBytes+1 = %v, want ErrTooLarge", err)
 	}
-	n := kafkalog.DefaultMaxBatchBytes/(100+kafkalog.RecordOverheadBytes) + 1
+	// A batch over one request (the worker's batches of 1024 events are
+	// ~1.5 MB) is written as consecutive requests, every record once and
+	// in order; one over DefaultMaxBatchBytes is refused whole.
+	const payload = 4000
+	n := 3*kafkalog.DefaultMaxRequestBytes/(payload+kafkalog.RecordOverheadBytes) + 1
 	ps := make([][]byte, n)
 	for i := range ps {
-		ps[i] = logtest.Payload(uint64(i)+2, 100)
+		ps[i] = logtest.Payload(uint64(i)+2, payload)
 	}
-	if err := l.Append(context.Background(), logtest.Records(l.Head(), ps...)); !errors.Is(err, streams.ErrTooLarge) {
-		t.Fatalf("appending %d records over DefaultMaxBatchBytes = %v, want ErrTooLarge", n, err)
+	head := l.Head()
+	if err := l.Append(context.Background(), logtest.Records(head, ps...)); err != nil {
+		t.Fatalf("appending %d records (%d bytes, over DefaultMaxRequestBytes): %v", n, n*payload, err)
 	}
-	if err := l.Append(context.Background(), logtest.Records(l.Head(), ps[:n-1]...)); err != nil {
-		t.Fatalf("appending %d records within DefaultMaxBatchBytes: %v", n-1, err)
+	if got := l.Head().Seq; got != head.Seq+uint64(n) {
+		t.Fatalf("head after a split append: seq %d, want %d", got, head.Seq+uint64(n))
+	}
+	fresh := b.open(t, topic, kafkalog.Options{})
+	i := 0
+	if err := fresh.Read(context.Background(), head.Seq+1, func(r streams.Record) error {
+		if !bytes.Equal(r.Payload, ps[i]) {
+			return fmt.Errorf("record %d (seq %d) differs", i, r.Seq)
+		}
+		i++
+		return nil
+	}); err != nil || i != n {
+		t.Fatalf("reading a split append back: %d of %d records, %v", i, n, err)
+	}
+	big := make([][]byte, kafkalog.DefaultMaxBatchBytes/(kafkalog.DefaultMaxRecordBytes/2)+1)
+	for i := range big {
+		big[i] = logtest.Payload(uint64(i), kafkalog.DefaultMaxRecordBytes/2)
+	}
+	if err := l.Append(context.Background(), logtest.Records(l.Head(), big...)); !errors.Is(err, streams.ErrTooLarge) {
+		t.Fatalf("appending %d records over DefaultMaxBatchBytes = %v, want ErrTooLarge", len(big), err)
+	}
+	if got := l.Head().Seq; got != head.Seq+uint64(n) {
+		t.Fatalf("a refused batch moved the head to %d", got)
 	}
 }

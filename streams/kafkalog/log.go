@@ -32,14 +32,20 @@ const (
 	// beyond its payload, counted against MaxBatchBytes: the seq and prev
 	// headers (~100 bytes) and the record framing, rounded up.
 	RecordOverheadBytes = 160
+	// DefaultMaxRequestBytes limits one produce request of an Append
+	// (payloads plus RecordOverheadBytes each): one record batch, which
+	// the broker refuses above the topic's max.message.bytes (1048588 by
+	// default): the default stays below it.
+	DefaultMaxRequestBytes = 1_000_000
 	// DefaultMaxBatchBytes limits one Append (payloads plus
-	// RecordOverheadBytes each). One Append is one produce request, i.e.
-	// one record batch, which the broker refuses above the topic's
-	// max.message.bytes (1048588 by default): the default stays below it.
-	DefaultMaxBatchBytes = 1_000_000
+	// RecordOverheadBytes each), written as consecutive produce requests
+	// of at most MaxRequestBytes. It is the embedded log's limit
+	// (pebblelog.DefaultMaxBatchBytes), so a worker batch that fits one
+	// log fits the other.
+	DefaultMaxBatchBytes = 16 << 20
 	// DefaultMaxRecordBytes limits one payload: what fits alone in a
-	// default batch.
-	DefaultMaxRecordBytes = DefaultMaxBatchBytes - RecordOverheadBytes
+	// produce request.
+	DefaultMaxRecordBytes = DefaultMaxRequestBytes - RecordOverheadBytes
 	// DefaultMaxBatchRecords limits the records of one Append.
 	DefaultMaxBatchRecords = 8192
 	// DefaultFetchMaxBytes is the MaxBytes of each fetch.
@@ -69,8 +75,12 @@ type Options struct {
 	MaxBatchRecords int
 	// MaxBatchBytes limits one Append, payloads plus RecordOverheadBytes
 	// per record (DefaultMaxBatchBytes); a larger batch gets
-	// streams.ErrTooLarge. Keep it below the topic's max.message.bytes.
+	// streams.ErrTooLarge.
 	MaxBatchBytes int
+	// MaxRequestBytes limits one produce request (DefaultMaxRequestBytes):
+	// an Append larger than it is split into consecutive requests. Keep it
+	// below the topic's max.message.bytes.
+	MaxRequestBytes int
 	// FetchMaxBytes is the MaxBytes of each fetch (DefaultFetchMaxBytes).
 	FetchMaxBytes int
 	// IndexInterval is the spacing of the sparse index
@@ -94,6 +104,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxBatchBytes == 0 {
 		o.MaxBatchBytes = DefaultMaxBatchBytes
+	}
+	if o.MaxRequestBytes == 0 {
+		o.MaxRequestBytes = DefaultMaxRequestBytes
 	}
 	if o.FetchMaxBytes == 0 {
 		o.FetchMaxBytes = DefaultFetchMaxBytes
@@ -403,9 +416,14 @@ func parseRecord(rec *kafka.Record) (streams.Record, bool, error) {
 	return r, seqs == 1 && prevs == 1, nil
 }
 
-// Append produces batch as one record batch on the log's partition with
-// acks=all and returns nil only when the broker acknowledged it and the
-// records are the chain's extension: every reader applies them.
+// Append produces batch on the log's partition with acks=all and returns
+// nil only when the broker acknowledged it and the records are the chain's
+// extension: every reader applies them. A batch within MaxRequestBytes is
+// one produce request, one record batch: all or nothing. A larger one (up
+// to MaxBatchBytes) is split into consecutive requests of at most
+// MaxRequestBytes, each produced and fenced as below in order: on an error
+// a prefix of the batch may be in the partition (the chain's extension,
+// which the caller's rebuild from the log picks up), never a gap.
 //
 // It returns streams.ErrConflict (wrapped) when the batch does not extend
 // the head this Log knows, and then nothing was produced; it also returns
@@ -464,6 +482,24 @@ func (l *Log) Append(ctx context.Context, batch []streams.Record) error {
 		hashes[i] = r.Hash()
 	}
 
+	// Consecutive requests of at most MaxRequestBytes.
+	for start := 0; start < len(batch); {
+		end, size := start, 0
+		for end < len(batch) && (end == start || size+len(batch[end].Payload)+RecordOverheadBytes <= l.opts.MaxRequestBytes) {
+			size += len(batch[end].Payload) + RecordOverheadBytes
+			end++
+		}
+		if err := l.appendRequest(ctx, batch[start:end], hashes[start:end]); err != nil {
+			return err
+		}
+		start = end
+	}
+	return nil
+}
+
+// appendRequest produces one request's records (the chain's next ones,
+// checked by Append) and fences them.
+func (l *Log) appendRequest(ctx context.Context, batch []streams.Record, hashes []string) error {
 	now := time.Now()
 	recs := make([]kafka.Record, len(batch))
 	for i, r := range batch {
