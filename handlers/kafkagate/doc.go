@@ -6,7 +6,22 @@
 // the requests of partition P in offset order, appends (acks=all),
 // applies, replies to the request's replyto topic with its correlationid,
 // publishes every recorded event to the decisions topic, and only then
-// commits the request offset.
+// commits the request offset (every 200 ms while requests flow, and when
+// the partition is released: an answered request not yet committed is
+// redelivered to the next owner, which answers it from the log).
+//
+// Output. Replies, decisions, dead letters and forwards are written with
+// client.Producer: one produce request (acks=all) per topic-partition per
+// flush, no batching timer, so a reply costs one round trip; complete
+// batches whatever was answered while the previous flush was in flight.
+//
+// Engines. Config.Verifier runs the verification engines on every
+// verify_action before its decision (handlers.WorkerConfig.Verifier), as
+// in embedded mode. A qwed.verify request (seed 002; data = the body of
+// POST /verify, the API key in x-api-key, the protocol version in the
+// header qwed-protocol-version) is verified by Config.Engines off the
+// reading goroutine, recorded in the partition's log (its attestations
+// signed there) and answered with POST /verify's body and status.
 //
 // Partition moves. Each partition runs inside a kafka-go Generation: when
 // the group rebalances, the partition's reader stops, its in-flight batch
@@ -24,10 +39,14 @@
 // data (agent_token) as on HTTP; principal commands (register, approval
 // resolution) carry the API key in the Kafka header x-api-key, hashed on
 // arrival and checked like X-API-Key (never recorded, never logged).
-// Undecodable or refused input goes to the dead-letter topic with the
-// reason (header agentgate-reason) and, when replyto is present, gets an
-// error reply; its audit record is appended like an HTTP rejection; it
-// never stops the partition.
+// Undecodable or refused input — not a CloudEvent, an unknown type, data
+// that is not JSON, a body that breaks the endpoint's schema (refused by
+// the transport or by Decide with a QWED-REQ code) — goes to the
+// dead-letter topic with the reason (header agentgate-reason) and its
+// origin (agentgate-origin: topic/partition/offset) and, when replyto is
+// present, gets an error reply; its audit record is appended like an HTTP
+// rejection; it never stops the partition. Refused credentials are
+// answered and audited but not dead-lettered.
 //
 // Routing. The Kafka key is the agent id (DESIGN.md §3), partitioned with
 // murmur2 (Kafka's Java default; PartitionFor). A registration mints its

@@ -618,7 +618,7 @@ func (g *Gate) complete(gen *kafka.Generation, p int32, items <-chan *item) {
 		select {
 		case it, ok := <-items:
 			if !ok {
-				if !stopped && len(out) > 0 {
+				if !stopped && (len(out) > 0 || answered > written) {
 					flush(answered)
 				}
 				commit()

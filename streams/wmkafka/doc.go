@@ -1,7 +1,21 @@
 // Package wmkafka is a Watermill message.Publisher and message.Subscriber
 // on Kafka, built on github.com/segmentio/kafka-go (Watermill's own Kafka
-// Pub/Sub uses sarama), plus NewRouter, the router agentgate's
-// asynchronous paths run on (dead letters to agentgate.deadletter).
+// Pub/Sub uses sarama), plus NewRouter: a Watermill router with the
+// middleware an asynchronous consumer of agentgate's topics wants (poison
+// queue to agentgate.deadletter, recoverer, correlation id).
+//
+// What it is for, and what it is not. It is the building block for
+// consumers outside the decision path — a service reacting to
+// agentgate.decisions or agentgate.a2a.forwarded, a dead-letter reader —
+// which want at-least-once delivery through a consumer group and Watermill's
+// handler model. The gate itself (handlers/kafkagate) does not run on it:
+// deciding a partition needs the partition assignment itself (restore the
+// partition's state from the events topic before deciding, stop before the
+// next owner starts), batches many requests into one append, and answers
+// them in offset order, none of which a Subscriber's one-message-at-a-time
+// channel with a synchronous commit per Ack expresses; and each of those
+// per-message steps would sit on the request-reply latency. See
+// docs/ARCHITECTURE.md, "Kafka".
 //
 // Wire format. A Watermill message is one Kafka message: value = payload,
 // one header per metadata entry (sorted by name), the message UUID in the

@@ -13,8 +13,9 @@ import (
 // (DESIGN.md §3).
 const DeadLetterTopic = "agentgate.deadletter"
 
-// NewRouter returns a Watermill router whose every handler runs inside,
-// from the outside in:
+// NewRouter returns a Watermill router for an asynchronous consumer of
+// agentgate's topics (not the gate's decision path, see the package doc)
+// whose every handler runs inside, from the outside in:
 //   - middleware.CorrelationID: a produced message carries the consumed
 //     one's correlation_id metadata;
 //   - middleware.PoisonQueue(pub, deadLetterTopic): a handler error (or a
