@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
 
@@ -384,9 +386,10 @@ func (w *batchWriter) flushState(st *domain.State) error {
 	if err := w.prepareOpens(st); err != nil {
 		return err
 	}
-	// Conversations are written as they stand after the batch: one the
-	// batch evicted (and did not bring back) is deleted.
-	for _, c := range w.convs {
+	// Conversations are written as they stand after the batch, once each
+	// however many of its events touched them: one the batch evicted (and
+	// did not bring back) is deleted.
+	for _, c := range dedupPairs(w.convs) {
 		k := key(tConv, c[0], c[1])
 		a := st.Agents[c[0]]
 		if a == nil || a.Conversations[c[1]] == nil {
@@ -581,6 +584,17 @@ func (w *batchWriter) evict(e evictRef) error {
 		w.evictedTo = append(w.evictedTo, evictMark{agent: e.agent, seq: endSeq})
 	}
 	return nil
+}
+
+// dedupPairs sorts s and drops repeats (in place).
+func dedupPairs(s [][2]string) [][2]string {
+	slices.SortFunc(s, func(a, b [2]string) int {
+		if c := strings.Compare(a[0], b[0]); c != 0 {
+			return c
+		}
+		return strings.Compare(a[1], b[1])
+	})
+	return slices.Compact(s)
 }
 
 func dedup(s []string) []string {
