@@ -142,7 +142,8 @@ type sent struct {
 // those the killed gate decided but never answered), every request-reply
 // answer is APPROVED for the step asked, no conversation step is consumed
 // twice, and the conversations keep their step (LOOP-002) and loop
-// (LOOP-003) state across the move.
+// (LOOP-003) state across the move. Then the survivor's engines: POST
+// /verify with the z3 logic engine, verify_action with the math engine.
 func TestKafkaKill9TwoGatesExactlyOnce(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
@@ -187,7 +188,7 @@ func TestKafkaKill9TwoGatesExactlyOnce(t *testing.T) {
 	// Agents on every partition; each has a loop conversation whose last
 	// two steps are the same action.
 	const loopQuery = "SELECT balance FROM accounts WHERE id = 7"
-	type agent struct{ id, token string }
+	type agent = agentRef
 	var agents []agent
 	covered := map[int32]bool{}
 	for i := 0; len(covered) < killPartitions; i++ {
@@ -381,7 +382,52 @@ func TestKafkaKill9TwoGatesExactlyOnce(t *testing.T) {
 			t.Fatalf("agent %s (partition %d): a third identical action answered %v %v, want %s", ag.id, client.PartitionFor(ag.id, killPartitions), rep, err, domain.CodeRepetitiveLoop)
 		}
 	}
+	checkServeKafkaEngines(t, survivor, request, agents[0])
 }
+
+// checkServeKafkaEngines checks the engines of a `serve --kafka-brokers`
+// process (issue 3 with issue 4): POST /verify answers a logic query with
+// the z3-backed logic engine and records it through Kafka, and a
+// verify_action sent over Kafka gets the math engine's verdict.
+func checkServeKafkaEngines(t *testing.T, g *kafkaGateProcess, request func(client.Command) (*client.Reply, error), ag agentRef) {
+	t.Helper()
+	if _, err := exec.LookPath("z3"); err != nil {
+		t.Fatalf("the logic engine needs z3 (.ci/run and make deps install it): %v", err)
+	}
+	req, err := http.NewRequest("POST", "http://"+g.http+"/verify", strings.NewReader(`{"query":"(AND (GT x 5) (LT x 10))","type":"logic","options":{"include_attestation":true}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-API-Key", killAdminKey)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		Status      string `json:"status"`
+		Engine      string `json:"engine"`
+		Attestation *struct {
+			Seq uint64 `json:"seq"`
+		} `json:"attestation"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&v)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != 200 || v.Status != "VERIFIED" || v.Engine != "logic" || v.Attestation == nil || v.Attestation.Seq == 0 {
+		t.Fatalf("POST /verify (logic) on serve --kafka-brokers: %d %+v %v", resp.StatusCode, v, err)
+	}
+	cmd := client.Verify(ag.id, ag.token, domain.VerifyAction{
+		Action:  domain.Action{Type: "calculate", Query: "2+2=5"},
+		Context: domain.ActionContext{ConversationID: "engines", StepNumber: "1"},
+	})
+	cmd.ID = ag.id + "-engines"
+	rep, err := request(cmd)
+	if err != nil || !strings.Contains(string(rep.Data), `"decision":"CORRECTED"`) || !strings.Contains(string(rep.Data), `"engine":"math"`) {
+		t.Fatalf("verify_action 2+2=5 over Kafka on serve --kafka-brokers: %v %v, want CORRECTED by the math engine", rep, err)
+	}
+}
+
+// agentRef is a registered agent.
+type agentRef struct{ id, token string }
 
 func slicesContains(s []string, v string) bool {
 	for _, x := range s {
