@@ -7,6 +7,14 @@
 //     on the decisions topic.
 //   - Request sends it with replyto and correlationid and waits for the
 //     reply, up to the context's deadline or Config.Timeout (ErrTimeout).
+//   - PublishBatch sends many in one write (one produce request per
+//     partition): the way to publish at a sustained rate.
+//   - ConsumeDecisions reads the decisions topic in a consumer group, on
+//     Watermill's router (streams/wmkafka): at least once, a failing or
+//     panicking handler's decision dead-lettered with the reason.
+//
+// Producer is the write path of all of them and of the gate's replies:
+// one produce request (acks=all) per topic-partition, no batching timer.
 //
 // A command's RequestID is (Config.Source, Command.ID): resending a
 // command with the same ID gets the recorded decision again, never a

@@ -778,7 +778,7 @@ func replyMessage(req ce.Event, to string, status int, body []byte, now time.Tim
 // DecisionType is the CloudEvent type of a message on the decisions topic
 // (its data is the reply body of domain.Reply; its id "P-SEQ" is unique per
 // recorded event, so a consumer drops repeats by id).
-const DecisionType = "agentgate.decision"
+const DecisionType = client.DecisionType
 
 // decision encodes a recorded event for the decisions topic.
 func (g *Gate) decision(p int32, ev *domain.Event, now time.Time) (kafka.Message, bool) {
@@ -807,7 +807,7 @@ func (g *Gate) decision(p int32, ev *domain.Event, now time.Time) (kafka.Message
 		return kafka.Message{}, false
 	}
 	m.Topic, m.Partition = g.cfg.Topics.Decisions, int(p)
-	m.Headers = append(m.Headers, kafka.Header{Key: "agentgate-event-type", Value: []byte(ev.Type)})
+	m.Headers = append(m.Headers, kafka.Header{Key: client.HeaderEventType, Value: []byte(ev.Type)})
 	return m, true
 }
 

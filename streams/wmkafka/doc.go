@@ -6,7 +6,8 @@
 //
 // What it is for, and what it is not. It is the building block for
 // consumers outside the decision path — a service reacting to
-// agentgate.decisions or agentgate.a2a.forwarded, a dead-letter reader —
+// agentgate.decisions (client.ConsumeDecisions runs on it) or
+// agentgate.a2a.forwarded, a dead-letter reader —
 // which want at-least-once delivery through a consumer group and Watermill's
 // handler model. The gate itself (handlers/kafkagate) does not run on it:
 // deciding a partition needs the partition assignment itself (restore the
