@@ -126,7 +126,8 @@ func TestReadmeKafkaMakeRunKafkaAndKcat(t *testing.T) {
 		{"2. the verify reply's type", "ce_type=qwed.agent.action.verify.reply"},
 		{"2. the verify reply's status", "agentgate-status=200"},
 		{"2. the decision", `"decision":"APPROVED"`},
-		{"3. the decision on agentgate.decisions", "ce_type=agentgate.decision"},
+		{"3. the async request's decision on agentgate.decisions", "ce_correlationid=verify-2"},
+		{"3. its type", "ce_type=agentgate.decision"},
 	} {
 		if !strings.Contains(out, want.text) {
 			t.Errorf("%s: %q not in the output:\n%s", want.what, want.text, out)
