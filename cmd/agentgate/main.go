@@ -75,8 +75,13 @@ func bindEnv(cmd *cobra.Command) error {
 	return err
 }
 
+// logger returns the process's logger (text on stderr) and makes it the
+// slog default, so that packages that log through slog.Default (the
+// signing keyring) write in the same format.
 func logger() *slog.Logger {
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	l := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	slog.SetDefault(l)
+	return l
 }
 
 func serveCmd() *cobra.Command {
