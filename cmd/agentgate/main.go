@@ -109,7 +109,7 @@ func serveCmd() *cobra.Command {
 			cfg.ApprovalTTL = domain.Duration(approvalTTL)
 			cfg.DoomLoopGuardRequired = doomRequired
 			if kafkaOpts.enabled() {
-				return serveKafka(kafkaOpts, z3Opts, rateOpts, dataDir, addr, apiKey, cfg, drain, log)
+				return serveKafka(kafkaOpts, z3Opts, rateOpts, dataDir, addr, apiKey, cfg, checkpoints, drain, log)
 			}
 			solver, closeSolver := startSolver(z3Opts, log)
 			defer closeSolver()

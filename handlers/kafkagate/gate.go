@@ -76,6 +76,10 @@ type Config struct {
 	// nil is the built-in engines without a solver (the logic engine
 	// fails closed with QWED-ENG-004).
 	Engines *verify.Registry
+	// Checkpoint is when each partition's worker appends a signed log
+	// checkpoint (issue 5); zero fields take the defaults (every 1,000
+	// events or 10 s).
+	Checkpoint domain.CheckpointPolicy
 }
 
 // Gate consumes the requests topic in a consumer group and runs one worker
@@ -235,7 +239,7 @@ func (g *Gate) openPartition(ctx context.Context, p int32) (_ *partition, err er
 	pr.worker, err = handlers.NewWorker(handlers.WorkerConfig{
 		Log: pr.log, Store: pr.store, Signer: g.cfg.Signer, Partition: p,
 		Clock: g.cfg.Clock, Config: g.cfg.Config, Logger: g.log.With("partition", p), OnBatch: g.cfg.OnBatch,
-		Verifier: g.cfg.Verifier,
+		Verifier: g.cfg.Verifier, Checkpoint: g.cfg.Checkpoint,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("restoring partition %d: %w", p, err)

@@ -1,0 +1,61 @@
+package kafkagate_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/handlers"
+	"github.com/agentgate/agentgate/handlers/kafkagate"
+	"github.com/agentgate/agentgate/streams"
+	"github.com/agentgate/agentgate/streams/kafkalog"
+)
+
+// TestIssue5_KafkaPartitionsAppendCheckpointsOfTheConfiguredPolicy: the
+// checkpoint policy of Config reaches every partition's worker: with a
+// checkpoint every 3 events, the agent's partition of agentgate.events
+// holds signed checkpoints that cover the chain.
+func TestIssue5_KafkaPartitionsAppendCheckpointsOfTheConfiguredPolicy(t *testing.T) {
+	_, brokers := broker(t)
+	lg := &logs{brokers: brokers}
+	startGate(t, brokers, lg, t.TempDir(), func(c *kafkagate.Config) {
+		c.Checkpoint = domain.CheckpointPolicy{Events: 3, Interval: domain.Duration(domain.DefaultCheckpointInterval)}
+	})
+	c := newClient(t, brokers)
+	agent, token := register(t, c, "ck-bot")
+	for step := 1; step <= 8; step++ {
+		if _, err := c.Request(context.Background(), verifyCmd(agent, token, "c", step)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var checkpoints, decided int
+	for p := range testPartitions {
+		l, err := kafkalog.Open(context.Background(), brokers, kafkagate.DefaultTopics().Events, p, kafkalog.Options{Logger: quiet()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = l.Read(context.Background(), 1, func(r streams.Record) error {
+			ev, err := handlers.DecodeEvent(r.Payload)
+			if err != nil {
+				return err
+			}
+			switch {
+			case ev.Type == domain.EvLogCheckpointed:
+				checkpoints++
+				if ck := ev.Checkpoint; ck == nil || ck.Signature == "" || ck.Seq != ev.Seq-1 || ck.Head != ev.Prev || ck.Next.Events != 3 {
+					t.Errorf("checkpoint at seq %d: %+v", ev.Seq, ev.Checkpoint)
+				}
+			case ev.Decided != nil && ev.AgentID == agent:
+				decided++
+			}
+			return nil
+		})
+		_ = l.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if decided != 8 || checkpoints < 2 {
+		t.Fatalf("%d decisions and %d checkpoints on the events topic: want 8 and at least 2 (one every 3 events)", decided, checkpoints)
+	}
+}
