@@ -6,10 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
@@ -24,10 +22,6 @@ const (
 	DefaultMaxRows = 10_000
 	// MaxRows bounds Options.MaxRows.
 	MaxRows = 1_000_000
-	// decodeChunk is how many relevant records one decoding job holds.
-	decodeChunk = 256
-	// decodeAhead bounds the chunks decoded ahead of the fold.
-	decodeAhead = 8
 )
 
 // Options say what to backtest. Exactly one of AgentID and PrincipalID is
@@ -297,94 +291,24 @@ func (r *runner) findAgents(ctx context.Context, log streams.Log) error {
 	return nil
 }
 
-// chunk is a run of relevant records and, once done is closed, their
-// decoded events (or the first decoding error).
-type chunk struct {
-	recs []streams.Record
-	evs  []*domain.Event
-	err  error
-	done chan struct{}
-}
-
 // run reads the log, decoding the relevant records on every core ahead of
 // the fold, which stays in log order on the caller's goroutine.
 func (r *runner) run(ctx context.Context, log streams.Log) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	ordered := make(chan *chunk, decodeAhead)
-	jobs := make(chan *chunk, decodeAhead)
-	var readErr error
 	to := r.opts.To
-	go func() {
-		defer close(ordered)
-		defer close(jobs)
-		cur := &chunk{done: make(chan struct{})}
-		send := func() bool {
-			select {
-			case ordered <- cur:
-			case <-ctx.Done():
-				return false
+	err := handlers.ReadDecoded(ctx, log, 1, func(p []byte) bool { return relevant(p, r.selected) },
+		func(p []byte) (*domain.Event, error) { return decodeForRedecide(p, r.opts.From, r.selected) },
+		func(_ streams.Record, ev *domain.Event, err error) error {
+			if err != nil {
+				return err
 			}
-			jobs <- cur
-			cur = &chunk{done: make(chan struct{})}
-			return true
-		}
-		readErr = log.Read(ctx, 1, func(rec streams.Record) error {
-			if !relevant(rec.Payload, r.selected) {
-				return nil
-			}
-			rec.Payload = bytes.Clone(rec.Payload)
-			cur.recs = append(cur.recs, rec)
-			if len(cur.recs) == decodeChunk && !send() {
-				return ctx.Err()
-			}
-			return nil
-		})
-		if readErr == nil && len(cur.recs) > 0 {
-			send()
-		}
-	}()
-	var wg sync.WaitGroup
-	for range max(1, runtime.GOMAXPROCS(0)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for c := range jobs {
-				c.evs = make([]*domain.Event, len(c.recs))
-				for i, rec := range c.recs {
-					if c.evs[i], c.err = decodeForRedecide(rec.Payload, r.opts.From, r.selected); c.err != nil {
-						c.err = fmt.Errorf("decoding log record %d: %w", rec.Seq, c.err)
-						break
-					}
-				}
-				close(c.done)
-			}
-		}()
-	}
-	defer wg.Wait()
-	stop := false
-	for c := range ordered {
-		<-c.done
-		if stop {
-			continue
-		}
-		if c.err != nil {
-			cancel()
-			stop = true
-			readErr = c.err
-			continue
-		}
-		for _, ev := range c.evs {
 			if !ev.Time.Before(to) {
-				stop = true
-				cancel()
-				break
+				return handlers.ErrStopRead
 			}
 			r.fold(ev)
-		}
-	}
-	if readErr != nil && !(stop && errors.Is(readErr, context.Canceled)) {
-		return fmt.Errorf("reading log: %w", readErr)
+			return nil
+		})
+	if err != nil {
+		return fmt.Errorf("re-deciding the recorded commands: %w", err)
 	}
 	if !r.started {
 		r.start()

@@ -1,0 +1,133 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/streams"
+)
+
+// Named limits of ReadDecoded's pipeline.
+const (
+	// decodeChunk is how many records one decoding job holds.
+	decodeChunk = 256
+	// decodeAhead bounds the chunks read ahead of the caller (memory:
+	// decodeAhead × decodeChunk records).
+	decodeAhead = 8
+)
+
+// ErrStopRead, returned by ReadDecoded's fn, ends the read early without
+// an error.
+var ErrStopRead = errors.New("stop reading")
+
+// chunk is a run of consecutive kept records and, once done is closed,
+// their decoded events (nil from the first record that failed, whose error
+// is err).
+type chunk struct {
+	recs []streams.Record
+	evs  []*domain.Event
+	err  error
+	done chan struct{}
+}
+
+// ReadDecoded reads log from seq from and calls fn, on the caller's
+// goroutine and in log order, with every record keep accepts (nil keeps
+// all) and its event as decode made it, or the decoding error (err, with
+// a nil event). Decoding, most of the cost of reading a log back, runs on
+// every core ahead of fn; the records' payloads are copies fn may keep.
+//
+// It stops at the end of the log, at the first error fn returns (returned
+// as is; ErrStopRead ends the read with nil), or when ctx ends. A reading
+// error is returned wrapped.
+func ReadDecoded(ctx context.Context, log streams.Log, from uint64, keep func(payload []byte) bool,
+	decode func(payload []byte) (*domain.Event, error), fn func(r streams.Record, ev *domain.Event, err error) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ordered := make(chan *chunk, decodeAhead)
+	jobs := make(chan *chunk, decodeAhead)
+	var readErr error
+	go func() {
+		defer close(ordered)
+		defer close(jobs)
+		cur := &chunk{done: make(chan struct{})}
+		send := func() bool {
+			select {
+			case ordered <- cur:
+			case <-ctx.Done():
+				return false
+			}
+			jobs <- cur // never blocks longer than a decoder's chunk: jobs has ordered's capacity
+			cur = &chunk{done: make(chan struct{})}
+			return true
+		}
+		readErr = log.Read(ctx, from, func(r streams.Record) error {
+			if keep != nil && !keep(r.Payload) {
+				return nil
+			}
+			r.Payload = append([]byte(nil), r.Payload...)
+			cur.recs = append(cur.recs, r)
+			if len(cur.recs) == decodeChunk && !send() {
+				return ctx.Err()
+			}
+			return nil
+		})
+		if readErr == nil && len(cur.recs) > 0 {
+			send()
+		}
+	}()
+	var wg sync.WaitGroup
+	for range max(1, runtime.GOMAXPROCS(0)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for c := range jobs {
+				c.evs = make([]*domain.Event, len(c.recs))
+				for i, r := range c.recs {
+					if c.evs[i], c.err = decode(r.Payload); c.err != nil {
+						c.evs[i] = nil
+						c.err = fmt.Errorf("decoding log record %d: %w", r.Seq, c.err)
+						break
+					}
+				}
+				close(c.done)
+			}
+		}()
+	}
+	defer wg.Wait()
+	deliver := func(c *chunk) error {
+		<-c.done
+		for i, r := range c.recs {
+			var err error
+			if c.evs[i] == nil {
+				err = c.err
+			}
+			if ferr := fn(r, c.evs[i], err); ferr != nil {
+				return ferr
+			}
+			if err != nil {
+				return err // fn must not go on past a record it could not have
+			}
+		}
+		return nil
+	}
+	for c := range ordered {
+		if err := deliver(c); err != nil {
+			cancel()
+			for c := range ordered { // let the reader and the decoders finish
+				<-c.done
+			}
+			if errors.Is(err, ErrStopRead) {
+				return nil
+			}
+			return err
+		}
+	}
+	if readErr != nil {
+		return fmt.Errorf("reading log: %w", readErr)
+	}
+	return nil
+}
