@@ -407,7 +407,7 @@ func (st *state) str(out []byte, name bool) ([]byte, []byte, error) {
 }
 
 // escape decodes the escape sequence at st.pos (which holds the backslash),
-// including a \uXXXX\uXXXX surrogate pair.
+// including a surrogate pair written as two \u escapes.
 func (st *state) escape() (rune, error) {
 	start := st.pos
 	if st.pos+1 >= len(st.in) {

@@ -79,12 +79,8 @@ func (s *signer) SignCheckpoint(c domain.CheckpointClaims) (string, error) {
 	if c.IssuedAt.IsZero() {
 		return "", errors.New("signing checkpoint: claims have no issued-at time")
 	}
-	k := s.ring.key(s.kid)
 	claims := NewCheckpointClaims(s.nodeID, c)
-	tok := jwt.NewWithClaims(signingMethod, &claims)
-	tok.Header["typ"] = CheckpointTyp
-	tok.Header["kid"] = k.kid
-	out, err := tok.SignedString(k.priv)
+	out, err := s.token(CheckpointTyp, &claims)
 	if err != nil {
 		return "", fmt.Errorf("signing checkpoint: %w", err)
 	}
@@ -98,16 +94,9 @@ var _ domain.CheckpointSigner = (*signer)(nil)
 // signature, node issuer), with typ CheckpointTyp. Failures wrap the
 // package's sentinel errors.
 func (s *KeySet) VerifyCheckpoint(token string) (*CheckpointClaims, error) {
-	if len(token) > MaxTokenBytes {
-		return nil, fmt.Errorf("%w: token of %d bytes exceeds %d", ErrMalformed, len(token), MaxTokenBytes)
-	}
-	h, err := parseHeaderTyp(token, CheckpointTyp)
+	pub, err := s.keyFor(token, CheckpointTyp)
 	if err != nil {
 		return nil, err
-	}
-	pub := s.keys[h.kid]
-	if pub == nil {
-		return nil, fmt.Errorf("%w: kid %q is not in the JWKS", ErrUnknownKey, h.kid)
 	}
 	claims := &CheckpointClaims{}
 	parser := jwt.NewParser(jwt.WithValidMethods([]string{"ES256"}), jwt.WithStrictDecoding())

@@ -214,14 +214,20 @@ func (s *signer) Sign(c domain.AttestationClaims) (string, error) {
 	if c.IssuedAt.IsZero() {
 		return "", errors.New("signing attestation: claims have no issued-at time")
 	}
-	k := s.ring.key(s.kid)
 	claims := NewClaims(s.nodeID, c)
-	tok := jwt.NewWithClaims(signingMethod, &claims)
-	tok.Header["typ"] = Typ
-	tok.Header["kid"] = k.kid
-	out, err := tok.SignedString(k.priv)
+	out, err := s.token(Typ, &claims)
 	if err != nil {
 		return "", fmt.Errorf("signing attestation: %w", err)
 	}
 	return out, nil
+}
+
+// token signs claims as a compact JWS with header {"alg":"ES256","kid":…,
+// "typ":typ} with the signer's key, deterministically (RFC 6979).
+func (s *signer) token(typ string, claims jwt.Claims) (string, error) {
+	k := s.ring.key(s.kid)
+	tok := jwt.NewWithClaims(signingMethod, claims)
+	tok.Header["typ"] = typ
+	tok.Header["kid"] = k.kid
+	return tok.SignedString(k.priv)
 }

@@ -1,6 +1,7 @@
 package attest
 
 import (
+	"crypto/ecdsa"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -98,19 +99,29 @@ func headerKID(token string) (string, error) {
 	return h.kid, err
 }
 
-// Verify checks token against the set and returns its claims (see the
-// package documentation for the checks).
-func (s *KeySet) Verify(token string) (*Claims, error) {
+// keyFor checks token's size and header (ES256, the type typ) and returns
+// the key of its kid from the set.
+func (s *KeySet) keyFor(token, typ string) (*ecdsa.PublicKey, error) {
 	if len(token) > MaxTokenBytes {
 		return nil, fmt.Errorf("%w: token of %d bytes exceeds %d", ErrMalformed, len(token), MaxTokenBytes)
 	}
-	h, err := parseHeader(token)
+	h, err := parseHeaderTyp(token, typ)
 	if err != nil {
 		return nil, err
 	}
 	pub := s.keys[h.kid]
 	if pub == nil {
 		return nil, fmt.Errorf("%w: kid %q is not in the JWKS", ErrUnknownKey, h.kid)
+	}
+	return pub, nil
+}
+
+// Verify checks token against the set and returns its claims (see the
+// package documentation for the checks).
+func (s *KeySet) Verify(token string) (*Claims, error) {
+	pub, err := s.keyFor(token, Typ)
+	if err != nil {
+		return nil, err
 	}
 	claims := &Claims{}
 	parser := jwt.NewParser(jwt.WithValidMethods([]string{"ES256"}), jwt.WithStrictDecoding())
