@@ -3,7 +3,6 @@ package attest
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -94,22 +93,9 @@ var _ domain.CheckpointSigner = (*signer)(nil)
 // signature, node issuer), with typ CheckpointTyp. Failures wrap the
 // package's sentinel errors.
 func (s *KeySet) VerifyCheckpoint(token string) (*CheckpointClaims, error) {
-	pub, err := s.keyFor(token, CheckpointTyp)
-	if err != nil {
-		return nil, err
-	}
 	claims := &CheckpointClaims{}
-	parser := jwt.NewParser(jwt.WithValidMethods([]string{"ES256"}), jwt.WithStrictDecoding())
-	_, err = parser.ParseWithClaims(token, claims, func(*jwt.Token) (any, error) { return pub, nil })
-	switch {
-	case err == nil:
-	case errors.Is(err, jwt.ErrTokenSignatureInvalid), errors.Is(err, jwt.ErrECDSAVerification):
-		return nil, fmt.Errorf("%w: %w", ErrSignature, err)
-	default:
-		return nil, fmt.Errorf("%w: %w", ErrMalformed, err)
-	}
-	if !strings.HasPrefix(claims.Issuer, IssuerPrefix) || len(claims.Issuer) == len(IssuerPrefix) {
-		return nil, fmt.Errorf("%w: iss %q", ErrIssuer, claims.Issuer)
+	if err := s.parse(token, CheckpointTyp, claims); err != nil {
+		return nil, err
 	}
 	return claims, nil
 }

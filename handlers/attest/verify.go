@@ -119,26 +119,36 @@ func (s *KeySet) keyFor(token, typ string) (*ecdsa.PublicKey, error) {
 // Verify checks token against the set and returns its claims (see the
 // package documentation for the checks).
 func (s *KeySet) Verify(token string) (*Claims, error) {
-	pub, err := s.keyFor(token, Typ)
-	if err != nil {
+	claims := &Claims{}
+	if err := s.parse(token, Typ, claims); err != nil {
 		return nil, err
 	}
-	claims := &Claims{}
+	return claims, nil
+}
+
+// parse checks token (size, header with the type typ, kid in the set,
+// ES256 signature, strict decoding, expiry, a node issuer) and decodes
+// its claims into claims. Failures wrap the package's sentinel errors.
+func (s *KeySet) parse(token, typ string, claims jwt.Claims) error {
+	pub, err := s.keyFor(token, typ)
+	if err != nil {
+		return err
+	}
 	parser := jwt.NewParser(jwt.WithValidMethods([]string{"ES256"}), jwt.WithStrictDecoding())
 	_, err = parser.ParseWithClaims(token, claims, func(*jwt.Token) (any, error) { return pub, nil })
 	switch {
 	case err == nil:
 	case errors.Is(err, jwt.ErrTokenMalformed):
-		return nil, fmt.Errorf("%w: %w", ErrMalformed, err)
+		return fmt.Errorf("%w: %w", ErrMalformed, err)
 	case errors.Is(err, jwt.ErrTokenExpired):
-		return nil, fmt.Errorf("%w: %w", ErrExpired, err)
+		return fmt.Errorf("%w: %w", ErrExpired, err)
 	case errors.Is(err, jwt.ErrTokenSignatureInvalid), errors.Is(err, jwt.ErrECDSAVerification):
-		return nil, fmt.Errorf("%w: %w", ErrSignature, err)
+		return fmt.Errorf("%w: %w", ErrSignature, err)
 	default:
-		return nil, fmt.Errorf("%w: %w", ErrMalformed, err)
+		return fmt.Errorf("%w: %w", ErrMalformed, err)
 	}
-	if !strings.HasPrefix(claims.Issuer, IssuerPrefix) || len(claims.Issuer) == len(IssuerPrefix) {
-		return nil, fmt.Errorf("%w: iss %q", ErrIssuer, claims.Issuer)
+	if iss, _ := claims.GetIssuer(); !strings.HasPrefix(iss, IssuerPrefix) || len(iss) == len(IssuerPrefix) {
+		return fmt.Errorf("%w: iss %q", ErrIssuer, iss)
 	}
-	return claims, nil
+	return nil
 }
