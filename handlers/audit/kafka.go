@@ -2,9 +2,7 @@ package audit
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strconv"
 	"time"
@@ -113,27 +111,12 @@ func readPartition(ctx context.Context, client *kafka.Client, topic string, p in
 }
 
 func readRecords(rr kafka.RecordReader, p int32, from, end int64, fn func(Record) error) (int64, error) {
-	if rr == nil {
-		return from, nil
-	}
-	for from < end {
-		rec, err := rr.ReadRecord()
-		if errors.Is(err, io.EOF) {
-			return from, nil
-		}
-		if err != nil {
-			return from, fmt.Errorf("reading the record at offset %d: %w", from, err)
-		}
-		if rec.Offset < from {
-			continue // a batch may start before the requested offset
-		}
-		if rec.Offset >= end {
-			return end, nil
-		}
+	return kafkalog.EachRecord(rr, from, end, func(rec *kafka.Record) error {
 		r := Record{Partition: p, Offset: rec.Offset}
 		if rec.Value != nil {
+			var err error
 			if r.Payload, err = kafka.ReadAll(rec.Value); err != nil {
-				return from, fmt.Errorf("reading the record at offset %d: %w", rec.Offset, err)
+				return fmt.Errorf("reading the record at offset %d: %w", rec.Offset, err)
 			}
 		}
 		var seqs, prevs int
@@ -149,13 +132,9 @@ func readRecords(rr kafka.RecordReader, p int32, from, end int64, fn func(Record
 		}
 		r.HasHeader = seqs == 1 && prevs == 1 && r.Seq > 0
 		if !r.HasHeader {
-			return from, &Break{Partition: p, Seq: r.Seq, Offset: rec.Offset, Kind: KindMalformed,
+			return &Break{Partition: p, Seq: r.Seq, Offset: rec.Offset, Kind: KindMalformed,
 				Detail: "the message lacks well-formed agentgate-seq and agentgate-prev headers"}
 		}
-		if err := fn(r); err != nil {
-			return from, err
-		}
-		from = rec.Offset + 1
-	}
-	return from, nil
+		return fn(r)
+	})
 }

@@ -356,6 +356,21 @@ func (l *Log) fetch(ctx context.Context, from, end int64, fn func(offset int64, 
 // readRecords consumes one fetch response and returns the next offset to
 // fetch.
 func (l *Log) readRecords(rr kafka.RecordReader, from, end int64, fn func(int64, streams.Record, bool) error) (int64, error) {
+	return EachRecord(rr, from, end, func(rec *kafka.Record) error {
+		r, ok, err := parseRecord(rec)
+		if err != nil {
+			return fmt.Errorf("reading record at offset %d: %w", rec.Offset, err)
+		}
+		return fn(rec.Offset, r, ok)
+	})
+}
+
+// EachRecord calls fn with every record of one fetch response (rr, nil
+// for none) whose offset is in [from, end), in offset order, and returns
+// the offset to fetch next: past the last record fn accepted, or end once
+// a record at or past it is seen. It stops at fn's first error, which it
+// returns as is.
+func EachRecord(rr kafka.RecordReader, from, end int64, fn func(rec *kafka.Record) error) (int64, error) {
 	if rr == nil {
 		return from, nil
 	}
@@ -373,11 +388,7 @@ func (l *Log) readRecords(rr kafka.RecordReader, from, end int64, fn func(int64,
 		if rec.Offset >= end {
 			return end, nil
 		}
-		r, ok, err := parseRecord(rec)
-		if err != nil {
-			return from, fmt.Errorf("reading record at offset %d: %w", rec.Offset, err)
-		}
-		if err := fn(rec.Offset, r, ok); err != nil {
+		if err := fn(rec); err != nil {
 			return from, err
 		}
 		from = rec.Offset + 1
