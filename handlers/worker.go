@@ -189,7 +189,7 @@ func (w *Worker) attachVerdict(ctx context.Context, cmd *domain.Command) {
 	if domain.EngineFor(cmd.Verify.Action.Type) == "" {
 		return
 	}
-	a, err := w.cfg.Store.Agent(cmd.AgentID)
+	a, err := w.cfg.Store.AgentAuth(cmd.AgentID)
 	if err != nil {
 		a = nil // unknown (or unreadable): fail closed, no engine time
 	}

@@ -282,6 +282,25 @@ func (s *Store) Agent(id string) (*domain.Agent, error) {
 	return a, nil
 }
 
+// AgentAuth returns what authenticating a request for the agent needs:
+// a domain.Agent holding only its ID, info, permissions, token hash and
+// status. It decodes nothing else (an agent's usage windows can hold
+// thousands of times), so the worker can check a request before running
+// an engine for it at little cost.
+func (s *Store) AgentAuth(id string) (*domain.Agent, error) {
+	var v struct {
+		ID          string             `json:"agent_id"`
+		Info        domain.AgentInfo   `json:"agent"`
+		Permissions domain.Permissions `json:"permissions"`
+		TokenHash   string             `json:"token_hash"`
+		Status      string             `json:"status"`
+	}
+	if err := s.getJSON(key(tAgent, id), &v); err != nil {
+		return nil, err
+	}
+	return &domain.Agent{ID: v.ID, Info: v.Info, Permissions: v.Permissions, TokenHash: v.TokenHash, Status: v.Status}, nil
+}
+
 // Conversation returns one conversation's state.
 func (s *Store) Conversation(agentID, convID string) (*domain.Conversation, error) {
 	c := new(domain.Conversation)
