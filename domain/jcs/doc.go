@@ -28,4 +28,7 @@
 // IO, so it may be used from agentgate's deterministic core. Transform and
 // AppendTransform are safe for concurrent use; AppendTransform reuses pooled
 // scratch buffers and allocates nothing beyond growing dst in steady state.
+// AppendTransformNested canonicalizes a value its caller embeds in a
+// canonical structure it writes itself (the request digests of package
+// domain do so), counting the caller's containers toward MaxDepth.
 package jcs

@@ -77,9 +77,27 @@ func Transform(raw []byte) ([]byte, error) {
 // *Error. raw must not overlap dst's spare capacity. With a dst of sufficient
 // capacity it performs no allocations in steady state.
 func AppendTransform(dst, raw []byte) ([]byte, error) {
+	return appendTransform(dst, raw, 0)
+}
+
+// AppendTransformNested is AppendTransform for a value that its caller
+// embeds in outer arrays or objects it writes itself: the output is the
+// same, but the nesting limit counts the outer containers, so raw is
+// rejected with ErrTooDeep exactly when the enclosing document would be (a
+// value nested d deep is accepted when outer+d <= MaxDepth). The canonical
+// form of a document is its members' canonical forms in canonical order, so
+// a caller that writes an already canonical enclosing structure around the
+// result gets the enclosing document's canonical form. A negative outer
+// counts as 0.
+func AppendTransformNested(dst, raw []byte, outer int) ([]byte, error) {
+	return appendTransform(dst, raw, max(outer, 0))
+}
+
+func appendTransform(dst, raw []byte, outer int) ([]byte, error) {
 	st := statePool.Get().(*state)
 	st.in = raw
 	st.pos = 0
+	st.depth = outer
 	base := len(dst)
 	out, err := st.document(dst)
 	st.reset()
@@ -512,14 +530,20 @@ func appendRune(out []byte, r rune) []byte {
 	return utf8.AppendRune(out, r)
 }
 
+// maxExactDigits is the most decimal digits an integer may have and still
+// be exact in an IEEE 754 double whatever its digits (10^15 < 2^53).
+const maxExactDigits = 15
+
 // number validates the JSON number grammar at st.pos, parses it as a double
 // and appends its ECMAScript serialization.
 func (st *state) number(out []byte) ([]byte, error) {
 	start := st.pos
 	in := st.in
 	i := st.pos
+	neg := 0
 	if i < len(in) && in[i] == '-' {
 		i++
+		neg = 1
 	}
 	switch {
 	case i < len(in) && in[i] == '0':
@@ -533,7 +557,9 @@ func (st *state) number(out []byte) ([]byte, error) {
 	default:
 		return out, st.fail(ErrInvalidJSON, start, "invalid number")
 	}
+	plainInt := true
 	if i < len(in) && in[i] == '.' {
+		plainInt = false
 		i++
 		if i >= len(in) || in[i] < '0' || in[i] > '9' {
 			return out, st.fail(ErrInvalidJSON, start, "invalid number: digit expected after '.'")
@@ -543,6 +569,7 @@ func (st *state) number(out []byte) ([]byte, error) {
 		}
 	}
 	if i < len(in) && (in[i] == 'e' || in[i] == 'E') {
+		plainInt = false
 		i++
 		if i < len(in) && (in[i] == '+' || in[i] == '-') {
 			i++
@@ -553,6 +580,18 @@ func (st *state) number(out []byte) ([]byte, error) {
 		for i < len(in) && '0' <= in[i] && in[i] <= '9' {
 			i++
 		}
+	}
+	// An integer of at most 15 digits is exact in a double and ECMAScript
+	// writes it back digit for digit, so the token is its own canonical
+	// form (but -0 is 0); the grammar above already excluded leading zeros.
+	// TestIntegerFastPathMatchesParseFloat pins this against the general
+	// path below.
+	if plainInt && i-start-neg <= maxExactDigits {
+		st.pos = i
+		if neg == 1 && in[start+1] == '0' {
+			return append(out, '0'), nil
+		}
+		return append(out, in[start:i]...), nil
 	}
 	f, err := strconv.ParseFloat(string(in[start:i]), 64)
 	if err != nil || math.IsInf(f, 0) {
