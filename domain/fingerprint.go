@@ -60,36 +60,53 @@ func putScratch(sc *scratch) {
 	scratchPool.Put(sc)
 }
 
-// computeDigests hashes the raw fingerprint object (and, with a state hash,
-// the state fingerprint) and the raw request body held in sc, and derives
-// the action ID of req. The hex digests and the ID share one allocation.
-// An error names the JSON fault (it comes from jcs).
+// computeDigests is the general path: it canonicalizes the raw
+// fingerprint object and the raw request body held in sc with jcs, then
+// hashes them (finishDigests). An error names the JSON fault (it comes from
+// jcs).
 func computeDigests(sc *scratch, stateHash string, req RequestID) (digests, string, error) {
-	var d digests
-	var hexes [3*2*sha256.Size + len("act_") + actionIDHexLen]byte
-	n := 0
 	canon, err := jcs.AppendTransform(sc.canon[:0], sc.fp)
 	if err != nil {
-		return d, "", err
+		return digests{}, "", err
 	}
-	sum := sha256.Sum256(canon)
+	fpEnd := len(canon)
+	canon, err = jcs.AppendTransform(canon, sc.body)
+	if err != nil {
+		sc.canon = canon[:0]
+		return digests{}, "", err
+	}
+	sc.canon = canon[:0]
+	d, id := finishDigests(canon[:fpEnd], stateHash, canon[fpEnd:], req)
+	return d, id, nil
+}
+
+// finishDigests hashes the canonical fingerprint object fp (and, with a
+// state hash, the state fingerprint: fp followed by stateHash, hashed by
+// continuing fp's SHA-256 state) and the canonical request body, and derives
+// the action ID of req. The hex digests and the ID share one allocation.
+func finishDigests(fp []byte, stateHash string, body []byte, req RequestID) (digests, string) {
+	var d digests
+	var hexes [3*2*sha256.Size + len("act_") + actionIDHexLen]byte
+	var sum [sha256.Size]byte
+	n := 0
+	h := sha256.New()
+	h.Write(fp)
+	h.Sum(sum[:0])
 	hex.Encode(hexes[n:], sum[:])
 	n += 2 * sha256.Size
 	hasState := stateHash != ""
 	if hasState {
-		h := sha256.New()
-		h.Write(canon)
-		h.Write([]byte(stateHash))
+		var sh [2 * sha256.Size]byte
+		if len(stateHash) <= len(sh) {
+			h.Write(sh[:copy(sh[:], stateHash)])
+		} else {
+			h.Write([]byte(stateHash))
+		}
 		h.Sum(sum[:0])
 		hex.Encode(hexes[n:], sum[:])
 		n += 2 * sha256.Size
 	}
-	canon, err = jcs.AppendTransform(canon[:0], sc.body)
-	sc.canon = canon[:0]
-	if err != nil {
-		return d, "", err
-	}
-	sum = sha256.Sum256(canon)
+	sum = sha256.Sum256(body)
 	hex.Encode(hexes[n:], sum[:])
 	n += 2 * sha256.Size
 	idStart := n
@@ -106,7 +123,51 @@ func computeDigests(sc *scratch, stateHash string, req RequestID) (digests, stri
 	} else {
 		d.request = all[w : 2*w]
 	}
-	return d, all[idStart:], nil
+	return d, all[idStart:]
+}
+
+// actionDigests hashes a verify_action: by the fast path when it applies,
+// else by the general path, which gives the same digests or names the fault.
+func actionDigests(v *VerifyAction, req RequestID) (digests, string, error) {
+	if d, id, ok := actionDigestsFast(v, req); ok {
+		return d, id, nil
+	}
+	return actionDigestsGeneral(v, req)
+}
+
+// actionDigestsGeneral writes the raw fingerprint object and request body
+// and canonicalizes them with jcs.
+func actionDigestsGeneral(v *VerifyAction, req RequestID) (digests, string, error) {
+	sc := getScratch()
+	sc.fp = appendFingerprintObject(sc.fp[:0], v.Action.Type, v.Action.Query, v.Action.Code, v.Action.Target, v.Action.Parameters)
+	sc.body = appendVerifyBody(sc.body[:0], v)
+	d, id, err := computeDigests(sc, v.Context.PreActionStateHash, req)
+	putScratch(sc)
+	return d, id, err
+}
+
+// toolDigests hashes a tool call like actionDigests.
+func toolDigests(v *VerifyToolCall, req RequestID) (digests, string, error) {
+	if d, id, ok := toolDigestsFast(v, req); ok {
+		return d, id, nil
+	}
+	return toolDigestsGeneral(v, req)
+}
+
+func toolDigestsGeneral(v *VerifyToolCall, req RequestID) (digests, string, error) {
+	sc := getScratch()
+	sc.fp = appendFingerprintObject(sc.fp[:0], string(KindTool), "", "", v.ToolCall.ToolName, v.ToolCall.Parameters)
+	sc.body = appendToolBody(sc.body[:0], v)
+	d, id, err := computeDigests(sc, toolStateHash(v), req)
+	putScratch(sc)
+	return d, id, err
+}
+
+func toolStateHash(v *VerifyToolCall) string {
+	if v.Context == nil {
+		return ""
+	}
+	return v.Context.PreActionStateHash
 }
 
 // appendFingerprintObject writes the raw fingerprint object.

@@ -204,11 +204,7 @@ func (d *decider) verifyAction() *Event {
 	if err := validateCommon(&p, "action", v.Action.EstimatedCost, v.Action.EstimatedTokens); err != nil {
 		return d.reject(err)
 	}
-	sc := getScratch()
-	sc.fp = appendFingerprintObject(sc.fp[:0], v.Action.Type, v.Action.Query, v.Action.Code, v.Action.Target, v.Action.Parameters)
-	sc.body = appendVerifyBody(sc.body[:0], v)
-	dig, actionID, jerr := computeDigests(sc, v.Context.PreActionStateHash, d.cmd.Request)
-	putScratch(sc)
+	dig, actionID, jerr := actionDigests(v, d.cmd.Request)
 	if jerr != nil {
 		return d.reject(jsonFault("action", v.Action.Parameters, jerr))
 	}
@@ -233,21 +229,15 @@ func (d *decider) verifyTool() *Event {
 		return d.reject(missing("tool_call.tool_name"))
 	}
 	p := proposal{kind: KindTool, actionType: string(KindTool), tool: v.ToolCall.ToolName, ctx: v.Context, opts: &v.Options}
-	stateHash := ""
 	if v.Context != nil {
 		if p.step, err = validateContext(v.Context, &d.s.Config, nil); err != nil {
 			return d.reject(err)
 		}
-		stateHash = v.Context.PreActionStateHash
 	}
 	if err := validateCommon(&p, "tool_call", v.ToolCall.EstimatedCost, v.ToolCall.EstimatedTokens); err != nil {
 		return d.reject(err)
 	}
-	sc := getScratch()
-	sc.fp = appendFingerprintObject(sc.fp[:0], string(KindTool), "", "", v.ToolCall.ToolName, v.ToolCall.Parameters)
-	sc.body = appendToolBody(sc.body[:0], v)
-	dig, actionID, jerr := computeDigests(sc, stateHash, d.cmd.Request)
-	putScratch(sc)
+	dig, actionID, jerr := toolDigests(v, d.cmd.Request)
 	if jerr != nil {
 		return d.reject(jsonFault("tool_call", v.ToolCall.Parameters, jerr))
 	}
