@@ -71,9 +71,9 @@ type Worker struct {
 	state *domain.State
 	head  streams.Head // the last decided event; owned by the worker goroutine
 	pub   atomic.Pointer[streams.Head]
-	// prev holds the events of the batch being committed, by request, for
-	// the retries that arrive before its projections do.
-	prev map[domain.RequestID]*domain.Event
+	// prev holds the events of the two batches last handed on, by request,
+	// for the retries that arrive before their projections do.
+	prev [2]map[domain.RequestID]*domain.Event
 	reqs chan *request
 	done chan struct{}
 	ck   checkpoints // the log checkpoint cadence; owned by the worker goroutine
@@ -203,10 +203,11 @@ func (w *Worker) attachVerdict(ctx context.Context, cmd *domain.Command) {
 // Run decides batches until ctx ends, then answers what is queued with
 // ErrUnavailable and returns.
 //
-// Run pipelines: while one batch is appended (fsync) and projected, the
-// next is decided on the state that includes the first. A batch is handed
-// on only once the one before it succeeded, and every reply waits for its
-// own batch's append; when a batch fails, the batch decided after it fails
+// Run pipelines three stages: while batch n is projected and batch n+1 is
+// appended (fsync), batch n+2 is decided on the state that includes both.
+// A batch is handed on only once every batch before it is in the log and
+// every batch but the last is projected; every reply waits for its own
+// batch's projections. When a batch fails, the batch decided after it fails
 // too and the state is rebuilt from the projections and the log.
 func (w *Worker) Run(ctx context.Context) error {
 	defer close(w.done)
@@ -215,23 +216,45 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	tick := time.NewTicker(TickInterval)
 	defer tick.Stop()
-	var inflight chan error // the result of the batch being committed
-	wait := func() error {
-		if inflight == nil {
+	var (
+		last  *flight    // the last batch handed on
+		ready chan error // last.ready until it is read
+	)
+	// settle waits until last is appended and everything before it is
+	// projected (a non-nil error: the state must be rebuilt).
+	settle := func() error {
+		if ready == nil {
 			return nil
 		}
-		err := <-inflight
-		inflight = nil
-		w.prev = nil
+		err := <-ready
+		ready = nil
 		return err
+	}
+	// recover waits until every batch handed on is done and rebuilds the
+	// state after a failed batch.
+	recover := func() {
+		<-last.projected
+		last, w.prev = nil, [2]map[domain.RequestID]*domain.Event{}
+		w.rebuild(ctx)
 	}
 	for {
 		batch := make([]*request, 0, 64)
 		select {
 		case <-ctx.Done():
-			_ = wait()
+			_ = settle()
+			if last != nil {
+				<-last.projected
+			}
 			w.drain()
 			return nil
+		case err := <-ready:
+			// Settle as soon as the last batch is appended: a failure is
+			// recovered from before the next request is decided on it.
+			ready = nil
+			if err != nil {
+				recover()
+			}
+			continue
 		case r := <-w.reqs:
 			batch = append(batch, r)
 		case <-tick.C:
@@ -247,14 +270,17 @@ func (w *Worker) Run(ctx context.Context) error {
 			}
 		}
 		f := w.decide(ctx, batch)
-		if err := wait(); err != nil {
+		if err := settle(); err != nil {
 			f.fail(err)
-			w.rebuild(ctx)
+			recover()
 			continue
 		}
-		w.prev = f.pending
-		inflight = make(chan error, 1)
-		go func() { inflight <- w.commit(ctx, f) }()
+		// Retries of the two batches whose projections may not be
+		// committed yet find their events here.
+		w.prev[1], w.prev[0] = f.pending, w.prev[1]
+		f.ready, f.projected = make(chan error, 1), make(chan struct{})
+		go w.commit(ctx, f, last)
+		last, ready = f, f.ready
 	}
 }
 
@@ -282,7 +308,7 @@ func (w *Worker) configure(ctx context.Context) error {
 		Request:   domain.RequestID{Source: "agentgate/config", ID: fmt.Sprintf("seq-%d", w.head.Seq+1)},
 		Configure: &domain.Configure{Config: *w.cfg.Config},
 	}}
-	if err := w.commit(ctx, w.decide(ctx, []*request{r})); err != nil {
+	if err := w.commitNow(ctx, w.decide(ctx, []*request{r})); err != nil {
 		w.rebuild(ctx)
 	}
 	if r.err != nil {
@@ -302,6 +328,15 @@ type flight struct {
 	failed  bool // Prepare failed: the batch was refused
 	head    streams.Head
 	now     time.Time
+	// ready receives, once, nil when the batch is in the log and every
+	// earlier batch is projected, or the error that stopped it.
+	ready chan error
+	// projected is closed when the batch is done: projected and answered,
+	// or failed; projErr is then set when its projections are not
+	// committed (the state must be rebuilt).
+	projected chan struct{}
+	projErr   error
+	appendDur time.Duration
 }
 
 // decide decides and folds one batch on the worker's state and prepares its
@@ -326,8 +361,12 @@ func (w *Worker) decide(ctx context.Context, batch []*request) *flight {
 				f.owners[i] = ev
 				continue
 			}
-			// The batch being committed is not in the projections yet.
-			if ev, ok := w.prev[r.cmd.Request]; ok {
+			// The batches being committed are not in the projections yet.
+			if ev, ok := w.prev[1][r.cmd.Request]; ok {
+				f.owners[i] = ev
+				continue
+			}
+			if ev, ok := w.prev[0][r.cmd.Request]; ok {
 				f.owners[i] = ev
 				continue
 			}
@@ -394,37 +433,83 @@ func (f *flight) fail(err error) {
 }
 
 // commit appends a decided batch, publishes the head, commits its
-// projections and answers its requests. A non-nil error means the worker's
-// state must be rebuilt (the requests are answered).
-func (w *Worker) commit(ctx context.Context, f *flight) error {
+// projections once prev's are (prev is the batch handed on before it, nil
+// for none) and answers its requests. It reports on f.ready and
+// f.projected (see flight).
+func (w *Worker) commit(ctx context.Context, f, prev *flight) {
+	defer close(f.projected)
+	err := w.appendBatch(ctx, f)
+	if prev != nil {
+		<-prev.projected
+		if err == nil && prev.projErr != nil {
+			// The batch is in the log, but its projections cannot follow
+			// the ones that failed: answer it; the projections catch up
+			// from the log when the state is rebuilt.
+			f.projErr = prev.projErr
+			if f.prep != nil {
+				f.prep.Discard()
+				f.prep = nil
+			}
+			f.answer()
+			f.ready <- f.projErr
+			return
+		}
+	}
+	if err != nil {
+		f.projErr = err
+		f.ready <- err
+		return
+	}
+	f.ready <- nil
+	f.projErr = w.project(f)
+	f.answer()
+}
+
+// commitNow appends and projects f on the caller's goroutine (no batch is
+// in flight); a non-nil error means the state must be rebuilt.
+func (w *Worker) commitNow(ctx context.Context, f *flight) error {
+	f.ready, f.projected = make(chan error, 1), make(chan struct{})
+	w.commit(ctx, f, nil)
+	return f.projErr
+}
+
+// appendBatch appends f's records to the log and publishes the head; on
+// failure it answers f's requests with ErrUnavailable.
+func (w *Worker) appendBatch(ctx context.Context, f *flight) error {
 	if f.failed {
 		return errors.New("the batch was refused")
 	}
-	if len(f.records) > 0 {
-		start := time.Now()
-		if err := w.cfg.Log.Append(ctx, f.records); err != nil {
-			w.cfg.Logger.Error("appending batch", "err", err, "events", len(f.records))
-			f.fail(fmt.Errorf("appending to the log: %w", err))
-			return err
-		}
-		appendDur := time.Since(start)
-		h := f.head
-		w.pub.Store(&h)
-		ck := projections.Checkpoint{Seq: f.head.Seq, Hash: f.head.Hash, Time: f.now}
-		err := f.prep.Commit(ck)
-		f.prep = nil
-		if w.cfg.OnBatch != nil {
-			w.cfg.OnBatch(f.events, appendDur)
-		}
-		if err != nil {
-			// The events are committed: answer them; the projections catch
-			// up from the log when the state is rebuilt.
-			w.cfg.Logger.Error("applying projections", "err", err, "seq", f.head.Seq)
-			f.answer()
-			return err
-		}
+	if len(f.records) == 0 {
+		return nil
 	}
-	f.answer()
+	start := time.Now()
+	if err := w.cfg.Log.Append(ctx, f.records); err != nil {
+		w.cfg.Logger.Error("appending batch", "err", err, "events", len(f.records))
+		f.fail(fmt.Errorf("appending to the log: %w", err))
+		return err
+	}
+	f.appendDur = time.Since(start)
+	h := f.head
+	w.pub.Store(&h)
+	return nil
+}
+
+// project commits f's projections (the events are in the log and every
+// earlier batch is projected).
+func (w *Worker) project(f *flight) error {
+	if len(f.records) == 0 {
+		return nil
+	}
+	ck := projections.Checkpoint{Seq: f.head.Seq, Hash: f.head.Hash, Time: f.now}
+	err := f.prep.Commit(ck)
+	f.prep = nil
+	if w.cfg.OnBatch != nil {
+		w.cfg.OnBatch(f.events, f.appendDur)
+	}
+	if err != nil {
+		w.cfg.Logger.Error("applying projections", "err", err, "seq", f.head.Seq)
+		return err
+	}
 	return nil
 }
 
@@ -444,7 +529,7 @@ func (f *flight) answer() {
 
 // rebuild reloads the state after a failed batch.
 func (w *Worker) rebuild(ctx context.Context) {
-	w.prev = nil
+	w.prev = [2]map[domain.RequestID]*domain.Event{}
 	if err := w.recover(ctx); err != nil {
 		w.cfg.Logger.Error("rebuilding state after a failed batch", "err", err)
 	}
