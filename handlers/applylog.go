@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/handlers/eventjson"
 	"github.com/agentgate/agentgate/projections"
 	"github.com/agentgate/agentgate/streams"
 )
@@ -13,8 +14,10 @@ import (
 // store, checking the chain, and returns how many it applied.
 //
 // Decoding (most of the cost of a restore) runs on every core ahead of the
-// fold; the fold itself, the chain check and the projection writes stay in
-// log order on the caller's goroutine.
+// fold, with the fast decoder of eventjson (pinned equal to DecodeEvent on
+// every event type by TestDesign2_1_SeededRunThroughTheWorker); the fold
+// itself, the chain check and the projection writes stay in log order on
+// the caller's goroutine.
 func ApplyLog(ctx context.Context, log streams.Log, store *projections.Store, st *domain.State, ck projections.Checkpoint) (int, error) {
 	var (
 		batch = make([]*domain.Event, 0, recoverBatch)
@@ -32,7 +35,7 @@ func ApplyLog(ctx context.Context, log streams.Log, store *projections.Store, st
 		batch = batch[:0]
 		return nil
 	}
-	err := ReadDecoded(ctx, log, ck.Seq+1, nil, DecodeEvent, func(r streams.Record, ev *domain.Event, err error) error {
+	err := ReadDecoded(ctx, log, ck.Seq+1, nil, eventjson.DecodeEvent, func(r streams.Record, ev *domain.Event, err error) error {
 		if r.Prev != prev {
 			return fmt.Errorf("log record %d does not follow the checkpoint chain", r.Seq)
 		}

@@ -6,10 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/handlers/eventjson"
+	"github.com/agentgate/agentgate/streams"
 )
 
 var randomSeed = flag.Uint64("seed", 0, "run TestDesign2_1_SeededRunThroughTheWorker with this seed only")
@@ -156,6 +159,25 @@ func seededRun(t *testing.T, seed uint64, n int) {
 	}
 
 	check := func(when string) {
+		// Recovery decodes with eventjson: it must decode every event the
+		// run wrote exactly as DecodeEvent does.
+		err := g.Log.Read(ctx, 1, func(r streams.Record) error {
+			a, err := DecodeEvent(r.Payload)
+			if err != nil {
+				return err
+			}
+			b, err := eventjson.DecodeEvent(r.Payload)
+			if err != nil {
+				return err
+			}
+			if !reflect.DeepEqual(a, b) {
+				t.Errorf("seed %d: seq %d decodes differently with eventjson:\n%+v\n%+v", seed, r.Seq, a, b)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("seed %d, %s: reading the log: %v", seed, when, err)
+		}
 		rep, err := Replay(ctx, g.Log, g.Store, true, g.Keyring.SignerFor(g.NodeID))
 		if err != nil {
 			t.Fatalf("seed %d, %s: replay: %v", seed, when, err)
