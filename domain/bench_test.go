@@ -57,3 +57,35 @@ func BenchmarkDecideVerifyAction(b *testing.B) {
 		run(b, cmd)
 	})
 }
+
+// BenchmarkRequestDigests measures the digests of the two verify_action
+// bodies of BenchmarkDecideVerifyAction by the fast path Decide takes and by
+// the general path (raw JSON canonicalized by jcs).
+func BenchmarkRequestDigests(b *testing.B) {
+	seed := &VerifyAction{Action: Action{Type: "calculate", Query: "2+2"}, Context: ActionContext{ConversationID: "conv_1", StepNumber: "2"}}
+	full := &VerifyAction{Action: Action{Type: "calculate", Query: "2+2", EstimatedTokens: 150,
+		Parameters: json.RawMessage(`{"precision":2,"mode":"exact"}`)},
+		Context: ActionContext{ConversationID: "conv_7", StepNumber: "2", UserIntent: "add two numbers"}}
+	req := RequestID{Source: "bench", ID: "r"}
+	for _, c := range []struct {
+		name string
+		v    *VerifyAction
+	}{{"seed001", seed}, {"full", full}} {
+		b.Run(c.name+"/fast", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, err := actionDigests(c.v, req); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(c.name+"/general", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, err := actionDigestsGeneral(c.v, req); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

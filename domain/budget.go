@@ -49,6 +49,11 @@ func usageAt(u *Usage, now time.Time) dailyUsage {
 // hour ending at now, i.e. strictly after now-1h. w is sorted ascending.
 func windowStart(w []time.Time, now time.Time) int {
 	cut := now.Add(-time.Hour)
+	// Pruning on every decision keeps the window mostly live: when its
+	// oldest time is inside, so is everything (w is sorted).
+	if len(w) == 0 || w[0].After(cut) {
+		return 0
+	}
 	return sort.Search(len(w), func(i int) bool { return w[i].After(cut) })
 }
 

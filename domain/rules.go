@@ -47,7 +47,8 @@ func Decide(s *State, env Env, cmd *Command) *Event {
 	} else {
 		ev = new(Event)
 	}
-	*ev = Event{Seq: env.Seq, Partition: env.Partition, Time: now, Command: cmd}
+	// ev is freshly allocated, hence zero: only the set fields are written.
+	ev.Seq, ev.Partition, ev.Time, ev.Command = env.Seq, env.Partition, now, cmd
 	d.ev = ev
 	if cmd == nil {
 		return d.reject(Errorf(CodeMissingField, "empty command"))

@@ -414,16 +414,17 @@ func (d *decider) decideProposal(a *Agent, p *proposal, cl *classification) *Eve
 	}
 	ev := d.ev
 	ev.Type = EvActionDecided
+	// The block was allocated zeroed by Decide and decideProposal fills it
+	// once: setting the fields one by one spares rewriting (with write
+	// barriers) a struct that is already zero.
 	dec := &d.block.dec
-	*dec = ActionDecided{
-		ActionID: p.actionID, Kind: p.kind, ActionType: p.actionType, Tool: p.tool,
-		RequestDigest: p.dig.request, Fingerprint: p.dig.fingerprint, StateFingerprint: p.dig.stateFingerprint,
-		Step: p.step,
-	}
+	dec.ActionID, dec.Kind, dec.ActionType, dec.Tool = p.actionID, p.kind, p.actionType, p.tool
+	dec.RequestDigest, dec.Fingerprint, dec.StateFingerprint = p.dig.request, p.dig.fingerprint, p.dig.stateFingerprint
+	dec.Step = p.step
 	ev.Decided = dec
-	dec.Verification = Verification{Engine: cl.engine, RiskLevel: cl.risk, RiskScore: cl.riskScore, Sandbox: cl.sandbox,
-		ChecksPassed: d.block.checks[:0]}
 	ver := &dec.Verification
+	ver.Engine, ver.RiskLevel, ver.RiskScore, ver.Sandbox = cl.engine, cl.risk, cl.riskScore, cl.sandbox
+	ver.ChecksPassed = d.block.checks[:0]
 	if v := cl.applied; v != nil {
 		ver.Findings, dec.OutcomeDigest = v.Findings, v.OutcomeDigest
 	}
