@@ -109,7 +109,7 @@ func (p *Prepared) Commit(head Checkpoint) error {
 type openRef struct {
 	agent, id string
 	seq       uint64 // 0: found from the action index at commit
-	val       []byte // the encoded openEntry, nil when it is closed
+	val       []byte // the encoded open action, nil when it is closed
 }
 
 // evictMark records that an agent's open actions below seq are deleted.
@@ -122,12 +122,6 @@ type evictMark struct {
 // commit: those older than oldest (all of them when oldest is "").
 type evictRef struct {
 	agent, oldest string
-}
-
-// openEntry is the stored form of one open action.
-type openEntry struct {
-	ID string `json:"id"`
-	domain.OpenAction
 }
 
 type batchWriter struct {
@@ -288,7 +282,7 @@ func (w *batchWriter) activity(actionID string) (string, *Activity, error) {
 		return "", nil, fmt.Errorf("reading activity of %s: %w", actionID, err)
 	}
 	a := new(Activity)
-	err = json.Unmarshal(v, a)
+	err = decodeActivity(v, a)
 	closer.Close()
 	if err != nil {
 		return "", nil, fmt.Errorf("decoding activity of %s: %w", actionID, err)
@@ -398,8 +392,8 @@ func (w *batchWriter) flushState(st *domain.State) error {
 			}
 			continue
 		}
-		if err := w.setJSON(k, a.Conversations[c[1]]); err != nil {
-			return err
+		if err := w.b.Set(k, encodeConversation(nil, a.Conversations[c[1]]), nil); err != nil {
+			return fmt.Errorf("writing conversation: %w", err)
 		}
 	}
 	for _, id := range dedup(w.approvals) {
@@ -437,10 +431,17 @@ func (w *batchWriter) flushStore(head Checkpoint) error {
 	if err := w.commitOpens(); err != nil {
 		return err
 	}
+	var buf []byte
 	for _, k := range sortedKeys(w.activities) {
-		if err := w.setJSON([]byte(k), w.activities[k]); err != nil {
+		v, err := encodeActivity(buf[:0], w.activities[k])
+		if err != nil {
 			return err
 		}
+		// Set copies the value: the buffer is reused.
+		if err := w.b.Set([]byte(k), v, nil); err != nil {
+			return fmt.Errorf("writing activity: %w", err)
+		}
+		buf = v
 	}
 	for _, k := range sortedKeys(w.summaries) {
 		if err := w.setJSON([]byte(k), w.summaries[k]); err != nil {
@@ -457,11 +458,7 @@ func (w *batchWriter) prepareOpens(st *domain.State) error {
 	for _, o := range w.opens {
 		if a := st.Agents[o.agent]; a != nil {
 			if oa := a.OpenActions[o.id]; oa != nil {
-				v, err := json.Marshal(openEntry{ID: o.id, OpenAction: *oa})
-				if err != nil {
-					return fmt.Errorf("encoding open action: %w", err)
-				}
-				o.val = v
+				o.val = encodeOpen(nil, o.id, oa)
 			}
 		}
 		if o.seq == 0 {

@@ -14,16 +14,16 @@ import (
 const (
 	tMeta        = 'm' // m + "ckpt" | "gate"
 	tAgent       = 'a' // a + agent
-	tConv        = 'c' // c + agent + conversation
+	tConv        = 'c' // c + agent + conversation -> binary (codec.go)
 	tPrincipal   = 'p' // p + principal
 	tKey         = 'k' // k + key hash -> principal
 	tApproval    = 'o' // o + approval id
 	tPrincipalAp = 'q' // q + principal + approval id -> ""
-	tActivity    = 'v' // v + agent + time(8) + seq(8)
+	tActivity    = 'v' // v + agent + time(8) + seq(8) -> binary (codec.go)
 	tActionIdx   = 'x' // x + action id -> activity key
 	tSummary     = 's' // s + agent + day(8)
 	tRequest     = 'r' // r + source + id -> seq(8)
-	tOpen        = 'n' // n + agent + seq(8) of the deciding event -> openEntry
+	tOpen        = 'n' // n + agent + seq(8) of the deciding event -> binary (codec.go)
 )
 
 func appendStr(b []byte, s string) []byte {

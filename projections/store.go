@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"sync"
 	"time"
 
@@ -57,9 +58,9 @@ func Open(dir string, logger *slog.Logger) (*Store, error) {
 	for i := range opts.Levels {
 		opts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 	}
-	db, err := pebble.Open(dir, opts)
+	db, err := openFormat(dir, opts, logger)
 	if err != nil {
-		return nil, fmt.Errorf("opening projection store %s: %w", dir, err)
+		return nil, err
 	}
 	s := &Store{db: db, log: logger, evictedTo: map[string]uint64{}}
 	if err := s.loadRequestFilter(); err != nil {
@@ -67,6 +68,73 @@ func Open(dir string, logger *slog.Logger) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// storeFormat names the layout of the store's values; a store written in
+// another layout is rebuilt from the log (it is derived from it).
+const storeFormat = "agentgate-projections/2"
+
+var formatKey = key(tMeta, "format")
+
+// openFormat opens the Pebble database in dir, emptying it first when it
+// holds a store of another format, and records the format in an empty one.
+func openFormat(dir string, opts *pebble.Options, logger *slog.Logger) (*pebble.DB, error) {
+	for attempt := 0; ; attempt++ {
+		db, err := pebble.Open(dir, opts)
+		if err != nil {
+			return nil, fmt.Errorf("opening projection store %s: %w", dir, err)
+		}
+		v, closer, err := db.Get(formatKey)
+		switch {
+		case err == nil:
+			same := string(v) == storeFormat
+			closer.Close()
+			if same {
+				return db, nil
+			}
+		case !errors.Is(err, pebble.ErrNotFound):
+			_ = db.Close()
+			return nil, fmt.Errorf("reading the format of projection store %s: %w", dir, err)
+		}
+		empty, err := isEmpty(db)
+		if err != nil {
+			_ = db.Close()
+			return nil, err
+		}
+		if empty {
+			// No WAL: the key reaches the disk with the first flush, before
+			// anything written after it; a store lost before that is empty.
+			if err := db.Set(formatKey, []byte(storeFormat), pebble.NoSync); err != nil {
+				_ = db.Close()
+				return nil, fmt.Errorf("recording the format of projection store %s: %w", dir, err)
+			}
+			return db, nil
+		}
+		if err := db.Close(); err != nil {
+			return nil, fmt.Errorf("closing projection store %s: %w", dir, err)
+		}
+		if attempt > 0 {
+			return nil, fmt.Errorf("projection store %s: still not empty after removing it", dir)
+		}
+		// Derived data in an older layout: start over; the caller's
+		// recovery re-applies the whole log.
+		logger.Info("projection store has another format; rebuilding it from the log", "dir", dir, "want", storeFormat)
+		if err := os.RemoveAll(dir); err != nil {
+			return nil, fmt.Errorf("removing projection store %s of another format: %w", dir, err)
+		}
+	}
+}
+
+func isEmpty(db *pebble.DB) (bool, error) {
+	it, err := db.NewIter(nil)
+	if err != nil {
+		return false, fmt.Errorf("reading projection store: %w", err)
+	}
+	empty := !it.First()
+	if err := it.Close(); err != nil {
+		return false, fmt.Errorf("reading projection store: %w", err)
+	}
+	return empty, nil
 }
 
 // loadRequestFilter builds the request filter from the request index.
@@ -168,20 +236,19 @@ func (s *Store) LoadState() (*domain.State, error) {
 		if !ok {
 			return fmt.Errorf("malformed open action key %q", k)
 		}
-		var e openEntry
-		if err := json.Unmarshal(v, &e); err != nil {
-			return fmt.Errorf("decoding open action: %w", err)
+		id, oa, err := decodeOpen(v)
+		if err != nil {
+			return err
 		}
 		a := st.Agents[agent]
 		if a == nil {
-			return fmt.Errorf("open action %q of unknown agent %q", e.ID, agent)
+			return fmt.Errorf("open action %q of unknown agent %q", id, agent)
 		}
 		if a.OpenActions == nil {
 			a.OpenActions = map[string]*domain.OpenAction{}
 		}
-		oa := e.OpenAction
-		a.OpenActions[e.ID] = &oa
-		a.OpenOrder = append(a.OpenOrder, e.ID)
+		a.OpenActions[id] = oa
+		a.OpenOrder = append(a.OpenOrder, id)
 		return nil
 	})
 	if err != nil {
@@ -193,9 +260,9 @@ func (s *Store) LoadState() (*domain.State, error) {
 		if !ok || !ok2 {
 			return fmt.Errorf("malformed conversation key %q", k)
 		}
-		c := new(domain.Conversation)
-		if err := json.Unmarshal(v, c); err != nil {
-			return fmt.Errorf("decoding conversation: %w", err)
+		c, err := decodeConversation(v)
+		if err != nil {
+			return err
 		}
 		a := st.Agents[agent]
 		if a == nil {
@@ -303,11 +370,15 @@ func (s *Store) AgentAuth(id string) (*domain.Agent, error) {
 
 // Conversation returns one conversation's state.
 func (s *Store) Conversation(agentID, convID string) (*domain.Conversation, error) {
-	c := new(domain.Conversation)
-	if err := s.getJSON(key(tConv, agentID, convID), c); err != nil {
-		return nil, err
+	v, closer, err := s.db.Get(key(tConv, agentID, convID))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, ErrNotFound
 	}
-	return c, nil
+	if err != nil {
+		return nil, fmt.Errorf("reading conversation: %w", err)
+	}
+	defer closer.Close()
+	return decodeConversation(v)
 }
 
 // Approval returns one approval.
@@ -437,8 +508,8 @@ func (s *Store) Activity(agentID string, from, to time.Time, afterSeq uint64, li
 			break
 		}
 		var a Activity
-		if err := json.Unmarshal(it.Value(), &a); err != nil {
-			return page, fmt.Errorf("decoding activity: %w", err)
+		if err := decodeActivity(it.Value(), &a); err != nil {
+			return page, err
 		}
 		page.Activities = append(page.Activities, a)
 	}
@@ -500,9 +571,9 @@ func (s *Store) scanActivities(agentID string, from, to time.Time, fn func(*Acti
 	}
 	for it.First(); it.Valid(); it.Next() {
 		var a Activity
-		if err := json.Unmarshal(it.Value(), &a); err != nil {
+		if err := decodeActivity(it.Value(), &a); err != nil {
 			it.Close()
-			return fmt.Errorf("decoding activity: %w", err)
+			return err
 		}
 		fn(&a)
 	}

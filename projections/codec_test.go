@@ -1,0 +1,196 @@
+package projections
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/agentgate/agentgate/domain"
+)
+
+func randStr(r *rand.Rand) string {
+	const alphabet = "aZ09_-/ é\"\\<>&\x00\u2028"
+	var b strings.Builder
+	for n := r.IntN(12); n > 0; n-- {
+		as := []rune(alphabet)
+		b.WriteRune(as[r.IntN(len(as))])
+	}
+	return b.String()
+}
+
+func randTime(r *rand.Rand) time.Time {
+	switch r.IntN(4) {
+	case 0:
+		return time.Time{}
+	case 1:
+		return time.Unix(r.Int64N(2e11)-6e10, 0).UTC() // years from about 70 to 8300
+	default:
+		return time.Unix(r.Int64N(4e9), r.Int64N(1e9)).UTC()
+	}
+}
+
+func randActivity(r *rand.Rand) *Activity {
+	a := &Activity{
+		ActivityID: "act_" + randStr(r), AgentID: randStr(r), Timestamp: randTime(r), Seq: r.Uint64(),
+		Action:       ActivityAction{Type: randStr(r), Tool: randStr(r), Query: randStr(r), Target: randStr(r)},
+		Verification: ActivityVerify{Status: randStr(r), Engine: randStr(r), RiskLevel: []domain.Risk{domain.RiskLow, domain.RiskMedium, domain.RiskHigh, domain.RiskCritical}[r.IntN(4)]},
+		Decision:     domain.Decision(randStr(r)), ConversationID: randStr(r), StepNumber: r.Int64() - 1<<62,
+		Cost:          ActivityCost{USD: domain.USD(r.Int64N(1e12) - 5e11), Tokens: r.Int64N(1 << 40), Actual: r.IntN(2) == 0},
+		AttestationID: randStr(r),
+	}
+	if r.IntN(2) == 0 {
+		a.Action.Parameters = json.RawMessage(`{ "k" : [1.0, "<&>"], "z": null }`)
+	}
+	if r.IntN(2) == 0 {
+		a.Error = &domain.Error{Code: "QWED-AGENT-LOOP-003", Message: randStr(r), Details: map[string]any{"n": 2.0, "s": "x"}}
+	}
+	if r.IntN(2) == 0 {
+		a.Approval = &ActivityApproval{ApprovalID: randStr(r), Status: domain.ApprovalStatus(randStr(r))}
+		if r.IntN(2) == 0 {
+			t := randTime(r)
+			a.Approval.ResolvedAt = &t
+		}
+	}
+	if r.IntN(2) == 0 {
+		a.Execution = &ActivityExecution{Success: r.IntN(2) == 0, ResultHash: randStr(r), LoggedAt: randTime(r)}
+	}
+	return a
+}
+
+// jsonRoundTrip is what the JSON store gave back for a value: the binary
+// form must give back exactly the same.
+func jsonRoundTrip[T any](t *testing.T, v *T) *T {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := new(T)
+	if err := json.Unmarshal(b, out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// The binary forms decode to what the JSON store decoded (the values the
+// API serves are unchanged), and every truncation or extension of an
+// encoded value is an error, never a panic or a wrong entity.
+func TestStoredEntitiesBinaryFormRoundTrips(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 11))
+	for i := 0; i < 2000; i++ {
+		a := randActivity(r)
+		v, err := encodeActivity(nil, a)
+		if err != nil {
+			t.Fatalf("encoding %+v: %v", a, err)
+		}
+		var got Activity
+		if err := decodeActivity(v, &got); err != nil {
+			t.Fatalf("decoding %+v: %v", a, err)
+		}
+		if want := jsonRoundTrip(t, a); !reflect.DeepEqual(&got, want) {
+			t.Fatalf("activity round trip:\n got  %+v\n want %+v", got, *want)
+		}
+		checkStrict(t, v, func(b []byte) error { var x Activity; return decodeActivity(b, &x) })
+
+		oa := &domain.OpenAction{Day: r.Int64N(1e6), ReservedCost: domain.USD(r.Int64N(1e12)), ReservedTokens: r.Int64N(1e9),
+			Status: domain.Decision(randStr(r)), At: randTime(r)}
+		ov := encodeOpen(nil, "act_x", oa)
+		id, gotOA, err := decodeOpen(ov)
+		if err != nil || id != "act_x" || !reflect.DeepEqual(gotOA, jsonRoundTrip(t, oa)) {
+			t.Fatalf("open action round trip: %v %q %+v, want %+v", err, id, gotOA, oa)
+		}
+		checkStrict(t, ov, func(b []byte) error { _, _, err := decodeOpen(b); return err })
+
+		c := &domain.Conversation{LastStep: r.Int64N(100), LastFingerprint: randStr(r), Repeats: r.Int64N(5), UpdatedAt: randTime(r)}
+		for n := r.IntN(4); n > 0; n-- {
+			c.StateWindow = append(c.StateWindow, randStr(r))
+		}
+		cv := encodeConversation(nil, c)
+		gotC, err := decodeConversation(cv)
+		if err != nil || !reflect.DeepEqual(gotC, jsonRoundTrip(t, c)) {
+			t.Fatalf("conversation round trip: %v %+v, want %+v", err, gotC, c)
+		}
+		checkStrict(t, cv, func(b []byte) error { _, err := decodeConversation(b); return err })
+	}
+}
+
+func checkStrict(t *testing.T, v []byte, decode func([]byte) error) {
+	t.Helper()
+	for n := 0; n < len(v); n++ {
+		if decode(v[:n]) == nil {
+			t.Fatalf("a value cut to %d of %d bytes decoded", n, len(v))
+		}
+	}
+	if decode(append(append([]byte(nil), v...), 0)) == nil {
+		t.Fatal("a value with a trailing byte decoded")
+	}
+	if decode(append([]byte(`{"seq":1}`), v...)) == nil {
+		t.Fatal("a JSON value decoded as a binary one")
+	}
+}
+
+// Any bytes given to the decoders give an entity or an error.
+func FuzzStoredEntityDecoders(f *testing.F) {
+	a, _ := encodeActivity(nil, randActivity(rand.New(rand.NewPCG(1, 2))))
+	f.Add(a)
+	f.Add(encodeOpen(nil, "act_1", &domain.OpenAction{Status: domain.Approved}))
+	f.Add(encodeConversation(nil, &domain.Conversation{StateWindow: []string{"a", "b"}}))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var x Activity
+		_ = decodeActivity(b, &x)
+		_, _, _ = decodeOpen(b)
+		_, _ = decodeConversation(b)
+	})
+}
+
+// A store written in another format (the JSON layout of earlier versions)
+// is emptied on open, so that recovery rebuilds it from the log, and an
+// empty store records the current format.
+func TestStoreOfAnotherFormatIsRebuilt(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	db, err := pebble.Open(dir, &pebble.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale := activityKey("agent_1", time.Unix(0, 0), 1)
+	for _, kv := range [][2][]byte{{stale, []byte(`{"activity_id":"act_1"}`)}, {key(tMeta, "ckpt"), []byte(`{"seq":1,"hash":"x"}`)}} {
+		if err := db.Set(kv[0], kv[1], pebble.Sync); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(dir, nil)
+	if err != nil {
+		t.Fatalf("opening a store of another format: %v", err)
+	}
+	ck, err := s.Checkpoint()
+	if err != nil || ck.Seq != 0 {
+		t.Fatalf("checkpoint of the rebuilt store: %+v %v, want zero (rebuild from the log)", ck, err)
+	}
+	if _, closer, err := s.db.Get(stale); err == nil {
+		closer.Close()
+		t.Fatal("the stale activity survived")
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Reopened, the store is of the current format and keeps its data.
+	s, err = Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	v, closer, err := s.db.Get(formatKey)
+	if err != nil || string(v) != storeFormat {
+		t.Fatalf("format key: %q %v", v, err)
+	}
+	closer.Close()
+}
