@@ -250,6 +250,15 @@ func appendCanonNullable(b []byte, s string, ok bool) ([]byte, bool) {
 	return appendCanonString(b, s, ok)
 }
 
+// canonPlain marks the bytes a canonical string holds as they are without
+// a closer look: printable ASCII other than '"' and '\\'.
+var canonPlain = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 // appendCanonString writes s as an RFC 8785 §3.2.2.2 string: UTF-8 as is,
 // except \" \\, \b \f \n \r \t and \u00xx (lowercase hex) for the other
 // control characters. Invalid UTF-8 returns ok false (jcs rejects it, and
@@ -259,16 +268,16 @@ func appendCanonString(b []byte, s string, ok bool) ([]byte, bool) {
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
+		if canonPlain[c] {
+			i++
+			continue
+		}
 		if c >= utf8.RuneSelf {
 			r, n := utf8.DecodeRuneInString(s[i:])
 			if r == utf8.RuneError && n == 1 {
 				ok = false
 			}
 			i += n
-			continue
-		}
-		if c >= 0x20 && c != '"' && c != '\\' {
-			i++
 			continue
 		}
 		b = append(b, s[start:i]...)

@@ -55,3 +55,27 @@ func TestWindowStartMatchesBinarySearch(t *testing.T) {
 		}
 	}
 }
+
+// TestSeed000_9_8_TokenMatchesEveryByte pins the word-wise constant-time
+// token comparison: equal hashes match, and a difference in any one byte
+// (every position, every bit) or any other length never does.
+func TestSeed000_9_8_TokenMatchesEveryByte(t *testing.T) {
+	h := tokenHash("agent")
+	if !tokenMatches(h, h) || !tokenMatches(h, string([]byte(h))) {
+		t.Fatal("equal hashes do not match")
+	}
+	for i := 0; i < len(h); i++ {
+		for bit := 0; bit < 8; bit++ {
+			b := []byte(h)
+			b[i] ^= 1 << bit
+			if tokenMatches(string(b), h) || tokenMatches(h, string(b)) {
+				t.Fatalf("byte %d bit %d flipped still matches", i, bit)
+			}
+		}
+	}
+	for _, s := range []string{"", h[:63], h + "0", h[:56]} {
+		if tokenMatches(s, s) || tokenMatches(s, h) {
+			t.Fatalf("length %d matched", len(s))
+		}
+	}
+}

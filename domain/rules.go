@@ -1,7 +1,6 @@
 package domain
 
 import (
-	"crypto/subtle"
 	"fmt"
 	"time"
 )
@@ -166,10 +165,20 @@ func tokenMatches(presented, stored string) bool {
 	if len(presented) != n || len(stored) != n {
 		return false
 	}
-	var x, y [n]byte
-	copy(x[:], presented)
-	copy(y[:], stored)
-	return subtle.ConstantTimeCompare(x[:], y[:]) == 1
+	// Eight bytes at a time, every word compared and the differences
+	// accumulated: no branch depends on the contents.
+	var diff uint64
+	for i := 0; i < n; i += 8 {
+		diff |= load64(presented[i:i+8]) ^ load64(stored[i:i+8])
+	}
+	return diff == 0
+}
+
+// load64 reads 8 bytes of s as a little-endian word (one load on amd64).
+func load64(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
 // authPrincipal checks that the caller is owner's principal or the admin.
