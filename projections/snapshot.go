@@ -18,7 +18,8 @@ import (
 // Agent snapshots for time travel (issue 5). At a log checkpoint the store
 // keeps a copy of each agent that changed since its last snapshot, if that
 // snapshot (or, before the first, its registration) is at least
-// SnapshotEveryCheckpoints checkpoint intervals back: its whole
+// SnapshotEveryCheckpoints checkpoint intervals back, and farther for an
+// agent holding many entries (SnapshotEntriesPerInterval): its whole
 // domain.Agent (conversations and open actions included) and its pending
 // approvals, as they stand right after the checkpoint event. A query at
 // seq N starts from the agent's last snapshot at or before N (or its
@@ -53,6 +54,18 @@ const (
 // SnapshotEveryCheckpoints is how many checkpoint intervals an agent's
 // snapshots are apart at the least.
 const SnapshotEveryCheckpoints = 10
+
+// SnapshotEntriesPerInterval sets how much farther apart a large agent's
+// snapshots are: an agent holding E conversations and open actions is
+// snapshotted at least max(SnapshotEveryCheckpoints, E /
+// SnapshotEntriesPerInterval) checkpoint intervals apart. A snapshot
+// rewrites the whole agent, so its cost is proportional to E; with every
+// agent snapshotted every 10 intervals, sixty-four agents holding
+// thousands of open actions each rewrote about 6 KB of JSON per log event,
+// half a partition restore's CPU. At the default interval (1,000 events)
+// this is about 16 log events per entry, and a time-travel query folds at
+// most that many events per entry its snapshot holds.
+const SnapshotEntriesPerInterval = 64
 
 // AgentSnapshot is one agent's state right after the checkpoint at Seq.
 type AgentSnapshot struct {
@@ -164,13 +177,13 @@ func (w *batchWriter) snapshot(st *domain.State, events []*domain.Event) error {
 			pending[ap.AgentID] = append(pending[ap.AgentID], ap)
 		}
 	}
-	gap := uint64(SnapshotEveryCheckpoints)
+	interval := uint64(1)
 	if cp := last.Checkpoint; cp != nil && cp.Next.Events > 0 {
-		gap *= uint64(cp.Next.Events)
+		interval = uint64(cp.Next.Events)
 	}
 	for _, id := range sortedKeys(sn.dirty) {
 		a := st.Agents[id]
-		if b, ok := sn.base[id]; a != nil && ok && last.Seq-b < gap {
+		if b, ok := sn.base[id]; a != nil && ok && last.Seq-b < snapshotGap(a, interval) {
 			continue // stays changed: folded from its last snapshot until the next
 		}
 		if a != nil {
@@ -193,6 +206,15 @@ func (w *batchWriter) snapshot(st *domain.State, events []*domain.Event) error {
 		delete(sn.dirty, id)
 	}
 	return nil
+}
+
+// snapshotGap is how many log events an agent's snapshots are apart at
+// the least, given the checkpoint interval (see
+// SnapshotEntriesPerInterval). It depends only on the log and the state at
+// the checkpoint, so a rebuilt store takes the same snapshots.
+func snapshotGap(a *domain.Agent, interval uint64) uint64 {
+	intervals := uint64(len(a.Conversations)+len(a.OpenActions)) / SnapshotEntriesPerInterval
+	return max(intervals, SnapshotEveryCheckpoints) * interval
 }
 
 // RegisteredAt returns the seq of the agent's registration event

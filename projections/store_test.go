@@ -458,3 +458,86 @@ func TestOpenActionsEvictedRoundTrip(t *testing.T) {
 	}
 	g.assertLoadStateEqual()
 }
+
+// checkpoint folds and projects a log checkpoint event (interval events)
+// as the last event of its batch, as the worker appends it, and returns
+// its seq.
+func (g *testGate) checkpoint(interval int) uint64 {
+	g.t.Helper()
+	ev := &domain.Event{Seq: g.seq + 1, Time: g.now, Type: domain.EvLogCheckpointed,
+		Checkpoint: &domain.LogCheckpoint{Seq: g.seq, Head: "h", Next: domain.CheckpointPolicy{Events: int64(interval)}}}
+	g.seq = ev.Seq
+	domain.Apply(g.st, ev)
+	g.pending = append(g.pending, ev)
+	g.flush()
+	return ev.Seq
+}
+
+func (g *testGate) snapshotSeq(agent string, at uint64) uint64 {
+	g.t.Helper()
+	snap, err := g.store.SnapshotAt(agent, at)
+	if err != nil {
+		g.t.Fatalf("snapshot of %s at %d: %v", agent, at, err)
+	}
+	return snap.Seq
+}
+
+// An agent holding many entries is snapshotted farther apart
+// (SnapshotEntriesPerInterval); a small one every SnapshotEveryCheckpoints
+// intervals.
+func TestLargeAgentsAreSnapshottedFartherApart(t *testing.T) {
+	const interval = 10
+	g := newTestGate(t, 1<<20)
+	small := g.register("small", 3, domain.Limits{})
+	large := g.register("large", 3, domain.Limits{})
+	n := 0
+	verify := func(agent string) {
+		n++
+		g.verify(agent, fmt.Sprint("v", n), fmt.Sprint("c", n), 1, calc(fmt.Sprint(n, "+1"), 0))
+	}
+	// 30 intervals' worth of entries: each approved action in a new
+	// conversation holds a conversation and an open action.
+	for range 30 * SnapshotEntriesPerInterval / 2 {
+		verify(large)
+	}
+	verify(small)
+	c1 := g.checkpoint(interval)
+	if g.snapshotSeq(small, c1) != c1 || g.snapshotSeq(large, c1) != c1 {
+		t.Fatalf("first checkpoint %d: both agents are due (registered long enough ago)", c1)
+	}
+	entries := len(g.st.Agents[large].Conversations) + len(g.st.Agents[large].OpenActions)
+	if want := uint64(entries/SnapshotEntriesPerInterval) * interval; snapshotGap(g.st.Agents[large], interval) != want || want < 300 {
+		t.Fatalf("large agent with %d entries: gap %d, want %d", entries, snapshotGap(g.st.Agents[large], interval), want)
+	}
+	if got := snapshotGap(g.st.Agents[small], interval); got != SnapshotEveryCheckpoints*interval {
+		t.Fatalf("small agent gap %d, want %d", got, SnapshotEveryCheckpoints*interval)
+	}
+	// Both change; after 15 intervals only the small one is due.
+	verify(large)
+	for range 15 * interval {
+		verify(small)
+	}
+	c2 := g.checkpoint(interval)
+	if got := g.snapshotSeq(small, c2); got != c2 {
+		t.Errorf("small agent at checkpoint %d: last snapshot %d, want %d", c2, got, c2)
+	}
+	if got := g.snapshotSeq(large, c2); got != c1 {
+		t.Errorf("large agent at checkpoint %d: last snapshot %d, want still %d (its gap is %d events)", c2, got, c1, snapshotGap(g.st.Agents[large], interval))
+	}
+	// Past its own gap, the large agent is snapshotted again, as it
+	// stands: the state time travel folds from.
+	for uint64(g.seq)+1-c1 < snapshotGap(g.st.Agents[large], interval) {
+		verify(small)
+	}
+	c3 := g.checkpoint(interval)
+	if got := g.snapshotSeq(large, c3); got != c3 {
+		t.Fatalf("large agent at checkpoint %d (%d events after its snapshot): last snapshot %d", c3, c3-c1, got)
+	}
+	snap, err := g.store.SnapshotAt(large, c3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(snap.Agent.Conversations) + len(snap.Agent.OpenActions); got != entries+2 {
+		t.Errorf("the snapshot holds %d entries, want %d", got, entries+2)
+	}
+}
