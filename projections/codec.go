@@ -271,3 +271,133 @@ func decodeConversation(v []byte) (*domain.Conversation, error) {
 	}
 	return c, nil
 }
+
+const fmtSnapshot = 0xD1
+
+// Nil flags of an encoded snapshot's agent (a nil and an empty collection
+// encode differently in JSON, which the time-travel API serves).
+const (
+	snapConvsNil = 1 << iota
+	snapOpenNil
+	snapOrderNil
+)
+
+// encodeSnapshot writes an agent snapshot: the agent's scalar part and its
+// pending approvals as JSON, its conversations (by ID) and open actions
+// (in OpenOrder, then by ID) in the binary forms above. A snapshot holds
+// every entry of the agent; the maps were most of its JSON encoding cost.
+func encodeSnapshot(b []byte, sn *AgentSnapshot) ([]byte, error) {
+	a := sn.Agent
+	cp := *a
+	cp.Conversations, cp.OpenActions, cp.OpenOrder = nil, nil, nil
+	agentJSON, err := json.Marshal(&cp)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the snapshot of %s: %w", a.ID, err)
+	}
+	apJSON, err := json.Marshal(sn.Approvals)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the approvals of the snapshot of %s: %w", a.ID, err)
+	}
+	var flags byte
+	if a.Conversations == nil {
+		flags |= snapConvsNil
+	}
+	if a.OpenActions == nil {
+		flags |= snapOpenNil
+	}
+	if a.OpenOrder == nil {
+		flags |= snapOrderNil
+	}
+	e := enc(append(b, fmtSnapshot)).uint(sn.Seq).time(sn.Time).bytes(agentJSON).bytes(apJSON)
+	e = append(e, flags)
+	e = e.uint(uint64(len(a.Conversations)))
+	for _, id := range sortedKeys(a.Conversations) {
+		e = e.str(id).bytes(encodeConversation(nil, a.Conversations[id]))
+	}
+	e = e.uint(uint64(len(a.OpenOrder)))
+	for _, id := range a.OpenOrder {
+		e = e.str(id)
+	}
+	e = e.uint(uint64(len(a.OpenActions)))
+	for _, id := range sortedKeys(a.OpenActions) {
+		e = e.bytes(encodeOpen(nil, id, a.OpenActions[id]))
+	}
+	return e, nil
+}
+
+// maxSnapshotEntries bounds the entries a stored snapshot may claim
+// before they are read (a corrupt count must not allocate).
+const maxSnapshotEntries = 1 << 24
+
+func decodeSnapshot(v []byte) (*AgentSnapshot, error) {
+	d := newDec(v, fmtSnapshot)
+	sn := &AgentSnapshot{Seq: d.uint(), Time: d.time(), Agent: new(domain.Agent)}
+	agentJSON, apJSON := d.raw(), d.raw()
+	if d.err == nil {
+		if err := json.Unmarshal(agentJSON, sn.Agent); err != nil {
+			return nil, fmt.Errorf("decoding snapshot agent: %w", err)
+		}
+		if err := json.Unmarshal(apJSON, &sn.Approvals); err != nil {
+			return nil, fmt.Errorf("decoding snapshot approvals: %w", err)
+		}
+	}
+	a := sn.Agent
+	flags := d.byte()
+	count := func() uint64 {
+		n := d.uint()
+		if n > maxSnapshotEntries || n > uint64(len(d.b)) { // every entry takes a byte at least
+			d.fail()
+			return 0
+		}
+		return n
+	}
+	n := count()
+	if flags&snapConvsNil == 0 {
+		a.Conversations = make(map[string]*domain.Conversation, n)
+	}
+	for i := uint64(0); i < n && d.err == nil; i++ {
+		id, cv := d.str(), d.raw()
+		if d.err != nil {
+			break
+		}
+		c, err := decodeConversation(cv)
+		if err != nil {
+			return nil, err
+		}
+		if a.Conversations == nil {
+			d.fail()
+			break
+		}
+		a.Conversations[id] = c
+	}
+	n = count()
+	if flags&snapOrderNil == 0 {
+		a.OpenOrder = make([]string, 0, n)
+	}
+	for i := uint64(0); i < n && d.err == nil; i++ {
+		a.OpenOrder = append(a.OpenOrder, d.str())
+	}
+	n = count()
+	if flags&snapOpenNil == 0 {
+		a.OpenActions = make(map[string]*domain.OpenAction, n)
+	}
+	for i := uint64(0); i < n && d.err == nil; i++ {
+		ov := d.raw()
+		if d.err != nil {
+			break
+		}
+		id, oa, err := decodeOpen(ov)
+		if err != nil {
+			return nil, err
+		}
+		if a.OpenActions == nil {
+			d.fail()
+			break
+		}
+		a.OpenActions[id] = oa
+	}
+	if err := d.done("agent snapshot"); err != nil {
+		return nil, err
+	}
+	return sn, nil
+}

@@ -120,6 +120,50 @@ func TestStoredEntitiesBinaryFormRoundTrips(t *testing.T) {
 	}
 }
 
+// An agent snapshot decodes to what its JSON form decoded, nil and empty
+// collections included (the time-travel API serves them as null and {}).
+func TestAgentSnapshotBinaryFormRoundTrips(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 5))
+	for i := 0; i < 300; i++ {
+		a := &domain.Agent{ID: "agent_" + randStr(r), Status: "active", Trust: domain.TrustLevel(r.IntN(4)), CreatedAt: randTime(r),
+			Recent: []bool{true, false}, Usage: domain.Usage{Day: 3, HourlyRequests: []time.Time{randTime(r)}}}
+		if r.IntN(4) > 0 {
+			a.Conversations = map[string]*domain.Conversation{}
+			for n := r.IntN(5); n > 0; n-- {
+				a.Conversations[randStr(r)] = &domain.Conversation{LastStep: r.Int64N(50), StateWindow: []string{randStr(r)}, UpdatedAt: randTime(r)}
+			}
+		}
+		if r.IntN(4) > 0 {
+			a.OpenActions = map[string]*domain.OpenAction{}
+			a.OpenOrder = []string{}
+			for n := r.IntN(5); n > 0; n-- {
+				id := "act_" + randStr(r)
+				a.OpenActions[id] = &domain.OpenAction{Day: 1, ReservedCost: 5, Status: domain.Pending, At: randTime(r)}
+				a.OpenOrder = append(a.OpenOrder, id)
+			}
+		}
+		sn := &AgentSnapshot{Seq: r.Uint64(), Time: randTime(r), Agent: a, Approvals: []*domain.Approval{}}
+		if r.IntN(2) == 0 {
+			sn.Approvals = append(sn.Approvals, &domain.Approval{ID: "act_1", AgentID: a.ID, Status: domain.ApprovalPending})
+		}
+		v, err := encodeSnapshot(nil, sn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := decodeSnapshot(v)
+		if err != nil {
+			t.Fatalf("decoding: %v", err)
+		}
+		want := jsonRoundTrip(t, sn)
+		gb, _ := json.Marshal(got)
+		wb, _ := json.Marshal(want)
+		if !reflect.DeepEqual(got, want) || string(gb) != string(wb) {
+			t.Fatalf("snapshot round trip:\n got  %s\n want %s", gb, wb)
+		}
+		checkStrict(t, v, func(b []byte) error { _, err := decodeSnapshot(b); return err })
+	}
+}
+
 func checkStrict(t *testing.T, v []byte, decode func([]byte) error) {
 	t.Helper()
 	for n := 0; n < len(v); n++ {
@@ -141,11 +185,16 @@ func FuzzStoredEntityDecoders(f *testing.F) {
 	f.Add(a)
 	f.Add(encodeOpen(nil, "act_1", &domain.OpenAction{Status: domain.Approved}))
 	f.Add(encodeConversation(nil, &domain.Conversation{StateWindow: []string{"a", "b"}}))
+	sn, _ := encodeSnapshot(nil, &AgentSnapshot{Seq: 9, Agent: &domain.Agent{ID: "a",
+		Conversations: map[string]*domain.Conversation{"c": {LastStep: 1}},
+		OpenActions:   map[string]*domain.OpenAction{"x": {Day: 1}}, OpenOrder: []string{"x"}}})
+	f.Add(sn)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var x Activity
 		_ = decodeActivity(b, &x)
 		_, _, _ = decodeOpen(b)
 		_, _ = decodeConversation(b)
+		_, _ = decodeSnapshot(b)
 	})
 }
 

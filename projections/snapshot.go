@@ -2,7 +2,6 @@ package projections
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -35,7 +34,7 @@ import (
 //
 // Keys:
 //
-//	h + agent + seq(8) -> AgentSnapshot     the snapshot after checkpoint seq
+//	h + agent + seq(8) -> AgentSnapshot     the snapshot after checkpoint seq (binary, codec.go)
 //	g + agent          -> seq(8)            the seq of the agent's registration
 //	l + agent          -> seq(8)            the seq of the agent's last snapshot
 //	d + agent          -> ""                changed since its last snapshot
@@ -192,8 +191,12 @@ func (w *batchWriter) snapshot(st *domain.State, events []*domain.Event) error {
 			if aps == nil {
 				aps = []*domain.Approval{}
 			}
-			if err := w.setJSON(snapshotKey(id, last.Seq), AgentSnapshot{Seq: last.Seq, Time: last.Time, Agent: a, Approvals: aps}); err != nil {
+			v, err := encodeSnapshot(nil, &AgentSnapshot{Seq: last.Seq, Time: last.Time, Agent: a, Approvals: aps})
+			if err != nil {
 				return err
+			}
+			if err := w.b.Set(snapshotKey(id, last.Seq), v, nil); err != nil {
+				return fmt.Errorf("writing snapshot: %w", err)
 			}
 			if err := w.b.Set(key(tLastSnap, id), binary.BigEndian.AppendUint64(nil, last.Seq), nil); err != nil {
 				return err
@@ -256,9 +259,9 @@ func (s *Store) SnapshotAt(agent string, seq uint64) (*AgentSnapshot, error) {
 		}
 		return nil, ErrNotFound
 	}
-	snap := new(AgentSnapshot)
-	if err := json.Unmarshal(it.Value(), snap); err != nil {
-		return nil, fmt.Errorf("decoding the snapshot of %s: %w", agent, err)
+	snap, err := decodeSnapshot(it.Value())
+	if err != nil {
+		return nil, fmt.Errorf("reading the snapshot of %s: %w", agent, err)
 	}
 	return snap, nil
 }
