@@ -13,8 +13,8 @@ import (
 // ApplyLog folds the log records after checkpoint ck into st and the
 // store, checking the chain, and returns how many it applied.
 //
-// Decoding (most of the cost of a restore) runs on every core ahead of the
-// fold, with the fast decoder of eventjson (pinned equal to DecodeEvent on
+// Decoding and hashing (most of the cost of a restore) run on every core
+// ahead of the fold, with the fast decoder of eventjson (pinned equal to DecodeEvent on
 // every event type by TestDesign2_1_SeededRunThroughTheWorker); the fold
 // itself, the chain check and the projection writes stay in log order on
 // the caller's goroutine.
@@ -35,19 +35,30 @@ func ApplyLog(ctx context.Context, log streams.Log, store *projections.Store, st
 		batch = batch[:0]
 		return nil
 	}
-	err := ReadDecoded(ctx, log, ck.Seq+1, nil, eventjson.DecodeEvent, func(r streams.Record, ev *domain.Event, err error) error {
+	// The decoders also hash each record (the next one's prev): the fold
+	// only compares.
+	type decoded struct {
+		ev   *domain.Event
+		hash string
+	}
+	decode := func(p []byte) (decoded, error) {
+		ev, err := eventjson.DecodeEvent(p)
+		return decoded{ev, streams.HashPayload(p)}, err
+	}
+	err := ReadDecoded(ctx, log, ck.Seq+1, nil, decode, func(r streams.Record, d decoded, err error) error {
 		if r.Prev != prev {
 			return fmt.Errorf("log record %d does not follow the checkpoint chain", r.Seq)
 		}
 		if err != nil {
 			return err
 		}
+		ev := d.ev
 		if ev.Seq != r.Seq || ev.Prev != r.Prev {
 			return fmt.Errorf("log record %d holds event %d", r.Seq, ev.Seq)
 		}
 		domain.Apply(st, ev)
 		batch = append(batch, ev)
-		prev = r.Hash()
+		prev = d.hash
 		last = projections.Checkpoint{Seq: r.Seq, Hash: prev, Time: ev.Time}
 		n++
 		// A batch ends at a checkpoint, as the worker's do: the

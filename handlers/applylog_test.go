@@ -93,3 +93,41 @@ func TestApplyLogStopsAtUndecodableRecord(t *testing.T) {
 		t.Fatalf("store checkpoint %d passed the bad record %d", ck.Seq, bad.Seq)
 	}
 }
+
+// TestApplyLogChecksTheChainFromItsCheckpoint applies a log tail after a
+// checkpoint: with the checkpoint's true head it applies every record (the
+// decoders' hashes continue the chain record by record), with another
+// head it refuses the first record and applies nothing.
+func TestApplyLogChecksTheChainFromItsCheckpoint(t *testing.T) {
+	clock := &testClock{now: time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)}
+	g := startGate(t, t.TempDir(), clock.Now)
+	agent := g.submit(t, registerCmd("chain", 3)).Registered.AgentID
+	for i := range decodeChunk + 9 {
+		g.submit(t, verifyCmd(agent, fmt.Sprint("r", i), fmt.Sprint("c", i/40), i%40+1, "1+1"))
+	}
+	defer g.stop(t)
+	var at streams.Record
+	if err := g.Log.Read(context.Background(), 5, func(r streams.Record) error {
+		at = streams.Record{Seq: r.Seq, Prev: r.Prev, Payload: append([]byte(nil), r.Payload...)}
+		return errStop
+	}); err != nil && err != errStop {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		hash string
+		ok   bool
+	}{{at.Hash(), true}, {strings.Repeat("0", 64), false}} {
+		fresh, err := projections.Open(filepath.Join(t.TempDir(), "state"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := ApplyLog(context.Background(), g.Log, fresh, domain.NewState(), projections.Checkpoint{Seq: at.Seq, Hash: tc.hash})
+		fresh.Close()
+		switch {
+		case tc.ok && (err != nil || n != int(g.Log.Head().Seq-at.Seq)):
+			t.Errorf("from the true head: applied %d of %d: %v", n, g.Log.Head().Seq-at.Seq, err)
+		case !tc.ok && (err == nil || !strings.Contains(err.Error(), "does not follow the checkpoint chain") || n != 0):
+			t.Errorf("from a wrong head: applied %d, error %v; want nothing applied and the chain named", n, err)
+		}
+	}
+}

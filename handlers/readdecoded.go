@@ -7,7 +7,6 @@ import (
 	"runtime"
 	"sync"
 
-	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/streams"
 )
 
@@ -25,35 +24,38 @@ const (
 var ErrStopRead = errors.New("stop reading")
 
 // chunk is a run of consecutive kept records and, once done is closed,
-// their decoded events (nil from the first record that failed, whose error
-// is err).
-type chunk struct {
-	recs []streams.Record
-	evs  []*domain.Event
-	err  error
-	done chan struct{}
+// their decoded values up to the first record that failed (at index
+// failed, with error err; failed is len(recs) when none did).
+type chunk[T any] struct {
+	recs   []streams.Record
+	vals   []T
+	failed int
+	err    error
+	done   chan struct{}
 }
 
 // ReadDecoded reads log from seq from and calls fn, on the caller's
 // goroutine and in log order, with every record keep accepts (nil keeps
-// all) and its event as decode made it, or the decoding error (err, with
-// a nil event). Decoding, most of the cost of reading a log back, runs on
-// every core ahead of fn; the records' payloads are copies fn may keep.
+// all) and what decode made of it, or the decoding error (err, with a zero
+// value). Decoding, most of the cost of reading a log back, runs on every
+// core ahead of fn (decode may do any other per-record work that need not
+// be in order, such as hashing); the records' payloads are copies fn may
+// keep.
 //
 // It stops at the end of the log, at the first error fn returns (returned
 // as is; ErrStopRead ends the read with nil), or when ctx ends. A reading
 // error is returned wrapped.
-func ReadDecoded(ctx context.Context, log streams.Log, from uint64, keep func(payload []byte) bool,
-	decode func(payload []byte) (*domain.Event, error), fn func(r streams.Record, ev *domain.Event, err error) error) error {
+func ReadDecoded[T any](ctx context.Context, log streams.Log, from uint64, keep func(payload []byte) bool,
+	decode func(payload []byte) (T, error), fn func(r streams.Record, v T, err error) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	ordered := make(chan *chunk, decodeAhead)
-	jobs := make(chan *chunk, decodeAhead)
+	ordered := make(chan *chunk[T], decodeAhead)
+	jobs := make(chan *chunk[T], decodeAhead)
 	var readErr error
 	go func() {
 		defer close(ordered)
 		defer close(jobs)
-		cur := &chunk{done: make(chan struct{})}
+		cur := &chunk[T]{done: make(chan struct{})}
 		send := func() bool {
 			select {
 			case ordered <- cur:
@@ -61,7 +63,7 @@ func ReadDecoded(ctx context.Context, log streams.Log, from uint64, keep func(pa
 				return false
 			}
 			jobs <- cur // never blocks longer than a decoder's chunk: jobs has ordered's capacity
-			cur = &chunk{done: make(chan struct{})}
+			cur = &chunk[T]{done: make(chan struct{})}
 			return true
 		}
 		readErr = log.Read(ctx, from, func(r streams.Record) error {
@@ -85,27 +87,29 @@ func ReadDecoded(ctx context.Context, log streams.Log, from uint64, keep func(pa
 		go func() {
 			defer wg.Done()
 			for c := range jobs {
-				c.evs = make([]*domain.Event, len(c.recs))
+				c.vals = make([]T, len(c.recs))
+				c.failed = len(c.recs)
 				for i, r := range c.recs {
-					if c.evs[i], c.err = decode(r.Payload); c.err != nil {
-						c.evs[i] = nil
-						c.err = fmt.Errorf("decoding log record %d: %w", r.Seq, c.err)
+					v, err := decode(r.Payload)
+					if err != nil {
+						c.failed, c.err = i, fmt.Errorf("decoding log record %d: %w", r.Seq, err)
 						break
 					}
+					c.vals[i] = v
 				}
 				close(c.done)
 			}
 		}()
 	}
 	defer wg.Wait()
-	deliver := func(c *chunk) error {
+	deliver := func(c *chunk[T]) error {
 		<-c.done
 		for i, r := range c.recs {
 			var err error
-			if c.evs[i] == nil {
+			if i == c.failed {
 				err = c.err
 			}
-			if ferr := fn(r, c.evs[i], err); ferr != nil {
+			if ferr := fn(r, c.vals[i], err); ferr != nil {
 				return ferr
 			}
 			if err != nil {
