@@ -373,8 +373,12 @@ func (w *batchWriter) flushState(st *domain.State) error {
 		if cp.OpenActions != nil {
 			cp.OpenActions = map[string]*domain.OpenAction{}
 		}
-		if err := w.setJSON(key(tAgent, id), &cp); err != nil {
+		v, err := encodeAgent(nil, &cp)
+		if err != nil {
 			return err
+		}
+		if err := w.b.Set(key(tAgent, id), v, nil); err != nil {
+			return fmt.Errorf("writing agent: %w", err)
 		}
 	}
 	if err := w.prepareOpens(st); err != nil {

@@ -282,15 +282,15 @@ const (
 	snapOrderNil
 )
 
-// encodeSnapshot writes an agent snapshot: the agent's scalar part and its
-// pending approvals as JSON, its conversations (by ID) and open actions
+// encodeSnapshot writes an agent snapshot: the agent record (encodeAgent)
+// and its pending approvals as JSON, its conversations (by ID) and open actions
 // (in OpenOrder, then by ID) in the binary forms above. A snapshot holds
 // every entry of the agent; the maps were most of its JSON encoding cost.
 func encodeSnapshot(b []byte, sn *AgentSnapshot) ([]byte, error) {
 	a := sn.Agent
 	cp := *a
 	cp.Conversations, cp.OpenActions, cp.OpenOrder = nil, nil, nil
-	agentJSON, err := json.Marshal(&cp)
+	agentRec, err := encodeAgent(nil, &cp)
 	if err != nil {
 		return nil, fmt.Errorf("encoding the snapshot of %s: %w", a.ID, err)
 	}
@@ -308,7 +308,7 @@ func encodeSnapshot(b []byte, sn *AgentSnapshot) ([]byte, error) {
 	if a.OpenOrder == nil {
 		flags |= snapOrderNil
 	}
-	e := enc(append(b, fmtSnapshot)).uint(sn.Seq).time(sn.Time).bytes(agentJSON).bytes(apJSON)
+	e := enc(append(b, fmtSnapshot)).uint(sn.Seq).time(sn.Time).bytes(agentRec).bytes(apJSON)
 	e = append(e, flags)
 	e = e.uint(uint64(len(a.Conversations)))
 	for _, id := range sortedKeys(a.Conversations) {
@@ -332,9 +332,9 @@ const maxSnapshotEntries = 1 << 24
 func decodeSnapshot(v []byte) (*AgentSnapshot, error) {
 	d := newDec(v, fmtSnapshot)
 	sn := &AgentSnapshot{Seq: d.uint(), Time: d.time(), Agent: new(domain.Agent)}
-	agentJSON, apJSON := d.raw(), d.raw()
+	agentRec, apJSON := d.raw(), d.raw()
 	if d.err == nil {
-		if err := json.Unmarshal(agentJSON, sn.Agent); err != nil {
+		if err := decodeAgent(agentRec, sn.Agent); err != nil {
 			return nil, fmt.Errorf("decoding snapshot agent: %w", err)
 		}
 		if err := json.Unmarshal(apJSON, &sn.Approvals); err != nil {
@@ -400,4 +400,122 @@ func decodeSnapshot(v []byte) (*AgentSnapshot, error) {
 		return nil, err
 	}
 	return sn, nil
+}
+
+const fmtAgent = 0xE1
+
+// Nil flags of an encoded agent's lists (nil and empty encode differently
+// in JSON, which the API serves).
+const (
+	agentRecentNil = 1 << iota
+	agentDenialsNil
+	agentHourlyNil
+	agentToolNil
+	agentLoggedNil
+)
+
+// encodeAgent writes an agent record: its lists of times and IDs (the
+// usage windows hold up to domain.MaxHourlyLimit times, written at every
+// batch that touches the agent) in binary, the rest as JSON. The agent
+// is written as given: the caller leaves out what has keys of its own.
+func encodeAgent(b []byte, a *domain.Agent) ([]byte, error) {
+	cp := *a
+	cp.Recent, cp.BudgetDenials, cp.LoggedActions = nil, nil, nil
+	cp.Usage.HourlyRequests, cp.Usage.HourlyToolCalls = nil, nil
+	j, err := json.Marshal(&cp)
+	if err != nil {
+		return nil, fmt.Errorf("encoding agent %s: %w", a.ID, err)
+	}
+	// As in JSON: the lists JSON omits when empty (omitempty) decode as
+	// nil when empty; the others keep nil apart from empty.
+	var flags byte
+	for i, isNil := range []bool{a.Recent == nil, a.BudgetDenials == nil, len(a.Usage.HourlyRequests) == 0,
+		len(a.Usage.HourlyToolCalls) == 0, len(a.LoggedActions) == 0} {
+		if isNil {
+			flags |= 1 << i
+		}
+	}
+	e := enc(append(b, fmtAgent)).bytes(j)
+	e = append(e, flags)
+	e = e.uint(uint64(len(a.Recent)))
+	for _, r := range a.Recent {
+		if r {
+			e = append(e, 1)
+		} else {
+			e = append(e, 0)
+		}
+	}
+	for _, ts := range [][]time.Time{a.BudgetDenials, a.Usage.HourlyRequests, a.Usage.HourlyToolCalls} {
+		e = e.uint(uint64(len(ts)))
+		for _, t := range ts {
+			e = e.time(t)
+		}
+	}
+	e = e.uint(uint64(len(a.LoggedActions)))
+	for _, id := range a.LoggedActions {
+		e = e.str(id)
+	}
+	return e, nil
+}
+
+// agentJSON returns the JSON part of an encoded agent record.
+func agentJSON(v []byte) ([]byte, error) {
+	d := newDec(v, fmtAgent)
+	j := d.raw()
+	if d.err != nil {
+		return nil, fmt.Errorf("decoding agent: %w", d.err)
+	}
+	return j, nil
+}
+
+func decodeAgent(v []byte, a *domain.Agent) error {
+	d := newDec(v, fmtAgent)
+	j := d.raw()
+	if d.err != nil {
+		return fmt.Errorf("decoding agent: %w", d.err)
+	}
+	*a = domain.Agent{}
+	if err := json.Unmarshal(j, a); err != nil {
+		return fmt.Errorf("decoding agent: %w", err)
+	}
+	flags := d.byte()
+	count := func() uint64 {
+		n := d.uint()
+		if n > uint64(len(d.b)) { // every element takes a byte at least
+			d.fail()
+			return 0
+		}
+		return n
+	}
+	n := count()
+	if flags&agentRecentNil == 0 {
+		a.Recent = make([]bool, 0, n)
+	}
+	for i := uint64(0); i < n && d.err == nil; i++ {
+		switch d.byte() {
+		case 0:
+			a.Recent = append(a.Recent, false)
+		case 1:
+			a.Recent = append(a.Recent, true)
+		default:
+			d.fail()
+		}
+	}
+	for i, dst := range []*[]time.Time{&a.BudgetDenials, &a.Usage.HourlyRequests, &a.Usage.HourlyToolCalls} {
+		n := count()
+		if flags&(agentDenialsNil<<i) == 0 {
+			*dst = make([]time.Time, 0, n)
+		}
+		for j := uint64(0); j < n && d.err == nil; j++ {
+			*dst = append(*dst, d.time())
+		}
+	}
+	n = count()
+	if flags&agentLoggedNil == 0 {
+		a.LoggedActions = make([]string, 0, n)
+	}
+	for i := uint64(0); i < n && d.err == nil; i++ {
+		a.LoggedActions = append(a.LoggedActions, d.str())
+	}
+	return d.done("agent")
 }

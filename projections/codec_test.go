@@ -120,6 +120,62 @@ func TestStoredEntitiesBinaryFormRoundTrips(t *testing.T) {
 	}
 }
 
+// An agent record decodes to what its JSON form decoded, nil and empty
+// lists included where JSON keeps them apart.
+func TestAgentRecordBinaryFormRoundTrips(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 4))
+	times := func() []time.Time {
+		switch r.IntN(3) {
+		case 0:
+			return nil
+		case 1:
+			return []time.Time{}
+		}
+		var ts []time.Time
+		for n := 1 + r.IntN(50); n > 0; n-- {
+			ts = append(ts, randTime(r))
+		}
+		return ts
+	}
+	for i := 0; i < 500; i++ {
+		a := &domain.Agent{ID: "agent_" + randStr(r), DID: randStr(r), Status: "active", Trust: domain.TrustLevel(r.IntN(4)),
+			CreatedAt: randTime(r), TokenHash: randStr(r), TotalActions: r.Int64N(1e6),
+			Usage:         domain.Usage{Day: r.Int64N(30000), DailyCost: domain.USD(r.Int64N(1e9)), HourlyRequests: times(), HourlyToolCalls: times()},
+			BudgetDenials: times()}
+		if r.IntN(3) > 0 {
+			a.Recent = []bool{}
+			for n := r.IntN(100); n > 0; n-- {
+				a.Recent = append(a.Recent, r.IntN(2) == 0)
+			}
+		}
+		if r.IntN(2) == 0 {
+			a.LoggedActions = []string{}
+			for n := r.IntN(5); n > 0; n-- {
+				a.LoggedActions = append(a.LoggedActions, "act_"+randStr(r))
+			}
+		}
+		v, err := encodeAgent(nil, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got domain.Agent
+		if err := decodeAgent(v, &got); err != nil {
+			t.Fatalf("decoding: %v", err)
+		}
+		want := jsonRoundTrip(t, a)
+		gb, _ := json.Marshal(&got)
+		wb, _ := json.Marshal(want)
+		if string(gb) != string(wb) || (got.Recent == nil) != (want.Recent == nil) || (got.BudgetDenials == nil) != (want.BudgetDenials == nil) {
+			t.Fatalf("agent round trip:\n got  %s\n want %s", gb, wb)
+		}
+		checkStrict(t, v, func(b []byte) error { var x domain.Agent; return decodeAgent(b, &x) })
+		// AgentAuth reads only the JSON part.
+		if j, err := agentJSON(v); err != nil || !json.Valid(j) {
+			t.Fatalf("agent JSON part: %v", err)
+		}
+	}
+}
+
 // An agent snapshot decodes to what its JSON form decoded, nil and empty
 // collections included (the time-travel API serves them as null and {}).
 func TestAgentSnapshotBinaryFormRoundTrips(t *testing.T) {
@@ -189,12 +245,16 @@ func FuzzStoredEntityDecoders(f *testing.F) {
 		Conversations: map[string]*domain.Conversation{"c": {LastStep: 1}},
 		OpenActions:   map[string]*domain.OpenAction{"x": {Day: 1}}, OpenOrder: []string{"x"}}})
 	f.Add(sn)
+	ag, _ := encodeAgent(nil, &domain.Agent{ID: "a", Recent: []bool{true}, Usage: domain.Usage{HourlyRequests: []time.Time{{}}}})
+	f.Add(ag)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var x Activity
 		_ = decodeActivity(b, &x)
 		_, _, _ = decodeOpen(b)
 		_, _ = decodeConversation(b)
 		_, _ = decodeSnapshot(b)
+		var ag domain.Agent
+		_ = decodeAgent(b, &ag)
 	})
 }
 

@@ -72,7 +72,7 @@ func Open(dir string, logger *slog.Logger) (*Store, error) {
 
 // storeFormat names the layout of the store's values; a store written in
 // another layout is rebuilt from the log (it is derived from it).
-const storeFormat = "agentgate-projections/3"
+const storeFormat = "agentgate-projections/4"
 
 var formatKey = key(tMeta, "format")
 
@@ -221,8 +221,8 @@ func (s *Store) LoadState() (*domain.State, error) {
 	}
 	err := s.scan([]byte{tAgent}, func(_, v []byte) error {
 		a := new(domain.Agent)
-		if err := json.Unmarshal(v, a); err != nil {
-			return fmt.Errorf("decoding agent: %w", err)
+		if err := decodeAgent(v, a); err != nil {
+			return err
 		}
 		a.Conversations = map[string]*domain.Conversation{}
 		st.Agents[a.ID] = a
@@ -342,8 +342,16 @@ func (s *Store) scan(p []byte, fn func(k, v []byte) error) error {
 // Agent returns the agent's projection (without its conversations and
 // open actions).
 func (s *Store) Agent(id string) (*domain.Agent, error) {
+	v, closer, err := s.db.Get(key(tAgent, id))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading agent: %w", err)
+	}
+	defer closer.Close()
 	a := new(domain.Agent)
-	if err := s.getJSON(key(tAgent, id), a); err != nil {
+	if err := decodeAgent(v, a); err != nil {
 		return nil, err
 	}
 	return a, nil
@@ -362,8 +370,20 @@ func (s *Store) AgentAuth(id string) (*domain.Agent, error) {
 		TokenHash   string             `json:"token_hash"`
 		Status      string             `json:"status"`
 	}
-	if err := s.getJSON(key(tAgent, id), &v); err != nil {
+	b, closer, err := s.db.Get(key(tAgent, id))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading agent: %w", err)
+	}
+	defer closer.Close()
+	j, err := agentJSON(b)
+	if err != nil {
 		return nil, err
+	}
+	if err := json.Unmarshal(j, &v); err != nil {
+		return nil, fmt.Errorf("decoding agent: %w", err)
 	}
 	return &domain.Agent{ID: v.ID, Info: v.Info, Permissions: v.Permissions, TokenHash: v.TokenHash, Status: v.Status}, nil
 }
