@@ -94,6 +94,17 @@ func (d *dec) raw() []byte {
 
 func (d *dec) str() string { return string(d.raw()) }
 
+// count reads the length of a list; every element takes a byte at least,
+// so a corrupt length fails here instead of allocating.
+func (d *dec) count() uint64 {
+	n := d.uint()
+	if n > uint64(len(d.b)) {
+		d.fail()
+		return 0
+	}
+	return n
+}
+
 func (d *dec) byte() byte {
 	if len(d.b) == 0 {
 		d.fail()
@@ -325,10 +336,6 @@ func encodeSnapshot(b []byte, sn *AgentSnapshot) ([]byte, error) {
 	return e, nil
 }
 
-// maxSnapshotEntries bounds the entries a stored snapshot may claim
-// before they are read (a corrupt count must not allocate).
-const maxSnapshotEntries = 1 << 24
-
 func decodeSnapshot(v []byte) (*AgentSnapshot, error) {
 	d := newDec(v, fmtSnapshot)
 	sn := &AgentSnapshot{Seq: d.uint(), Time: d.time(), Agent: new(domain.Agent)}
@@ -343,15 +350,7 @@ func decodeSnapshot(v []byte) (*AgentSnapshot, error) {
 	}
 	a := sn.Agent
 	flags := d.byte()
-	count := func() uint64 {
-		n := d.uint()
-		if n > maxSnapshotEntries || n > uint64(len(d.b)) { // every entry takes a byte at least
-			d.fail()
-			return 0
-		}
-		return n
-	}
-	n := count()
+	n := d.count()
 	if flags&snapConvsNil == 0 {
 		a.Conversations = make(map[string]*domain.Conversation, n)
 	}
@@ -370,14 +369,14 @@ func decodeSnapshot(v []byte) (*AgentSnapshot, error) {
 		}
 		a.Conversations[id] = c
 	}
-	n = count()
+	n = d.count()
 	if flags&snapOrderNil == 0 {
 		a.OpenOrder = make([]string, 0, n)
 	}
 	for i := uint64(0); i < n && d.err == nil; i++ {
 		a.OpenOrder = append(a.OpenOrder, d.str())
 	}
-	n = count()
+	n = d.count()
 	if flags&snapOpenNil == 0 {
 		a.OpenActions = make(map[string]*domain.OpenAction, n)
 	}
@@ -479,15 +478,7 @@ func decodeAgent(v []byte, a *domain.Agent) error {
 		return fmt.Errorf("decoding agent: %w", err)
 	}
 	flags := d.byte()
-	count := func() uint64 {
-		n := d.uint()
-		if n > uint64(len(d.b)) { // every element takes a byte at least
-			d.fail()
-			return 0
-		}
-		return n
-	}
-	n := count()
+	n := d.count()
 	if flags&agentRecentNil == 0 {
 		a.Recent = make([]bool, 0, n)
 	}
@@ -502,7 +493,7 @@ func decodeAgent(v []byte, a *domain.Agent) error {
 		}
 	}
 	for i, dst := range []*[]time.Time{&a.BudgetDenials, &a.Usage.HourlyRequests, &a.Usage.HourlyToolCalls} {
-		n := count()
+		n := d.count()
 		if flags&(agentDenialsNil<<i) == 0 {
 			*dst = make([]time.Time, 0, n)
 		}
@@ -510,7 +501,7 @@ func decodeAgent(v []byte, a *domain.Agent) error {
 			*dst = append(*dst, d.time())
 		}
 	}
-	n = count()
+	n = d.count()
 	if flags&agentLoggedNil == 0 {
 		a.LoggedActions = make([]string, 0, n)
 	}
