@@ -334,7 +334,8 @@ func TestFastDigestsTakenForOrdinaryRequests(t *testing.T) {
 }
 
 // TestFastDigestsAmountsAndSteps compares the fast path's numbers with jcs
-// on every amount from 1 to 10^5 micro-dollars, on random amounts up to
+// on every amount from 1 to 10^4 micro-dollars and those times 100, on
+// random amounts up to
 // maxUSD and on the edges, and its step check on the edges of 2^53.
 func TestFastDigestsAmountsAndSteps(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 7))
@@ -344,8 +345,9 @@ func TestFastDigestsAmountsAndSteps(t *testing.T) {
 			t.Fatalf("amount %d (%s) left the fast path", u, u)
 		}
 	}
-	for u := USD(1); u <= 100_000; u++ {
+	for u := USD(1); u <= 10_000; u++ {
 		check(u)
+		check(u * 100) // every pattern of the upper fractional digits too
 	}
 	for i := 0; i < 20000; i++ {
 		check(USD(rng.Int64N(int64(maxUSD))) + 1)
