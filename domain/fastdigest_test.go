@@ -335,8 +335,8 @@ func TestFastDigestsTakenForOrdinaryRequests(t *testing.T) {
 
 // TestFastDigestsAmountsAndSteps compares the fast path's numbers with jcs
 // on every amount from 1 to 10^4 micro-dollars and those times 100, on
-// random amounts up to
-// maxUSD and on the edges, and its step check on the edges of 2^53.
+// random amounts up to maxUSD and on the edges, and its step check on the
+// edges of 2^53.
 func TestFastDigestsAmountsAndSteps(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 7))
 	check := func(u USD) {
