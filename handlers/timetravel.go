@@ -43,12 +43,16 @@ var errFolded = errors.New("folded up to the seq")
 
 // AgentStateAt computes the agent's state as of event seq: from the
 // agent's last projection snapshot at or before seq (or from its
-// registration), it folds the log's events up to seq with domain.Apply,
-// exactly as the worker folded them. Only events that name the agent are
-// decoded: no other event changes its state.
+// registration; from the log's first event when store is nil), it folds
+// the log's events up to seq with domain.Apply, exactly as the worker
+// folded them. Only events that name the agent are decoded: no other
+// event changes its state.
 func AgentStateAt(ctx context.Context, log streams.Log, store *projections.Store, agentID string, seq uint64) (*AgentState, error) {
 	if seq == 0 || seq > log.Head().Seq {
 		return nil, fmt.Errorf("%w: seq %d (head %d)", ErrBeyondHead, seq, log.Head().Seq)
+	}
+	if store == nil {
+		return foldAgent(ctx, log, agentID, seq, domain.NewState(), 1, &AgentState{Seq: seq})
 	}
 	from := uint64(1)
 	switch reg, err := store.RegisteredAt(agentID); {
@@ -72,6 +76,13 @@ func AgentStateAt(ctx context.Context, log streams.Log, store *projections.Store
 	case err != nil && !errors.Is(err, projections.ErrNotFound):
 		return nil, err
 	}
+	return foldAgent(ctx, log, agentID, seq, st, from, out)
+}
+
+// foldAgent folds the log's events that name the agent, from seq from up
+// to seq, into st (which holds the agent as of from-1, or nothing) and
+// completes out.
+func foldAgent(ctx context.Context, log streams.Log, agentID string, seq uint64, st *domain.State, from uint64, out *AgentState) (*AgentState, error) {
 	quoted, err := json.Marshal(agentID)
 	if err != nil {
 		return nil, fmt.Errorf("encoding agent id: %w", err)

@@ -152,6 +152,9 @@ func serveKafka(k *kafkaFlags, z3 *z3Flags, rate *rateFlags, dataDir, addr, apiK
 		Gate: hg, Store: reads.Store(), Verify: qwed,
 		AdminKeyHash: adminHash, JWKS: kr.JWKS, Registry: reg, Logger: log, Clock: time.Now, RequestTimeout: k.timeout,
 		VerifyRateLimit: rate.limit(), // per instance
+		// Compliance reports and time travel read the agent's events
+		// partition.
+		History: kafkagate.PartitionHistory(n, openLog),
 	})
 	srv := httpapi.NewServer(addr, h)
 	serr := make(chan error, 1)

@@ -59,6 +59,18 @@ type Gate interface {
 	Submit(ctx context.Context, cmd *domain.Command) (*domain.Event, error)
 }
 
+// AgentHistory is where an agent's history is read from, for one read.
+type AgentHistory struct {
+	// Log holds the agent's events; Partition is its partition number.
+	Log       streams.Log
+	Partition int32
+	// Snapshots is the projection store of the agent's time-travel
+	// snapshots; nil: the fold starts at the log's first event.
+	Snapshots *projections.Store
+	// Release is called when the read is done.
+	Release func()
+}
+
 // Config configures the API. Gate and Store are required.
 type Config struct {
 	// Gate decides the commands (the partition worker).
@@ -86,9 +98,15 @@ type Config struct {
 	// command may still be decided, and a retry with the same
 	// Idempotency-Key gets its recorded answer.
 	RequestTimeout time.Duration
-	// Log is the event log GET /agents/{id}/compliance-report reads
-	// (read only); nil answers that endpoint with QWED unavailable.
+	// Log is the event log GET /agents/{id}/compliance-report and
+	// GET /agents/{id}/state read (read only), with Store's time-travel
+	// snapshots. Without Log and History those endpoints answer QWED
+	// unavailable.
 	Log streams.Log
+	// History, if set, replaces Log for those two endpoints: it opens, for
+	// one read, where an agent's history is (see AgentHistory). Kafka mode
+	// opens the agent's events partition (kafkagate.PartitionHistory).
+	History func(ctx context.Context, agentID string) (*AgentHistory, error)
 	// Verify is the QWED protocol service of POST /verify, GET /engines and
 	// the qwed.verify CloudEvent; nil builds one over the built-in engines
 	// that records through Gate.

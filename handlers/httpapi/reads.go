@@ -11,6 +11,7 @@ import (
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/handlers"
 	"github.com/agentgate/agentgate/projections"
+	"github.com/agentgate/agentgate/streams"
 )
 
 // agentView is the answer of GET /agents/{id}: the agent's public record
@@ -363,7 +364,7 @@ func (a *api) jwks(w http.ResponseWriter, _ *http.Request) {
 // the agent as it was right after event N was decided (or the last event
 // at or before T), computed from the nearest projection snapshot and the
 // log (handlers.AgentStateAt). Reads are authenticated as GET /agents/{id};
-// without Config.Log the answer is QWED unavailable.
+// without Config.Log or Config.History the answer is QWED unavailable.
 func (a *api) getState(w http.ResponseWriter, r *http.Request) {
 	c := newCall(r)
 	ag, e := a.readAgentFor(r, c)
@@ -371,12 +372,14 @@ func (a *api) getState(w http.ResponseWriter, r *http.Request) {
 		a.fail(r.Context(), w, c, e)
 		return
 	}
-	if a.cfg.Log == nil {
-		e := failure(domain.CodeUnavailable, "time travel needs the event log, which this instance does not read")
-		writeJSON(w, e.status, e.body())
+	ctx := r.Context()
+	hist, err := a.history(ctx, ag.ID)
+	if err != nil {
+		a.historyUnavailable(w, "time travel", err)
 		return
 	}
-	ctx := r.Context()
+	defer hist.Release()
+	log := hist.Log
 	q := r.URL.Query()
 	seqText, timeText := q.Get("at_seq"), q.Get("at_time")
 	if (seqText == "") == (timeText == "") {
@@ -399,26 +402,51 @@ func (a *api) getState(w http.ResponseWriter, r *http.Request) {
 			a.fail(ctx, w, c, e)
 			return
 		}
-		n, err := handlers.SeqAtTime(ctx, a.cfg.Log, at)
+		n, err := handlers.SeqAtTime(ctx, log, at)
 		if err != nil {
-			a.stateError(ctx, w, c, ag.ID, err)
+			a.stateError(ctx, w, c, log, ag.ID, err)
 			return
 		}
 		seq = n
 	}
-	st, err := handlers.AgentStateAt(ctx, a.cfg.Log, a.cfg.Store, ag.ID, seq)
+	st, err := handlers.AgentStateAt(ctx, log, hist.Snapshots, ag.ID, seq)
 	if err != nil {
-		a.stateError(ctx, w, c, ag.ID, err)
+		a.stateError(ctx, w, c, log, ag.ID, err)
 		return
 	}
 	writeValue(w, http.StatusOK, st.View())
 }
 
+// errNoHistory: the instance reads no event log.
+var errNoHistory = errors.New("this instance reads no event log")
+
+// history opens where an agent's history is read from (Config.History,
+// else Config.Log and Config.Store).
+func (a *api) history(ctx context.Context, agentID string) (*AgentHistory, error) {
+	if a.cfg.History != nil {
+		return a.cfg.History(ctx, agentID)
+	}
+	if a.cfg.Log == nil {
+		return nil, errNoHistory
+	}
+	return &AgentHistory{Log: a.cfg.Log, Snapshots: a.cfg.Store, Release: func() {}}, nil
+}
+
+// historyUnavailable answers QWED unavailable for a read of the log that
+// cannot be served.
+func (a *api) historyUnavailable(w http.ResponseWriter, what string, err error) {
+	if !errors.Is(err, errNoHistory) {
+		a.log.Error("opening the event log", "read", what, "err", err)
+	}
+	e := failure(domain.CodeUnavailable, "%s needs the event log, which this instance cannot read now", what)
+	writeJSON(w, e.status, e.body())
+}
+
 // stateError maps the errors of time travel.
-func (a *api) stateError(ctx context.Context, w http.ResponseWriter, c *call, agentID string, err error) {
+func (a *api) stateError(ctx context.Context, w http.ResponseWriter, c *call, log streams.Log, agentID string, err error) {
 	switch {
 	case errors.Is(err, handlers.ErrBeyondHead):
-		head := a.cfg.Log.Head().Seq
+		head := log.Head().Seq
 		a.fail(ctx, w, c, reject(domain.CodeInvalidRequest, map[string]any{"field": "at_seq", "head_seq": head},
 			"the position is not in the log (head is seq %d)", head))
 	case errors.Is(err, handlers.ErrNotRegisteredAt):

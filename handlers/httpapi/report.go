@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/handlers/report"
+	"github.com/agentgate/agentgate/streams"
 )
 
 // reportContentTypes are the media types of the compliance report formats.
@@ -49,11 +50,12 @@ func (a *api) getComplianceReport(w http.ResponseWriter, r *http.Request) {
 			"format must be json, csv or pdf"))
 		return
 	}
-	if a.cfg.Log == nil {
-		e := failure(domain.CodeUnavailable, "compliance reports are not served by this gate (no log configured)")
-		writeJSON(w, e.status, e.body())
+	hist, err := a.history(r.Context(), ag.ID)
+	if err != nil {
+		a.historyUnavailable(w, "the compliance report", err)
 		return
 	}
+	defer hist.Release()
 	tmp, err := os.CreateTemp("", "agentgate-report-")
 	if err != nil {
 		a.log.Error("creating report file", "err", err)
@@ -63,8 +65,8 @@ func (a *api) getComplianceReport(w http.ResponseWriter, r *http.Request) {
 	}
 	defer os.Remove(tmp.Name())
 	defer tmp.Close()
-	opts := report.Options{AgentID: ag.ID, From: period.from, To: period.to}
-	if err := a.renderReport(r.Context(), tmp, opts, format); err != nil {
+	opts := report.Options{AgentID: ag.ID, From: period.from, To: period.to, Partition: hist.Partition}
+	if err := a.renderReport(r.Context(), tmp, hist.Log, opts, format); err != nil {
 		a.log.Error("producing compliance report", "agent", ag.ID, "err", err)
 		e := failure(domain.CodeUnavailable, "the report could not be produced")
 		writeJSON(w, e.status, e.body())
@@ -91,7 +93,7 @@ func (a *api) getComplianceReport(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (a *api) renderReport(ctx context.Context, w io.Writer, opts report.Options, format string) error {
+func (a *api) renderReport(ctx context.Context, w io.Writer, log streams.Log, opts report.Options, format string) error {
 	if format == "json" {
 		var jwks []byte
 		if a.cfg.JWKS != nil {
@@ -100,10 +102,10 @@ func (a *api) renderReport(ctx context.Context, w io.Writer, opts report.Options
 		if len(jwks) == 0 {
 			return errors.New("no JWKS to bundle")
 		}
-		_, err := report.WriteBundle(ctx, w, a.cfg.Log, opts, jwks)
+		_, err := report.WriteBundle(ctx, w, log, opts, jwks)
 		return err
 	}
-	rep, err := report.Build(ctx, a.cfg.Log, opts, nil)
+	rep, err := report.Build(ctx, log, opts, nil)
 	if err != nil {
 		return err
 	}

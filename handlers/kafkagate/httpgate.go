@@ -15,6 +15,7 @@ import (
 	"github.com/agentgate/agentgate/client"
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/handlers"
+	"github.com/agentgate/agentgate/handlers/httpapi"
 	"github.com/agentgate/agentgate/projections"
 	"github.com/agentgate/agentgate/streams"
 	"github.com/agentgate/agentgate/streams/ce"
@@ -214,5 +215,21 @@ func (m *ReadModel) apply(batch []*domain.Event) {
 	}
 	if err := m.store.Apply(m.st, batch, projections.Checkpoint{}); err != nil {
 		m.log.Error("applying the read model", "err", err)
+	}
+}
+
+// PartitionHistory is httpapi.Config.History in Kafka mode: an agent's
+// events are all in the events partition its ID keys (PartitionFor), which
+// open opens read only for one read (streams/kafkalog reads it to its head
+// and checks the chain). No snapshot store: an instance need not own the
+// partition, so time travel folds from the partition's first event.
+func PartitionHistory(partitions int, open func(context.Context, int32) (streams.Log, error)) func(context.Context, string) (*httpapi.AgentHistory, error) {
+	return func(ctx context.Context, agentID string) (*httpapi.AgentHistory, error) {
+		p := PartitionFor(agentID, partitions)
+		lg, err := open(ctx, p)
+		if err != nil {
+			return nil, fmt.Errorf("opening events partition %d: %w", p, err)
+		}
+		return &httpapi.AgentHistory{Log: lg, Partition: p, Release: func() { _ = lg.Close() }}, nil
 	}
 }

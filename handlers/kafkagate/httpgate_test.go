@@ -1,8 +1,10 @@
 package kafkagate_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,8 +14,10 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/handlers"
+	"github.com/agentgate/agentgate/handlers/attest"
 	"github.com/agentgate/agentgate/handlers/httpapi"
 	"github.com/agentgate/agentgate/handlers/kafkagate"
+	"github.com/agentgate/agentgate/handlers/report"
 	"github.com/agentgate/agentgate/handlers/verify"
 )
 
@@ -24,7 +28,7 @@ type httpOverKafka struct {
 	reads *kafkagate.ReadModel
 }
 
-func startHTTPOverKafka(t *testing.T, brokers []string, lg *logs, reg *verify.Registry, timeout time.Duration) *httpOverKafka {
+func startHTTPOverKafka(t *testing.T, brokers []string, lg *logs, reg *verify.Registry, timeout time.Duration, opts ...func(*httpapi.Config)) *httpOverKafka {
 	t.Helper()
 	reads, err := kafkagate.OpenReadModel(filepath.Join(t.TempDir(), "readmodel"), quiet())
 	if err != nil {
@@ -39,10 +43,14 @@ func startHTTPOverKafka(t *testing.T, brokers []string, lg *logs, reg *verify.Re
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(httpapi.New(httpapi.Config{
+	cfg := httpapi.Config{
 		Gate: hg, Store: reads.Store(), Verify: qwed, AdminKeyHash: handlers.HashSecret(adminKey),
-		Logger: quiet(), RequestTimeout: timeout,
-	}))
+		Logger: quiet(), RequestTimeout: timeout, History: kafkagate.PartitionHistory(testPartitions, lg.open),
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	srv := httptest.NewServer(httpapi.New(cfg))
 	t.Cleanup(func() {
 		srv.Close()
 		cancel()
@@ -50,6 +58,28 @@ func startHTTPOverKafka(t *testing.T, brokers []string, lg *logs, reg *verify.Re
 		_ = reads.Close()
 	})
 	return &httpOverKafka{url: srv.URL, reads: reads}
+}
+
+// raw answers method path with its status and body as they are.
+func (h *httpOverKafka) raw(t *testing.T, method, path string, hdr map[string]string) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, h.url+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, b
 }
 
 func (h *httpOverKafka) do(t *testing.T, method, path string, hdr map[string]string, body string) (int, map[string]any) {
@@ -156,5 +186,86 @@ func TestKafkaHTTPAPIThroughKafka(t *testing.T) {
 	}
 	if dec["decision"] != "APPROVED" || dec["step_number"] != 2.0 {
 		t.Fatalf("retry after the gate came back: %v", dec)
+	}
+}
+
+// Issue 5 in Kafka mode: the compliance report (a bundle that verifies
+// offline, and CSV) and time travel read the agent's events partition on
+// the broker (kafkagate.PartitionHistory), not the instance's read model.
+func TestKafkaComplianceReportAndTimeTravelReadThePartition(t *testing.T) {
+	_, brokers := broker(t)
+	lg := &logs{brokers: brokers}
+	dir := t.TempDir()
+	startGate(t, brokers, lg, dir)
+	kr, err := attest.OpenKeyring(dir) // the gate's signing keys
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := startHTTPOverKafka(t, brokers, lg, engines(t), 20*time.Second, func(c *httpapi.Config) { c.JWKS = kr.JWKS })
+	admin := map[string]string{"X-API-Key": adminKey}
+	st, reg := h.do(t, "POST", "/agents/register", admin,
+		`{"agent":{"name":"audit-bot","type":"autonomous","principal_id":"org_audit"},"permissions":{},"budget":{}}`)
+	agent, _ := reg["agent_id"].(string)
+	token, _ := reg["agent_token"].(string)
+	if st != 201 || agent == "" {
+		t.Fatalf("register: %d %v", st, reg)
+	}
+	for step := 1; step <= 3; step++ {
+		st, dec := h.do(t, "POST", "/agents/"+agent+"/verify", map[string]string{"Authorization": "Bearer " + token},
+			fmt.Sprintf(`{"action":{"type":"calculate","query":"%d+1"},"context":{"conversation_id":"audit-conv","step_number":%d},"options":{"require_attestation":true}}`, step, step))
+		if st != 200 || dec["decision"] != "APPROVED" {
+			t.Fatalf("verify step %d: %d %v", step, st, dec)
+		}
+	}
+	// Reads authenticate against the read model: let it catch up.
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		st, act := h.do(t, "GET", "/agents/"+agent+"/activity", admin, "")
+		if list, _ := act["activities"].([]any); st == 200 && len(list) == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the read model never caught up: %d %v", st, act)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// Time travel: now, the conversation is at step 3 after three actions.
+	now := time.Now().UTC().Add(time.Second).Format(time.RFC3339Nano)
+	st, view := h.do(t, "GET", "/agents/"+agent+"/state?at_time="+now, admin, "")
+	convs, _ := view["conversations"].([]any)
+	if st != 200 || view["total_actions"] != 3.0 || len(convs) != 1 {
+		t.Fatalf("state now: %d %v", st, view)
+	}
+	if c, _ := convs[0].(map[string]any); c["last_step"] != 3.0 {
+		t.Fatalf("conversation now: %v", convs[0])
+	}
+	// One event back, the third action had not been decided.
+	at := uint64(view["at_seq"].(float64))
+	st, before := h.do(t, "GET", fmt.Sprintf("/agents/%s/state?at_seq=%d", agent, at-1), admin, "")
+	if st != 200 || before["total_actions"] != 2.0 {
+		t.Fatalf("state at seq %d: %d %v", at-1, st, before)
+	}
+	if st, past := h.do(t, "GET", fmt.Sprintf("/agents/%s/state?at_seq=%d", agent, at+1000), admin, ""); st != 400 {
+		t.Fatalf("state past the partition's head: %d %v", st, past)
+	}
+	// The compliance report: a bundle of the partition's chain that
+	// verifies offline, with the three approved, attested actions.
+	st, body := h.raw(t, "GET", "/agents/"+agent+"/compliance-report?format=json", admin)
+	if st != 200 {
+		t.Fatalf("report: %d %s", st, body)
+	}
+	b, err := report.ReadBundle(bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := b.Report.Summary; s.TotalActions != 3 || s.Approved != 3 {
+		t.Fatalf("report summary %+v", s)
+	}
+	chk, err := report.VerifyBundle(context.Background(), b, report.VerifyOptions{})
+	if err != nil || !chk.OK() || len(b.Report.Attestations) != 3 {
+		t.Fatalf("bundle: %v %+v %+v, %d attestations", err, chk.Chain, chk.Problems, len(b.Report.Attestations))
+	}
+	st, body = h.raw(t, "GET", "/agents/"+agent+"/compliance-report?format=csv", admin)
+	if st != 200 || !strings.Contains(string(body), "summary,,total_actions,number,3") {
+		t.Fatalf("csv report: %d %s", st, body)
 	}
 }
