@@ -230,9 +230,9 @@ func (w *Worker) Run(ctx context.Context) error {
 		ready = nil
 		return err
 	}
-	// recover waits until every batch handed on is done and rebuilds the
-	// state after a failed batch.
-	recover := func() {
+	// recoverFromFailure waits until every batch handed on is done and
+	// rebuilds the state after a failed batch.
+	recoverFromFailure := func() {
 		<-last.projected
 		last, w.prev = nil, [2]map[domain.RequestID]*domain.Event{}
 		w.rebuild(ctx)
@@ -252,7 +252,7 @@ func (w *Worker) Run(ctx context.Context) error {
 			// recovered from before the next request is decided on it.
 			ready = nil
 			if err != nil {
-				recover()
+				recoverFromFailure()
 			}
 			continue
 		case r := <-w.reqs:
@@ -272,7 +272,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		f := w.decide(ctx, batch)
 		if err := settle(); err != nil {
 			f.fail(err)
-			recover()
+			recoverFromFailure()
 			continue
 		}
 		// Retries of the two batches whose projections may not be
