@@ -269,6 +269,16 @@ func (w *Worker) Run(ctx context.Context) error {
 				break fill
 			}
 		}
+		// A failure reported meanwhile is recovered from before the batch
+		// is decided (commit reports it before answering anyone).
+		select {
+		case err := <-ready:
+			ready = nil
+			if err != nil {
+				recoverFromFailure()
+			}
+		default:
+		}
 		f := w.decide(ctx, batch)
 		if err := settle(); err != nil {
 			f.fail(err)
@@ -439,9 +449,21 @@ func (f *flight) fail(err error) {
 func (w *Worker) commit(ctx context.Context, f, prev *flight) {
 	defer close(f.projected)
 	err := w.appendBatch(ctx, f)
+	if err != nil {
+		// Run hears of the failure before any caller does: a request
+		// sent after its caller saw the failure is decided on the rebuilt
+		// state, never refused for it (see Run).
+		f.projErr = err
+		f.ready <- err
+		f.fail(fmt.Errorf("appending to the log: %w", err))
+		if prev != nil {
+			<-prev.projected
+		}
+		return
+	}
 	if prev != nil {
 		<-prev.projected
-		if err == nil && prev.projErr != nil {
+		if prev.projErr != nil {
 			// The batch is in the log, but its projections cannot follow
 			// the ones that failed: answer it; the projections catch up
 			// from the log when the state is rebuilt.
@@ -450,15 +472,10 @@ func (w *Worker) commit(ctx context.Context, f, prev *flight) {
 				f.prep.Discard()
 				f.prep = nil
 			}
-			f.answer()
 			f.ready <- f.projErr
+			f.answer()
 			return
 		}
-	}
-	if err != nil {
-		f.projErr = err
-		f.ready <- err
-		return
 	}
 	f.ready <- nil
 	f.projErr = w.project(f)
@@ -473,8 +490,7 @@ func (w *Worker) commitNow(ctx context.Context, f *flight) error {
 	return f.projErr
 }
 
-// appendBatch appends f's records to the log and publishes the head; on
-// failure it answers f's requests with ErrUnavailable.
+// appendBatch appends f's records to the log and publishes the head.
 func (w *Worker) appendBatch(ctx context.Context, f *flight) error {
 	if f.failed {
 		return errors.New("the batch was refused")
@@ -485,7 +501,6 @@ func (w *Worker) appendBatch(ctx context.Context, f *flight) error {
 	start := time.Now()
 	if err := w.cfg.Log.Append(ctx, f.records); err != nil {
 		w.cfg.Logger.Error("appending batch", "err", err, "events", len(f.records))
-		f.fail(fmt.Errorf("appending to the log: %w", err))
 		return err
 	}
 	f.appendDur = time.Since(start)
