@@ -15,6 +15,7 @@ import (
 	"github.com/agentgate/agentgate/client"
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/handlers"
+	"github.com/agentgate/agentgate/handlers/eventjson"
 	"github.com/agentgate/agentgate/handlers/httpapi"
 	"github.com/agentgate/agentgate/projections"
 	"github.com/agentgate/agentgate/streams"
@@ -181,7 +182,9 @@ func (m *ReadModel) follow(ctx context.Context, p int32, open func(context.Conte
 		}
 		var batch []*domain.Event
 		err := lg.Read(ctx, next, func(r streams.Record) error {
-			ev, err := handlers.DecodeEvent(r.Payload)
+			// The fast decoder, as recovery uses (pinned equal to
+			// handlers.DecodeEvent): a new instance folds every partition.
+			ev, err := eventjson.DecodeEvent(r.Payload)
 			if err != nil {
 				return fmt.Errorf("decoding event %d: %w", r.Seq, err)
 			}
