@@ -11,12 +11,14 @@ import (
 )
 
 // The entities every decision writes (its activity, its open action, its
-// conversation) are stored in a compact binary form rather than JSON: they
-// are most of the bytes the store writes, flushes and compacts, and JSON
-// encoding was a tenth of the durable path's CPU. Every other value stays
-// JSON. Each binary value starts with its format byte; the decoders are
-// strict (no truncation, no trailing bytes) so that a value of another
-// format is an error, never a wrong entity.
+// conversation), the agent record's lists and the time-travel snapshots
+// are stored in a compact binary form rather than JSON: they are most of
+// the bytes the store writes, flushes and compacts, and JSON encoding was
+// a tenth of the durable path's CPU. Every other value stays JSON. Each
+// binary value starts with its format byte; the decoders are strict (no
+// truncation, no trailing bytes) so that a value of another format is an
+// error, never a wrong entity. Changing a form means a new storeFormat:
+// a store of an older layout is rebuilt from the log.
 const (
 	fmtActivity     = 0xA1
 	fmtOpen         = 0xB1
