@@ -17,7 +17,13 @@
 //     Pebble batch;
 //  5. answers every waiting caller.
 //
-// If the append fails, every caller of the batch gets ErrUnavailable and
-// the in-memory state, which is ahead of the log, is rebuilt from the
-// projections and the log before the next batch.
+// Steps 3 and 4 are pipelined with step 2 of the following batches: while
+// batch n is projected and batch n+1 appended, batch n+2 is decided on the
+// state that includes both; projections commit in log order and each
+// caller is answered after its own batch's projections.
+//
+// If the append fails, every caller of the batch gets ErrUnavailable, as
+// do the callers of a batch already decided on top of it, and the
+// in-memory state, which is ahead of the log, is rebuilt from the
+// projections and the log before the next batch is decided.
 package handlers

@@ -11,8 +11,10 @@
 //
 // The Store is derived data: every key can be rebuilt by folding the log
 // into an empty Store (see Rebuild), and Equal compares two stores key by
-// key. Values are JSON with deterministic encodings, so a rebuilt store is
-// byte-identical to the live one.
+// key. Values have deterministic encodings (JSON, and for the entities
+// every decision writes a strict binary form, codec.go), so a rebuilt
+// store is byte-identical to the live one. The store records its layout;
+// one of another layout is emptied on open and rebuilt from the log.
 //
 // Apply does not write the state's entities on its own: the caller folds
 // the events into its in-memory domain.State first and passes both; Apply
