@@ -600,3 +600,41 @@ func TestConcurrentSignAndRotate(t *testing.T) {
 		t.Fatalf("verified %d tokens, want %d", n, signers*perSigner)
 	}
 }
+
+// Instances that share one key directory (README, Kafka: several
+// instances) load the same keys and publish the same JWKS; a key rotated
+// by one is in the other's JWKS once the other reopens its keyring.
+func TestKeyringSharedDirectory(t *testing.T) {
+	shared := t.TempDir()
+	a, b := t.TempDir(), t.TempDir()
+	for _, d := range []string{a, b} {
+		if err := os.Symlink(shared, filepath.Join(d, "keys")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ka, err := OpenKeyring(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, err := OpenKeyring(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(ka.JWKS(), kb.JWKS()) {
+		t.Fatalf("instances sharing a key directory publish different JWKS:\n%s\n%s", ka.JWKS(), kb.JWKS())
+	}
+	kid, err := ka.Rotate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(kb.JWKS(), []byte(kid)) {
+		t.Fatal("the other instance saw the rotated key without reopening")
+	}
+	kb, err = OpenKeyring(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(kb.JWKS(), []byte(kid)) || !bytes.Equal(ka.JWKS(), kb.JWKS()) {
+		t.Fatalf("after reopening, the rotated key %s is missing: %s", kid, kb.JWKS())
+	}
+}
