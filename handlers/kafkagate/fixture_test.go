@@ -1,10 +1,7 @@
 package kafkagate
 
 import (
-	"bytes"
-	"encoding/json"
 	"flag"
-	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -14,61 +11,12 @@ import (
 
 	"github.com/agentgate/agentgate/streams/ce"
 	"github.com/agentgate/agentgate/streams/cekafka"
+	"github.com/agentgate/agentgate/streams/cekafka/cekafkatest"
 )
 
 var rewrite = flag.Bool("rewrite", false, "rewrite the Kafka reply fixtures in schemas/testdata from the current encoder")
 
 const fixtureDir = "../../schemas/testdata"
-
-// fixtureMessage is the JSON description of a Kafka message in
-// schemas/testdata/ce_kafka_*.json (the format of the request fixtures):
-// key and value as UTF-8 text, headers in wire order.
-type fixtureMessage struct {
-	Description string          `json:"description"`
-	Topic       string          `json:"topic"`
-	Key         string          `json:"key"`
-	Headers     []fixtureHeader `json:"headers"`
-	Value       string          `json:"value"`
-}
-
-type fixtureHeader struct {
-	Key   string `json:"key"`
-	Value string `json:"value"`
-}
-
-func (f fixtureMessage) message() kafka.Message {
-	msg := kafka.Message{Topic: f.Topic, Value: []byte(f.Value)}
-	if f.Key != "" {
-		msg.Key = []byte(f.Key)
-	}
-	for _, h := range f.Headers {
-		msg.Headers = append(msg.Headers, kafka.Header{Key: h.Key, Value: []byte(h.Value)})
-	}
-	return msg
-}
-
-func describe(desc string, msg kafka.Message) fixtureMessage {
-	f := fixtureMessage{Description: desc, Topic: msg.Topic, Key: string(msg.Key), Value: string(msg.Value)}
-	for _, h := range msg.Headers {
-		f.Headers = append(f.Headers, fixtureHeader{Key: h.Key, Value: string(h.Value)})
-	}
-	return f
-}
-
-func readFixture(t *testing.T, file string) fixtureMessage {
-	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(fixtureDir, file))
-	if err != nil {
-		t.Fatalf("reading fixture: %v", err)
-	}
-	var f fixtureMessage
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&f); err != nil {
-		t.Fatalf("parsing fixture %s: %v", file, err)
-	}
-	return f
-}
 
 // fixtureReplyBody is seed 000 §4.1's verify_action response (APPROVED).
 const fixtureReplyBody = `{"action_id":"act_9f2c4e6a8b0d1f3e5a7c","decision":"APPROVED","conversation_id":"conv_123","step_number":5,` +
@@ -91,7 +39,11 @@ func TestFrozenKafkaReplyFixtures(t *testing.T) {
 			"reply to ce_kafka_structured_request.json on agentgate.replies: structured mode (value = application/cloudevents+json event, key = partitionkey), HTTP status in agentgate-status"},
 	} {
 		t.Run(fx.reply, func(t *testing.T) {
-			req, err := cekafka.Decode(readFixture(t, fx.request).message())
+			reqFx, err := cekafkatest.Read(filepath.Join(fixtureDir, fx.request))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req, err := cekafka.Decode(reqFx.Message())
 			if err != nil {
 				t.Fatalf("decoding the request fixture: %v", err)
 			}
@@ -103,19 +55,19 @@ func TestFrozenKafkaReplyFixtures(t *testing.T) {
 				t.Fatalf("a reply's partition is %d, want -1 (hashed from its key when written)", enc.Partition)
 			}
 			enc.Partition = 0 // not part of the message's bytes
+			path := filepath.Join(fixtureDir, fx.reply)
 			if *rewrite {
-				b, err := json.MarshalIndent(describe(fx.desc, enc), "", "  ")
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(filepath.Join(fixtureDir, fx.reply), append(b, '\n'), 0o644); err != nil {
+				if err := cekafkatest.Write(path, cekafkatest.Describe(fx.desc, enc)); err != nil {
 					t.Fatal(err)
 				}
 			}
-			f := readFixture(t, fx.reply)
-			msg := f.message()
+			f, err := cekafkatest.Read(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			msg := f.Message()
 			if !reflect.DeepEqual(enc, msg) {
-				t.Fatalf("the gate no longer produces the frozen reply:\n got %+v\nwant %+v", describe("", enc), f)
+				t.Fatalf("the gate no longer produces the frozen reply:\n got %+v\nwant %+v", cekafkatest.Describe("", enc), f)
 			}
 			got, err := cekafka.DecodeReply(msg)
 			if err != nil {

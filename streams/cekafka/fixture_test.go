@@ -1,59 +1,20 @@
 package cekafka_test
 
 import (
-	"bytes"
-	"encoding/json"
 	"flag"
-	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
 
-	"github.com/segmentio/kafka-go"
-
 	"github.com/agentgate/agentgate/streams/ce"
 	"github.com/agentgate/agentgate/streams/cekafka"
+	"github.com/agentgate/agentgate/streams/cekafka/cekafkatest"
 )
 
 var rewrite = flag.Bool("rewrite", false, "rewrite the Kafka request fixtures in schemas/testdata from the current encoder")
 
 const fixtureDir = "../../schemas/testdata"
-
-// fixtureMessage is the JSON description of a Kafka message in
-// schemas/testdata/ce_kafka_*.json: key and value as UTF-8 text, headers
-// in wire order.
-type fixtureMessage struct {
-	Description string          `json:"description"`
-	Topic       string          `json:"topic"`
-	Key         string          `json:"key"`
-	Headers     []fixtureHeader `json:"headers"`
-	Value       string          `json:"value"`
-}
-
-type fixtureHeader struct {
-	Key   string `json:"key"`
-	Value string `json:"value"`
-}
-
-func (f fixtureMessage) message() kafka.Message {
-	msg := kafka.Message{Topic: f.Topic, Value: []byte(f.Value)}
-	if f.Key != "" {
-		msg.Key = []byte(f.Key)
-	}
-	for _, h := range f.Headers {
-		msg.Headers = append(msg.Headers, kafka.Header{Key: h.Key, Value: []byte(h.Value)})
-	}
-	return msg
-}
-
-func describe(desc, topic string, msg kafka.Message) fixtureMessage {
-	f := fixtureMessage{Description: desc, Topic: topic, Key: string(msg.Key), Value: string(msg.Value)}
-	for _, h := range msg.Headers {
-		f.Headers = append(f.Headers, fixtureHeader{Key: h.Key, Value: string(h.Value)})
-	}
-	return f
-}
 
 // fixtureEvent is the seed 000 §4.1 verify_action example as a command.
 func fixtureEvent(mode ce.Mode, step string) ce.Event {
@@ -92,25 +53,16 @@ func TestFrozenKafkaFixtures(t *testing.T) {
 				t.Fatalf("encoding: %v", err)
 			}
 			if *rewrite {
-				b, err := json.MarshalIndent(describe(fx.desc, "agentgate.requests", enc), "", "  ")
-				if err != nil {
-					t.Fatalf("marshalling fixture: %v", err)
-				}
-				if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
-					t.Fatalf("writing fixture: %v", err)
+				enc.Topic = "agentgate.requests"
+				if err := cekafkatest.Write(path, cekafkatest.Describe(fx.desc, enc)); err != nil {
+					t.Fatal(err)
 				}
 			}
-			raw, err := os.ReadFile(path)
+			f, err := cekafkatest.Read(path)
 			if err != nil {
-				t.Fatalf("reading fixture: %v", err)
+				t.Fatal(err)
 			}
-			var f fixtureMessage
-			dec := json.NewDecoder(bytes.NewReader(raw))
-			dec.DisallowUnknownFields()
-			if err := dec.Decode(&f); err != nil {
-				t.Fatalf("parsing fixture: %v", err)
-			}
-			msg := f.message()
+			msg := f.Message()
 			got, err := cekafka.Decode(msg)
 			if err != nil {
 				t.Fatalf("decoding fixture: %v", err)
@@ -120,7 +72,7 @@ func TestFrozenKafkaFixtures(t *testing.T) {
 			}
 			enc.Topic = msg.Topic
 			if !reflect.DeepEqual(enc, msg) {
-				t.Fatalf("encoder no longer produces the frozen fixture:\n got %+v\nwant %+v", describe("", enc.Topic, enc), f)
+				t.Fatalf("encoder no longer produces the frozen fixture:\n got %+v\nwant %+v", cekafkatest.Describe("", enc), f)
 			}
 		})
 	}
