@@ -14,10 +14,11 @@ import (
 // store, checking the chain, and returns how many it applied.
 //
 // Decoding and hashing (most of the cost of a restore) run on every core
-// ahead of the fold, with the fast decoder of eventjson (pinned equal to DecodeEvent on
-// every event type by TestDesign2_1_SeededRunThroughTheWorker); the fold
-// itself, the chain check and the projection writes stay in log order on
-// the caller's goroutine.
+// ahead of the fold, with the fast decoder of eventjson (pinned equal to
+// DecodeEvent on every event type by
+// TestDesign2_1_SeededRunThroughTheWorker); the fold itself, the chain
+// check and the projection writes stay in log order on the caller's
+// goroutine.
 func ApplyLog(ctx context.Context, log streams.Log, store *projections.Store, st *domain.State, ck projections.Checkpoint) (int, error) {
 	var (
 		batch = make([]*domain.Event, 0, recoverBatch)
