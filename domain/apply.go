@@ -309,12 +309,17 @@ func applyResolved(s *State, r *ApprovalResolved, t time.Time) {
 	removeOpen(a, ap.ID)
 }
 
-// keepLast keeps the last n elements of s, in place.
+// keepLast keeps the last n elements of s. It reslices past the dropped
+// ones (cleared, so they retain nothing) instead of moving the kept ones:
+// a window that drops one element per append then costs amortized O(1)
+// (append reallocates, copying only the kept elements, once the spare
+// capacity is used up) instead of moving the whole window every time —
+// MaxOpenActions is 4096, and an agent at the bound drops one per decision.
 func keepLast[T any](s []T, n int) []T {
 	if len(s) <= n {
 		return s
 	}
-	copy(s, s[len(s)-n:])
-	clear(s[n:])
-	return s[:n]
+	drop := len(s) - n
+	clear(s[:drop])
+	return s[drop:]
 }

@@ -332,6 +332,35 @@ func TestDesign2_7_Bounds(t *testing.T) {
 		if keepLast([]int{1, 2, 3, 4}, 2)[0] != 3 || len(keepLast([]int{1}, 2)) != 1 {
 			t.Fatal("keepLast")
 		}
+		// As a sliding window (append one, drop one) it keeps the last n
+		// in order, clears what it drops, and its memory stays bounded.
+		const n = 64
+		var w []*int
+		for i := 0; i < 10_000; i++ {
+			v := i
+			w = keepLast(append(w, &v), n)
+			first := i - n + 1
+			if first < 0 {
+				first = 0
+			}
+			if len(w) != i-first+1 || *w[0] != first || *w[len(w)-1] != i {
+				t.Fatalf("after %d appends the window holds %d..%d (%d)", i+1, *w[0], *w[len(w)-1], len(w))
+			}
+			if cap(w) > 4*n {
+				t.Fatalf("after %d appends the window's capacity is %d for %d elements", i+1, cap(w), n)
+			}
+			if spare := w[:cap(w)][len(w):]; len(spare) > 0 && spare[0] != nil {
+				t.Fatal("spare capacity holds a value")
+			}
+		}
+		full := make([]*int, n+1)
+		for i := range full {
+			full[i] = new(int)
+		}
+		kept := keepLast(full, n)
+		if full[0] != nil || &kept[0] != &full[1] {
+			t.Fatal("keepLast did not clear the dropped element or moved the kept ones")
+		}
 	})
 }
 
