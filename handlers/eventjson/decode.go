@@ -21,8 +21,20 @@ var API = func() jsoniter.API {
 	return api
 }()
 
-// DecodeEvent decodes one log payload like handlers.DecodeEvent.
+// DecodeEvent decodes one log payload exactly as handlers.DecodeEvent
+// (encoding/json) does: the same event, or an error when encoding/json
+// fails. The frequent event shapes take the fast path (DecodeFast); any
+// other input, and anything the fast path is not certain to decode as
+// encoding/json does, takes the general decoder.
 func DecodeEvent(p []byte) (*domain.Event, error) {
+	if ev, ok := DecodeFast(p); ok {
+		return ev, nil
+	}
+	return decodeGeneral(p)
+}
+
+// decodeGeneral decodes p with json-iterator.
+func decodeGeneral(p []byte) (*domain.Event, error) {
 	ev := new(domain.Event)
 	if err := API.Unmarshal(p, ev); err != nil {
 		return nil, err

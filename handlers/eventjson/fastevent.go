@@ -1,0 +1,1267 @@
+package eventjson
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/domain/engines"
+)
+
+// The fast path: one function per domain type, reading the members that
+// encoding/json.Marshal writes for it (in any order, each at most once,
+// keys in their exact case). A member it does not know, including those
+// of the payloads left to the fallback (trust elevations, tool registries,
+// principal keys, gate configuration: administrative events, rare in a
+// log), ends the fast path.
+
+// DecodeFast decodes p with the fast path alone: ok is false when the fast
+// path cannot promise encoding/json's result (DecodeEvent then decodes p
+// with the general decoder). It is exported so that tests outside the
+// package can check that the events a gate writes take the fast path.
+func DecodeFast(p []byte) (ev *domain.Event, ok bool) {
+	d := decoder{p: p}
+	var e domain.Event
+	d.event(&e)
+	d.end()
+	if d.failed {
+		return nil, false
+	}
+	out := d.slots.ev
+	if out == nil {
+		out = new(domain.Event)
+	}
+	*out = e
+	return out, true
+}
+
+// slots are structs of one event allocated together: the event type, read
+// before the payloads in encoding/json's member order, says which of the
+// blocks below to allocate, and the type functions take their struct from
+// it (a struct whose slot is taken or missing is allocated alone). Apply
+// copies what the state keeps, so a block lives as long as its event.
+type slots struct {
+	ev       *domain.Event
+	cmd      *domain.Command
+	verify   *domain.VerifyAction
+	decided  *domain.ActionDecided
+	exec     *domain.LogExecution
+	executed *domain.ExecutionLogged
+	ck       *domain.LogCheckpoint
+	errs     []domain.Error
+	usd      []domain.USD
+	ints     []int64
+}
+
+type decidedBlock struct {
+	ev      domain.Event
+	cmd     domain.Command
+	verify  domain.VerifyAction
+	decided domain.ActionDecided
+	errs    [2]domain.Error
+	usd     [1]domain.USD
+	ints    [5]int64
+}
+
+type executedBlock struct {
+	ev       domain.Event
+	cmd      domain.Command
+	exec     domain.LogExecution
+	executed domain.ExecutionLogged
+	usd      [1]domain.USD
+	ints     [5]int64
+}
+
+type rejectedBlock struct {
+	ev   domain.Event
+	cmd  domain.Command
+	errs [1]domain.Error
+}
+
+type checkpointBlock struct {
+	ev domain.Event
+	ck domain.LogCheckpoint
+}
+
+// allocate sets up the slots of an event of type t.
+func (d *decoder) allocate(t domain.EventType) {
+	switch t {
+	case domain.EvActionDecided:
+		b := new(decidedBlock)
+		d.slots = slots{ev: &b.ev, cmd: &b.cmd, verify: &b.verify, decided: &b.decided, errs: b.errs[:], usd: b.usd[:], ints: b.ints[:]}
+	case domain.EvExecutionLogged:
+		b := new(executedBlock)
+		d.slots = slots{ev: &b.ev, cmd: &b.cmd, exec: &b.exec, executed: &b.executed, usd: b.usd[:], ints: b.ints[:]}
+	case domain.EvCommandRejected:
+		b := new(rejectedBlock)
+		d.slots = slots{ev: &b.ev, cmd: &b.cmd, errs: b.errs[:]}
+	case domain.EvLogCheckpointed:
+		b := new(checkpointBlock)
+		d.slots = slots{ev: &b.ev, ck: &b.ck}
+	}
+}
+
+// take returns the slot *p and empties it, or a new T.
+func take[T any](p **T) *T {
+	if v := *p; v != nil {
+		*p = nil
+		return v
+	}
+	return new(T)
+}
+
+// takeOne returns the first element of the slots *s, or a new T.
+func takeOne[T any](s *[]T) *T {
+	if len(*s) > 0 {
+		v := &(*s)[0]
+		*s = (*s)[1:]
+		return v
+	}
+	return new(T)
+}
+
+func (d *decoder) event(ev *domain.Event) {
+	var seen uint64
+	allocated := false
+	d.openObject()
+	for d.next() {
+		switch string(d.key) {
+		case "seq":
+			d.once(&seen, 0)
+			ev.Seq = d.uint64()
+		case "prev":
+			d.once(&seen, 1)
+			ev.Prev = d.str()
+		case "partition":
+			d.once(&seen, 2)
+			ev.Partition = d.int32()
+		case "time":
+			d.once(&seen, 3)
+			d.time(&ev.Time)
+		case "type":
+			d.once(&seen, 4)
+			ev.Type = domain.EventType(d.enum())
+			if !allocated {
+				d.allocate(ev.Type)
+				allocated = true
+			}
+		case "command":
+			d.once(&seen, 5)
+			ev.Command = take(&d.slots.cmd)
+			d.command(ev.Command)
+		case "agent_id":
+			d.once(&seen, 6)
+			if ev.Command != nil {
+				ev.AgentID = d.same(ev.Command.AgentID)
+			} else {
+				ev.AgentID = d.str()
+			}
+		case "error":
+			d.once(&seen, 7)
+			ev.Error = takeOne(&d.slots.errs)
+			d.error(ev.Error, nil)
+		case "registered":
+			d.once(&seen, 8)
+			ev.Registered = new(domain.AgentRegistered)
+			d.agentRegistered(ev.Registered)
+		case "decided":
+			d.once(&seen, 9)
+			ev.Decided = take(&d.slots.decided)
+			d.actionDecided(ev.Decided, ev)
+		case "executed":
+			d.once(&seen, 10)
+			ev.Executed = take(&d.slots.executed)
+			d.executionLogged(ev.Executed, ev.Command)
+		case "resolved":
+			d.once(&seen, 11)
+			ev.Resolved = new(domain.ApprovalResolved)
+			d.approvalResolved(ev.Resolved)
+		case "trust_changed":
+			d.once(&seen, 12)
+			ev.TrustChanged = new(domain.TrustChange)
+			d.trustChange(ev.TrustChanged)
+		case "status":
+			d.once(&seen, 13)
+			ev.Status = new(domain.AgentStatusChange)
+			d.agentStatusChange(ev.Status)
+		case "expired":
+			d.once(&seen, 14)
+			ev.Expired = new(domain.ApprovalsExpired)
+			d.approvalsExpired(ev.Expired)
+		case "qwed_verified":
+			d.once(&seen, 15)
+			ev.QWEDVerified = new(domain.QWEDVerified)
+			d.qwedVerified(ev.QWEDVerified)
+		case "checkpoint":
+			d.once(&seen, 16)
+			ev.Checkpoint = take(&d.slots.ck)
+			d.logCheckpoint(ev.Checkpoint, ev.Prev)
+		default:
+			d.fail()
+		}
+	}
+}
+
+func (d *decoder) command(c *domain.Command) {
+	var seen uint64
+	d.openObject()
+	for d.next() {
+		switch string(d.key) {
+		case "type":
+			d.once(&seen, 0)
+			c.Type = domain.CommandType(d.enum())
+		case "request":
+			d.once(&seen, 1)
+			d.requestID(&c.Request)
+		case "principal":
+			d.once(&seen, 2)
+			c.Principal = d.str()
+		case "agent_id":
+			d.once(&seen, 3)
+			c.AgentID = d.str()
+		case "token_hash":
+			d.once(&seen, 4)
+			c.TokenHash = d.str()
+		case "register":
+			d.once(&seen, 5)
+			c.Register = new(domain.RegisterAgent)
+			d.registerAgent(c.Register)
+		case "verify":
+			d.once(&seen, 6)
+			c.Verify = take(&d.slots.verify)
+			d.verifyAction(c.Verify)
+		case "tool":
+			d.once(&seen, 7)
+			c.Tool = new(domain.VerifyToolCall)
+			d.verifyToolCall(c.Tool)
+		case "execution":
+			d.once(&seen, 8)
+			c.Execution = take(&d.slots.exec)
+			d.logExecution(c.Execution)
+		case "resolve":
+			d.once(&seen, 9)
+			c.Resolve = new(domain.ResolveApproval)
+			d.resolveApproval(c.Resolve)
+		case "set_trust":
+			d.once(&seen, 10)
+			c.SetTrust = new(domain.SetTrustLevel)
+			d.setTrustLevel(c.SetTrust)
+		case "suspend":
+			d.once(&seen, 11)
+			c.Suspend = new(domain.SuspendAgent)
+			d.suspendAgent(c.Suspend)
+		case "complaint":
+			d.once(&seen, 12)
+			c.Complaint = new(domain.FileComplaint)
+			d.fileComplaint(c.Complaint)
+		case "tick":
+			d.once(&seen, 13)
+			c.Tick = new(domain.Tick)
+			d.openObject()
+			if d.next() {
+				d.fail() // Tick has no members
+			}
+		case "reject":
+			d.once(&seen, 14)
+			c.Reject = new(domain.RejectRequest)
+			d.rejectRequest(c.Reject)
+		case "qwed_verify":
+			d.once(&seen, 15)
+			c.QWEDVerify = new(domain.QWEDVerify)
+			d.qwedVerify(c.QWEDVerify)
+		case "verdict":
+			d.once(&seen, 16)
+			c.Verdict = new(domain.EngineVerdict)
+			d.engineVerdict(c.Verdict)
+		default:
+			d.fail()
+		}
+	}
+}
+
+func (d *decoder) requestID(r *domain.RequestID) {
+	var seen uint64
+	d.openObject()
+	for d.next() {
+		switch string(d.key) {
+		case "source":
+			d.once(&seen, 0)
+			r.Source = d.enum()
+		case "id":
+			d.once(&seen, 1)
+			r.ID = d.str()
+		default:
+			d.fail()
+		}
+	}
+}
+
+func (d *decoder) registerAgent(r *domain.RegisterAgent) {
+	var seen uint64
+	d.openObject()
+	for d.next() {
+		switch string(d.key) {
+		case "agent":
+			d.once(&seen, 0)
+			d.agentInfo(&r.Agent)
+		case "permissions":
+			d.once(&seen, 1)
+			d.permissions(&r.Permissions)
+		case "budget":
+			d.once(&seen, 2)
+			d.limits(&r.Budget)
+		case "trust_level":
+			d.once(&seen, 3)
+			t := d.trustLevel()
+			r.TrustLevel = &t
+		case "token_hash":
+			d.once(&seen, 4)
+			r.TokenHash = d.str()
+		default:
+			d.fail()
+		}
+	}
+}
+
+func (d *decoder) agentInfo(a *domain.AgentInfo) {
+	var seen uint64
+	d.openObject()
+	for d.next() {
+		switch string(d.key) {
+		case "name":
+			d.once(&seen, 0)
+			a.Name = d.str()
+		case "type":
+			d.once(&seen, 1)
+			a.Type = d.enum()
+		case "description":
+			d.once(&seen, 2)
+			a.Description = d.str()
+		case "principal_id":
+			d.once(&seen, 3)
+			a.PrincipalID = d.str()
+		case "framework":
+			d.once(&seen, 4)
+			a.Framework = d.str()
+		case "model":
+			d.once(&seen, 5)
+			a.Model = d.str()
+		default:
+			d.fail()
+		}
+	}
+}
+
+func (d *decoder) permissions(p *domain.Permissions) {
+	var seen uint64
+	d.openObject()
+	for d.next() {
+		switch string(d.key) {
+		case "allowed_engines":
+			d.once(&seen, 0)
+			p.AllowedEngines = d.strings()
+		case "allowed_tools":
+			d.once(&seen, 1)
+			p.AllowedTools = d.strings()
+		case "blocked_tools":
+			d.once(&seen, 2)
+			p.BlockedTools = d.strings()
+		default:
+			d.fail()
+		}
+	}
+}
+
+// limits decodes with domain.Limits' own decoder (flat and nested forms),
+// as encoding/json does.
+func (d *decoder) limits(l *domain.Limits) {
+	raw := d.raw()
+	if d.failed {
+		return
+	}
+	if err := l.UnmarshalJSON(raw); err != nil {
+		d.fail()
+	}
+}
+
+func (d *decoder) verifyAction(v *domain.VerifyAction) {
+	var seen uint64
+	d.openObject()
+	for d.next() {
+		switch string(d.key) {
+		case "action":
+			d.once(&seen, 0)
+			d.action(&v.Action)
+		case "context":
+			d.once(&seen, 1)
+			d.actionContext(&v.Context)
+		case "options":
+			d.once(&seen, 2)
+			d.options(&v.Options)
+		default:
+			d.fail()
+		}
+	}
+}
+
+func (d *decoder) action(a *domain.Action) {
+	var seen uint64
+	d.openObject()
+	for d.next() {
+		switch string(d.key) {
+		case "type":
+			d.once(&seen, 0)
+			a.Type = d.enum()
+		case "query":
+			d.once(&seen, 1)
+			a.Query = d.str()
+		case "code":
+			d.once(&seen, 2)
+			a.Code = d.str()
+		case "target":
+			d.once(&seen, 3)
+			a.Target = d.str()
+		case "parameters":
+			d.once(&seen, 4)
+			a.Parameters = d.rawMessage()
+		case "estimated_cost_usd":
+			d.once(&seen, 5)
+			a.EstimatedCost = d.usd()
+		case "estimated_tokens":
+			d.once(&seen, 6)
+			a.EstimatedTokens = d.int64()
+		default:
+			d.fail()
+		}
+	}
+}
+
+// rawMessage copies a value's bytes, as json.RawMessage.UnmarshalJSON does
+// (a null included).
+func (d *decoder) rawMessage() json.RawMessage {
+	raw := d.raw()
+	if d.failed {
+		return nil
+	}
+	return append(json.RawMessage(nil), raw...)
+}
+
+func (d *decoder) actionContext(c *domain.ActionContext) {
+	var seen uint64
+	d.openObject()
+	for d.next() {
+		switch string(d.key) {
+		case "conversation_id":
+			d.once(&seen, 0)
+			c.ConversationID = d.str()
+		case "step_number":
+			d.once(&seen, 1)
+			c.StepNumber = json.Number(d.jsonNumber())
+		case "user_intent":
+			d.once(&seen, 2)
+			c.UserIntent = d.str()
+		case "pre_action_state_hash":
+			d.once(&seen, 3)
+			c.PreActionStateHash = d.str()
+		case "state_source":
+			d.once(&seen, 4)
+			c.StateSource = d.enum()
+		default:
+			d.fail()
+		}
+	}
+}
+
+func (d *decoder) options(o *domain.Options) {
+	var seen uint64
+	d.openObject()
+	for d.next() {
+		switch string(d.key) {
+		case "require_attestation":
+			d.once(&seen, 0)
+			o.RequireAttestation = d.bool()
+		case "risk_threshold":
+			d.once(&seen, 1)
+			o.RiskThreshold = d.enum()
+		default:
+			d.fail()
+		}
+	}
+}
+
+func (d *decoder) verifyToolCall(v *domain.VerifyToolCall) {
+	var seen uint64
+	d.openObject()
+	for d.next() {
+		switch string(d.key) {
+		case "tool_call":
+			d.once(&seen, 0)
+			d.toolCall(&v.ToolCall)
+		case "justification":
+			d.once(&seen, 1)
+			v.Justification = d.str()
+		case "context":
+			d.once(&seen, 2)
+			v.Context = new(domain.ActionContext)
+			d.actionContext(v.Context)
+		case "options":
+			d.once(&seen, 3)
+			d.options(&v.Options)
+		default:
+			d.fail()
+		}
+	}
+}
+
+func (d *decoder) toolCall(t *domain.ToolCall) {
+	var seen uint64
+	d.openObject()
+	for d.next() {
+		switch string(d.key) {
+		case "tool_name":
+			d.once(&seen, 0)
+			t.ToolName = d.enum()
+		case "parameters":
+			d.once(&seen, 1)
+			t.Parameters = d.rawMessage()
+		case "estimated_cost_usd":
+			d.once(&seen, 2)
+			t.EstimatedCost = d.usd()
+		case "estimated_tokens":
+			d.once(&seen, 3)
+			t.EstimatedTokens = d.int64()
+		default:
+			d.fail()
+		}
+	}
+}
+
+func (d *decoder) logExecution(x *domain.LogExecution) {
+	var seen uint64
+	d.openObject()
+	for d.next() {
+		switch string(d.key) {
+		case "action_id":
+			d.once(&seen, 0)
+			x.ActionID = d.str()
+		case "success":
+			d.once(&seen, 1)
+			x.Success = d.bool()
+		case "cost_usd":
+			d.once(&seen, 2)
+			x.CostUSD = d.usd()
+		case "tokens":
+			d.once(&seen, 3)
+			x.Tokens = d.int64()
+		case "result_hash":
+			d.once(&seen, 4)
+			x.ResultHash = d.str()
+		default:
+			d.fail()
+		}
+	}
+}
+
+func (d *decoder) resolveApproval(r *domain.ResolveApproval) {
+	var seen uint64
+	d.openObject()
+	for d.next() {
+		switch string(d.key) {
+		case "approval_id":
+			d.once(&seen, 0)
+			r.ApprovalID = d.str()
+		case "approve":
+			d.once(&seen, 1)
+			r.Approve = d.bool()
+		case "reason":
+			d.once(&seen, 2)
+			r.Reason = d.str()
+		default:
+			d.fail()
+		}
+	}
+}
+
+func (d *decoder) setTrustLevel(s *domain.SetTrustLevel) {
+	var seen uint64
+	d.openObject()
+	for d.next() {
+		switch string(d.key) {
+		case "trust_level":
+			d.once(&seen, 0)
+			s.Level = d.trustLevel()
+		case "reason":
+			d.once(&seen, 1)
+			s.Reason = d.str()
+		default:
+			d.fail()
+		}
+	}
+}
+
+func (d *decoder) suspendAgent(s *domain.SuspendAgent) {
+	var seen uint64
+	d.openObject()
+	for d.next() {
+		switch string(d.key) {
+		case "suspended":
+			d.once(&seen, 0)
+			s.Suspended = d.bool()
+		case "reason":
+			d.once(&seen, 1)
+			s.Reason = d.str()
+		default:
+			d.fail()
+		}
+	}
+}
+
+func (d *decoder) fileComplaint(c *domain.FileComplaint) {
+	var seen uint64
+	d.openObject()
+	for d.next() {
+		switch string(d.key) {
+		case "reason":
+			d.once(&seen, 0)
+			c.Reason = d.str()
+		default:
+			d.fail()
+		}
+	}
+}
+
+func (d *decoder) rejectRequest(r *domain.RejectRequest) {
+	var seen uint64
+	d.openObject()
+	for d.next() {
+		switch string(d.key) {
+		case "error":
+			d.once(&seen, 0)
+			d.error(&r.Error, nil)
+		case "endpoint":
+			d.once(&seen, 1)
+			r.Endpoint = d.str()
+		case "body_digest":
+			d.once(&seen, 2)
+			r.BodyDigest = d.str()
+		case "body_bytes":
+			d.once(&seen, 3)
+			r.BodyBytes = d.int64()
+		default:
+			d.fail()
+		}
+	}
+}
+
+func (d *decoder) qwedVerify(q *domain.QWEDVerify) {
+	var seen uint64
+	d.openObject()
+	for d.next() {
+		switch string(d.key) {
+		case "batch":
+			d.once(&seen, 0)
+			q.Batch = d.bool()
+		case "items":
+			d.once(&seen, 1)
+			q.Items = []domain.QWEDItem{}
+			d.array(func() {
+				q.Items = append(q.Items, domain.QWEDItem{})
+				d.qwedItem(&q.Items[len(q.Items)-1])
+			})
+		default:
+			d.fail()
+		}
+	}
+}
+
+func (d *decoder) qwedItem(it *domain.QWEDItem) {
+	var seen uint64
+	d.openObject()
+	for d.next() {
+		switch string(d.key) {
+		case "request_digest":
+			d.once(&seen, 0)
+			it.RequestDigest = d.str()
+		case "type":
+			d.once(&seen, 1)
+			it.Type = d.enum()
+		case "engine":
+			d.once(&seen, 2)
+			it.Engine = d.enum()
+		case "engine_version":
+			d.once(&seen, 3)
+			it.EngineVersion = d.str()
+		case "status":
+			d.once(&seen, 4)
+			it.Status = d.enum()
+		case "outcome_digest":
+			d.once(&seen, 5)
+			it.OutcomeDigest = d.str()
+		case "code":
+			d.once(&seen, 6)
+			it.Code = d.enum()
+		case "attest":
+			d.once(&seen, 7)
+			it.Attest = d.bool()
+		default:
+			d.fail()
+		}
+	}
+}
+
+func (d *decoder) engineVerdict(v *domain.EngineVerdict) {
+	var seen uint64
+	d.openObject()
+	for d.next() {
+		switch string(d.key) {
+		case "engine":
+			d.once(&seen, 0)
+			v.Engine = d.enum()
+		case "engine_version":
+			d.once(&seen, 1)
+			v.EngineVersion = d.str()
+		case "status":
+			d.once(&seen, 2)
+			v.Status = engines.Status(d.enum())
+		case "outcome_digest":
+			d.once(&seen, 3)
+			v.OutcomeDigest = d.str()
+		case "corrected":
+			d.once(&seen, 4)
+			v.Corrected = d.str()
+		case "findings":
+			d.once(&seen, 5)
+			v.Findings = d.findings()
+		case "risk":
+			d.once(&seen, 6)
+			v.Risk = d.risk()
+		case "reason":
+			d.once(&seen, 7)
+			v.Reason = d.str()
+		case "code":
+			d.once(&seen, 8)
+			v.Code = d.enum()
+		default:
+			d.fail()
+		}
+	}
+}
+
+func (d *decoder) findings() []engines.Finding {
+	out := []engines.Finding{}
+	d.array(func() {
+		out = append(out, engines.Finding{})
+		d.finding(&out[len(out)-1])
+	})
+	return out
+}
+
+func (d *decoder) finding(f *engines.Finding) {
+	var seen uint64
+	d.openObject()
+	for d.next() {
+		switch string(d.key) {
+		case "rule":
+			d.once(&seen, 0)
+			f.Rule = d.enum()
+		case "severity":
+			d.once(&seen, 1)
+			f.Severity = d.enum()
+		case "message":
+			d.once(&seen, 2)
+			f.Message = d.str()
+		case "line":
+			d.once(&seen, 3)
+			f.Line = d.int()
+		case "column":
+			d.once(&seen, 4)
+			f.Column = d.int()
+		case "snippet":
+			d.once(&seen, 5)
+			f.Snippet = d.str()
+		default:
+			d.fail()
+		}
+	}
+}
+
+// error decodes an error; like is an error decoded before in the event
+// (a decision's error mirrors the event's), whose strings it reuses.
+func (d *decoder) error(e *domain.Error, like *domain.Error) {
+	var seen uint64
+	var message string
+	if like != nil {
+		message = like.Message
+	}
+	d.openObject()
+	for d.next() {
+		switch string(d.key) {
+		case "code":
+			d.once(&seen, 0)
+			e.Code = domain.Code(d.enum())
+		case "message":
+			d.once(&seen, 1)
+			e.Message = d.same(message)
+		case "details":
+			d.once(&seen, 2)
+			if d.peek() != '{' {
+				d.fail() // null or a type mismatch
+				return
+			}
+			e.Details = d.anyObject(0)
+		default:
+			d.fail()
+		}
+	}
+}
+
+func (d *decoder) agentRegistered(r *domain.AgentRegistered) {
+	var seen uint64
+	d.openObject()
+	for d.next() {
+		switch string(d.key) {
+		case "agent_id":
+			d.once(&seen, 0)
+			r.AgentID = d.str()
+		case "did":
+			d.once(&seen, 1)
+			r.DID = d.str()
+		case "agent":
+			d.once(&seen, 2)
+			d.agentInfo(&r.Info)
+		case "permissions":
+			d.once(&seen, 3)
+			d.permissions(&r.Permissions)
+		case "budget":
+			d.once(&seen, 4)
+			d.limits(&r.Budget)
+		case "trust_level":
+			d.once(&seen, 5)
+			r.TrustLevel = d.trustLevel()
+		case "token_hash":
+			d.once(&seen, 6)
+			r.TokenHash = d.str()
+		default:
+			d.fail()
+		}
+	}
+}
+
+// actionDecided decodes a decision of the event ev (decoded so far), whose
+// command's strings it reuses where the decision repeats them.
+func (d *decoder) actionDecided(x *domain.ActionDecided, ev *domain.Event) {
+	var seen uint64
+	var conversation string
+	if c := ev.Command; c != nil {
+		switch {
+		case c.Verify != nil:
+			conversation = c.Verify.Context.ConversationID
+		case c.Tool != nil && c.Tool.Context != nil:
+			conversation = c.Tool.Context.ConversationID
+		}
+	}
+	d.openObject()
+	for d.next() {
+		switch string(d.key) {
+		case "action_id":
+			d.once(&seen, 0)
+			x.ActionID = d.str()
+		case "kind":
+			d.once(&seen, 1)
+			x.Kind = domain.ActionKind(d.enum())
+		case "action_type":
+			d.once(&seen, 2)
+			x.ActionType = d.enum()
+		case "tool":
+			d.once(&seen, 3)
+			x.Tool = d.enum()
+		case "decision":
+			d.once(&seen, 4)
+			x.Decision = domain.Decision(d.enum())
+		case "verification":
+			d.once(&seen, 5)
+			d.verification(&x.Verification)
+		case "error":
+			d.once(&seen, 6)
+			x.Error = takeOne(&d.slots.errs)
+			d.error(x.Error, ev.Error)
+		case "request_digest":
+			d.once(&seen, 7)
+			x.RequestDigest = d.str()
+		case "fingerprint":
+			d.once(&seen, 8)
+			x.Fingerprint = d.str()
+		case "state_fingerprint":
+			d.once(&seen, 9)
+			x.StateFingerprint = d.str()
+		case "conversation_id":
+			d.once(&seen, 10)
+			x.ConversationID = d.same(conversation)
+		case "step":
+			d.once(&seen, 11)
+			x.Step = d.int64()
+		case "step_consumed":
+			d.once(&seen, 12)
+			x.StepConsumed = d.bool()
+		case "reserved_cost_usd":
+			d.once(&seen, 13)
+			x.ReservedCost = d.usd()
+		case "reserved_tokens":
+			d.once(&seen, 14)
+			x.ReservedTokens = d.int64()
+		case "high_risk":
+			d.once(&seen, 15)
+			x.HighRisk = d.bool()
+		case "approval":
+			d.once(&seen, 16)
+			x.Approval = new(domain.Approval)
+			d.approval(x.Approval, x.ActionID, ev.AgentID)
+		case "attestation":
+			d.once(&seen, 17)
+			x.Attestation = d.str()
+		case "trust":
+			d.once(&seen, 18)
+			x.Trust = new(domain.TrustChange)
+			d.trustChange(x.Trust)
+		case "security_violation":
+			d.once(&seen, 19)
+			x.SecurityViolation = d.bool()
+		case "reset_recent":
+			d.once(&seen, 20)
+			x.ResetRecent = d.bool()
+		case "reset_budget_denials":
+			d.once(&seen, 21)
+			x.ResetBudgetDenials = d.bool()
+		case "conversation_evicted":
+			d.once(&seen, 22)
+			x.ConversationEvicted = d.str()
+		case "budget_remaining":
+			d.once(&seen, 23)
+			d.budgetRemaining(&x.Budget)
+		case "outcome_digest":
+			d.once(&seen, 24)
+			x.OutcomeDigest = d.str()
+		case "corrected_action":
+			d.once(&seen, 25)
+			x.CorrectedAction = new(domain.Action)
+			d.action(x.CorrectedAction)
+		case "corrected_digest":
+			d.once(&seen, 26)
+			x.CorrectedDigest = d.str()
+		default:
+			d.fail()
+		}
+	}
+}
+
+func (d *decoder) verification(v *domain.Verification) {
+	var seen uint64
+	d.openObject()
+	for d.next() {
+		switch string(d.key) {
+		case "status":
+			d.once(&seen, 0)
+			v.Status = d.enum()
+		case "engine":
+			d.once(&seen, 1)
+			v.Engine = d.enum()
+		case "risk_level":
+			d.once(&seen, 2)
+			v.RiskLevel = d.risk()
+		case "risk_score":
+			d.once(&seen, 3)
+			v.RiskScore = d.enum()
+		case "checks_passed":
+			d.once(&seen, 4)
+			v.ChecksPassed = d.strings()
+		case "checks_failed":
+			d.once(&seen, 5)
+			v.ChecksFailed = d.strings()
+		case "sandbox_required":
+			d.once(&seen, 6)
+			v.Sandbox = d.bool()
+		case "findings":
+			d.once(&seen, 7)
+			v.Findings = d.findings()
+		default:
+			d.fail()
+		}
+	}
+}
+
+func (d *decoder) budgetRemaining(b *domain.BudgetRemaining) {
+	var seen uint64
+	d.openObject()
+	for d.next() {
+		switch string(d.key) {
+		case "daily_cost_usd":
+			d.once(&seen, 0)
+			b.DailyCost = takeOne(&d.slots.usd)
+			*b.DailyCost = d.usd()
+		case "hourly_requests":
+			d.once(&seen, 1)
+			b.HourlyRequests = d.int64Ptr()
+		case "daily_requests":
+			d.once(&seen, 2)
+			b.DailyRequests = d.int64Ptr()
+		case "daily_tokens":
+			d.once(&seen, 3)
+			b.DailyTokens = d.int64Ptr()
+		case "hourly_tool_calls":
+			d.once(&seen, 4)
+			b.HourlyTools = d.int64Ptr()
+		case "high_risk_calls":
+			d.once(&seen, 5)
+			b.HighRiskCalls = d.int64Ptr()
+		default:
+			d.fail()
+		}
+	}
+}
+
+// int64Ptr reads an integer into a new *int64 (a null fails).
+func (d *decoder) int64Ptr() *int64 {
+	p := takeOne(&d.slots.ints)
+	*p = d.int64()
+	return p
+}
+
+// approval decodes an approval; actionID and agentID are strings of the
+// event it usually repeats.
+func (d *decoder) approval(a *domain.Approval, actionID, agentID string) {
+	var seen uint64
+	d.openObject()
+	for d.next() {
+		switch string(d.key) {
+		case "approval_id":
+			d.once(&seen, 0)
+			a.ID = d.same(actionID)
+		case "agent_id":
+			d.once(&seen, 1)
+			a.AgentID = d.same(agentID)
+		case "principal_id":
+			d.once(&seen, 2)
+			a.PrincipalID = d.str()
+		case "kind":
+			d.once(&seen, 3)
+			a.Kind = d.enum()
+		case "status":
+			d.once(&seen, 4)
+			a.Status = domain.ApprovalStatus(d.enum())
+		case "summary":
+			d.once(&seen, 5)
+			a.Summary = d.str()
+		case "risk_level":
+			d.once(&seen, 6)
+			a.Risk = d.risk()
+		case "to_level":
+			d.once(&seen, 7)
+			t := d.trustLevel()
+			a.ToLevel = &t
+		case "created_at":
+			d.once(&seen, 8)
+			d.time(&a.CreatedAt)
+		case "expires_at":
+			d.once(&seen, 9)
+			d.time(&a.ExpiresAt)
+		case "resolved_at":
+			d.once(&seen, 10)
+			if d.peek() != '"' {
+				d.fail() // a null leaves the pointer nil: the fallback's case
+				return
+			}
+			a.ResolvedAt = new(time.Time)
+			d.time(a.ResolvedAt)
+		case "resolved_by":
+			d.once(&seen, 11)
+			a.ResolvedBy = d.str()
+		case "reason":
+			d.once(&seen, 12)
+			a.Reason = d.str()
+		default:
+			d.fail()
+		}
+	}
+}
+
+func (d *decoder) trustChange(t *domain.TrustChange) {
+	var seen uint64
+	d.openObject()
+	for d.next() {
+		switch string(d.key) {
+		case "from":
+			d.once(&seen, 0)
+			t.From = d.trustLevel()
+		case "to":
+			d.once(&seen, 1)
+			t.To = d.trustLevel()
+		case "reason":
+			d.once(&seen, 2)
+			t.Reason = d.str()
+		default:
+			d.fail()
+		}
+	}
+}
+
+// executionLogged decodes an execution outcome; cmd is the event's command
+// (its action ID is the outcome's).
+func (d *decoder) executionLogged(x *domain.ExecutionLogged, cmd *domain.Command) {
+	var seen uint64
+	var actionID string
+	if cmd != nil && cmd.Execution != nil {
+		actionID = cmd.Execution.ActionID
+	}
+	d.openObject()
+	for d.next() {
+		switch string(d.key) {
+		case "action_id":
+			d.once(&seen, 0)
+			x.ActionID = d.same(actionID)
+		case "success":
+			d.once(&seen, 1)
+			x.Success = d.bool()
+		case "cost_usd":
+			d.once(&seen, 2)
+			x.CostUSD = d.usd()
+		case "tokens":
+			d.once(&seen, 3)
+			x.Tokens = d.int64()
+		case "result_hash":
+			d.once(&seen, 4)
+			x.ResultHash = d.str()
+		case "cost_delta_usd":
+			d.once(&seen, 5)
+			x.CostDelta = d.usd()
+		case "tokens_delta":
+			d.once(&seen, 6)
+			x.TokensDelta = d.int64()
+		case "same_day":
+			d.once(&seen, 7)
+			x.SameDay = d.bool()
+		case "budget_remaining":
+			d.once(&seen, 8)
+			d.budgetRemaining(&x.Budget)
+		default:
+			d.fail()
+		}
+	}
+}
+
+func (d *decoder) approvalResolved(r *domain.ApprovalResolved) {
+	var seen uint64
+	d.openObject()
+	for d.next() {
+		switch string(d.key) {
+		case "approval":
+			d.once(&seen, 0)
+			d.approval(&r.Approval, "", "")
+		case "trust":
+			d.once(&seen, 1)
+			r.Trust = new(domain.TrustChange)
+			d.trustChange(r.Trust)
+		case "released_cost_usd":
+			d.once(&seen, 2)
+			r.ReleasedCost = d.usd()
+		case "released_tokens":
+			d.once(&seen, 3)
+			r.ReleasedTokens = d.int64()
+		default:
+			d.fail()
+		}
+	}
+}
+
+func (d *decoder) agentStatusChange(s *domain.AgentStatusChange) {
+	var seen uint64
+	d.openObject()
+	for d.next() {
+		switch string(d.key) {
+		case "status":
+			d.once(&seen, 0)
+			s.Status = d.enum()
+		case "reason":
+			d.once(&seen, 1)
+			s.Reason = d.str()
+		default:
+			d.fail()
+		}
+	}
+}
+
+func (d *decoder) approvalsExpired(x *domain.ApprovalsExpired) {
+	var seen uint64
+	d.openObject()
+	for d.next() {
+		switch string(d.key) {
+		case "approvals":
+			d.once(&seen, 0)
+			x.Approvals = []domain.ApprovalResolved{}
+			d.array(func() {
+				x.Approvals = append(x.Approvals, domain.ApprovalResolved{})
+				d.approvalResolved(&x.Approvals[len(x.Approvals)-1])
+			})
+		default:
+			d.fail()
+		}
+	}
+}
+
+func (d *decoder) qwedVerified(q *domain.QWEDVerified) {
+	var seen uint64
+	d.openObject()
+	for d.next() {
+		switch string(d.key) {
+		case "verification_id":
+			d.once(&seen, 0)
+			q.VerificationID = d.str()
+		case "attestations":
+			d.once(&seen, 1)
+			q.Attestations = d.strings()
+		default:
+			d.fail()
+		}
+	}
+}
+
+// logCheckpoint decodes a checkpoint; prev is its event's Prev, which is
+// the checkpoint's head.
+func (d *decoder) logCheckpoint(c *domain.LogCheckpoint, prev string) {
+	var seen uint64
+	d.openObject()
+	for d.next() {
+		switch string(d.key) {
+		case "seq":
+			d.once(&seen, 0)
+			c.Seq = d.uint64()
+		case "head":
+			d.once(&seen, 1)
+			c.Head = d.same(prev)
+		case "next":
+			d.once(&seen, 2)
+			d.checkpointPolicy(&c.Next)
+		case "signature":
+			d.once(&seen, 3)
+			c.Signature = d.str()
+		default:
+			d.fail()
+		}
+	}
+}
+
+func (d *decoder) checkpointPolicy(p *domain.CheckpointPolicy) {
+	var seen uint64
+	d.openObject()
+	for d.next() {
+		switch string(d.key) {
+		case "events":
+			d.once(&seen, 0)
+			p.Events = d.int64()
+		case "interval":
+			d.once(&seen, 1)
+			p.Interval = d.duration()
+		default:
+			d.fail()
+		}
+	}
+}

@@ -1,0 +1,61 @@
+package eventjson
+
+import (
+	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/domain/engines"
+)
+
+// names are the strings that recur in every event (event and command
+// types, decisions, codes, check names, action types, the keys and values
+// of error details): the fast path returns these shared constants instead
+// of allocating a copy per event. A string missing here is only allocated;
+// the table changes no result.
+var names = func() map[string]string {
+	list := []string{
+		// Event and command types.
+		string(domain.EvAgentRegistered), string(domain.EvActionDecided), string(domain.EvExecutionLogged),
+		string(domain.EvTrustElevationRequested), string(domain.EvApprovalResolved), string(domain.EvTrustChanged),
+		string(domain.EvAgentStatusChanged), string(domain.EvToolRegistrySet), string(domain.EvPrincipalKeyIssued),
+		string(domain.EvConfigured), string(domain.EvApprovalsExpired), string(domain.EvCommandRejected),
+		string(domain.EvLogCheckpointed), string(domain.EvQWEDVerified),
+		string(domain.CmdRegisterAgent), string(domain.CmdVerifyAction), string(domain.CmdVerifyToolCall),
+		string(domain.CmdLogExecution), string(domain.CmdRequestTrust), string(domain.CmdResolveApproval),
+		string(domain.CmdSetTrustLevel), string(domain.CmdSuspendAgent), string(domain.CmdFileComplaint),
+		string(domain.CmdPutToolRegistry), string(domain.CmdIssuePrincipalKey), string(domain.CmdConfigure),
+		string(domain.CmdTick), string(domain.CmdRejectRequest), string(domain.CmdQWEDVerify),
+		// Decisions, kinds, statuses.
+		string(domain.Approved), string(domain.Denied), string(domain.Corrected), string(domain.Pending),
+		string(domain.BudgetExceeded), string(domain.KindAction), string(domain.KindTool),
+		string(domain.ApprovalPending), string(domain.ApprovalApproved), string(domain.ApprovalDenied),
+		string(domain.ApprovalExpired), domain.StatusActive, domain.StatusSuspended, "trust_elevation",
+		string(engines.Verified), string(engines.Failed), string(engines.Corrected), string(engines.Blocked),
+		string(engines.Error), string(engines.Timeout), string(engines.Unsupported), domain.StatusSkipped,
+		string(domain.RiskLow), string(domain.RiskMedium), string(domain.RiskHigh), string(domain.RiskCritical),
+		"info", domain.AdminPrincipal, "http",
+		// Checks of verification.checks_passed / checks_failed.
+		"context_valid", "within_step_limit", "no_replay", "no_repetition", "no_doom_loop",
+		"action_type_known", "tool_allowed", "engine_allowed", "no_sql_injection", "read_only_query",
+		"trust_sufficient", "within_budget", "attestation_issued", "engine_verified",
+		// Action types and engines.
+		"calculate", "verify_logic", "execute_sql", "execute_code", "tool_call", "api_call",
+		"network_request", "read_file", "file_read", "write_file", "file_write", "delete_file",
+		"file_delete", "database_read", "database_write", "send_email", "send_message",
+		"math", "logic", "sql", "code", "tool", "policy", "security",
+		// Keys of error details.
+		"action_type", "agent_id", "consecutive", "current", "engine", "field", "fingerprint",
+		"last_step", "limit", "limit_name", "max_steps", "occurrences", "outcome_digest", "reason",
+		"requested", "reset_at", "risk_level", "risk_score", "state_fingerprint", "statement",
+		"status", "step_number", "trust_level", "window",
+		// Budget dimensions named in details.
+		"max_daily_cost_usd", "max_per_request_cost_usd", "max_requests_per_hour", "max_requests_per_day",
+		"max_tokens_per_request", "max_daily_tokens", "max_tool_calls_per_hour", "max_high_risk_calls_per_day",
+	}
+	m := make(map[string]string, len(list)+len(domain.Catalogue))
+	for _, s := range list {
+		m[s] = s
+	}
+	for _, c := range domain.Catalogue {
+		m[string(c.Code)] = string(c.Code)
+	}
+	return m
+}()

@@ -1,0 +1,716 @@
+package eventjson
+
+import (
+	"strconv"
+	"time"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/agentgate/agentgate/domain"
+)
+
+// The scanner of the fast path.
+//
+// A decoder reads one JSON document left to right with small helpers (a
+// member's key, a string, an integer, a boolean, a raw value) that the
+// per-type functions of fastevent.go call in turn. Each helper checks the
+// JSON syntax of what it reads exactly as encoding/json's scanner does,
+// and decodes it exactly as encoding/json would into the field's type.
+// Anything else (a syntax error, a type mismatch, a null, a number out of
+// range, a key that is unknown or repeated) makes the decoder give up: it
+// records the failure, stops consuming input, and the caller falls back to
+// a general decoder, which then produces encoding/json's result or error.
+// The fast path therefore never has to reproduce an error, only successes.
+
+// maxSkipDepth bounds the nesting of values the fast path skips or copies
+// (parameters, details); deeper values take the fallback, which applies
+// encoding/json's own limit.
+const maxSkipDepth = 64
+
+// decoder is the state of one fast decode.
+type decoder struct {
+	p []byte
+	i int
+	// failed is set once the fast path cannot decode p exactly; i is then
+	// len(p) so that every loop ends.
+	failed bool
+	// first is true between an object's '{' and its first member.
+	first bool
+	// key is the key of the member being decoded (a slice of p).
+	key []byte
+	// buf holds the unescaped text of the last string with escapes.
+	buf []byte
+	// slots are preallocated structs of the event (see slots).
+	slots slots
+}
+
+// fail gives up the fast path.
+func (d *decoder) fail() {
+	d.failed = true
+	d.i = len(d.p)
+}
+
+// ws skips JSON whitespace.
+func (d *decoder) ws() {
+	for d.i < len(d.p) {
+		switch d.p[d.i] {
+		case ' ', '\t', '\n', '\r':
+			d.i++
+		default:
+			return
+		}
+	}
+}
+
+// peek skips whitespace and returns the next byte (0 at the end).
+func (d *decoder) peek() byte {
+	d.ws()
+	if d.i < len(d.p) {
+		return d.p[d.i]
+	}
+	return 0
+}
+
+// expect consumes the byte c (after whitespace) or fails.
+func (d *decoder) expect(c byte) {
+	if d.peek() != c {
+		d.fail()
+		return
+	}
+	d.i++
+}
+
+// end checks that nothing but whitespace follows the document.
+func (d *decoder) end() {
+	if d.peek() != 0 || d.i != len(d.p) {
+		d.fail()
+	}
+}
+
+// openObject consumes the '{' of an object; a null or any other value
+// fails.
+func (d *decoder) openObject() {
+	d.expect('{')
+	d.first = true
+}
+
+// next moves to the object's next member: it consumes the separating
+// comma, the member's key (into d.key) and the colon, and reports true; at
+// the closing brace it consumes it and reports false. Keys with escapes
+// fail (no field name has one; the fallback matches them exactly).
+func (d *decoder) next() bool {
+	c := d.peek()
+	if d.first {
+		d.first = false
+		if c == '}' {
+			d.i++
+			return false
+		}
+	} else {
+		switch c {
+		case ',':
+			d.i++
+		case '}':
+			d.i++
+			return false
+		default:
+			d.fail()
+			return false
+		}
+	}
+	if d.peek() != '"' {
+		d.fail()
+		return false
+	}
+	start := d.i + 1
+	j := start
+	for j < len(d.p) && plain[d.p[j]] {
+		j++
+	}
+	if j >= len(d.p) || d.p[j] != '"' {
+		d.fail() // an escape, a byte ≥ 0x80, a control byte or the end
+		return false
+	}
+	d.key = d.p[start:j]
+	d.i = j + 1
+	d.expect(':')
+	return !d.failed
+}
+
+// once fails when the member with the given bit of seen was already
+// decoded: encoding/json merges a repeated member into the first one's
+// value, which the fast path does not reproduce.
+func (d *decoder) once(seen *uint64, bit uint) {
+	if *seen&(1<<bit) != 0 {
+		d.fail()
+	}
+	*seen |= 1 << bit
+}
+
+// plain marks the bytes a string holds as they are: printable ASCII but the
+// quote and the backslash.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// text reads a string and returns its value as encoding/json decodes it:
+// escapes resolved, invalid UTF-8 and unpaired surrogates replaced by
+// U+FFFD. The result is a slice of p, or of d.buf when the string needed
+// unescaping; it is valid until the next call.
+func (d *decoder) text() []byte {
+	if d.peek() != '"' {
+		d.fail()
+		return nil
+	}
+	start := d.i + 1
+	j := start
+	for j < len(d.p) && plain[d.p[j]] {
+		j++
+	}
+	if j < len(d.p) && d.p[j] == '"' {
+		d.i = j + 1
+		return d.p[start:j]
+	}
+	return d.unquote(start, j)
+}
+
+// unquote decodes the string whose text starts at start and whose first
+// byte needing care is at j, into d.buf.
+func (d *decoder) unquote(start, j int) []byte {
+	b := append(d.buf[:0], d.p[start:j]...)
+	p := d.p
+	for j < len(p) {
+		c := p[j]
+		switch {
+		case c == '"':
+			d.i = j + 1
+			d.buf = b
+			return b
+		case c < 0x20:
+			d.fail() // a control byte: a syntax error
+			return nil
+		case c == '\\':
+			if j+1 >= len(p) {
+				d.fail()
+				return nil
+			}
+			switch p[j+1] {
+			case '"', '\\', '/':
+				b = append(b, p[j+1])
+			case 'b':
+				b = append(b, '\b')
+			case 'f':
+				b = append(b, '\f')
+			case 'n':
+				b = append(b, '\n')
+			case 'r':
+				b = append(b, '\r')
+			case 't':
+				b = append(b, '\t')
+			case 'u':
+				r := hex4(p, j+2)
+				if r < 0 {
+					d.fail()
+					return nil
+				}
+				j += 6
+				if utf16.IsSurrogate(r) {
+					// encoding/json: a valid pair is one rune; anything
+					// else is U+FFFD, and a following escape stays.
+					if r2 := escapedRune(p, j); r2 >= 0 {
+						if pair := utf16.DecodeRune(r, r2); pair != utf8.RuneError {
+							b = utf8.AppendRune(b, pair)
+							j += 6
+							continue
+						}
+					}
+					r = utf8.RuneError
+				}
+				b = utf8.AppendRune(b, r)
+				continue
+			default:
+				d.fail()
+				return nil
+			}
+			j += 2
+		case c < utf8.RuneSelf:
+			b = append(b, c)
+			j++
+		default:
+			r, size := utf8.DecodeRune(p[j:])
+			if r == utf8.RuneError && size == 1 {
+				b = utf8.AppendRune(b, utf8.RuneError)
+			} else {
+				b = append(b, p[j:j+size]...)
+			}
+			j += size
+		}
+	}
+	d.fail() // unterminated
+	return nil
+}
+
+// escapedRune returns the rune of a \uXXXX escape at p[j:], or -1.
+func escapedRune(p []byte, j int) rune {
+	if j+1 < len(p) && p[j] == '\\' && p[j+1] == 'u' {
+		return hex4(p, j+2)
+	}
+	return -1
+}
+
+// hex4 returns the value of the four hex digits at p[j:], or -1.
+func hex4(p []byte, j int) rune {
+	if j+4 > len(p) {
+		return -1
+	}
+	var r rune
+	for _, c := range p[j : j+4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return -1
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
+}
+
+// str reads a string into a new Go string.
+func (d *decoder) str() string {
+	return string(d.text())
+}
+
+// enum reads a string that is usually one of the gate's names (types,
+// decisions, codes, checks): those are shared constants, anything else a
+// new string.
+func (d *decoder) enum() string {
+	t := d.text()
+	if s, ok := names[string(t)]; ok {
+		return s
+	}
+	return string(t)
+}
+
+// same reads a string that usually repeats one decoded before (an event's
+// agent ID is its command's): it returns prev when equal, so that the
+// event holds one copy, else a new string.
+func (d *decoder) same(prev string) string {
+	t := d.text()
+	if string(t) == prev {
+		return prev
+	}
+	return string(t)
+}
+
+// rawString returns the bytes of a string token, quotes included, checked
+// as a string (for types that decode their own JSON: time.Time).
+func (d *decoder) rawString() []byte {
+	start := d.i
+	d.ws()
+	start = d.i
+	d.text()
+	if d.failed {
+		return nil
+	}
+	return d.p[start:d.i]
+}
+
+// number reads a number token and returns its text; anything but the JSON
+// number grammar (-?int frac? exp?) fails.
+func (d *decoder) number() []byte {
+	d.ws()
+	p, start := d.p, d.i
+	j := start
+	if j < len(p) && p[j] == '-' {
+		j++
+	}
+	switch {
+	case j < len(p) && p[j] == '0':
+		j++
+	case j < len(p) && '1' <= p[j] && p[j] <= '9':
+		for j < len(p) && '0' <= p[j] && p[j] <= '9' {
+			j++
+		}
+	default:
+		d.fail()
+		return nil
+	}
+	if j < len(p) && p[j] == '.' {
+		j++
+		k := j
+		for j < len(p) && '0' <= p[j] && p[j] <= '9' {
+			j++
+		}
+		if j == k {
+			d.fail()
+			return nil
+		}
+	}
+	if j < len(p) && (p[j] == 'e' || p[j] == 'E') {
+		j++
+		if j < len(p) && (p[j] == '+' || p[j] == '-') {
+			j++
+		}
+		k := j
+		for j < len(p) && '0' <= p[j] && p[j] <= '9' {
+			j++
+		}
+		if j == k {
+			d.fail()
+			return nil
+		}
+	}
+	d.i = j
+	return p[start:j]
+}
+
+// digits returns the value of a non-negative integer's text, failing on a
+// sign, a fraction, an exponent or a value above max.
+func (d *decoder) digits(t []byte, max uint64) uint64 {
+	if len(t) == 0 {
+		d.fail()
+		return 0
+	}
+	var v uint64
+	for _, c := range t {
+		if c < '0' || c > '9' {
+			d.fail()
+			return 0
+		}
+		if v > (max-uint64(c-'0'))/10 {
+			d.fail()
+			return 0
+		}
+		v = v*10 + uint64(c-'0')
+	}
+	return v
+}
+
+// uint64 reads an integer into a uint64, as strconv.ParseUint does.
+func (d *decoder) uint64() uint64 {
+	return d.digits(d.number(), 1<<64-1)
+}
+
+// int64 reads an integer into an int64 within [-max-1, max] (encoding/json
+// fails on anything that is not an integer of the field's size).
+func (d *decoder) intN(max uint64) int64 {
+	t := d.number()
+	if len(t) > 0 && t[0] == '-' {
+		return -int64(d.digits(t[1:], max+1))
+	}
+	return int64(d.digits(t, max))
+}
+
+func (d *decoder) int64() int64 { return d.intN(1<<63 - 1) }
+func (d *decoder) int32() int32 { return int32(d.intN(1<<31 - 1)) }
+func (d *decoder) int() int     { return int(d.intN(uint64(maxInt))) }
+
+const maxInt = int(^uint(0) >> 1)
+
+// number reads a JSON number into a json.Number (its text); a quoted
+// number fails (encoding/json accepts it, the fast path leaves it).
+func (d *decoder) jsonNumber() string {
+	return string(d.number())
+}
+
+// bool reads true or false.
+func (d *decoder) bool() bool {
+	switch d.peek() {
+	case 't':
+		return d.literal("true")
+	case 'f':
+		d.literal("false")
+		return false
+	}
+	d.fail()
+	return false
+}
+
+// literal consumes the literal lit, reporting true if it was there.
+func (d *decoder) literal(lit string) bool {
+	if len(d.p)-d.i < len(lit) || string(d.p[d.i:d.i+len(lit)]) != lit {
+		d.fail()
+		return false
+	}
+	d.i += len(lit)
+	return true
+}
+
+// usd reads a money amount as domain.USD's decoder does: plain amounts
+// with fastUSD, anything else numeric with domain.USD.UnmarshalJSON (a
+// quoted amount or a null fails: the fallback decodes those).
+func (d *decoder) usd() domain.USD {
+	t := d.number()
+	if d.failed {
+		return 0
+	}
+	if v, ok := fastUSD(t); ok {
+		return v
+	}
+	var u domain.USD
+	if err := u.UnmarshalJSON(t); err != nil {
+		d.fail()
+	}
+	return u
+}
+
+// time reads a time as time.Time.UnmarshalJSON does (which is what
+// encoding/json calls with the string token).
+func (d *decoder) time(t *time.Time) {
+	raw := d.rawString()
+	if d.failed {
+		return
+	}
+	if err := t.UnmarshalJSON(raw); err != nil {
+		d.fail()
+	}
+}
+
+// risk reads a domain.Risk as its UnmarshalJSON does: a string naming a
+// risk in any case.
+func (d *decoder) risk() domain.Risk {
+	t := d.text()
+	if d.failed {
+		return ""
+	}
+	switch string(t) {
+	case "low":
+		return domain.RiskLow
+	case "medium":
+		return domain.RiskMedium
+	case "high":
+		return domain.RiskHigh
+	case "critical":
+		return domain.RiskCritical
+	}
+	r, err := domain.ParseRisk(string(t))
+	if err != nil {
+		d.fail()
+	}
+	return r
+}
+
+// trustLevel reads a domain.TrustLevel with its UnmarshalJSON (a digit
+// 0-3 directly, which is what it would return).
+func (d *decoder) trustLevel() domain.TrustLevel {
+	if c := d.peek(); '0' <= c && c <= '3' && (d.i+1 == len(d.p) || !isNumberByte(d.p[d.i+1])) {
+		d.i++
+		return domain.TrustLevel(c - '0')
+	}
+	raw := d.raw()
+	var t domain.TrustLevel
+	if d.failed || t.UnmarshalJSON(raw) != nil {
+		d.fail()
+	}
+	return t
+}
+
+// isNumberByte reports whether c can continue a number token.
+func isNumberByte(c byte) bool {
+	return '0' <= c && c <= '9' || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-'
+}
+
+// duration reads a domain.Duration as its UnmarshalJSON does: a string
+// that time.ParseDuration accepts.
+func (d *decoder) duration() domain.Duration {
+	t := d.text()
+	if d.failed {
+		return 0
+	}
+	v, err := time.ParseDuration(string(t))
+	if err != nil {
+		d.fail()
+	}
+	return domain.Duration(v)
+}
+
+// raw skips one value, checking its syntax, and returns its bytes (for
+// json.RawMessage and the types that decode their own JSON).
+func (d *decoder) raw() []byte {
+	d.ws()
+	start := d.i
+	d.skip(0)
+	if d.failed {
+		return nil
+	}
+	return d.p[start:d.i]
+}
+
+// skip consumes one value of any type, checking its syntax.
+func (d *decoder) skip(depth int) {
+	if depth > maxSkipDepth {
+		d.fail()
+		return
+	}
+	switch c := d.peek(); {
+	case c == '{':
+		d.i++
+		for first := true; ; first = false {
+			c := d.peek()
+			if c == '}' && first {
+				d.i++
+				return
+			}
+			if !first {
+				if c == '}' {
+					d.i++
+					return
+				}
+				d.expect(',')
+			}
+			d.text()
+			d.expect(':')
+			d.skip(depth + 1)
+			if d.failed {
+				return
+			}
+		}
+	case c == '[':
+		d.i++
+		for first := true; ; first = false {
+			c := d.peek()
+			if c == ']' {
+				if !first {
+					d.i++
+					return
+				}
+				d.i++
+				return
+			}
+			if !first {
+				d.expect(',')
+			}
+			d.skip(depth + 1)
+			if d.failed {
+				return
+			}
+		}
+	case c == '"':
+		d.text()
+	case c == 't':
+		d.literal("true")
+	case c == 'f':
+		d.literal("false")
+	case c == 'n':
+		d.literal("null")
+	default:
+		d.number()
+	}
+}
+
+// strings reads an array of strings into a new slice ([] gives an empty,
+// non-nil slice, as encoding/json does).
+func (d *decoder) strings() []string {
+	d.expect('[')
+	var small [16]string
+	out := small[:0]
+	if d.peek() == ']' {
+		d.i++
+		return []string{}
+	}
+	for !d.failed {
+		out = append(out, d.enum())
+		switch d.peek() {
+		case ',':
+			d.i++
+			continue
+		case ']':
+			d.i++
+			return append(make([]string, 0, len(out)), out...)
+		}
+		d.fail()
+	}
+	return nil
+}
+
+// array reads an array, calling elem for each element.
+func (d *decoder) array(elem func()) {
+	d.expect('[')
+	if d.peek() == ']' {
+		d.i++
+		return
+	}
+	for !d.failed {
+		elem()
+		switch d.peek() {
+		case ',':
+			d.i++
+			continue
+		case ']':
+			d.i++
+			return
+		}
+		d.fail()
+	}
+}
+
+// anyValue decodes any value as encoding/json decodes into an interface:
+// objects as map[string]any, arrays as []any, numbers as float64.
+func (d *decoder) anyValue(depth int) any {
+	if depth > maxSkipDepth {
+		d.fail()
+		return nil
+	}
+	switch c := d.peek(); {
+	case c == '{':
+		return d.anyObject(depth)
+	case c == '[':
+		out := make([]any, 0)
+		d.array(func() { out = append(out, d.anyValue(depth+1)) })
+		return out
+	case c == '"':
+		return d.enum()
+	case c == 't':
+		return d.literal("true")
+	case c == 'f':
+		d.literal("false")
+		return false
+	case c == 'n':
+		d.literal("null")
+		return nil
+	}
+	t := d.number()
+	if d.failed {
+		return nil
+	}
+	f, err := strconv.ParseFloat(string(t), 64)
+	if err != nil {
+		d.fail() // out of range: encoding/json reports an error
+		return nil
+	}
+	return f
+}
+
+// anyObject decodes an object into a new map[string]any (a repeated key
+// keeps its last value, as in encoding/json).
+func (d *decoder) anyObject(depth int) map[string]any {
+	d.expect('{')
+	m := make(map[string]any)
+	if d.peek() == '}' {
+		d.i++
+		return m
+	}
+	for !d.failed {
+		k := d.enum()
+		d.expect(':')
+		m[k] = d.anyValue(depth + 1)
+		switch d.peek() {
+		case ',':
+			d.i++
+			continue
+		case '}':
+			d.i++
+			return m
+		}
+		d.fail()
+	}
+	return nil
+}
