@@ -1,6 +1,7 @@
 package eventjson
 
 import (
+	"encoding/json"
 	"unsafe"
 
 	jsoniter "github.com/json-iterator/go"
@@ -9,12 +10,12 @@ import (
 	"github.com/agentgate/agentgate/domain"
 )
 
-// API decodes events as encoding/json does (the configuration
-// compatible with the standard library: the same field matching, the
-// domain types' own UnmarshalJSON), about twice as fast, which is most of
-// a backtest's time; plain money amounts take an exact integer path
-// (fastUSD). TestDecodeEventMatchesStandardLibrary pins that it decodes
-// every event of a recorded history exactly as handlers.DecodeEvent.
+// API is json-iterator configured as the standard library (the same
+// field matching, the domain types' own UnmarshalJSON), with the exact
+// integer path for plain money amounts (fastUSD). The backtest decodes
+// the slim part of the events it re-decides with it. It is not exact
+// on unusual input (it accepts a quoted non-number into a json.Number,
+// for one), which is why DecodeEvent falls back to encoding/json.
 var API = func() jsoniter.API {
 	api := jsoniter.Config{EscapeHTML: true, SortMapKeys: true, ValidateJsonRawMessage: true}.Froze()
 	api.RegisterExtension(&usdExtension{})
@@ -25,7 +26,7 @@ var API = func() jsoniter.API {
 // (encoding/json) does: the same event, or an error when encoding/json
 // fails. The frequent event shapes take the fast path (DecodeFast); any
 // other input, and anything the fast path is not certain to decode as
-// encoding/json does, takes the general decoder.
+// encoding/json does, is decoded by encoding/json itself.
 func DecodeEvent(p []byte) (*domain.Event, error) {
 	if ev, ok := DecodeFast(p); ok {
 		return ev, nil
@@ -33,10 +34,10 @@ func DecodeEvent(p []byte) (*domain.Event, error) {
 	return decodeGeneral(p)
 }
 
-// decodeGeneral decodes p with json-iterator.
+// decodeGeneral decodes p with encoding/json.
 func decodeGeneral(p []byte) (*domain.Event, error) {
 	ev := new(domain.Event)
-	if err := API.Unmarshal(p, ev); err != nil {
+	if err := json.Unmarshal(p, ev); err != nil {
 		return nil, err
 	}
 	return ev, nil

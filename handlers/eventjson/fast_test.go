@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/agentgate/agentgate/domain"
@@ -89,4 +90,167 @@ func TestDecodeEventMatchesStandardLibraryOnRecordedHistory(t *testing.T) {
 			t.Errorf("the recorded history has no %s event (%v)", typ, types)
 		}
 	}
+}
+
+// edit returns the typical approved event with old replaced by new
+// (which must occur in it).
+func edit(t testing.TB, old, new string) []byte {
+	t.Helper()
+	p := benchEvent(t, "approved")
+	if !bytes.Contains(p, []byte(old)) {
+		t.Fatalf("the typical event has no %q", old)
+	}
+	return bytes.Replace(p, []byte(old), []byte(new), 1)
+}
+
+// edgeCase is a hand-written input; fast says which path is expected to
+// decode it: the fast path for what it promises to handle, the fallback
+// for the rest.
+type edgeCase struct {
+	name string
+	p    []byte
+	fast bool
+}
+
+// edgeCases are variations of the typical event around everything the
+// fast path must decode as encoding/json does or leave to it.
+func edgeCases(t testing.TB) []edgeCase {
+	return []edgeCase{
+		{"typical", edit(t, "", ""), true},
+		{"escapes", edit(t, `"query":"2"`, `"query":"a\"b\\c\/d\b\f\n\r\t\u0000\u001f\u00e9\u65e5\ud83d\ude00"`), true},
+		{"unicode bytes", edit(t, `"query":"2"`, "\"query\":\"é日本😀\u2028\""), true},
+		{"html escaped", edit(t, `"query":"2"`, `"query":"a \u003c b \u0026\u0026 c \u003e d \u2028\u2029"`), true},
+		{"invalid utf-8", edit(t, `"query":"2"`, "\"query\":\"a\xffb\xc3\x28c\xed\xa0\x80d\xf4\x90\x80\x80\""), true},
+		{"lone surrogates", edit(t, `"query":"2"`, `"query":"\ud800x\udc00\ud800\u0041\ud800\ud800\udbff"`), true},
+		{"escapes in a key", edit(t, `"query":"2"`, `"q\u0075ery":"2"`), false},
+		{"bad escape", edit(t, `"query":"2"`, `"query":"\x"`), false},
+		{"short unicode escape", edit(t, `"query":"2"`, `"query":"\u12"`), false},
+		{"control byte", edit(t, `"query":"2"`, "\"query\":\"a\tb\""), false},
+		{"whitespace", bytes.ReplaceAll(edit(t, "", ""), []byte(","), []byte(" ,\n\t\r ")), true},
+		{"indented", indent(t, edit(t, "", "")), true},
+		{"reordered keys", edit(t, `{"seq":3,"prev":"7d41887935017930d505114fd1055a710795d65006aa28dfef6a1af2fa3f6fea",`, `{"prev":"7d41887935017930d505114fd1055a710795d65006aa28dfef6a1af2fa3f6fea","seq":3,`), true},
+		{"command after decided", edit(t, `"type":"action.decided","command"`, `"command":{},"type":"action.decided","comman"`), false},
+		{"duplicate seq", edit(t, `"seq":3,`, `"seq":3,"seq":4,`), false},
+		{"duplicate decided", edit(t, `"decided":{`, `"decided":{"step":7,"tool":"t"},"decided":{`), false},
+		{"duplicate budget", edit(t, `"budget_remaining":{`, `"budget_remaining":{"daily_cost_usd":1,"daily_tokens":5},"budget_remaining":{`), false},
+		{"case-different key", edit(t, `"seq":3`, `"Seq":3`), false},
+		{"case-different nested key", edit(t, `"decision":`, `"DECISION":`), false},
+		{"kelvin sign key", edit(t, `"kind":"action"`, "\"\u212aind\":\"action\""), false},
+		{"unknown key", edit(t, `"seq":3`, `"seq":3,"extra":[1,{"a":null}]`), false},
+		{"null command", edit(t, `"command":{`, `"command":null,"x":{`), false},
+		{"null prev", edit(t, `"prev":"7d41887935017930d505114fd1055a710795d65006aa28dfef6a1af2fa3f6fea"`, `"prev":null`), false},
+		{"null checks", edit(t, `"checks_passed":[`, `"checks_passed":null,"checks_failed":[`), false},
+		{"null step", edit(t, `"step":2`, `"step":null`), false},
+		{"null usd", edit(t, `"reserved_cost_usd":0.01`, `"reserved_cost_usd":null`), false},
+		{"null usd pointer", edit(t, `"daily_cost_usd":99.98`, `"daily_cost_usd":null`), false},
+		{"null risk", edit(t, `"risk_level":"low"`, `"risk_level":null`), false},
+		{"null time", edit(t, `"time":"2026-11-01T10:00:00Z"`, `"time":null`), false},
+		{"null parameters", edit(t, `"query":"2"`, `"query":"2","parameters":null`), true},
+		{"parameters", edit(t, `"query":"2"`, `"query":"2","parameters":{"a": [1, 2.5e3, "x\u00e9", true, false, null, {}]}`), true},
+		{"deep parameters", edit(t, `"query":"2"`, `"query":"2","parameters":`+deep(200)), false},
+		{"too deep parameters", edit(t, `"query":"2"`, `"query":"2","parameters":`+deep(10001)), false},
+		{"upper-case risk", edit(t, `"risk_level":"low"`, `"risk_level":"LOW"`), true},
+		{"unknown risk", edit(t, `"risk_level":"low"`, `"risk_level":"lowish"`), false},
+		{"empty checks", edit(t, `"checks_passed":["context_valid","within_step_limit","no_replay","no_repetition","action_type_known","engine_allowed","trust_sufficient","within_budget"]`, `"checks_passed":[]`), true},
+		{"many checks", edit(t, `"checks_passed":[`, `"checks_passed":["a","b","c","d","e","f","g","h","i","j","k","l","m","n","o","p","q","r",`), true},
+		{"trailing comma in array", edit(t, `"within_budget"]`, `"within_budget",]`), false},
+		{"trailing comma in object", edit(t, `"options":{}`, `"options":{"require_attestation":true,}`), false},
+		{"huge seq", edit(t, `"seq":3`, `"seq":18446744073709551616`), false},
+		{"largest seq", edit(t, `"seq":3`, `"seq":18446744073709551615`), true},
+		{"negative seq", edit(t, `"seq":3`, `"seq":-3`), false},
+		{"fractional seq", edit(t, `"seq":3`, `"seq":3.0`), false},
+		{"exponent seq", edit(t, `"seq":3`, `"seq":3e0`), false},
+		{"leading zero", edit(t, `"seq":3`, `"seq":03`), false},
+		{"huge partition", edit(t, `"partition":0`, `"partition":2147483648`), false},
+		{"smallest partition", edit(t, `"partition":0`, `"partition":-2147483648`), true},
+		{"negative step", edit(t, `"step":2`, `"step":-2`), true},
+		{"smallest step", edit(t, `"step":2`, `"step":-9223372036854775808`), true},
+		{"huge step", edit(t, `"step":2`, `"step":9223372036854775808`), false},
+		{"fractional step", edit(t, `"step":2`, `"step":2.5`), false},
+		{"negative zero step", edit(t, `"step":2`, `"step":-0`), true},
+		{"fractional step number", edit(t, `"step_number":2`, `"step_number":-2.5e-7`), true},
+		{"huge step number", edit(t, `"step_number":2`, `"step_number":1e400`), true},
+		{"quoted step number", edit(t, `"step_number":2`, `"step_number":"2"`), false},
+		{"bad quoted step number", edit(t, `"step_number":2`, `"step_number":"two"`), false},
+		{"exponent amount", edit(t, `"estimated_cost_usd":0.01`, `"estimated_cost_usd":1e-2`), true},
+		{"quoted amount", edit(t, `"estimated_cost_usd":0.01`, `"estimated_cost_usd":"0.01"`), false},
+		{"huge amount", edit(t, `"estimated_cost_usd":0.01`, `"estimated_cost_usd":1e400`), false},
+		{"too precise amount", edit(t, `"estimated_cost_usd":0.01`, `"estimated_cost_usd":0.0000001`), true},
+		{"negative amount", edit(t, `"estimated_cost_usd":0.01`, `"estimated_cost_usd":-12345678.5`), true},
+		{"string for a number", edit(t, `"step":2`, `"step":"2"`), false},
+		{"number for a string", edit(t, `"kind":"action"`, `"kind":1`), false},
+		{"bool for a string", edit(t, `"kind":"action"`, `"kind":true`), false},
+		{"object for a bool", edit(t, `"step_consumed":true`, `"step_consumed":{}`), false},
+		{"bad literal", edit(t, `"step_consumed":true`, `"step_consumed":tru`), false},
+		{"time with offset", edit(t, `"time":"2026-11-01T10:00:00Z"`, `"time":"2026-11-01T12:00:00.123456789+02:00"`), true},
+		{"bad time", edit(t, `"time":"2026-11-01T10:00:00Z"`, `"time":"2026-11-01"`), false},
+		{"escaped time", edit(t, `"time":"2026-11-01T10:00:00Z"`, `"time":"2026-11-01T10:00:00\u005a"`), false},
+		{"missing decided", edit(t, `,"decided":{`, `,"x":{`), false},
+		{"missing fields", []byte(`{"seq":1,"type":"action.decided","decided":{"decision":"DENIED"}}`), true},
+		{"empty object", []byte(`{}`), true},
+		{"empty input", []byte(``), false},
+		{"whitespace only", []byte(" \n"), false},
+		{"null", []byte(`null`), false},
+		{"array", []byte(`[]`), false},
+		{"string", []byte(`"x"`), false},
+		{"trailing garbage", edit(t, `}}}`, `}}}x`), false},
+		{"trailing object", edit(t, `}}}`, `}}}{}`), false},
+		{"trailing whitespace", edit(t, `}}}`, "}}}\n\t "), true},
+		{"leading whitespace", append([]byte("\n "), edit(t, "", "")...), true},
+		{"nul after", edit(t, `}}}`, "}}}\x00"), false},
+		{"details", edit(t, `"decided":{`, `"error":{"code":"QWED-AGENT-BUDGET-001","message":"m","details":{"a":1,"b":"x","c":true,"d":null,"e":[1,"y",[]],"f":{"g":-0.5e3},"a":2,"\u00e9":"\ud800"}},"decided":{`), true},
+		{"empty details", edit(t, `"decided":{`, `"error":{"code":"X","message":"m","details":{}},"decided":{`), true},
+		{"null details", edit(t, `"decided":{`, `"error":{"code":"X","message":"m","details":null},"decided":{`), false},
+		{"array details", edit(t, `"decided":{`, `"error":{"code":"X","message":"m","details":[1]},"decided":{`), false},
+		{"huge detail number", edit(t, `"decided":{`, `"error":{"code":"X","message":"m","details":{"a":1e999}},"decided":{`), false},
+		{"trust level names", []byte(`{"type":"trust.changed","trust_changed":{"from":"Supervised","to":"3","reason":"r"}}`), true},
+		{"trust level digits", []byte(`{"type":"trust.changed","trust_changed":{"from":1,"to":3,"reason":"r"}}`), true},
+		{"trust level out of range", []byte(`{"type":"trust.changed","trust_changed":{"from":4,"to":3}}`), false},
+		{"trust level fraction", []byte(`{"type":"trust.changed","trust_changed":{"from":1.0,"to":3}}`), false},
+		{"trust level leading zero", []byte(`{"type":"trust.changed","trust_changed":{"from":01,"to":3}}`), false},
+		{"tick with a member", []byte(`{"type":"approvals.expired","command":{"type":"qwed.gate.tick","tick":{"x":1}}}`), false},
+		{"empty tick", []byte(`{"type":"approvals.expired","command":{"type":"qwed.gate.tick","tick":{}},"expired":{"approvals":[]}}`), true},
+		{"flat budget", []byte(`{"type":"agent.registered","registered":{"agent_id":"a","budget":{"max_daily_cost_usd":5,"max_requests_per_hour":3}}}`), true},
+		{"nested budget", []byte(`{"type":"agent.registered","registered":{"agent_id":"a","budget":{"cost":{"max_daily_usd":5},"requests":{"max_per_hour":3}}}}`), true},
+		{"bad budget", []byte(`{"type":"agent.registered","registered":{"agent_id":"a","budget":{"nope":1}}}`), false},
+		{"null budget", []byte(`{"type":"agent.registered","registered":{"agent_id":"a","budget":null}}`), true},
+		{"checkpoint interval", []byte(`{"type":"log.checkpointed","checkpoint":{"seq":1,"head":"h","next":{"events":5,"interval":"1h30m"},"signature":"s"}}`), true},
+		{"bad checkpoint interval", []byte(`{"type":"log.checkpointed","checkpoint":{"next":{"interval":"soon"}}}`), false},
+		{"numeric checkpoint interval", []byte(`{"type":"log.checkpointed","checkpoint":{"next":{"interval":5}}}`), false},
+	}
+}
+
+// Hand-written edge cases decode exactly as encoding/json decodes them (or
+// fail as it fails), on the expected path.
+func TestDecodeEventEdgeCasesMatchStandardLibrary(t *testing.T) {
+	for _, c := range edgeCases(t) {
+		t.Run(c.name, func(t *testing.T) {
+			if fast := sameAsStandardLibrary(t, c.p); fast != c.fast {
+				t.Errorf("fast path %v, want %v", fast, c.fast)
+			}
+		})
+	}
+}
+
+// Every prefix of a typical event fails to decode, as with encoding/json.
+func TestDecodeEventTruncatedFails(t *testing.T) {
+	for _, name := range []string{"approved", "denied", "executed", "fallback"} {
+		p := benchEvent(t, name)
+		for i := range p {
+			sameAsStandardLibrary(t, p[:i])
+		}
+	}
+}
+
+func indent(t testing.TB, p []byte) []byte {
+	var b bytes.Buffer
+	if err := json.Indent(&b, p, "", "  "); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// deep returns n nested arrays around a number.
+func deep(n int) string {
+	return strings.Repeat("[", n) + "1" + strings.Repeat("]", n)
 }

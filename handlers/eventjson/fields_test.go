@@ -1,0 +1,297 @@
+package eventjson
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/domain/engines"
+)
+
+// fullEvents are events of every type with every field the fast path
+// decodes set to a value that is not its zero (strings with escapes,
+// HTML-escaped and non-ASCII text, negative and fractional amounts), and
+// events of the payloads left to the fallback; fast says which.
+func fullEvents() []struct {
+	ev   *domain.Event
+	fast bool
+} {
+	at := time.Date(2026, 11, 24, 9, 30, 15, 123456789, time.UTC)
+	later := at.Add(time.Hour)
+	usd := func(v domain.USD) *domain.USD { return &v }
+	n := func(v int64) *int64 { return &v }
+	level := func(v domain.TrustLevel) *domain.TrustLevel { return &v }
+	text := "a <b> & \"c\" \\ é 日本 😀 \u2028\n\t"
+	cmd := func(typ domain.CommandType) *domain.Command {
+		return &domain.Command{Type: typ, Request: domain.RequestID{Source: "http", ID: "req-1"}, Principal: "org_1",
+			AgentID: "agent_1", TokenHash: "hash"}
+	}
+	ctx := domain.ActionContext{ConversationID: "c1", StepNumber: "7", UserIntent: text, PreActionStateHash: "ph", StateSource: "git_tree"}
+	findings := []engines.Finding{{Rule: "R1", Severity: "high", Message: text, Line: 3, Column: -1, Snippet: "x = 1"}, {Rule: "R2"}}
+	action := domain.Action{Type: "execute_sql", Query: text, Code: "print(1)", Target: "db", Parameters: json.RawMessage(`{"a":[1,2.5,"x"],"b":null}`),
+		EstimatedCost: domain.USD(-1_500_000), EstimatedTokens: 1 << 40}
+	errDetails := func() *domain.Error {
+		return &domain.Error{Code: domain.CodeBudgetCost, Message: text, Details: map[string]any{
+			"current": 0.5, "limit": 1, "name": "n", "ok": true, "none": nil, "list": []any{1, "a", []any{}}, "sub": map[string]any{"k": -2e-9}}}
+	}
+	budget := domain.BudgetRemaining{DailyCost: usd(-12_345), HourlyRequests: n(1), DailyRequests: n(-2), DailyTokens: n(1 << 62),
+		HourlyTools: n(0), HighRiskCalls: n(5)}
+	approval := domain.Approval{ID: "act_1", AgentID: "agent_1", PrincipalID: "org_1", Kind: "action", Status: domain.ApprovalPending,
+		Summary: text, Risk: domain.RiskHigh, ToLevel: level(3), CreatedAt: at, ExpiresAt: later, ResolvedAt: &later, ResolvedBy: "org_1", Reason: "r"}
+	trust := &domain.TrustChange{From: 2, To: 1, Reason: text}
+
+	verify := cmd(domain.CmdVerifyAction)
+	verify.Verify = &domain.VerifyAction{Action: action, Context: ctx, Options: domain.Options{RequireAttestation: true, RiskThreshold: "medium"}}
+	verify.Verdict = &domain.EngineVerdict{Engine: "sql", EngineVersion: "1.0", Status: engines.Corrected, OutcomeDigest: "od", Corrected: "SELECT 1",
+		Findings: findings, Risk: domain.RiskCritical, Reason: text, Code: "QWED-ENG-002"}
+	decided := &domain.ActionDecided{ActionID: "act_1", Kind: domain.KindAction, ActionType: "execute_sql", Tool: "t", Decision: domain.Corrected,
+		Verification: domain.Verification{Status: "VERIFIED", Engine: "sql", RiskLevel: domain.RiskMedium, RiskScore: "0.5",
+			ChecksPassed: []string{"context_valid", "custom check"}, ChecksFailed: []string{}, Sandbox: true, Findings: findings},
+		Error: errDetails(), RequestDigest: "rd", Fingerprint: "fp", StateFingerprint: "sf", ConversationID: "c1", Step: -7, StepConsumed: true,
+		ReservedCost: 10, ReservedTokens: -3, HighRisk: true, Approval: &approval, Attestation: "jwt", Trust: trust, SecurityViolation: true,
+		ResetRecent: true, ResetBudgetDenials: true, ConversationEvicted: "c0", Budget: budget, OutcomeDigest: "od",
+		CorrectedAction: &action, CorrectedDigest: "cd"}
+
+	tool := cmd(domain.CmdVerifyToolCall)
+	tool.Tool = &domain.VerifyToolCall{ToolCall: domain.ToolCall{ToolName: "send_email", Parameters: json.RawMessage(`[{"to":"x"}]`),
+		EstimatedCost: 999_999_999_999, EstimatedTokens: 5}, Justification: text, Context: &ctx, Options: domain.Options{RiskThreshold: "low"}}
+
+	exec := cmd(domain.CmdLogExecution)
+	exec.Execution = &domain.LogExecution{ActionID: "act_1", Success: true, CostUSD: 1, Tokens: 2, ResultHash: "rh"}
+	executed := &domain.ExecutionLogged{ActionID: "act_1", Success: true, CostUSD: 1, Tokens: 2, ResultHash: "rh", CostDelta: -5, TokensDelta: -1,
+		SameDay: true, Budget: budget}
+
+	reject := cmd(domain.CmdRejectRequest)
+	reject.Reject = &domain.RejectRequest{Error: *errDetails(), Endpoint: "/agents/x/verify", BodyDigest: "bd", BodyBytes: 1234}
+
+	register := cmd(domain.CmdRegisterAgent)
+	info := domain.AgentInfo{Name: text, Type: "autonomous", Description: "d", PrincipalID: "org_1", Framework: "f", Model: "m"}
+	perms := domain.Permissions{AllowedEngines: []string{"math", "sql"}, AllowedTools: []string{}, BlockedTools: []string{"rm"}}
+	limits := domain.Limits{MaxDailyCost: 5_000_000, MaxPerRequestCost: 1, MaxRequestsPerHour: 2, MaxRequestsPerDay: 3, MaxTokensPerRequest: 4,
+		MaxDailyTokens: 5, MaxToolCallsPerHour: 6, MaxHighRiskCallsDay: 7}
+	register.Register = &domain.RegisterAgent{Agent: info, Permissions: perms, Budget: limits, TrustLevel: level(0), TokenHash: "th"}
+
+	resolve := cmd(domain.CmdResolveApproval)
+	resolve.Resolve = &domain.ResolveApproval{ApprovalID: "act_1", Approve: true, Reason: text}
+	setTrust := cmd(domain.CmdSetTrustLevel)
+	setTrust.SetTrust = &domain.SetTrustLevel{Level: 3, Reason: "r"}
+	suspend := cmd(domain.CmdSuspendAgent)
+	suspend.Suspend = &domain.SuspendAgent{Suspended: true, Reason: "r"}
+	complaint := cmd(domain.CmdFileComplaint)
+	complaint.Complaint = &domain.FileComplaint{Reason: text}
+	tick := cmd(domain.CmdTick)
+	tick.Tick = &domain.Tick{}
+	qwed := cmd(domain.CmdQWEDVerify)
+	qwed.QWEDVerify = &domain.QWEDVerify{Batch: true, Items: []domain.QWEDItem{{RequestDigest: "rd", Type: "math", Engine: "math", EngineVersion: "1",
+		Status: "VERIFIED", OutcomeDigest: "od", Code: "c", Attest: true}, {}}}
+
+	event := func(typ domain.EventType, c *domain.Command) *domain.Event {
+		return &domain.Event{Seq: 1<<64 - 1, Prev: "prev", Partition: -3, Time: at, Type: typ, Command: c, AgentID: "agent_1"}
+	}
+	var out []struct {
+		ev   *domain.Event
+		fast bool
+	}
+	add := func(ev *domain.Event, fast bool) {
+		out = append(out, struct {
+			ev   *domain.Event
+			fast bool
+		}{ev, fast})
+	}
+	ev := event(domain.EvActionDecided, verify)
+	ev.Error, ev.Decided = errDetails(), decided
+	add(ev, true)
+	ev = event(domain.EvActionDecided, tool)
+	ev.Decided = &domain.ActionDecided{ActionID: "act_2", Kind: domain.KindTool, ActionType: "tool_call", Tool: "send_email", Decision: domain.Approved,
+		Verification: domain.Verification{Status: "VERIFIED", RiskLevel: domain.RiskLow, ChecksPassed: []string{}}, Budget: domain.BudgetRemaining{}}
+	add(ev, true)
+	ev = event(domain.EvExecutionLogged, exec)
+	ev.Executed = executed
+	add(ev, true)
+	ev = event(domain.EvCommandRejected, reject)
+	ev.Error = errDetails()
+	add(ev, true)
+	ev = event(domain.EvAgentRegistered, register)
+	ev.Registered = &domain.AgentRegistered{AgentID: "agent_1", DID: "did:x", Info: info, Permissions: perms, Budget: limits, TrustLevel: 2, TokenHash: "th"}
+	add(ev, true)
+	ev = event(domain.EvApprovalResolved, resolve)
+	ev.Resolved = &domain.ApprovalResolved{Approval: approval, Trust: trust, ReleasedCost: 7, ReleasedTokens: 8}
+	add(ev, true)
+	ev = event(domain.EvTrustChanged, setTrust)
+	ev.TrustChanged = trust
+	add(ev, true)
+	ev = event(domain.EvAgentStatusChanged, suspend)
+	ev.Status = &domain.AgentStatusChange{Status: domain.StatusSuspended, Reason: text}
+	add(ev, true)
+	ev = event(domain.EvAgentStatusChanged, complaint)
+	ev.Status = &domain.AgentStatusChange{Status: domain.StatusSuspended, Reason: "complaint"}
+	add(ev, true)
+	ev = event(domain.EvApprovalsExpired, tick)
+	ev.Expired = &domain.ApprovalsExpired{Approvals: []domain.ApprovalResolved{{Approval: approval}, {Approval: approval, Trust: trust}}}
+	add(ev, true)
+	ev = event(domain.EvQWEDVerified, qwed)
+	ev.QWEDVerified = &domain.QWEDVerified{VerificationID: "ver_1", Attestations: []string{"jwt", ""}}
+	add(ev, true)
+	ev = event(domain.EvLogCheckpointed, nil)
+	ev.Checkpoint = &domain.LogCheckpoint{Seq: 9, Head: "prev", Next: domain.CheckpointPolicy{Events: 1000, Interval: domain.Duration(90 * time.Second)}, Signature: "sig"}
+	add(ev, true)
+
+	// The administrative payloads the fast path leaves to encoding/json.
+	tools := &domain.PutToolRegistry{PrincipalID: "org_1", Tools: []domain.ToolSpec{{Name: "t", RiskLevel: domain.RiskLow, RequiresApproval: true}}}
+	ev = event(domain.EvToolRegistrySet, cmd(domain.CmdPutToolRegistry))
+	ev.Command.ToolRegistry, ev.ToolRegistry = tools, tools
+	add(ev, false)
+	key := &domain.IssuePrincipalKey{PrincipalID: "org_1", KeyHash: "kh", KeyID: "k1"}
+	ev = event(domain.EvPrincipalKeyIssued, cmd(domain.CmdIssuePrincipalKey))
+	ev.Command.IssueKey, ev.KeyIssued = key, key
+	add(ev, false)
+	cfg := domain.DefaultConfig()
+	ev = event(domain.EvConfigured, cmd(domain.CmdConfigure))
+	ev.Command.Configure, ev.Configured = &domain.Configure{Config: cfg}, &cfg
+	add(ev, false)
+	claim := domain.RequestTrustElevation{Request: "r", FromLevel: 1, ToLevel: 2, Evidence: domain.TrustEvidence{DaysActive: 3, DenialRate: "0.1"}}
+	ev = event(domain.EvTrustElevationRequested, cmd(domain.CmdRequestTrust))
+	ev.Command.Trust = &claim
+	ev.Elevation = &domain.TrustElevationRequested{RequestID: "r", Claimed: claim, Accepted: true, Reasons: []string{"x"}, Approval: &approval}
+	add(ev, false)
+	return out
+}
+
+// Events with every field set decode as encoding/json decodes them, the
+// frequent types on the fast path; each one really sets every field the
+// fast path reads (an encoding/json round trip is the identity).
+func TestDecodeEventEveryFieldMatchesStandardLibrary(t *testing.T) {
+	for _, c := range fullEvents() {
+		p, err := json.Marshal(c.ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Run(string(c.ev.Type), func(t *testing.T) {
+			if fast := sameAsStandardLibrary(t, p); fast != c.fast {
+				t.Errorf("fast path %v, want %v", fast, c.fast)
+			}
+			got, _ := DecodeEvent(p)
+			again, _ := json.Marshal(got)
+			if string(again) != string(p) {
+				t.Errorf("re-encoded\n%s\nwant\n%s", again, p)
+			}
+		})
+	}
+}
+
+// fallbackFields are the payloads left to the fallback.
+var fallbackFields = map[string]bool{
+	"Event.Elevation": true, "Event.ToolRegistry": true, "Event.KeyIssued": true, "Event.Configured": true,
+	"Command.Trust": true, "Command.ToolRegistry": true, "Command.IssueKey": true, "Command.Configure": true,
+}
+
+// leafTypes are decoded whole (by their own decoder, or as text).
+var leafTypes = map[reflect.Type]bool{
+	reflect.TypeOf(time.Time{}): true, reflect.TypeOf(json.RawMessage{}): true, reflect.TypeOf(json.Number("")): true,
+	reflect.TypeOf(domain.Limits{}): true,
+}
+
+// schema lists the fields of every struct type the fast path decodes,
+// reachable from domain.Event: "Type.Field json-tag Go-type", sorted.
+func schema() []string {
+	var lines []string
+	seen := map[reflect.Type]bool{}
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct || seen[t] || leafTypes[t] {
+			return
+		}
+		seen[t] = true
+		for f := range t.Fields() {
+			name := t.Name() + "." + f.Name
+			if fallbackFields[name] {
+				continue
+			}
+			lines = append(lines, name+" "+f.Tag.Get("json")+" "+f.Type.String())
+			walk(f.Type)
+		}
+	}
+	walk(reflect.TypeOf(domain.Event{}))
+	sort.Strings(lines)
+	return lines
+}
+
+// setFields adds to set the "Type.Field" of every field of v (and of the
+// structs it holds) that is not zero.
+func setFields(v reflect.Value, set map[string]bool) {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if !v.IsNil() {
+			setFields(v.Elem(), set)
+		}
+	case reflect.Slice:
+		if v.Type() != reflect.TypeOf(json.RawMessage{}) {
+			for i := range v.Len() {
+				setFields(v.Index(i), set)
+			}
+		}
+	case reflect.Struct:
+		if leafTypes[v.Type()] {
+			return
+		}
+		for i := range v.NumField() {
+			if !v.Field(i).IsZero() {
+				set[v.Type().Name()+"."+v.Type().Field(i).Name] = true
+			}
+			setFields(v.Field(i), set)
+		}
+	}
+}
+
+// The events of TestDecodeEventEveryFieldMatchesStandardLibrary set every
+// field of every type the fast path decodes, so that each of its cases is
+// pinned against encoding/json.
+func TestFullEventsSetEveryFastPathField(t *testing.T) {
+	set := map[string]bool{}
+	for _, c := range fullEvents() {
+		if c.fast {
+			setFields(reflect.ValueOf(c.ev), set)
+		}
+	}
+	for _, line := range schema() {
+		if name := strings.Fields(line)[0]; !set[name] {
+			t.Errorf("no full event sets %s", name)
+		}
+	}
+}
+
+// The JSON shape of the types the fast path decodes is the one it was
+// written for (testdata/schema.golden): a field added, renamed or given
+// another type fails here, so that fastevent.go is taught the change (a
+// field it does not know only sends its events to the fallback, but a new
+// type, one with its own UnmarshalJSON say, would not be noticed). After
+// updating fastevent.go and fullEvents, rewrite the file with
+// go test -run TestFastPathSchema -update.
+func TestFastPathSchema(t *testing.T) {
+	got := strings.Join(schema(), "\n") + "\n"
+	path := filepath.Join("testdata", "schema.golden")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("the decoded types changed: teach fastevent.go and fullEvents the change, then rewrite %s with -update\ngot:\n%s", path, got)
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite testdata/schema.golden")
