@@ -5,9 +5,9 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
-	"reflect"
 	"testing"
 	"time"
 
