@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/agentgate/agentgate/domain"
@@ -13,13 +14,18 @@ import (
 // ApplyLog folds the log records after checkpoint ck into st and the
 // store, checking the chain, and returns how many it applied.
 //
-// Decoding and hashing (most of the cost of a restore) run on every core
-// ahead of the fold, with the fast decoder of eventjson (pinned equal to
-// DecodeEvent on every event type by
-// TestDesign2_1_SeededRunThroughTheWorker); the fold itself, the chain
-// check and the projection writes stay in log order on the caller's
-// goroutine.
+// It is a pipeline of three stages, as the worker's: decoding and hashing
+// (most of the cost of a restore) run on every core ahead of the fold, with
+// the fast decoder of eventjson (pinned equal to DecodeEvent on every event
+// type by TestDesign2_1_SeededRunThroughTheWorker); the fold, the chain
+// check and the state-derived half of each projection batch
+// (Store.Prepare) run in log order on the caller's goroutine; the
+// store-derived half and the write (Prepared.Commit) run on a committer
+// goroutine, one batch behind, in log order. On an error the store holds
+// every batch committed before it, with its checkpoint, and nothing of the
+// others.
 func ApplyLog(ctx context.Context, log streams.Log, store *projections.Store, st *domain.State, ck projections.Checkpoint) (int, error) {
+	c := startCommitter(store)
 	var (
 		batch = make([]*domain.Event, 0, recoverBatch)
 		prev  = ck.Hash
@@ -30,10 +36,15 @@ func ApplyLog(ctx context.Context, log streams.Log, store *projections.Store, st
 		if len(batch) == 0 {
 			return nil
 		}
-		if err := store.Apply(st, batch, last); err != nil {
+		p, err := store.Prepare(st, batch)
+		if err != nil {
 			return fmt.Errorf("applying recovered events: %w", err)
 		}
-		batch = batch[:0]
+		if err := c.commit(p, last); err != nil {
+			return err
+		}
+		// The Prepared holds the batch until it is committed.
+		batch = make([]*domain.Event, 0, recoverBatch)
 		return nil
 	}
 	// The decoders also hash each record (the next one's prev): the fold
@@ -69,8 +80,67 @@ func ApplyLog(ctx context.Context, log streams.Log, store *projections.Store, st
 		}
 		return nil
 	})
-	if err != nil {
-		return n, err
+	if err == nil {
+		err = flush()
 	}
-	return n, flush()
+	cerr := c.close()
+	if errors.Is(err, errCommitFailed) {
+		err = nil // cerr holds the cause
+	}
+	return n, errors.Join(err, cerr)
+}
+
+// committer commits Prepared projection batches in order on its own
+// goroutine, one at a time, while the next batch is folded and prepared.
+type committer struct {
+	next chan pendingCommit
+	done chan error // the first commit error (or nil), once next is closed
+	// failed is closed at the first commit error so that the producer
+	// stops feeding batches that could not follow it.
+	failed chan struct{}
+}
+
+type pendingCommit struct {
+	p    *projections.Prepared
+	head projections.Checkpoint
+}
+
+func startCommitter(store *projections.Store) *committer {
+	c := &committer{next: make(chan pendingCommit), done: make(chan error, 1), failed: make(chan struct{})}
+	go func() {
+		var err error
+		for pc := range c.next {
+			if err != nil {
+				pc.p.Discard()
+				continue
+			}
+			if err = pc.p.Commit(pc.head); err != nil {
+				err = fmt.Errorf("applying recovered events: %w", err)
+				close(c.failed)
+			}
+		}
+		c.done <- err
+	}()
+	return c
+}
+
+// commit hands p to the committer; it waits while the previous batch is
+// being committed and fails once a commit has failed (p is discarded).
+func (c *committer) commit(p *projections.Prepared, head projections.Checkpoint) error {
+	select {
+	case c.next <- pendingCommit{p, head}:
+		return nil
+	case <-c.failed:
+		p.Discard()
+		return errCommitFailed
+	}
+}
+
+// errCommitFailed stands for the committer's error until close returns it.
+var errCommitFailed = errors.New("an earlier projection batch failed")
+
+// close waits for the last commit and returns the first commit error.
+func (c *committer) close() error {
+	close(c.next)
+	return <-c.done
 }

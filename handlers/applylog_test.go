@@ -3,9 +3,11 @@ package handlers
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -129,5 +131,159 @@ func TestApplyLogChecksTheChainFromItsCheckpoint(t *testing.T) {
 		case !tc.ok && (err == nil || !strings.Contains(err.Error(), "does not follow the checkpoint chain") || n != 0):
 			t.Errorf("from a wrong head: applied %d, error %v; want nothing applied and the chain named", n, err)
 		}
+	}
+}
+
+// cutLog reads the log underneath up to seq upto, and fails the read
+// with errCut after record failAfter (0: never).
+type cutLog struct {
+	streams.Log
+	upto, failAfter uint64
+}
+
+var errCut = errors.New("injected read failure")
+
+func (l *cutLog) Read(ctx context.Context, from uint64, fn func(streams.Record) error) error {
+	err := l.Log.Read(ctx, from, func(r streams.Record) error {
+		if l.upto > 0 && r.Seq > l.upto {
+			return errStop
+		}
+		if err := fn(r); err != nil {
+			return err
+		}
+		if l.failAfter > 0 && r.Seq == l.failAfter {
+			return errCut
+		}
+		return nil
+	})
+	if errors.Is(err, errStop) {
+		return nil
+	}
+	return err
+}
+
+// TestApplyLogCommitsEveryBatchInOrderBehindTheFold pins ApplyLog's commit
+// stage over a log of several projection batches: a full rebuild equals
+// the live projections; a rebuild cut short by a read failure leaves the
+// store at a batch boundary holding exactly the projections of the log up
+// to its checkpoint (none of a batch folded but not committed), and
+// resuming from that checkpoint and the state the store gives back
+// completes it to the live projections.
+func TestApplyLogCommitsEveryBatchInOrderBehindTheFold(t *testing.T) {
+	clock := &testClock{now: time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)}
+	g := startGate(t, t.TempDir(), clock.Now)
+	agent := g.submit(t, registerCmd("batches", 3)).Registered.AgentID
+	const n, callers = 3*recoverBatch + 200, 64
+	var wg sync.WaitGroup
+	for c := range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := c; i < n; i += callers {
+				if _, err := g.Worker.Submit(context.Background(), verifyCmd(agent, fmt.Sprint("r", i), fmt.Sprint("c", c, "/", i/(40*callers)), i/callers%40+1, fmt.Sprint(i, "+1"))); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	defer g.stop(t)
+	head := g.Log.Head().Seq
+	open := func() *projections.Store {
+		s, err := projections.Open(filepath.Join(t.TempDir(), "state"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	ctx := context.Background()
+
+	full := open()
+	if got, err := ApplyLog(ctx, g.Log, full, domain.NewState(), projections.Checkpoint{}); err != nil || uint64(got) != head {
+		t.Fatalf("full rebuild: applied %d of %d: %v", got, head, err)
+	}
+	if diff, err := projections.Equal(g.Store, full); err != nil || diff != "" {
+		t.Fatalf("rebuilt projections differ: %q, %v", diff, err)
+	}
+
+	cut := open()
+	failAfter := uint64(2*recoverBatch + 100)
+	if _, err := ApplyLog(ctx, &cutLog{Log: g.Log, failAfter: failAfter}, cut, domain.NewState(), projections.Checkpoint{}); !errors.Is(err, errCut) {
+		t.Fatalf("cut rebuild: %v, want the read failure", err)
+	}
+	ck, err := cut.Checkpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ck.Seq < recoverBatch || ck.Seq >= failAfter {
+		t.Fatalf("cut rebuild committed up to %d, want a batch boundary in [%d, %d)", ck.Seq, recoverBatch, failAfter)
+	}
+	ref := open()
+	if _, err := ApplyLog(ctx, &cutLog{Log: g.Log, upto: ck.Seq}, ref, domain.NewState(), projections.Checkpoint{}); err != nil {
+		t.Fatal(err)
+	}
+	if diff, err := projections.Equal(ref, cut); err != nil || diff != "" {
+		t.Fatalf("the cut store is not the projections of the log up to its checkpoint %d: %q, %v", ck.Seq, diff, err)
+	}
+	st, err := cut.LoadState()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ApplyLog(ctx, g.Log, cut, st, ck); err != nil || uint64(got) != head-ck.Seq {
+		t.Fatalf("resuming from %d: applied %d of %d: %v", ck.Seq, got, head-ck.Seq, err)
+	}
+	if diff, err := projections.Equal(g.Store, cut); err != nil || diff != "" {
+		t.Fatalf("resumed projections differ: %q, %v", diff, err)
+	}
+}
+
+// TestApplyLogCommitterStopsAtTheFirstFailure: once a commit fails, the
+// committer discards every later batch, refuses new ones, and reports the
+// first failure.
+func TestApplyLogCommitterStopsAtTheFirstFailure(t *testing.T) {
+	store, err := projections.Open(filepath.Join(t.TempDir(), "state"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	st := domain.NewState()
+	ev := &domain.Event{Seq: 1, Type: domain.EvApprovalsExpired, Expired: &domain.ApprovalsExpired{}}
+	prep := func() *projections.Prepared {
+		p, err := store.Prepare(st, []*domain.Event{ev})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	c := startCommitter(store)
+	p := prep()
+	if err := c.commit(p, projections.Checkpoint{Seq: 1}); err != nil {
+		t.Fatal(err)
+	}
+	// The same batch again: its Commit fails.
+	if err := c.commit(p, projections.Checkpoint{Seq: 1}); err != nil {
+		t.Fatalf("handing over the second batch: %v", err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := c.commit(prep(), projections.Checkpoint{Seq: 2})
+		if errors.Is(err, errCommitFailed) {
+			break
+		}
+		if err != nil || time.Now().After(deadline) {
+			t.Fatalf("after a failed commit: %v, want errCommitFailed", err)
+		}
+	}
+	if err := c.close(); err == nil || !strings.Contains(err.Error(), "committing a discarded or committed projection batch") {
+		t.Fatalf("close: %v, want the first failure", err)
+	}
+	ck, err := store.Checkpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ck.Seq != 1 {
+		t.Fatalf("store checkpoint %d, want 1 (nothing after the failure)", ck.Seq)
 	}
 }
