@@ -17,6 +17,7 @@ import (
 // projections → answer, with many callers in flight so the worker batches.
 // The figure is decisions/s.
 func BenchmarkDurablePath(b *testing.B) {
+	defer TuneGC()() // as the agentgate process runs
 	clock := &testClock{now: time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)}
 	g := startGate(b, b.TempDir(), clock.Now)
 	defer g.stop(b)
@@ -65,6 +66,7 @@ func BenchmarkDurablePath(b *testing.B) {
 // BenchmarkReplay measures rebuilding the projections from the log
 // (decode, fold, write projections), in events/s.
 func BenchmarkReplay(b *testing.B) {
+	defer TuneGC()() // as the agentgate process runs
 	dir := b.TempDir()
 	clock := &testClock{now: time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)}
 	g := startGate(b, dir, clock.Now)

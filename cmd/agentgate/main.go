@@ -25,6 +25,7 @@ import (
 )
 
 func main() {
+	handlers.TuneGC()
 	if err := newRoot().Execute(); err != nil {
 		var ec exitCode
 		if errors.As(err, &ec) {
