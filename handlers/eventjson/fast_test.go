@@ -254,3 +254,25 @@ func indent(t testing.TB, p []byte) []byte {
 func deep(n int) string {
 	return strings.Repeat("[", n) + "1" + strings.Repeat("]", n)
 }
+
+// plainEnd finds the first byte that is not plain, wherever it is in a
+// word and whatever surrounds it.
+func TestPlainEndFindsTheFirstSpecialByte(t *testing.T) {
+	for n := 0; n < 20; n++ {
+		for at := 0; at <= n; at++ {
+			for c := range 256 {
+				p := bytes.Repeat([]byte("a~ "), n)[:n]
+				want := n
+				if at < n {
+					p[at] = byte(c)
+					if !plain[c] {
+						want = at
+					}
+				}
+				if got := plainEnd(p, 0); got != want {
+					t.Fatalf("plainEnd(%q) = %d, want %d", p, got, want)
+				}
+			}
+		}
+	}
+}

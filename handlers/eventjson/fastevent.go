@@ -1,7 +1,9 @@
 package eventjson
 
 import (
+	"bytes"
 	"encoding/json"
+	"maps"
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
@@ -21,18 +23,12 @@ import (
 // package can check that the events a gate writes take the fast path.
 func DecodeFast(p []byte) (ev *domain.Event, ok bool) {
 	d := decoder{p: p}
-	var e domain.Event
-	d.event(&e)
+	ev = d.event()
 	d.end()
 	if d.failed {
 		return nil, false
 	}
-	out := d.slots.ev
-	if out == nil {
-		out = new(domain.Event)
-	}
-	*out = e
-	return out, true
+	return ev, true
 }
 
 // slots are structs of one event allocated together: the event type, read
@@ -41,7 +37,6 @@ func DecodeFast(p []byte) (ev *domain.Event, ok bool) {
 // it (a struct whose slot is taken or missing is allocated alone). Apply
 // copies what the state keeps, so a block lives as long as its event.
 type slots struct {
-	ev       *domain.Event
 	cmd      *domain.Command
 	verify   *domain.VerifyAction
 	decided  *domain.ActionDecided
@@ -83,22 +78,28 @@ type checkpointBlock struct {
 	ck domain.LogCheckpoint
 }
 
-// allocate sets up the slots of an event of type t.
-func (d *decoder) allocate(t domain.EventType) {
+// allocate returns the event of an event of type t, allocated with the
+// structs of its payload where t has a block.
+func (d *decoder) allocate(t domain.EventType) *domain.Event {
 	switch t {
 	case domain.EvActionDecided:
 		b := new(decidedBlock)
-		d.slots = slots{ev: &b.ev, cmd: &b.cmd, verify: &b.verify, decided: &b.decided, errs: b.errs[:], usd: b.usd[:], ints: b.ints[:]}
+		d.slots = slots{cmd: &b.cmd, verify: &b.verify, decided: &b.decided, errs: b.errs[:], usd: b.usd[:], ints: b.ints[:]}
+		return &b.ev
 	case domain.EvExecutionLogged:
 		b := new(executedBlock)
-		d.slots = slots{ev: &b.ev, cmd: &b.cmd, exec: &b.exec, executed: &b.executed, usd: b.usd[:], ints: b.ints[:]}
+		d.slots = slots{cmd: &b.cmd, exec: &b.exec, executed: &b.executed, usd: b.usd[:], ints: b.ints[:]}
+		return &b.ev
 	case domain.EvCommandRejected:
 		b := new(rejectedBlock)
-		d.slots = slots{ev: &b.ev, cmd: &b.cmd, errs: b.errs[:]}
+		d.slots = slots{cmd: &b.cmd, errs: b.errs[:]}
+		return &b.ev
 	case domain.EvLogCheckpointed:
 		b := new(checkpointBlock)
-		d.slots = slots{ev: &b.ev, ck: &b.ck}
+		d.slots = slots{ck: &b.ck}
+		return &b.ev
 	}
+	return new(domain.Event)
 }
 
 // take returns the slot *p and empties it, or a new T.
@@ -120,31 +121,49 @@ func takeOne[T any](s *[]T) *T {
 	return new(T)
 }
 
-func (d *decoder) event(ev *domain.Event) {
+// event decodes an event. The members before the type (in encoding/json's
+// order: seq, prev, partition, time) are held aside until the type says
+// which block to allocate the event in; a payload before the type
+// allocates the event alone.
+func (d *decoder) event() *domain.Event {
 	var seen uint64
-	allocated := false
+	var ev *domain.Event
+	var seq uint64
+	var prev string
+	var partition int32
+	var at time.Time
 	d.openObject()
-	for d.next() {
-		switch string(d.key) {
+	for k := d.next(); k != nil; k = d.next() {
+		switch string(k) {
 		case "seq":
 			d.once(&seen, 0)
-			ev.Seq = d.uint64()
+			seq = d.uint64()
+			continue
 		case "prev":
 			d.once(&seen, 1)
-			ev.Prev = d.str()
+			prev = d.str()
+			continue
 		case "partition":
 			d.once(&seen, 2)
-			ev.Partition = d.int32()
+			partition = d.int32()
+			continue
 		case "time":
 			d.once(&seen, 3)
-			d.time(&ev.Time)
+			d.time(&at)
+			continue
 		case "type":
 			d.once(&seen, 4)
-			ev.Type = domain.EventType(d.enum())
-			if !allocated {
-				d.allocate(ev.Type)
-				allocated = true
+			t := domain.EventType(d.enum())
+			if ev == nil {
+				ev = d.allocate(t)
 			}
+			ev.Type = t
+			continue
+		}
+		if ev == nil {
+			ev = new(domain.Event) // a payload before the type
+		}
+		switch string(k) {
 		case "command":
 			d.once(&seen, 5)
 			ev.Command = take(&d.slots.cmd)
@@ -195,18 +214,23 @@ func (d *decoder) event(ev *domain.Event) {
 		case "checkpoint":
 			d.once(&seen, 16)
 			ev.Checkpoint = take(&d.slots.ck)
-			d.logCheckpoint(ev.Checkpoint, ev.Prev)
+			d.logCheckpoint(ev.Checkpoint, prev)
 		default:
 			d.fail()
 		}
 	}
+	if ev == nil {
+		ev = new(domain.Event)
+	}
+	ev.Seq, ev.Prev, ev.Partition, ev.Time = seq, prev, partition, at
+	return ev
 }
 
 func (d *decoder) command(c *domain.Command) {
 	var seen uint64
 	d.openObject()
-	for d.next() {
-		switch string(d.key) {
+	for k := d.next(); k != nil; k = d.next() {
+		switch string(k) {
 		case "type":
 			d.once(&seen, 0)
 			c.Type = domain.CommandType(d.enum())
@@ -258,7 +282,7 @@ func (d *decoder) command(c *domain.Command) {
 			d.once(&seen, 13)
 			c.Tick = new(domain.Tick)
 			d.openObject()
-			if d.next() {
+			if d.next() != nil {
 				d.fail() // Tick has no members
 			}
 		case "reject":
@@ -282,8 +306,8 @@ func (d *decoder) command(c *domain.Command) {
 func (d *decoder) requestID(r *domain.RequestID) {
 	var seen uint64
 	d.openObject()
-	for d.next() {
-		switch string(d.key) {
+	for k := d.next(); k != nil; k = d.next() {
+		switch string(k) {
 		case "source":
 			d.once(&seen, 0)
 			r.Source = d.enum()
@@ -299,8 +323,8 @@ func (d *decoder) requestID(r *domain.RequestID) {
 func (d *decoder) registerAgent(r *domain.RegisterAgent) {
 	var seen uint64
 	d.openObject()
-	for d.next() {
-		switch string(d.key) {
+	for k := d.next(); k != nil; k = d.next() {
+		switch string(k) {
 		case "agent":
 			d.once(&seen, 0)
 			d.agentInfo(&r.Agent)
@@ -326,8 +350,8 @@ func (d *decoder) registerAgent(r *domain.RegisterAgent) {
 func (d *decoder) agentInfo(a *domain.AgentInfo) {
 	var seen uint64
 	d.openObject()
-	for d.next() {
-		switch string(d.key) {
+	for k := d.next(); k != nil; k = d.next() {
+		switch string(k) {
 		case "name":
 			d.once(&seen, 0)
 			a.Name = d.str()
@@ -355,8 +379,8 @@ func (d *decoder) agentInfo(a *domain.AgentInfo) {
 func (d *decoder) permissions(p *domain.Permissions) {
 	var seen uint64
 	d.openObject()
-	for d.next() {
-		switch string(d.key) {
+	for k := d.next(); k != nil; k = d.next() {
+		switch string(k) {
 		case "allowed_engines":
 			d.once(&seen, 0)
 			p.AllowedEngines = d.strings()
@@ -387,8 +411,8 @@ func (d *decoder) limits(l *domain.Limits) {
 func (d *decoder) verifyAction(v *domain.VerifyAction) {
 	var seen uint64
 	d.openObject()
-	for d.next() {
-		switch string(d.key) {
+	for k := d.next(); k != nil; k = d.next() {
+		switch string(k) {
 		case "action":
 			d.once(&seen, 0)
 			d.action(&v.Action)
@@ -407,8 +431,8 @@ func (d *decoder) verifyAction(v *domain.VerifyAction) {
 func (d *decoder) action(a *domain.Action) {
 	var seen uint64
 	d.openObject()
-	for d.next() {
-		switch string(d.key) {
+	for k := d.next(); k != nil; k = d.next() {
+		switch string(k) {
 		case "type":
 			d.once(&seen, 0)
 			a.Type = d.enum()
@@ -449,8 +473,8 @@ func (d *decoder) rawMessage() json.RawMessage {
 func (d *decoder) actionContext(c *domain.ActionContext) {
 	var seen uint64
 	d.openObject()
-	for d.next() {
-		switch string(d.key) {
+	for k := d.next(); k != nil; k = d.next() {
+		switch string(k) {
 		case "conversation_id":
 			d.once(&seen, 0)
 			c.ConversationID = d.str()
@@ -475,8 +499,8 @@ func (d *decoder) actionContext(c *domain.ActionContext) {
 func (d *decoder) options(o *domain.Options) {
 	var seen uint64
 	d.openObject()
-	for d.next() {
-		switch string(d.key) {
+	for k := d.next(); k != nil; k = d.next() {
+		switch string(k) {
 		case "require_attestation":
 			d.once(&seen, 0)
 			o.RequireAttestation = d.bool()
@@ -492,8 +516,8 @@ func (d *decoder) options(o *domain.Options) {
 func (d *decoder) verifyToolCall(v *domain.VerifyToolCall) {
 	var seen uint64
 	d.openObject()
-	for d.next() {
-		switch string(d.key) {
+	for k := d.next(); k != nil; k = d.next() {
+		switch string(k) {
 		case "tool_call":
 			d.once(&seen, 0)
 			d.toolCall(&v.ToolCall)
@@ -516,8 +540,8 @@ func (d *decoder) verifyToolCall(v *domain.VerifyToolCall) {
 func (d *decoder) toolCall(t *domain.ToolCall) {
 	var seen uint64
 	d.openObject()
-	for d.next() {
-		switch string(d.key) {
+	for k := d.next(); k != nil; k = d.next() {
+		switch string(k) {
 		case "tool_name":
 			d.once(&seen, 0)
 			t.ToolName = d.enum()
@@ -539,8 +563,8 @@ func (d *decoder) toolCall(t *domain.ToolCall) {
 func (d *decoder) logExecution(x *domain.LogExecution) {
 	var seen uint64
 	d.openObject()
-	for d.next() {
-		switch string(d.key) {
+	for k := d.next(); k != nil; k = d.next() {
+		switch string(k) {
 		case "action_id":
 			d.once(&seen, 0)
 			x.ActionID = d.str()
@@ -565,8 +589,8 @@ func (d *decoder) logExecution(x *domain.LogExecution) {
 func (d *decoder) resolveApproval(r *domain.ResolveApproval) {
 	var seen uint64
 	d.openObject()
-	for d.next() {
-		switch string(d.key) {
+	for k := d.next(); k != nil; k = d.next() {
+		switch string(k) {
 		case "approval_id":
 			d.once(&seen, 0)
 			r.ApprovalID = d.str()
@@ -585,8 +609,8 @@ func (d *decoder) resolveApproval(r *domain.ResolveApproval) {
 func (d *decoder) setTrustLevel(s *domain.SetTrustLevel) {
 	var seen uint64
 	d.openObject()
-	for d.next() {
-		switch string(d.key) {
+	for k := d.next(); k != nil; k = d.next() {
+		switch string(k) {
 		case "trust_level":
 			d.once(&seen, 0)
 			s.Level = d.trustLevel()
@@ -602,8 +626,8 @@ func (d *decoder) setTrustLevel(s *domain.SetTrustLevel) {
 func (d *decoder) suspendAgent(s *domain.SuspendAgent) {
 	var seen uint64
 	d.openObject()
-	for d.next() {
-		switch string(d.key) {
+	for k := d.next(); k != nil; k = d.next() {
+		switch string(k) {
 		case "suspended":
 			d.once(&seen, 0)
 			s.Suspended = d.bool()
@@ -619,8 +643,8 @@ func (d *decoder) suspendAgent(s *domain.SuspendAgent) {
 func (d *decoder) fileComplaint(c *domain.FileComplaint) {
 	var seen uint64
 	d.openObject()
-	for d.next() {
-		switch string(d.key) {
+	for k := d.next(); k != nil; k = d.next() {
+		switch string(k) {
 		case "reason":
 			d.once(&seen, 0)
 			c.Reason = d.str()
@@ -633,8 +657,8 @@ func (d *decoder) fileComplaint(c *domain.FileComplaint) {
 func (d *decoder) rejectRequest(r *domain.RejectRequest) {
 	var seen uint64
 	d.openObject()
-	for d.next() {
-		switch string(d.key) {
+	for k := d.next(); k != nil; k = d.next() {
+		switch string(k) {
 		case "error":
 			d.once(&seen, 0)
 			d.error(&r.Error, nil)
@@ -656,8 +680,8 @@ func (d *decoder) rejectRequest(r *domain.RejectRequest) {
 func (d *decoder) qwedVerify(q *domain.QWEDVerify) {
 	var seen uint64
 	d.openObject()
-	for d.next() {
-		switch string(d.key) {
+	for k := d.next(); k != nil; k = d.next() {
+		switch string(k) {
 		case "batch":
 			d.once(&seen, 0)
 			q.Batch = d.bool()
@@ -677,8 +701,8 @@ func (d *decoder) qwedVerify(q *domain.QWEDVerify) {
 func (d *decoder) qwedItem(it *domain.QWEDItem) {
 	var seen uint64
 	d.openObject()
-	for d.next() {
-		switch string(d.key) {
+	for k := d.next(); k != nil; k = d.next() {
+		switch string(k) {
 		case "request_digest":
 			d.once(&seen, 0)
 			it.RequestDigest = d.str()
@@ -712,8 +736,8 @@ func (d *decoder) qwedItem(it *domain.QWEDItem) {
 func (d *decoder) engineVerdict(v *domain.EngineVerdict) {
 	var seen uint64
 	d.openObject()
-	for d.next() {
-		switch string(d.key) {
+	for k := d.next(); k != nil; k = d.next() {
+		switch string(k) {
 		case "engine":
 			d.once(&seen, 0)
 			v.Engine = d.enum()
@@ -759,8 +783,8 @@ func (d *decoder) findings() []engines.Finding {
 func (d *decoder) finding(f *engines.Finding) {
 	var seen uint64
 	d.openObject()
-	for d.next() {
-		switch string(d.key) {
+	for k := d.next(); k != nil; k = d.next() {
+		switch string(k) {
 		case "rule":
 			d.once(&seen, 0)
 			f.Rule = d.enum()
@@ -794,8 +818,8 @@ func (d *decoder) error(e *domain.Error, like *domain.Error) {
 		message = like.Message
 	}
 	d.openObject()
-	for d.next() {
-		switch string(d.key) {
+	for k := d.next(); k != nil; k = d.next() {
+		switch string(k) {
 		case "code":
 			d.once(&seen, 0)
 			e.Code = domain.Code(d.enum())
@@ -804,22 +828,61 @@ func (d *decoder) error(e *domain.Error, like *domain.Error) {
 			e.Message = d.same(message)
 		case "details":
 			d.once(&seen, 2)
-			if d.peek() != '{' {
-				d.fail() // null or a type mismatch
-				return
-			}
-			e.Details = d.anyObject(0)
+			e.Details = d.details()
 		default:
 			d.fail()
 		}
 	}
 }
 
+// details decodes an error's details. A denied decision's error mirrors
+// the event's: when its details are the same bytes as the previous
+// details of the event and those hold only strings, numbers, booleans and
+// nulls (immutable once in an interface), the map is a copy of the
+// previous one, sharing its values, instead of a second decoding.
+func (d *decoder) details() map[string]any {
+	if d.peek() != '{' {
+		d.fail() // null or a type mismatch
+		return nil
+	}
+	start := d.i
+	if prev := d.prevDetails; prev.m != nil && bytes.HasPrefix(d.p[start:], d.p[prev.start:prev.end]) {
+		d.i += prev.end - prev.start
+		return maps.Clone(prev.m)
+	}
+	m := d.anyObject(0)
+	d.prevDetails.m = nil
+	if !d.failed && scalars(m) {
+		d.prevDetails = detailsSpan{start: start, end: d.i, m: m}
+	}
+	return m
+}
+
+// detailsSpan is the last error details decoded: their bytes p[start:end]
+// and their map, if it holds only scalars.
+type detailsSpan struct {
+	start, end int
+	m          map[string]any
+}
+
+// scalars reports whether m's values are all strings, numbers, booleans
+// or nulls.
+func scalars(m map[string]any) bool {
+	for _, v := range m {
+		switch v.(type) {
+		case nil, string, float64, bool:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 func (d *decoder) agentRegistered(r *domain.AgentRegistered) {
 	var seen uint64
 	d.openObject()
-	for d.next() {
-		switch string(d.key) {
+	for k := d.next(); k != nil; k = d.next() {
+		switch string(k) {
 		case "agent_id":
 			d.once(&seen, 0)
 			r.AgentID = d.str()
@@ -861,8 +924,8 @@ func (d *decoder) actionDecided(x *domain.ActionDecided, ev *domain.Event) {
 		}
 	}
 	d.openObject()
-	for d.next() {
-		switch string(d.key) {
+	for k := d.next(); k != nil; k = d.next() {
+		switch string(k) {
 		case "action_id":
 			d.once(&seen, 0)
 			x.ActionID = d.str()
@@ -957,8 +1020,8 @@ func (d *decoder) actionDecided(x *domain.ActionDecided, ev *domain.Event) {
 func (d *decoder) verification(v *domain.Verification) {
 	var seen uint64
 	d.openObject()
-	for d.next() {
-		switch string(d.key) {
+	for k := d.next(); k != nil; k = d.next() {
+		switch string(k) {
 		case "status":
 			d.once(&seen, 0)
 			v.Status = d.enum()
@@ -992,8 +1055,8 @@ func (d *decoder) verification(v *domain.Verification) {
 func (d *decoder) budgetRemaining(b *domain.BudgetRemaining) {
 	var seen uint64
 	d.openObject()
-	for d.next() {
-		switch string(d.key) {
+	for k := d.next(); k != nil; k = d.next() {
+		switch string(k) {
 		case "daily_cost_usd":
 			d.once(&seen, 0)
 			b.DailyCost = takeOne(&d.slots.usd)
@@ -1031,8 +1094,8 @@ func (d *decoder) int64Ptr() *int64 {
 func (d *decoder) approval(a *domain.Approval, actionID, agentID string) {
 	var seen uint64
 	d.openObject()
-	for d.next() {
-		switch string(d.key) {
+	for k := d.next(); k != nil; k = d.next() {
+		switch string(k) {
 		case "approval_id":
 			d.once(&seen, 0)
 			a.ID = d.same(actionID)
@@ -1087,8 +1150,8 @@ func (d *decoder) approval(a *domain.Approval, actionID, agentID string) {
 func (d *decoder) trustChange(t *domain.TrustChange) {
 	var seen uint64
 	d.openObject()
-	for d.next() {
-		switch string(d.key) {
+	for k := d.next(); k != nil; k = d.next() {
+		switch string(k) {
 		case "from":
 			d.once(&seen, 0)
 			t.From = d.trustLevel()
@@ -1113,8 +1176,8 @@ func (d *decoder) executionLogged(x *domain.ExecutionLogged, cmd *domain.Command
 		actionID = cmd.Execution.ActionID
 	}
 	d.openObject()
-	for d.next() {
-		switch string(d.key) {
+	for k := d.next(); k != nil; k = d.next() {
+		switch string(k) {
 		case "action_id":
 			d.once(&seen, 0)
 			x.ActionID = d.same(actionID)
@@ -1151,8 +1214,8 @@ func (d *decoder) executionLogged(x *domain.ExecutionLogged, cmd *domain.Command
 func (d *decoder) approvalResolved(r *domain.ApprovalResolved) {
 	var seen uint64
 	d.openObject()
-	for d.next() {
-		switch string(d.key) {
+	for k := d.next(); k != nil; k = d.next() {
+		switch string(k) {
 		case "approval":
 			d.once(&seen, 0)
 			d.approval(&r.Approval, "", "")
@@ -1175,8 +1238,8 @@ func (d *decoder) approvalResolved(r *domain.ApprovalResolved) {
 func (d *decoder) agentStatusChange(s *domain.AgentStatusChange) {
 	var seen uint64
 	d.openObject()
-	for d.next() {
-		switch string(d.key) {
+	for k := d.next(); k != nil; k = d.next() {
+		switch string(k) {
 		case "status":
 			d.once(&seen, 0)
 			s.Status = d.enum()
@@ -1192,8 +1255,8 @@ func (d *decoder) agentStatusChange(s *domain.AgentStatusChange) {
 func (d *decoder) approvalsExpired(x *domain.ApprovalsExpired) {
 	var seen uint64
 	d.openObject()
-	for d.next() {
-		switch string(d.key) {
+	for k := d.next(); k != nil; k = d.next() {
+		switch string(k) {
 		case "approvals":
 			d.once(&seen, 0)
 			x.Approvals = []domain.ApprovalResolved{}
@@ -1210,8 +1273,8 @@ func (d *decoder) approvalsExpired(x *domain.ApprovalsExpired) {
 func (d *decoder) qwedVerified(q *domain.QWEDVerified) {
 	var seen uint64
 	d.openObject()
-	for d.next() {
-		switch string(d.key) {
+	for k := d.next(); k != nil; k = d.next() {
+		switch string(k) {
 		case "verification_id":
 			d.once(&seen, 0)
 			q.VerificationID = d.str()
@@ -1229,8 +1292,8 @@ func (d *decoder) qwedVerified(q *domain.QWEDVerified) {
 func (d *decoder) logCheckpoint(c *domain.LogCheckpoint, prev string) {
 	var seen uint64
 	d.openObject()
-	for d.next() {
-		switch string(d.key) {
+	for k := d.next(); k != nil; k = d.next() {
+		switch string(k) {
 		case "seq":
 			d.once(&seen, 0)
 			c.Seq = d.uint64()
@@ -1252,8 +1315,8 @@ func (d *decoder) logCheckpoint(c *domain.LogCheckpoint, prev string) {
 func (d *decoder) checkpointPolicy(p *domain.CheckpointPolicy) {
 	var seen uint64
 	d.openObject()
-	for d.next() {
-		switch string(d.key) {
+	for k := d.next(); k != nil; k = d.next() {
+		switch string(k) {
 		case "events":
 			d.once(&seen, 0)
 			p.Events = d.int64()

@@ -10,7 +10,7 @@ import (
 // of error details): the fast path returns these shared constants instead
 // of allocating a copy per event. A string missing here is only allocated;
 // the table changes no result.
-var names = func() map[string]string {
+var names = newInternTable(func() []string {
 	list := []string{
 		// Event and command types.
 		string(domain.EvAgentRegistered), string(domain.EvActionDecided), string(domain.EvExecutionLogged),
@@ -50,12 +50,54 @@ var names = func() map[string]string {
 		"max_daily_cost_usd", "max_per_request_cost_usd", "max_requests_per_hour", "max_requests_per_day",
 		"max_tokens_per_request", "max_daily_tokens", "max_tool_calls_per_hour", "max_high_risk_calls_per_day",
 	}
-	m := make(map[string]string, len(list)+len(domain.Catalogue))
-	for _, s := range list {
-		m[s] = s
-	}
 	for _, c := range domain.Catalogue {
-		m[string(c.Code)] = string(c.Code)
+		list = append(list, string(c.Code))
 	}
-	return m
-}()
+	return list
+}())
+
+// internTable finds a string among a fixed set without allocating: an
+// open-addressing table indexed by a hash of the length and of three bytes
+// (cheaper than a map's hash of every byte; the set is small and its
+// strings differ there).
+type internTable struct {
+	slots []string
+	mask  int
+}
+
+func newInternTable(list []string) *internTable {
+	size := 1
+	for size < 4*len(list) {
+		size *= 2
+	}
+	t := &internTable{slots: make([]string, size), mask: size - 1}
+	for _, s := range list {
+		if s == "" {
+			continue
+		}
+		i := t.hash([]byte(s))
+		for t.slots[i] != "" && t.slots[i] != s {
+			i = (i + 1) & t.mask
+		}
+		t.slots[i] = s
+	}
+	return t
+}
+
+func (t *internTable) hash(b []byte) int {
+	n := len(b)
+	return (n*0x9e37 ^ int(b[0])*0x3b ^ int(b[n/2])*0x1f1 ^ int(b[n-1])*0x61c9) & t.mask
+}
+
+// lookup returns the member of the set equal to b.
+func (t *internTable) lookup(b []byte) (string, bool) {
+	if len(b) == 0 {
+		return "", false
+	}
+	for i := t.hash(b); t.slots[i] != ""; i = (i + 1) & t.mask {
+		if t.slots[i] == string(b) {
+			return t.slots[i], true
+		}
+	}
+	return "", false
+}

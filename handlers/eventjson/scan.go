@@ -1,6 +1,8 @@
 package eventjson
 
 import (
+	"encoding/binary"
+	"math/bits"
 	"strconv"
 	"time"
 	"unicode/utf16"
@@ -36,12 +38,12 @@ type decoder struct {
 	failed bool
 	// first is true between an object's '{' and its first member.
 	first bool
-	// key is the key of the member being decoded (a slice of p).
-	key []byte
 	// buf holds the unescaped text of the last string with escapes.
 	buf []byte
 	// slots are preallocated structs of the event (see slots).
 	slots slots
+	// prevDetails are the event's last error details (see details).
+	prevDetails detailsSpan
 }
 
 // fail gives up the fast path.
@@ -64,6 +66,9 @@ func (d *decoder) ws() {
 
 // peek skips whitespace and returns the next byte (0 at the end).
 func (d *decoder) peek() byte {
+	if d.i < len(d.p) && d.p[d.i] > ' ' {
+		return d.p[d.i] // compact JSON: no whitespace to skip
+	}
 	d.ws()
 	if d.i < len(d.p) {
 		return d.p[d.i]
@@ -95,16 +100,44 @@ func (d *decoder) openObject() {
 }
 
 // next moves to the object's next member: it consumes the separating
-// comma, the member's key (into d.key) and the colon, and reports true; at
-// the closing brace it consumes it and reports false. Keys with escapes
-// fail (no field name has one; the fallback matches them exactly).
-func (d *decoder) next() bool {
+// comma, the member's key and the colon, and returns the key (a slice of
+// p); at the closing brace it consumes it and returns nil. A key that is
+// not plain text (an escape, a byte ≥ 0x80) is either returned as it
+// stands, matching no field name, or fails: the fallback matches such keys
+// as encoding/json does.
+func (d *decoder) next() []byte {
+	// The usual case, compact JSON: `,"key":`, or `"key":` first.
+	p, i := d.p, d.i
+	if !d.first {
+		if i >= len(p) || p[i] != ',' {
+			return d.nextSlow()
+		}
+		i++
+	}
+	if i >= len(p) || p[i] != '"' {
+		return d.nextSlow()
+	}
+	// The key ends at the next quote: a key with an escape or any byte
+	// that is not in a field name matches no case of the caller's switch,
+	// which then fails.
+	j := quoteAt(p, i+1)
+	if j+1 >= len(p) || p[j+1] != ':' {
+		return d.nextSlow()
+	}
+	d.first = false
+	d.i = j + 2
+	return p[i+1 : j]
+}
+
+// nextSlow is next for any JSON: whitespace around the tokens, the
+// closing brace, errors. next has changed nothing when it calls it.
+func (d *decoder) nextSlow() []byte {
 	c := d.peek()
 	if d.first {
 		d.first = false
 		if c == '}' {
 			d.i++
-			return false
+			return nil
 		}
 	} else {
 		switch c {
@@ -112,30 +145,36 @@ func (d *decoder) next() bool {
 			d.i++
 		case '}':
 			d.i++
-			return false
+			return nil
 		default:
 			d.fail()
-			return false
+			return nil
 		}
 	}
 	if d.peek() != '"' {
 		d.fail()
-		return false
+		return nil
 	}
 	start := d.i + 1
 	j := start
-	for j < len(d.p) && plain[d.p[j]] {
+	for j < len(d.p) && isKeyByte(d.p[j]) {
 		j++
 	}
 	if j >= len(d.p) || d.p[j] != '"' {
-		d.fail() // an escape, a byte ≥ 0x80, a control byte or the end
-		return false
+		d.fail() // a key the fast path does not know
+		return nil
 	}
-	d.key = d.p[start:j]
 	d.i = j + 1
-	d.expect(':')
-	return !d.failed
+	if d.peek() != ':' {
+		d.fail()
+		return nil
+	}
+	d.i++
+	return d.p[start:j]
 }
+
+// isKeyByte reports whether c can be part of a field name.
+func isKeyByte(c byte) bool { return c-'a' < 26 || c == '_' }
 
 // once fails when the member with the given bit of seen was already
 // decoded: encoding/json merges a repeated member into the first one's
@@ -156,25 +195,73 @@ var plain = func() (t [256]bool) {
 	return t
 }()
 
+// plainEnd returns the index of the first byte of p[j:] that is not
+// plain (or len(p)). It tests eight bytes at a time: the high bit of a
+// byte of the mask is set when the byte is below 0x20, has its high bit
+// set, or equals '"' or '\\' (the usual tests for a zero or a small
+// byte in a word). A borrow can only mark a byte above one that matched,
+// so the mask's lowest set bit is the first special byte.
+func plainEnd(p []byte, j int) int {
+	// The masks are variables so that the compiler loads them into
+	// registers once, rather than each constant in every iteration.
+	ones, highs, quotes, backslashes, spaces := swarOnes, swarHighs, swarQuotes, swarBackslashes, swarSpaces
+	for ; j+8 <= len(p); j += 8 {
+		w := binary.LittleEndian.Uint64(p[j : j+8])
+		q := w ^ quotes
+		b := w ^ backslashes
+		if m := (w | (w - spaces) | (q-ones)&^q | (b-ones)&^b) & highs; m != 0 {
+			return j + bits.TrailingZeros64(m)/8
+		}
+	}
+	for j < len(p) && plain[p[j]] {
+		j++
+	}
+	return j
+}
+
+var (
+	swarOnes        uint64 = 0x0101010101010101
+	swarHighs              = 0x80 * swarOnes
+	swarQuotes             = '"' * swarOnes
+	swarBackslashes        = '\\' * swarOnes
+	swarSpaces             = ' ' * swarOnes
+)
+
+// quoteAt returns the index of the first '"' in p[j:] (or len(p)), eight
+// bytes at a time.
+func quoteAt(p []byte, j int) int {
+	ones, quotes := swarOnes, swarQuotes
+	for ; j+8 <= len(p); j += 8 {
+		q := binary.LittleEndian.Uint64(p[j:j+8]) ^ quotes
+		if m := (q - ones) &^ q & swarHighs; m != 0 {
+			return j + bits.TrailingZeros64(m)/8
+		}
+	}
+	for j < len(p) && p[j] != '"' {
+		j++
+	}
+	return j
+}
+
 // text reads a string and returns its value as encoding/json decodes it:
 // escapes resolved, invalid UTF-8 and unpaired surrogates replaced by
 // U+FFFD. The result is a slice of p, or of d.buf when the string needed
 // unescaping; it is valid until the next call.
 func (d *decoder) text() []byte {
-	if d.peek() != '"' {
-		d.fail()
-		return nil
+	p, i := d.p, d.i
+	if i >= len(p) || p[i] != '"' {
+		if d.peek() != '"' {
+			d.fail()
+			return nil
+		}
+		i = d.i
 	}
-	start := d.i + 1
-	j := start
-	for j < len(d.p) && plain[d.p[j]] {
-		j++
-	}
-	if j < len(d.p) && d.p[j] == '"' {
+	j := plainEnd(p, i+1)
+	if j < len(p) && p[j] == '"' {
 		d.i = j + 1
-		return d.p[start:j]
+		return p[i+1 : j]
 	}
-	return d.unquote(start, j)
+	return d.unquote(i+1, j)
 }
 
 // unquote decodes the string whose text starts at start and whose first
@@ -293,7 +380,7 @@ func (d *decoder) str() string {
 // new string.
 func (d *decoder) enum() string {
 	t := d.text()
-	if s, ok := names[string(t)]; ok {
+	if s, ok := names.lookup(t); ok {
 		return s
 	}
 	return string(t)
