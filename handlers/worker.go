@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/handlers/eventjson"
 	"github.com/agentgate/agentgate/projections"
 	"github.com/agentgate/agentgate/streams"
 )
@@ -141,8 +142,9 @@ func DecodeEvent(p []byte) (*domain.Event, error) {
 	return ev, nil
 }
 
-// EncodeEvent encodes an event as it is stored in the log.
-func EncodeEvent(ev *domain.Event) ([]byte, error) { return json.Marshal(ev) }
+// EncodeEvent encodes an event as it is stored in the log: json.Marshal's
+// bytes, written by eventjson's hand-written encoder.
+func EncodeEvent(ev *domain.Event) ([]byte, error) { return eventjson.Marshal(ev) }
 
 // Submit hands cmd to the worker and waits for its event: the recorded event
 // of an earlier identical request, the new event once it is durably in the
