@@ -173,6 +173,9 @@ func seededRun(t *testing.T, seed uint64, n int) {
 			if !reflect.DeepEqual(a, b) {
 				t.Errorf("seed %d: seq %d decodes differently with eventjson:\n%+v\n%+v", seed, r.Seq, a, b)
 			}
+			if _, fast := eventjson.DecodeFast(r.Payload); !fast {
+				t.Errorf("seed %d: seq %d (%s) takes eventjson's fallback, not its fast path", seed, r.Seq, a.Type)
+			}
 			return nil
 		})
 		if err != nil {
