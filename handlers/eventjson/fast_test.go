@@ -137,6 +137,7 @@ func edgeCases(t testing.TB) []edgeCase {
 		{"case-different nested key", edit(t, `"decision":`, `"DECISION":`), false},
 		{"kelvin sign key", edit(t, `"kind":"action"`, "\"\u212aind\":\"action\""), false},
 		{"unknown key", edit(t, `"seq":3`, `"seq":3,"extra":[1,{"a":null}]`), false},
+		{"member of a newer version", benchEvent(t, "fallback"), false},
 		{"null command", edit(t, `"command":{`, `"command":null,"x":{`), false},
 		{"null prev", edit(t, `"prev":"7d41887935017930d505114fd1055a710795d65006aa28dfef6a1af2fa3f6fea"`, `"prev":null`), false},
 		{"null checks", edit(t, `"checks_passed":[`, `"checks_passed":null,"checks_failed":[`), false},

@@ -12,10 +12,8 @@ import (
 
 // The fast path: one function per domain type, reading the members that
 // encoding/json.Marshal writes for it (in any order, each at most once,
-// keys in their exact case). A member it does not know, including those
-// of the payloads left to the fallback (trust elevations, tool registries,
-// principal keys, gate configuration: administrative events, rare in a
-// log), ends the fast path.
+// keys in their exact case). A member it does not know ends the fast
+// path.
 
 // DecodeFast decodes p with the fast path alone: ok is false when the fast
 // path cannot promise encoding/json's result (DecodeEvent then decodes p
@@ -207,6 +205,22 @@ func (d *decoder) event() *domain.Event {
 			d.once(&seen, 14)
 			ev.Expired = new(domain.ApprovalsExpired)
 			d.approvalsExpired(ev.Expired)
+		case "elevation":
+			d.once(&seen, 17)
+			ev.Elevation = new(domain.TrustElevationRequested)
+			d.elevationRequested(ev.Elevation)
+		case "tool_registry":
+			d.once(&seen, 18)
+			ev.ToolRegistry = new(domain.PutToolRegistry)
+			d.toolRegistry(ev.ToolRegistry)
+		case "key_issued":
+			d.once(&seen, 19)
+			ev.KeyIssued = new(domain.IssuePrincipalKey)
+			d.issueKey(ev.KeyIssued)
+		case "configured":
+			d.once(&seen, 20)
+			ev.Configured = new(domain.Config)
+			d.config(ev.Configured)
 		case "qwed_verified":
 			d.once(&seen, 15)
 			ev.QWEDVerified = new(domain.QWEDVerified)
@@ -262,6 +276,22 @@ func (d *decoder) command(c *domain.Command) {
 			d.once(&seen, 8)
 			c.Execution = take(&d.slots.exec)
 			d.logExecution(c.Execution)
+		case "trust":
+			d.once(&seen, 17)
+			c.Trust = new(domain.RequestTrustElevation)
+			d.requestTrust(c.Trust)
+		case "tool_registry":
+			d.once(&seen, 18)
+			c.ToolRegistry = new(domain.PutToolRegistry)
+			d.toolRegistry(c.ToolRegistry)
+		case "issue_key":
+			d.once(&seen, 19)
+			c.IssueKey = new(domain.IssuePrincipalKey)
+			d.issueKey(c.IssueKey)
+		case "configure":
+			d.once(&seen, 20)
+			c.Configure = new(domain.Configure)
+			d.configure(c.Configure)
 		case "resolve":
 			d.once(&seen, 9)
 			c.Resolve = new(domain.ResolveApproval)
@@ -580,6 +610,162 @@ func (d *decoder) logExecution(x *domain.LogExecution) {
 		case "result_hash":
 			d.once(&seen, 4)
 			x.ResultHash = d.str()
+		default:
+			d.fail()
+		}
+	}
+}
+
+func (d *decoder) requestTrust(r *domain.RequestTrustElevation) {
+	var seen uint64
+	d.openObject()
+	for k := d.next(); k != nil; k = d.next() {
+		switch string(k) {
+		case "request":
+			d.once(&seen, 0)
+			r.Request = d.str()
+		case "from_level":
+			d.once(&seen, 1)
+			r.FromLevel = d.trustLevel()
+		case "to_level":
+			d.once(&seen, 2)
+			r.ToLevel = d.trustLevel()
+		case "justification":
+			d.once(&seen, 3)
+			r.Justification = d.str()
+		case "evidence":
+			d.once(&seen, 4)
+			d.trustEvidence(&r.Evidence)
+		default:
+			d.fail()
+		}
+	}
+}
+
+func (d *decoder) trustEvidence(t *domain.TrustEvidence) {
+	var seen uint64
+	d.openObject()
+	for k := d.next(); k != nil; k = d.next() {
+		switch string(k) {
+		case "days_active":
+			d.once(&seen, 0)
+			t.DaysActive = d.int64()
+		case "total_actions":
+			d.once(&seen, 1)
+			t.TotalActions = d.int64()
+		case "denied_actions":
+			d.once(&seen, 2)
+			t.DeniedActions = d.int64()
+		case "denial_rate":
+			d.once(&seen, 3)
+			t.DenialRate = json.Number(d.jsonNumber())
+		case "attestations":
+			d.once(&seen, 4)
+			t.Attestations = d.int64()
+		default:
+			d.fail()
+		}
+	}
+}
+
+func (d *decoder) toolRegistry(r *domain.PutToolRegistry) {
+	var seen uint64
+	d.openObject()
+	for k := d.next(); k != nil; k = d.next() {
+		switch string(k) {
+		case "principal_id":
+			d.once(&seen, 0)
+			r.PrincipalID = d.str()
+		case "tools":
+			d.once(&seen, 1)
+			r.Tools = []domain.ToolSpec{}
+			d.array(func() {
+				r.Tools = append(r.Tools, domain.ToolSpec{})
+				d.toolSpec(&r.Tools[len(r.Tools)-1])
+			})
+		default:
+			d.fail()
+		}
+	}
+}
+
+func (d *decoder) toolSpec(t *domain.ToolSpec) {
+	var seen uint64
+	d.openObject()
+	for k := d.next(); k != nil; k = d.next() {
+		switch string(k) {
+		case "name":
+			d.once(&seen, 0)
+			t.Name = d.enum()
+		case "risk_level":
+			d.once(&seen, 1)
+			t.RiskLevel = d.risk()
+		case "requires_verification":
+			d.once(&seen, 2)
+			t.RequiresVerification = d.bool()
+		case "requires_approval":
+			d.once(&seen, 3)
+			t.RequiresApproval = d.bool()
+		case "verification_engine":
+			d.once(&seen, 4)
+			t.VerificationEngine = d.enum()
+		case "sandbox_required":
+			d.once(&seen, 5)
+			t.SandboxRequired = d.bool()
+		default:
+			d.fail()
+		}
+	}
+}
+
+func (d *decoder) issueKey(k *domain.IssuePrincipalKey) {
+	var seen uint64
+	d.openObject()
+	for key := d.next(); key != nil; key = d.next() {
+		switch string(key) {
+		case "principal_id":
+			d.once(&seen, 0)
+			k.PrincipalID = d.str()
+		case "key_hash":
+			d.once(&seen, 1)
+			k.KeyHash = d.str()
+		case "key_id":
+			d.once(&seen, 2)
+			k.KeyID = d.str()
+		default:
+			d.fail()
+		}
+	}
+}
+
+func (d *decoder) configure(c *domain.Configure) {
+	var seen uint64
+	d.openObject()
+	for k := d.next(); k != nil; k = d.next() {
+		switch string(k) {
+		case "config":
+			d.once(&seen, 0)
+			d.config(&c.Config)
+		default:
+			d.fail()
+		}
+	}
+}
+
+func (d *decoder) config(c *domain.Config) {
+	var seen uint64
+	d.openObject()
+	for k := d.next(); k != nil; k = d.next() {
+		switch string(k) {
+		case "approval_ttl":
+			d.once(&seen, 0)
+			c.ApprovalTTL = d.duration()
+		case "doom_loop_guard_required":
+			d.once(&seen, 1)
+			c.DoomLoopGuardRequired = d.bool()
+		case "max_steps":
+			d.once(&seen, 2)
+			c.MaxSteps = d.int64()
 		default:
 			d.fail()
 		}
@@ -1205,6 +1391,36 @@ func (d *decoder) executionLogged(x *domain.ExecutionLogged, cmd *domain.Command
 		case "budget_remaining":
 			d.once(&seen, 8)
 			d.budgetRemaining(&x.Budget)
+		default:
+			d.fail()
+		}
+	}
+}
+
+func (d *decoder) elevationRequested(r *domain.TrustElevationRequested) {
+	var seen uint64
+	d.openObject()
+	for k := d.next(); k != nil; k = d.next() {
+		switch string(k) {
+		case "request_id":
+			d.once(&seen, 0)
+			r.RequestID = d.str()
+		case "claimed":
+			d.once(&seen, 1)
+			d.requestTrust(&r.Claimed)
+		case "computed":
+			d.once(&seen, 2)
+			d.trustEvidence(&r.Computed)
+		case "accepted":
+			d.once(&seen, 3)
+			r.Accepted = d.bool()
+		case "reasons":
+			d.once(&seen, 4)
+			r.Reasons = d.strings()
+		case "approval":
+			d.once(&seen, 5)
+			r.Approval = new(domain.Approval)
+			d.approval(r.Approval, r.RequestID, "")
 		default:
 			d.fail()
 		}

@@ -400,9 +400,8 @@ func (d *decoder) same(prev string) string {
 // rawString returns the bytes of a string token, quotes included, checked
 // as a string (for types that decode their own JSON: time.Time).
 func (d *decoder) rawString() []byte {
-	start := d.i
 	d.ws()
-	start = d.i
+	start := d.i
 	d.text()
 	if d.failed {
 		return nil
