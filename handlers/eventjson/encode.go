@@ -91,6 +91,11 @@ const maxScratch = 64 << 10
 type encoder struct {
 	buf []byte
 	ok  bool
+	// evErr is the event's error and evErrJSON where its encoding lies
+	// in buf: a denied decision's error is the same *domain.Error, and is
+	// copied rather than encoded again.
+	evErr     *domain.Error
+	evErrJSON [2]int
 }
 
 // fail records that the event needs the fallback.
@@ -104,12 +109,13 @@ func (e *encoder) close() { e.buf = append(e.buf, '}') }
 // key starts the member name (a constant struct tag name: no character
 // of it needs escaping), after a comma unless it is the object's first.
 func (e *encoder) key(name string) {
-	if e.buf[len(e.buf)-1] != '{' {
-		e.buf = append(e.buf, ',')
+	b := e.buf
+	if b[len(b)-1] != '{' {
+		b = append(b, ',')
 	}
-	e.buf = append(e.buf, '"')
-	e.buf = append(e.buf, name...)
-	e.buf = append(e.buf, '"', ':')
+	b = append(b, '"')
+	b = append(b, name...)
+	e.buf = append(b, '"', ':')
 }
 
 func (e *encoder) null() { e.buf = append(e.buf, "null"...) }

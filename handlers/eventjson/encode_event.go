@@ -28,7 +28,9 @@ func (e *encoder) event(ev *domain.Event) {
 	e.optStr("agent_id", ev.AgentID)
 	if ev.Error != nil {
 		e.key("error")
+		start := len(e.buf)
 		e.error(ev.Error)
+		e.evErr, e.evErrJSON = ev.Error, [2]int{start, len(e.buf)}
 	}
 	if ev.Registered != nil {
 		e.key("registered")
@@ -523,7 +525,11 @@ func (e *encoder) actionDecided(d *domain.ActionDecided) {
 	e.verification(&d.Verification)
 	if d.Error != nil {
 		e.key("error")
-		e.error(d.Error)
+		if d.Error == e.evErr {
+			e.buf = append(e.buf, e.buf[e.evErrJSON[0]:e.evErrJSON[1]]...)
+		} else {
+			e.error(d.Error)
+		}
 	}
 	e.strField("request_digest", d.RequestDigest)
 	e.optStr("fingerprint", d.Fingerprint)

@@ -37,6 +37,13 @@ func appendQuoted(b []byte, s string) []byte {
 	b = append(b, '"')
 	done := 0 // s[:done] is written
 	for i := 0; i < len(s); {
+		// Skip eight bytes at a time while none needs a look.
+		for i+8 <= len(s) && !needsLook(load8(s, i)) {
+			i += 8
+		}
+		if i == len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if asIs[c] {
@@ -66,6 +73,36 @@ func appendQuoted(b []byte, s string) []byte {
 	}
 	b = append(b, s[done:]...)
 	return append(b, '"')
+}
+
+// load8 returns the eight bytes of s from i as a little-endian word.
+func load8(s string, i int) uint64 {
+	_ = s[i+7]
+	return uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+}
+
+// The words of eight bytes needsLook tests: a byte 0x01 and 0x80 in each lane.
+const (
+	lanes     = 0x0101010101010101
+	laneHighs = 0x8080808080808080
+)
+
+// needsLook reports whether one of the eight bytes of w may not be copied
+// as is: a control character, a byte from 0x80 (UTF-8 to check), the
+// quote, the backslash, <, > or &. It may answer true for a byte that is
+// fine (the byte-wise loop then looks), never false for one that is not.
+// A lane is zero, or below 0x20, when subtracting 0x01 (0x20) from it
+// borrows into its high bit while that bit was clear.
+func needsLook(w uint64) bool {
+	backslash := w ^ ('\\' * lanes)
+	quoteAmp := (w | 0x04*lanes) ^ ('&' * lanes) // " (0x22) or & (0x26)
+	angles := (w | 0x02*lanes) ^ ('>' * lanes)   // < (0x3c) or > (0x3e)
+	return (w|
+		(w-0x20*lanes)&^w|
+		(backslash-lanes)&^backslash|
+		(quoteAmp-lanes)&^quoteAmp|
+		(angles-lanes)&^angles)&laneHighs != 0
 }
 
 // appendEscapedByte appends the escape of an ASCII byte asIs refuses.
