@@ -485,8 +485,8 @@ func (d *decoder) uint64() uint64 {
 	return d.digits(d.number(), 1<<64-1)
 }
 
-// int64 reads an integer into an int64 within [-max-1, max] (encoding/json
-// fails on anything that is not an integer of the field's size).
+// intN reads an integer within [-max-1, max] (encoding/json fails on
+// anything that is not an integer of the field's size).
 func (d *decoder) intN(max uint64) int64 {
 	t := d.number()
 	if len(t) > 0 && t[0] == '-' {
@@ -495,13 +495,14 @@ func (d *decoder) intN(max uint64) int64 {
 	return int64(d.digits(t, max))
 }
 
+// int64, int32 and int read an integer of their type.
 func (d *decoder) int64() int64 { return d.intN(1<<63 - 1) }
 func (d *decoder) int32() int32 { return int32(d.intN(1<<31 - 1)) }
 func (d *decoder) int() int     { return int(d.intN(uint64(maxInt))) }
 
 const maxInt = int(^uint(0) >> 1)
 
-// number reads a JSON number into a json.Number (its text); a quoted
+// jsonNumber reads a JSON number into a json.Number (its text); a quoted
 // number fails (encoding/json accepts it, the fast path leaves it).
 func (d *decoder) jsonNumber() string {
 	return string(d.number())
@@ -630,6 +631,22 @@ func (d *decoder) raw() []byte {
 	return d.p[start:d.i]
 }
 
+// more consumes the comma after an element of an object or an array
+// (reporting true) or its closing byte (reporting false); anything else
+// fails.
+func (d *decoder) more(closing byte) bool {
+	switch d.peek() {
+	case ',':
+		d.i++
+		return true
+	case closing:
+		d.i++
+		return false
+	}
+	d.fail()
+	return false
+}
+
 // skip consumes one value of any type, checking its syntax.
 func (d *decoder) skip(depth int) {
 	if depth > maxSkipDepth {
@@ -639,45 +656,31 @@ func (d *decoder) skip(depth int) {
 	switch c := d.peek(); {
 	case c == '{':
 		d.i++
-		for first := true; ; first = false {
-			c := d.peek()
-			if c == '}' && first {
-				d.i++
-				return
-			}
-			if !first {
-				if c == '}' {
-					d.i++
-					return
-				}
-				d.expect(',')
-			}
+		if d.peek() == '}' {
+			d.i++
+			return
+		}
+		for !d.failed {
 			d.text()
 			d.expect(':')
 			d.skip(depth + 1)
-			if d.failed {
-				return
+			if d.more('}') {
+				continue
 			}
+			return
 		}
 	case c == '[':
 		d.i++
-		for first := true; ; first = false {
-			c := d.peek()
-			if c == ']' {
-				if !first {
-					d.i++
-					return
-				}
-				d.i++
-				return
-			}
-			if !first {
-				d.expect(',')
-			}
+		if d.peek() == ']' {
+			d.i++
+			return
+		}
+		for !d.failed {
 			d.skip(depth + 1)
-			if d.failed {
-				return
+			if d.more(']') {
+				continue
 			}
+			return
 		}
 	case c == '"':
 		d.text()
@@ -704,17 +707,14 @@ func (d *decoder) strings() []string {
 	}
 	for !d.failed {
 		out = append(out, d.enum())
-		switch d.peek() {
-		case ',':
-			d.i++
-			continue
-		case ']':
-			d.i++
-			return append(make([]string, 0, len(out)), out...)
+		if !d.more(']') {
+			break
 		}
-		d.fail()
 	}
-	return nil
+	if d.failed {
+		return nil
+	}
+	return append(make([]string, 0, len(out)), out...)
 }
 
 // array reads an array, calling elem for each element.
@@ -726,15 +726,9 @@ func (d *decoder) array(elem func()) {
 	}
 	for !d.failed {
 		elem()
-		switch d.peek() {
-		case ',':
-			d.i++
-			continue
-		case ']':
-			d.i++
+		if !d.more(']') {
 			return
 		}
-		d.fail()
 	}
 }
 
@@ -788,15 +782,12 @@ func (d *decoder) anyObject(depth int) map[string]any {
 		k := d.enum()
 		d.expect(':')
 		m[k] = d.anyValue(depth + 1)
-		switch d.peek() {
-		case ',':
-			d.i++
-			continue
-		case '}':
-			d.i++
-			return m
+		if !d.more('}') {
+			break
 		}
-		d.fail()
 	}
-	return nil
+	if d.failed {
+		return nil
+	}
+	return m
 }
