@@ -1,13 +1,15 @@
 package eventjson
 
-// Encoding. The log's record payload is the event as encoding/json
-// marshals it: the hash chain (each event's prev is the SHA-256 of the
-// previous payload) and replay --verify compare those bytes. AppendEvent
-// writes exactly the same bytes, field by field in struct order, without
-// reflection; whatever it is not certain to write as encoding/json does
-// (see fastValue for the list) makes it encode the whole event with
-// json.Marshal instead. The per-struct functions are in encode_event.go,
-// the scalar and dynamic values in encode_value.go.
+// Encoding, for the gate itself (the package doc speaks of decoding). The
+// log's record payload is the event as encoding/json marshals it: the
+// hash chain (each event's prev is the SHA-256 of the previous payload)
+// and replay --verify compare those bytes. AppendEvent writes exactly the
+// same bytes, field by field in struct order, without reflection; a value
+// it is not certain to write as encoding/json does (AppendEventFast lists
+// them) makes it encode the whole event with json.Marshal instead, as
+// domain/fastdigest.go does for digests. handlers.EncodeEvent (the worker,
+// checkpoints, replay) encodes with Marshal. The per-struct functions are
+// in encode_event.go, the scalar and dynamic values in encode_value.go.
 
 import (
 	"encoding/json"
