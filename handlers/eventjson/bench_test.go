@@ -23,8 +23,8 @@ func benchEvent(tb testing.TB, name string) []byte {
 // BenchmarkDecodeEvent decodes the frequent event shapes: an approved
 // decision (the typical 1,180-byte action.decided), a budget denial with
 // error details, an execution log, and the fallback: the typical decision
-// with one member this version does not know (as a newer gate could
-// write), which the fast path leaves to encoding/json.
+// with its reserved amount quoted ("0.01", which domain.USD accepts and the
+// fast path leaves to encoding/json).
 func BenchmarkDecodeEvent(b *testing.B) {
 	for _, name := range []string{"approved", "denied", "executed", "fallback"} {
 		p := benchEvent(b, name)

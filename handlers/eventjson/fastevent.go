@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"maps"
+	"reflect"
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
@@ -12,8 +13,8 @@ import (
 
 // The fast path: one function per domain type, reading the members that
 // encoding/json.Marshal writes for it (in any order, each at most once,
-// keys in their exact case). A member it does not know ends the fast
-// path.
+// keys in their exact case). A member whose key is no field name in any
+// case is skipped, as encoding/json skips it (see unknown).
 
 // DecodeFast decodes p with the fast path alone: ok is false when the fast
 // path cannot promise encoding/json's result (DecodeEvent then decodes p
@@ -230,7 +231,7 @@ func (d *decoder) event() *domain.Event {
 			ev.Checkpoint = take(&d.slots.ck)
 			d.logCheckpoint(ev.Checkpoint, prev)
 		default:
-			d.fail()
+			d.unknown(k, reflect.TypeFor[domain.Event]())
 		}
 	}
 	if ev == nil {
@@ -312,8 +313,8 @@ func (d *decoder) command(c *domain.Command) {
 			d.once(&seen, 13)
 			c.Tick = new(domain.Tick)
 			d.openObject()
-			if d.next() != nil {
-				d.fail() // Tick has no members
+			for k := d.next(); k != nil; k = d.next() {
+				d.unknown(k, reflect.TypeFor[domain.Tick]())
 			}
 		case "reject":
 			d.once(&seen, 14)
@@ -328,7 +329,7 @@ func (d *decoder) command(c *domain.Command) {
 			c.Verdict = new(domain.EngineVerdict)
 			d.engineVerdict(c.Verdict)
 		default:
-			d.fail()
+			d.unknown(k, reflect.TypeFor[domain.Command]())
 		}
 	}
 }
@@ -345,7 +346,7 @@ func (d *decoder) requestID(r *domain.RequestID) {
 			d.once(&seen, 1)
 			r.ID = d.str()
 		default:
-			d.fail()
+			d.unknown(k, reflect.TypeFor[domain.RequestID]())
 		}
 	}
 }
@@ -372,7 +373,7 @@ func (d *decoder) registerAgent(r *domain.RegisterAgent) {
 			d.once(&seen, 4)
 			r.TokenHash = d.str()
 		default:
-			d.fail()
+			d.unknown(k, reflect.TypeFor[domain.RegisterAgent]())
 		}
 	}
 }
@@ -401,7 +402,7 @@ func (d *decoder) agentInfo(a *domain.AgentInfo) {
 			d.once(&seen, 5)
 			a.Model = d.str()
 		default:
-			d.fail()
+			d.unknown(k, reflect.TypeFor[domain.AgentInfo]())
 		}
 	}
 }
@@ -421,7 +422,7 @@ func (d *decoder) permissions(p *domain.Permissions) {
 			d.once(&seen, 2)
 			p.BlockedTools = d.strings()
 		default:
-			d.fail()
+			d.unknown(k, reflect.TypeFor[domain.Permissions]())
 		}
 	}
 }
@@ -453,7 +454,7 @@ func (d *decoder) verifyAction(v *domain.VerifyAction) {
 			d.once(&seen, 2)
 			d.options(&v.Options)
 		default:
-			d.fail()
+			d.unknown(k, reflect.TypeFor[domain.VerifyAction]())
 		}
 	}
 }
@@ -485,7 +486,7 @@ func (d *decoder) action(a *domain.Action) {
 			d.once(&seen, 6)
 			a.EstimatedTokens = d.int64()
 		default:
-			d.fail()
+			d.unknown(k, reflect.TypeFor[domain.Action]())
 		}
 	}
 }
@@ -521,7 +522,7 @@ func (d *decoder) actionContext(c *domain.ActionContext) {
 			d.once(&seen, 4)
 			c.StateSource = d.enum()
 		default:
-			d.fail()
+			d.unknown(k, reflect.TypeFor[domain.ActionContext]())
 		}
 	}
 }
@@ -538,7 +539,7 @@ func (d *decoder) options(o *domain.Options) {
 			d.once(&seen, 1)
 			o.RiskThreshold = d.enum()
 		default:
-			d.fail()
+			d.unknown(k, reflect.TypeFor[domain.Options]())
 		}
 	}
 }
@@ -562,7 +563,7 @@ func (d *decoder) verifyToolCall(v *domain.VerifyToolCall) {
 			d.once(&seen, 3)
 			d.options(&v.Options)
 		default:
-			d.fail()
+			d.unknown(k, reflect.TypeFor[domain.VerifyToolCall]())
 		}
 	}
 }
@@ -585,7 +586,7 @@ func (d *decoder) toolCall(t *domain.ToolCall) {
 			d.once(&seen, 3)
 			t.EstimatedTokens = d.int64()
 		default:
-			d.fail()
+			d.unknown(k, reflect.TypeFor[domain.ToolCall]())
 		}
 	}
 }
@@ -611,7 +612,7 @@ func (d *decoder) logExecution(x *domain.LogExecution) {
 			d.once(&seen, 4)
 			x.ResultHash = d.str()
 		default:
-			d.fail()
+			d.unknown(k, reflect.TypeFor[domain.LogExecution]())
 		}
 	}
 }
@@ -637,7 +638,7 @@ func (d *decoder) requestTrust(r *domain.RequestTrustElevation) {
 			d.once(&seen, 4)
 			d.trustEvidence(&r.Evidence)
 		default:
-			d.fail()
+			d.unknown(k, reflect.TypeFor[domain.RequestTrustElevation]())
 		}
 	}
 }
@@ -663,7 +664,7 @@ func (d *decoder) trustEvidence(t *domain.TrustEvidence) {
 			d.once(&seen, 4)
 			t.Attestations = d.int64()
 		default:
-			d.fail()
+			d.unknown(k, reflect.TypeFor[domain.TrustEvidence]())
 		}
 	}
 }
@@ -678,13 +679,16 @@ func (d *decoder) toolRegistry(r *domain.PutToolRegistry) {
 			r.PrincipalID = d.str()
 		case "tools":
 			d.once(&seen, 1)
+			if d.null() {
+				continue // nil, as it is
+			}
 			r.Tools = []domain.ToolSpec{}
 			d.array(func() {
 				r.Tools = append(r.Tools, domain.ToolSpec{})
 				d.toolSpec(&r.Tools[len(r.Tools)-1])
 			})
 		default:
-			d.fail()
+			d.unknown(k, reflect.TypeFor[domain.PutToolRegistry]())
 		}
 	}
 }
@@ -713,7 +717,7 @@ func (d *decoder) toolSpec(t *domain.ToolSpec) {
 			d.once(&seen, 5)
 			t.SandboxRequired = d.bool()
 		default:
-			d.fail()
+			d.unknown(k, reflect.TypeFor[domain.ToolSpec]())
 		}
 	}
 }
@@ -733,7 +737,7 @@ func (d *decoder) issueKey(k *domain.IssuePrincipalKey) {
 			d.once(&seen, 2)
 			k.KeyID = d.str()
 		default:
-			d.fail()
+			d.unknown(key, reflect.TypeFor[domain.IssuePrincipalKey]())
 		}
 	}
 }
@@ -747,7 +751,7 @@ func (d *decoder) configure(c *domain.Configure) {
 			d.once(&seen, 0)
 			d.config(&c.Config)
 		default:
-			d.fail()
+			d.unknown(k, reflect.TypeFor[domain.Configure]())
 		}
 	}
 }
@@ -767,7 +771,7 @@ func (d *decoder) config(c *domain.Config) {
 			d.once(&seen, 2)
 			c.MaxSteps = d.int64()
 		default:
-			d.fail()
+			d.unknown(k, reflect.TypeFor[domain.Config]())
 		}
 	}
 }
@@ -787,7 +791,7 @@ func (d *decoder) resolveApproval(r *domain.ResolveApproval) {
 			d.once(&seen, 2)
 			r.Reason = d.str()
 		default:
-			d.fail()
+			d.unknown(k, reflect.TypeFor[domain.ResolveApproval]())
 		}
 	}
 }
@@ -804,7 +808,7 @@ func (d *decoder) setTrustLevel(s *domain.SetTrustLevel) {
 			d.once(&seen, 1)
 			s.Reason = d.str()
 		default:
-			d.fail()
+			d.unknown(k, reflect.TypeFor[domain.SetTrustLevel]())
 		}
 	}
 }
@@ -821,7 +825,7 @@ func (d *decoder) suspendAgent(s *domain.SuspendAgent) {
 			d.once(&seen, 1)
 			s.Reason = d.str()
 		default:
-			d.fail()
+			d.unknown(k, reflect.TypeFor[domain.SuspendAgent]())
 		}
 	}
 }
@@ -835,7 +839,7 @@ func (d *decoder) fileComplaint(c *domain.FileComplaint) {
 			d.once(&seen, 0)
 			c.Reason = d.str()
 		default:
-			d.fail()
+			d.unknown(k, reflect.TypeFor[domain.FileComplaint]())
 		}
 	}
 }
@@ -858,7 +862,7 @@ func (d *decoder) rejectRequest(r *domain.RejectRequest) {
 			d.once(&seen, 3)
 			r.BodyBytes = d.int64()
 		default:
-			d.fail()
+			d.unknown(k, reflect.TypeFor[domain.RejectRequest]())
 		}
 	}
 }
@@ -873,13 +877,16 @@ func (d *decoder) qwedVerify(q *domain.QWEDVerify) {
 			q.Batch = d.bool()
 		case "items":
 			d.once(&seen, 1)
+			if d.null() {
+				continue // nil, as it is
+			}
 			q.Items = []domain.QWEDItem{}
 			d.array(func() {
 				q.Items = append(q.Items, domain.QWEDItem{})
 				d.qwedItem(&q.Items[len(q.Items)-1])
 			})
 		default:
-			d.fail()
+			d.unknown(k, reflect.TypeFor[domain.QWEDVerify]())
 		}
 	}
 }
@@ -914,7 +921,7 @@ func (d *decoder) qwedItem(it *domain.QWEDItem) {
 			d.once(&seen, 7)
 			it.Attest = d.bool()
 		default:
-			d.fail()
+			d.unknown(k, reflect.TypeFor[domain.QWEDItem]())
 		}
 	}
 }
@@ -952,12 +959,15 @@ func (d *decoder) engineVerdict(v *domain.EngineVerdict) {
 			d.once(&seen, 8)
 			v.Code = d.enum()
 		default:
-			d.fail()
+			d.unknown(k, reflect.TypeFor[domain.EngineVerdict]())
 		}
 	}
 }
 
 func (d *decoder) findings() []engines.Finding {
+	if d.null() {
+		return nil
+	}
 	out := []engines.Finding{}
 	d.array(func() {
 		out = append(out, engines.Finding{})
@@ -990,7 +1000,7 @@ func (d *decoder) finding(f *engines.Finding) {
 			d.once(&seen, 5)
 			f.Snippet = d.str()
 		default:
-			d.fail()
+			d.unknown(k, reflect.TypeFor[engines.Finding]())
 		}
 	}
 }
@@ -1016,7 +1026,7 @@ func (d *decoder) error(e *domain.Error, like *domain.Error) {
 			d.once(&seen, 2)
 			e.Details = d.details()
 		default:
-			d.fail()
+			d.unknown(k, reflect.TypeFor[domain.Error]())
 		}
 	}
 }
@@ -1091,7 +1101,7 @@ func (d *decoder) agentRegistered(r *domain.AgentRegistered) {
 			d.once(&seen, 6)
 			r.TokenHash = d.str()
 		default:
-			d.fail()
+			d.unknown(k, reflect.TypeFor[domain.AgentRegistered]())
 		}
 	}
 }
@@ -1198,7 +1208,7 @@ func (d *decoder) actionDecided(x *domain.ActionDecided, ev *domain.Event) {
 			d.once(&seen, 26)
 			x.CorrectedDigest = d.str()
 		default:
-			d.fail()
+			d.unknown(k, reflect.TypeFor[domain.ActionDecided]())
 		}
 	}
 }
@@ -1233,7 +1243,7 @@ func (d *decoder) verification(v *domain.Verification) {
 			d.once(&seen, 7)
 			v.Findings = d.findings()
 		default:
-			d.fail()
+			d.unknown(k, reflect.TypeFor[domain.Verification]())
 		}
 	}
 }
@@ -1263,7 +1273,7 @@ func (d *decoder) budgetRemaining(b *domain.BudgetRemaining) {
 			d.once(&seen, 5)
 			b.HighRiskCalls = d.int64Ptr()
 		default:
-			d.fail()
+			d.unknown(k, reflect.TypeFor[domain.BudgetRemaining]())
 		}
 	}
 }
@@ -1328,7 +1338,7 @@ func (d *decoder) approval(a *domain.Approval, actionID, agentID string) {
 			d.once(&seen, 12)
 			a.Reason = d.str()
 		default:
-			d.fail()
+			d.unknown(k, reflect.TypeFor[domain.Approval]())
 		}
 	}
 }
@@ -1348,7 +1358,7 @@ func (d *decoder) trustChange(t *domain.TrustChange) {
 			d.once(&seen, 2)
 			t.Reason = d.str()
 		default:
-			d.fail()
+			d.unknown(k, reflect.TypeFor[domain.TrustChange]())
 		}
 	}
 }
@@ -1392,7 +1402,7 @@ func (d *decoder) executionLogged(x *domain.ExecutionLogged, cmd *domain.Command
 			d.once(&seen, 8)
 			d.budgetRemaining(&x.Budget)
 		default:
-			d.fail()
+			d.unknown(k, reflect.TypeFor[domain.ExecutionLogged]())
 		}
 	}
 }
@@ -1422,7 +1432,7 @@ func (d *decoder) elevationRequested(r *domain.TrustElevationRequested) {
 			r.Approval = new(domain.Approval)
 			d.approval(r.Approval, r.RequestID, "")
 		default:
-			d.fail()
+			d.unknown(k, reflect.TypeFor[domain.TrustElevationRequested]())
 		}
 	}
 }
@@ -1446,7 +1456,7 @@ func (d *decoder) approvalResolved(r *domain.ApprovalResolved) {
 			d.once(&seen, 3)
 			r.ReleasedTokens = d.int64()
 		default:
-			d.fail()
+			d.unknown(k, reflect.TypeFor[domain.ApprovalResolved]())
 		}
 	}
 }
@@ -1463,7 +1473,7 @@ func (d *decoder) agentStatusChange(s *domain.AgentStatusChange) {
 			d.once(&seen, 1)
 			s.Reason = d.str()
 		default:
-			d.fail()
+			d.unknown(k, reflect.TypeFor[domain.AgentStatusChange]())
 		}
 	}
 }
@@ -1475,13 +1485,16 @@ func (d *decoder) approvalsExpired(x *domain.ApprovalsExpired) {
 		switch string(k) {
 		case "approvals":
 			d.once(&seen, 0)
+			if d.null() {
+				continue // nil, as it is
+			}
 			x.Approvals = []domain.ApprovalResolved{}
 			d.array(func() {
 				x.Approvals = append(x.Approvals, domain.ApprovalResolved{})
 				d.approvalResolved(&x.Approvals[len(x.Approvals)-1])
 			})
 		default:
-			d.fail()
+			d.unknown(k, reflect.TypeFor[domain.ApprovalsExpired]())
 		}
 	}
 }
@@ -1498,7 +1511,7 @@ func (d *decoder) qwedVerified(q *domain.QWEDVerified) {
 			d.once(&seen, 1)
 			q.Attestations = d.strings()
 		default:
-			d.fail()
+			d.unknown(k, reflect.TypeFor[domain.QWEDVerified]())
 		}
 	}
 }
@@ -1523,7 +1536,7 @@ func (d *decoder) logCheckpoint(c *domain.LogCheckpoint, prev string) {
 			d.once(&seen, 3)
 			c.Signature = d.str()
 		default:
-			d.fail()
+			d.unknown(k, reflect.TypeFor[domain.LogCheckpoint]())
 		}
 	}
 }
@@ -1540,7 +1553,7 @@ func (d *decoder) checkpointPolicy(p *domain.CheckpointPolicy) {
 			d.once(&seen, 1)
 			p.Interval = d.duration()
 		default:
-			d.fail()
+			d.unknown(k, reflect.TypeFor[domain.CheckpointPolicy]())
 		}
 	}
 }

@@ -3,7 +3,9 @@ package eventjson
 import (
 	"encoding/binary"
 	"math/bits"
+	"reflect"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -18,10 +20,11 @@ import (
 // per-type functions of fastevent.go call in turn. Each helper checks the
 // JSON syntax of what it reads exactly as encoding/json's scanner does,
 // and decodes it exactly as encoding/json would into the field's type.
-// Anything else (a syntax error, a type mismatch, a null, a number out of
-// range, a key that is unknown or repeated) makes the decoder give up: it
-// records the failure, stops consuming input, and the caller falls back to
-// a general decoder, which then produces encoding/json's result or error.
+// Anything else (a syntax error, a type mismatch, a null but for a list,
+// a number out of range, a repeated key, a key that matches a field name
+// only in another case) makes the decoder give up: it records the
+// failure, stops consuming input, and the caller falls back to
+// encoding/json, which then produces its own result or error.
 // The fast path therefore never has to reproduce an error, only successes.
 
 // maxSkipDepth bounds the nesting of values the fast path skips or copies
@@ -156,12 +159,9 @@ func (d *decoder) nextSlow() []byte {
 		return nil
 	}
 	start := d.i + 1
-	j := start
-	for j < len(d.p) && isKeyByte(d.p[j]) {
-		j++
-	}
+	j := plainEnd(d.p, start)
 	if j >= len(d.p) || d.p[j] != '"' {
-		d.fail() // a key the fast path does not know
+		d.fail() // an escape or a byte that is not printable ASCII
 		return nil
 	}
 	d.i = j + 1
@@ -173,8 +173,66 @@ func (d *decoder) nextSlow() []byte {
 	return d.p[start:j]
 }
 
-// isKeyByte reports whether c can be part of a field name.
-func isKeyByte(c byte) bool { return c-'a' < 26 || c == '_' }
+// unknown handles a member whose key is none of the field names of the
+// type t in their exact case. encoding/json ignores such a member unless
+// its key equals a field name in another case (it then decodes it into
+// that field, which the fast path leaves to it), so the fast path skips
+// its value, checking its syntax: an event written by a newer version,
+// with a member this one does not know, stays on the fast path. Keys that
+// are not printable ASCII without escapes fail (encoding/json unescapes
+// and folds those before it compares).
+func (d *decoder) unknown(key []byte, t reflect.Type) {
+	for _, c := range key {
+		if !plain[c] {
+			d.fail()
+			return
+		}
+	}
+	for _, name := range fieldNames[t] {
+		if strings.EqualFold(name, string(key)) {
+			d.fail()
+			return
+		}
+	}
+	d.skip(0)
+}
+
+// fieldNames are the JSON member names of every struct type an event
+// holds (Tick has none).
+var fieldNames = func() map[reflect.Type][]string {
+	names := map[reflect.Type][]string{}
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct || t.PkgPath() == "time" {
+			return
+		}
+		if _, done := names[t]; done {
+			return
+		}
+		names[t] = []string{}
+		for f := range t.Fields() {
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "" {
+				name = f.Name
+			}
+			names[t] = append(names[t], name)
+			walk(f.Type)
+		}
+	}
+	walk(reflect.TypeFor[domain.Event]())
+	return names
+}()
+
+// null consumes a null, reporting whether there was one.
+func (d *decoder) null() bool {
+	if d.peek() == 'n' {
+		return d.literal("null")
+	}
+	return false
+}
 
 // once fails when the member with the given bit of seen was already
 // decoded: encoding/json merges a repeated member into the first one's
@@ -696,8 +754,12 @@ func (d *decoder) skip(depth int) {
 }
 
 // strings reads an array of strings into a new slice ([] gives an empty,
-// non-nil slice, as encoding/json does).
+// non-nil slice, null a nil one, as encoding/json does for a field that is
+// nil before).
 func (d *decoder) strings() []string {
+	if d.null() {
+		return nil
+	}
 	d.expect('[')
 	var small [16]string
 	out := small[:0]
