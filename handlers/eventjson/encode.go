@@ -61,13 +61,15 @@ func AppendEventFast(dst []byte, ev *domain.Event) ([]byte, bool) {
 }
 
 // Marshal returns ev's encoding (json.Marshal's bytes, see AppendEvent) in
-// a new slice of exactly its length, which the caller owns. It encodes
-// into a pooled scratch buffer, so an event costs one allocation.
+// a new slice of exactly its length, which the caller owns, or
+// json.Marshal's error. The fast path encodes into a pooled scratch
+// buffer, so an event costs one allocation; the fallback returns what
+// json.Marshal returns.
 func Marshal(ev *domain.Event) ([]byte, error) {
 	sp := scratch.Get().(*[]byte)
-	b, err := AppendEvent((*sp)[:0], ev)
+	b, fast := AppendEventFast((*sp)[:0], ev)
 	var out []byte
-	if err == nil {
+	if fast {
 		out = make([]byte, len(b))
 		copy(out, b)
 	}
@@ -75,7 +77,10 @@ func Marshal(ev *domain.Event) ([]byte, error) {
 		*sp = b[:0]
 		scratch.Put(sp)
 	}
-	return out, err
+	if !fast {
+		return json.Marshal(ev)
+	}
+	return out, nil
 }
 
 // scratch holds the buffers Marshal encodes into; one larger than
