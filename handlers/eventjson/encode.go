@@ -43,7 +43,7 @@ func AppendEvent(dst []byte, ev *domain.Event) ([]byte, error) {
 // details holding a type other than nil, bool, string, the Go integer
 // types, finite float64, domain.USD, json.Number, json.RawMessage,
 // time.Time, *time.Time, []string, []any and map[string]any (nested at
-// most maxDepth deep); to an invalid json.Number or json.RawMessage; and
+// most 32 deep); to an invalid json.Number or json.RawMessage; and
 // to a time.Time that encoding/json refuses (a year outside 0-9999, an
 // offset of a day or more). Tests use it to check that the fast path, not
 // the fallback, encodes the events the gate writes.
