@@ -188,7 +188,12 @@ func (d *decoder) unknown(key []byte, t reflect.Type) {
 			return
 		}
 	}
-	for _, name := range fieldNames[t] {
+	names, ok := fieldNames[t]
+	if !ok {
+		d.fail() // not a type of the event's (cannot happen)
+		return
+	}
+	for _, name := range names {
 		if strings.EqualFold(name, string(key)) {
 			d.fail()
 			return
