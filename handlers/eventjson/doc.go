@@ -1,6 +1,7 @@
 // Package eventjson decodes the log's events fast for everything that
 // reads the log in bulk (replay, recovery, the Kafka partition restore,
-// audit, backtests, the compliance report).
+// audit, backtests, the compliance report), and encodes them fast for the
+// worker that writes them.
 //
 // DecodeEvent decodes exactly as handlers.DecodeEvent (encoding/json)
 // does: the same event, or an error exactly when encoding/json fails.
@@ -15,6 +16,11 @@
 // decodes the payload. TestDecodeEventMatchesStandardLibraryOnRecordedHistory,
 // the edge cases, FuzzDecodeEventMatchesStandardLibrary and the seeded
 // worker runs of package handlers pin the two against each other.
+//
+// AppendEvent and Marshal (encode.go) write exactly json.Marshal's bytes
+// for an event — the log payload that the hash chain and replay --verify
+// compare — by a hand-written path for every event type, and hand anything
+// they do not reproduce to json.Marshal; handlers.EncodeEvent is Marshal.
 //
 // API is json-iterator configured as the standard library, which the
 // backtest uses to decode the slim part of the events it re-decides.
