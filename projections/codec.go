@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/handlers/eventjson"
 )
 
 // The entities every decision writes (its activity, its open action, its
@@ -166,8 +167,10 @@ func encodeActivity(b []byte, a *Activity) ([]byte, error) {
 		}
 	}
 	if a.Error != nil {
+		// json.Marshal's bytes (what the JSON store held), without its
+		// reflection: a denial's error is on most of a replay's events.
 		var err error
-		if errJSON, err = json.Marshal(a.Error); err != nil {
+		if errJSON, err = eventjson.AppendError(nil, a.Error); err != nil {
 			return nil, fmt.Errorf("encoding the error of activity %s: %w", a.ActivityID, err)
 		}
 	}

@@ -215,3 +215,24 @@ func (e *encoder) optStrings(name string, list []string) {
 		e.stringsField(name, list)
 	}
 }
+
+// AppendError appends the JSON encoding of x to dst: exactly the bytes
+// json.Marshal(x) returns (the projections store a decision's error in
+// that form), by the fast path when it can and by json.Marshal
+// otherwise, failing exactly when json.Marshal fails with dst unchanged.
+func AppendError(dst []byte, x *domain.Error) ([]byte, error) {
+	e := encoder{buf: dst, ok: true}
+	if x == nil {
+		e.null()
+	} else {
+		e.error(x)
+	}
+	if e.ok {
+		return e.buf, nil
+	}
+	p, err := json.Marshal(x)
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, p...), nil
+}
