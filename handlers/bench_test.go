@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,6 +19,21 @@ import (
 // The figure is decisions/s.
 func BenchmarkDurablePath(b *testing.B) {
 	defer TuneGC()() // as the agentgate process runs
+	durablePath(b, 128)
+}
+
+// BenchmarkDurablePathInFlight is BenchmarkDurablePath with more callers in
+// flight (per GOMAXPROCS): each caller waits for its answer, so with few
+// of them the rate is bounded by a request's latency (about three fsync
+// cycles), with many by the CPU.
+func BenchmarkDurablePathInFlight(b *testing.B) {
+	defer TuneGC()()
+	for _, n := range []int{256, 512} {
+		b.Run(fmt.Sprintf("callers=%d", n*runtime.GOMAXPROCS(0)), func(b *testing.B) { durablePath(b, n) })
+	}
+}
+
+func durablePath(b *testing.B, parallelism int) {
 	clock := &testClock{now: time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)}
 	g := startGate(b, b.TempDir(), clock.Now)
 	defer g.stop(b)
@@ -28,7 +44,7 @@ func BenchmarkDurablePath(b *testing.B) {
 	agent := g.submit(b, reg).Registered.AgentID
 	tokenHash := HashSecret(testToken)
 	var conv atomic.Int64
-	b.SetParallelism(128)
+	b.SetParallelism(parallelism)
 	b.ReportAllocs()
 	b.ResetTimer()
 	start := time.Now()
