@@ -287,3 +287,84 @@ func TestApplyLogCommitterStopsAtTheFirstFailure(t *testing.T) {
 		t.Fatalf("store checkpoint %d, want 1 (nothing after the failure)", ck.Seq)
 	}
 }
+
+// chainReadLog claims that its Read checks the chain (as the Kafka log's
+// does), over a log underneath whose records it passes as they are.
+type chainReadLog struct{ streams.Log }
+
+func (chainReadLog) ReadChecksChain() bool { return true }
+
+// TestApplyLogOverAChainCheckingLogHashesOnlyTheCheckpoints: over a log
+// whose Read checks the chain, ApplyLog still compares the first record
+// with the checkpoint's head, and the checkpoints it commits hold the
+// true hashes (computed at batch ends only): a rebuild equals the live
+// projections and ends at the log's head.
+func TestApplyLogOverAChainCheckingLogHashesOnlyTheCheckpoints(t *testing.T) {
+	clock := &testClock{now: time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)}
+	g := startGate(t, t.TempDir(), clock.Now)
+	agent := g.submit(t, registerCmd("checked", 3)).Registered.AgentID
+	const n, callers = recoverBatch + 300, 32
+	var wg sync.WaitGroup
+	for c := range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := c; i < n; i += callers {
+				if _, err := g.Worker.Submit(context.Background(), verifyCmd(agent, fmt.Sprint("r", i), fmt.Sprint("c", c, "/", i/(40*callers)), i/callers%40+1, "1+1")); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	defer g.stop(t)
+	log := chainReadLog{g.Log}
+	ctx := context.Background()
+	fresh, err := projections.Open(filepath.Join(t.TempDir(), "state"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	if _, err := ApplyLog(ctx, log, fresh, domain.NewState(), projections.Checkpoint{}); err != nil {
+		t.Fatal(err)
+	}
+	if diff, err := projections.Equal(g.Store, fresh); err != nil || diff != "" {
+		t.Fatalf("rebuilt projections differ: %q, %v", diff, err)
+	}
+	ck, err := fresh.Checkpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if head := g.Log.Head(); ck.Seq != head.Seq || ck.Hash != head.Hash {
+		t.Fatalf("checkpoint %d %s, want the log head %d %s", ck.Seq, ck.Hash, head.Seq, head.Hash)
+	}
+	// From the middle: the right head is followed, a wrong one refused.
+	var mid streams.Record
+	if err := g.Log.Read(ctx, 100, func(r streams.Record) error {
+		mid = streams.Record{Seq: r.Seq, Prev: r.Prev, Payload: append([]byte(nil), r.Payload...)}
+		return errStop
+	}); err != nil && err != errStop {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		hash string
+		ok   bool
+	}{{mid.Hash(), true}, {strings.Repeat("0", 64), false}} {
+		s, err := projections.Open(filepath.Join(t.TempDir(), "state"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := ApplyLog(ctx, log, s, domain.NewState(), projections.Checkpoint{Seq: mid.Seq, Hash: tc.hash})
+		ck, cerr := s.Checkpoint()
+		s.Close()
+		switch {
+		case cerr != nil:
+			t.Fatal(cerr)
+		case tc.ok && (err != nil || ck.Hash != g.Log.Head().Hash):
+			t.Errorf("from the true head: applied %d, checkpoint %s: %v", got, ck.Hash, err)
+		case !tc.ok && (err == nil || !strings.Contains(err.Error(), "does not follow the checkpoint chain") || got != 0):
+			t.Errorf("from a wrong head: applied %d, error %v; want nothing applied and the chain named", got, err)
+		}
+	}
+}

@@ -59,3 +59,14 @@ type Log interface {
 	// Close releases the log.
 	Close() error
 }
+
+// ChainReader is implemented by a Log whose Read checks the chain itself:
+// every record it passes after the first has a Prev equal to the hash of
+// the payload of the record passed before it (the Kafka log follows the
+// chain to skip a zombie writer's records, so it hashes each one anyway).
+// A reader that checks the chain from a known head then needs to compare
+// only the first record's Prev, and hash only the records whose hash it
+// keeps. ReadChecksChain reports whether this Log does.
+type ChainReader interface {
+	ReadChecksChain() bool
+}

@@ -153,7 +153,10 @@ type view struct {
 	offset int64 // offset of the head record; -1 when the log is empty
 }
 
-var _ streams.Log = (*Log)(nil)
+var (
+	_ streams.Log         = (*Log)(nil)
+	_ streams.ChainReader = (*Log)(nil)
+)
 
 // Open opens the log on partition of topic at brokers: it reads the
 // partition from offset 0 to its end, applying the chain (see the package
@@ -583,6 +586,11 @@ func (l *Log) checkLimits(batch []streams.Record) error {
 	}
 	return nil
 }
+
+// ReadChecksChain reports true: Read passes only records that continue the
+// chain, each one's Prev the hash of the payload of the record before it
+// (see streams.ChainReader).
+func (l *Log) ReadChecksChain() bool { return true }
 
 // Read calls fn for each record with Seq >= from (0 is read as 1) up to
 // the head at the time of the call, in order, applying the chain as Open
