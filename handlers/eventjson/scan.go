@@ -47,6 +47,9 @@ type decoder struct {
 	slots slots
 	// prevDetails are the event's last error details (see details).
 	prevDetails detailsSpan
+	// strict refuses members the type does not know, as a json.Decoder
+	// with DisallowUnknownFields does (see DecodeVerifyRequest).
+	strict bool
 }
 
 // fail gives up the fast path.
@@ -182,6 +185,10 @@ func (d *decoder) nextSlow() []byte {
 // are not printable ASCII without escapes fail (encoding/json unescapes
 // and folds those before it compares).
 func (d *decoder) unknown(key []byte, t reflect.Type) {
+	if d.strict {
+		d.fail() // encoding/json refuses it, with its own error
+		return
+	}
 	for _, c := range key {
 		if !plain[c] {
 			d.fail()

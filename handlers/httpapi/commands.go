@@ -11,6 +11,7 @@ import (
 	"strconv"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/handlers/eventjson"
 )
 
 // Secret prefixes (seed 000 §3.2).
@@ -332,8 +333,14 @@ var epVerify = endpoint{auth: authAgent, build: func(in *input, cr *creds) (*dom
 // decodeVerify builds the VerifyAction command of a verify request.
 func decodeVerify(in *input, cr *creds) (*domain.Command, *apiError) {
 	var b verifyBody
-	if e := decodeJSON(in.body, &b, stepNumber); e != nil {
-		return nil, e
+	// The fast path decodes what decodeJSON would decode to the same
+	// members; anything else (and every error) takes decodeJSON.
+	var fast bool
+	if b.AgentID, b.AgentToken, fast = eventjson.DecodeVerifyRequest(in.body, &b.VerifyAction); !fast {
+		b = verifyBody{}
+		if e := decodeJSON(in.body, &b, stepNumber); e != nil {
+			return nil, e
+		}
 	}
 	if e := b.apply(in, cr); e != nil {
 		return nil, e
