@@ -108,13 +108,7 @@ func TestApplyLogChecksTheChainFromItsCheckpoint(t *testing.T) {
 		g.submit(t, verifyCmd(agent, fmt.Sprint("r", i), fmt.Sprint("c", i/40), i%40+1, "1+1"))
 	}
 	defer g.stop(t)
-	var at streams.Record
-	if err := g.Log.Read(context.Background(), 5, func(r streams.Record) error {
-		at = streams.Record{Seq: r.Seq, Prev: r.Prev, Payload: append([]byte(nil), r.Payload...)}
-		return errStop
-	}); err != nil && err != errStop {
-		t.Fatal(err)
-	}
+	at := recordAt(t, g.Log, 5)
 	for _, tc := range []struct {
 		hash string
 		ok   bool
@@ -173,21 +167,7 @@ func TestApplyLogCommitsEveryBatchInOrderBehindTheFold(t *testing.T) {
 	clock := &testClock{now: time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)}
 	g := startGate(t, t.TempDir(), clock.Now)
 	agent := g.submit(t, registerCmd("batches", 3)).Registered.AgentID
-	const n, callers = 3*recoverBatch + 200, 64
-	var wg sync.WaitGroup
-	for c := range callers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := c; i < n; i += callers {
-				if _, err := g.Worker.Submit(context.Background(), verifyCmd(agent, fmt.Sprint("r", i), fmt.Sprint("c", c, "/", i/(40*callers)), i/callers%40+1, fmt.Sprint(i, "+1"))); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	submitSpread(t, g, agent, 3*recoverBatch+200, 64)
 	defer g.stop(t)
 	head := g.Log.Head().Seq
 	open := func() *projections.Store {
@@ -303,21 +283,7 @@ func TestApplyLogOverAChainCheckingLogHashesOnlyTheCheckpoints(t *testing.T) {
 	clock := &testClock{now: time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)}
 	g := startGate(t, t.TempDir(), clock.Now)
 	agent := g.submit(t, registerCmd("checked", 3)).Registered.AgentID
-	const n, callers = recoverBatch + 300, 32
-	var wg sync.WaitGroup
-	for c := range callers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := c; i < n; i += callers {
-				if _, err := g.Worker.Submit(context.Background(), verifyCmd(agent, fmt.Sprint("r", i), fmt.Sprint("c", c, "/", i/(40*callers)), i/callers%40+1, "1+1")); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	submitSpread(t, g, agent, recoverBatch+300, 32)
 	defer g.stop(t)
 	log := chainReadLog{g.Log}
 	ctx := context.Background()
@@ -340,13 +306,7 @@ func TestApplyLogOverAChainCheckingLogHashesOnlyTheCheckpoints(t *testing.T) {
 		t.Fatalf("checkpoint %d %s, want the log head %d %s", ck.Seq, ck.Hash, head.Seq, head.Hash)
 	}
 	// From the middle: the right head is followed, a wrong one refused.
-	var mid streams.Record
-	if err := g.Log.Read(ctx, 100, func(r streams.Record) error {
-		mid = streams.Record{Seq: r.Seq, Prev: r.Prev, Payload: append([]byte(nil), r.Payload...)}
-		return errStop
-	}); err != nil && err != errStop {
-		t.Fatal(err)
-	}
+	mid := recordAt(t, g.Log, 100)
 	for _, tc := range []struct {
 		hash string
 		ok   bool
@@ -367,4 +327,38 @@ func TestApplyLogOverAChainCheckingLogHashesOnlyTheCheckpoints(t *testing.T) {
 			t.Errorf("from a wrong head: applied %d, error %v; want nothing applied and the chain named", got, err)
 		}
 	}
+}
+
+// submitSpread decides n verify_action commands of agent from callers
+// goroutines at once (so the worker batches them), each caller walking
+// its own conversations.
+func submitSpread(t *testing.T, g *runningGate, agent string, n, callers int) {
+	t.Helper()
+	var wg sync.WaitGroup
+	for c := range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := c; i < n; i += callers {
+				if _, err := g.Worker.Submit(context.Background(), verifyCmd(agent, fmt.Sprint("r", i), fmt.Sprint("c", c, "/", i/(40*callers)), i/callers%40+1, fmt.Sprint(i, "+1"))); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// recordAt reads the record at seq from log.
+func recordAt(t *testing.T, log streams.Log, seq uint64) streams.Record {
+	t.Helper()
+	var at streams.Record
+	if err := log.Read(context.Background(), seq, func(r streams.Record) error {
+		at = streams.Record{Seq: r.Seq, Prev: r.Prev, Payload: append([]byte(nil), r.Payload...)}
+		return errStop
+	}); err != nil && err != errStop {
+		t.Fatal(err)
+	}
+	return at
 }

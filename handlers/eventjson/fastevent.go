@@ -443,20 +443,29 @@ func (d *decoder) verifyAction(v *domain.VerifyAction) {
 	var seen uint64
 	d.openObject()
 	for k := d.next(); k != nil; k = d.next() {
-		switch string(k) {
-		case "action":
-			d.once(&seen, 0)
-			d.action(&v.Action)
-		case "context":
-			d.once(&seen, 1)
-			d.actionContext(&v.Context)
-		case "options":
-			d.once(&seen, 2)
-			d.options(&v.Options)
-		default:
+		if !d.verifyMember(k, v, &seen) {
 			d.unknown(k, reflect.TypeFor[domain.VerifyAction]())
 		}
 	}
+}
+
+// verifyMember decodes the member k of a domain.VerifyAction object (its
+// bits 0 to 2 in seen) and reports whether k is one of its members.
+func (d *decoder) verifyMember(k []byte, v *domain.VerifyAction, seen *uint64) bool {
+	switch string(k) {
+	case "action":
+		d.once(seen, 0)
+		d.action(&v.Action)
+	case "context":
+		d.once(seen, 1)
+		d.actionContext(&v.Context)
+	case "options":
+		d.once(seen, 2)
+		d.options(&v.Options)
+	default:
+		return false
+	}
+	return true
 }
 
 func (d *decoder) action(a *domain.Action) {

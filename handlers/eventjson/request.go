@@ -17,16 +17,10 @@ func DecodeVerifyRequest(p []byte, v *domain.VerifyAction) (agentID, agentToken 
 	var seen uint64
 	d.openObject()
 	for k := d.next(); k != nil; k = d.next() {
+		if d.verifyMember(k, v, &seen) {
+			continue
+		}
 		switch string(k) {
-		case "action":
-			d.once(&seen, 0)
-			d.action(&v.Action)
-		case "context":
-			d.once(&seen, 1)
-			d.actionContext(&v.Context)
-		case "options":
-			d.once(&seen, 2)
-			d.options(&v.Options)
 		case "agent_id":
 			d.once(&seen, 3)
 			agentID = d.str()
