@@ -410,7 +410,8 @@ func (d *decoder) unquote(start, j int) []byte {
 	return nil
 }
 
-// escapedRune returns the rune of a \uXXXX escape at p[j:], or -1.
+// escapedRune returns the rune of a \u escape (four hex digits) at
+// p[j:], or -1.
 func escapedRune(p []byte, j int) rune {
 	if j+1 < len(p) && p[j] == '\\' && p[j+1] == 'u' {
 		return hex4(p, j+2)
