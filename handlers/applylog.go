@@ -58,8 +58,8 @@ func ApplyLog(ctx context.Context, log streams.Log, store *projections.Store, st
 		batch = make([]*domain.Event, 0, recoverBatch)
 		return nil
 	}
-	// The decoders also hash each record (the next one's prev): the fold
-	// only compares.
+	// Unless the log checks the chain, the decoders also hash each record
+	// (the next one's prev): the fold only compares.
 	type decoded struct {
 		ev   *domain.Event
 		hash string
