@@ -304,6 +304,7 @@ func (p *Pool) run(ctx context.Context, pr *proc, q logic.Query) (logic.Answer, 
 	if pr.warming == "" {
 		marks, names = marks[1:], names[1:]
 	}
+	var checkStart, checkEnd time.Time // when check-sat began and answered
 	for i, sec := range names {
 		cur = nil
 		for done := false; !done; {
@@ -313,6 +314,12 @@ func (p *Pool) run(ctx context.Context, pr *proc, q logic.Query) (logic.Answer, 
 					return logic.Answer{}, fmt.Errorf("reading z3 answer: the process exited (%v)", p.exitErr(pr))
 				}
 				if line == marks[i] {
+					switch sec {
+					case "script":
+						checkStart = time.Now()
+					case "check":
+						checkEnd = time.Now()
+					}
 					done = true
 					break
 				}
@@ -354,7 +361,7 @@ func (p *Pool) run(ctx context.Context, pr *proc, q logic.Query) (logic.Answer, 
 		}
 	case logic.Unsat:
 	case logic.Unknown:
-		ans.Reason = reasonUnknown(strings.Join(sections["end"], " "))
+		ans.Reason = unknownReason(reasonUnknown(strings.Join(sections["end"], " ")), checkEnd.Sub(checkStart), timeout)
 	default:
 		return logic.Answer{}, fmt.Errorf("checking: z3 answered %q", check)
 	}
@@ -373,6 +380,22 @@ func (p *Pool) exitErr(pr *proc) error {
 	case <-time.After(100 * time.Millisecond):
 	}
 	return errors.New("no exit status")
+}
+
+// unknownReason is the reason of an unknown answer that took ran of a
+// check-sat limited to limit: "timeout" once the limit has (all but)
+// passed, whatever z3 gave (a timeout that strikes inside a theory solver
+// can leave that solver's own reason, such as "incomplete (theory
+// arithmetic)", where "timeout" is the truth), z3's reason otherwise.
+// "All but": z3's clock starts before the pool sees check-sat begin (its
+// output is buffered), so ran reads a few per cent short of the limit
+// that stopped it; an unknown given in the last tenth of the limit is
+// called a timeout.
+func unknownReason(reason string, ran, limit time.Duration) string {
+	if ran >= limit-limit/10 {
+		return "timeout"
+	}
+	return reason
 }
 
 // reasonUnknown reads (:reason-unknown "timeout").

@@ -259,3 +259,36 @@ func TestCloseAndMissingZ3AreUnavailable(t *testing.T) {
 		t.Fatalf("missing z3: %v", err)
 	}
 }
+
+// TestUnknownAtTheLimitIsATimeout pins the reason of an unknown answer
+// given once the check-sat limit has passed: "timeout", even where z3 names
+// the theory solver it was in when the limit struck (z3 4.8 answers
+// x³+y³+z³=42 under a limit with "incomplete (theory arithmetic)" or
+// "timeout", depending on where the limit finds it).
+func TestUnknownAtTheLimitIsATimeout(t *testing.T) {
+	for _, c := range []struct {
+		reason     string
+		ran, limit time.Duration
+		want       string
+	}{
+		{"incomplete (theory arithmetic)", time.Second, time.Second, "timeout"},
+		{"incomplete (theory arithmetic)", 1500 * time.Millisecond, time.Second, "timeout"},
+		{"canceled", time.Second, time.Second, "timeout"},
+		{"incomplete (theory arithmetic)", 20 * time.Millisecond, time.Second, "incomplete (theory arithmetic)"},
+		{"incomplete (theory arithmetic)", 950 * time.Millisecond, time.Second, "timeout"},
+		{"(incomplete quantifiers)", 899 * time.Millisecond, time.Second, "(incomplete quantifiers)"},
+	} {
+		if got := unknownReason(c.reason, c.ran, c.limit); got != c.want {
+			t.Errorf("unknownReason(%q, %v, %v) = %q, want %q", c.reason, c.ran, c.limit, got, c.want)
+		}
+	}
+	p := newPool(t, Config{Size: 1, Timeout: 200 * time.Millisecond, Grace: 5 * time.Second})
+	const cubes = "(declare-const x Int)\n(declare-const y Int)\n(declare-const z Int)\n" +
+		"(assert (= (+ (* x x x) (* y y y) (* z z z)) 42))\n(assert (> x 1000000))\n"
+	for i := 0; i < 5; i++ {
+		ans, err := p.Solve(context.Background(), logic.Query{Script: cubes})
+		if err != nil || ans.Status != logic.Unknown || ans.Reason != "timeout" {
+			t.Fatalf("run %d: %+v %v, want unknown (timeout)", i, ans, err)
+		}
+	}
+}
