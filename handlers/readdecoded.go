@@ -17,6 +17,8 @@ const (
 	// decodeAhead bounds the chunks read ahead of the caller (memory:
 	// decodeAhead × decodeChunk records).
 	decodeAhead = 8
+	// arenaSize is the size of the buffers payloads are copied into.
+	arenaSize = 64 << 10
 )
 
 // ErrStopRead, returned by ReadDecoded's fn, ends the read early without
@@ -55,7 +57,13 @@ func ReadDecoded[T any](ctx context.Context, log streams.Log, from uint64, keep 
 	go func() {
 		defer close(ordered)
 		defer close(jobs)
-		cur := &chunk[T]{done: make(chan struct{})}
+		// A chunk's payloads are copied into few large buffers (arena)
+		// rather than one allocation each; a payload never straddles two.
+		var arena []byte
+		newChunk := func() *chunk[T] {
+			return &chunk[T]{done: make(chan struct{}), recs: make([]streams.Record, 0, decodeChunk)}
+		}
+		cur := newChunk()
 		send := func() bool {
 			select {
 			case ordered <- cur:
@@ -63,14 +71,19 @@ func ReadDecoded[T any](ctx context.Context, log streams.Log, from uint64, keep 
 				return false
 			}
 			jobs <- cur // never blocks longer than a decoder's chunk: jobs has ordered's capacity
-			cur = &chunk[T]{done: make(chan struct{})}
+			cur = newChunk()
 			return true
 		}
 		readErr = log.Read(ctx, from, func(r streams.Record) error {
 			if keep != nil && !keep(r.Payload) {
 				return nil
 			}
-			r.Payload = append([]byte(nil), r.Payload...)
+			if len(r.Payload) > cap(arena)-len(arena) {
+				arena = make([]byte, 0, max(arenaSize, len(r.Payload)))
+			}
+			n := len(arena)
+			arena = append(arena, r.Payload...)
+			r.Payload = arena[n:len(arena):len(arena)]
 			cur.recs = append(cur.recs, r)
 			if len(cur.recs) == decodeChunk && !send() {
 				return ctx.Err()
