@@ -142,7 +142,7 @@ func applyDecided(s *State, agentID string, dec *ActionDecided, t time.Time) {
 		return
 	}
 	rollDay(a, t)
-	denied := dec.Decision == Denied || dec.Decision == BudgetExceeded
+	denied := dec.Denied()
 	a.TotalActions++
 	if denied {
 		a.DeniedActions++

@@ -156,6 +156,11 @@ type ActionDecided struct {
 	CorrectedDigest string  `json:"corrected_digest,omitempty"`
 }
 
+// Denied reports whether the action was refused (DENIED or
+// BUDGET_EXCEEDED): a refused action consumes no step and no budget, opens
+// no action and no approval (Apply).
+func (d *ActionDecided) Denied() bool { return d.Decision == Denied || d.Decision == BudgetExceeded }
+
 // Verification is the verification block of seed 000 §4.2.
 type Verification struct {
 	Status       string   `json:"status"`

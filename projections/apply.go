@@ -45,8 +45,11 @@ type Prepared struct {
 // being committed. Every Prepared must be committed (in log order) or
 // discarded with Discard.
 func (s *Store) Prepare(st *domain.State, events []*domain.Event) (*Prepared, error) {
-	b := s.db.NewIndexedBatch()
-	w := &batchWriter{s: s, b: b, summaries: map[string]*Summary{}, activities: map[string]*Activity{}}
+	// A plain batch: the few keys Commit reads back from its own batch
+	// (the action index) are kept in actionIdx; indexing every key would
+	// cost a skiplist insert per key.
+	b := s.db.NewBatch()
+	w := &batchWriter{s: s, b: b, summaries: map[string]*Summary{}, activities: map[string]*Activity{}, actionIdx: map[string]string{}}
 	for _, ev := range events {
 		w.touch(ev)
 	}
@@ -139,6 +142,9 @@ type batchWriter struct {
 	evictedTo  []evictMark // recorded in the Store once the batch commits
 	summaries  map[string]*Summary
 	activities map[string]*Activity
+	// actionIdx holds the action index entries the batch wrote (action id
+	// to activity key): the batch is not indexed, reads go to the store.
+	actionIdx map[string]string
 }
 
 // touch records the entities ev touched, to be copied from the state.
@@ -160,8 +166,12 @@ func (w *batchWriter) touch(ev *domain.Event) {
 		if d.Approval != nil {
 			w.approvals = append(w.approvals, d.Approval.ID)
 		}
-		w.opens = append(w.opens, openRef{agent: ev.AgentID, id: d.ActionID, seq: ev.Seq})
-		w.openAgents = append(w.openAgents, ev.AgentID)
+		// A denied action opens nothing and evicts nothing
+		// (domain.Apply).
+		if !d.Denied() {
+			w.opens = append(w.opens, openRef{agent: ev.AgentID, id: d.ActionID, seq: ev.Seq})
+			w.openAgents = append(w.openAgents, ev.AgentID)
+		}
 	case ev.Executed != nil:
 		w.opens = append(w.opens, openRef{agent: ev.AgentID, id: ev.Executed.ActionID})
 	case ev.Resolved != nil:
@@ -252,8 +262,13 @@ func (w *batchWriter) newActivity(ev *domain.Event) error {
 	}
 	k := string(activityKey(ev.AgentID, ev.Time, ev.Seq))
 	w.activities[k] = a
-	if err := w.b.Set(key(tActionIdx, d.ActionID), []byte(k), nil); err != nil {
-		return err
+	// The action index finds the activity of an execution or a
+	// resolution: a denied action has neither (it is never open).
+	if !d.Denied() {
+		if err := w.b.Set(key(tActionIdx, d.ActionID), []byte(k), nil); err != nil {
+			return err
+		}
+		w.actionIdx[d.ActionID] = k
 	}
 	sum, err := w.summary(ev.AgentID, dayOf(ev.Time))
 	if err != nil {
@@ -263,21 +278,34 @@ func (w *batchWriter) newActivity(ev *domain.Event) error {
 	return nil
 }
 
-// activity finds an action's activity entry, in this batch or the store.
-func (w *batchWriter) activity(actionID string) (string, *Activity, error) {
-	kb, closer, err := w.b.Get(key(tActionIdx, actionID))
+// activityKeyOf returns the activity key of an action from the action
+// index, in this batch or the store ("" when it has none).
+func (w *batchWriter) activityKeyOf(actionID string) (string, error) {
+	if k, ok := w.actionIdx[actionID]; ok {
+		return k, nil
+	}
+	kb, closer, err := w.s.db.Get(key(tActionIdx, actionID))
 	if errors.Is(err, pebble.ErrNotFound) {
-		return "", nil, nil
+		return "", nil
 	}
 	if err != nil {
-		return "", nil, fmt.Errorf("reading action index: %w", err)
+		return "", fmt.Errorf("reading the action index of %s: %w", actionID, err)
 	}
 	k := string(kb)
 	closer.Close()
+	return k, nil
+}
+
+// activity finds an action's activity entry, in this batch or the store.
+func (w *batchWriter) activity(actionID string) (string, *Activity, error) {
+	k, err := w.activityKeyOf(actionID)
+	if k == "" || err != nil {
+		return "", nil, err
+	}
 	if a, ok := w.activities[k]; ok {
 		return k, a, nil
 	}
-	v, closer, err := w.b.Get([]byte(k))
+	v, closer, err := w.s.db.Get([]byte(k))
 	if err != nil {
 		return "", nil, fmt.Errorf("reading activity of %s: %w", actionID, err)
 	}
@@ -334,7 +362,7 @@ func (w *batchWriter) summary(agent string, day int64) (*Summary, error) {
 		return s, nil
 	}
 	s := new(Summary)
-	v, closer, err := w.b.Get([]byte(k))
+	v, closer, err := w.s.db.Get([]byte(k))
 	switch {
 	case errors.Is(err, pebble.ErrNotFound):
 	case err != nil:
@@ -458,8 +486,25 @@ func (w *batchWriter) flushStore(head Checkpoint) error {
 // prepareOpens copies the open actions the batch touched from st: those
 // opened by the batch are written now, the others (their key needs the
 // action index) at commit.
+//
+// An action the batch opened is written once, as it stands after the
+// batch, under the key of the batch's own decision (later references to
+// it in the batch add nothing), and not at all when the batch also closed
+// it: no key of the batch's seqs is in the store yet.
 func (w *batchWriter) prepareOpens(st *domain.State) error {
+	var opened map[string]bool
 	for _, o := range w.opens {
+		if o.seq != 0 {
+			if opened == nil {
+				opened = map[string]bool{}
+			}
+			opened[o.id] = true
+		}
+	}
+	for _, o := range w.opens {
+		if o.seq == 0 && opened[o.id] {
+			continue
+		}
 		if a := st.Agents[o.agent]; a != nil {
 			if oa := a.OpenActions[o.id]; oa != nil {
 				o.val = encodeOpen(nil, o.id, oa)
@@ -467,6 +512,9 @@ func (w *batchWriter) prepareOpens(st *domain.State) error {
 		}
 		if o.seq == 0 {
 			w.lateOpens = append(w.lateOpens, o)
+			continue
+		}
+		if o.val == nil {
 			continue
 		}
 		if err := w.putOpen(o); err != nil {
@@ -502,18 +550,14 @@ func (w *batchWriter) putOpen(o openRef) error {
 // actionSeq returns the seq of the event that decided an action, from the
 // action index (false when the action has no activity).
 func (w *batchWriter) actionSeq(id string) (uint64, bool, error) {
-	kb, closer, err := w.b.Get(key(tActionIdx, id))
-	if errors.Is(err, pebble.ErrNotFound) {
-		return 0, false, nil
+	k, err := w.activityKeyOf(id)
+	if k == "" || err != nil {
+		return 0, false, err
 	}
-	if err != nil {
-		return 0, false, fmt.Errorf("reading the action index of %s: %w", id, err)
-	}
-	defer closer.Close()
-	if len(kb) < 8 {
+	if len(k) < 8 {
 		return 0, false, fmt.Errorf("malformed action index entry of %s", id)
 	}
-	return binary.BigEndian.Uint64(kb[len(kb)-8:]), true, nil
+	return binary.BigEndian.Uint64([]byte(k[len(k)-8:])), true, nil
 }
 
 func (w *batchWriter) commitOpens() error {
@@ -565,7 +609,9 @@ func (w *batchWriter) evict(e evictRef) error {
 		}
 		lo = openKey(e.agent, from)
 	}
-	it, err := w.b.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: end})
+	// The store alone: every open action this batch writes is still open,
+	// so not older than the oldest open one (prepareOpens).
+	it, err := w.s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: end})
 	if err != nil {
 		return fmt.Errorf("reading open actions: %w", err)
 	}

@@ -72,7 +72,7 @@ func Open(dir string, logger *slog.Logger) (*Store, error) {
 
 // storeFormat names the layout of the store's values; a store written in
 // another layout is rebuilt from the log (it is derived from it).
-const storeFormat = "agentgate-projections/4"
+const storeFormat = "agentgate-projections/5"
 
 var formatKey = key(tMeta, "format")
 

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2"
+
 	"github.com/agentgate/agentgate/domain"
 )
 
@@ -539,5 +541,76 @@ func TestLargeAgentsAreSnapshottedFartherApart(t *testing.T) {
 	}
 	if got := len(snap.Agent.Conversations) + len(snap.Agent.OpenActions); got != entries+2 {
 		t.Errorf("the snapshot holds %d entries, want %d", got, entries+2)
+	}
+}
+
+// countKeys counts the live keys of table.
+func countKeys(t *testing.T, s *Store, table byte) int {
+	t.Helper()
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{table}, UpperBound: []byte{table + 1}})
+	if err != nil {
+		t.Fatalf("reading store: %v", err)
+	}
+	n := 0
+	for it.First(); it.Valid(); it.Next() {
+		n++
+	}
+	if err := it.Close(); err != nil {
+		t.Fatalf("reading store: %v", err)
+	}
+	return n
+}
+
+// TestDeniedActionsIndexAndOpenNothing pins what a refused action leaves
+// in the store: its activity, and neither an action index entry nor an
+// open action (it can be neither executed nor resolved), while the store
+// still loads the folded state; and that an action opened and executed in
+// one batch leaves no open action either.
+func TestDeniedActionsIndexAndOpenNothing(t *testing.T) {
+	for _, batch := range []int{1, 16} {
+		t.Run(fmt.Sprint("batch", batch), func(t *testing.T) {
+			g := newTestGate(t, batch)
+			a := g.register("a", 3, domain.Limits{MaxRequestsPerHour: 4})
+			var approved, denied []*domain.Event
+			for i := 1; i <= 10; i++ {
+				ev := g.verify(a, fmt.Sprint("v", i), "c", len(approved)+1, calc(fmt.Sprint(i, "+1"), 1000))
+				if ev.Decided.Denied() {
+					denied = append(denied, ev)
+				} else {
+					approved = append(approved, ev)
+				}
+			}
+			if len(approved) != 4 || len(denied) != 6 || denied[0].Decided.Decision != domain.BudgetExceeded {
+				t.Fatalf("%d approved, %d denied (first %s): want 4 and 6 budget denials", len(approved), len(denied), denied[0].Decided.Decision)
+			}
+			// A denied action cannot be logged; an approved one closes.
+			if ev := g.do(&domain.Command{Type: domain.CmdLogExecution, AgentID: a, TokenHash: testTokenHash,
+				Request:   domain.RequestID{Source: "test", ID: "xd"},
+				Execution: &domain.LogExecution{ActionID: denied[0].Decided.ActionID, Success: true}}); ev.Executed != nil {
+				t.Fatalf("the execution of a denied action was logged")
+			}
+			g.do(&domain.Command{Type: domain.CmdLogExecution, AgentID: a, TokenHash: testTokenHash,
+				Request:   domain.RequestID{Source: "test", ID: "xa"},
+				Execution: &domain.LogExecution{ActionID: approved[3].Decided.ActionID, Success: true, CostUSD: 700}})
+			g.assertLoadStateEqual()
+			if n := countKeys(t, g.store, tActionIdx); n != len(approved) {
+				t.Errorf("%d action index entries, want one per approved action (%d)", n, len(approved))
+			}
+			if n := countKeys(t, g.store, tOpen); n != len(approved)-1 {
+				t.Errorf("%d open actions stored, want %d", n, len(approved)-1)
+			}
+			if n := countKeys(t, g.store, tActivity); n != 10 {
+				t.Errorf("%d activities, want 10", n)
+			}
+			page, err := g.store.Activity(a, g.now.Add(-time.Hour), g.now.Add(time.Hour), 0, 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, act := range page.Activities {
+				if act.ActivityID == approved[3].Decided.ActionID && (act.Execution == nil || act.Cost.USD != 700) {
+					t.Errorf("executed activity %+v: execution not projected", act)
+				}
+			}
+		})
 	}
 }
