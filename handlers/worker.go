@@ -114,13 +114,15 @@ func (w *Worker) recover(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("loading checkpoint: %w", err)
 	}
-	head := w.cfg.Log.Head()
-	if ck.Seq > head.Seq {
-		return fmt.Errorf("projections at seq %d are ahead of the log at seq %d: the log lost events", ck.Seq, head.Seq)
-	}
+	// A lazily opened log (kafkalog.Options.Lazy) knows its head once
+	// ApplyLog's read has caught up with it: compare after.
 	n, err := ApplyLog(ctx, w.cfg.Log, w.cfg.Store, st, ck)
 	if err != nil {
 		return err
+	}
+	head := w.cfg.Log.Head()
+	if ck.Seq > head.Seq {
+		return fmt.Errorf("projections at seq %d are ahead of the log at seq %d: the log lost events", ck.Seq, head.Seq)
 	}
 	if n > 0 {
 		w.cfg.Logger.Info("recovered projections from the log", "events", n, "from_seq", ck.Seq+1, "to_seq", head.Seq)

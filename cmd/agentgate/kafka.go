@@ -112,8 +112,14 @@ func serveKafka(k *kafkaFlags, z3 *z3Flags, rate *rateFlags, dataDir, addr, apiK
 	openLog := func(ctx context.Context, p int32) (streams.Log, error) {
 		return kafkalog.Open(ctx, brokers, k.topics.Events, int(p), kafkalog.Options{Logger: log})
 	}
+	// A partition worker's log is opened lazily: its restore reads the
+	// partition whole anyway and finds the head on the way (one read of
+	// the partition, not two).
+	openWorkerLog := func(ctx context.Context, p int32) (streams.Log, error) {
+		return kafkalog.Open(ctx, brokers, k.topics.Events, int(p), kafkalog.Options{Logger: log, Lazy: true})
+	}
 	g, err := kafkagate.New(kafkagate.Config{
-		Brokers: brokers, Topics: k.topics, GroupID: k.group, DataDir: dataDir, OpenLog: openLog,
+		Brokers: brokers, Topics: k.topics, GroupID: k.group, DataDir: dataDir, OpenLog: openWorkerLog,
 		Signer: kr.Signer(nodeID), AdminKeyHash: adminHash, Config: &cfg, Logger: log, OnBatch: metrics.OnBatch,
 		SessionTimeout: k.session, Verifier: verify.NewActionVerifier(engines, 0), Engines: engines,
 		Checkpoint: ck,

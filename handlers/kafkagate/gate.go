@@ -53,7 +53,9 @@ type Config struct {
 	// DataDir holds DATA/partitions/P/state for every partition this
 	// instance owns or owned.
 	DataDir string
-	// OpenLog opens the log of events partition p (streams/kafkalog).
+	// OpenLog opens the log of events partition p (streams/kafkalog) for
+	// the partition's worker, which reads it whole before deciding: a
+	// lazily opened log (kafkalog.Options.Lazy) makes that the one read.
 	OpenLog func(ctx context.Context, p int32) (streams.Log, error)
 	// Signer signs attestations.
 	Signer domain.Signer

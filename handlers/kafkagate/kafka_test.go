@@ -50,6 +50,12 @@ func (l *logs) open(ctx context.Context, p int32) (streams.Log, error) {
 	return kafkalog.Open(ctx, l.brokers, kafkagate.DefaultTopics().Events, int(p), kafkalog.Options{Logger: quiet()})
 }
 
+// openLazy opens it lazily, as agentgate serve opens a partition worker's
+// log: the worker's restore is the one read of the partition.
+func (l *logs) openLazy(ctx context.Context, p int32) (streams.Log, error) {
+	return kafkalog.Open(ctx, l.brokers, kafkagate.DefaultTopics().Events, int(p), kafkalog.Options{Logger: quiet(), Lazy: true})
+}
+
 func quiet() *slog.Logger {
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: testLevel()}))
 }
@@ -73,7 +79,7 @@ func startGate(t testing.TB, brokers []string, lg *logs, dataDir string, opts ..
 		t.Fatal(err)
 	}
 	cfg := kafkagate.Config{
-		Brokers: brokers, DataDir: dataDir, OpenLog: lg.open, Signer: kr.Signer("node_test"),
+		Brokers: brokers, DataDir: dataDir, OpenLog: lg.openLazy, Signer: kr.Signer("node_test"),
 		AdminKeyHash: handlers.HashSecret(adminKey), Logger: quiet(), SessionTimeout: time.Second,
 	}
 	for _, o := range opts {

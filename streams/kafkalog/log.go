@@ -87,6 +87,12 @@ type Options struct {
 	// (DefaultIndexInterval): a Read from seq s fetches at most this many
 	// records before s.
 	IndexInterval int
+	// Lazy makes Open not read the partition: the first Read, Sync or
+	// Append does, and a Read that does delivers the records as it applies
+	// them, so that opening a partition and reading it whole (a new owner
+	// restoring its state) is one pass over the partition rather than
+	// two. Head is the zero head until then.
+	Lazy bool
 }
 
 func (o Options) withDefaults() Options {
@@ -133,8 +139,12 @@ type Log struct {
 	// next is the first offset this Log has not applied to the chain.
 	next int64
 	// stale is set when a produce failed without an answer: the batch may
-	// be in the partition, so the next Append first catches up.
+	// be in the partition, so the next Append first catches up. A lazy
+	// Log starts stale.
 	stale bool
+	// pending is set while a lazy Log has not caught up once; it changes
+	// under writing.
+	pending atomic.Bool
 
 	view atomic.Pointer[view]
 
@@ -189,6 +199,12 @@ func Open(ctx context.Context, brokers []string, topic string, partition int, op
 	if first != 0 {
 		l.closeTransport()
 		return nil, fmt.Errorf("opening kafka log %s/%d: the partition starts at offset %d, records were deleted (the events topic needs retention.ms=-1)", topic, partition, first)
+	}
+	if opts.Lazy {
+		l.stale = true
+		l.pending.Store(true)
+		l.logger.Info("kafka event log opened lazily", "topic", topic, "partition", partition)
+		return l, nil
 	}
 	if err := l.catchUp(ctx); err != nil {
 		l.closeTransport()
@@ -255,19 +271,28 @@ func (l *Log) Sync(ctx context.Context) error {
 // catchUp applies every record from l.next to the partition's current end.
 // The caller holds l.writing (or is Open).
 func (l *Log) catchUp(ctx context.Context) error {
+	return l.catchUpDelivering(ctx, nil)
+}
+
+// catchUpDelivering is catchUp calling deliver (when not nil) with every
+// record it applies, after applying it; deliver's error stops it (the
+// records applied so far stay applied).
+func (l *Log) catchUpDelivering(ctx context.Context, deliver func(streams.Record) error) error {
 	end, err := l.listOffset(ctx, kafka.LastOffset)
 	if err != nil {
 		return err
 	}
-	if err := l.applyRange(ctx, end); err != nil {
+	if err := l.applyRange(ctx, end, deliver); err != nil {
 		return err
 	}
 	l.stale = false
+	l.pending.Store(false)
 	return nil
 }
 
-// applyRange applies the records at offsets [l.next, end) to the chain.
-func (l *Log) applyRange(ctx context.Context, end int64) error {
+// applyRange applies the records at offsets [l.next, end) to the chain,
+// calling deliver (when not nil) with each record it applies.
+func (l *Log) applyRange(ctx context.Context, end int64, deliver func(streams.Record) error) error {
 	if end <= l.next {
 		return nil
 	}
@@ -276,6 +301,9 @@ func (l *Log) applyRange(ctx context.Context, end int64) error {
 		if ok && r.Seq == v.head.Seq+1 && r.Prev == v.head.Hash {
 			v = view{head: streams.Head{Seq: r.Seq, Hash: r.Hash()}, offset: offset}
 			l.indexAdd(r.Seq, offset)
+			if deliver != nil {
+				return deliver(r)
+			}
 			return nil
 		}
 		l.logger.Warn("kafka event log: skipping a record that does not extend the chain",
@@ -545,7 +573,7 @@ func (l *Log) appendRequest(ctx context.Context, batch []streams.Record, hashes 
 		l.stale = true
 		return fmt.Errorf("producing batch: broker answered base offset %d below the known end %d", base, l.next)
 	}
-	if err := l.applyRange(ctx, base); err != nil {
+	if err := l.applyRange(ctx, base, nil); err != nil {
 		l.stale = true
 		return fmt.Errorf("checking the chain before offset %d: %w", base, err)
 	}
@@ -599,6 +627,10 @@ func (l *Log) ReadChecksChain() bool { return true }
 // is fresh memory the callee may keep. Read returns fn's error, the
 // context's error (checked before each record), a fetch error, and
 // streams.ErrClosed after Close.
+//
+// On a lazy Log that has not caught up yet (Options.Lazy), Read catches up
+// to the partition's end and calls fn with the records from from as it
+// applies them; it holds off Append and Sync meanwhile.
 func (l *Log) Read(ctx context.Context, from uint64, fn func(streams.Record) error) error {
 	if err := l.enter(); err != nil {
 		return err
@@ -610,7 +642,46 @@ func (l *Log) Read(ctx context.Context, from uint64, fn func(streams.Record) err
 	if from == 0 {
 		from = 1
 	}
+	if l.pending.Load() {
+		if done, err := l.readCatchingUp(ctx, from, fn); done {
+			return err
+		}
+	}
+	return l.readView(ctx, from, l.view.Load(), fn)
+}
+
+// readCatchingUp is Read on a lazy Log that has not caught up: it reads
+// what an interrupted catch-up applied, then catches up delivering the
+// rest. done is false when another call caught up meanwhile (Read then
+// reads as usual).
+func (l *Log) readCatchingUp(ctx context.Context, from uint64, fn func(streams.Record) error) (done bool, err error) {
+	select {
+	case l.writing <- struct{}{}:
+	case <-ctx.Done():
+		return true, fmt.Errorf("waiting to read: %w", ctx.Err())
+	}
+	defer func() { <-l.writing }()
+	if !l.pending.Load() {
+		return false, nil
+	}
 	v := l.view.Load()
+	if err := l.readView(ctx, from, v, fn); err != nil {
+		return true, err
+	}
+	err = l.catchUpDelivering(ctx, func(r streams.Record) error {
+		if r.Seq < from {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("reading log: %w", err)
+		}
+		return fn(r)
+	})
+	return true, err
+}
+
+// readView is Read up to the head of v.
+func (l *Log) readView(ctx context.Context, from uint64, v *view, fn func(streams.Record) error) error {
 	if from > v.head.Seq {
 		return nil
 	}
