@@ -120,6 +120,9 @@ func eventAgents(ev *domain.Event) []string {
 // snapshot marks the agents the batch changed and, when the batch ends
 // with a checkpoint, writes the snapshots of every changed agent.
 func (w *batchWriter) snapshot(st *domain.State, events []*domain.Event) error {
+	if w.s.noSnapshots {
+		return w.registrations(events)
+	}
 	sn := &w.s.snaps
 	sn.mu.Lock()
 	defer sn.mu.Unlock()
@@ -150,11 +153,11 @@ func (w *batchWriter) snapshot(st *domain.State, events []*domain.Event) error {
 		}
 		sn.loaded = true
 	}
+	if err := w.registrations(events); err != nil {
+		return err
+	}
 	for _, ev := range events {
 		if r := ev.Registered; r != nil && ev.Type == domain.EvAgentRegistered {
-			if err := w.b.Set(key(tRegistered, r.AgentID), binary.BigEndian.AppendUint64(nil, ev.Seq), nil); err != nil {
-				return err
-			}
 			sn.base[r.AgentID] = ev.Seq
 		}
 		for _, a := range eventAgents(ev) {
@@ -207,6 +210,18 @@ func (w *batchWriter) snapshot(st *domain.State, events []*domain.Event) error {
 			return err
 		}
 		delete(sn.dirty, id)
+	}
+	return nil
+}
+
+// registrations records the seq of each registration among events.
+func (w *batchWriter) registrations(events []*domain.Event) error {
+	for _, ev := range events {
+		if r := ev.Registered; r != nil && ev.Type == domain.EvAgentRegistered {
+			if err := w.b.Set(key(tRegistered, r.AgentID), binary.BigEndian.AppendUint64(nil, ev.Seq), nil); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

@@ -35,10 +35,33 @@ type Store struct {
 	evictedTo map[string]uint64
 	// snaps tracks the agents changed since the last checkpoint (snapshot.go).
 	snaps snapshots
+	// noSnapshots: the store keeps no time-travel snapshots (Options).
+	noSnapshots bool
 }
 
-// Open opens (creating if needed) the store in dir.
+// Options tunes a Store. The zero value is what Open gives.
+type Options struct {
+	// Logger receives the store's messages; nil is slog.Default().
+	Logger *slog.Logger
+	// NoSnapshots makes the store keep no time-travel snapshots (SnapshotAt
+	// finds none, so a time-travel query folds from the agent's
+	// registration; RegisteredAt still answers). For a store whose
+	// snapshots nothing reads, such as the Kafka gate's (its time travel
+	// reads the events partition): snapshots are much of the projection
+	// work of agents holding many open actions. The choice is part of the
+	// store's format: a store opened with the other one is rebuilt from
+	// the log.
+	NoSnapshots bool
+}
+
+// Open opens (creating if needed) the store in dir, with snapshots.
 func Open(dir string, logger *slog.Logger) (*Store, error) {
+	return OpenWith(dir, Options{Logger: logger})
+}
+
+// OpenWith opens (creating if needed) the store in dir as o says.
+func OpenWith(dir string, o Options) (*Store, error) {
+	logger := o.Logger
 	if logger == nil {
 		logger = slog.Default()
 	}
@@ -58,11 +81,15 @@ func Open(dir string, logger *slog.Logger) (*Store, error) {
 	for i := range opts.Levels {
 		opts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 	}
-	db, err := openFormat(dir, opts, logger)
+	format := storeFormat
+	if o.NoSnapshots {
+		format += noSnapshotsFormat
+	}
+	db, err := openFormat(dir, opts, format, logger)
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{db: db, log: logger, evictedTo: map[string]uint64{}}
+	s := &Store{db: db, log: logger, evictedTo: map[string]uint64{}, noSnapshots: o.NoSnapshots}
 	if err := s.loadRequestFilter(); err != nil {
 		_ = db.Close()
 		return nil, err
@@ -74,11 +101,14 @@ func Open(dir string, logger *slog.Logger) (*Store, error) {
 // another layout is rebuilt from the log (it is derived from it).
 const storeFormat = "agentgate-projections/5"
 
+// noSnapshotsFormat marks the format of a store without snapshots.
+const noSnapshotsFormat = "+no-snapshots"
+
 var formatKey = key(tMeta, "format")
 
 // openFormat opens the Pebble database in dir, emptying it first when it
 // holds a store of another format, and records the format in an empty one.
-func openFormat(dir string, opts *pebble.Options, logger *slog.Logger) (*pebble.DB, error) {
+func openFormat(dir string, opts *pebble.Options, format string, logger *slog.Logger) (*pebble.DB, error) {
 	for attempt := 0; ; attempt++ {
 		db, err := pebble.Open(dir, opts)
 		if err != nil {
@@ -87,7 +117,7 @@ func openFormat(dir string, opts *pebble.Options, logger *slog.Logger) (*pebble.
 		v, closer, err := db.Get(formatKey)
 		switch {
 		case err == nil:
-			same := string(v) == storeFormat
+			same := string(v) == format
 			closer.Close()
 			if same {
 				return db, nil
@@ -104,7 +134,7 @@ func openFormat(dir string, opts *pebble.Options, logger *slog.Logger) (*pebble.
 		if empty {
 			// No WAL: the key reaches the disk with the first flush, before
 			// anything written after it; a store lost before that is empty.
-			if err := db.Set(formatKey, []byte(storeFormat), pebble.NoSync); err != nil {
+			if err := db.Set(formatKey, []byte(format), pebble.NoSync); err != nil {
 				_ = db.Close()
 				return nil, fmt.Errorf("recording the format of projection store %s: %w", dir, err)
 			}
@@ -118,7 +148,7 @@ func openFormat(dir string, opts *pebble.Options, logger *slog.Logger) (*pebble.
 		}
 		// Derived data in an older layout: start over; the caller's
 		// recovery re-applies the whole log.
-		logger.Info("projection store has another format; rebuilding it from the log", "dir", dir, "want", storeFormat)
+		logger.Info("projection store has another format; rebuilding it from the log", "dir", dir, "want", format)
 		if err := os.RemoveAll(dir); err != nil {
 			return nil, fmt.Errorf("removing projection store %s of another format: %w", dir, err)
 		}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -612,5 +613,48 @@ func TestDeniedActionsIndexAndOpenNothing(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestStoreWithoutSnapshots pins Options.NoSnapshots: checkpoints write no
+// snapshot (SnapshotAt finds none) while registrations are still indexed
+// and the projections load the folded state; the choice is part of the
+// format, so reopening with the other one rebuilds the store.
+func TestStoreWithoutSnapshots(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	s, err := OpenWith(dir, Options{NoSnapshots: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &testGate{t: t, st: domain.NewState(), store: s, now: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC), batch: 1 << 20}
+	a := g.register("a", 3, domain.Limits{})
+	reg := g.seq
+	for i := 1; i <= 30; i++ {
+		g.verify(a, fmt.Sprint("v", i), "c", i, calc(fmt.Sprint(i, "+1"), 0))
+	}
+	at := g.checkpoint(10)
+	g.assertLoadStateEqual()
+	if got, err := s.RegisteredAt(a); err != nil || got != reg {
+		t.Fatalf("RegisteredAt %d %v, want %d", got, err, reg)
+	}
+	if snap, err := s.SnapshotAt(a, at); err != ErrNotFound {
+		t.Fatalf("SnapshotAt in a store without snapshots: %+v %v, want ErrNotFound", snap, err)
+	}
+	for _, table := range []byte{tSnapshot, tLastSnap, tDirty} {
+		if n := countKeys(t, s, table); n != 0 {
+			t.Fatalf("%d keys of table %q in a store without snapshots", n, table)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// With snapshots, the store is of another format: emptied, rebuilt.
+	s, err = Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if ck, err := s.Checkpoint(); err != nil || ck.Seq != 0 {
+		t.Fatalf("checkpoint after reopening with snapshots: %+v %v, want zero (rebuild)", ck, err)
 	}
 }

@@ -227,7 +227,10 @@ func (g *Gate) openPartition(ctx context.Context, p int32) (_ *partition, err er
 			pr.close()
 		}
 	}()
-	if pr.store, err = projections.Open(dir, g.log); err != nil {
+	// No snapshots: nothing reads a partition store's (time travel in
+	// Kafka mode folds the events partition, PartitionHistory), and they
+	// are much of a restore's projection work.
+	if pr.store, err = projections.OpenWith(dir, projections.Options{Logger: g.log, NoSnapshots: true}); err != nil {
 		return nil, fmt.Errorf("opening projections of partition %d: %w", p, err)
 	}
 	lg, err := g.cfg.OpenLog(ctx, p)

@@ -125,7 +125,9 @@ func OpenReadModel(dir string, logger *slog.Logger) (*ReadModel, error) {
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, fmt.Errorf("clearing read model: %w", err)
 	}
-	s, err := projections.Open(dir, logger)
+	// No snapshots: time travel in Kafka mode folds the events partition
+	// (PartitionHistory), it reads none.
+	s, err := projections.OpenWith(dir, projections.Options{Logger: logger, NoSnapshots: true})
 	if err != nil {
 		return nil, err
 	}
