@@ -231,6 +231,19 @@ func (w *batchWriter) event(ev *domain.Event) error {
 
 func (w *batchWriter) newActivity(ev *domain.Event) error {
 	d := ev.Decided
+	k := string(activityKey(ev.AgentID, ev.Time, ev.Seq))
+	// The action index finds the activity of an execution or a
+	// resolution, and the key of an open action: a refused action has
+	// neither (it is never open).
+	if !d.Denied() {
+		if err := w.b.Set(key(tActionIdx, d.ActionID), []byte(k), nil); err != nil {
+			return err
+		}
+		w.actionIdx[d.ActionID] = k
+	}
+	if w.s.noActivity {
+		return nil
+	}
 	a := &Activity{
 		ActivityID: d.ActionID,
 		AgentID:    ev.AgentID,
@@ -260,16 +273,7 @@ func (w *batchWriter) newActivity(ev *domain.Event) error {
 			a.Action.Parameters = c.Tool.ToolCall.Parameters
 		}
 	}
-	k := string(activityKey(ev.AgentID, ev.Time, ev.Seq))
 	w.activities[k] = a
-	// The action index finds the activity of an execution or a
-	// resolution: a denied action has neither (it is never open).
-	if !d.Denied() {
-		if err := w.b.Set(key(tActionIdx, d.ActionID), []byte(k), nil); err != nil {
-			return err
-		}
-		w.actionIdx[d.ActionID] = k
-	}
 	sum, err := w.summary(ev.AgentID, dayOf(ev.Time))
 	if err != nil {
 		return err
@@ -298,6 +302,9 @@ func (w *batchWriter) activityKeyOf(actionID string) (string, error) {
 
 // activity finds an action's activity entry, in this batch or the store.
 func (w *batchWriter) activity(actionID string) (string, *Activity, error) {
+	if w.s.noActivity {
+		return "", nil, nil
+	}
 	k, err := w.activityKeyOf(actionID)
 	if k == "" || err != nil {
 		return "", nil, err

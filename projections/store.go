@@ -35,8 +35,8 @@ type Store struct {
 	evictedTo map[string]uint64
 	// snaps tracks the agents changed since the last checkpoint (snapshot.go).
 	snaps snapshots
-	// noSnapshots: the store keeps no time-travel snapshots (Options).
-	noSnapshots bool
+	// noSnapshots, noActivity: what the store does not keep (Options).
+	noSnapshots, noActivity bool
 }
 
 // Options tunes a Store. The zero value is what Open gives.
@@ -52,6 +52,13 @@ type Options struct {
 	// store's format: a store opened with the other one is rebuilt from
 	// the log.
 	NoSnapshots bool
+	// NoActivity makes the store keep no activity entries and daily
+	// summaries (Activity finds none): for a store only a worker reads
+	// (the state, the request index, the checkpoints), such as the Kafka
+	// gate's partition stores, whose instance serves the activity API
+	// from its read model. Activities are most of a store's bytes. Part
+	// of the store's format, as NoSnapshots.
+	NoActivity bool
 }
 
 // Open opens (creating if needed) the store in dir, with snapshots.
@@ -85,11 +92,14 @@ func OpenWith(dir string, o Options) (*Store, error) {
 	if o.NoSnapshots {
 		format += noSnapshotsFormat
 	}
+	if o.NoActivity {
+		format += noActivityFormat
+	}
 	db, err := openFormat(dir, opts, format, logger)
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{db: db, log: logger, evictedTo: map[string]uint64{}, noSnapshots: o.NoSnapshots}
+	s := &Store{db: db, log: logger, evictedTo: map[string]uint64{}, noSnapshots: o.NoSnapshots, noActivity: o.NoActivity}
 	if err := s.loadRequestFilter(); err != nil {
 		_ = db.Close()
 		return nil, err
@@ -101,8 +111,12 @@ func OpenWith(dir string, o Options) (*Store, error) {
 // another layout is rebuilt from the log (it is derived from it).
 const storeFormat = "agentgate-projections/5"
 
-// noSnapshotsFormat marks the format of a store without snapshots.
-const noSnapshotsFormat = "+no-snapshots"
+// noSnapshotsFormat and noActivityFormat mark the format of a store
+// without snapshots, without activities.
+const (
+	noSnapshotsFormat = "+no-snapshots"
+	noActivityFormat  = "+no-activity"
+)
 
 var formatKey = key(tMeta, "format")
 

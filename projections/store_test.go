@@ -658,3 +658,80 @@ func TestStoreWithoutSnapshots(t *testing.T) {
 		t.Fatalf("checkpoint after reopening with snapshots: %+v %v, want zero (rebuild)", ck, err)
 	}
 }
+
+// TestStoreWithoutActivity pins Options.NoActivity: no activity entry and
+// no summary is written, while what a worker reads stays whole (the state
+// loads equal to the folded one through executions, an approval and
+// refusals; the request index answers; open actions close); the choice is
+// part of the format.
+func TestStoreWithoutActivity(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	s, err := OpenWith(dir, Options{NoActivity: true, NoSnapshots: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, batch := range []int{1, 5} {
+		g := &testGate{t: t, st: domain.NewState(), store: s, now: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC), batch: batch}
+		if batch > 1 {
+			// A second agent set on the same store: state carries over.
+			g.st, err = s.LoadState()
+			if err != nil {
+				t.Fatal(err)
+			}
+			ck, _ := s.Checkpoint()
+			g.seq = ck.Seq
+		}
+		a := g.register(fmt.Sprint("a", batch), 3, domain.Limits{MaxRequestsPerHour: 6})
+		sup := g.register(fmt.Sprint("s", batch), 1, domain.Limits{})
+		var approved []*domain.Event
+		for i := 1; i <= 8; i++ {
+			ev := g.verify(a, fmt.Sprint(batch, "v", i), "c", len(approved)+1, calc(fmt.Sprint(i, "+1"), 1000))
+			if !ev.Decided.Denied() {
+				approved = append(approved, ev)
+			}
+			if i%3 == 0 && !ev.Decided.Denied() {
+				g.do(&domain.Command{Type: domain.CmdLogExecution, AgentID: a, TokenHash: testTokenHash,
+					Request:   domain.RequestID{Source: "test", ID: fmt.Sprint(batch, "x", i)},
+					Execution: &domain.LogExecution{ActionID: ev.Decided.ActionID, Success: true, CostUSD: 500}})
+			}
+		}
+		p := g.verify(sup, fmt.Sprint(batch, "p"), "c", 1, domain.Action{Type: "send_email", Target: "bob", EstimatedCost: domain.MicrosPerUSD})
+		if p.Decided.Decision != domain.Pending {
+			t.Fatalf("supervised send_email: %s", p.Decided.Decision)
+		}
+		g.do(&domain.Command{Type: domain.CmdResolveApproval, Principal: "org_1",
+			Request: domain.RequestID{Source: "test", ID: fmt.Sprint(batch, "r")},
+			Resolve: &domain.ResolveApproval{ApprovalID: p.Decided.ActionID, Approve: true}})
+		g.assertLoadStateEqual()
+		if len(approved) != 6 {
+			t.Fatalf("%d approved, want 6 (then the hourly limit)", len(approved))
+		}
+		if seq, err := s.RequestSeq(domain.RequestID{Source: "test", ID: fmt.Sprint(batch, "v", 2)}); err != nil || seq != approved[1].Seq {
+			t.Fatalf("request index: %d %v, want %d", seq, err, approved[1].Seq)
+		}
+	}
+	for _, table := range []byte{tActivity, tSummary} {
+		if n := countKeys(t, s, table); n != 0 {
+			t.Fatalf("%d keys of table %q in a store without activity", n, table)
+		}
+	}
+	// Per agent set: 6 approved actions, of which 2 executed, and the
+	// approved pending one: 5 open; 7 action index entries.
+	if n := countKeys(t, s, tOpen); n != 10 {
+		t.Errorf("%d open actions stored, want 10", n)
+	}
+	if n := countKeys(t, s, tActionIdx); n != 14 {
+		t.Errorf("%d action index entries, want 14", n)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = OpenWith(dir, Options{NoSnapshots: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if ck, err := s.Checkpoint(); err != nil || ck.Seq != 0 {
+		t.Fatalf("checkpoint after reopening with activity: %+v %v, want zero (rebuild)", ck, err)
+	}
+}

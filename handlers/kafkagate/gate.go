@@ -227,10 +227,12 @@ func (g *Gate) openPartition(ctx context.Context, p int32) (_ *partition, err er
 			pr.close()
 		}
 	}()
-	// No snapshots: nothing reads a partition store's (time travel in
-	// Kafka mode folds the events partition, PartitionHistory), and they
-	// are much of a restore's projection work.
-	if pr.store, err = projections.OpenWith(dir, projections.Options{Logger: g.log, NoSnapshots: true}); err != nil {
+	// The worker's store: the state, the request index and checkpoints.
+	// No snapshots and no activity: nothing reads a partition store's (the
+	// instance's read model serves the activity API; time travel in Kafka
+	// mode folds the events partition, PartitionHistory), and they were
+	// most of a restore's projection work and bytes.
+	if pr.store, err = projections.OpenWith(dir, projections.Options{Logger: g.log, NoSnapshots: true, NoActivity: true}); err != nil {
 		return nil, fmt.Errorf("opening projections of partition %d: %w", p, err)
 	}
 	lg, err := g.cfg.OpenLog(ctx, p)
