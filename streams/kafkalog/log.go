@@ -351,49 +351,105 @@ func (l *Log) indexLookup(seq uint64) int64 {
 
 // fetch calls fn for every message at offsets [from, end), in order, with
 // its record (ok false when its headers are malformed).
+//
+// The fetches run on a goroutine of their own, up to fetchAhead responses
+// ahead of fn: the broker serves (and the client decodes) the next
+// response while fn works through the last one, rather than each waiting
+// for the other.
 func (l *Log) fetch(ctx context.Context, from, end int64, fn func(offset int64, r streams.Record, ok bool) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	out := make(chan fetched, fetchAhead)
+	go l.fetchInto(ctx, from, end, out)
+	for f := range out {
+		for _, r := range f.recs {
+			if err := fn(r.offset, r.rec, r.ok); err != nil {
+				cancel()
+				for range out { // the fetcher stops at ctx's end
+				}
+				return err
+			}
+		}
+		if f.err != nil {
+			return f.err
+		}
+	}
+	return nil
+}
+
+// fetchAhead is how many fetch responses fetch holds ahead of its caller.
+const fetchAhead = 2
+
+// fetched is one fetch response's records, parsed, and the error that
+// ended the fetches after them, if any.
+type fetched struct {
+	recs []fetchedRecord
+	err  error
+}
+
+type fetchedRecord struct {
+	offset int64
+	rec    streams.Record
+	ok     bool
+}
+
+// fetchInto fetches the messages at offsets [from, end) into out, which it
+// closes; it stops at the first error (sent last) or when ctx ends.
+func (l *Log) fetchInto(ctx context.Context, from, end int64, out chan<- fetched) {
+	defer close(out)
+	send := func(f fetched) bool {
+		select {
+		case out <- f:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
 	empty := 0
 	for from < end {
 		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("reading kafka log: %w", err)
+			send(fetched{err: fmt.Errorf("reading kafka log: %w", err)})
+			return
 		}
 		resp, err := l.client.Fetch(ctx, &kafka.FetchRequest{
 			Topic: l.topic, Partition: l.partition, Offset: from,
 			MinBytes: 1, MaxBytes: int64(l.opts.FetchMaxBytes), MaxWait: 100 * time.Millisecond,
 		})
-		if err != nil {
-			return fmt.Errorf("fetching offset %d: %w", from, err)
+		if err == nil && resp.Error != nil {
+			err = resp.Error
 		}
-		if resp.Error != nil {
-			return fmt.Errorf("fetching offset %d: %w", from, resp.Error)
-		}
-		n, err := l.readRecords(resp.Records, from, end, fn)
 		if err != nil {
-			return err
+			send(fetched{err: fmt.Errorf("fetching offset %d: %w", from, err)})
+			return
+		}
+		var f fetched
+		n, err := EachRecord(resp.Records, from, end, func(rec *kafka.Record) error {
+			r, ok, err := parseRecord(rec)
+			if err != nil {
+				return fmt.Errorf("reading record at offset %d: %w", rec.Offset, err)
+			}
+			f.recs = append(f.recs, fetchedRecord{offset: rec.Offset, rec: r, ok: ok})
+			return nil
+		})
+		if err != nil {
+			f.err = err
+			send(f)
+			return
 		}
 		if n == from {
 			empty++
 			if resp.HighWatermark <= from || empty > 3 {
-				return fmt.Errorf("fetching offset %d: the partition ends at %d, before %d", from, resp.HighWatermark, end)
+				send(fetched{err: fmt.Errorf("fetching offset %d: the partition ends at %d, before %d", from, resp.HighWatermark, end)})
+				return
 			}
 			continue
 		}
 		empty = 0
 		from = n
-	}
-	return nil
-}
-
-// readRecords consumes one fetch response and returns the next offset to
-// fetch.
-func (l *Log) readRecords(rr kafka.RecordReader, from, end int64, fn func(int64, streams.Record, bool) error) (int64, error) {
-	return EachRecord(rr, from, end, func(rec *kafka.Record) error {
-		r, ok, err := parseRecord(rec)
-		if err != nil {
-			return fmt.Errorf("reading record at offset %d: %w", rec.Offset, err)
+		if !send(f) {
+			return
 		}
-		return fn(rec.Offset, r, ok)
-	})
+	}
 }
 
 // EachRecord calls fn with every record of one fetch response (rr, nil
