@@ -142,6 +142,10 @@ type batchWriter struct {
 	evictedTo  []evictMark // recorded in the Store once the batch commits
 	summaries  map[string]*Summary
 	activities map[string]*Activity
+	// activityKeys and summaryKeys are the maps' keys in the order they
+	// were added: flushStore writes in that order (any order gives the
+	// same batch contents; a fixed one, without sorting).
+	activityKeys, summaryKeys []string
 	// actionIdx holds the action index entries the batch wrote (action id
 	// to activity key): the batch is not indexed, reads go to the store.
 	actionIdx map[string]string
@@ -273,13 +277,19 @@ func (w *batchWriter) newActivity(ev *domain.Event) error {
 			a.Action.Parameters = c.Tool.ToolCall.Parameters
 		}
 	}
-	w.activities[k] = a
+	w.addActivity(k, a)
 	sum, err := w.summary(ev.AgentID, dayOf(ev.Time))
 	if err != nil {
 		return err
 	}
 	sum.count(a, 1)
 	return nil
+}
+
+// addActivity adds a to the batch's activities under key k, new to them.
+func (w *batchWriter) addActivity(k string, a *Activity) {
+	w.activities[k] = a
+	w.activityKeys = append(w.activityKeys, k)
 }
 
 // activityKeyOf returns the activity key of an action from the action
@@ -322,7 +332,7 @@ func (w *batchWriter) activity(actionID string) (string, *Activity, error) {
 	if err != nil {
 		return "", nil, fmt.Errorf("decoding activity of %s: %w", actionID, err)
 	}
-	w.activities[k] = a
+	w.addActivity(k, a)
 	return k, a, nil
 }
 
@@ -382,6 +392,7 @@ func (w *batchWriter) summary(agent string, day int64) (*Summary, error) {
 		}
 	}
 	w.summaries[k] = s
+	w.summaryKeys = append(w.summaryKeys, k)
 	return s, nil
 }
 
@@ -471,7 +482,7 @@ func (w *batchWriter) flushStore(head Checkpoint) error {
 		return err
 	}
 	var buf []byte
-	for _, k := range sortedKeys(w.activities) {
+	for _, k := range w.activityKeys {
 		v, err := encodeActivity(buf[:0], w.activities[k])
 		if err != nil {
 			return err
@@ -482,7 +493,7 @@ func (w *batchWriter) flushStore(head Checkpoint) error {
 		}
 		buf = v
 	}
-	for _, k := range sortedKeys(w.summaries) {
+	for _, k := range w.summaryKeys {
 		if err := w.setJSON([]byte(k), w.summaries[k]); err != nil {
 			return err
 		}
@@ -641,24 +652,38 @@ func (w *batchWriter) evict(e evictRef) error {
 }
 
 // dedupPairs sorts s and drops repeats (in place).
+// dedupPairs is dedup for pairs.
 func dedupPairs(s [][2]string) [][2]string {
-	slices.SortFunc(s, func(a, b [2]string) int {
+	seen := make(map[[2]string]struct{}, 16)
+	out := s[:0]
+	for _, v := range s {
+		if _, ok := seen[v]; !ok {
+			seen[v] = struct{}{}
+			out = append(out, v)
+		}
+	}
+	slices.SortFunc(out, func(a, b [2]string) int {
 		if c := strings.Compare(a[0], b[0]); c != 0 {
 			return c
 		}
 		return strings.Compare(a[1], b[1])
 	})
-	return slices.Compact(s)
+	return out
 }
 
+// dedup drops repeats from s (in place) and sorts what is left: a set
+// first, as s is mostly repeats of a few values (an agent per event of a
+// batch).
 func dedup(s []string) []string {
-	sort.Strings(s)
+	seen := make(map[string]struct{}, 16)
 	out := s[:0]
-	for i, v := range s {
-		if i == 0 || v != s[i-1] {
+	for _, v := range s {
+		if _, ok := seen[v]; !ok {
+			seen[v] = struct{}{}
 			out = append(out, v)
 		}
 	}
+	sort.Strings(out)
 	return out
 }
 
