@@ -1,34 +1,50 @@
 package handlers
 
 import (
+	"math"
 	"os"
 	"runtime/debug"
 	"testing"
 )
 
 // TestTuneGCSetsTheTargetUnlessGOGCIsSet pins TuneGC's contract: without
-// GOGC in the environment it sets GCPercent and restores the previous
-// target; with GOGC set it leaves the target alone.
+// GOGC and GOMEMLIMIT in the environment it sets GCPercent and MemoryLimit
+// and restores the previous settings; with either set it leaves that one
+// alone.
 func TestTuneGCSetsTheTargetUnlessGOGCIsSet(t *testing.T) {
 	t.Setenv("GOGC", "")
-	// t.Setenv cannot unset: clear it through the os package for the
-	// first case and let t.Setenv's cleanup restore it.
+	t.Setenv("GOMEMLIMIT", "")
+	// t.Setenv cannot unset: clear them through the os package for the
+	// first case and let t.Setenv's cleanup restore them.
 	unsetenv(t, "GOGC")
+	unsetenv(t, "GOMEMLIMIT")
 	prev := debug.SetGCPercent(150)
 	defer debug.SetGCPercent(prev)
+	prevLimit := debug.SetMemoryLimit(math.MaxInt64)
+	defer debug.SetMemoryLimit(prevLimit)
 	restore := TuneGC()
 	if got := debug.SetGCPercent(GCPercent); got != GCPercent {
 		t.Fatalf("after TuneGC the target is %d, want %d", got, GCPercent)
+	}
+	if got := debug.SetMemoryLimit(-1); got != MemoryLimit {
+		t.Fatalf("after TuneGC the memory limit is %d, want %d", got, MemoryLimit)
 	}
 	restore()
 	if got := debug.SetGCPercent(150); got != 150 {
 		t.Fatalf("after restore the target is %d, want 150", got)
 	}
+	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
+		t.Fatalf("after restore the memory limit is %d, want none", got)
+	}
 
 	t.Setenv("GOGC", "150")
+	t.Setenv("GOMEMLIMIT", "2GiB")
 	restore = TuneGC()
 	if got := debug.SetGCPercent(150); got != 150 {
 		t.Fatalf("with GOGC set TuneGC changed the target to %d", got)
+	}
+	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
+		t.Fatalf("with GOMEMLIMIT set TuneGC changed the memory limit to %d", got)
 	}
 	restore()
 }
