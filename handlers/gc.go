@@ -16,13 +16,15 @@ import (
 // path and of a replay (docs/benchmarks.md, "Garbage collector"). At 1000
 // the heap may grow to eleven times what is live (the decided state, a
 // few batches in flight) before a collection; the memory limit makes the
-// collector run sooner once the process's Go memory nears 1 GiB, so a
-// large state does not grow the heap elevenfold (a state of 100 MiB is
-// collected about every 900 MiB of allocation, as at GOGC=900; one of 500
-// MiB every 500 MiB).
+// collector run sooner once the process's Go memory nears 4 GiB, so a
+// large state does not grow the heap elevenfold (a state of 1 GiB is
+// collected about every 3 GiB of allocation, as at GOGC=300). A state
+// near or past the limit makes the collector run often (the runtime caps
+// it at about half the CPU): such a deployment sets GOMEMLIMIT (and GOGC)
+// for its machine.
 const (
 	GCPercent   = 1000
-	MemoryLimit = 1 << 30
+	MemoryLimit = 4 << 30
 )
 
 // TuneGC sets the collector's target to GCPercent and the soft memory
