@@ -645,17 +645,25 @@ func TestStoreWithoutSnapshots(t *testing.T) {
 			t.Fatalf("%d keys of table %q in a store without snapshots", n, table)
 		}
 	}
+	// With snapshots, the store is of another format: emptied, rebuilt.
+	reopenRebuilt(t, s, dir, Options{})
+}
+
+// reopenRebuilt closes s and reopens the store in dir with o, which must
+// be another format than s's: the store comes back empty (checkpoint
+// zero), to be rebuilt from the log.
+func reopenRebuilt(t *testing.T, s *Store, dir string, o Options) {
+	t.Helper()
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	// With snapshots, the store is of another format: emptied, rebuilt.
-	s, err = Open(dir, nil)
+	s, err := OpenWith(dir, o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
 	if ck, err := s.Checkpoint(); err != nil || ck.Seq != 0 {
-		t.Fatalf("checkpoint after reopening with snapshots: %+v %v, want zero (rebuild)", ck, err)
+		t.Fatalf("checkpoint after reopening with %+v: %+v %v, want zero (rebuild)", o, ck, err)
 	}
 }
 
@@ -723,15 +731,5 @@ func TestStoreWithoutActivity(t *testing.T) {
 	if n := countKeys(t, s, tActionIdx); n != 14 {
 		t.Errorf("%d action index entries, want 14", n)
 	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	s, err = OpenWith(dir, Options{NoSnapshots: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if ck, err := s.Checkpoint(); err != nil || ck.Seq != 0 {
-		t.Fatalf("checkpoint after reopening with activity: %+v %v, want zero (rebuild)", ck, err)
-	}
+	reopenRebuilt(t, s, dir, Options{NoSnapshots: true})
 }
