@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"runtime"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/agentgate/agentgate/streams"
 	"github.com/agentgate/agentgate/streams/kafkalog"
@@ -137,5 +139,48 @@ func TestLazyAppendCatchesUpFirst(t *testing.T) {
 	}
 	if got := chainWriters(t, b, topic); len(got) != 11 {
 		t.Fatalf("chain of %d records, want 11: %v", len(got), got)
+	}
+}
+
+// TestReadStoppedEarlyLeavesNoFetcher pins that a Read whose fn stops it
+// (on the first record, with fetches running ahead) leaves no fetching
+// goroutine behind, lazily or not.
+func TestReadStoppedEarlyLeavesNoFetcher(t *testing.T) {
+	b := newBroker(t)
+	topic := b.topic(t)
+	w := b.open(t, topic, kafkalog.Options{})
+	for range 30 { // one record batch each: more fetch responses than fetch holds ahead
+		if err := appendAs(w, "A", 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := runtime.NumGoroutine()
+	for _, lazy := range []bool{false, true} {
+		for range 5 {
+			l, err := kafkalog.Open(context.Background(), b.addrs, topic, partition, kafkalog.Options{Logger: quiet, Lazy: lazy, FetchMaxBytes: 64})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// A slow first record: the fetcher fills what it holds ahead
+			// and waits to hand over more.
+			err = l.Read(context.Background(), 1, func(streams.Record) error {
+				time.Sleep(20 * time.Millisecond)
+				return errStop
+			})
+			if !errors.Is(err, errStop) {
+				t.Fatalf("read stopped at its first record: %v", err)
+			}
+			if err := l.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before+2 {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<16)
+			t.Fatalf("%d goroutines after 10 stopped reads, %d before:\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
