@@ -58,7 +58,10 @@ func ReadDecoded[T any](ctx context.Context, log streams.Log, from uint64, keep 
 		defer close(ordered)
 		defer close(jobs)
 		// A chunk's payloads are copied into few large buffers (arena)
-		// rather than one allocation each; a payload never straddles two.
+		// rather than one allocation each (a payload never straddles
+		// two), unless the log hands out payloads it lets us keep.
+		kp, ok := log.(streams.KeptPayloads)
+		copyPayloads := !ok || !kp.ReadKeepsPayloads()
 		var arena []byte
 		newChunk := func() *chunk[T] {
 			return &chunk[T]{done: make(chan struct{}), recs: make([]streams.Record, 0, decodeChunk)}
@@ -78,12 +81,14 @@ func ReadDecoded[T any](ctx context.Context, log streams.Log, from uint64, keep 
 			if keep != nil && !keep(r.Payload) {
 				return nil
 			}
-			if len(r.Payload) > cap(arena)-len(arena) {
-				arena = make([]byte, 0, max(arenaSize, len(r.Payload)))
+			if copyPayloads {
+				if len(r.Payload) > cap(arena)-len(arena) {
+					arena = make([]byte, 0, max(arenaSize, len(r.Payload)))
+				}
+				n := len(arena)
+				arena = append(arena, r.Payload...)
+				r.Payload = arena[n:len(arena):len(arena)]
 			}
-			n := len(arena)
-			arena = append(arena, r.Payload...)
-			r.Payload = arena[n:len(arena):len(arena)]
 			cur.recs = append(cur.recs, r)
 			if len(cur.recs) == decodeChunk && !send() {
 				return ctx.Err()

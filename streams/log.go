@@ -70,3 +70,12 @@ type Log interface {
 type ChainReader interface {
 	ReadChecksChain() bool
 }
+
+// KeptPayloads is implemented by a Log whose Read hands fn payloads in
+// fresh memory that fn may keep (the Kafka log's are copies of the fetch
+// response), unlike the Log contract's default (only valid during the
+// call). A reader that keeps payloads need not copy them then.
+// ReadKeepsPayloads reports whether this Log does.
+type KeptPayloads interface {
+	ReadKeepsPayloads() bool
+}

@@ -184,3 +184,32 @@ func TestReadStoppedEarlyLeavesNoFetcher(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestReadPayloadsMayBeKept pins streams.KeptPayloads for the Kafka log:
+// payloads kept past Read's callback (ReadDecoded then does not copy them)
+// still hold their records once the read is over, lazily or not.
+func TestReadPayloadsMayBeKept(t *testing.T) {
+	b := newBroker(t)
+	topic := lazyPartition(t, b)
+	for _, lazy := range []bool{false, true} {
+		l := b.open(t, topic, kafkalog.Options{Lazy: lazy, FetchMaxBytes: 64})
+		if !l.ReadKeepsPayloads() {
+			t.Fatal("the Kafka log does not report kept payloads")
+		}
+		var kept []streams.Record
+		if err := l.Read(context.Background(), 1, func(r streams.Record) error {
+			kept = append(kept, r)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if len(kept) != 9 {
+			t.Fatalf("read %d records, want 9", len(kept))
+		}
+		for _, r := range kept {
+			if !bytes.Equal(r.Payload, payload("A", r.Seq)) {
+				t.Fatalf("kept payload of seq %d is %q after the read", r.Seq, r.Payload)
+			}
+		}
+	}
+}

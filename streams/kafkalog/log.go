@@ -164,8 +164,9 @@ type view struct {
 }
 
 var (
-	_ streams.Log         = (*Log)(nil)
-	_ streams.ChainReader = (*Log)(nil)
+	_ streams.Log          = (*Log)(nil)
+	_ streams.ChainReader  = (*Log)(nil)
+	_ streams.KeptPayloads = (*Log)(nil)
 )
 
 // Open opens the log on partition of topic at brokers: it reads the
@@ -670,6 +671,10 @@ func (l *Log) checkLimits(batch []streams.Record) error {
 	}
 	return nil
 }
+
+// ReadKeepsPayloads reports true: Read's payloads are copies fn may keep
+// (see streams.KeptPayloads).
+func (l *Log) ReadKeepsPayloads() bool { return true }
 
 // ReadChecksChain reports true: Read passes only records that continue the
 // chain, each one's Prev the hash of the payload of the record before it
