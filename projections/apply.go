@@ -235,10 +235,16 @@ func (w *batchWriter) event(ev *domain.Event) error {
 
 func (w *batchWriter) newActivity(ev *domain.Event) error {
 	d := ev.Decided
-	k := string(activityKey(ev.AgentID, ev.Time, ev.Seq))
 	// The action index finds the activity of an execution or a
 	// resolution, and the key of an open action: a refused action has
-	// neither (it is never open).
+	// neither (it is never open). A store without activities indexes the
+	// seq alone (actionSeq reads the seq from the end of either).
+	var k string
+	if w.s.noActivity {
+		k = string(binary.BigEndian.AppendUint64(nil, ev.Seq))
+	} else {
+		k = string(activityKey(ev.AgentID, ev.Time, ev.Seq))
+	}
 	if !d.Denied() {
 		if err := w.b.Set(key(tActionIdx, d.ActionID), []byte(k), nil); err != nil {
 			return err
@@ -292,8 +298,9 @@ func (w *batchWriter) addActivity(k string, a *Activity) {
 	w.activityKeys = append(w.activityKeys, k)
 }
 
-// activityKeyOf returns the activity key of an action from the action
-// index, in this batch or the store ("" when it has none).
+// activityKeyOf returns the action index entry of an action, in this
+// batch or the store ("" when it has none): its activity key, or, in a
+// store without activities, the seq of its decision (8 bytes).
 func (w *batchWriter) activityKeyOf(actionID string) (string, error) {
 	if k, ok := w.actionIdx[actionID]; ok {
 		return k, nil

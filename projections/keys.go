@@ -20,7 +20,7 @@ const (
 	tApproval    = 'o' // o + approval id
 	tPrincipalAp = 'q' // q + principal + approval id -> ""
 	tActivity    = 'v' // v + agent + time(8) + seq(8) -> binary (codec.go)
-	tActionIdx   = 'x' // x + action id -> activity key
+	tActionIdx   = 'x' // x + action id -> activity key (seq(8) in a store without activities)
 	tSummary     = 's' // s + agent + day(8)
 	tRequest     = 'r' // r + source + id -> seq(8)
 	tOpen        = 'n' // n + agent + seq(8) of the deciding event -> binary (codec.go)

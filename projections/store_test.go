@@ -731,5 +731,18 @@ func TestStoreWithoutActivity(t *testing.T) {
 	if n := countKeys(t, s, tActionIdx); n != 14 {
 		t.Errorf("%d action index entries, want 14", n)
 	}
+	// Without activities the index holds the decision's seq alone.
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{tActionIdx}, UpperBound: []byte{tActionIdx + 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for it.First(); it.Valid(); it.Next() {
+		if len(it.Value()) != 8 {
+			t.Errorf("action index entry %q holds %d bytes, want a seq (8)", it.Key(), len(it.Value()))
+		}
+	}
+	if err := it.Close(); err != nil {
+		t.Fatal(err)
+	}
 	reopenRebuilt(t, s, dir, Options{NoSnapshots: true})
 }
