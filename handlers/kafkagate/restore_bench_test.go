@@ -32,6 +32,8 @@ const restoreEvents = 100_000
 // verify_action decisions of 64 agents), shared by the benchmark's runs.
 var restoreFixture struct {
 	once    sync.Once
+	dir     string
+	cluster *kfake.Cluster
 	brokers []string
 	signer  domain.Signer
 	events  uint64
@@ -47,6 +49,7 @@ func buildRestoreFixture(dir string) error {
 	if err != nil {
 		return err
 	}
+	restoreFixture.cluster = c
 	brokers := c.ListenAddrs()
 	ctx := context.Background()
 	if _, err := EnsureTopics(ctx, brokers, DefaultTopics(), 1); err != nil {
@@ -145,6 +148,7 @@ func BenchmarkKafkaPartitionRestore(b *testing.B) {
 			restoreFixture.err = err
 			return
 		}
+		restoreFixture.dir = dir
 		restoreFixture.err = buildRestoreFixture(dir)
 	})
 	if restoreFixture.err != nil {
@@ -183,3 +187,18 @@ func BenchmarkKafkaPartitionRestore(b *testing.B) {
 	}
 	b.ReportMetric(float64(restoreFixture.events)*float64(b.N)/restore.Seconds(), "events/s")
 }
+
+// TestMain runs the package's tests and benchmarks, then stops the restore
+// benchmark's broker and removes its partition (about 150 MB), which its
+// runs share and so cannot clean up themselves.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if restoreFixture.cluster != nil {
+		restoreFixture.cluster.Close()
+	}
+	if restoreFixture.dir != "" {
+		_ = os.RemoveAll(restoreFixture.dir)
+	}
+	os.Exit(code)
+}
+
