@@ -201,4 +201,3 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(code)
 }
-
