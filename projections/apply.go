@@ -658,7 +658,6 @@ func (w *batchWriter) evict(e evictRef) error {
 	return nil
 }
 
-// dedupPairs sorts s and drops repeats (in place).
 // dedupPairs is dedup for pairs.
 func dedupPairs(s [][2]string) [][2]string {
 	seen := make(map[[2]string]struct{}, 16)
