@@ -517,13 +517,20 @@ func (w *batchWriter) flushStore(head Checkpoint) error {
 // it in the batch add nothing), and not at all when the batch also closed
 // it: no key of the batch's seqs is in the store yet.
 func (w *batchWriter) prepareOpens(st *domain.State) error {
+	// The set of actions the batch opened, needed only when it also
+	// refers to earlier ones (executions, resolutions: a few batches).
 	var opened map[string]bool
 	for _, o := range w.opens {
-		if o.seq != 0 {
-			if opened == nil {
-				opened = map[string]bool{}
+		if o.seq == 0 {
+			opened = map[string]bool{}
+			break
+		}
+	}
+	if opened != nil {
+		for _, o := range w.opens {
+			if o.seq != 0 {
+				opened[o.id] = true
 			}
-			opened[o.id] = true
 		}
 	}
 	for _, o := range w.opens {
