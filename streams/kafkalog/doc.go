@@ -18,7 +18,8 @@
 // message (a duplicate from a retried produce, a zombie writer's late
 // write, a message without well-formed headers) is skipped, the same way
 // by every reader. Open does this to the end of the partition to find the
-// head; Read does it from the sparse index (one offset every
+// head (a lazy Log, Options.Lazy, does it during its first Read, which
+// delivers the records as it goes); Read does it from the sparse index (one offset every
 // IndexInterval seqs), so reading from seq s does not rescan from offset
 // 0. The topic must keep every record (retention.ms=-1, no compaction):
 // Open refuses a partition that does not start at offset 0.

@@ -171,9 +171,10 @@ var (
 
 // Open opens the log on partition of topic at brokers: it reads the
 // partition from offset 0 to its end, applying the chain (see the package
-// doc), to find the head and build the sparse index. The topic must exist
-// and keep every record: Open refuses a partition whose first offset is
-// not 0 (records were deleted by retention or DeleteRecords).
+// doc), to find the head and build the sparse index; with Options.Lazy it
+// leaves that to the first Read, Sync or Append. The topic must exist and
+// keep every record: Open refuses a partition whose first offset is not 0
+// (records were deleted by retention or DeleteRecords).
 func Open(ctx context.Context, brokers []string, topic string, partition int, opts Options) (*Log, error) {
 	if len(brokers) == 0 {
 		return nil, errors.New("opening kafka log: no brokers")
