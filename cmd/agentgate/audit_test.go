@@ -28,37 +28,11 @@ import (
 	"github.com/agentgate/agentgate/streams/kafkalog"
 )
 
-var (
-	auditBinOnce sync.Once
-	auditBin     string
-	auditBinErr  error
-)
-
-// auditBinary builds agentgate once for the audit tests.
-func auditBinary(t *testing.T) string {
-	t.Helper()
-	auditBinOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "agentgate-audit-bin-")
-		if err != nil {
-			auditBinErr = err
-			return
-		}
-		auditBin = filepath.Join(dir, "agentgate")
-		cmd := exec.Command("go", "build", "-o", auditBin, ".")
-		cmd.Stderr = os.Stderr
-		auditBinErr = cmd.Run()
-	})
-	if auditBinErr != nil {
-		t.Fatalf("building agentgate: %v", auditBinErr)
-	}
-	return auditBin
-}
-
 // runAuditCLI runs `agentgate audit verify args…` and returns its exit code
 // and standard output.
 func runAuditCLI(t *testing.T, args ...string) (int, string) {
 	t.Helper()
-	cmd := exec.Command(auditBinary(t), append([]string{"audit", "verify"}, args...)...)
+	cmd := exec.Command(buildBinary(t), append([]string{"audit", "verify"}, args...)...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"sync"
@@ -17,18 +16,6 @@ import (
 	"testing"
 	"time"
 )
-
-// buildBinary builds agentgate once per test run.
-func buildBinary(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "agentgate")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	cmd.Stderr = os.Stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("building agentgate: %v", err)
-	}
-	return bin
-}
 
 func freeAddr(t *testing.T) string {
 	t.Helper()
