@@ -23,7 +23,7 @@ func Apply(s *State, ev *Event) {
 	case EvAgentRegistered:
 		applyRegistered(s, ev.Registered, t)
 	case EvActionDecided:
-		applyDecided(s, ev.AgentID, ev.Decided, t)
+		applyDecided(s, ev.AgentID, ev.Decided, ev.Seq, t)
 	case EvExecutionLogged:
 		applyExecuted(s, ev.AgentID, ev.Executed, t)
 	case EvTrustElevationRequested:
@@ -136,7 +136,7 @@ func pruneWindow(w []time.Time, t time.Time) []time.Time {
 	return w[i:]
 }
 
-func applyDecided(s *State, agentID string, dec *ActionDecided, t time.Time) {
+func applyDecided(s *State, agentID string, dec *ActionDecided, seq uint64, t time.Time) {
 	a := s.Agents[agentID]
 	if dec == nil || a == nil {
 		return
@@ -194,7 +194,7 @@ func applyDecided(s *State, agentID string, dec *ActionDecided, t time.Time) {
 			a.OpenOrder = keepLast(a.OpenOrder, len(a.OpenOrder)-1)
 		}
 		a.OpenActions[dec.ActionID] = &OpenAction{
-			Day: dayOf(t), ReservedCost: dec.ReservedCost, ReservedTokens: dec.ReservedTokens, Status: dec.Decision, At: t,
+			Seq: seq, Day: dayOf(t), ReservedCost: dec.ReservedCost, ReservedTokens: dec.ReservedTokens, Status: dec.Decision, At: t,
 		}
 		a.OpenOrder = append(a.OpenOrder, dec.ActionID)
 	}

@@ -107,6 +107,9 @@ type Conversation struct {
 
 // OpenAction is an approved or pending action awaiting its execution log.
 type OpenAction struct {
+	// Seq is the seq of the event that decided the action: the log
+	// position the projections key an open action by.
+	Seq            uint64    `json:"seq"`
 	Day            int64     `json:"day"`
 	ReservedCost   USD       `json:"reserved_cost_usd"`
 	ReservedTokens int64     `json:"reserved_tokens"`

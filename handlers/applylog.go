@@ -34,14 +34,14 @@ func ApplyLog(ctx context.Context, log streams.Log, store *projections.Store, st
 	cr, ok := log.(streams.ChainReader)
 	checked := ok && cr.ReadChecksChain()
 	var (
-		batch   = make([]*domain.Event, 0, recoverBatch)
+		batch   = newFold()
 		prev    = ck.Hash
 		last    = ck
 		lastPay []byte // the payload of last, when checked and not yet hashed
 		n       int
 	)
 	flush := func() error {
-		if len(batch) == 0 {
+		if batch.Len() == 0 {
 			return nil
 		}
 		if lastPay != nil {
@@ -55,7 +55,7 @@ func ApplyLog(ctx context.Context, log streams.Log, store *projections.Store, st
 			return err
 		}
 		// The Prepared holds the batch until it is committed.
-		batch = make([]*domain.Event, 0, recoverBatch)
+		batch = newFold()
 		return nil
 	}
 	// Unless the log checks the chain, the decoders also hash each record
@@ -84,8 +84,7 @@ func ApplyLog(ctx context.Context, log streams.Log, store *projections.Store, st
 		if ev.Seq != r.Seq || ev.Prev != r.Prev {
 			return fmt.Errorf("log record %d holds event %d", r.Seq, ev.Seq)
 		}
-		domain.Apply(st, ev)
-		batch = append(batch, ev)
+		batch.Add(st, ev)
 		prev = d.hash
 		last = projections.Checkpoint{Seq: r.Seq, Hash: prev, Time: ev.Time}
 		if checked {
@@ -94,7 +93,7 @@ func ApplyLog(ctx context.Context, log streams.Log, store *projections.Store, st
 		n++
 		// A batch ends at a checkpoint, as the worker's do: the
 		// projections snapshot the state at checkpoints.
-		if len(batch) == recoverBatch || ev.Type == domain.EvLogCheckpointed {
+		if batch.Len() == recoverBatch || ev.Type == domain.EvLogCheckpointed {
 			return flush()
 		}
 		return nil
@@ -162,4 +161,12 @@ var errCommitFailed = errors.New("an earlier projection batch failed")
 func (c *committer) close() error {
 	close(c.next)
 	return <-c.done
+}
+
+// newFold returns an empty projection batch with room for recoverBatch
+// events.
+func newFold() *projections.Fold {
+	f := new(projections.Fold)
+	f.Grow(recoverBatch)
+	return f
 }

@@ -231,7 +231,9 @@ func TestApplyLogCommitterStopsAtTheFirstFailure(t *testing.T) {
 	st := domain.NewState()
 	ev := &domain.Event{Seq: 1, Type: domain.EvApprovalsExpired, Expired: &domain.ApprovalsExpired{}}
 	prep := func() *projections.Prepared {
-		p, err := store.Prepare(st, []*domain.Event{ev})
+		var f projections.Fold
+		f.Add(st, ev)
+		p, err := store.Prepare(st, &f)
 		if err != nil {
 			t.Fatal(err)
 		}

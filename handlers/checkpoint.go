@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/projections"
 	"github.com/agentgate/agentgate/streams"
 )
 
@@ -72,7 +73,7 @@ func (w *Worker) appendCheckpoint(f *flight) {
 	if ck.signer == nil || f.failed {
 		return
 	}
-	for _, ev := range f.events {
+	for _, ev := range f.fold.Events() {
 		if ck.uncovered == 0 {
 			ck.first = ev.Time
 		}
@@ -81,7 +82,7 @@ func (w *Worker) appendCheckpoint(f *flight) {
 	if ck.uncovered == 0 || (ck.uncovered < ck.policy.Events && f.now.Sub(ck.first) < time.Duration(ck.policy.Interval)) {
 		return
 	}
-	if len(f.events) == 0 && !hasTick(f.batch) {
+	if f.fold.Len() == 0 && !hasTick(f.batch) {
 		// A batch of retries appends nothing (they get their recorded
 		// events); a checkpoint due by time waits for the next tick.
 		return
@@ -96,14 +97,13 @@ func (w *Worker) appendCheckpoint(f *flight) {
 	if err != nil {
 		w.cfg.Logger.Error("building log checkpoint", "err", err, "seq", env.Seq)
 		f.fail(fmt.Errorf("building log checkpoint: %w", err))
-		f.records, f.events = nil, nil
+		f.records, f.fold = nil, projections.Fold{}
 		f.failed = true
 		return
 	}
 	rec := streams.Record{Seq: ev.Seq, Prev: ev.Prev, Payload: payload}
 	f.head = streams.Head{Seq: ev.Seq, Hash: rec.Hash()}
-	domain.Apply(w.state, ev)
-	f.events = append(f.events, ev)
+	f.fold.Add(w.state, ev)
 	f.records = append(f.records, rec)
 	ck.uncovered, ck.policy = 0, ck.config
 }

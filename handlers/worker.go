@@ -335,7 +335,7 @@ func (w *Worker) configure(ctx context.Context) error {
 type flight struct {
 	batch   []*request
 	owners  []*domain.Event // the event answering each request
-	events  []*domain.Event
+	fold    projections.Fold // the batch's events, folded
 	records []streams.Record
 	pending map[domain.RequestID]*domain.Event
 	prep    *projections.Prepared
@@ -363,12 +363,12 @@ func (w *Worker) decide(ctx context.Context, batch []*request) *flight {
 	f := &flight{
 		batch:   batch,
 		owners:  make([]*domain.Event, len(batch)),
-		events:  make([]*domain.Event, 0, len(batch)),
 		records: make([]streams.Record, 0, len(batch)),
 		pending: make(map[domain.RequestID]*domain.Event, len(batch)),
 		head:    w.head,
 		now:     now,
 	}
+	f.fold.Grow(len(batch))
 	for i, r := range batch {
 		if r.cmd.Type != domain.CmdTick {
 			if ev, ok := f.pending[r.cmd.Request]; ok {
@@ -406,21 +406,20 @@ func (w *Worker) decide(ctx context.Context, batch []*request) *flight {
 		}
 		rec := streams.Record{Seq: ev.Seq, Prev: ev.Prev, Payload: payload}
 		f.head = streams.Head{Seq: ev.Seq, Hash: rec.Hash()}
-		domain.Apply(w.state, ev)
-		f.events = append(f.events, ev)
+		f.fold.Add(w.state, ev)
 		f.records = append(f.records, rec)
 		f.pending[r.cmd.Request] = ev
 		f.owners[i] = ev
 	}
 	w.appendCheckpoint(f)
-	if len(f.events) > 0 {
-		prep, err := w.cfg.Store.Prepare(w.state, f.events)
+	if f.fold.Len() > 0 {
+		prep, err := w.cfg.Store.Prepare(w.state, &f.fold)
 		if err != nil {
 			// Appended without its projections, the batch would leave the
 			// store behind the state: refuse it (rebuilt by the caller).
 			w.cfg.Logger.Error("preparing projections", "err", err, "seq", f.head.Seq)
 			f.fail(fmt.Errorf("preparing projections: %w", err))
-			f.records, f.events = nil, nil
+			f.records, f.fold = nil, projections.Fold{}
 			f.failed = true
 		}
 		f.prep = prep
@@ -523,7 +522,7 @@ func (w *Worker) project(f *flight) error {
 	err := f.prep.Commit(ck)
 	f.prep = nil
 	if w.cfg.OnBatch != nil {
-		w.cfg.OnBatch(f.events, f.appendDur)
+		w.cfg.OnBatch(f.fold.Events(), f.appendDur)
 	}
 	if err != nil {
 		w.cfg.Logger.Error("applying projections", "err", err, "seq", f.head.Seq)

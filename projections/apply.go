@@ -14,13 +14,14 @@ import (
 	"github.com/agentgate/agentgate/domain"
 )
 
-// Apply writes the projections of events and the checkpoint head in one
-// atomic batch. The events must be durably in the log, in log order, and
-// already folded into st (Apply copies the entities they touched from st).
-// Sync false is safe: after a crash the checkpoint is behind the log and the
-// caller re-applies the tail (see Recover). Apply is Prepare then Commit.
-func (s *Store) Apply(st *domain.State, events []*domain.Event, head Checkpoint) error {
-	p, err := s.Prepare(st, events)
+// Apply writes the projections of the events of f and the checkpoint head
+// in one atomic batch. The events must be durably in the log, in log
+// order, and folded into st through f (Apply copies the entities they
+// touched from st). Sync false is safe: after a crash the checkpoint is
+// behind the log and the caller re-applies the tail (see Recover). Apply
+// is Prepare then Commit.
+func (s *Store) Apply(st *domain.State, f *Fold, head Checkpoint) error {
+	p, err := s.Prepare(st, f)
 	if err != nil {
 		return err
 	}
@@ -38,13 +39,15 @@ type Prepared struct {
 	committed bool
 }
 
-// Prepare builds the state-derived part of the projections of events,
-// which must be the last events folded into st: it copies from st the
-// entities they touched, so st may change once Prepare returns. Prepare
+// Prepare builds the state-derived part of the projections of the events
+// of f, which must be the last events folded into st, through f: it copies
+// from st the entities they touched, so st (and f) may change once Prepare
+// returns. Prepare
 // reads nothing from the store, so it may run while an earlier Prepared is
 // being committed. Every Prepared must be committed (in log order) or
 // discarded with Discard.
-func (s *Store) Prepare(st *domain.State, events []*domain.Event) (*Prepared, error) {
+func (s *Store) Prepare(st *domain.State, f *Fold) (*Prepared, error) {
+	events := f.events
 	// A plain batch: the few keys Commit reads back from its own batch
 	// (the action index) are kept in actionIdx; indexing every key would
 	// cost a skiplist insert per key.
@@ -52,6 +55,10 @@ func (s *Store) Prepare(st *domain.State, events []*domain.Event) (*Prepared, er
 	w := &batchWriter{s: s, b: b, summaries: map[string]*Summary{}, activities: map[string]*Activity{}, actionIdx: map[string]string{}}
 	for _, ev := range events {
 		w.touch(ev)
+	}
+	w.refs = f.refs
+	if len(events) > 0 {
+		w.first = events[0].Seq
 	}
 	if err := w.flushState(st); err != nil {
 		b.Close()
@@ -79,7 +86,8 @@ func (p *Prepared) Discard() {
 }
 
 // Commit completes the batch from the store as of every earlier commit
-// and writes it with the checkpoint head, atomically. The events must be
+// (activities, summaries, evictions) and writes it with the checkpoint
+// head, atomically. The events must be
 // durably in the log and every earlier Prepared committed.
 func (p *Prepared) Commit(head Checkpoint) error {
 	if p.done {
@@ -108,11 +116,10 @@ func (p *Prepared) Commit(head Checkpoint) error {
 }
 
 // openRef names an open action the batch may have opened, changed or
-// closed, and the seq of the event that opened it.
+// closed, and the seq of the event that opened it (its key).
 type openRef struct {
 	agent, id string
-	seq       uint64 // 0: found from the action index at commit
-	val       []byte // the encoded open action, nil when it is closed
+	seq       uint64
 }
 
 // evictMark records that an agent's open actions below seq are deleted.
@@ -122,9 +129,12 @@ type evictMark struct {
 }
 
 // evictRef names an agent whose evicted open actions are deleted at
-// commit: those older than oldest (all of them when oldest is "").
+// commit: those older than its oldest open one, opened at seq oldest (all
+// of them when none is open).
 type evictRef struct {
-	agent, oldest string
+	agent  string
+	oldest uint64
+	none   bool
 }
 
 type batchWriter struct {
@@ -135,8 +145,9 @@ type batchWriter struct {
 	approvals  []string
 	principals []string
 	keys       []string
-	opens      []openRef
-	lateOpens  []openRef // opens whose seq commit finds
+	opens      []openRef // the actions the batch decided
+	refs       []openRef // the earlier open actions it referred to (Fold)
+	first      uint64    // the seq of the batch's first event
 	openAgents []string  // agents whose open actions may have been evicted
 	evicts     []evictRef
 	evictedTo  []evictMark // recorded in the Store once the batch commits
@@ -176,8 +187,6 @@ func (w *batchWriter) touch(ev *domain.Event) {
 			w.opens = append(w.opens, openRef{agent: ev.AgentID, id: d.ActionID, seq: ev.Seq})
 			w.openAgents = append(w.openAgents, ev.AgentID)
 		}
-	case ev.Executed != nil:
-		w.opens = append(w.opens, openRef{agent: ev.AgentID, id: ev.Executed.ActionID})
 	case ev.Resolved != nil:
 		w.touchResolved(ev.Resolved)
 	case ev.Expired != nil:
@@ -199,9 +208,6 @@ func (w *batchWriter) touch(ev *domain.Event) {
 
 func (w *batchWriter) touchResolved(r *domain.ApprovalResolved) {
 	w.approvals = append(w.approvals, r.Approval.ID)
-	if r.Approval.Kind != "trust_elevation" {
-		w.opens = append(w.opens, openRef{agent: r.Approval.AgentID, id: r.Approval.ID})
-	}
 }
 
 // event writes what ev changes in the store-derived projections.
@@ -234,25 +240,18 @@ func (w *batchWriter) event(ev *domain.Event) error {
 }
 
 func (w *batchWriter) newActivity(ev *domain.Event) error {
+	if w.s.noActivity {
+		return nil
+	}
 	d := ev.Decided
 	// The action index finds the activity of an execution or a
-	// resolution, and the key of an open action: a refused action has
-	// neither (it is never open). A store without activities indexes the
-	// seq alone (actionSeq reads the seq from the end of either).
-	var k string
-	if w.s.noActivity {
-		k = string(binary.BigEndian.AppendUint64(nil, ev.Seq))
-	} else {
-		k = string(activityKey(ev.AgentID, ev.Time, ev.Seq))
-	}
+	// resolution: a refused action has none (it is never open).
+	k := string(activityKey(ev.AgentID, ev.Time, ev.Seq))
 	if !d.Denied() {
 		if err := w.b.Set(key(tActionIdx, d.ActionID), []byte(k), nil); err != nil {
 			return err
 		}
 		w.actionIdx[d.ActionID] = k
-	}
-	if w.s.noActivity {
-		return nil
 	}
 	a := &Activity{
 		ActivityID: d.ActionID,
@@ -299,8 +298,7 @@ func (w *batchWriter) addActivity(k string, a *Activity) {
 }
 
 // activityKeyOf returns the action index entry of an action, in this
-// batch or the store ("" when it has none): its activity key, or, in a
-// store without activities, the seq of its decision (8 bytes).
+// batch or the store ("" when it has none): its activity key.
 func (w *batchWriter) activityKeyOf(actionID string) (string, error) {
 	if k, ok := w.actionIdx[actionID]; ok {
 		return k, nil
@@ -485,8 +483,10 @@ func (w *batchWriter) flushState(st *domain.State) error {
 // flushStore writes the activities, summaries, the open actions whose
 // keys come from the store, and the checkpoint.
 func (w *batchWriter) flushStore(head Checkpoint) error {
-	if err := w.commitOpens(); err != nil {
-		return err
+	for _, e := range w.evicts {
+		if err := w.evict(e); err != nil {
+			return err
+		}
 	}
 	var buf []byte
 	for _, k := range w.activityKeys {
@@ -508,107 +508,68 @@ func (w *batchWriter) flushStore(head Checkpoint) error {
 	return w.setJSON(key(tMeta, "ckpt"), head)
 }
 
-// prepareOpens copies the open actions the batch touched from st: those
-// opened by the batch are written now, the others (their key needs the
-// action index) at commit.
+// prepareOpens writes the open actions the batch touched as they stand in
+// st after it: each under the key of the event that decided it, deleted
+// when the batch closed it.
 //
-// An action the batch opened is written once, as it stands after the
-// batch, under the key of the batch's own decision (later references to
-// it in the batch add nothing), and not at all when the batch also closed
-// it: no key of the batch's seqs is in the store yet.
+// An action the batch decided is written once, as it stands after the
+// batch (later references to it in the batch add nothing), and not at all
+// when the batch also closed it: no key of the batch's seqs is in the
+// store yet.
 func (w *batchWriter) prepareOpens(st *domain.State) error {
-	// The set of actions the batch opened, needed only when it also
-	// refers to earlier ones (executions, resolutions: a few batches).
-	var opened map[string]bool
 	for _, o := range w.opens {
-		if o.seq == 0 {
-			opened = map[string]bool{}
-			break
-		}
-	}
-	if opened != nil {
-		for _, o := range w.opens {
-			if o.seq != 0 {
-				opened[o.id] = true
+		if v := openValue(st, o); v != nil {
+			if err := w.b.Set(openKey(o.agent, o.seq), v, nil); err != nil {
+				return fmt.Errorf("writing open action: %w", err)
 			}
 		}
 	}
-	for _, o := range w.opens {
-		if o.seq == 0 && opened[o.id] {
-			continue
-		}
-		if a := st.Agents[o.agent]; a != nil {
-			if oa := a.OpenActions[o.id]; oa != nil {
-				o.val = encodeOpen(nil, o.id, oa)
-			}
-		}
+	for _, o := range w.refs {
 		if o.seq == 0 {
-			w.lateOpens = append(w.lateOpens, o)
+			return fmt.Errorf("open action %s of %s has no seq", o.id, o.agent)
+		}
+		if o.seq >= w.first {
+			continue // decided by the batch: written above
+		}
+		k := openKey(o.agent, o.seq)
+		v := openValue(st, o)
+		if v == nil {
+			if err := w.b.Delete(k, nil); err != nil {
+				return fmt.Errorf("deleting open action: %w", err)
+			}
 			continue
 		}
-		if o.val == nil {
-			continue
-		}
-		if err := w.putOpen(o); err != nil {
-			return err
+		if err := w.b.Set(k, v, nil); err != nil {
+			return fmt.Errorf("writing open action: %w", err)
 		}
 	}
 	// A decision evicts the oldest open actions when the agent holds
 	// MaxOpenActions: commit deletes every stored one older than the
 	// oldest still open.
 	for _, agent := range dedup(w.openAgents) {
-		if a := st.Agents[agent]; a != nil {
-			e := evictRef{agent: agent}
-			if len(a.OpenOrder) > 0 {
-				e.oldest = a.OpenOrder[0]
-			}
-			w.evicts = append(w.evicts, e)
+		a := st.Agents[agent]
+		if a == nil {
+			continue
 		}
+		e := evictRef{agent: agent, none: len(a.OpenOrder) == 0}
+		if !e.none {
+			oa := a.OpenActions[a.OpenOrder[0]]
+			if oa == nil || oa.Seq == 0 {
+				return fmt.Errorf("open action %s of %s has no seq", a.OpenOrder[0], agent)
+			}
+			e.oldest = oa.Seq
+		}
+		w.evicts = append(w.evicts, e)
 	}
 	return nil
 }
 
-func (w *batchWriter) putOpen(o openRef) error {
-	k := openKey(o.agent, o.seq)
-	if o.val == nil {
-		if err := w.b.Delete(k, nil); err != nil {
-			return fmt.Errorf("deleting open action: %w", err)
-		}
-		return nil
-	}
-	return w.b.Set(k, o.val, nil)
-}
-
-// actionSeq returns the seq of the event that decided an action, from the
-// action index (false when the action has no activity).
-func (w *batchWriter) actionSeq(id string) (uint64, bool, error) {
-	k, err := w.activityKeyOf(id)
-	if k == "" || err != nil {
-		return 0, false, err
-	}
-	if len(k) < 8 {
-		return 0, false, fmt.Errorf("malformed action index entry of %s", id)
-	}
-	return binary.BigEndian.Uint64([]byte(k[len(k)-8:])), true, nil
-}
-
-func (w *batchWriter) commitOpens() error {
-	for _, o := range w.lateOpens {
-		seq, ok, err := w.actionSeq(o.id)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			continue
-		}
-		o.seq = seq
-		if err := w.putOpen(o); err != nil {
-			return err
-		}
-	}
-	for _, e := range w.evicts {
-		if err := w.evict(e); err != nil {
-			return err
+// openValue returns the encoded entry of o as it stands in st: nil when it
+// is not open, or open under another seq (decided again after it closed).
+func openValue(st *domain.State, o openRef) []byte {
+	if a := st.Agents[o.agent]; a != nil {
+		if oa := a.OpenActions[o.id]; oa != nil && oa.Seq == o.seq {
+			return encodeOpen(nil, o.id, oa)
 		}
 	}
 	return nil
@@ -621,22 +582,14 @@ func (w *batchWriter) commitOpens() error {
 func (w *batchWriter) evict(e evictRef) error {
 	p := key(tOpen, e.agent)
 	lo, end := p, prefixEnd(p)
-	var endSeq uint64
-	if e.oldest != "" {
-		seq, ok, err := w.actionSeq(e.oldest)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return fmt.Errorf("open action %s has no activity", e.oldest)
-		}
-		endSeq, end = seq, openKey(e.agent, seq)
+	if !e.none {
+		end = openKey(e.agent, e.oldest)
 	}
 	w.s.evictMu.Lock()
 	from, known := w.s.evictedTo[e.agent]
 	w.s.evictMu.Unlock()
 	if known {
-		if e.oldest != "" && from >= endSeq {
+		if !e.none && from >= e.oldest {
 			return nil
 		}
 		lo = openKey(e.agent, from)
@@ -659,8 +612,8 @@ func (w *batchWriter) evict(e evictRef) error {
 			return fmt.Errorf("deleting evicted open action: %w", err)
 		}
 	}
-	if e.oldest != "" {
-		w.evictedTo = append(w.evictedTo, evictMark{agent: e.agent, seq: endSeq})
+	if !e.none {
+		w.evictedTo = append(w.evictedTo, evictMark{agent: e.agent, seq: e.oldest})
 	}
 	return nil
 }

@@ -22,7 +22,7 @@ import (
 // a store of an older layout is rebuilt from the log.
 const (
 	fmtActivity     = 0xA1
-	fmtOpen         = 0xB1
+	fmtOpen         = 0xB2 // 0xB1 had no seq
 	fmtConversation = 0xC1
 )
 
@@ -240,14 +240,14 @@ func decodeActivity(v []byte, a *Activity) error {
 }
 
 func encodeOpen(b []byte, id string, oa *domain.OpenAction) []byte {
-	return enc(append(b, fmtOpen)).str(id).int(oa.Day).int(int64(oa.ReservedCost)).int(oa.ReservedTokens).
+	return enc(append(b, fmtOpen)).str(id).uint(oa.Seq).int(oa.Day).int(int64(oa.ReservedCost)).int(oa.ReservedTokens).
 		str(string(oa.Status)).time(oa.At)
 }
 
 func decodeOpen(v []byte) (string, *domain.OpenAction, error) {
 	d := newDec(v, fmtOpen)
 	id := d.str()
-	oa := &domain.OpenAction{Day: d.int(), ReservedCost: domain.USD(d.int()), ReservedTokens: d.int(),
+	oa := &domain.OpenAction{Seq: d.uint(), Day: d.int(), ReservedCost: domain.USD(d.int()), ReservedTokens: d.int(),
 		Status: domain.Decision(d.str()), At: d.time()}
 	if err := d.done("open action"); err != nil {
 		return "", nil, err

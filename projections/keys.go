@@ -20,10 +20,10 @@ const (
 	tApproval    = 'o' // o + approval id
 	tPrincipalAp = 'q' // q + principal + approval id -> ""
 	tActivity    = 'v' // v + agent + time(8) + seq(8) -> binary (codec.go)
-	tActionIdx   = 'x' // x + action id -> activity key (seq(8) in a store without activities)
+	tActionIdx   = 'x' // x + action id -> activity key (none in a store without activities)
 	tSummary     = 's' // s + agent + day(8)
 	tRequest     = 'r' // r + source + id -> seq(8)
-	tOpen        = 'n' // n + agent + seq(8) of the deciding event -> binary (codec.go)
+	tOpen        = 'n' // n + agent + seq(8) of the deciding event (domain.OpenAction.Seq) -> binary (codec.go)
 )
 
 func appendStr(b []byte, s string) []byte {

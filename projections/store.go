@@ -56,8 +56,9 @@ type Options struct {
 	// summaries (Activity finds none): for a store only a worker reads
 	// (the state, the request index, the checkpoints), such as the Kafka
 	// gate's partition stores, whose instance serves the activity API
-	// from its read model. Activities are most of a store's bytes. Part
-	// of the store's format, as NoSnapshots.
+	// from its read model. Activities are most of a store's bytes; such a
+	// store has no action index either (it finds an action's activity).
+	// Part of the store's format, as NoSnapshots.
 	NoActivity bool
 }
 
@@ -109,7 +110,7 @@ func OpenWith(dir string, o Options) (*Store, error) {
 
 // storeFormat names the layout of the store's values; a store written in
 // another layout is rebuilt from the log (it is derived from it).
-const storeFormat = "agentgate-projections/5"
+const storeFormat = "agentgate-projections/6"
 
 // noSnapshotsFormat and noActivityFormat mark the format of a store
 // without snapshots, without activities.
@@ -276,13 +277,16 @@ func (s *Store) LoadState() (*domain.State, error) {
 		return nil, err
 	}
 	err = s.scan([]byte{tOpen}, func(k, v []byte) error {
-		agent, _, ok := cutStr(k[1:])
-		if !ok {
+		agent, rest, ok := cutStr(k[1:])
+		if !ok || len(rest) != 8 {
 			return fmt.Errorf("malformed open action key %q", k)
 		}
 		id, oa, err := decodeOpen(v)
 		if err != nil {
 			return err
+		}
+		if seq := binary.BigEndian.Uint64(rest); oa.Seq != seq {
+			return fmt.Errorf("open action %q under the key of seq %d holds seq %d: %w", id, seq, oa.Seq, errCorrupt)
 		}
 		a := st.Agents[agent]
 		if a == nil {

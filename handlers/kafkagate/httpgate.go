@@ -215,10 +215,12 @@ func (m *ReadModel) apply(batch []*domain.Event) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	var f projections.Fold
+	f.Grow(len(batch))
 	for _, ev := range batch {
-		domain.Apply(m.st, ev)
+		f.Add(m.st, ev)
 	}
-	if err := m.store.Apply(m.st, batch, projections.Checkpoint{}); err != nil {
+	if err := m.store.Apply(m.st, &f, projections.Checkpoint{}); err != nil {
 		m.log.Error("applying the read model", "err", err)
 	}
 }

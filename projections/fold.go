@@ -1,0 +1,65 @@
+package projections
+
+import (
+	"slices"
+
+	"github.com/agentgate/agentgate/domain"
+)
+
+// A Fold is the events of one projection batch as they are folded into the
+// state the batch is projected from (Prepare's st). Add folds an event
+// (domain.Apply) and notes what its projection needs that the state no
+// longer holds once the event is folded: the seq of each open action the
+// event refers to, which keys the action's stored entry — an execution or
+// a refused or expired approval closes the action, and the state then
+// forgets it. The zero Fold is empty; a Fold is used by one goroutine.
+type Fold struct {
+	events []*domain.Event
+	// refs are the open actions the events referred to that were open
+	// before them, with the seqs that opened them, in event order.
+	refs []openRef
+}
+
+// Add folds ev into st and adds it to the fold. Every event of a batch is
+// folded through Add, in log order, and st is changed by nothing else
+// until the batch is prepared.
+func (f *Fold) Add(st *domain.State, ev *domain.Event) {
+	switch {
+	case ev.Executed != nil:
+		f.ref(st, ev.AgentID, ev.Executed.ActionID)
+	case ev.Resolved != nil:
+		f.refResolved(st, ev.Resolved)
+	case ev.Expired != nil:
+		for i := range ev.Expired.Approvals {
+			f.refResolved(st, &ev.Expired.Approvals[i])
+		}
+	}
+	domain.Apply(st, ev)
+	f.events = append(f.events, ev)
+}
+
+// Grow makes room for n more events.
+func (f *Fold) Grow(n int) { f.events = slices.Grow(f.events, n) }
+
+// Events returns the events added, in order.
+func (f *Fold) Events() []*domain.Event { return f.events }
+
+// Len returns the number of events added.
+func (f *Fold) Len() int { return len(f.events) }
+
+// refResolved notes the open action an approval's resolution refers to:
+// an action approval's ID is its action's (trust elevations open none).
+func (f *Fold) refResolved(st *domain.State, r *domain.ApprovalResolved) {
+	if r.Approval.Kind != "trust_elevation" {
+		f.ref(st, r.Approval.AgentID, r.Approval.ID)
+	}
+}
+
+// ref notes the open action id of agent, if it is open in st.
+func (f *Fold) ref(st *domain.State, agent, id string) {
+	if a := st.Agents[agent]; a != nil {
+		if oa := a.OpenActions[id]; oa != nil {
+			f.refs = append(f.refs, openRef{agent: agent, id: id, seq: oa.Seq})
+		}
+	}
+}
