@@ -334,7 +334,7 @@ func (w *Worker) configure(ctx context.Context) error {
 // flight is a decided batch on its way to the log and the projections.
 type flight struct {
 	batch   []*request
-	owners  []*domain.Event // the event answering each request
+	owners  []*domain.Event  // the event answering each request
 	fold    projections.Fold // the batch's events, folded
 	records []streams.Record
 	pending map[domain.RequestID]*domain.Event
