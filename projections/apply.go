@@ -148,6 +148,7 @@ type batchWriter struct {
 	opens      []openRef // the actions the batch decided
 	refs       []openRef // the earlier open actions it referred to (Fold)
 	first      uint64    // the seq of the batch's first event
+	kbuf, vbuf []byte    // scratch for writeOpen
 	openAgents []string  // agents whose open actions may have been evicted
 	evicts     []evictRef
 	evictedTo  []evictMark // recorded in the Store once the batch commits
@@ -518,10 +519,8 @@ func (w *batchWriter) flushStore(head Checkpoint) error {
 // store yet.
 func (w *batchWriter) prepareOpens(st *domain.State) error {
 	for _, o := range w.opens {
-		if v := openValue(st, o); v != nil {
-			if err := w.b.Set(openKey(o.agent, o.seq), v, nil); err != nil {
-				return fmt.Errorf("writing open action: %w", err)
-			}
+		if err := w.writeOpen(st, o, false); err != nil {
+			return err
 		}
 	}
 	for _, o := range w.refs {
@@ -531,16 +530,8 @@ func (w *batchWriter) prepareOpens(st *domain.State) error {
 		if o.seq >= w.first {
 			continue // decided by the batch: written above
 		}
-		k := openKey(o.agent, o.seq)
-		v := openValue(st, o)
-		if v == nil {
-			if err := w.b.Delete(k, nil); err != nil {
-				return fmt.Errorf("deleting open action: %w", err)
-			}
-			continue
-		}
-		if err := w.b.Set(k, v, nil); err != nil {
-			return fmt.Errorf("writing open action: %w", err)
+		if err := w.writeOpen(st, o, true); err != nil {
+			return err
 		}
 	}
 	// A decision evicts the oldest open actions when the agent holds
@@ -564,13 +555,30 @@ func (w *batchWriter) prepareOpens(st *domain.State) error {
 	return nil
 }
 
-// openValue returns the encoded entry of o as it stands in st: nil when it
-// is not open, or open under another seq (decided again after it closed).
-func openValue(st *domain.State, o openRef) []byte {
+// writeOpen writes the entry of o as it stands in st, or, when it is not
+// open there (or open under another seq: decided again after it closed),
+// deletes its key if del is set.
+func (w *batchWriter) writeOpen(st *domain.State, o openRef, del bool) error {
+	var oa *domain.OpenAction
 	if a := st.Agents[o.agent]; a != nil {
-		if oa := a.OpenActions[o.id]; oa != nil && oa.Seq == o.seq {
-			return encodeOpen(nil, o.id, oa)
+		if oa = a.OpenActions[o.id]; oa != nil && oa.Seq != o.seq {
+			oa = nil
 		}
+	}
+	if oa == nil && !del {
+		return nil
+	}
+	// Set and Delete copy the key and value: the buffers are reused.
+	w.kbuf = appendOpenKey(w.kbuf[:0], o.agent, o.seq)
+	if oa == nil {
+		if err := w.b.Delete(w.kbuf, nil); err != nil {
+			return fmt.Errorf("deleting open action: %w", err)
+		}
+		return nil
+	}
+	w.vbuf = encodeOpen(w.vbuf[:0], o.id, oa)
+	if err := w.b.Set(w.kbuf, w.vbuf, nil); err != nil {
+		return fmt.Errorf("writing open action: %w", err)
 	}
 	return nil
 }

@@ -59,7 +59,12 @@ func activityKey(agent string, at time.Time, seq uint64) []byte {
 // openKey is the key of an open action, decided by the event at seq: an
 // agent's open actions sort in the order they were opened (its OpenOrder).
 func openKey(agent string, seq uint64) []byte {
-	return binary.BigEndian.AppendUint64(key(tOpen, agent), seq)
+	return appendOpenKey(make([]byte, 0, 11+len(agent)), agent, seq)
+}
+
+// appendOpenKey appends openKey(agent, seq) to b.
+func appendOpenKey(b []byte, agent string, seq uint64) []byte {
+	return binary.BigEndian.AppendUint64(appendStr(append(b, tOpen), agent), seq)
 }
 
 func summaryKey(agent string, day int64) []byte {

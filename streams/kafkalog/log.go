@@ -48,8 +48,13 @@ const (
 	DefaultMaxRecordBytes = DefaultMaxRequestBytes - RecordOverheadBytes
 	// DefaultMaxBatchRecords limits the records of one Append.
 	DefaultMaxBatchRecords = 8192
-	// DefaultFetchMaxBytes is the MaxBytes of each fetch.
-	DefaultFetchMaxBytes = 4 << 20
+	// DefaultFetchMaxBytes is the MaxBytes of each fetch: Kafka's own
+	// max.partition.fetch.bytes, about one produce batch of an Append
+	// (MaxRequestBytes). A broker answers with whole batches (at least
+	// one, however large); with several per response, the dev broker
+	// copied each response twice as it grew it (a restore read ~8%
+	// slower at 4 MiB).
+	DefaultFetchMaxBytes = 1 << 20
 	// DefaultIndexInterval is the spacing, in seqs, of the sparse
 	// seq -> offset index Read starts from.
 	DefaultIndexInterval = 256
