@@ -41,11 +41,11 @@ type Prepared struct {
 
 // Prepare builds the state-derived part of the projections of the events
 // of f, which must be the last events folded into st, through f: it copies
-// from st the entities they touched, so st (and f) may change once Prepare
-// returns. Prepare
-// reads nothing from the store, so it may run while an earlier Prepared is
-// being committed. Every Prepared must be committed (in log order) or
-// discarded with Discard.
+// from st the entities they touched (and writes the open actions they
+// opened, changed or closed), so st and f may change once Prepare returns.
+// Prepare reads nothing from the store, so it may run while an earlier
+// Prepared is being committed. Every Prepared must be committed (in log
+// order) or discarded with Discard.
 func (s *Store) Prepare(st *domain.State, f *Fold) (*Prepared, error) {
 	events := f.events
 	// A plain batch: the few keys Commit reads back from its own batch
@@ -87,8 +87,8 @@ func (p *Prepared) Discard() {
 
 // Commit completes the batch from the store as of every earlier commit
 // (activities, summaries, evictions) and writes it with the checkpoint
-// head, atomically. The events must be
-// durably in the log and every earlier Prepared committed.
+// head, atomically. The events must be durably in the log and every
+// earlier Prepared committed.
 func (p *Prepared) Commit(head Checkpoint) error {
 	if p.done {
 		return errors.New("committing a discarded or committed projection batch")
@@ -481,8 +481,8 @@ func (w *batchWriter) flushState(st *domain.State) error {
 	return w.setJSON(key(tMeta, "gate"), gateMeta{Config: st.Config, LastTime: st.LastTime})
 }
 
-// flushStore writes the activities, summaries, the open actions whose
-// keys come from the store, and the checkpoint.
+// flushStore deletes the evicted open actions (found in the store) and
+// writes the activities, summaries and the checkpoint.
 func (w *batchWriter) flushStore(head Checkpoint) error {
 	for _, e := range w.evicts {
 		if err := w.evict(e); err != nil {
