@@ -64,8 +64,15 @@ func ApplyLog(ctx context.Context, log streams.Log, store *projections.Store, st
 		ev   *domain.Event
 		hash string
 	}
+	// A store without activities reads no more of an event than the
+	// fold does: the decoders skip the rest (request bodies, verification
+	// blocks, errors; a third of the decoding).
+	decodeEvent := eventjson.DecodeEvent
+	if !store.KeepsActivity() {
+		decodeEvent = eventjson.DecodeFoldEvent
+	}
 	decode := func(p []byte) (decoded, error) {
-		ev, err := eventjson.DecodeEvent(p)
+		ev, err := decodeEvent(p)
 		if checked {
 			return decoded{ev: ev}, err
 		}

@@ -237,6 +237,11 @@ func (s *Store) getJSON(k []byte, v any) error {
 	return nil
 }
 
+// KeepsActivity reports whether the store keeps activity entries (see
+// Options.NoActivity): if not, projecting an event reads only what folding
+// it reads, and the command's request.
+func (s *Store) KeepsActivity() bool { return !s.noActivity }
+
 // Checkpoint returns the last applied position (zero for an empty store).
 func (s *Store) Checkpoint() (Checkpoint, error) {
 	var c Checkpoint

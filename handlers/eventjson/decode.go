@@ -34,6 +34,24 @@ func DecodeEvent(p []byte) (*domain.Event, error) {
 	return decodeGeneral(p)
 }
 
+// DecodeFoldEvent decodes what folding an event into a domain.State
+// (domain.Apply) and projecting it into a store without activities read:
+// DecodeEvent's event without the members neither reads — the request
+// bodies of verify_action and verify_tool_call commands and the command's
+// token hash, the errors, the verification block, the digests and budget
+// snapshots of decisions and executions. They are skipped as JSON (their
+// syntax is checked, not their types), so a payload DecodeEvent refuses
+// for a wrong type in one of them decodes here; every other payload
+// decodes to DecodeEvent's event with those members zero. Input the fast
+// path does not decode is decoded whole by encoding/json, as DecodeEvent.
+// TestFoldEventIsTheEventWithoutWhatAFoldSkips pins both.
+func DecodeFoldEvent(p []byte) (*domain.Event, error) {
+	if ev, ok := decodeFast(p, true); ok {
+		return ev, nil
+	}
+	return decodeGeneral(p)
+}
+
 // decodeGeneral decodes p with encoding/json.
 func decodeGeneral(p []byte) (*domain.Event, error) {
 	ev := new(domain.Event)

@@ -17,6 +17,13 @@
 // the edge cases, FuzzDecodeEventMatchesStandardLibrary and the seeded
 // worker runs of package handlers pin the two against each other.
 //
+// DecodeFoldEvent is the same decoding without the members that folding an
+// event into the state, and projecting it into a store without activities
+// (a Kafka partition worker's), do not read: request bodies, errors,
+// verification blocks, digests and budget snapshots are skipped as JSON.
+// The seeded worker runs pin that a store rebuilt through it holds the
+// live state.
+//
 // AppendEvent and Marshal (encode.go) write exactly json.Marshal's bytes
 // for an event — the log payload that the hash chain and replay --verify
 // compare — by a hand-written path for every event type, and hand anything

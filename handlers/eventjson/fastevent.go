@@ -21,7 +21,11 @@ import (
 // with the general decoder). It is exported so that tests outside the
 // package can check that the events a gate writes take the fast path.
 func DecodeFast(p []byte) (ev *domain.Event, ok bool) {
-	d := decoder{p: p}
+	return decodeFast(p, false)
+}
+
+func decodeFast(p []byte, fold bool) (ev *domain.Event, ok bool) {
+	d := decoder{p: p, fold: fold}
 	ev = d.event()
 	d.end()
 	if d.failed {
@@ -101,6 +105,15 @@ func (d *decoder) allocate(t domain.EventType) *domain.Event {
 	return new(domain.Event)
 }
 
+// foldSkips skips the next value when the decoder reads for a fold
+// (DecodeFoldEvent), reporting whether it did.
+func (d *decoder) foldSkips() bool {
+	if d.fold {
+		d.skip(0)
+	}
+	return d.fold
+}
+
 // take returns the slot *p and empties it, or a new T.
 func take[T any](p **T) *T {
 	if v := *p; v != nil {
@@ -176,6 +189,9 @@ func (d *decoder) event() *domain.Event {
 			}
 		case "error":
 			d.once(&seen, 7)
+			if d.foldSkips() {
+				continue
+			}
 			ev.Error = takeOne(&d.slots.errs)
 			d.error(ev.Error, nil)
 		case "registered":
@@ -260,6 +276,9 @@ func (d *decoder) command(c *domain.Command) {
 			c.AgentID = d.str()
 		case "token_hash":
 			d.once(&seen, 4)
+			if d.foldSkips() {
+				continue
+			}
 			c.TokenHash = d.str()
 		case "register":
 			d.once(&seen, 5)
@@ -267,10 +286,16 @@ func (d *decoder) command(c *domain.Command) {
 			d.registerAgent(c.Register)
 		case "verify":
 			d.once(&seen, 6)
+			if d.foldSkips() {
+				continue
+			}
 			c.Verify = take(&d.slots.verify)
 			d.verifyAction(c.Verify)
 		case "tool":
 			d.once(&seen, 7)
+			if d.foldSkips() {
+				continue
+			}
 			c.Tool = new(domain.VerifyToolCall)
 			d.verifyToolCall(c.Tool)
 		case "execution":
@@ -1148,13 +1173,22 @@ func (d *decoder) actionDecided(x *domain.ActionDecided, ev *domain.Event) {
 			x.Decision = domain.Decision(d.enum())
 		case "verification":
 			d.once(&seen, 5)
+			if d.foldSkips() {
+				continue
+			}
 			d.verification(&x.Verification)
 		case "error":
 			d.once(&seen, 6)
+			if d.foldSkips() {
+				continue
+			}
 			x.Error = takeOne(&d.slots.errs)
 			d.error(x.Error, ev.Error)
 		case "request_digest":
 			d.once(&seen, 7)
+			if d.foldSkips() {
+				continue
+			}
 			x.RequestDigest = d.str()
 		case "fingerprint":
 			d.once(&seen, 8)
@@ -1205,16 +1239,28 @@ func (d *decoder) actionDecided(x *domain.ActionDecided, ev *domain.Event) {
 			x.ConversationEvicted = d.str()
 		case "budget_remaining":
 			d.once(&seen, 23)
+			if d.foldSkips() {
+				continue
+			}
 			d.budgetRemaining(&x.Budget)
 		case "outcome_digest":
 			d.once(&seen, 24)
+			if d.foldSkips() {
+				continue
+			}
 			x.OutcomeDigest = d.str()
 		case "corrected_action":
 			d.once(&seen, 25)
+			if d.foldSkips() {
+				continue
+			}
 			x.CorrectedAction = new(domain.Action)
 			d.action(x.CorrectedAction)
 		case "corrected_digest":
 			d.once(&seen, 26)
+			if d.foldSkips() {
+				continue
+			}
 			x.CorrectedDigest = d.str()
 		default:
 			d.unknown(k, reflect.TypeFor[domain.ActionDecided]())
@@ -1409,6 +1455,9 @@ func (d *decoder) executionLogged(x *domain.ExecutionLogged, cmd *domain.Command
 			x.SameDay = d.bool()
 		case "budget_remaining":
 			d.once(&seen, 8)
+			if d.foldSkips() {
+				continue
+			}
 			d.budgetRemaining(&x.Budget)
 		default:
 			d.unknown(k, reflect.TypeFor[domain.ExecutionLogged]())

@@ -50,6 +50,8 @@ type decoder struct {
 	// strict refuses members the type does not know, as a json.Decoder
 	// with DisallowUnknownFields does (see DecodeVerifyRequest).
 	strict bool
+	// fold skips the members a fold does not read (see DecodeFoldEvent).
+	fold bool
 }
 
 // fail gives up the fast path.
