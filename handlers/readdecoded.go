@@ -17,8 +17,6 @@ const (
 	// decodeAhead bounds the chunks read ahead of the caller (memory:
 	// decodeAhead × decodeChunk records).
 	decodeAhead = 8
-	// arenaSize is the size of the buffers payloads are copied into.
-	arenaSize = 64 << 10
 )
 
 // ErrStopRead, returned by ReadDecoded's fn, ends the read early without
@@ -57,12 +55,12 @@ func ReadDecoded[T any](ctx context.Context, log streams.Log, from uint64, keep 
 	go func() {
 		defer close(ordered)
 		defer close(jobs)
-		// A chunk's payloads are copied into few large buffers (arena)
-		// rather than one allocation each (a payload never straddles
-		// two), unless the log hands out payloads it lets us keep.
+		// A chunk's payloads are copied into few large buffers rather
+		// than one allocation each, unless the log hands out payloads it
+		// lets us keep.
 		kp, ok := log.(streams.KeptPayloads)
 		copyPayloads := !ok || !kp.ReadKeepsPayloads()
-		var arena []byte
+		var arena streams.Arena
 		newChunk := func() *chunk[T] {
 			return &chunk[T]{done: make(chan struct{}), recs: make([]streams.Record, 0, decodeChunk)}
 		}
@@ -82,12 +80,7 @@ func ReadDecoded[T any](ctx context.Context, log streams.Log, from uint64, keep 
 				return nil
 			}
 			if copyPayloads {
-				if len(r.Payload) > cap(arena)-len(arena) {
-					arena = make([]byte, 0, max(arenaSize, len(r.Payload)))
-				}
-				n := len(arena)
-				arena = append(arena, r.Payload...)
-				r.Payload = arena[n:len(arena):len(arena)]
+				r.Payload = arena.Copy(r.Payload)
 			}
 			cur.recs = append(cur.recs, r)
 			if len(cur.recs) == decodeChunk && !send() {

@@ -413,7 +413,7 @@ func (l *Log) fetchInto(ctx context.Context, from, end int64, out chan<- fetched
 		}
 	}
 	empty := 0
-	var arena payloadArena
+	var arena streams.Arena
 	for from < end {
 		if err := ctx.Err(); err != nil {
 			send(fetched{err: fmt.Errorf("reading kafka log: %w", err)})
@@ -493,11 +493,11 @@ func EachRecord(rr kafka.RecordReader, from, end int64, fn func(rec *kafka.Recor
 
 // parseRecord reads seq, prev and payload; ok is false when the headers
 // are missing, repeated or malformed (the record is skipped).
-func parseRecord(rec *kafka.Record, arena *payloadArena) (streams.Record, bool, error) {
+func parseRecord(rec *kafka.Record, arena *streams.Arena) (streams.Record, bool, error) {
 	var r streams.Record
 	var payload []byte
 	if rec.Value != nil {
-		b := arena.alloc(rec.Value.Len())
+		b := arena.Alloc(rec.Value.Len())
 		if _, err := io.ReadFull(rec.Value, b); err != nil {
 			return r, false, err
 		}
@@ -520,28 +520,6 @@ func parseRecord(rec *kafka.Record, arena *payloadArena) (streams.Record, bool, 
 		}
 	}
 	return r, seqs == 1 && prevs == 1, nil
-}
-
-// payloadArena hands out the payloads of fetched records from shared
-// chunks: one allocation per 64 KiB of records rather than one per record.
-// A payload is never written again once handed out, so a reader may keep
-// it (streams.KeptPayloads); a kept payload keeps its chunk.
-type payloadArena struct{ free []byte }
-
-// payloadChunk is the size of an arena chunk; a larger payload gets its own.
-const payloadChunk = 64 << 10
-
-// alloc returns n fresh bytes.
-func (a *payloadArena) alloc(n int) []byte {
-	if n > len(a.free) {
-		if n > payloadChunk/4 {
-			return make([]byte, n)
-		}
-		a.free = make([]byte, payloadChunk)
-	}
-	b := a.free[:n:n]
-	a.free = a.free[n:]
-	return b
 }
 
 // Append produces batch on the log's partition with acks=all and returns
