@@ -12,12 +12,14 @@ import (
 )
 
 type composeFile struct {
+	Volumes  map[string]any `yaml:"volumes"`
 	Services map[string]struct {
 		Image       string            `yaml:"image"`
 		Build       any               `yaml:"build"`
 		Ports       []string          `yaml:"ports"`
 		Environment map[string]string `yaml:"environment"`
 		Command     []string          `yaml:"command"`
+		Volumes     []string          `yaml:"volumes"`
 		DependsOn   map[string]struct {
 			Condition string `yaml:"condition"`
 		} `yaml:"depends_on"`
@@ -82,5 +84,55 @@ func TestComposeKafkaKRaftAndGate(t *testing.T) {
 	}
 	if !strings.Contains(string(df), "go build") || !strings.Contains(string(df), "./cmd/agentgate") || !strings.Contains(string(df), `CMD ["serve"]`) {
 		t.Error("the Dockerfile must build ./cmd/agentgate and run serve")
+	}
+}
+
+// Issue 11 item 17: Kafka's log (agentgate.events, the gate's commit
+// point) and the gate's data dir are both in named volumes, so `docker
+// compose down` and a recreate keep them together. apache/kafka writes to
+// KAFKA_LOG_DIRS, by default /tmp/kraft-combined-logs: outside any volume.
+func TestComposeKafkaLogAndGateDataInNamedVolumes(t *testing.T) {
+	b, err := os.ReadFile("../../docker-compose.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cf composeFile
+	if err := yaml.Unmarshal(b, &cf); err != nil {
+		t.Fatalf("docker-compose.yml does not parse: %v", err)
+	}
+	// inVolume reports whether dir is at or under the target of one of
+	// svc's named-volume mounts ("name:/target").
+	inVolume := func(svc, dir string) bool {
+		for _, v := range cf.Services[svc].Volumes {
+			name, target, ok := strings.Cut(v, ":")
+			if !ok || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "/") {
+				continue // a bind mount, not a named volume
+			}
+			if _, declared := cf.Volumes[name]; !declared {
+				continue
+			}
+			target, _, _ = strings.Cut(target, ":")
+			if dir == target || strings.HasPrefix(dir, strings.TrimSuffix(target, "/")+"/") {
+				return true
+			}
+		}
+		return false
+	}
+	k := cf.Services["kafka"].Environment
+	logDirs := k["KAFKA_LOG_DIRS"]
+	if logDirs == "" {
+		t.Fatal("kafka sets no KAFKA_LOG_DIRS: apache/kafka then writes to /tmp/kraft-combined-logs, outside its volume")
+	}
+	for _, dir := range strings.Split(logDirs, ",") {
+		if !inVolume("kafka", dir) {
+			t.Errorf("kafka log dir %s is not in a named volume of the kafka service", dir)
+		}
+	}
+	if k["CLUSTER_ID"] == "" {
+		t.Error("kafka has no fixed CLUSTER_ID: a recreated container must accept the storage formatted in its volume")
+	}
+	data := cf.Services["agentgate"].Environment["AGENTGATE_DATA"]
+	if data == "" || !inVolume("agentgate", data) {
+		t.Errorf("the gate's data dir %q is not in a named volume", data)
 	}
 }
