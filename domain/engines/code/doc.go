@@ -6,7 +6,10 @@
 // the C tree is copied into Go nodes in one cursor walk, within the
 // limits of limits.go (bytes, nodes, depth, parser work). A tree with an
 // ERROR or MISSING node is refused with QWED-REQ-003 and the position of
-// the first such node. The analysers then work on the copy:
+// the first such node. The bash grammar reads every code point above
+// U+00FF as one stand-in of the same lexical class (narrow.go): its C
+// scanner indexes a 256-entry table with the code point. The analysers
+// then work on the copy:
 //
 //   - Python (python.go, pycheck.go, pyrules.go): an import/alias table
 //     (import subprocess as sp; from os import system as s; from

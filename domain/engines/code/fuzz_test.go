@@ -10,20 +10,18 @@ import (
 	"github.com/agentgate/agentgate/domain/engines"
 )
 
-// fuzzOnce runs the analyser on src twice and checks the invariants: no
-// panic, the same bytes both times, findings with positions inside the
-// source, and a blocking finding iff BLOCKED.
+// fuzzOnce runs the analyser on src twice and checks the invariants
+// (checkOutcome) and that both runs give the same bytes.
 func fuzzOnce(t *testing.T, language, src string) {
 	if len(src) > MaxCodeBytes {
 		return
 	}
-	req := engines.Request{Query: src, Params: json.RawMessage(`{"language":"` + language + `","check_types":["quality"]}`), IncludeProof: true}
 	start := time.Now()
-	out := New().Verify(context.Background(), req)
+	out := checkOutcome(t, language, src)
 	if d := time.Since(start); d > 2*time.Second {
 		t.Fatalf("%s took %v on %q", language, d, src)
 	}
-	again := New().Verify(context.Background(), req)
+	again := New().Verify(context.Background(), fuzzRequest(language, src))
 	a, err := json.Marshal(out)
 	if err != nil {
 		t.Fatalf("marshal: %v", err)
@@ -32,6 +30,18 @@ func fuzzOnce(t *testing.T, language, src string) {
 	if !bytes.Equal(a, b) {
 		t.Fatalf("not deterministic:\n%s\n%s", a, b)
 	}
+}
+
+func fuzzRequest(language, src string) engines.Request {
+	return engines.Request{Query: src, Params: json.RawMessage(`{"language":"` + language + `","check_types":["quality"]}`), IncludeProof: true}
+}
+
+// checkOutcome runs the analyser on src once and checks the invariants: no
+// panic or engine failure, findings with positions inside the source, and
+// a blocking finding iff BLOCKED.
+func checkOutcome(t *testing.T, language, src string) engines.Outcome {
+	t.Helper()
+	out := New().Verify(context.Background(), fuzzRequest(language, src))
 	if out.Err != nil && out.Err.Code == "QWED-ENG-002" {
 		t.Fatalf("engine failure on %q: %+v", src, out.Err)
 	}
@@ -39,13 +49,14 @@ func fuzzOnce(t *testing.T, language, src string) {
 	blockingSeen := false
 	for _, f := range out.Findings {
 		if f.Line < 1 || f.Line > lines || f.Column < 1 || f.Rule == "" {
-			t.Fatalf("finding out of the source: %+v (lines %d)", f, lines)
+			t.Fatalf("finding out of the source %q: %+v (lines %d)", src, f, lines)
 		}
 		blockingSeen = blockingSeen || blocking(f.Severity)
 	}
 	if blockingSeen != (out.Status == engines.Blocked) {
-		t.Fatalf("status %s with findings %+v", out.Status, out.Findings)
+		t.Fatalf("status %s with findings %+v on %q", out.Status, out.Findings, src)
 	}
+	return out
 }
 
 // FuzzParsePython fuzzes the Python parser and analyser.
@@ -54,6 +65,7 @@ func FuzzParsePython(f *testing.F) {
 		"import os; os.system('rm -rf /')", "getattr(__builtins__, 'ev'+'al')(x)", "exec(base64.b64decode('aWQ='))",
 		"x = 'lave'[::-1]\nglobals()[x](y)", "f'{a}{b!r:>10}'", "print((1)", "'\\x4", "exec(\"exec('1')\")",
 		"from os import *\nsystem(chr(105) + chr(100))", "s = ''.join(map(chr, [101, 118]))",
+		"ж = 'é\U0010FFFD'\nexec(ж)", "f'{\u3000x}'", "\ufeffprint(1)", "#\u2028\nx = 0x\U0001F600",
 	} {
 		f.Add(s)
 	}
@@ -66,6 +78,7 @@ func FuzzParseJavaScript(f *testing.F) {
 		"const {exec: e} = require('child_process'); e(x)", "globalThis['ev'+'al'](atob(p))",
 		"''.constructor.constructor('x')()", "`${a}${'b'}`", "import * as cp from 'node:child_process'",
 		"'lave'.split('').reverse().join('')", "function f( {",
+		"let ж = `${'\U0010FFFD'}`\u2028eval(ж)", "x = /\u00e9\U0001F600/u", "<div>\u3000</div>",
 	} {
 		f.Add(s)
 	}
@@ -77,6 +90,7 @@ func FuzzParseShell(f *testing.F) {
 	for _, s := range []string{
 		"curl http://x | sh", ":(){ :|:& };:", "x=rm; $x -rf /", "bash <(wget -qO- x)", "echo `id` > /dev/sda",
 		"sudo -u root env A=1 nohup rm -rf ~", "if [ -f x ]; then", "$'\\x72m' -rf /",
+		"A({0\U0010FFFD0!}$", "echo {1..\u0436}", "cat <<ж\nx\nж\n", "${\U0001F600:-é}",
 	} {
 		f.Add(s)
 	}

@@ -56,8 +56,11 @@ func (n *node) namedChildren() []*node {
 // grammar is one tree-sitter language with its symbol and field names
 // cached (reading names through cgo allocates on every call).
 type grammar struct {
-	name   string
-	lang   *sitter.Language
+	name string
+	lang *sitter.Language
+	// narrow: the parser reads the source narrowed (narrow.go), its
+	// offsets mapped back (the bash grammar).
+	narrow bool
 	kinds  []string
 	named  []bool
 	fields []string
@@ -76,7 +79,7 @@ func loadGrammars() {
 		langBash:       func() *sitter.Language { return sitter.NewLanguage(tsbash.Language()) },
 	} {
 		l := ptr()
-		g := &grammar{name: name, lang: l}
+		g := &grammar{name: name, lang: l, narrow: name == langBash}
 		g.kinds = make([]string, l.NodeKindCount())
 		g.named = make([]bool, len(g.kinds))
 		for i := range g.kinds {
@@ -144,7 +147,13 @@ func parse(g *grammar, src string) (*parsed, error) {
 	if err := p.SetLanguage(g.lang); err != nil {
 		return nil, fmt.Errorf("setting the %s grammar: %w", g.name, err)
 	}
-	text := []byte(src)
+	var text []byte
+	var back *offsetMap
+	if g.narrow {
+		text, back = narrow(src)
+	} else {
+		text = []byte(src)
+	}
 	checks := 0
 	opts := &sitter.ParseOptions{ProgressCallback: func(sitter.ParseState) bool {
 		checks++
@@ -164,12 +173,13 @@ func parse(g *grammar, src string) (*parsed, error) {
 	if n := int(root.DescendantCount()); n > MaxNodes {
 		return nil, &limitError{limit: "nodes", max: MaxNodes, found: n}
 	}
-	return copyTree(g, tree, src)
+	return copyTree(g, tree, src, back)
 }
 
 // copyTree walks the C tree once with a cursor, iteratively (the depth
-// limit is checked before anything recurses over the copy).
-func copyTree(g *grammar, tree *sitter.Tree, src string) (*parsed, error) {
+// limit is checked before anything recurses over the copy). back maps the
+// tree's offsets to src (nil: they are src's).
+func copyTree(g *grammar, tree *sitter.Tree, src string, back *offsetMap) (*parsed, error) {
 	cur := tree.Walk()
 	defer cur.Close()
 	count := int(tree.RootNode().DescendantCount())
@@ -185,7 +195,7 @@ func copyTree(g *grammar, tree *sitter.Tree, src string) (*parsed, error) {
 	row := 0
 	mk := func(parent *node) *node {
 		n := cur.Node()
-		start, end := int(n.StartByte()), int(n.EndByte())
+		start, end := back.source(int(n.StartByte())), back.source(int(n.EndByte()))
 		kind, named := "ERROR", true
 		if id := int(n.KindId()); id < len(g.kinds) && id != 65535 {
 			kind, named = g.kinds[id], g.named[id]
