@@ -43,6 +43,10 @@ type Options struct {
 	// Checkpoint is the log checkpoint policy (zero: every 1,000 events
 	// or 10 s).
 	Checkpoint domain.CheckpointPolicy
+	// AttestationTTL is how long an attestation is valid after it is
+	// issued, its exp claim (0: no exp; serve's default is
+	// attest.DefaultAttestationTTL).
+	AttestationTTL time.Duration
 }
 
 // Gate is an opened embedded gate: one partition on the local disk.
@@ -97,7 +101,7 @@ func OpenGate(opts Options) (_ *Gate, err error) {
 		return nil, err
 	}
 	g.Worker, err = NewWorker(WorkerConfig{
-		Log: g.Log, Store: g.Store, Signer: g.Keyring.Signer(g.NodeID),
+		Log: g.Log, Store: g.Store, Signer: g.Keyring.SignerTTL(g.NodeID, opts.AttestationTTL),
 		Clock: opts.Clock, Config: opts.Config, Logger: opts.Logger, OnBatch: opts.OnBatch,
 		Verifier: opts.Verifier, Checkpoint: opts.Checkpoint,
 	})

@@ -33,9 +33,11 @@ func (r *ReplayReport) OK() bool { return r.ProjectionDiff == "" && len(r.Mismat
 // maxMismatches bounds the mismatches a report lists.
 const maxMismatches = 100
 
-// SignerFor returns the signer that re-signs an attestation during
-// verification: the key that signed the recorded token (by its kid).
-type SignerFor func(recordedToken string) domain.Signer
+// SignerFor returns the signer that re-signs an event's attestations
+// during verification, given the tokens the event recorded: the key that
+// signed them (by kid), with the TTL and the signature encoding they were
+// recorded with.
+type SignerFor func(recordedTokens ...string) domain.Signer
 
 // Replay rebuilds every projection from log into a fresh store in a
 // temporary directory and compares it with live, which must already be
@@ -89,11 +91,14 @@ func redecide(ctx context.Context, log streams.Log, signerFor SignerFor, rep *Re
 		if ev.Command != nil {
 			var signer domain.Signer
 			if signerFor != nil {
-				tok := ""
+				var toks []string
 				if ev.Decided != nil {
-					tok = ev.Decided.Attestation
+					toks = []string{ev.Decided.Attestation}
 				}
-				signer = signerFor(tok)
+				if ev.QWEDVerified != nil {
+					toks = ev.QWEDVerified.Attestations
+				}
+				signer = signerFor(toks...)
 			}
 			env := domain.Env{Now: ev.Time, Seq: ev.Seq, Partition: ev.Partition, Signer: signer}
 			got := domain.Decide(st, env, ev.Command)

@@ -71,7 +71,7 @@ func (k *kafkaFlags) brokerList() []string {
 
 // serveKafka runs serve in Kafka mode: the partition workers of this
 // instance's share of the requests topic, and the HTTP API over Kafka.
-func serveKafka(k *kafkaFlags, z3 *z3Flags, rate *rateFlags, dataDir, addr, apiKey string, cfg domain.Config, ck domain.CheckpointPolicy, drain time.Duration, log *slog.Logger) error {
+func serveKafka(k *kafkaFlags, z3 *z3Flags, rate *rateFlags, dataDir, addr, apiKey string, cfg domain.Config, ck domain.CheckpointPolicy, attestTTL, drain time.Duration, log *slog.Logger) error {
 	if apiKey == "" {
 		return errors.New("serving on Kafka needs --api-key (AGENTGATE_API_KEY): every instance shares the admin key")
 	}
@@ -120,7 +120,7 @@ func serveKafka(k *kafkaFlags, z3 *z3Flags, rate *rateFlags, dataDir, addr, apiK
 	}
 	g, err := kafkagate.New(kafkagate.Config{
 		Brokers: brokers, Topics: k.topics, GroupID: k.group, DataDir: dataDir, OpenLog: openWorkerLog,
-		Signer: kr.Signer(nodeID), AdminKeyHash: adminHash, Config: &cfg, Logger: log, OnBatch: metrics.OnBatch,
+		Signer: kr.SignerTTL(nodeID, attestTTL), AdminKeyHash: adminHash, Config: &cfg, Logger: log, OnBatch: metrics.OnBatch,
 		SessionTimeout: k.session, Verifier: verify.NewActionVerifier(engines, 0), Engines: engines,
 		Checkpoint: ck,
 	}, n)

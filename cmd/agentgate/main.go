@@ -89,6 +89,7 @@ func serveCmd() *cobra.Command {
 	var (
 		dataDir, addr, apiKey string
 		approvalTTL           time.Duration
+		attestTTL             time.Duration
 		doomRequired          bool
 		drain                 time.Duration
 		kafkaOpts             *kafkaFlags
@@ -110,7 +111,7 @@ func serveCmd() *cobra.Command {
 			cfg.ApprovalTTL = domain.Duration(approvalTTL)
 			cfg.DoomLoopGuardRequired = doomRequired
 			if kafkaOpts.enabled() {
-				return serveKafka(kafkaOpts, z3Opts, rateOpts, dataDir, addr, apiKey, cfg, checkpoints, drain, log)
+				return serveKafka(kafkaOpts, z3Opts, rateOpts, dataDir, addr, apiKey, cfg, checkpoints, attestTTL, drain, log)
 			}
 			solver, closeSolver := startSolver(z3Opts, log)
 			defer closeSolver()
@@ -120,7 +121,7 @@ func serveCmd() *cobra.Command {
 			}
 			g, err := handlers.OpenGate(handlers.Options{
 				DataDir: dataDir, AdminKey: apiKey, Config: &cfg, Logger: log, OnBatch: metrics.OnBatch,
-				Verifier: verify.NewActionVerifier(engines, 0), Checkpoint: checkpoints,
+				Verifier: verify.NewActionVerifier(engines, 0), Checkpoint: checkpoints, AttestationTTL: attestTTL,
 			})
 			if err != nil {
 				return err
@@ -175,6 +176,7 @@ func serveCmd() *cobra.Command {
 	f.StringVar(&addr, "http", "127.0.0.1:8080", "HTTP listen address")
 	f.StringVar(&apiKey, "api-key", "", "admin API key (default: minted on first start, hash stored in the data dir)")
 	f.DurationVar(&approvalTTL, "approval-ttl", 24*time.Hour, "how long a PENDING approval waits before it expires")
+	f.DurationVar(&attestTTL, "attestation-ttl", attest.DefaultAttestationTTL, "how long an attestation is valid after it is issued (its exp claim; 0: no exp)")
 	f.BoolVar(&doomRequired, "doom-loop-guard-required", false, "require pre_action_state_hash and state_source on every action (LOOP-004)")
 	f.DurationVar(&drain, "drain-timeout", 10*time.Second, "how long SIGTERM waits for in-flight requests")
 	f.Int64Var(&checkpoints.Events, "checkpoint-events", domain.DefaultCheckpointEvents, "append a signed log checkpoint after this many events")

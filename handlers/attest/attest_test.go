@@ -11,6 +11,8 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"errors"
+	"fmt"
+	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
@@ -99,7 +101,8 @@ func TestThumbprintRFC7638(t *testing.T) {
 
 // TestRFC6979DeterministicNonce pins the signing method to the RFC 6979
 // A.2.5 vector (P-256, SHA-256, message "sample"): the signature is the
-// 64-byte r||s of RFC 7518 §3.4.
+// 64-byte r||s of RFC 7518 §3.4. The vector's s (F7CB…) is high (> n/2),
+// so the gate issues its low twin n - s (0834…), which verifies as well.
 func TestRFC6979DeterministicNonce(t *testing.T) {
 	d, _ := hex.DecodeString("C9AFA9D845BA75166B5C215767B1D6934E50C3DB36E89B127B8A622B120F6721")
 	priv, err := ecdsa.ParseRawPrivateKey(elliptic.P256(), d)
@@ -110,8 +113,13 @@ func TestRFC6979DeterministicNonce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	vectorS, _ := new(big.Int).SetString("F7CB1C942D657C41D436C7A1B6E29F65F3E900DBB9AFF4064DC4AB2F843ACDA8", 16)
+	lowS := new(big.Int).Sub(elliptic.P256().Params().N, vectorS)
 	want := "EFD48B2AACB6A8FD1140DD9CD45E81D69D2C877B56AAF991C34D0EA84EAF3716" +
-		"F7CB1C942D657C41D436C7A1B6E29F65F3E900DBB9AFF4064DC4AB2F843ACDA8"
+		fmt.Sprintf("%064X", lowS)
+	if want[64:] != "0834E36AD29A83BF2BC9385E491D6099C8FDF9D1ED67AA7EA5F51F93782857A9" {
+		t.Fatalf("n - s = %s", want[64:])
+	}
 	if got := strings.ToUpper(hex.EncodeToString(sig)); got != want {
 		t.Fatalf("r||s = %s\nwant   %s", got, want)
 	}

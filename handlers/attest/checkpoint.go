@@ -83,18 +83,20 @@ func (s *signer) SignCheckpoint(c domain.CheckpointClaims) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("signing checkpoint: %w", err)
 	}
-	return out, nil
+	return s.asRecorded(out), nil
 }
 
 var _ domain.CheckpointSigner = (*signer)(nil)
 
-// VerifyCheckpoint checks a checkpoint token against the set and returns
-// its claims: the same checks as Verify (ES256 only, kid in the set, valid
-// signature, node issuer), with typ CheckpointTyp. Failures wrap the
-// package's sentinel errors.
+// VerifyCheckpoint checks a checkpoint token of the log against the set
+// and returns its claims: the checks of VerifyRecord, with typ
+// CheckpointTyp. A checkpoint is only ever read from the hash-chained log,
+// whose chain binds its bytes, so, like VerifyRecord, it accepts a
+// signature's high-S encoding (checkpoints signed before signatures were
+// low-S). Failures wrap the package's sentinel errors.
 func (s *KeySet) VerifyCheckpoint(token string) (*CheckpointClaims, error) {
 	claims := &CheckpointClaims{}
-	if err := s.parse(token, CheckpointTyp, claims); err != nil {
+	if err := s.parse(token, CheckpointTyp, claims, asRecord); err != nil {
 		return nil, err
 	}
 	return claims, nil

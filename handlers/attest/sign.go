@@ -3,11 +3,15 @@ package attest
 import (
 	"crypto"
 	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/sha256"
 	"encoding/asn1"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/big"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -33,8 +37,10 @@ type Claims struct {
 	ID string `json:"jti"`
 	// IssuedAt is the decision time, in Unix seconds.
 	IssuedAt int64 `json:"iat"`
-	// ExpiresAt is never set by this package's signer (an attestation is
-	// a permanent record), but Verify refuses a token whose exp has passed.
+	// ExpiresAt is IssuedAt plus the signer's TTL (Keyring.SignerTTL);
+	// absent when the TTL is 0. Verify refuses a token whose exp has
+	// passed; VerifyRecord (an audit of the log) does not, since an expired
+	// attestation is still the record of a decision.
 	ExpiresAt *jwt.NumericDate `json:"exp,omitempty"`
 
 	// Decision, AgentID and RiskLevel are always set on a gate decision's
@@ -140,7 +146,10 @@ func (deterministicES256) Verify(signingString string, sig []byte, key any) erro
 
 // Sign implements jwt.SigningMethod: the SHA-256 digest of signingString
 // signed with an RFC 6979 nonce (crypto/ecdsa with a nil random source),
-// returned as the 64-byte r||s of RFC 7518 §3.4.
+// returned as the 64-byte r||s of RFC 7518 §3.4 with s in its low form
+// (s <= n/2): of the two signatures (r, s) and (r, n-s) that verify, only
+// the low one is issued, and Verify accepts only it, so a token cannot be
+// re-encoded into a second valid token for the same claims.
 func (deterministicES256) Sign(signingString string, key any) ([]byte, error) {
 	priv, ok := key.(*ecdsa.PrivateKey)
 	if !ok {
@@ -156,10 +165,43 @@ func (deterministicES256) Sign(signingString string, key any) ([]byte, error) {
 	if err != nil || len(rest) != 0 {
 		return nil, fmt.Errorf("signing ES256: decoding ASN.1 signature: %w", errors.Join(err, errTrailingASN1(rest)))
 	}
+	if rs.S.Cmp(halfOrder) > 0 {
+		rs.S.Sub(priv.Curve.Params().N, rs.S)
+	}
 	out := make([]byte, 2*coordBytes)
 	rs.R.FillBytes(out[:coordBytes])
 	rs.S.FillBytes(out[coordBytes:])
 	return out, nil
+}
+
+// halfOrder is n/2 for P-256: a signature's s above it is high-S.
+var halfOrder = new(big.Int).Rsh(elliptic.P256().Params().N, 1)
+
+// highS reports whether the r||s signature sig has s > n/2. A signature of
+// the wrong length is not high-S (it fails verification anyway).
+func highS(sig []byte) bool {
+	if len(sig) != 2*coordBytes {
+		return false
+	}
+	return new(big.Int).SetBytes(sig[coordBytes:]).Cmp(halfOrder) > 0
+}
+
+// twin returns token with its signature's s replaced by n-s: the other
+// valid encoding of the same signature ("" if token is not a compact JWS
+// with a 64-byte signature).
+func twin(token string) string {
+	i := strings.LastIndexByte(token, '.')
+	if i < 0 {
+		return ""
+	}
+	sig, err := b64.DecodeString(token[i+1:])
+	if err != nil || len(sig) != 2*coordBytes {
+		return ""
+	}
+	s := new(big.Int).SetBytes(sig[coordBytes:])
+	s.Sub(elliptic.P256().Params().N, s)
+	s.FillBytes(sig[coordBytes:])
+	return token[:i+1] + b64.EncodeToString(sig)
 }
 
 func errTrailingASN1(rest []byte) error {
@@ -174,29 +216,89 @@ type signer struct {
 	ring   *Keyring
 	nodeID string
 	kid    string // empty: the active key at each Sign
+	// ttl is how long an attestation is valid after its iat (its exp
+	// claim); 0 issues no exp. Checkpoints never carry one.
+	ttl time.Duration
+	// recorded, for a replay signer, are the tokens the log recorded for
+	// the event being re-decided: a token signed before signatures were
+	// low-S is reproduced in its recorded (high-S) encoding.
+	recorded []string
 }
 
+// DefaultAttestationTTL is the validity of an attestation when serve is
+// given none: the 24 hours of the QWED A2A specification's "Expiry".
+const DefaultAttestationTTL = 24 * time.Hour
+
 // Signer returns the domain.Signer of node nodeID: it signs with the key
-// that is active when Sign is called (a Rotate takes effect at once). Its
-// tokens are deterministic: the same claims and key give the same token.
-func (kr *Keyring) Signer(nodeID string) domain.Signer {
-	return &signer{ring: kr, nodeID: nodeID}
+// that is active when Sign is called (a Rotate takes effect at once) and
+// issues attestations without exp. Its tokens are deterministic: the same
+// claims and key give the same token.
+func (kr *Keyring) Signer(nodeID string) domain.Signer { return kr.SignerTTL(nodeID, 0) }
+
+// SignerTTL is Signer whose attestations expire ttl after their iat (the
+// exp claim; 0: none). The TTL is the signer's, not the decision's: a
+// replay re-signs with the TTL the recorded token carries.
+func (kr *Keyring) SignerTTL(nodeID string, ttl time.Duration) domain.Signer {
+	return &signer{ring: kr, nodeID: nodeID, ttl: max(ttl, 0)}
 }
 
 // SignerFor returns, for replay verification, a function that gives the
-// signer of the key that signed recordedToken (found by the kid of its
-// header, whose signature is not checked here). If the token is empty,
-// unparseable or names a key the ring does not hold, the active key signs:
-// a re-signed token then differs from the recorded one, which the replay
-// reports.
-func (kr *Keyring) SignerFor(nodeID string) func(recordedToken string) domain.Signer {
-	return func(recordedToken string) domain.Signer {
-		kid, _ := headerKID(recordedToken)
-		if kid != "" && kr.hasKID(kid) {
-			return &signer{ring: kr, nodeID: nodeID, kid: kid}
+// signer that reproduces the recorded tokens of one event: the key that
+// signed the first of them (found by the kid of its header, whose
+// signature is not checked here) and the TTL it carries (exp - iat). If
+// there is no token, or it is unparseable or names a key the ring does not
+// hold, the active key signs without exp: a re-signed token then differs
+// from the recorded one, which the replay reports. A recorded token whose
+// signature is the high-S encoding of the one the signer makes (issued
+// before signatures were low-S) is reproduced as recorded.
+func (kr *Keyring) SignerFor(nodeID string) func(recordedTokens ...string) domain.Signer {
+	return func(recordedTokens ...string) domain.Signer {
+		s := &signer{ring: kr, nodeID: nodeID, recorded: recordedTokens}
+		for _, tok := range recordedTokens {
+			if tok == "" {
+				continue
+			}
+			if kid, _ := headerKID(tok); kid != "" && kr.hasKID(kid) {
+				s.kid = kid
+			}
+			s.ttl = recordedTTL(tok)
+			break
 		}
-		return &signer{ring: kr, nodeID: nodeID}
+		return s
 	}
+}
+
+// recordedTTL is exp - iat of an attestation token, unverified (0 when it
+// has no exp or does not decode).
+func recordedTTL(token string) time.Duration {
+	parts := strings.Split(token, ".")
+	if len(parts) != 3 {
+		return 0
+	}
+	raw, err := b64.DecodeString(parts[1])
+	if err != nil {
+		return 0
+	}
+	var c struct {
+		IssuedAt  int64  `json:"iat"`
+		ExpiresAt *int64 `json:"exp"`
+	}
+	if json.Unmarshal(raw, &c) != nil || c.ExpiresAt == nil || *c.ExpiresAt < c.IssuedAt {
+		return 0
+	}
+	return time.Duration(*c.ExpiresAt-c.IssuedAt) * time.Second
+}
+
+// asRecorded returns the recorded encoding of tok when the signer replays
+// an event whose recorded tokens hold tok's high-S twin, and tok otherwise.
+func (s *signer) asRecorded(tok string) string {
+	if len(s.recorded) == 0 {
+		return tok
+	}
+	if t := twin(tok); t != "" && slices.Contains(s.recorded, t) {
+		return t
+	}
+	return tok
 }
 
 func (kr *Keyring) hasKID(kid string) bool {
@@ -215,11 +317,14 @@ func (s *signer) Sign(c domain.AttestationClaims) (string, error) {
 		return "", errors.New("signing attestation: claims have no issued-at time")
 	}
 	claims := NewClaims(s.nodeID, c)
+	if s.ttl > 0 {
+		claims.ExpiresAt = jwt.NewNumericDate(time.Unix(claims.IssuedAt, 0).Add(s.ttl))
+	}
 	out, err := s.token(Typ, &claims)
 	if err != nil {
 		return "", fmt.Errorf("signing attestation: %w", err)
 	}
-	return out, nil
+	return s.asRecorded(out), nil
 }
 
 // token signs claims as a compact JWS with header {"alg":"ES256","kid":…,

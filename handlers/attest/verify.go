@@ -26,7 +26,8 @@ var (
 	ErrType = errors.New("token is not a qwed attestation")
 	// ErrUnknownKey reports a missing kid or a kid that the JWKS lacks.
 	ErrUnknownKey = errors.New("attestation signing key is unknown")
-	// ErrSignature reports a signature that does not verify with the key.
+	// ErrSignature reports a signature that does not verify with the key,
+	// or (Verify) one in its high-S encoding.
 	ErrSignature = errors.New("attestation signature is invalid")
 	// ErrExpired reports a token whose exp claim has passed.
 	ErrExpired = errors.New("attestation has expired")
@@ -117,24 +118,58 @@ func (s *KeySet) keyFor(token, typ string) (*ecdsa.PublicKey, error) {
 }
 
 // Verify checks token against the set and returns its claims (see the
-// package documentation for the checks).
+// package documentation for the checks): what a relying party runs before
+// it acts on a decision. A signature in its high-S encoding is refused
+// (ErrSignature) and an exp that has passed is ErrExpired.
 func (s *KeySet) Verify(token string) (*Claims, error) {
 	claims := &Claims{}
-	if err := s.parse(token, Typ, claims); err != nil {
+	if err := s.parse(token, Typ, claims, asToken); err != nil {
 		return nil, err
 	}
 	return claims, nil
 }
 
+// VerifyRecord checks an attestation read from the gate's log, as an audit
+// does: the checks of Verify except two. An exp that has passed is
+// accepted, since an expired attestation is still the record of the
+// decision it signed; and a signature's high-S encoding is accepted, since
+// the log's hash chain, not the signature's encoding, binds the recorded
+// bytes (tokens signed before signatures were low-S stay verifiable).
+func (s *KeySet) VerifyRecord(token string) (*Claims, error) {
+	claims := &Claims{}
+	if err := s.parse(token, Typ, claims, asRecord); err != nil {
+		return nil, err
+	}
+	return claims, nil
+}
+
+// use says how a token is checked: as a token a relying party acts on, or
+// as a record of the log.
+type use int
+
+const (
+	asToken use = iota
+	asRecord
+)
+
 // parse checks token (size, header with the type typ, kid in the set,
-// ES256 signature, strict decoding, expiry, a node issuer) and decodes
-// its claims into claims. Failures wrap the package's sentinel errors.
-func (s *KeySet) parse(token, typ string, claims jwt.Claims) error {
+// ES256 signature, strict decoding, a node issuer; as a token also low-S
+// and expiry) and decodes its claims into claims. Failures wrap the
+// package's sentinel errors.
+func (s *KeySet) parse(token, typ string, claims jwt.Claims, u use) error {
 	pub, err := s.keyFor(token, typ)
 	if err != nil {
 		return err
 	}
-	parser := jwt.NewParser(jwt.WithValidMethods([]string{"ES256"}), jwt.WithStrictDecoding())
+	opts := []jwt.ParserOption{jwt.WithValidMethods([]string{"ES256"}), jwt.WithStrictDecoding()}
+	if u == asRecord {
+		opts = append(opts, jwt.WithoutClaimsValidation())
+	} else if i := strings.LastIndexByte(token, '.'); i >= 0 {
+		if sig, err := b64.DecodeString(token[i+1:]); err == nil && highS(sig) {
+			return fmt.Errorf("%w: high-S signature (only s <= n/2 is accepted)", ErrSignature)
+		}
+	}
+	parser := jwt.NewParser(opts...)
 	_, err = parser.ParseWithClaims(token, claims, func(*jwt.Token) (any, error) { return pub, nil })
 	switch {
 	case err == nil:

@@ -197,7 +197,7 @@ func (v *verifier) attestations(c *chain, r Record) error {
 			Detail: what + ": " + err.Error()}
 	}
 	if d := ev.Decided; d != nil && d.Attestation != "" {
-		cl, err := v.keys.Verify(d.Attestation)
+		cl, err := v.keys.VerifyRecord(d.Attestation)
 		if err != nil {
 			return fail("the attestation does not verify", err)
 		}
@@ -216,7 +216,7 @@ func (v *verifier) attestations(c *chain, r Record) error {
 			if tok == "" {
 				continue
 			}
-			cl, err := v.keys.Verify(tok)
+			cl, err := v.keys.VerifyRecord(tok)
 			if err != nil {
 				return fail(fmt.Sprintf("attestation %d does not verify", i), err)
 			}
