@@ -87,6 +87,12 @@ func (w *Worker) appendCheckpoint(f *flight) {
 		// events); a checkpoint due by time waits for the next tick.
 		return
 	}
+	w.addCheckpoint(f)
+}
+
+// addCheckpoint appends to f the checkpoint that covers f's head.
+func (w *Worker) addCheckpoint(f *flight) {
+	ck := &w.ck
 	env := domain.Env{Now: f.now, Seq: f.head.Seq + 1, Partition: w.cfg.Partition}
 	ev, err := domain.Checkpoint(env, f.head.Hash, ck.config, ck.signer)
 	var payload []byte
@@ -115,4 +121,37 @@ func hasTick(batch []*request) bool {
 		}
 	}
 	return false
+}
+
+// FinalCheckpointTimeout bounds the append of the checkpoint a graceful
+// stop writes.
+const FinalCheckpointTimeout = 5 * time.Second
+
+// finalCheckpoint appends, when a graceful stop leaves events that no
+// checkpoint covers, the checkpoint that covers them (issue 11): a log
+// exported after the stop is then signed up to its last event. It runs
+// once every batch is committed; a failure only loses the checkpoint
+// (the next start appends it when it is due).
+func (w *Worker) finalCheckpoint(ctx context.Context) {
+	if w.ck.signer == nil || w.ck.uncovered == 0 {
+		return
+	}
+	now := w.cfg.Clock().UTC()
+	if now.Before(w.state.LastTime) {
+		now = w.state.LastTime
+	}
+	f := &flight{head: w.head, now: now, pending: map[domain.RequestID]*domain.Event{}}
+	w.addCheckpoint(f)
+	w.prepare(f)
+	if f.failed {
+		return
+	}
+	w.head = f.head
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), FinalCheckpointTimeout)
+	defer cancel()
+	if err := w.commitNow(cctx, f); err != nil {
+		w.cfg.Logger.Warn("appending the final log checkpoint", "err", err, "seq", f.head.Seq)
+		return
+	}
+	w.cfg.Logger.Info("appended the final log checkpoint", "seq", f.head.Seq)
 }

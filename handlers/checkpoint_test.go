@@ -79,8 +79,9 @@ func TestCheckpointCadence(t *testing.T) {
 		}
 		t.Fatalf("head %d after the interval, want the checkpoint at 14", h)
 	}
-	// Restart: three events after the last checkpoint, then two more make
-	// five, counted across the restart.
+	// A graceful stop with three events after the last checkpoint
+	// appends the checkpoint that covers them (issue 11): seq 18 covers
+	// 17, and a restart counts the next five events from zero.
 	for i := 0; i < 3; i++ {
 		clock.Advance(time.Second)
 		g.submit(t, verifyCmd(agent, "r"+string(rune('a'+i)), "c1", 13+i, "1+1"))
@@ -88,19 +89,22 @@ func TestCheckpointCadence(t *testing.T) {
 	g.stop(t)
 	g = startGateWith(t, dir, clock.Now, policy)
 	defer g.stop(t)
-	for i := 0; i < 2; i++ {
+	if ev := logEvents(t, g.Log)[17]; ev.Seq != 18 || ev.Type != domain.EvLogCheckpointed || ev.Checkpoint.Seq != 17 {
+		t.Fatalf("event 18 is %s, want the checkpoint of the graceful stop", ev.Type)
+	}
+	for i := 0; i < 5; i++ {
 		clock.Advance(time.Second)
 		g.submit(t, verifyCmd(agent, "s"+string(rune('a'+i)), "c1", 16+i, "1+1"))
 	}
-	if ev := logEvents(t, g.Log)[19]; ev.Seq != 20 || ev.Type != domain.EvLogCheckpointed {
-		t.Fatalf("event 20 is %s, want the checkpoint after 5 events across the restart", ev.Type)
+	if ev := logEvents(t, g.Log)[23]; ev.Seq != 24 || ev.Type != domain.EvLogCheckpointed {
+		t.Fatalf("event 24 is %s, want the checkpoint after 5 events", ev.Type)
 	}
 
 	rep, err := audit.Verify(context.Background(), audit.LogSource(g.Log, 0), g.Keyring.JWKS(), audit.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !rep.OK() || rep.Partitions[0].Checkpoints != 4 || rep.Partitions[0].LastSeq != 20 {
+	if !rep.OK() || rep.Partitions[0].Checkpoints != 5 || rep.Partitions[0].LastSeq != 24 {
 		t.Fatalf("audit: %+v %v", rep.Partitions, rep.Break)
 	}
 	rr, err := Replay(context.Background(), g.Log, g.Store, true, g.Keyring.SignerFor(g.NodeID))
@@ -109,5 +113,27 @@ func TestCheckpointCadence(t *testing.T) {
 	}
 	if !rr.OK() {
 		t.Fatalf("replay: %s %v", rr.ProjectionDiff, rr.Mismatches)
+	}
+}
+
+// TestFinalCheckpointOnlyWhenUncovered: a graceful stop right after a
+// checkpoint appends nothing more, and one after a stop appends nothing
+// either (issue 11).
+func TestFinalCheckpointOnlyWhenUncovered(t *testing.T) {
+	dir := t.TempDir()
+	clock := &testClock{now: time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)}
+	policy := domain.CheckpointPolicy{Events: 2, Interval: domain.Duration(time.Hour)}
+	g := startGateWith(t, dir, clock.Now, policy)
+	g.submit(t, registerCmd("fc", 2))
+	clock.Advance(time.Second)
+	g.submit(t, registerCmd("fd", 2)) // seq 3 is the checkpoint of 1-2
+	g.stop(t)
+	g = startGateWith(t, dir, clock.Now, policy)
+	g.stop(t)
+	g = startGateWith(t, dir, clock.Now, policy)
+	defer g.stop(t)
+	evs := logEvents(t, g.Log)
+	if len(evs) != 3 || evs[2].Type != domain.EvLogCheckpointed {
+		t.Fatalf("%d events, want 3 ending with the due checkpoint", len(evs))
 	}
 }

@@ -245,11 +245,17 @@ func (w *Worker) Run(ctx context.Context) error {
 		batch := make([]*request, 0, 64)
 		select {
 		case <-ctx.Done():
-			_ = settle()
+			err := settle()
 			if last != nil {
 				<-last.projected
+				if last.projErr != nil {
+					err = last.projErr
+				}
 			}
 			w.drain()
+			if err == nil {
+				w.finalCheckpoint(ctx)
+			}
 			return nil
 		case err := <-ready:
 			// Settle as soon as the last batch is appended: a failure is
@@ -412,20 +418,26 @@ func (w *Worker) decide(ctx context.Context, batch []*request) *flight {
 		f.owners[i] = ev
 	}
 	w.appendCheckpoint(f)
-	if f.fold.Len() > 0 {
-		prep, err := w.cfg.Store.Prepare(w.state, &f.fold)
-		if err != nil {
-			// Appended without its projections, the batch would leave the
-			// store behind the state: refuse it (rebuilt by the caller).
-			w.cfg.Logger.Error("preparing projections", "err", err, "seq", f.head.Seq)
-			f.fail(fmt.Errorf("preparing projections: %w", err))
-			f.records, f.fold = nil, projections.Fold{}
-			f.failed = true
-		}
-		f.prep = prep
-	}
+	w.prepare(f)
 	w.head = f.head
 	return f
+}
+
+// prepare prepares the projections of f's events.
+func (w *Worker) prepare(f *flight) {
+	if f.failed || f.fold.Len() == 0 {
+		return
+	}
+	prep, err := w.cfg.Store.Prepare(w.state, &f.fold)
+	if err != nil {
+		// Appended without its projections, the batch would leave the
+		// store behind the state: refuse it (rebuilt by the caller).
+		w.cfg.Logger.Error("preparing projections", "err", err, "seq", f.head.Seq)
+		f.fail(fmt.Errorf("preparing projections: %w", err))
+		f.records, f.fold = nil, projections.Fold{}
+		f.failed = true
+	}
+	f.prep = prep
 }
 
 // fail answers every request of the batch with ErrUnavailable and discards

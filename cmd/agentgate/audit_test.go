@@ -161,7 +161,7 @@ func copyDir(t *testing.T, src string) string {
 // broken link.
 func TestAuditVerifyEmbedded(t *testing.T) {
 	seed := t.TempDir()
-	seedAuditData(t, seed, 45) // 46 decisions and registration + 4 checkpoints: seq 1..50
+	seedAuditData(t, seed, 45) // registration, 45 decisions, 4 checkpoints, the stop's: seq 1..51
 	wantLine := func(t *testing.T, out, want string) {
 		t.Helper()
 		if !strings.Contains(out, want) {
@@ -174,7 +174,7 @@ func TestAuditVerifyEmbedded(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("exit %d:\n%s", code, out)
 		}
-		wantLine(t, out, "partition 0: seq 1..50 (50 events), 4 checkpoints (last at seq 44, 6 events after it), 45 attestations verified")
+		wantLine(t, out, "partition 0: seq 1..51 (51 events), 5 checkpoints (last at seq 51, 0 events after it), 45 attestations verified")
 		wantLine(t, out, "INTACT")
 	})
 
@@ -215,7 +215,7 @@ func TestAuditVerifyEmbedded(t *testing.T) {
 	t.Run("tail cut, projections head", func(t *testing.T) {
 		dir := copyDir(t, seed)
 		tamper(t, dir, func(db *pebble.DB) {
-			if err := db.DeleteRange(pebbleKey(48), pebbleKey(51), pebble.Sync); err != nil {
+			if err := db.DeleteRange(pebbleKey(48), pebbleKey(52), pebble.Sync); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -223,7 +223,7 @@ func TestAuditVerifyEmbedded(t *testing.T) {
 		if code != 1 {
 			t.Fatalf("exit %d, want 1:\n%s", code, out)
 		}
-		wantLine(t, out, "BROKEN: partition 0 seq 48: truncated: the log ends 3 event(s) before the head recorded in the projections (state/)")
+		wantLine(t, out, "BROKEN: partition 0 seq 48: truncated: the log ends 4 event(s) before the head recorded in the projections (state/)")
 	})
 
 	t.Run("tail cut at a due checkpoint, no projections", func(t *testing.T) {
@@ -233,7 +233,7 @@ func TestAuditVerifyEmbedded(t *testing.T) {
 		}
 		tamper(t, dir, func(db *pebble.DB) {
 			// Seq 44 is the checkpoint the decision at 43 made due.
-			if err := db.DeleteRange(pebbleKey(44), pebbleKey(51), pebble.Sync); err != nil {
+			if err := db.DeleteRange(pebbleKey(44), pebbleKey(52), pebble.Sync); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -250,7 +250,8 @@ func TestAuditVerifyEmbedded(t *testing.T) {
 			t.Fatal(err)
 		}
 		tamper(t, dir, func(db *pebble.DB) {
-			if err := db.DeleteRange(pebbleKey(47), pebbleKey(51), pebble.Sync); err != nil {
+			// 47..50 and the stop's checkpoint at 51.
+			if err := db.DeleteRange(pebbleKey(47), pebbleKey(52), pebble.Sync); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -263,7 +264,7 @@ func TestAuditVerifyEmbedded(t *testing.T) {
 
 	t.Run("chain rewritten after an edit", func(t *testing.T) {
 		dir := copyDir(t, seed)
-		tamper(t, dir, func(db *pebble.DB) { rewriteChain(t, db, 12, 50) })
+		tamper(t, dir, func(db *pebble.DB) { rewriteChain(t, db, 12, 51) })
 		code, out := runAuditCLI(t, "--data", dir)
 		if code != 1 {
 			t.Fatalf("exit %d, want 1:\n%s", code, out)
@@ -284,7 +285,7 @@ func TestAuditVerifyEmbedded(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("exit %d:\n%s", code, out)
 		}
-		wantLine(t, out, "partition 0: seq 1..50 (50 events)")
+		wantLine(t, out, "partition 0: seq 1..51 (51 events)")
 	})
 
 	t.Run("no signatures", func(t *testing.T) {

@@ -2,8 +2,11 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -195,4 +198,60 @@ func keys(m map[string]any) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// Issue 11 item 18: a graceful stop appends a final signed checkpoint, so
+// a bundle exported after a short run (far fewer events than the
+// checkpoint policy's) is signed up to its last event.
+func TestSIGTERMThenExportIsSignedToTheLastEvent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	bin := buildBinary(t)
+	data := filepath.Join(t.TempDir(), "data")
+	addr := freeAddr(t)
+	srv, _ := cliServe(t, bin, addr, []string{"--data", data, "--http", addr, "--api-key", "admin-key"}, nil)
+	base := "http://" + addr
+	ctx := context.Background()
+	status, reg, err := call(ctx, http.DefaultClient, "POST", base+"/agents/register", map[string]string{"X-API-Key": "admin-key"}, map[string]any{
+		"agent":       map[string]any{"name": "short-run", "type": "trusted", "principal_id": "org_short"},
+		"permissions": map[string]any{},
+		"budget":      map[string]any{},
+	})
+	if err != nil || status != 201 {
+		t.Fatalf("register: %d %v %v", status, reg, err)
+	}
+	agent, token := reg["agent_id"].(string), reg["agent_token"].(string)
+	for step := 1; step <= 3; step++ {
+		status, out, err := call(ctx, http.DefaultClient, "POST", base+"/agents/"+agent+"/verify",
+			map[string]string{"Authorization": "Bearer " + token, "Idempotency-Key": fmt.Sprint("s", step)}, map[string]any{
+				"action":  map[string]any{"type": "calculate", "query": fmt.Sprintf("%d+1", step)},
+				"context": map[string]any{"conversation_id": "c", "step_number": step},
+			})
+		if err != nil || status != 200 {
+			t.Fatalf("verify %d: %d %v %v", step, status, out, err)
+		}
+	}
+	cliStop(t, srv)
+	bundle := filepath.Join(t.TempDir(), "bundle.json")
+	if msg, code := run(t, bin, "export", "--data", data, "--agent", agent, "--format", "json", "--out", bundle); code != 0 {
+		t.Fatalf("export: exit %d: %s", code, msg)
+	}
+	msg, code := run(t, bin, "audit", "verify", "--bundle", bundle, "--json")
+	var v struct {
+		OK       bool   `json:"ok"`
+		Signed   uint64 `json:"signed_through_seq"`
+		Unsigned int64  `json:"unsigned_events"`
+	}
+	if code != 0 || json.Unmarshal([]byte(msg), &v) != nil || !v.OK {
+		t.Fatalf("audit verify --bundle: exit %d\n%s", code, msg)
+	}
+	// register + 3 decisions (+ the configuration of the first start):
+	// everything before the final checkpoint is signed.
+	if v.Signed < 4 || v.Unsigned != 0 {
+		t.Fatalf("signed through seq %d with %d unsigned events, want every event signed\n%s", v.Signed, v.Unsigned, msg)
+	}
+	if msg, code := run(t, bin, "replay", "--data", data, "--verify"); code != 0 {
+		t.Fatalf("replay --verify: exit %d\n%s", code, msg)
+	}
 }

@@ -59,3 +59,47 @@ func TestIssue5_KafkaPartitionsAppendCheckpointsOfTheConfiguredPolicy(t *testing
 		t.Fatalf("%d decisions and %d checkpoints on the events topic: want 8 and at least 2 (one every 3 events)", decided, checkpoints)
 	}
 }
+
+// Issue 11 item 18: stopping the gate appends, on every partition it owns
+// that has events no checkpoint covers, the checkpoint that covers them:
+// each partition of agentgate.events ends with a signed checkpoint.
+func TestKafkaGracefulStopAppendsTheFinalCheckpoint(t *testing.T) {
+	_, brokers := broker(t)
+	lg := &logs{brokers: brokers}
+	g := startGate(t, brokers, lg, t.TempDir())
+	c := newClient(t, brokers)
+	agent, token := register(t, c, "final-bot")
+	for step := 1; step <= 3; step++ {
+		if _, err := c.Request(context.Background(), verifyCmd(agent, token, "c", step)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g.stop()
+	written := 0
+	for p := range testPartitions {
+		l, err := kafkalog.Open(context.Background(), brokers, kafkagate.DefaultTopics().Events, p, kafkalog.Options{Logger: quiet()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var last *domain.Event
+		err = l.Read(context.Background(), 1, func(r streams.Record) error {
+			ev, err := handlers.DecodeEvent(r.Payload)
+			last = ev
+			return err
+		})
+		_ = l.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if last == nil {
+			continue
+		}
+		written++
+		if last.Type != domain.EvLogCheckpointed || last.Checkpoint.Seq != last.Seq-1 || last.Checkpoint.Signature == "" {
+			t.Errorf("partition %d ends with %s at seq %d, want the final checkpoint", p, last.Type, last.Seq)
+		}
+	}
+	if written == 0 {
+		t.Fatal("no partition holds events")
+	}
+}
