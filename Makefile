@@ -10,7 +10,7 @@ COUNT     ?= 10
 KAFKA     ?= 127.0.0.1:9092
 API_KEY   ?= dev-admin-key
 
-.PHONY: run build test test-race lint bench fuzz clean deps
+.PHONY: run build test test-race lint bench fuzz fuzz-grammars clean deps
 
 ## run: the gate on its embedded default (Pebble in $(DATA), HTTP on $(HTTP), no Kafka)
 run:
@@ -33,10 +33,12 @@ run-kafka: build
 build:
 	$(GO) build -o bin/agentgate ./cmd/agentgate
 
-## test: lint, the whole test suite, and the race detector on the concurrent packages
+## test: lint, the whole test suite, the race detector on the concurrent packages, and a short fuzz
+## of every tree-sitter grammar (fuzz-grammars)
 test: lint
 	$(GO) test -count=1 ./...
 	$(GO) test -count=1 -race ./handlers/... ./projections/... ./streams/...
+	@$(MAKE) --no-print-directory fuzz-grammars
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
@@ -48,14 +50,33 @@ bench:
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -count $(COUNT) ./... | tee bench.txt
 	$(GO) run $(BENCHSTAT) bench.txt
 
-## fuzz: a short run of every fuzz target (FUZZTIME each)
+# run-fuzz: runs each "package:FuzzTarget" word of $(1) for $(2), every one even when one fails,
+# then lists the failures and fails if there was any.
+define run-fuzz
+	@failed=""; \
+	for t in $(1); do \
+	  pkg=$${t%%:*}; f=$${t##*:}; echo "== $$pkg $$f"; \
+	  $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(2) $$pkg || failed="$$failed $$t"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "fuzz: FAILED:"; for t in $$failed; do echo "  $$t"; done; exit 1; fi; \
+	echo "fuzz: every target passed"
+endef
+
+## fuzz: a short run of every fuzz target (FUZZTIME each); a failing target does not hide the others
 FUZZTIME ?= 20s
 fuzz:
-	@for pkg in $$($(GO) list ./...); do \
-	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
-	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
-	  done; \
-	done
+	$(call run-fuzz,$$(for pkg in $$($(GO) list ./...); do \
+	  if l=$$($(GO) test -list '^Fuzz' $$pkg); then echo "$$l" | grep '^Fuzz' | sed "s|^|$$pkg:|"; \
+	  else echo "$$pkg:FuzzListFailed"; fi; done),$(FUZZTIME))
+
+## fuzz-grammars: the fuzz targets of the tree-sitter grammars (C scanners), seeded with non-ASCII
+## input, GRAMMAR_FUZZTIME each (pg_query's target runs in `make fuzz`: its instrumented build takes
+## minutes; a fixed sweep of non-ASCII queries runs in its package's tests)
+GRAMMAR_FUZZTIME ?= 3s
+GRAMMAR_FUZZ := ./domain/engines/code:FuzzParseShell ./domain/engines/code:FuzzParsePython \
+	./domain/engines/code:FuzzParseJavaScript
+fuzz-grammars:
+	$(call run-fuzz,$(GRAMMAR_FUZZ),$(GRAMMAR_FUZZTIME))
 
 clean:
 	rm -rf bin bench.txt

@@ -5,32 +5,9 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
-)
 
-// nonASCIISample is a fixed sample of code points above U+007F: every
-// third one up to U+017F (across the 0xFF/0x100 edge of C's ctype
-// tables, both of which are listed), a stride
-// through the rest of the basic plane and the supplementary planes, and
-// the code points a lexer may single out (white space and line
-// separators, digits of other scripts, the byte order mark, the last
-// code points of each UTF-8 length).
-func nonASCIISample() []rune {
-	var out []rune
-	for r := rune(0x80); r <= 0x17F; r += 3 {
-		out = append(out, r)
-	}
-	for r := rune(0x180); r <= 0xFFFF; r += 251 {
-		if !utf8.ValidRune(r) { // surrogates
-			continue
-		}
-		out = append(out, r)
-	}
-	for r := rune(0x10000); r <= 0x10FFFF; r += 65521 {
-		out = append(out, r)
-	}
-	return append(out, 0x7FF, 0x800, 0xFFFF, 0x10000, 0x10FFFD, 0x10FFFF, 0xFFFD, 0xFEFF, 0x2028, 0x2029,
-		0x3000, 0x1680, 0x200B, 0x0661, 0xFF10, 0x1D7CE, 0x1F600, 0x0436, 0xFF, 0x100)
-}
+	"github.com/agentgate/agentgate/domain/engines/enginetest"
+)
 
 // nonASCIIContexts are, per language, source texts with a hole "\x00"
 // where the code point goes: the lexer's and the external scanner's
@@ -61,7 +38,7 @@ var nonASCIIContexts = map[string][]string{
 // grammar's scanner read out of bounds on U+10FFFD after "{0" and killed
 // the process), no engine failure, findings inside the source.
 func TestNonASCII_EveryGrammar(t *testing.T) {
-	sample := nonASCIISample()
+	sample := enginetest.NonASCII()
 	for _, lang := range Languages() {
 		t.Run(lang, func(t *testing.T) {
 			for _, ctx := range nonASCIIContexts[lang] {
@@ -98,7 +75,7 @@ func TestNarrow_SameTreeAsTheSource(t *testing.T) {
 	for _, ctx := range append(nonASCIIContexts[langBash],
 		"echo \x00 | grep \x00", "x=\x00; $x \x00", "echo \x00\x00 \x00\n# \x00\nls \x00",
 		"cat <<\x00\n\x00\n\x00\n", "cat <<EOF\n\x00\nEOF\necho \x00") {
-		for i, r := range nonASCIISample() {
+		for i, r := range enginetest.NonASCII() {
 			if i%3 != 0 {
 				continue // a third of the sample: the sweep above has the rest
 			}

@@ -18,6 +18,8 @@ func FuzzParseQuery(f *testing.F) {
 		"INSERT INTO t (a) VALUES (1) ON CONFLICT (a) DO UPDATE SET a = excluded.a RETURNING *",
 		"COPY t TO PROGRAM 'x'", "SELECT 'abc", "SELECT $$ x $$", "SELECT 1e99999999 = 1e99999999 OR 2 > 1",
 		"SELECT 1; DROP TABLE x", "SELECT ((((1))))", "MERGE INTO t USING s ON true WHEN MATCHED THEN DELETE",
+		"SELECT 'ж\U0010FFFD' FROM users", "SELECT \"é\u3000\" FROM t", "SELECT $ж$ x $ж$", "SELECT U&'\\0441\\+10FFFD'",
+		"SELECT {0\U0010FFFD0!}$", "SELECT 1 -- \u2028\nDROP TABLE users",
 	} {
 		f.Add(s)
 	}
