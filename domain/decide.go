@@ -49,4 +49,14 @@ type Env struct {
 	// Signer signs attestations; nil means attestations cannot be issued
 	// (a decision that needs one is then denied: fail closed).
 	Signer Signer
+	// RetiredStep returns the last step committed in a conversation that
+	// an earlier decision evicted from the state (ActionDecided.
+	// ConversationEvicted, at MaxConversations), so that a step replayed
+	// in it is still refused (LOOP-002) though the state forgot it. Its
+	// answers must be a function of the log before the event being
+	// decided (the worker reads them from the projections and the batches
+	// not yet committed; replay from its own fold). A lookup that fails
+	// must answer a step no request can exceed (fail closed). Nil: no
+	// conversation was ever evicted.
+	RetiredStep func(agentID, conversationID string) (lastStep int64, ok bool)
 }

@@ -10,8 +10,9 @@ import (
 const (
 	// MaxConversations bounds the conversations kept per agent; a decision
 	// that opens one more names the least recently updated in
-	// ActionDecided.ConversationEvicted and the fold forgets it (its replay
-	// protection goes with it).
+	// ActionDecided.ConversationEvicted and the fold forgets it. Its last
+	// committed step stays in the projections (Env.RetiredStep), so its
+	// replay protection outlives it.
 	MaxConversations = 10_000
 	// MaxLoggedActions bounds the remembered executed action IDs per agent
 	// (to answer a second LogExecution with REQ-409 rather than REQ-404).

@@ -448,16 +448,25 @@ func (d *decider) decideProposal(a *Agent, p *proposal, cl *classification) *Eve
 	if p.ctx != nil {
 		ver.ChecksPassed = append(ver.ChecksPassed, checkContext)
 		conv = a.Conversations[p.ctx.ConversationID]
+		last, known := int64(0), conv != nil
+		if known {
+			last = conv.LastStep
+		} else if d.env.RetiredStep != nil {
+			// Evicted from the state at MaxConversations: its replay
+			// protection outlives it (the conversation restarts from
+			// its last step, its LOOP-003/004 windows empty).
+			last, known = d.env.RetiredStep(a.ID, p.ctx.ConversationID)
+		}
 		if p.step > d.s.Config.MaxSteps {
 			return deny(&Error{Code: CodeStepLimit,
 				Message: "conversation step limit exceeded (max " + strconv.FormatInt(d.s.Config.MaxSteps, 10) + " steps)",
 				Details: map[string]any{"max_steps": d.s.Config.MaxSteps, "step_number": p.step}}, checkStepLimit, StatusFailed)
 		}
 		ver.ChecksPassed = append(ver.ChecksPassed, checkStepLimit)
-		if conv != nil && p.step <= conv.LastStep {
+		if known && p.step <= last {
 			return deny(&Error{Code: CodeReplay,
-				Message: "replay or out-of-order step " + strconv.FormatInt(p.step, 10) + " (last committed step " + strconv.FormatInt(conv.LastStep, 10) + ")",
-				Details: map[string]any{"step_number": p.step, "last_step": conv.LastStep}}, checkReplay, StatusFailed)
+				Message: "replay or out-of-order step " + strconv.FormatInt(p.step, 10) + " (last committed step " + strconv.FormatInt(last, 10) + ")",
+				Details: map[string]any{"step_number": p.step, "last_step": last}}, checkReplay, StatusFailed)
 		}
 		ver.ChecksPassed = append(ver.ChecksPassed, checkReplay)
 		if conv != nil && conv.LastFingerprint == p.dig.fingerprint && conv.Repeats >= 2 {

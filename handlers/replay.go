@@ -76,6 +76,7 @@ func Replay(ctx context.Context, log streams.Log, live *projections.Store, verif
 // redecide re-decides every recorded command and compares.
 func redecide(ctx context.Context, log streams.Log, signerFor SignerFor, rep *ReplayReport) error {
 	st := domain.NewState()
+	retired := domain.NewRetiredSteps()
 	return log.Read(ctx, 1, func(r streams.Record) error {
 		ev, err := DecodeEvent(r.Payload)
 		if err != nil {
@@ -100,13 +101,14 @@ func redecide(ctx context.Context, log streams.Log, signerFor SignerFor, rep *Re
 				}
 				signer = signerFor(toks...)
 			}
-			env := domain.Env{Now: ev.Time, Seq: ev.Seq, Partition: ev.Partition, Signer: signer}
+			env := domain.Env{Now: ev.Time, Seq: ev.Seq, Partition: ev.Partition, Signer: signer, RetiredStep: retired.Step}
 			got := domain.Decide(st, env, ev.Command)
 			rep.Redecided++
 			if d := compareEvent(ev, got, r.Payload); d != "" && len(rep.Mismatches) < maxMismatches {
 				rep.Mismatches = append(rep.Mismatches, fmt.Sprintf("seq %d (%s): %s", ev.Seq, ev.Type, d))
 			}
 		}
+		retired.Note(st, ev)
 		domain.Apply(st, ev)
 		return nil
 	})

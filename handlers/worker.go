@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"sync/atomic"
 	"time"
 
@@ -75,9 +76,12 @@ type Worker struct {
 	// prev holds the events of the two batches last handed on, by request,
 	// for the retries that arrive before their projections do.
 	prev [2]map[domain.RequestID]*domain.Event
-	reqs chan *request
-	done chan struct{}
-	ck   checkpoints // the log checkpoint cadence; owned by the worker goroutine
+	// prevRetired holds the conversations those two batches evicted
+	// (projections.Fold.Retirements), for the RetiredStep of the next ones.
+	prevRetired [2][]projections.Retired
+	reqs        chan *request
+	done        chan struct{}
+	ck          checkpoints // the log checkpoint cadence; owned by the worker goroutine
 }
 
 type request struct {
@@ -238,7 +242,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	// rebuilds the state after a failed batch.
 	recoverFromFailure := func() {
 		<-last.projected
-		last, w.prev = nil, [2]map[domain.RequestID]*domain.Event{}
+		last = nil
 		w.rebuild(ctx)
 	}
 	for {
@@ -298,6 +302,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		// Retries of the two batches whose projections may not be
 		// committed yet find their events here.
 		w.prev[1], w.prev[0] = f.pending, w.prev[1]
+		w.prevRetired[1], w.prevRetired[0] = f.fold.Retirements(), w.prevRetired[1]
 		f.ready, f.projected = make(chan error, 1), make(chan struct{})
 		go w.commit(ctx, f, last)
 		last, ready = f, f.ready
@@ -375,6 +380,7 @@ func (w *Worker) decide(ctx context.Context, batch []*request) *flight {
 		now:     now,
 	}
 	f.fold.Grow(len(batch))
+	retired := w.retiredStep(f)
 	for i, r := range batch {
 		if r.cmd.Type != domain.CmdTick {
 			if ev, ok := f.pending[r.cmd.Request]; ok {
@@ -398,7 +404,7 @@ func (w *Worker) decide(ctx context.Context, batch []*request) *flight {
 				continue
 			}
 		}
-		env := domain.Env{Now: now, Seq: f.head.Seq + 1, Partition: w.cfg.Partition, Signer: w.cfg.Signer}
+		env := domain.Env{Now: now, Seq: f.head.Seq + 1, Partition: w.cfg.Partition, Signer: w.cfg.Signer, RetiredStep: retired}
 		ev := domain.Decide(w.state, env, r.cmd)
 		if ev == nil {
 			continue
@@ -438,6 +444,30 @@ func (w *Worker) prepare(f *flight) {
 		f.failed = true
 	}
 	f.prep = prep
+}
+
+// retiredStep returns the domain.Env.RetiredStep of the batch f: the
+// conversations evicted by f itself, then by the two batches before it
+// (whose projections may not be committed yet), then the store. A store
+// that cannot be read answers a step no request exceeds: the request is
+// refused as a replay rather than a step accepted twice (fail closed).
+func (w *Worker) retiredStep(f *flight) func(agent, conv string) (int64, bool) {
+	return func(agent, conv string) (int64, bool) {
+		if s, ok := f.fold.RetiredStep(agent, conv); ok {
+			return s, true
+		}
+		for _, rs := range [...][]projections.Retired{w.prevRetired[1], w.prevRetired[0]} {
+			if s, ok := projections.RetiredIn(rs, agent, conv); ok {
+				return s, true
+			}
+		}
+		s, ok, err := w.cfg.Store.RetiredStep(agent, conv)
+		if err != nil {
+			w.cfg.Logger.Error("reading a retired conversation", "agent", agent, "err", err)
+			return math.MaxInt64, true
+		}
+		return s, ok
+	}
 }
 
 // fail answers every request of the batch with ErrUnavailable and discards
@@ -560,6 +590,7 @@ func (f *flight) answer() {
 // rebuild reloads the state after a failed batch.
 func (w *Worker) rebuild(ctx context.Context) {
 	w.prev = [2]map[domain.RequestID]*domain.Event{}
+	w.prevRetired = [2][]projections.Retired{}
 	if err := w.recover(ctx); err != nil {
 		w.cfg.Logger.Error("rebuilding state after a failed batch", "err", err)
 	}

@@ -57,6 +57,7 @@ func (s *Store) Prepare(st *domain.State, f *Fold) (*Prepared, error) {
 		w.touch(ev)
 	}
 	w.refs = f.refs
+	w.retired = f.retired
 	if len(events) > 0 {
 		w.first = events[0].Seq
 	}
@@ -161,6 +162,8 @@ type batchWriter struct {
 	// actionIdx holds the action index entries the batch wrote (action id
 	// to activity key): the batch is not indexed, reads go to the store.
 	actionIdx map[string]string
+	// retired are the conversations the batch evicted (Fold.retired).
+	retired []Retired
 }
 
 // touch records the entities ev touched, to be copied from the state.
@@ -450,6 +453,14 @@ func (w *batchWriter) flushState(st *domain.State) error {
 		}
 		if err := w.b.Set(k, encodeConversation(nil, a.Conversations[c[1]]), nil); err != nil {
 			return fmt.Errorf("writing conversation: %w", err)
+		}
+	}
+	// A conversation evicted from the state keeps its last committed step
+	// here, so a step replayed in it later is still refused (Store.RetiredStep).
+	for _, r := range w.retired {
+		v := binary.BigEndian.AppendUint64(nil, uint64(r.LastStep))
+		if err := w.b.Set(key(tRetired, r.Agent, r.Conversation), v, nil); err != nil {
+			return fmt.Errorf("writing a retired conversation's step: %w", err)
 		}
 	}
 	for _, id := range dedup(w.approvals) {

@@ -18,6 +18,37 @@ type Fold struct {
 	// refs are the open actions the events referred to that were open
 	// before them, with the seqs that opened them, in event order.
 	refs []openRef
+	// retired are the conversations the events evicted from the state,
+	// with their last committed steps, in event order.
+	retired []Retired
+}
+
+// Retired is a conversation evicted from the state (at
+// domain.MaxConversations) and the last step committed in it: its replay
+// protection, which the store keeps after the state forgets it.
+type Retired struct {
+	Agent, Conversation string
+	LastStep            int64
+}
+
+// RetiredStep returns the last committed step of conversation conv of
+// agent if an event of the fold evicted it (the latest such event's).
+func (f *Fold) RetiredStep(agent, conv string) (int64, bool) {
+	return RetiredIn(f.retired, agent, conv)
+}
+
+// Retirements returns the conversations the fold's events evicted, in
+// event order. The slice is the fold's: read, don't change it.
+func (f *Fold) Retirements() []Retired { return f.retired }
+
+// RetiredIn looks conv of agent up in rs, the latest entry first.
+func RetiredIn(rs []Retired, agent, conv string) (int64, bool) {
+	for i := len(rs) - 1; i >= 0; i-- {
+		if rs[i].Agent == agent && rs[i].Conversation == conv {
+			return rs[i].LastStep, true
+		}
+	}
+	return 0, false
 }
 
 // Add folds ev into st and adds it to the fold. Every event of a batch is
@@ -32,6 +63,13 @@ func (f *Fold) Add(st *domain.State, ev *domain.Event) {
 	case ev.Expired != nil:
 		for i := range ev.Expired.Approvals {
 			f.refResolved(st, &ev.Expired.Approvals[i])
+		}
+	}
+	if d := ev.Decided; d != nil && d.ConversationEvicted != "" {
+		if a := st.Agents[ev.AgentID]; a != nil {
+			if c := a.Conversations[d.ConversationEvicted]; c != nil {
+				f.retired = append(f.retired, Retired{Agent: ev.AgentID, Conversation: d.ConversationEvicted, LastStep: c.LastStep})
+			}
 		}
 	}
 	domain.Apply(st, ev)

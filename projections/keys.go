@@ -24,6 +24,7 @@ const (
 	tSummary     = 's' // s + agent + day(8)
 	tRequest     = 'r' // r + source + id -> seq(8)
 	tOpen        = 'n' // n + agent + seq(8) of the deciding event (domain.OpenAction.Seq) -> binary (codec.go)
+	tRetired     = 'e' // e + agent + conversation -> last committed step(8) of a conversation evicted from the state
 )
 
 func appendStr(b []byte, s string) []byte {

@@ -441,6 +441,26 @@ func (s *Store) AgentAuth(id string) (*domain.Agent, error) {
 	return &domain.Agent{ID: v.ID, Info: v.Info, Permissions: v.Permissions, TokenHash: v.TokenHash, Status: v.Status}, nil
 }
 
+// RetiredStep returns the last step committed in conversation conv of
+// agent before a decision evicted it from the state (at
+// domain.MaxConversations); ok is false when the store has no such
+// conversation. It is what domain.Env.RetiredStep reads through the
+// worker, which first looks in the batches not yet committed.
+func (s *Store) RetiredStep(agent, conv string) (step int64, ok bool, err error) {
+	v, closer, err := s.db.Get(key(tRetired, agent, conv))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("reading retired conversation: %w", err)
+	}
+	defer closer.Close()
+	if len(v) != 8 {
+		return 0, false, fmt.Errorf("retired conversation %q of %q holds %d bytes: %w", conv, agent, len(v), errCorrupt)
+	}
+	return int64(binary.BigEndian.Uint64(v)), true, nil
+}
+
 // Conversation returns one conversation's state.
 func (s *Store) Conversation(agentID, convID string) (*domain.Conversation, error) {
 	v, closer, err := s.db.Get(key(tConv, agentID, convID))

@@ -189,6 +189,7 @@ func Run(ctx context.Context, log streams.Log, opts Options) (*Result, error) {
 	r := &runner{
 		opts:     opts,
 		st:       domain.NewState(),
+		retired:  domain.NewRetiredSteps(),
 		selected: map[string]bool{},
 		res: &Result{
 			AgentID: opts.AgentID, PrincipalID: opts.PrincipalID,
@@ -217,6 +218,7 @@ func Run(ctx context.Context, log streams.Log, opts Options) (*Result, error) {
 type runner struct {
 	opts     Options
 	st       *domain.State
+	retired  *domain.RetiredSteps // conversations evicted from st (Env.RetiredStep)
 	selected map[string]bool
 	res      *Result
 	// started is set once the period has begun (the changes are applied).
@@ -375,7 +377,7 @@ func (r *runner) fold(ev *domain.Event) {
 }
 
 func (r *runner) decide(ev *domain.Event) *domain.Event {
-	env := domain.Env{Now: ev.Time, Seq: ev.Seq, Partition: ev.Partition, Signer: unsigned{}}
+	env := domain.Env{Now: ev.Time, Seq: ev.Seq, Partition: ev.Partition, Signer: unsigned{}, RetiredStep: r.retired.Step}
 	return domain.Decide(r.st, env, ev.Command)
 }
 
@@ -384,6 +386,7 @@ func (r *runner) apply(ev *domain.Event) {
 	if ev == nil {
 		return
 	}
+	r.retired.Note(r.st, ev)
 	domain.Apply(r.st, ev)
 	var ap *domain.Approval
 	switch {
