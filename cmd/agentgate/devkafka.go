@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 func init() { moreCommands = append(moreCommands, devKafkaCmd) }
@@ -95,6 +96,17 @@ func startDevKafka(listen, dataDir string, partitions int, syncWrites bool, log 
 	if err != nil {
 		return nil, fmt.Errorf("starting dev broker: %w", err)
 	}
+	// Topics are created on first use, as Apache Kafka's default
+	// auto.create.topics.enable=true does: for a metadata request that
+	// asks (v4+, allow_auto_topic_creation; kfake.AllowAutoTopicCreation)
+	// and for every metadata request older than v4, which cannot ask and
+	// which Apache Kafka answers by creating the topic (kfake does not).
+	c.ControlKey(kmsg.Metadata.Int16(), func(r kmsg.Request) (kmsg.Response, error, bool) {
+		if m, ok := r.(*kmsg.MetadataRequest); ok && m.Version < 4 {
+			m.AllowAutoTopicCreation = true
+		}
+		return nil, nil, false // not handled: the cluster answers it
+	})
 	log.Info("dev-kafka started", "addr", c.ListenAddrs(), "data", dataDir)
 	return c, nil
 }

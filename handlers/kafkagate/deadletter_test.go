@@ -3,6 +3,7 @@ package kafkagate_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -107,4 +108,40 @@ func rawRequest(cmd client.Command, agent, replyTo, corr string) kafka.Message {
 	}
 	return kafka.Message{Topic: kafkagate.DefaultTopics().Requests, Partition: int(client.PartitionFor(agent, testPartitions)),
 		Key: []byte(agent), Value: cmd.Data.([]byte), Headers: h}
+}
+
+// Issue 11 item 16: a reply whose ce_replyto topic does not exist is not
+// dropped: it goes to agentgate.deadletter (the reply's key, value and
+// headers) with the reason, the topic it was for and the request's origin;
+// the decision stands, and the partition keeps answering.
+func TestKafkaReplyToUnknownTopicIsDeadLettered(t *testing.T) {
+	_, brokers := broker(t)
+	startGate(t, brokers, &logs{brokers: brokers}, t.TempDir())
+	c := newClient(t, brokers)
+	dl := deadLetters(t, brokers)
+	agent, token := register(t, c, "lost-reply")
+	const topic = "no.such.replies"
+	cmd := client.Command{Type: domain.CmdVerifyAction, AgentID: agent, ID: "lost-reply",
+		Data: []byte(`{"agent_token":"` + token + `","action":{"type":"execute_sql","query":"SELECT 1"},"context":{"conversation_id":"lost","step_number":1}}`)}
+	corr := c.NewCorrelationID()
+	if _, err := c.Send(context.Background(), rawRequest(cmd, agent, topic, corr), ""); err != nil {
+		t.Fatal(err)
+	}
+	m := dl.next(t, "")
+	for headerOf(m, "ce_correlationid") != corr {
+		m = dl.next(t, "")
+	}
+	reason := headerOf(m, kafkagate.HeaderReason)
+	if !strings.Contains(reason, "the reply topic "+topic+" cannot be written") || headerOf(m, kafkagate.HeaderReplyTo) != topic ||
+		!strings.HasPrefix(headerOf(m, kafkagate.HeaderOrigin), fmt.Sprintf("%s/%d/", kafkagate.DefaultTopics().Requests, client.PartitionFor(agent, testPartitions))) ||
+		headerOf(m, kafkagate.HeaderStatus) != "200" || !strings.Contains(string(m.Value), `"decision":"APPROVED"`) {
+		t.Fatalf("dead-lettered reply: reason %q headers %v value %s", reason, m.Headers, m.Value)
+	}
+	if ev := recordedEvents(t, brokers, "raw-test")["lost-reply"]; ev == nil || ev.Decided == nil || ev.Decided.Decision != domain.Approved {
+		t.Fatalf("the decision of the request whose reply was lost: %+v", ev)
+	}
+	rep, err := c.Request(context.Background(), verifyCmd(agent, token, "lost", 2))
+	if err != nil || !strings.Contains(string(rep.Data), `"decision":"APPROVED"`) {
+		t.Fatalf("after the lost reply: %+v %v", rep, err)
+	}
 }

@@ -46,7 +46,21 @@
 // origin (agentgate-origin: topic/partition/offset) and, when replyto is
 // present, gets an error reply; its audit record is appended like an HTTP
 // rejection; it never stops the partition. Refused credentials are
-// answered and audited but not dead-lettered.
+// answered and audited but not dead-lettered. A reply whose replyto topic
+// cannot be written goes to the dead-letter topic too (the reply, with
+// the reason, agentgate-replyto and agentgate-origin); the decision
+// stands.
+//
+// Poison pills. A request whose processing kills the process would be
+// redelivered to every next owner of its partition. Each partition keeps
+// a flight record (DATA/partitions/P/flight, memory-mapped: it outlives
+// the process at the cost of a memory store per request): the last
+// request offset handed to processing, the last one answered, whether the
+// partition was released cleanly. After a death, the requests that were in
+// flight are retried one at a time, each answered and committed before
+// the next is read, so that a death is charged to one request; one that
+// killed the gate MaxAttempts times is dead-lettered undecided (reply
+// QWED-SYS-001, audited as a refusal at its position).
 //
 // Routing. The Kafka key is the agent id (DESIGN.md §3), partitioned with
 // murmur2 (Kafka's Java default; PartitionFor). A registration mints its

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -213,6 +212,7 @@ type partition struct {
 	store  *projections.Store
 	log    streams.Log
 	worker *handlers.Worker
+	flight *flight // the requests in flight, for a restart after a death
 }
 
 // openPartition restores partition p: its projections, its log, its worker.
@@ -281,6 +281,17 @@ func (g *Gate) runPartition(ctx context.Context, gen *kafka.Generation, p int32,
 		}
 	}
 	defer pr.close()
+	fl, err := openFlight(filepath.Join(g.cfg.DataDir, "partitions", strconv.Itoa(int(p))), offset)
+	if err != nil {
+		g.log.Error("opening partition", "partition", p, "err", err)
+		return
+	}
+	pr.flight = fl
+	if lo, hi := fl.window(); hi >= 0 {
+		g.log.Warn("the gate died with requests in flight: retrying them one at a time", "partition", p, "from", lo, "to", hi)
+	}
+	clean := false
+	defer func() { fl.close(clean) }()
 	wctx, wcancel := context.WithCancel(context.Background())
 	werr := make(chan error, 1)
 	go func() { werr <- pr.worker.Run(wctx) }()
@@ -308,7 +319,7 @@ func (g *Gate) runPartition(ctx context.Context, gen *kafka.Generation, p int32,
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		g.complete(gen, p, items)
+		g.complete(gen, p, items, fl)
 	}()
 	for {
 		msg, err := r.FetchMessage(ctx)
@@ -317,6 +328,13 @@ func (g *Gate) runPartition(ctx context.Context, gen *kafka.Generation, p int32,
 				g.log.Error("reading requests", "partition", p, "err", err)
 			}
 			break
+		}
+		fl.fetched(msg.Offset)
+		if fl.isolated(msg.Offset) {
+			if !g.isolate(ctx, pr, msg, items) {
+				break
+			}
+			continue
 		}
 		items <- g.handle(ctx, pr, msg)
 	}
@@ -327,6 +345,7 @@ func (g *Gate) runPartition(ctx context.Context, gen *kafka.Generation, p int32,
 	wcancel()
 	<-werr
 	_ = r.Close()
+	clean = true
 	g.log.Info("partition released", "partition", p, "seq", pr.worker.Head().Seq)
 }
 
@@ -343,6 +362,19 @@ type item struct {
 	done     bool   // nothing to answer (forwarded)
 	abandon  bool   // not enqueued because the partition is stopping
 	qwed     *qwedCall
+	// sync, when set, is closed once the item is answered and written
+	// (flushed) or left to the next owner (isolate waits on it).
+	sync    chan struct{}
+	flushed bool
+}
+
+// release closes it.sync, once the item is written (flushed) or will not
+// be.
+func (it *item) release(flushed bool) {
+	if it.sync != nil {
+		it.flushed = flushed
+		close(it.sync)
+	}
 }
 
 // qwedCall is a qwed.verify request being verified (off the partition's
@@ -571,7 +603,7 @@ func (g *Gate) forward(ctx context.Context, msg kafka.Message, to int32) {
 // the next request. A request answered but not yet committed when the
 // gate dies is redelivered to the next owner, which answers it from the
 // log (invariant 4).
-func (g *Gate) complete(gen *kafka.Generation, p int32, items <-chan *item) {
+func (g *Gate) complete(gen *kafka.Generation, p int32, items <-chan *item, fl *flight) {
 	var (
 		out       []kafka.Message
 		written   int64 = -1 // the last offset answered and written
@@ -599,15 +631,14 @@ func (g *Gate) complete(gen *kafka.Generation, p int32, items <-chan *item) {
 			// reply topic's partitions.
 			n, err := g.out.Partitions(ctx, out[i].Topic)
 			if err != nil {
-				// An unknown reply topic: the reply is dropped, the
-				// decision stands.
-				g.log.Warn("reply topic", "topic", out[i].Topic, "err", err)
-				out[i].Topic = ""
+				// An unknown reply topic: the reply is dead-lettered
+				// with the reason, the decision stands.
+				g.log.Warn("dead-lettering a reply", "topic", out[i].Topic, "err", err)
+				out[i] = g.undeliverable(out[i], err)
 				continue
 			}
 			out[i].Partition = int(PartitionFor(string(out[i].Key), n))
 		}
-		out = slices.DeleteFunc(out, func(m kafka.Message) bool { return m.Topic == "" })
 		// Replies, decisions and dead letters in one write: one produce
 		// request per topic-partition, in parallel.
 		if err := g.out.Write(ctx, out...); err != nil {
@@ -616,6 +647,7 @@ func (g *Gate) complete(gen *kafka.Generation, p int32, items <-chan *item) {
 		}
 		out = out[:0]
 		written = upTo
+		fl.written(upTo)
 		if time.Since(last) >= commitInterval {
 			commit()
 		}
@@ -636,18 +668,28 @@ func (g *Gate) complete(gen *kafka.Generation, p int32, items <-chan *item) {
 				return
 			}
 			if stopped {
+				it.release(false)
 				continue // the generation is over: leave them to the next owner
 			}
 			if !g.answer(p, it, &out) {
 				stopped = true
+				it.release(false)
 				continue
 			}
 			answered = it.msg.Offset
-			if len(items) == 0 || len(out) >= 512 {
+			if len(items) == 0 || len(out) >= 512 || it.sync != nil {
 				if !flush(answered) {
 					stopped = true
 				}
 			}
+			if it.sync != nil && !stopped {
+				// Tried alone after a death: committed before the next,
+				// so that a dead-lettered request is never read again.
+				commit()
+				it.release(committed >= it.msg.Offset)
+				continue
+			}
+			it.release(!stopped)
 		case <-tick.C:
 			commit()
 		}
@@ -700,7 +742,7 @@ func (g *Gate) answer(p int32, it *item, out *[]kafka.Message) bool {
 		dl := kafka.Message{Topic: g.cfg.Topics.DeadLetter, Partition: 0, Key: it.msg.Key, Value: it.msg.Value,
 			Headers: append(append([]kafka.Header(nil), it.msg.Headers...),
 				kafka.Header{Key: HeaderReason, Value: []byte(it.dead)},
-				kafka.Header{Key: "agentgate-origin", Value: fmt.Appendf(nil, "%s/%d/%d", it.msg.Topic, it.msg.Partition, it.msg.Offset)})}
+				kafka.Header{Key: HeaderOrigin, Value: []byte(origin(&it.msg))})}
 		*out = append(*out, dl)
 	}
 	var status int
@@ -732,6 +774,7 @@ func (g *Gate) answer(p int32, it *item, out *[]kafka.Message) bool {
 	if it.decoded {
 		if to := it.req.Extensions[ce.ExtReplyTo]; to != "" {
 			if m, ok := g.reply(it.req, to, status, body, now); ok {
+				m.WriterData = &it.msg // its origin, if it is dead-lettered (undeliverable)
 				*out = append(*out, m)
 			}
 		}
@@ -745,10 +788,29 @@ func (g *Gate) answer(p int32, it *item, out *[]kafka.Message) bool {
 			req.ID = id
 		}
 		if m, ok := g.reply(req, to, status, body, now); ok {
+			m.WriterData = &it.msg
 			*out = append(*out, m)
 		}
 	}
 	return true
+}
+
+// origin is the position of a request: topic/partition/offset.
+func origin(msg *kafka.Message) string {
+	return fmt.Sprintf("%s/%d/%d", msg.Topic, msg.Partition, msg.Offset)
+}
+
+// undeliverable turns a reply whose topic cannot be written into a dead
+// letter: the reply's key, value and headers, the reason, the topic it was
+// for (agentgate-replyto) and the request's origin.
+func (g *Gate) undeliverable(m kafka.Message, err error) kafka.Message {
+	h := append(append([]kafka.Header(nil), m.Headers...),
+		kafka.Header{Key: HeaderReason, Value: fmt.Appendf(nil, "the reply topic %s cannot be written: %v", m.Topic, err)},
+		kafka.Header{Key: HeaderReplyTo, Value: []byte(m.Topic)})
+	if req, ok := m.WriterData.(*kafka.Message); ok {
+		h = append(h, kafka.Header{Key: HeaderOrigin, Value: []byte(origin(req))})
+	}
+	return kafka.Message{Topic: g.cfg.Topics.DeadLetter, Partition: 0, Key: m.Key, Value: m.Value, Headers: h}
 }
 
 // reply encodes the reply to req for topic to.

@@ -21,6 +21,12 @@ const (
 	HeaderStatus = "agentgate-status"
 	// HeaderReason carries why a message went to the dead-letter topic.
 	HeaderReason = "agentgate-reason"
+	// HeaderOrigin carries the position (topic/partition/offset) of the
+	// request behind a dead letter.
+	HeaderOrigin = "agentgate-origin"
+	// HeaderReplyTo carries, on a dead-lettered reply, the reply topic
+	// that could not be written.
+	HeaderReplyTo = "agentgate-replyto"
 	// headerQWEDVersion carries a qwed.verify request's
 	// QWED-Protocol-Version (seed 002 §9.2).
 	headerQWEDVersion = "qwed-protocol-version"

@@ -1,0 +1,29 @@
+package kafkagate
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+)
+
+// LeaveFlight writes partition p's flight record under dataDir as a gate
+// leaves it when it dies trying alone the request at offset cur, which had
+// killed it deaths times, with the isolation window [lo, hi].
+func LeaveFlight(dataDir string, p int32, lo, hi, cur, deaths int64) error {
+	dir := filepath.Join(dataDir, "partitions", strconv.Itoa(int(p)))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	fl, err := openFlight(dir, -1)
+	if err != nil {
+		return err
+	}
+	fl.set(fFetched, hi)
+	fl.set(fWritten, lo-1)
+	fl.set(fIsoLo, lo)
+	fl.set(fIsoHi, hi)
+	fl.set(fCur, cur)
+	fl.set(fDeaths, deaths)
+	fl.close(false)
+	return nil
+}
