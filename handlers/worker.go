@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/handlers/eventjson"
+	"github.com/agentgate/agentgate/handlers/fair"
 	"github.com/agentgate/agentgate/projections"
 	"github.com/agentgate/agentgate/streams"
 )
@@ -185,17 +186,29 @@ func (w *Worker) Submit(ctx context.Context, cmd *domain.Command) (*domain.Event
 }
 
 // attachVerdict sets cmd.Verdict on a verify_action command that has none
-// when a Verifier is configured. The verdict is recorded with the command:
-// re-deciding it reproduces the decision without running the engine. The
-// engine runs only for a request that authenticates, as the agent was last
-// committed, as an active agent allowed to use it (domain.MayRunEngine):
-// anything else gets domain.NotRunVerdict and costs no engine time.
+// when a Verifier is configured, running the engine on the caller's
+// goroutine (verdictJob).
 func (w *Worker) attachVerdict(ctx context.Context, cmd *domain.Command) {
+	if run := w.verdictJob(ctx, cmd); run != nil {
+		run()
+	}
+}
+
+// verdictJob prepares cmd.Verdict on a verify_action command that has none
+// when a Verifier is configured; it returns the engine run that sets it,
+// or nil when no engine is to run. The verdict is recorded with the
+// command: re-deciding it reproduces the decision without running the
+// engine. The engine runs only for a request that authenticates, as the
+// agent was last committed, as an active agent allowed to use it
+// (domain.MayRunEngine): anything else gets domain.NotRunVerdict at once
+// and costs no engine time. The engine runs in the turn of the agent and
+// its principal (fair.Tenant) on the Verifier's queues.
+func (w *Worker) verdictJob(ctx context.Context, cmd *domain.Command) func() {
 	if w.cfg.Verifier == nil || cmd == nil || cmd.Type != domain.CmdVerifyAction || cmd.Verify == nil || cmd.Verdict != nil {
-		return
+		return nil
 	}
 	if domain.EngineFor(cmd.Verify.Action.Type) == "" {
-		return
+		return nil
 	}
 	a, err := w.cfg.Store.AgentAuth(cmd.AgentID)
 	if err != nil {
@@ -203,9 +216,10 @@ func (w *Worker) attachVerdict(ctx context.Context, cmd *domain.Command) {
 	}
 	if !domain.MayRunEngine(a, cmd) {
 		cmd.Verdict = domain.NotRunVerdict(cmd.Verify.Action.Type)
-		return
+		return nil
 	}
-	cmd.Verdict = w.cfg.Verifier.Verdict(ctx, &cmd.Verify.Action)
+	ctx = fair.WithTenant(ctx, fair.Tenant{Principal: a.Info.PrincipalID, Agent: a.ID})
+	return func() { cmd.Verdict = w.cfg.Verifier.Verdict(ctx, &cmd.Verify.Action) }
 }
 
 // Run decides batches until ctx ends, then answers what is queued with

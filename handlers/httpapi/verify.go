@@ -2,7 +2,9 @@ package httpapi
 
 import (
 	"context"
+	"math"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
@@ -64,7 +66,16 @@ func (a *api) postVerify(w http.ResponseWriter, r *http.Request) {
 	ans := a.qwed.Verify(ctx, verify.Call{Body: c.body, Version: r.Header.Get(verify.VersionHeader), Principal: c.creds.principal, Request: id})
 	a.verifyAnswered(ctx, c, ans)
 	w.Header().Set(verify.VersionHeader, verify.ProtocolVersion)
+	setRetryAfter(w, ans)
 	writeJSON(w, ans.Status, ans.Body)
+}
+
+// setRetryAfter sets the Retry-After of an answer refused for a full
+// engine queue.
+func setRetryAfter(w http.ResponseWriter, ans verify.Answer) {
+	if ans.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.FormatInt(int64(math.Ceil(ans.RetryAfter.Seconds())), 10))
+	}
 }
 
 // verifyRefused answers a transport refusal of POST /verify as a §8.4 body,
@@ -108,5 +119,6 @@ func (a *api) verifyEvent(w http.ResponseWriter, r *http.Request, c *call, ce ce
 	ans := a.qwed.Verify(ctx, verify.Call{Body: ce.Data, Version: r.Header.Get(verify.VersionHeader),
 		Principal: c.creds.principal, Request: domain.RequestID{Source: ce.Source, ID: ce.ID}})
 	a.verifyAnswered(ctx, c, ans)
+	setRetryAfter(w, ans)
 	return ans.Status, ans.Body
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentgate/agentgate/domain/engines"
 	"github.com/agentgate/agentgate/handlers"
+	"github.com/agentgate/agentgate/handlers/fair"
 	"github.com/agentgate/agentgate/handlers/httpapi"
 	"github.com/agentgate/agentgate/handlers/verify"
 	"github.com/agentgate/agentgate/handlers/z3pool"
@@ -30,6 +31,7 @@ const adminKey = "qwed_admin_verify_test"
 type server struct {
 	t      testing.TB
 	gate   *handlers.Gate
+	reg    *verify.Registry
 	svc    *verify.Service
 	srv    *httptest.Server
 	client *http.Client
@@ -38,8 +40,14 @@ type server struct {
 
 func newServer(t testing.TB, es ...engines.Engine) *server {
 	t.Helper()
+	return newServerWith(t, fair.Config{}, es...)
+}
+
+// newServerWith is newServer with the engines' queues configured by q.
+func newServerWith(t testing.TB, q fair.Config, es ...engines.Engine) *server {
+	t.Helper()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	reg, err := verify.NewRegistry(es...)
+	reg, err := verify.NewRegistryWith(q, es...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +66,7 @@ func newServer(t testing.TB, es ...engines.Engine) *server {
 	h := httpapi.New(httpapi.Config{Gate: g.Worker, Store: g.Store, AdminKeyHash: g.AdminKeyHash, JWKS: g.Keyring.JWKS,
 		Logger: logger, Verify: svc})
 	srv := httptest.NewServer(h)
-	s := &server{t: t, gate: g, svc: svc, srv: srv, client: srv.Client()}
+	s := &server{t: t, gate: g, reg: reg, svc: svc, srv: srv, client: srv.Client()}
 	var once sync.Once
 	s.stop = func() {
 		once.Do(func() {

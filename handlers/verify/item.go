@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/domain/engines"
+	"github.com/agentgate/agentgate/handlers/fair"
 	"github.com/agentgate/agentgate/schemas"
 )
 
@@ -136,7 +137,7 @@ func (s *Service) answer(ctx context.Context, req *request, typ string, opts ite
 		timeout = time.Duration(*opts.TimeoutMS) * time.Millisecond
 	}
 	proof := opts.IncludeProof != nil && *opts.IncludeProof
-	o := runEngine(ctx, e, engines.Request{Query: req.Query, Type: id, Params: req.Params, IncludeProof: proof}, timeout)
+	o := runEngine(ctx, s.reg.Queue(id), e, engines.Request{Query: req.Query, Type: id, Params: req.Params, IncludeProof: proof}, timeout)
 	return render(id, o, proof), caps.Version
 }
 
@@ -163,13 +164,30 @@ func (s *Service) checkParams(engine string, params json.RawMessage) *Problem {
 	return p
 }
 
-// runEngine runs e under timeout: past it, or when ctx ends, the answer
-// is TIMEOUT (QWED-ENG-003); a panic is ERROR (QWED-ENG-002).
-func runEngine(ctx context.Context, e engines.Engine, req engines.Request, timeout time.Duration) engines.Outcome {
+// runEngine runs e under timeout, in ctx's tenant's turn on q (nil: at
+// once): past the timeout, or when ctx ends, the answer is TIMEOUT
+// (QWED-ENG-003), the wait for the turn included; a panic is ERROR
+// (QWED-ENG-002); a tenant whose queue is full is answered ERROR with
+// QWED-SYS-002 at once. The turn is held until e returns, even past the
+// timeout, so that at most q's slots run.
+func runEngine(ctx context.Context, q *fair.Scheduler, e engines.Engine, req engines.Request, timeout time.Duration) engines.Outcome {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	release := func() {}
+	if q != nil {
+		rel, err := q.Acquire(ctx, fair.TenantOf(ctx))
+		var busy *fair.BusyError
+		switch {
+		case errors.As(err, &busy):
+			return busyOutcome(req.Type, busy)
+		case err != nil:
+			return timeoutOutcome(ctx, timeout)
+		}
+		release = rel
+	}
 	ch := make(chan engines.Outcome, 1)
 	go func() {
+		defer release()
 		defer func() {
 			if r := recover(); r != nil {
 				ch <- engines.Outcome{Status: engines.Error, Err: &engines.Problem{Code: string(domain.CodeEngineFailed),
@@ -182,13 +200,30 @@ func runEngine(ctx context.Context, e engines.Engine, req engines.Request, timeo
 	case o := <-ch:
 		return o
 	case <-ctx.Done():
-		msg := "verification timed out after " + timeout.String()
-		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			msg = "verification canceled"
-		}
-		return engines.Outcome{Status: engines.Timeout, Err: &engines.Problem{Code: string(domain.CodeTimeout), Message: msg,
-			Details: map[string]any{"timeout_ms": timeout.Milliseconds()}}}
+		return timeoutOutcome(ctx, timeout)
 	}
+}
+
+// timeoutOutcome is the answer of a run whose ctx ended.
+func timeoutOutcome(ctx context.Context, timeout time.Duration) engines.Outcome {
+	msg := "verification timed out after " + timeout.String()
+	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		msg = "verification canceled"
+	}
+	return engines.Outcome{Status: engines.Timeout, Err: &engines.Problem{Code: string(domain.CodeTimeout), Message: msg,
+		Details: map[string]any{"timeout_ms": timeout.Milliseconds()}}}
+}
+
+// busyOutcome is the answer of a run refused by the engine's queue.
+func busyOutcome(engine string, busy *fair.BusyError) engines.Outcome {
+	return engines.Outcome{Status: engines.Error, Err: &engines.Problem{Code: string(domain.CodeUnavailable),
+		Message: "Service unavailable: the " + engine + " engine's queue is full for this principal: " + busy.Error(),
+		Details: map[string]any{"engine": engine, "retry_after_s": retrySeconds(busy.RetryAfter)}}}
+}
+
+// retrySeconds is a Retry-After in whole seconds, at least 1.
+func retrySeconds(d time.Duration) int64 {
+	return max(1, int64((d+time.Second-1)/time.Second))
 }
 
 // knownStatuses are the statuses of §6.2.

@@ -16,6 +16,7 @@ import (
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/domain/engines"
 	"github.com/agentgate/agentgate/domain/jcs"
+	"github.com/agentgate/agentgate/handlers/fair"
 	"github.com/agentgate/agentgate/schemas"
 )
 
@@ -108,6 +109,10 @@ type Answer struct {
 	// Rejection is set when the call was refused with a client error (4xx)
 	// before it was recorded: the transport records it as a rejection.
 	Rejection *domain.Error
+	// RetryAfter, when set, is the Retry-After of a single request
+	// refused because its principal's queue for the engine was full (503,
+	// QWED-SYS-002).
+	RetryAfter time.Duration
 }
 
 // Response is a verification response (§6.1); in a batch, ID names the
@@ -233,9 +238,11 @@ type batchRequest struct {
 	Metadata requestMetadata `json:"metadata"`
 }
 
-// Verify answers one call. It never panics on any body.
+// Verify answers one call. It never panics on any body. Its engines run in
+// the turn of c.Principal (fair.Tenant) on the registry's queues.
 func (s *Service) Verify(ctx context.Context, c Call) Answer {
 	start := s.cfg.Clock()
+	ctx = fair.WithTenant(ctx, fair.Tenant{Principal: c.Principal})
 	if p := Negotiate(c.Version); p != nil {
 		return errorResponse(p)
 	}
@@ -274,7 +281,11 @@ func (s *Service) Verify(ctx context.Context, c Call) Answer {
 		s.log.Error("encoding a verify response", "err", err)
 		return ErrorAnswer(domain.CodeInternal, nil, "encoding the response failed")
 	}
-	return Answer{Status: httpStatus(res.resp.Status, errCode(res.resp)), Body: body}
+	a := Answer{Status: httpStatus(res.resp.Status, errCode(res.resp)), Body: body}
+	if errCode(res.resp) == domain.CodeUnavailable {
+		a.RetryAfter = s.reg.retryAfter
+	}
+	return a
 }
 
 func errCode(r *Response) domain.Code {

@@ -95,7 +95,10 @@ func rankOf(sev string) int {
 // engine is not built in, or the action has nothing to verify: the gate
 // then decides by its rules alone. The query is act.Code for execute_code
 // (act.Query when Code is empty), act.Query otherwise; the engine's params
-// come from act.Parameters (engineParams).
+// come from act.Parameters (engineParams). The engine runs in the turn of
+// ctx's tenant (fair.TenantOf: the gate's worker sets the agent and its
+// principal) on the registry's queue; a tenant whose queue is full gets
+// an ERROR verdict with QWED-SYS-002 at once (UNCERTAIN for the gate).
 func (v *ActionVerifier) Verdict(ctx context.Context, act *domain.Action) *domain.EngineVerdict {
 	id := domain.EngineFor(act.Type)
 	if id == "" {
@@ -112,7 +115,7 @@ func (v *ActionVerifier) Verdict(ctx context.Context, act *domain.Action) *domai
 	if query == "" {
 		return nil
 	}
-	o := runEngine(ctx, e, engines.Request{Query: query, Type: id, Params: v.engineParams(id, act.Parameters)}, v.timeout)
+	o := runEngine(ctx, v.reg.Queue(id), e, engines.Request{Query: query, Type: id, Params: v.engineParams(id, act.Parameters)}, v.timeout)
 	resp := render(id, o, false)
 	out := &domain.EngineVerdict{
 		Engine: id, EngineVersion: e.Capabilities().Version, Status: resp.Status,

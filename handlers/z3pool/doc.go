@@ -10,8 +10,13 @@
 // timeout plus Config.Grace) after which the pool kills the process — z3
 // does not always honour its timeout in nonlinear arithmetic — and answers
 // logic.ErrSolverTimeout. A process that dies, hangs or is killed is
-// replaced on its slot's next use. At most Size queries run at once and at
-// most QueueLen more wait; beyond that Solve answers logic.ErrSolverBusy.
+// replaced on its slot's next use. At most Size queries run at once; the
+// others wait in their principal's queue (the tenant of the query's
+// context, fair.TenantOf), and a process that frees goes to the principals
+// in turn, the agents of each in turn (package fair), so one tenant's hard
+// queries delay another's by at most one query. Past QueueLen queries of
+// one principal waiting, Solve answers that principal
+// logic.ErrSolverBusy at once; the others are not affected.
 // When z3 is not installed New answers an error wrapping
 // logic.ErrSolverUnavailable (the logic engine then answers QWED-ENG-004).
 //

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/domain/engines/logic"
+	"github.com/agentgate/agentgate/handlers/fair"
 )
 
 // Defaults of Config.
@@ -37,9 +38,13 @@ type Config struct {
 	Path string
 	// Size is the number of processes (default runtime.NumCPU()).
 	Size int
-	// QueueLen is how many queries may wait for a process beyond Size
-	// (default 4*Size).
+	// QueueLen is how many queries of one principal may wait for a
+	// process (default 4*Size); the principals' queues are apart, served
+	// fairly (package fair).
 	QueueLen int
+	// MaxPrincipals is how many principals the pool's queue knows at once
+	// (default fair.DefaultMaxPrincipals).
+	MaxPrincipals int
 	// Timeout is the per-query solver time limit (default
 	// DefaultTimeout); a ctx deadline that comes sooner wins.
 	Timeout time.Duration
@@ -66,7 +71,7 @@ type Pool struct {
 	cfg    Config
 	path   string
 	slots  chan *proc // idle slots (a nil *proc: start one)
-	queue  chan struct{}
+	queue  *fair.Scheduler
 	closed atomic.Bool
 	mu     sync.Mutex
 	live   map[*proc]struct{}
@@ -106,7 +111,7 @@ func New(cfg Config) (*Pool, error) {
 		cfg:   cfg,
 		path:  path,
 		slots: make(chan *proc, cfg.Size),
-		queue: make(chan struct{}, cfg.Size+cfg.QueueLen),
+		queue: fair.New(fair.Config{Slots: cfg.Size, PrincipalQueue: cfg.QueueLen, MaxPrincipals: cfg.MaxPrincipals}),
 		live:  map[*proc]struct{}{},
 	}
 	for i := 0; i < cfg.Size; i++ {
@@ -202,6 +207,9 @@ func (p *Pool) kill(pr *proc) {
 	_ = pr.stdin.Close()
 }
 
+// Waiting returns how many queries wait for a process.
+func (p *Pool) Waiting() int { return p.queue.Waiting() }
+
 // Stats returns the pool's counters.
 func (p *Pool) Stats() Stats {
 	return Stats{Queries: p.queries.Load(), Starts: p.starts.Load(), Kills: p.kills.Load(), Timeouts: p.timeouts.Load()}
@@ -232,17 +240,22 @@ func (p *Pool) Close() error {
 
 var errClosed = fmt.Errorf("z3 pool closed: %w", logic.ErrSolverUnavailable)
 
-// Solve runs q on one process (logic.Solver).
+// Solve runs q on one process (logic.Solver), in its turn among the
+// queries of ctx's tenant (fair.TenantOf).
 func (p *Pool) Solve(ctx context.Context, q logic.Query) (logic.Answer, error) {
 	if p.closed.Load() {
 		return logic.Answer{}, errClosed
 	}
-	select {
-	case p.queue <- struct{}{}:
-	default:
-		return logic.Answer{}, fmt.Errorf("queueing z3 query (%d running or waiting): %w", cap(p.queue), logic.ErrSolverBusy)
+	release, err := p.queue.Acquire(ctx, fair.TenantOf(ctx))
+	if errors.Is(err, fair.ErrBusy) {
+		return logic.Answer{}, fmt.Errorf("queueing z3 query: %w: %w", logic.ErrSolverBusy, err)
 	}
-	defer func() { <-p.queue }()
+	if err != nil {
+		return logic.Answer{}, fmt.Errorf("waiting for a z3 process: %w", err)
+	}
+	// The process goes back to slots (deferred below) before the turn is
+	// released: whoever gets the turn finds one.
+	defer release()
 	var pr *proc
 	select {
 	case pr = <-p.slots:

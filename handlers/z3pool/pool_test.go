@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/agentgate/agentgate/domain/engines/logic"
+	"github.com/agentgate/agentgate/handlers/fair"
 )
 
 func newPool(t *testing.T, cfg Config) *Pool {
@@ -220,7 +223,7 @@ func TestFullQueueIsBusy(t *testing.T) {
 	<-started
 	<-started
 	deadline := time.Now().Add(5 * time.Second)
-	for len(p.queue) < 2 && time.Now().Before(deadline) {
+	for p.queue.Running()+p.queue.Waiting() < 2 && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}
 	_, err := p.Solve(context.Background(), logic.Query{Script: simple})
@@ -290,5 +293,55 @@ func TestUnknownAtTheLimitIsATimeout(t *testing.T) {
 		if err != nil || ans.Status != logic.Unknown || ans.Reason != "timeout" {
 			t.Fatalf("run %d: %+v %v, want unknown (timeout)", i, ans, err)
 		}
+	}
+}
+
+// Issue 11 item 7: one tenant's hard queries do not starve another's.
+// Tenant A has one query running and three waiting on the pool's one
+// process (its queue is full: a fifth is refused at once); tenant B's
+// query is answered, not refused, after at most one more of A's, not
+// after A's queue. Before fair queuing B was refused (the pool's one
+// queue was full) or, with room, answered after all of A's.
+func TestIssue11_OneTenantsFloodDoesNotStarveAnother(t *testing.T) {
+	const timeout = 400 * time.Millisecond
+	p := newPool(t, Config{Size: 1, QueueLen: 3, Timeout: timeout, Grace: 5 * time.Second})
+	hard := logic.Query{Script: pigeonhole(11)} // z3 answers unknown at the timeout
+	ctxA := fair.WithTenant(context.Background(), fair.Tenant{Principal: "org_a", Agent: "agt_1"})
+	ctxB := fair.WithTenant(context.Background(), fair.Tenant{Principal: "org_b"})
+	var doneA atomic.Int32
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for i := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ans, err := p.Solve(ctxA, hard)
+			if err != nil || ans.Status != logic.Unknown {
+				errs <- fmt.Errorf("A's query: %+v %v", ans, err)
+			}
+			doneA.Add(1)
+		}()
+		// One running, then one more waiting each time.
+		for p.queue.Running()+p.queue.Waiting() < i+1 {
+			runtime.Gosched()
+		}
+	}
+	if _, err := p.Solve(ctxA, hard); !errors.Is(err, logic.ErrSolverBusy) {
+		t.Fatalf("A's fifth query: %v, want ErrSolverBusy", err)
+	}
+	ans, err := p.Solve(ctxB, logic.Query{Script: simple, Values: []string{"v_x"}})
+	finishedA := doneA.Load()
+	if err != nil || ans.Status != logic.Sat {
+		t.Fatalf("B's query while A's flood waits: %+v %v", ans, err)
+	}
+	// B ran right after A's first; A's second may have finished meanwhile
+	// on a slow machine (one more timeout), never the two after it.
+	if finishedA > 2 {
+		t.Fatalf("B was answered after %d of A's queries, want at most 2 of 4", finishedA)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }
