@@ -77,6 +77,12 @@ type Command struct {
 	// query or code, attached by the transport before Decide (issue 4;
 	// engineverdict.go). It is never part of the request body.
 	Verdict *EngineVerdict `json:"verdict,omitempty"`
+
+	// Withheld stands for the payload of a command refused at
+	// authentication (issue 11): the recorded command keeps its type,
+	// request, credentials and agent, and the payload's digest and size
+	// instead of the payload (withhold.go). Never set by a transport.
+	Withheld *WithheldBody `json:"withheld,omitempty"`
 }
 
 // RegisterAgent is the body of POST /agents/register (seed 000 §3.1).
@@ -288,10 +294,24 @@ type Config struct {
 	DoomLoopGuardRequired bool `json:"doom_loop_guard_required"`
 	// MaxSteps is the conversation step limit (seed 000 §9.1: 50).
 	MaxSteps int64 `json:"max_steps"`
+	// WithholdRefusals records refusals at authentication with their
+	// payload withheld (withhold.go). It is off in the state a log starts
+	// from (NewState), so that a log written before it existed re-decides
+	// its refusals as they were recorded, and on in DefaultConfig: a gate
+	// started with it records the switch in a gate.configured event.
+	WithholdRefusals bool `json:"withhold_refusals,omitempty"`
 }
 
 // DefaultConfig is the configuration of a new gate.
 func DefaultConfig() Config {
+	c := initialConfig()
+	c.WithholdRefusals = true
+	return c
+}
+
+// initialConfig is the configuration in force before a log's first
+// gate.configured event.
+func initialConfig() Config {
 	return Config{ApprovalTTL: Duration(24 * time.Hour), MaxSteps: 50}
 }
 

@@ -78,7 +78,7 @@ func (g *gate) exec(cmd *Command) *Event {
 	if ev == nil {
 		return nil
 	}
-	if ev.Seq != g.seq+1 || ev.Partition != 3 || ev.Command != cmd {
+	if ev.Seq != g.seq+1 || ev.Partition != 3 || (ev.Command != cmd && (ev.Command == nil || ev.Command.Withheld == nil)) {
 		g.t.Fatalf("Decide(%s): event position/command not set from env: seq %d partition %d", cmd.Type, ev.Seq, ev.Partition)
 	}
 	g.seq++

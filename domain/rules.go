@@ -54,6 +54,9 @@ func Decide(s *State, env Env, cmd *Command) *Event {
 		return d.reject(Errorf(CodeMissingField, "empty command"))
 	}
 	ev.AgentID = cmd.AgentID
+	if cmd.Withheld != nil {
+		return d.withheld()
+	}
 	switch cmd.Type {
 	case CmdRegisterAgent:
 		return d.register()
@@ -97,6 +100,9 @@ type decider struct {
 	cmd   *Command
 	ev    *Event
 	block *decisionBlock // verify commands only
+	// unauthenticated is set when authAgent or agentForPrincipal refused
+	// the command: its refusal withholds the payload (withhold.go).
+	unauthenticated bool
 }
 
 // decisionBlock co-allocates what one decision needs: the event, its
@@ -113,6 +119,9 @@ type decisionBlock struct {
 func (d *decider) reject(err *Error) *Event {
 	d.ev.Type = EvCommandRejected
 	d.ev.Error = err
+	if d.unauthenticated && d.s.Config.WithholdRefusals {
+		d.ev.Command = Withhold(d.cmd)
+	}
 	return d.ev
 }
 
@@ -135,6 +144,13 @@ func fieldError(code Code, field, format string, args ...any) *Error {
 // principal or the admin. A suspended agent is refused unless
 // allowSuspended.
 func (d *decider) authAgent(allowSuspended bool) (*Agent, *Error) {
+	a, err := d.agentCredentials(allowSuspended)
+	d.unauthenticated = err != nil
+	return a, err
+}
+
+// agentCredentials is authAgent's check.
+func (d *decider) agentCredentials(allowSuspended bool) (*Agent, *Error) {
 	cmd := d.cmd
 	if cmd.AgentID == "" {
 		return nil, missing("agent_id")
@@ -210,6 +226,13 @@ func (d *decider) authAdmin() *Error {
 // agentForPrincipal loads the agent of a principal-side command and checks
 // the caller owns it.
 func (d *decider) agentForPrincipal() (*Agent, *Error) {
+	a, err := d.principalsAgent()
+	d.unauthenticated = err != nil
+	return a, err
+}
+
+// principalsAgent is agentForPrincipal's check.
+func (d *decider) principalsAgent() (*Agent, *Error) {
 	if d.cmd.AgentID == "" {
 		return nil, missing("agent_id")
 	}

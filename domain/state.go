@@ -24,7 +24,7 @@ type State struct {
 // NewState returns the empty state of a new gate.
 func NewState() *State {
 	return &State{
-		Config:     DefaultConfig(),
+		Config:     initialConfig(),
 		Agents:     map[string]*Agent{},
 		Approvals:  map[string]*Approval{},
 		Principals: map[string]*Principal{},

@@ -188,6 +188,13 @@ func (e *encoder) command(c *domain.Command) {
 		e.key("verdict")
 		e.engineVerdict(c.Verdict)
 	}
+	if c.Withheld != nil {
+		e.key("withheld")
+		e.open()
+		e.strField("digest", c.Withheld.Digest)
+		e.intField("bytes", c.Withheld.Bytes)
+		e.close()
+	}
 	e.close()
 }
 
@@ -405,6 +412,7 @@ func (e *encoder) config(c *domain.Config) {
 	e.durationField("approval_ttl", c.ApprovalTTL)
 	e.boolField("doom_loop_guard_required", c.DoomLoopGuardRequired)
 	e.intField("max_steps", c.MaxSteps)
+	e.optBool("withhold_refusals", c.WithholdRefusals)
 	e.close()
 }
 

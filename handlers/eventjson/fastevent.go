@@ -353,6 +353,10 @@ func (d *decoder) command(c *domain.Command) {
 			d.once(&seen, 16)
 			c.Verdict = new(domain.EngineVerdict)
 			d.engineVerdict(c.Verdict)
+		case "withheld":
+			d.once(&seen, 21)
+			c.Withheld = new(domain.WithheldBody)
+			d.withheldBody(c.Withheld)
 		default:
 			d.unknown(k, reflect.TypeFor[domain.Command]())
 		}
@@ -804,6 +808,9 @@ func (d *decoder) config(c *domain.Config) {
 		case "max_steps":
 			d.once(&seen, 2)
 			c.MaxSteps = d.int64()
+		case "withhold_refusals":
+			d.once(&seen, 3)
+			c.WithholdRefusals = d.bool()
 		default:
 			d.unknown(k, reflect.TypeFor[domain.Config]())
 		}
@@ -874,6 +881,23 @@ func (d *decoder) fileComplaint(c *domain.FileComplaint) {
 			c.Reason = d.str()
 		default:
 			d.unknown(k, reflect.TypeFor[domain.FileComplaint]())
+		}
+	}
+}
+
+func (d *decoder) withheldBody(w *domain.WithheldBody) {
+	var seen uint64
+	d.openObject()
+	for k := d.next(); k != nil; k = d.next() {
+		switch string(k) {
+		case "digest":
+			d.once(&seen, 0)
+			w.Digest = d.str()
+		case "bytes":
+			d.once(&seen, 1)
+			w.Bytes = d.int64()
+		default:
+			d.unknown(k, reflect.TypeFor[domain.WithheldBody]())
 		}
 	}
 }

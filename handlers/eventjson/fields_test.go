@@ -106,6 +106,12 @@ func fullEvents() []*domain.Event {
 	ev = event(domain.EvCommandRejected, reject)
 	ev.Error = errDetails()
 	add(ev)
+	withheld := cmd(domain.CmdVerifyAction)
+	withheld.TokenHash = "th"
+	withheld.Withheld = &domain.WithheldBody{Digest: "wd", Bytes: 1 << 20}
+	ev = event(domain.EvCommandRejected, withheld)
+	ev.Error = errDetails()
+	add(ev)
 	ev = event(domain.EvAgentRegistered, register)
 	ev.Registered = &domain.AgentRegistered{AgentID: "agent_1", DID: "did:x", Info: info, Permissions: perms, Budget: limits, TrustLevel: 2, TokenHash: "th"}
 	add(ev)
@@ -140,7 +146,7 @@ func fullEvents() []*domain.Event {
 	ev = event(domain.EvPrincipalKeyIssued, cmd(domain.CmdIssuePrincipalKey))
 	ev.Command.IssueKey, ev.KeyIssued = key, key
 	add(ev)
-	cfg := domain.Config{ApprovalTTL: domain.Duration(90 * time.Minute), DoomLoopGuardRequired: true, MaxSteps: 20}
+	cfg := domain.Config{ApprovalTTL: domain.Duration(90 * time.Minute), DoomLoopGuardRequired: true, MaxSteps: 20, WithholdRefusals: true}
 	ev = event(domain.EvConfigured, cmd(domain.CmdConfigure))
 	ev.Command.Configure, ev.Configured = &domain.Configure{Config: cfg}, &cfg
 	add(ev)

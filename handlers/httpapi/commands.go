@@ -150,6 +150,9 @@ func (a *api) run(ctx context.Context, ep *endpoint, in *input, c *call, id doma
 		return 0, nil, reject(domain.CodeConflict, map[string]any{"request_id": id.ID},
 			"the request id %q was already used by a different request", id.ID)
 	}
+	if ev.Type != domain.EvCommandRejected {
+		markDecided(ctx)
+	}
 	a.m.decision(ev)
 	status, body, err := render(ev, mint)
 	if err != nil {
@@ -195,6 +198,12 @@ func sameRequest(mine, rec *domain.Command) bool {
 	if rec == nil || rec.Type != mine.Type || rec.Principal != mine.Principal || rec.AgentID != mine.AgentID ||
 		subtleNotEqual(rec.TokenHash, mine.TokenHash) {
 		return false
+	}
+	if rec.Withheld != nil {
+		// Refused at authentication: the record holds the payload's
+		// digest and size, not the payload.
+		w := domain.Withhold(mine)
+		return w.Withheld != nil && *w.Withheld == *rec.Withheld
 	}
 	m := *mine
 	m.Request = rec.Request

@@ -64,6 +64,8 @@ type gateOptions struct {
 	maxBodyBytes int64
 	// verifyRate is Config.VerifyRateLimit.
 	verifyRate RateLimit
+	// refusals is Config.RefusalLimit.
+	refusals RefusalLimit
 }
 
 // newTestGate opens a gate in t.TempDir(), runs its worker and serves the
@@ -72,7 +74,9 @@ func newTestGate(t testing.TB, opts gateOptions) *testGate {
 	t.Helper()
 	clock := &testClock{now: time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	g, err := handlers.OpenGate(handlers.Options{DataDir: t.TempDir(), AdminKey: testAdminKey, Clock: clock.Now, Logger: logger})
+	// The decision options serve starts with (domain.DefaultConfig).
+	cfg := domain.DefaultConfig()
+	g, err := handlers.OpenGate(handlers.Options{DataDir: t.TempDir(), AdminKey: testAdminKey, Clock: clock.Now, Logger: logger, Config: &cfg})
 	if err != nil {
 		t.Fatalf("opening gate: %v", err)
 	}
@@ -88,6 +92,7 @@ func newTestGate(t testing.TB, opts gateOptions) *testGate {
 		Gate: g.Worker, Store: g.Store, AdminKeyHash: g.AdminKeyHash, JWKS: g.Keyring.JWKS,
 		Registry: reg, Logger: logger, Clock: clock.Now,
 		RequestTimeout: opts.requestTimeout, MaxBodyBytes: opts.maxBodyBytes, VerifyRateLimit: opts.verifyRate,
+		RefusalLimit: opts.refusals,
 	})
 	srv := httptest.NewServer(h)
 	tg := &testGate{t: t, gate: g, srv: srv, client: srv.Client(), clock: clock, reg: reg}
@@ -144,6 +149,12 @@ func bearerH(tok string) hdr {
 // do sends one request; body is a string, []byte or a value to encode.
 func (g *testGate) do(method, path string, h hdr, body any) response {
 	g.t.Helper()
+	return g.doWith(g.client, method, path, h, body)
+}
+
+// doWith sends one request with client c.
+func (g *testGate) doWith(c *http.Client, method, path string, h hdr, body any) response {
+	g.t.Helper()
 	var rd io.Reader
 	switch b := body.(type) {
 	case nil:
@@ -165,7 +176,7 @@ func (g *testGate) do(method, path string, h hdr, body any) response {
 	for k, v := range h {
 		req.Header.Set(k, v)
 	}
-	resp, err := g.client.Do(req)
+	resp, err := c.Do(req)
 	if err != nil {
 		g.t.Fatalf("%s %s: %v", method, path, err)
 	}

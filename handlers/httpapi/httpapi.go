@@ -114,6 +114,9 @@ type Config struct {
 	// VerifyRateLimit bounds POST /verify and qwed.verify per principal
 	// and overall (seed 002 §10.3); the zero value sets no limit.
 	VerifyRateLimit RateLimit
+	// RefusalLimit bounds refused requests per client address and overall
+	// on every endpoint (edge.go); the zero value sets no limit.
+	RefusalLimit RefusalLimit
 }
 
 // api is the handler New returns.
@@ -125,7 +128,8 @@ type api struct {
 	mux       *http.ServeMux
 	bufs      sync.Pool
 	qwed      *verify.Service
-	limiter   *limiter // nil: no verify rate limit
+	limiter   *limiter        // nil: no verify rate limit
+	refusals  *refusalLimiter // nil: no refusal limit
 }
 
 // New returns the HTTP API over cfg.Gate and cfg.Store. It panics when
@@ -157,6 +161,9 @@ func New(cfg Config) http.Handler {
 	a.qwed = qwedService(&cfg)
 	if cfg.VerifyRateLimit.enabled() {
 		a.limiter = newLimiter(cfg.VerifyRateLimit, cfg.Clock())
+	}
+	if cfg.RefusalLimit.enabled() {
+		a.refusals = newRefusalLimiter(cfg.RefusalLimit, cfg.Clock())
 	}
 	a.routes()
 	return a
@@ -195,8 +202,18 @@ func (a *api) handle(pattern string, h http.HandlerFunc) {
 	a.mux.HandleFunc(pattern, a.m.instrument(pattern, h))
 }
 
-// ServeHTTP routes r; unknown routes and methods get a JSON error body.
+// ServeHTTP routes r under the refusal limit; unknown routes and methods
+// get a JSON error body.
 func (a *api) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if a.refusals != nil {
+		a.serveLimited(w, r)
+		return
+	}
+	a.route(w, r)
+}
+
+// route routes r to its endpoint.
+func (a *api) route(w http.ResponseWriter, r *http.Request) {
 	if _, pattern := a.mux.Handler(r); pattern == "" {
 		a.m.instrument("unmatched", a.unrouted)(w, r)
 		return

@@ -57,15 +57,25 @@ type bucket struct {
 // take refills b to now and takes one token; otherwise it returns how long
 // until one is there.
 func (b *bucket) take(now time.Time, rate, size float64) (bool, time.Duration) {
-	if el := now.Sub(b.last); el > 0 {
-		b.tokens = math.Min(size, b.tokens+el.Seconds()*rate)
-		b.last = now
-	}
+	b.refill(now, rate, size)
 	if b.tokens >= 1 {
 		b.tokens--
 		return true, 0
 	}
-	return false, time.Duration(math.Ceil((1 - b.tokens) / rate * float64(time.Second)))
+	return false, b.wait(rate)
+}
+
+// refill adds the tokens earned since the last refill, up to size.
+func (b *bucket) refill(now time.Time, rate, size float64) {
+	if el := now.Sub(b.last); el > 0 {
+		b.tokens = math.Min(size, b.tokens+el.Seconds()*rate)
+		b.last = now
+	}
+}
+
+// wait is how long until b holds a whole token.
+func (b *bucket) wait(rate float64) time.Duration {
+	return time.Duration(math.Ceil((1 - b.tokens) / rate * float64(time.Second)))
 }
 
 // limiter applies a RateLimit; safe for concurrent use.
@@ -145,7 +155,13 @@ func (a *api) limit(w http.ResponseWriter, principal string) *apiError {
 	}
 	e, wait := a.limiter.allow(principal, a.cfg.Clock())
 	if e != nil {
-		w.Header().Set("Retry-After", strconv.FormatInt(int64(math.Ceil(wait.Seconds())), 10))
+		setRetryAfter(w, wait)
 	}
 	return e
+}
+
+// setRetryAfter sets the Retry-After header to wait, in whole seconds
+// rounded up.
+func setRetryAfter(w http.ResponseWriter, wait time.Duration) {
+	w.Header().Set("Retry-After", strconv.FormatInt(int64(math.Ceil(wait.Seconds())), 10))
 }
