@@ -157,14 +157,14 @@ func serveKafka(k *kafkaFlags, z3 *z3Flags, rate *rateFlags, dataDir, addr, apiK
 	h := httpapi.New(httpapi.Config{
 		Gate: hg, Store: reads.Store(), Verify: qwed,
 		AdminKeyHash: adminHash, JWKS: kr.JWKS, Registry: reg, Logger: log, Clock: time.Now, RequestTimeout: k.timeout,
-		VerifyRateLimit: rate.limit(), // per instance
+		VerifyRateLimit: rate.limit(), RefusalLimit: rate.refusalLimit(), // per instance
 		// Compliance reports and time travel read the agent's events
 		// partition.
 		History: kafkagate.PartitionHistory(n, openLog),
 	})
 	srv := httpapi.NewServer(addr, h)
 	serr := make(chan error, 1)
-	go func() { serr <- srv.ListenAndServe() }()
+	go func() { serr <- rate.serve(srv) }()
 	log.Info("agentgate serving on Kafka", "http", addr, "brokers", brokers, "partitions", n, "group", k.group, "node", nodeID)
 	select {
 	case <-ctx.Done():

@@ -143,11 +143,11 @@ func serveCmd() *cobra.Command {
 			h := httpapi.New(httpapi.Config{
 				Gate: g.Worker, Store: g.Store, AdminKeyHash: g.AdminKeyHash,
 				JWKS: g.Keyring.JWKS, Registry: reg, Logger: log, Clock: time.Now, Verify: qwed, Log: g.Log,
-				VerifyRateLimit: rateOpts.limit(),
+				VerifyRateLimit: rateOpts.limit(), RefusalLimit: rateOpts.refusalLimit(),
 			})
 			srv := httpapi.NewServer(addr, h)
 			serr := make(chan error, 1)
-			go func() { serr <- srv.ListenAndServe() }()
+			go func() { serr <- rateOpts.serve(srv) }()
 			log.Info("agentgate serving", "http", addr, "data", dataDir, "node", g.NodeID, "seq", g.Worker.Head().Seq)
 
 			select {

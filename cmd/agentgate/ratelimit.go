@@ -1,13 +1,22 @@
 package main
 
 import (
+	"fmt"
+	"net/http"
+
 	"github.com/spf13/pflag"
 
 	"github.com/agentgate/agentgate/handlers/httpapi"
 )
 
-// rateFlags configure the verify rate limit (seed 002 §10.3).
-type rateFlags struct{ r httpapi.RateLimit }
+// rateFlags configure the limits of the HTTP edge: the verify rate limit
+// (seed 002 §10.3), the limit on refused requests and the connection caps
+// (issue 11).
+type rateFlags struct {
+	r        httpapi.RateLimit
+	refusals httpapi.RefusalLimit
+	conns    httpapi.ConnLimit
+}
 
 func addRateFlags(f *pflag.FlagSet) *rateFlags {
 	o := &rateFlags{}
@@ -15,7 +24,25 @@ func addRateFlags(f *pflag.FlagSet) *rateFlags {
 	f.IntVar(&o.r.Burst, "verify-burst", 100, "requests a principal may send at once above --verify-rate")
 	f.Float64Var(&o.r.Global, "verify-global-rate", 500, "POST /verify and qwed.verify requests per second of all principals together (0: no limit)")
 	f.IntVar(&o.r.GlobalBurst, "verify-global-burst", 1000, "requests all principals may send at once above --verify-global-rate")
+	f.Float64Var(&o.refusals.PerAddress, "refusal-rate", 1, "refused HTTP requests (400, 401, 403, 404, 405, 413) per second per client address (0: no limit); over it every request of the address gets QWED-AUTH-004 (429)")
+	f.IntVar(&o.refusals.Burst, "refusal-burst", 30, "refused requests a client address may have at once above --refusal-rate")
+	f.Float64Var(&o.refusals.Global, "refusal-global-rate", 100, "refused HTTP requests per second of all addresses together (0: no limit); over it addresses refused lately get 429")
+	f.IntVar(&o.refusals.GlobalBurst, "refusal-global-burst", 1000, "refused requests all addresses may have at once above --refusal-global-rate")
+	f.IntVar(&o.conns.Max, "max-connections", httpapi.DefaultMaxConnections, "HTTP connections open at once (0: no cap); past it a connection is answered QWED-SYS-002 (503) and closed")
+	f.IntVar(&o.conns.PerAddress, "max-connections-per-address", httpapi.DefaultMaxConnectionsPerAddress, "HTTP connections open at once from one client address (0: no cap); past it QWED-AUTH-004 (429) and closed")
 	return o
 }
 
 func (o *rateFlags) limit() httpapi.RateLimit { return o.r }
+
+func (o *rateFlags) refusalLimit() httpapi.RefusalLimit { return o.refusals }
+
+// serve serves srv on its address with the connection caps (in place of
+// srv.ListenAndServe).
+func (o *rateFlags) serve(srv *http.Server) error {
+	ln, err := httpapi.Listen(srv.Addr, o.conns)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", srv.Addr, err)
+	}
+	return srv.Serve(ln)
+}
