@@ -33,6 +33,18 @@
 // 503 when the gate is unavailable, QWED-ENG-003 504 when the request's
 // deadline passes) are not recorded.
 //
+// A refusal at authentication inside the gate (unknown agent, wrong token,
+// suspended agent) is recorded with the payload withheld: its digest and
+// size (domain.Withhold).
+//
+// Before a request is routed, the edge applies Config.RefusalLimit
+// (edge.go): a client address whose refused requests (400, 401, 403, 404,
+// 405, 413 that are not decisions) emptied its token bucket, or any address
+// refused lately once all refusals emptied the global bucket, is answered
+// QWED-AUTH-004 (429, Retry-After) on every endpoint, and nothing is
+// recorded. LimitListener (listener.go) caps the open connections in total
+// and per client address.
+//
 // Every error body is {"error": {"code", "message", "details"}}.
 //
 // Reads (GET) are served from the projections (projections.Store): an agent,
