@@ -189,7 +189,7 @@ func (a *api) serveLimited(w http.ResponseWriter, r *http.Request) {
 	addr := clientAddr(r)
 	if e, wait := a.refusals.admit(addr, a.cfg.Clock()); e != nil {
 		a.m.instrument("refused", func(w http.ResponseWriter, _ *http.Request) {
-			setRetryAfter(w, wait)
+			writeRetryAfter(w, wait)
 			writeJSON(w, e.status, e.body())
 		})(w, r)
 		return

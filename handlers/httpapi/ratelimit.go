@@ -155,13 +155,13 @@ func (a *api) limit(w http.ResponseWriter, principal string) *apiError {
 	}
 	e, wait := a.limiter.allow(principal, a.cfg.Clock())
 	if e != nil {
-		setRetryAfter(w, wait)
+		writeRetryAfter(w, wait)
 	}
 	return e
 }
 
-// setRetryAfter sets the Retry-After header to wait, in whole seconds
+// writeRetryAfter sets the Retry-After header to wait, in whole seconds
 // rounded up.
-func setRetryAfter(w http.ResponseWriter, wait time.Duration) {
+func writeRetryAfter(w http.ResponseWriter, wait time.Duration) {
 	w.Header().Set("Retry-After", strconv.FormatInt(int64(math.Ceil(wait.Seconds())), 10))
 }

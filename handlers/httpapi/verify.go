@@ -2,9 +2,7 @@ package httpapi
 
 import (
 	"context"
-	"math"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
@@ -74,7 +72,7 @@ func (a *api) postVerify(w http.ResponseWriter, r *http.Request) {
 // engine queue.
 func setRetryAfter(w http.ResponseWriter, ans verify.Answer) {
 	if ans.RetryAfter > 0 {
-		w.Header().Set("Retry-After", strconv.FormatInt(int64(math.Ceil(ans.RetryAfter.Seconds())), 10))
+		writeRetryAfter(w, ans.RetryAfter)
 	}
 }
 
