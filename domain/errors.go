@@ -43,6 +43,7 @@ const (
 	CodeTimeout          Code = "QWED-ENG-003"
 	CodeInternal         Code = "QWED-SYS-001"
 	CodeUnavailable      Code = "QWED-SYS-002"
+	CodeStorageFull      Code = "QWED-SYS-003"
 	CodeNotFound         Code = "QWED-REQ-404"
 	CodeConflict         Code = "QWED-REQ-409"
 	CodeSecurityViolated Code = "QWED-SEC-002"
@@ -90,6 +91,7 @@ var Catalogue = []CodeInfo{
 	{CodeTimeout, 504, "Verification timeout"},
 	{CodeInternal, 500, "Internal server error"},
 	{CodeUnavailable, 503, "Service unavailable"},
+	{CodeStorageFull, 503, "Storage full: writes are refused until disk space is freed (reads are served)"},
 	{CodeNotFound, 404, "Resource not found"},
 	{CodeConflict, 409, "Conflicting request"},
 	{CodeSecurityViolated, 403, "Malicious payload detected"},

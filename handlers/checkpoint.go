@@ -133,8 +133,8 @@ const FinalCheckpointTimeout = 5 * time.Second
 // once every batch is committed; a failure only loses the checkpoint
 // (the next start appends it when it is due).
 func (w *Worker) finalCheckpoint(ctx context.Context) {
-	if w.ck.signer == nil || w.ck.uncovered == 0 {
-		return
+	if w.ck.signer == nil || w.ck.uncovered == 0 || w.stale || w.checkSpace() != nil {
+		return // a stale state, or a full disk: no checkpoint to write
 	}
 	now := w.cfg.Clock().UTC()
 	if now.Before(w.state.LastTime) {

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
+
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/handlers/attest"
 	"github.com/agentgate/agentgate/projections"
@@ -47,6 +49,13 @@ type Options struct {
 	// issued, its exp claim (0: no exp; serve's default is
 	// attest.DefaultAttestationTTL).
 	AttestationTTL time.Duration
+	// MinFreeBytes is the free space the log and the projections each keep
+	// on their disk (zero: their defaults; negative: no check); below it
+	// writes are refused with streams.ErrNoSpace (streams/diskspace).
+	MinFreeBytes int64
+	// FS is the file system of the log and the projections (nil: the
+	// operating system's); tests fill the disk through it.
+	FS vfs.FS
 }
 
 // Gate is an opened embedded gate: one partition on the local disk.
@@ -94,10 +103,10 @@ func OpenGate(opts Options) (_ *Gate, err error) {
 	if g.Keyring, err = attest.OpenKeyring(opts.DataDir); err != nil {
 		return nil, fmt.Errorf("opening signing keys: %w", err)
 	}
-	if g.Log, err = pebblelog.Open(filepath.Join(opts.DataDir, logDir), pebblelog.Options{Logger: opts.Logger}); err != nil {
+	if g.Log, err = pebblelog.Open(filepath.Join(opts.DataDir, logDir), pebblelog.Options{Logger: opts.Logger, MinFreeBytes: opts.MinFreeBytes, FS: opts.FS}); err != nil {
 		return nil, fmt.Errorf("opening log: %w", err)
 	}
-	if g.Store, err = projections.Open(filepath.Join(opts.DataDir, stateDir), opts.Logger); err != nil {
+	if g.Store, err = projections.OpenWith(filepath.Join(opts.DataDir, stateDir), projections.Options{Logger: opts.Logger, MinFreeBytes: opts.MinFreeBytes, FS: opts.FS}); err != nil {
 		return nil, err
 	}
 	g.Worker, err = NewWorker(WorkerConfig{

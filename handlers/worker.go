@@ -15,6 +15,7 @@ import (
 	"github.com/agentgate/agentgate/handlers/fair"
 	"github.com/agentgate/agentgate/projections"
 	"github.com/agentgate/agentgate/streams"
+	"github.com/agentgate/agentgate/streams/diskspace"
 )
 
 // Named limits of the worker.
@@ -31,8 +32,17 @@ const (
 )
 
 // ErrUnavailable is returned by Submit when the worker cannot decide: it is
-// stopped, or the log refused the batch. The command was not decided.
+// stopped, or the log refused the batch. The command was not decided. When
+// the cause is a full disk, the error also wraps streams.ErrNoSpace.
 var ErrUnavailable = errors.New("gate unavailable")
+
+// Recovery back-off while the worker cannot rebuild its state (a full
+// disk): the first retry waits recoverRetryMin, each next one twice as
+// long, up to recoverRetryMax.
+const (
+	recoverRetryMin = 100 * time.Millisecond
+	recoverRetryMax = 5 * time.Second
+)
 
 // WorkerConfig configures a Worker.
 type WorkerConfig struct {
@@ -83,6 +93,16 @@ type Worker struct {
 	reqs        chan *request
 	done        chan struct{}
 	ck          checkpoints // the log checkpoint cadence; owned by the worker goroutine
+	// stale is set when the state could not be rebuilt (the projections
+	// could not catch up with the log on a full disk): nothing is decided
+	// until a retry succeeds, at retryAt at the earliest, waiting retryWait
+	// more after each failure. configured is cleared until the configured
+	// options are recorded. All owned by the worker goroutine.
+	stale      bool
+	configured bool
+	retryAt    time.Time
+	retryWait  time.Duration
+	quiet      diskspace.LogLimiter
 }
 
 type request struct {
@@ -104,7 +124,15 @@ func NewWorker(cfg WorkerConfig) (*Worker, error) {
 	}
 	w := &Worker{cfg: cfg, reqs: make(chan *request, MaxQueue), done: make(chan struct{})}
 	if err := w.recover(context.Background()); err != nil {
-		return nil, err
+		if !errors.Is(err, streams.ErrNoSpace) {
+			return nil, err
+		}
+		// Serve reads (the projections as of their checkpoint) and refuse
+		// writes until the disk has room to catch the projections up.
+		cfg.Logger.Warn("the disk is full: the projections cannot catch up with the log; commands are refused until space is freed", "err", err)
+		w.stale = true
+		w.head = cfg.Log.Head()
+		w.publish()
 	}
 	return w, nil
 }
@@ -233,8 +261,10 @@ func (w *Worker) verdictJob(ctx context.Context, cmd *domain.Command) func() {
 // too and the state is rebuilt from the projections and the log.
 func (w *Worker) Run(ctx context.Context) error {
 	defer close(w.done)
-	if err := w.configure(ctx); err != nil {
-		return err
+	if w.checkSpace() == nil && !w.stale {
+		if err := w.configure(ctx); err != nil {
+			return err
+		}
 	}
 	tick := time.NewTicker(TickInterval)
 	defer tick.Stop()
@@ -307,6 +337,11 @@ func (w *Worker) Run(ctx context.Context) error {
 			}
 		default:
 		}
+		if err := w.canDecide(ctx); err != nil {
+			// Nothing decided, nothing to rebuild.
+			(&flight{batch: batch}).fail(err)
+			continue
+		}
 		f := w.decide(ctx, batch)
 		if err := settle(); err != nil {
 			f.fail(err)
@@ -335,10 +370,62 @@ func (w *Worker) drain() {
 	}
 }
 
+// spaceChecker is implemented by a log or store that refuses writes on a
+// full disk (pebblelog.Log, projections.Store).
+type spaceChecker interface{ CheckSpace() error }
+
+// checkSpace returns streams.ErrNoSpace (wrapped) when the log's or the
+// projections' disk is below its reserve: a batch decided then would be
+// refused, and the state rebuilt, for nothing.
+func (w *Worker) checkSpace() error {
+	if c, ok := w.cfg.Log.(spaceChecker); ok {
+		if err := c.CheckSpace(); err != nil {
+			return err
+		}
+	}
+	return w.cfg.Store.CheckSpace()
+}
+
+// canDecide returns nil when the worker may decide a batch: the disks have
+// room, the state is rebuilt (retried with back-off after a failure) and
+// the configured options are recorded. Refusals are logged at most once
+// per diskspace.DefaultLogEvery.
+func (w *Worker) canDecide(ctx context.Context) error {
+	err := w.checkSpace()
+	if err == nil && w.stale {
+		err = w.retryRecover(ctx)
+	}
+	if err == nil && !w.configured {
+		err = w.configure(ctx)
+	}
+	if err != nil {
+		w.quiet.Log(w.cfg.Logger, slog.LevelError, "refusing", "refusing commands", "err", err)
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	return nil
+}
+
+// retryRecover rebuilds a stale state, at most once per back-off step.
+func (w *Worker) retryRecover(ctx context.Context) error {
+	now := time.Now()
+	if now.Before(w.retryAt) {
+		return fmt.Errorf("the state is being rebuilt after a failure: %w", streams.ErrNoSpace)
+	}
+	if err := w.recover(ctx); err != nil {
+		w.retryWait = min(max(2*w.retryWait, recoverRetryMin), recoverRetryMax)
+		w.retryAt = now.Add(w.retryWait)
+		return fmt.Errorf("rebuilding the state: %w", err)
+	}
+	w.stale, w.retryWait, w.retryAt = false, 0, time.Time{}
+	w.cfg.Logger.Info("state rebuilt; deciding again", "seq", w.head.Seq)
+	return nil
+}
+
 // configure records the configured decision options when they differ
 // from those in force.
 func (w *Worker) configure(ctx context.Context) error {
 	if w.cfg.Config == nil || *w.cfg.Config == w.state.Config {
+		w.configured = true
 		return nil
 	}
 	r := &request{cmd: &domain.Command{
@@ -353,6 +440,7 @@ func (w *Worker) configure(ctx context.Context) error {
 	if r.err != nil {
 		return fmt.Errorf("recording configuration: %w", r.err)
 	}
+	w.configured = true
 	return nil
 }
 
@@ -452,7 +540,7 @@ func (w *Worker) prepare(f *flight) {
 	if err != nil {
 		// Appended without its projections, the batch would leave the
 		// store behind the state: refuse it (rebuilt by the caller).
-		w.cfg.Logger.Error("preparing projections", "err", err, "seq", f.head.Seq)
+		w.quiet.Log(w.cfg.Logger, slog.LevelError, "preparing", "preparing projections", "err", err, "seq", f.head.Seq)
 		f.fail(fmt.Errorf("preparing projections: %w", err))
 		f.records, f.fold = nil, projections.Fold{}
 		f.failed = true
@@ -496,7 +584,10 @@ func (f *flight) fail(err error) {
 			continue
 		}
 		r.answered = true
-		r.err = fmt.Errorf("%w: %v", ErrUnavailable, err)
+		r.err = err
+		if !errors.Is(err, ErrUnavailable) {
+			r.err = fmt.Errorf("%w: %w", ErrUnavailable, err)
+		}
 		close(r.done)
 	}
 }
@@ -559,7 +650,7 @@ func (w *Worker) appendBatch(ctx context.Context, f *flight) error {
 	}
 	start := time.Now()
 	if err := w.cfg.Log.Append(ctx, f.records); err != nil {
-		w.cfg.Logger.Error("appending batch", "err", err, "events", len(f.records))
+		w.quiet.Log(w.cfg.Logger, slog.LevelError, "appending", "appending batch", "err", err, "events", len(f.records))
 		return err
 	}
 	f.appendDur = time.Since(start)
@@ -581,7 +672,7 @@ func (w *Worker) project(f *flight) error {
 		w.cfg.OnBatch(f.fold.Events(), f.appendDur)
 	}
 	if err != nil {
-		w.cfg.Logger.Error("applying projections", "err", err, "seq", f.head.Seq)
+		w.quiet.Log(w.cfg.Logger, slog.LevelError, "projecting", "applying projections", "err", err, "seq", f.head.Seq)
 		return err
 	}
 	return nil
@@ -601,12 +692,15 @@ func (f *flight) answer() {
 	}
 }
 
-// rebuild reloads the state after a failed batch.
+// rebuild reloads the state after a failed batch. When that fails too, the
+// state is stale: nothing is decided on it until a retry succeeds
+// (canDecide).
 func (w *Worker) rebuild(ctx context.Context) {
 	w.prev = [2]map[domain.RequestID]*domain.Event{}
 	w.prevRetired = [2][]projections.Retired{}
 	if err := w.recover(ctx); err != nil {
-		w.cfg.Logger.Error("rebuilding state after a failed batch", "err", err)
+		w.quiet.Log(w.cfg.Logger, slog.LevelError, "rebuilding", "rebuilding state after a failed batch", "err", err)
+		w.stale = true
 	}
 }
 

@@ -46,7 +46,15 @@ type Prepared struct {
 // Prepare reads nothing from the store, so it may run while an earlier
 // Prepared is being committed. Every Prepared must be committed (in log
 // order) or discarded with Discard.
+//
+// Prepare refuses with streams.ErrNoSpace, preparing nothing, while the
+// store's disk has less than Options.MinFreeBytes free (store.go,
+// writable).
 func (s *Store) Prepare(st *domain.State, f *Fold) (*Prepared, error) {
+	if err := s.writable(); err != nil {
+		return nil, err
+	}
+	defer s.hold()()
 	events := f.events
 	// A plain batch: the few keys Commit reads back from its own batch
 	// (the action index) are kept in actionIdx; indexing every key would
@@ -96,6 +104,7 @@ func (p *Prepared) Commit(head Checkpoint) error {
 	}
 	defer p.Discard()
 	w := p.w
+	defer w.s.hold()()
 	for _, ev := range p.events {
 		if err := w.event(ev); err != nil {
 			return fmt.Errorf("projecting event %d: %w", ev.Seq, err)

@@ -239,6 +239,7 @@ func snapshotGap(a *domain.Agent, interval uint64) uint64 {
 // (ErrNotFound for an agent registered before snapshots were kept, or
 // never).
 func (s *Store) RegisteredAt(agent string) (uint64, error) {
+	defer s.hold()()
 	b, closer, err := s.db.Get(key(tRegistered, agent))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return 0, ErrNotFound
@@ -256,6 +257,7 @@ func (s *Store) RegisteredAt(agent string) (uint64, error) {
 // SnapshotAt returns the agent's last snapshot taken at or before seq
 // (ErrNotFound when there is none).
 func (s *Store) SnapshotAt(agent string, seq uint64) (*AgentSnapshot, error) {
+	defer s.hold()()
 	lo := key(tSnapshot, agent)
 	var hi []byte
 	if seq < ^uint64(0) {

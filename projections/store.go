@@ -9,12 +9,16 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/streams"
+	"github.com/agentgate/agentgate/streams/diskspace"
 )
 
 // Checkpoint is the position of the last event applied to a Store.
@@ -26,7 +30,17 @@ type Checkpoint struct {
 
 // Store is the Pebble-backed projection store of one partition.
 type Store struct {
+	// dbMu guards the swap of db (a store opened read-only on a full disk
+	// reopened for writing): every reader holds it shared, the swap takes
+	// it with TryLock only, so a reader never waits (and may nest).
+	dbMu     sync.RWMutex
 	db       *pebble.DB
+	readOnly atomic.Bool
+	dir      string
+	popts    *pebble.Options
+	format   string
+	guard    *diskspace.Guard
+	quiet    *diskspace.LogLimiter
 	log      *slog.Logger
 	requests *requestFilter
 	// evictedTo holds, by agent, the seq below which a committed batch
@@ -60,6 +74,16 @@ type Options struct {
 	// store has no action index either (it finds an action's activity).
 	// Part of the store's format, as NoSnapshots.
 	NoActivity bool
+	// MinFreeBytes is the free space Prepare keeps on the store's disk: a
+	// batch prepared with less is refused with streams.ErrNoSpace (the
+	// event is then not appended either). Zero is
+	// diskspace.ReserveFor(memTableSize); negative disables the check. On
+	// a disk with less free, the store opens read-only (an existing one)
+	// and becomes writable once space returns.
+	MinFreeBytes int64
+	// FS is the file system (nil: the operating system's); tests inject
+	// faults through it.
+	FS vfs.FS
 }
 
 // Open opens (creating if needed) the store in dir, with snapshots.
@@ -73,17 +97,19 @@ func OpenWith(dir string, o Options) (*Store, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	// The block cache holds the request index and the recent activity the
-	// worker reads back; Pebble's default (8 MiB) makes most lookups read
-	// blocks from the file system.
-	cache := pebble.NewCache(cacheSize)
-	defer cache.Unref()
+	if o.FS == nil {
+		o.FS = vfs.Default
+	}
+	if o.MinFreeBytes == 0 {
+		o.MinFreeBytes = diskspace.ReserveFor(memTableSize)
+	}
+	quiet := &diskspace.LogLimiter{}
 	// No WAL: the store is derived from the event log, which is the write-
 	// ahead log here. A crash loses the unflushed memtable, whole batches
 	// at a time, so the checkpoint falls behind the log and recovery
 	// re-applies the tail; Close flushes.
-	opts := &pebble.Options{Logger: pebbleLogger{logger}, Cache: cache, DisableWAL: true,
-		MemTableSize: memTableSize}
+	opts := &pebble.Options{Logger: pebbleLogger{logger, quiet}, DisableWAL: true,
+		MemTableSize: memTableSize, FS: diskspace.Throttle(o.FS, diskspace.DefaultPause)}
 	// Bloom filters: the worker looks up the request index for every
 	// command, and almost every lookup misses.
 	for i := range opts.Levels {
@@ -96,16 +122,126 @@ func OpenWith(dir string, o Options) (*Store, error) {
 	if o.NoActivity {
 		format += noActivityFormat
 	}
-	db, err := openFormat(dir, opts, format, logger)
+	s := &Store{log: logger, evictedTo: map[string]uint64{}, noSnapshots: o.NoSnapshots, noActivity: o.NoActivity,
+		dir: dir, popts: opts, format: format, guard: diskspace.NewGuard(o.FS, dir, o.MinFreeBytes), quiet: quiet}
+	if err := s.guard.Check(0); err != nil {
+		if desc, perr := pebble.Peek(dir, o.FS); perr == nil && desc.Exists {
+			logger.Warn("the disk is full: opening the projection store read-only; writes are refused until space is freed", "dir", dir, "err", err)
+			s.readOnly.Store(true)
+		}
+	}
+	db, err := s.open(s.readOnly.Load())
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{db: db, log: logger, evictedTo: map[string]uint64{}, noSnapshots: o.NoSnapshots, noActivity: o.NoActivity}
+	s.db = db
 	if err := s.loadRequestFilter(); err != nil {
 		_ = db.Close()
 		return nil, err
 	}
 	return s, nil
+}
+
+// open opens the database, read-only or not (openFormat). A fatal error of
+// Pebble's during the open (a MANIFEST write failing for lack of space) is
+// returned rather than raised.
+func (s *Store) open(readOnly bool) (db *pebble.DB, err error) {
+	opts := *s.popts
+	opts.ReadOnly = readOnly
+	// The block cache holds the request index and the recent activity the
+	// worker reads back; Pebble's default (8 MiB) makes most lookups read
+	// blocks from the file system.
+	cache := pebble.NewCache(cacheSize)
+	defer cache.Unref()
+	opts.Cache = cache
+	defer func() {
+		if r := recover(); r != nil {
+			f, ok := r.(fatalPanic)
+			if !ok || !diskspace.IsNoSpace(f) {
+				panic(r)
+			}
+			db, err = nil, fmt.Errorf("opening projection store %s: %w: %w", s.dir, f, streams.ErrNoSpace)
+		}
+	}()
+	if readOnly {
+		return openReadOnly(s.dir, &opts, s.format)
+	}
+	return openFormat(s.dir, &opts, s.format, s.log)
+}
+
+// openReadOnly opens the store in dir read-only; it must hold format.
+func openReadOnly(dir string, opts *pebble.Options, format string) (*pebble.DB, error) {
+	db, err := pebble.Open(dir, opts)
+	if err != nil {
+		return nil, fmt.Errorf("opening projection store %s read-only: %w", dir, err)
+	}
+	v, closer, err := db.Get(formatKey)
+	if errors.Is(err, pebble.ErrNotFound) {
+		// Never flushed: an empty store, caught up once writable.
+		if empty, err := isEmpty(db); err != nil || !empty {
+			_ = db.Close()
+			return nil, errors.Join(err, fmt.Errorf("projection store %s holds keys but no format", dir))
+		}
+		return db, nil
+	}
+	if err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("reading the format of projection store %s: %w", dir, err)
+	}
+	same := string(v) == format
+	closer.Close()
+	if !same {
+		_ = db.Close()
+		return nil, fmt.Errorf("projection store %s has another format and cannot be rebuilt on a full disk: %w", dir, streams.ErrNoSpace)
+	}
+	return db, nil
+}
+
+// writable makes sure the store takes writes: one opened read-only on a
+// full disk is closed and opened read-write once the disk has the reserve
+// free again (when no reader holds it; Prepare tries again until then).
+// It returns streams.ErrNoSpace while the disk is below the reserve.
+func (s *Store) writable() error {
+	if err := s.guard.Check(0); err != nil {
+		s.quiet.Log(s.log, slog.LevelError, "write refused", "projection batch refused: the disk is full", "dir", s.dir, "err", err)
+		return fmt.Errorf("preparing projections: %w", err)
+	}
+	if !s.readOnly.Load() {
+		return nil
+	}
+	if !s.dbMu.TryLock() {
+		return fmt.Errorf("preparing projections: the store is being read; reopening it for writing later: %w", streams.ErrNoSpace)
+	}
+	defer s.dbMu.Unlock()
+	if err := s.db.Close(); err != nil {
+		s.log.Warn("closing the read-only projection store", "dir", s.dir, "err", err)
+	}
+	db, err := s.open(false)
+	if err == nil {
+		s.db = db
+		s.readOnly.Store(false)
+		s.log.Info("projection store writable again", "dir", s.dir)
+		return nil
+	}
+	s.log.Error("reopening the projection store for writing", "dir", s.dir, "err", err)
+	if s.db, err = s.open(true); err != nil {
+		// Reads fail from now on (closed database); nothing else can be done.
+		s.log.Error("reopening the projection store read-only", "dir", s.dir, "err", err)
+	}
+	return fmt.Errorf("preparing projections: reopening the store for writing: %w", streams.ErrNoSpace)
+}
+
+// CheckSpace returns nil when the store's disk has the reserve free
+// (Options.MinFreeBytes), an error wrapping streams.ErrNoSpace otherwise.
+func (s *Store) CheckSpace() error { return s.guard.Check(0) }
+
+// closeFlushWait bounds the flush of Close on a disk below the reserve.
+const closeFlushWait = 5 * time.Second
+
+// hold pins the database for a read (see dbMu); call the result to release.
+func (s *Store) hold() func() {
+	s.dbMu.RLock()
+	return s.dbMu.RUnlock
 }
 
 // storeFormat names the layout of the store's values; a store written in
@@ -208,7 +344,34 @@ const cacheSize = 64 << 20
 const memTableSize = 32 << 20
 
 // Close closes the store.
+//
+// On a disk below the reserve it waits at most closeFlushWait for the
+// flush (the reserve is there for it, but Pebble retries a flush that
+// cannot be written forever): the store is derived from the log, and the
+// next start re-applies what an unflushed memtable held.
 func (s *Store) Close() error {
+	s.dbMu.Lock()
+	defer s.dbMu.Unlock()
+	if s.readOnly.Load() || s.guard.Check(0) != nil {
+		if done, err := s.db.AsyncFlush(); err == nil && !s.readOnly.Load() {
+			select {
+			case <-done:
+			case <-time.After(closeFlushWait):
+				s.log.Warn("the disk is full: closing the projection store without its last flush; the next start re-applies the log", "dir", s.dir)
+			}
+		}
+		err := s.db.Close()
+		if diskspace.IsNoSpace(err) {
+			// Pebble's last write to its MANIFEST: the next open
+			// recovers from the MANIFEST as it was synced.
+			s.log.Warn("closing the projection store on a full disk", "dir", s.dir, "err", err)
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("closing projection store: %w", err)
+		}
+		return nil
+	}
 	if err := s.db.Flush(); err != nil {
 		_ = s.db.Close()
 		return fmt.Errorf("flushing projection store: %w", err)
@@ -223,6 +386,7 @@ func (s *Store) Close() error {
 var ErrNotFound = errors.New("not found")
 
 func (s *Store) getJSON(k []byte, v any) error {
+	defer s.hold()()
 	b, closer, err := s.db.Get(k)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return ErrNotFound
@@ -376,6 +540,7 @@ func cutStr(b []byte) (string, []byte, bool) {
 
 // scan calls fn for every key with prefix p, in key order.
 func (s *Store) scan(p []byte, fn func(k, v []byte) error) error {
+	defer s.hold()()
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: prefixEnd(p)})
 	if err != nil {
 		return fmt.Errorf("scanning %q: %w", p, err)
@@ -395,6 +560,7 @@ func (s *Store) scan(p []byte, fn func(k, v []byte) error) error {
 // Agent returns the agent's projection (without its conversations and
 // open actions).
 func (s *Store) Agent(id string) (*domain.Agent, error) {
+	defer s.hold()()
 	v, closer, err := s.db.Get(key(tAgent, id))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return nil, ErrNotFound
@@ -416,6 +582,7 @@ func (s *Store) Agent(id string) (*domain.Agent, error) {
 // thousands of times), so the worker can check a request before running
 // an engine for it at little cost.
 func (s *Store) AgentAuth(id string) (*domain.Agent, error) {
+	defer s.hold()()
 	var v struct {
 		ID          string             `json:"agent_id"`
 		Info        domain.AgentInfo   `json:"agent"`
@@ -447,6 +614,7 @@ func (s *Store) AgentAuth(id string) (*domain.Agent, error) {
 // conversation. It is what domain.Env.RetiredStep reads through the
 // worker, which first looks in the batches not yet committed.
 func (s *Store) RetiredStep(agent, conv string) (step int64, ok bool, err error) {
+	defer s.hold()()
 	v, closer, err := s.db.Get(key(tRetired, agent, conv))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return 0, false, nil
@@ -463,6 +631,7 @@ func (s *Store) RetiredStep(agent, conv string) (step int64, ok bool, err error)
 
 // Conversation returns one conversation's state.
 func (s *Store) Conversation(agentID, convID string) (*domain.Conversation, error) {
+	defer s.hold()()
 	v, closer, err := s.db.Get(key(tConv, agentID, convID))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return nil, ErrNotFound
@@ -532,6 +701,7 @@ func (s *Store) Approvals(principal string, status domain.ApprovalStatus, limit 
 
 // KeyPrincipal returns the principal of an API key hash.
 func (s *Store) KeyPrincipal(keyHash string) (string, error) {
+	defer s.hold()()
 	b, closer, err := s.db.Get(key(tKey, keyHash))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return "", ErrNotFound
@@ -545,6 +715,7 @@ func (s *Store) KeyPrincipal(keyHash string) (string, error) {
 
 // RequestSeq returns the seq of the event recorded for a request.
 func (s *Store) RequestSeq(r domain.RequestID) (uint64, error) {
+	defer s.hold()()
 	k := key(tRequest, r.Source, r.ID)
 	if !s.requests.mayHave(k) {
 		return 0, ErrNotFound
@@ -579,6 +750,7 @@ const MaxActivityLimit = 1000
 // log order, after afterSeq, at most limit of them, and the summary of the
 // whole period (not just the page).
 func (s *Store) Activity(agentID string, from, to time.Time, afterSeq uint64, limit int) (ActivityPage, error) {
+	defer s.hold()()
 	if limit <= 0 || limit > MaxActivityLimit {
 		limit = MaxActivityLimit
 	}
@@ -617,6 +789,7 @@ func (s *Store) Activity(agentID string, from, to time.Time, afterSeq uint64, li
 // summary adds the daily summaries of the whole days inside [from, to)
 // and scans the activities of the partial days at either edge.
 func (s *Store) summary(agentID string, from, to time.Time) (Summary, error) {
+	defer s.hold()()
 	var sum Summary
 	if !from.Before(to) {
 		return sum, nil
@@ -658,6 +831,7 @@ func (s *Store) summary(agentID string, from, to time.Time) (Summary, error) {
 }
 
 func (s *Store) scanActivities(agentID string, from, to time.Time, fn func(*Activity)) error {
+	defer s.hold()()
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: activityKey(agentID, from, 0), UpperBound: activityKey(agentID, to, 0)})
 	if err != nil {
 		return fmt.Errorf("reading activity: %w", err)
@@ -679,6 +853,8 @@ func (s *Store) scanActivities(agentID string, from, to time.Time, fn func(*Acti
 // Equal compares every key and value of two stores and describes the
 // first difference ("" when they are equal).
 func Equal(a, b *Store) (string, error) {
+	defer a.hold()()
+	defer b.hold()()
 	ia, err := a.db.NewIter(nil)
 	if err != nil {
 		return "", fmt.Errorf("iterating store: %w", err)
@@ -713,15 +889,26 @@ func Equal(a, b *Store) (string, error) {
 	return "", nil
 }
 
-type pebbleLogger struct{ l *slog.Logger }
+// pebbleLogger routes Pebble's messages to slog, errors at most once per
+// format and interval (Pebble retries a failed flush at once, forever).
+// Fatalf panics with a fatalPanic (Pebble requires that it not return).
+type pebbleLogger struct {
+	l     *slog.Logger
+	quiet *diskspace.LogLimiter
+}
 
 func (p pebbleLogger) Infof(format string, args ...any) {
 	p.l.Debug(fmt.Sprintf(format, args...), "component", "pebble")
 }
 func (p pebbleLogger) Errorf(format string, args ...any) {
-	p.l.Error(fmt.Sprintf(format, args...), "component", "pebble")
+	p.quiet.Log(p.l, slog.LevelError, format, fmt.Sprintf(format, args...), "component", "pebble")
 }
 func (p pebbleLogger) Fatalf(format string, args ...any) {
 	p.l.Error(fmt.Sprintf(format, args...), "component", "pebble")
-	panic(fmt.Sprintf(format, args...))
+	panic(fatalPanic(fmt.Sprintf(format, args...)))
 }
+
+// fatalPanic is the value pebbleLogger.Fatalf panics with.
+type fatalPanic string
+
+func (f fatalPanic) Error() string { return string(f) }

@@ -40,6 +40,12 @@ var ErrConflict = errors.New("record does not extend the log chain")
 // ErrClosed is returned by operations on a closed log.
 var ErrClosed = errors.New("log closed")
 
+// ErrNoSpace is returned by a write that was refused because the disk
+// holding the data is full (or below the reserve the store keeps free for
+// its own work): nothing of it was written, and the same write succeeds
+// once space is freed. See streams/diskspace.
+var ErrNoSpace = errors.New("no space left on the disk")
+
 // Log is one partition of the append-only event log.
 //
 // Append is safe to call from one writer at a time; Read and Head may run

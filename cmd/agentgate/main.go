@@ -96,6 +96,7 @@ func serveCmd() *cobra.Command {
 		z3Opts                *z3Flags
 		rateOpts              *rateFlags
 		checkpoints           domain.CheckpointPolicy
+		minFree               int64
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -122,6 +123,7 @@ func serveCmd() *cobra.Command {
 			g, err := handlers.OpenGate(handlers.Options{
 				DataDir: dataDir, AdminKey: apiKey, Config: &cfg, Logger: log, OnBatch: metrics.OnBatch,
 				Verifier: verify.NewActionVerifier(engines, 0), Checkpoint: checkpoints, AttestationTTL: attestTTL,
+				MinFreeBytes: minFree,
 			})
 			if err != nil {
 				return err
@@ -181,6 +183,7 @@ func serveCmd() *cobra.Command {
 	f.DurationVar(&drain, "drain-timeout", 10*time.Second, "how long SIGTERM waits for in-flight requests")
 	f.Int64Var(&checkpoints.Events, "checkpoint-events", domain.DefaultCheckpointEvents, "append a signed log checkpoint after this many events")
 	f.DurationVar((*time.Duration)(&checkpoints.Interval), "checkpoint-interval", domain.DefaultCheckpointInterval, "append a signed log checkpoint when this long has passed since the first uncovered event")
+	f.Int64Var(&minFree, "min-free-bytes", 0, "free disk space the log and the projections each keep; below it writes are answered 503 QWED-SYS-003 (0: twice the memtable + 8 MiB, 72 MiB; negative: no check)")
 	kafkaOpts = addKafkaFlags(f)
 	z3Opts = addZ3Flags(f)
 	rateOpts = addRateFlags(f)

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/agentgate/agentgate/domain"
@@ -66,6 +67,11 @@ type gateOptions struct {
 	verifyRate RateLimit
 	// refusals is Config.RefusalLimit.
 	refusals RefusalLimit
+	// dataDir (default: a new t.TempDir()), fs (handlers.Options.FS, with
+	// a 1 MiB reserve) and logOut (default: discarded) for disk tests.
+	dataDir string
+	fs      vfs.FS
+	logOut  io.Writer
 }
 
 // newTestGate opens a gate in t.TempDir(), runs its worker and serves the
@@ -73,10 +79,20 @@ type gateOptions struct {
 func newTestGate(t testing.TB, opts gateOptions) *testGate {
 	t.Helper()
 	clock := &testClock{now: time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)}
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if opts.dataDir == "" {
+		opts.dataDir = t.TempDir()
+	}
+	if opts.logOut == nil {
+		opts.logOut = io.Discard
+	}
+	logger := slog.New(slog.NewTextHandler(opts.logOut, nil))
 	// The decision options serve starts with (domain.DefaultConfig).
 	cfg := domain.DefaultConfig()
-	g, err := handlers.OpenGate(handlers.Options{DataDir: t.TempDir(), AdminKey: testAdminKey, Clock: clock.Now, Logger: logger, Config: &cfg})
+	gopts := handlers.Options{DataDir: opts.dataDir, AdminKey: testAdminKey, Clock: clock.Now, Logger: logger, Config: &cfg}
+	if opts.fs != nil {
+		gopts.FS, gopts.MinFreeBytes = opts.fs, 1<<20
+	}
+	g, err := handlers.OpenGate(gopts)
 	if err != nil {
 		t.Fatalf("opening gate: %v", err)
 	}

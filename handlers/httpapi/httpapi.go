@@ -334,6 +334,10 @@ func (a *api) submit(ctx context.Context, cmd *domain.Command) (*domain.Event, *
 	case err == nil:
 		a.log.Error("submitting command", "type", cmd.Type, "err", "the gate recorded no event")
 		return nil, failure(domain.CodeInternal, "the gate recorded no decision for the request")
+	case errors.Is(err, streams.ErrNoSpace):
+		// Not logged per request: the worker logs the refusals, a few
+		// lines a minute (streams/diskspace).
+		return nil, failure(domain.CodeStorageFull, "the gate's disk is full: no decision was acknowledged; retry with the same Idempotency-Key once space is freed")
 	case errors.Is(err, handlers.ErrUnavailable):
 		a.log.Warn("submitting command", "type", cmd.Type, "err", err)
 		return nil, failure(domain.CodeUnavailable, "the gate is unavailable: retry with the same Idempotency-Key")

@@ -18,6 +18,7 @@ import (
 	"github.com/agentgate/agentgate/domain/jcs"
 	"github.com/agentgate/agentgate/handlers/fair"
 	"github.com/agentgate/agentgate/schemas"
+	"github.com/agentgate/agentgate/streams"
 )
 
 var sprintf = fmt.Sprintf
@@ -485,6 +486,9 @@ func (s *Service) record(ctx context.Context, c Call, batch bool, results []*ite
 	defer cancel()
 	ev, err := s.cfg.Gate.Submit(rctx, cmd)
 	switch {
+	case errors.Is(err, streams.ErrNoSpace):
+		// Not logged per request: the worker logs the refusals.
+		return nil, newProblem(domain.CodeStorageFull, nil, "the gate's disk is full: the verification was not recorded; retry with the same Idempotency-Key once space is freed")
 	case err != nil:
 		s.log.Warn("recording a verification", "err", err)
 		return nil, newProblem(domain.CodeUnavailable, nil, "the gate did not record the verification: retry with the same Idempotency-Key")

@@ -202,7 +202,7 @@ func runFsyncFailChild(dir string) int {
 		}
 		return nil
 	})
-	l, err := Open(dir, Options{fs: errorfs.Wrap(vfs.Default, inj)})
+	l, err := Open(dir, Options{FS: errorfs.Wrap(vfs.Default, inj)})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "fsync child: %v\n", err)
 		return 2

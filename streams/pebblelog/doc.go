@@ -27,6 +27,25 @@
 // acknowledged record from the WAL on restart. Append never returns nil
 // for a batch that is not durable.
 //
+// A full disk. Append refuses a batch with streams.ErrNoSpace, writing
+// nothing, while the log's disk has less than Options.MinFreeBytes free
+// beyond the batch: the reserve is what Pebble needs to finish what it
+// accepted (a new WAL, a memtable flush), so Pebble itself never meets the
+// end of the disk. If a write fails with ENOSPC anyway (another process
+// took the reserve between the check and the write), the fatal commit
+// error is the one Append recovers from: the batch is not acknowledged
+// (it may still be in the WAL, and then in the log after the reopen, as
+// after a crash), Append returns streams.ErrNoSpace, and the database,
+// which refuses writes from then on, is reopened by the first Append after
+// space returns. Any other write or fsync failure stays fatal. On a disk
+// below the reserve, Open opens an existing log read-only (a read-write
+// open replays the WAL into a flush that cannot be written, retried
+// forever) and Append reopens it read-write once space returns. Pebble's
+// error messages are logged at most once per kind and 10 s
+// (diskspace.LogLimiter), and a write that fails with ENOSPC holds Pebble's
+// writes for a second (diskspace.Throttle) rather than letting its flush
+// retries spin.
+//
 // Recovery. Open reads the last record, checks its payload against its
 // stored hash and its Prev against the record before it, and takes it as
 // the head. A full check of the chain is streams.VerifyChain.
@@ -34,6 +53,8 @@
 // Concurrency. Append calls are serialized (a racing writer that lost gets
 // streams.ErrConflict); Head and Read run concurrently with Append and with
 // each other. Read holds a Pebble iterator, so its memory use does not
-// depend on the length of the log. Close waits for running calls to return;
-// it must not be called from inside a Read callback.
+// depend on the length of the log; the reopen after a full disk waits for
+// a moment when no Read holds the database (it never blocks one). Close
+// waits for running calls to return; it must not be called from inside a
+// Read callback.
 package pebblelog

@@ -17,6 +17,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/agentgate/agentgate/streams"
+	"github.com/agentgate/agentgate/streams/diskspace"
 )
 
 // Defaults of Options; each is used when the field is zero.
@@ -70,9 +71,15 @@ type Options struct {
 	// MaxBatchBytes limits the payload bytes of one Append
 	// (DefaultMaxBatchBytes); a larger batch gets streams.ErrTooLarge.
 	MaxBatchBytes int
+	// MinFreeBytes is the free space Append keeps on the log's disk: a
+	// batch that would leave less is refused with streams.ErrNoSpace and
+	// nothing written (doc.go, "A full disk"). Zero is
+	// diskspace.ReserveFor(MemTableSizeBytes); negative disables the check.
+	MinFreeBytes int64
 
-	// fs replaces the file system in this package's fault-injection tests.
-	fs vfs.FS
+	// FS is the file system (nil: the operating system's); tests inject
+	// faults through it.
+	FS vfs.FS
 }
 
 func (o Options) withDefaults() Options {
@@ -94,6 +101,12 @@ func (o Options) withDefaults() Options {
 	if o.MaxBatchBytes == 0 {
 		o.MaxBatchBytes = DefaultMaxBatchBytes
 	}
+	if o.MinFreeBytes == 0 {
+		o.MinFreeBytes = diskspace.ReserveFor(o.MemTableSizeBytes)
+	}
+	if o.FS == nil {
+		o.FS = vfs.Default
+	}
 	return o
 }
 
@@ -112,9 +125,22 @@ var formatKey = []byte("\x00format")
 // implements streams.Log; all its methods are safe for concurrent use.
 type Log struct {
 	dir    string
-	db     *pebble.DB
 	opts   Options
+	popts  *pebble.Options
 	logger *slog.Logger
+	guard  *diskspace.Guard
+	quiet  *diskspace.LogLimiter
+
+	// dbMu guards the swap of db (a read-only or failed database reopened
+	// for writing): Read holds it shared, the swap takes it with TryLock
+	// only, so a Read never waits for a swap (nor a swap for a Read).
+	dbMu sync.RWMutex
+	db   *pebble.DB
+	// readOnly and failed are owned by the holder of writing: the database
+	// was opened read-only (the disk was full at Open), or a commit failed
+	// for lack of space and Pebble refuses writes until it is reopened.
+	readOnly bool
+	failed   error
 
 	// writing is a one-slot semaphore held by the running Append; a
 	// channel rather than a mutex so a waiting Append honours its context.
@@ -142,18 +168,20 @@ const logBlockSize = 32 << 10
 // holds another kind of Pebble database, and a last record whose payload
 // does not match its hash or whose Prev does not match the record before
 // it (a *streams.ChainError).
+//
+// On a disk with less than Options.MinFreeBytes free, Open opens an
+// existing log read-only: it reads, and Append refuses with
+// streams.ErrNoSpace until space returns (doc.go, "A full disk").
 func Open(dir string, opts Options) (*Log, error) {
 	opts = opts.withDefaults()
-	cache := pebble.NewCache(opts.CacheSizeBytes)
-	defer cache.Unref()
+	quiet := &diskspace.LogLimiter{}
 	popts := &pebble.Options{
-		Cache:              cache,
 		MemTableSize:       opts.MemTableSizeBytes,
 		WALBytesPerSync:    opts.WALBytesPerSync,
 		FormatMajorVersion: pebble.FormatValueSeparation,
-		Logger:             pebbleLogger{opts.Logger},
-		EventListener:      eventListener(opts.Logger),
-		FS:                 opts.fs,
+		Logger:             pebbleLogger{opts.Logger, quiet},
+		EventListener:      eventListener(opts.Logger, quiet),
+		FS:                 diskspace.Throttle(opts.FS, diskspace.DefaultPause),
 	}
 	// The log is read in order (recovery, replay, export): blocks of
 	// logBlockSize rather than Pebble's 4 KiB read a record of a few KiB
@@ -162,17 +190,50 @@ func Open(dir string, opts Options) (*Log, error) {
 	for i := range popts.Levels {
 		popts.Levels[i].BlockSize = logBlockSize
 	}
-	db, err := pebble.Open(dir, popts)
-	if err != nil {
-		return nil, fmt.Errorf("opening pebble in %s: %w", dir, err)
-	}
-	l := &Log{dir: dir, db: db, opts: opts, logger: opts.Logger, writing: make(chan struct{}, 1)}
+	l := &Log{dir: dir, opts: opts, popts: popts, logger: opts.Logger, writing: make(chan struct{}, 1),
+		guard: diskspace.NewGuard(opts.FS, dir, opts.MinFreeBytes), quiet: quiet}
 	l.idle.L = &l.mu
+	if err := l.guard.Check(0); err != nil {
+		if desc, perr := pebble.Peek(dir, opts.FS); perr == nil && desc.Exists {
+			l.logger.Warn("the disk is full: opening the event log read-only; appends are refused until space is freed", "dir", dir, "err", err)
+			l.readOnly = true
+		}
+	}
+	db, err := l.openDB(l.readOnly)
+	if err != nil {
+		return nil, err
+	}
+	l.db = db
 	if err := l.recover(); err != nil {
 		return nil, errors.Join(err, db.Close())
 	}
-	l.logger.Info("event log opened", "dir", dir, "head_seq", l.Head().Seq)
+	l.logger.Info("event log opened", "dir", dir, "head_seq", l.Head().Seq, "read_only", l.readOnly)
 	return l, nil
+}
+
+// openDB opens the Pebble database, read-only or not. A fatal error of
+// Pebble's during the open (a MANIFEST write failing for lack of space) is
+// returned rather than raised.
+func (l *Log) openDB(readOnly bool) (db *pebble.DB, err error) {
+	popts := *l.popts
+	popts.ReadOnly = readOnly
+	cache := pebble.NewCache(l.opts.CacheSizeBytes)
+	defer cache.Unref()
+	popts.Cache = cache
+	defer func() {
+		if r := recover(); r != nil {
+			f, ok := r.(fatalPanic)
+			if !ok || !diskspace.IsNoSpace(f) {
+				panic(r)
+			}
+			db, err = nil, fmt.Errorf("opening pebble in %s: %w: %w", l.dir, f, streams.ErrNoSpace)
+		}
+	}()
+	db, err = pebble.Open(l.dir, &popts)
+	if err != nil {
+		return nil, fmt.Errorf("opening pebble in %s: %w", l.dir, err)
+	}
+	return db, nil
 }
 
 // recover checks the format marker and loads the head.
@@ -306,6 +367,13 @@ func (l *Log) Append(ctx context.Context, batch []streams.Record) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("appending batch: %w", err)
 	}
+	if err := l.writable(); err != nil {
+		return err
+	}
+	if err := l.guard.Check(size + len(batch)*(keyLen+headerLen)); err != nil {
+		l.quiet.Log(l.logger, slog.LevelError, "append refused", "appending batch refused: the disk is full", "dir", l.dir, "err", err)
+		return fmt.Errorf("appending batch: %w", err)
+	}
 
 	head := l.head.Load()
 	hashes := make([][sha256.Size]byte, len(batch))
@@ -345,10 +413,8 @@ func (l *Log) Append(ctx context.Context, batch []streams.Record) error {
 			return fmt.Errorf("building batch: %w", err)
 		}
 	}
-	// Pebble returns an error only for a batch it refused before writing
-	// it; a failure to write or fsync the WAL does not return (doc.go).
-	if err := b.Commit(pebble.Sync); err != nil {
-		return fmt.Errorf("committing batch: %w", err)
+	if err := l.commit(b); err != nil {
+		return err
 	}
 	last := batch[len(batch)-1]
 	l.head.Store(&headState{
@@ -357,6 +423,79 @@ func (l *Log) Append(ctx context.Context, batch []streams.Record) error {
 	})
 	return nil
 }
+
+// commit commits b with an fsync. Pebble returns an error only for a batch
+// it refused before writing it; a failure to write or fsync the WAL does
+// not return (doc.go). The one exception is a write that failed for lack
+// of space: the batch is not acknowledged, the database refuses writes
+// from then on, and commit returns streams.ErrNoSpace (the database is
+// reopened once space returns: writable).
+func (l *Log) commit(b *pebble.Batch) (err error) {
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		f, ok := r.(fatalPanic)
+		if !ok || !diskspace.IsNoSpace(f) {
+			panic(r)
+		}
+		l.failed = f
+		l.logger.Error("appending batch failed: the disk is full; appends are refused until space is freed", "dir", l.dir, "err", f.Error())
+		err = fmt.Errorf("committing batch: %w: %w", f, streams.ErrNoSpace)
+	}()
+	if err := b.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("committing batch: %w", err)
+	}
+	return nil
+}
+
+// writable makes sure the database takes writes (called by the holder of
+// writing). A database opened read-only on a full disk, or one whose commit
+// failed for lack of space, is closed and opened read-write once the disk
+// has the reserve free again, and the head is recovered anew (a batch whose
+// commit failed may have reached the WAL: it is then in the log, never
+// acknowledged). Until then, and while a Read holds the database, it
+// returns streams.ErrNoSpace.
+func (l *Log) writable() error {
+	if !l.readOnly && l.failed == nil {
+		return nil
+	}
+	if err := l.guard.Check(0); err != nil {
+		l.quiet.Log(l.logger, slog.LevelError, "append refused", "appending batch refused: the disk is full", "dir", l.dir, "err", err)
+		return fmt.Errorf("appending batch: %w", err)
+	}
+	if !l.dbMu.TryLock() {
+		return fmt.Errorf("appending batch: the log is being read; reopening it for writing later: %w", streams.ErrNoSpace)
+	}
+	defer l.dbMu.Unlock()
+	if err := l.db.Close(); err != nil && l.failed == nil {
+		l.logger.Warn("closing the read-only event log", "dir", l.dir, "err", err)
+	}
+	db, err := l.openDB(false)
+	if err == nil {
+		l.db = db
+		if err = l.recover(); err == nil {
+			l.readOnly, l.failed = false, nil
+			l.logger.Info("event log writable again", "dir", l.dir, "head_seq", l.Head().Seq)
+			return nil
+		}
+		_ = db.Close()
+	}
+	l.logger.Error("reopening the event log for writing", "dir", l.dir, "err", err)
+	// Keep serving reads from a read-only database.
+	l.readOnly, l.failed = true, nil
+	if l.db, err = l.openDB(true); err != nil {
+		l.logger.Error("reopening the event log read-only", "dir", l.dir, "err", err)
+		return fmt.Errorf("appending batch: %w", errors.Join(err, streams.ErrNoSpace))
+	}
+	return fmt.Errorf("appending batch: reopening the log for writing: %w", streams.ErrNoSpace)
+}
+
+// CheckSpace returns nil when the log's disk has the reserve free
+// (Options.MinFreeBytes), an error wrapping streams.ErrNoSpace otherwise:
+// an Append now would be refused.
+func (l *Log) CheckSpace() error { return l.guard.Check(0) }
 
 // checkLimits returns the batch's payload bytes, or streams.ErrTooLarge.
 func (l *Log) checkLimits(batch []streams.Record) (int, error) {
@@ -399,6 +538,11 @@ func (l *Log) Read(ctx context.Context, from uint64, fn func(streams.Record) err
 	head := l.Head()
 	if from > head.Seq {
 		return nil
+	}
+	l.dbMu.RLock()
+	defer l.dbMu.RUnlock()
+	if l.db == nil {
+		return fmt.Errorf("reading log: the database could not be reopened: %w", streams.ErrClosed)
 	}
 	iter, err := l.db.NewIterWithContext(ctx, &pebble.IterOptions{
 		LowerBound: recordKey(from),
@@ -461,7 +605,13 @@ func (l *Log) Close() error {
 		l.idle.Wait()
 	}
 	l.mu.Unlock()
+	if l.db == nil {
+		return nil
+	}
 	if err := l.db.Close(); err != nil {
+		if l.failed != nil {
+			return nil // the failure was reported when it happened
+		}
 		return fmt.Errorf("closing pebble: %w", err)
 	}
 	return nil
