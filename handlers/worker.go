@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -60,9 +61,13 @@ type WorkerConfig struct {
 	// OnBatch, if set, observes each committed batch (metrics).
 	OnBatch func(events []*domain.Event, appendDur time.Duration)
 	// Verifier, if set, runs the verification engine of a verify_action
-	// command before it is queued (issue 4): Submit and Enqueue attach its
-	// verdict to the command in the caller's goroutine, so Decide stays
-	// pure and never waits on an engine. Nil decides by the rules alone.
+	// command before it is decided (issue 4), never on the worker's
+	// goroutine: Submit attaches its verdict in the caller's goroutine
+	// before queueing the command; Enqueue queues it at once and runs the
+	// engine on a goroutine of its own, so that the verdicts of commands
+	// enqueued one after another overlap (issue 11), and Run decides the
+	// command, in its place, once the verdict is in. Decide stays pure and
+	// never waits on an engine. Nil decides by the rules alone.
 	Verifier ActionVerifier
 	// Checkpoint is when the worker appends a signed log checkpoint
 	// (issue 5); zero fields take domain.DefaultCheckpointPolicy's. The
@@ -111,6 +116,12 @@ type request struct {
 	err      error
 	done     chan struct{}
 	answered bool
+	// verdict, when set, is closed once the engine verdict of an enqueued
+	// command is attached (Enqueue); stale is then set when the enqueuer's
+	// context ended meanwhile: the verdict may be the cancellation's, so
+	// the command is not decided.
+	verdict chan struct{}
+	stale   bool
 }
 
 // NewWorker recovers the partition's state (projections, then the log tail
@@ -253,6 +264,11 @@ func (w *Worker) verdictJob(ctx context.Context, cmd *domain.Command) func() {
 // Run decides batches until ctx ends, then answers what is queued with
 // ErrUnavailable and returns.
 //
+// A command enqueued with its engine verdict still running (Enqueue) is
+// held, with every command queued after it, until the verdict is in: the
+// commands are decided in the order they were queued, while the worker
+// goes on settling the batches in flight (holdBack).
+//
 // Run pipelines three stages: while batch n is projected and batch n+1 is
 // appended (fsync), batch n+2 is decided on the state that includes both.
 // A batch is handed on only once every batch before it is in the log and
@@ -271,6 +287,9 @@ func (w *Worker) Run(ctx context.Context) error {
 	var (
 		last  *flight    // the last batch handed on
 		ready chan error // last.ready until it is read
+		// held are the requests taken from the queue, in order, from the
+		// first whose verdict is not in yet.
+		held []*request
 	)
 	// settle waits until last is appended and everything before it is
 	// projected (a non-nil error: the state must be rebuilt).
@@ -291,6 +310,10 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	for {
 		batch := make([]*request, 0, 64)
+		reqs, verdict := w.reqs, (<-chan struct{})(nil)
+		if len(held) > 0 {
+			reqs, verdict = nil, held[0].verdict // nothing is taken past held
+		}
 		select {
 		case <-ctx.Done():
 			err := settle()
@@ -300,6 +323,7 @@ func (w *Worker) Run(ctx context.Context) error {
 					err = last.projErr
 				}
 			}
+			refuse(held)
 			w.drain()
 			if err == nil {
 				w.finalCheckpoint(ctx)
@@ -313,19 +337,24 @@ func (w *Worker) Run(ctx context.Context) error {
 				recoverFromFailure()
 			}
 			continue
-		case r := <-w.reqs:
+		case r := <-reqs:
 			batch = append(batch, r)
+		case <-verdict:
+			batch, held = held, nil
 		case <-tick.C:
 			batch = append(batch, &request{cmd: &domain.Command{Type: domain.CmdTick, Tick: &domain.Tick{}}})
 		}
 	fill:
-		for len(batch) < MaxBatch {
+		for len(held) == 0 && len(batch) < MaxBatch {
 			select {
 			case r := <-w.reqs:
 				batch = append(batch, r)
 			default:
 				break fill
 			}
+		}
+		if batch, held = holdBack(batch, held); len(batch) == 0 {
+			continue
 		}
 		// A failure reported meanwhile is recovered from before the batch
 		// is decided (commit reports it before answering anyone).
@@ -355,6 +384,41 @@ func (w *Worker) Run(ctx context.Context) error {
 		f.ready, f.projected = make(chan error, 1), make(chan struct{})
 		go w.commit(ctx, f, last)
 		last, ready = f, f.ready
+	}
+}
+
+// holdBack cuts batch before its first request whose verdict is not in
+// yet, which goes, with the rest, in front of held (empty unless batch is
+// a tick). A request whose verdict went stale is answered ErrUnavailable
+// and dropped.
+func holdBack(batch, held []*request) ([]*request, []*request) {
+	out := batch[:0]
+	for i, r := range batch {
+		if r.verdict != nil {
+			select {
+			case <-r.verdict:
+			default:
+				return out, append(slices.Clone(batch[i:]), held...)
+			}
+			if r.stale {
+				refuse([]*request{r})
+				continue
+			}
+		}
+		out = append(out, r)
+	}
+	return out, held
+}
+
+// refuse answers requests that will not be decided with ErrUnavailable.
+func refuse(rs []*request) {
+	for _, r := range rs {
+		if r.done == nil || r.answered {
+			continue
+		}
+		r.err = ErrUnavailable
+		r.answered = true
+		close(r.done)
 	}
 }
 

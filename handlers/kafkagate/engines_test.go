@@ -1,0 +1,170 @@
+package kafkagate_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"github.com/agentgate/agentgate/client"
+	"github.com/agentgate/agentgate/domain"
+	qengines "github.com/agentgate/agentgate/domain/engines"
+	"github.com/agentgate/agentgate/handlers/fair"
+	"github.com/agentgate/agentgate/handlers/kafkagate"
+	"github.com/agentgate/agentgate/handlers/verify"
+)
+
+// overlapEngine is a math engine whose runs answer VERIFIED only once n
+// of them are running at once; a run left alone waits until its context
+// ends (TIMEOUT: the action is not approved).
+type overlapEngine struct {
+	n       int32
+	entered atomic.Int32
+	all     chan struct{}
+}
+
+func (e *overlapEngine) Capabilities() qengines.Capabilities {
+	return qengines.Capabilities{EngineID: "math", Name: "overlap", Version: "0.0.1",
+		Capabilities: map[string]any{}, InputTypes: []string{"expression"}, OutputTypes: []string{"verification_result"}}
+}
+
+func (e *overlapEngine) Verify(ctx context.Context, req qengines.Request) qengines.Outcome {
+	if e.entered.Add(1) == e.n {
+		close(e.all)
+	}
+	select {
+	case <-e.all:
+		return qengines.Outcome{Status: qengines.Verified, Result: map[string]any{"is_valid": true, "message": "overlapped"}}
+	case <-ctx.Done():
+		return qengines.Outcome{Status: qengines.Timeout}
+	}
+}
+
+// registerOn registers n agents (allowed the math engine) whose agent ids
+// fall on partition p, choosing the registrations' request ids so.
+func registerOn(t *testing.T, c *client.Client, p int32, n int) (ids, tokens []string) {
+	t.Helper()
+	for i := 0; len(ids) < n; i++ {
+		reqID := fmt.Sprintf("overlap-reg-%d", i)
+		if kafkagate.PartitionFor(domain.AgentIDFor(domain.RequestID{Source: c.Source(), ID: reqID}), testPartitions) != p {
+			continue
+		}
+		cmd := client.Register(adminKey, domain.AgentInfo{Name: reqID, Type: "supervised", PrincipalID: fmt.Sprintf("org_%d", len(ids))},
+			domain.Permissions{AllowedEngines: []string{"math"}}, domain.Limits{})
+		cmd.ID = reqID
+		rep, err := c.Request(context.Background(), cmd)
+		if err != nil || rep.Status != 201 {
+			t.Fatalf("register: %v %v", rep, err)
+		}
+		var m struct {
+			AgentID    string `json:"agent_id"`
+			AgentToken string `json:"agent_token"`
+		}
+		if err := json.Unmarshal(rep.Data, &m); err != nil || kafkagate.PartitionFor(m.AgentID, testPartitions) != p {
+			t.Fatalf("register reply %s: %v (want an agent on partition %d)", rep.Data, err, p)
+		}
+		ids, tokens = append(ids, m.AgentID), append(tokens, m.AgentToken)
+	}
+	return ids, tokens
+}
+
+// Issue 11 item 11: in Kafka mode the engine verdicts of one partition
+// overlap instead of running one after another on the partition's
+// reading goroutine. Eight agents of one partition each send a
+// verify_action whose engine answers only once all eight runs are in
+// (a barrier, no timing); a ninth agent's action, which needs no engine,
+// follows them. Every decision arrives, in the requests' order, the eight
+// approved on their engine's verdict, which is recorded on the command.
+// Before the fix the first run waited alone until its 3 s timeout, and
+// the next only then: the first decision was PENDING.
+func TestIssue11_KafkaEngineVerdictsOfAPartitionOverlap(t *testing.T) {
+	const n = 8
+	_, brokers := broker(t)
+	eng := &overlapEngine{n: n, all: make(chan struct{})}
+	reg, err := verify.NewRegistryWith(fair.Config{Slots: n}, eng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	startGate(t, brokers, &logs{brokers: brokers}, t.TempDir(), func(c *kafkagate.Config) {
+		c.Verifier = verify.NewActionVerifier(reg, 3*time.Second)
+		c.Engines = reg
+	})
+	c := newClient(t, brokers)
+	const p = 0
+	ids, tokens := registerOn(t, c, p, n+1)
+
+	// The decisions of partition p from here on.
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	conn, err := kafka.DialLeader(ctx, "tcp", brokers[0], kafkagate.DefaultTopics().Decisions, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end, err := conn.ReadLastOffset()
+	conn.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := kafka.NewReader(kafka.ReaderConfig{Brokers: brokers, Topic: kafkagate.DefaultTopics().Decisions, Partition: p,
+		MinBytes: 1, MaxBytes: 1 << 20, MaxWait: 50 * time.Millisecond})
+	defer r.Close()
+	if err := r.SetOffset(end); err != nil {
+		t.Fatal(err)
+	}
+
+	cmds := make([]client.Command, n+1)
+	for i := range n {
+		cmds[i] = client.Verify(ids[i], tokens[i], domain.VerifyAction{
+			Action:  domain.Action{Type: "calculate", Query: fmt.Sprintf("%d+%d=%d", i, i, 2*i)},
+			Context: domain.ActionContext{ConversationID: "overlap", StepNumber: "1"}})
+		cmds[i].ID = fmt.Sprintf("overlap-%d", i)
+	}
+	cmds[n] = client.Verify(ids[n], tokens[n], domain.VerifyAction{
+		Action:  domain.Action{Type: "read_file", Parameters: json.RawMessage(`{"path":"/tmp/report.txt"}`)},
+		Context: domain.ActionContext{ConversationID: "overlap", StepNumber: "1"}})
+	cmds[n].ID = fmt.Sprintf("overlap-%d", n)
+	if _, err := c.PublishBatch(ctx, cmds...); err != nil {
+		t.Fatal(err)
+	}
+
+	for i := 0; i <= n; {
+		m, err := r.ReadMessage(ctx)
+		if err != nil {
+			t.Fatalf("decision %d of %d: %v", i, n+1, err)
+		}
+		if headerOf(m, "agentgate-event-type") != string(domain.EvActionDecided) {
+			continue
+		}
+		if got, want := headerOf(m, "ce_correlationid"), cmds[i].ID; got != want {
+			t.Fatalf("decision %d is %s's, want %s's: decisions out of the requests' order", i, got, want)
+		}
+		var d struct {
+			Decision     string `json:"decision"`
+			Verification struct {
+				Engine string `json:"engine"`
+				Status string `json:"status"`
+			} `json:"verification"`
+		}
+		if err := json.Unmarshal(m.Value, &d); err != nil {
+			t.Fatal(err)
+		}
+		if i < n && (d.Decision != "APPROVED" || d.Verification.Engine != "math" || d.Verification.Status != "VERIFIED") {
+			t.Fatalf("%s: %s, want APPROVED on the engine's VERIFIED (the engine runs did not overlap)", cmds[i].ID, m.Value)
+		}
+		i++
+	}
+	if got := eng.entered.Load(); got != n {
+		t.Fatalf("the engine ran %d times, want %d", got, n)
+	}
+	evs := recordedEvents(t, brokers, c.Source())
+	for i := range n {
+		ev := evs[cmds[i].ID]
+		if ev == nil || ev.Command == nil || ev.Command.Verdict == nil || ev.Command.Verdict.Status != qengines.Verified {
+			t.Fatalf("%s: recorded %+v, want the engine's verdict on the command", cmds[i].ID, ev)
+		}
+	}
+}
