@@ -135,7 +135,13 @@ func (d *decider) issueKey() *Event {
 	if r == nil {
 		return d.reject(missing("issue_key"))
 	}
-	if err := d.authAdmin(); err != nil {
+	// Issuing a key is the admin's; rotating one (Replaces) is also its
+	// principal's.
+	if r.Replaces == "" {
+		if err := d.authAdmin(); err != nil {
+			return d.reject(err)
+		}
+	} else if err := d.authPrincipal(r.PrincipalID); err != nil {
 		return d.reject(err)
 	}
 	if r.PrincipalID == "" {
@@ -147,12 +153,94 @@ func (d *decider) issueKey() *Event {
 	if !isSHA256Hex(r.KeyHash) {
 		return d.reject(fieldError(CodeInvalidRequest, "key_hash", "must be 64 lowercase hex digits (SHA-256)"))
 	}
+	if r.ReplacedHash != "" {
+		return d.reject(fieldError(CodeInvalidRequest, "replaced_hash", "is set by the gate, not by a request"))
+	}
 	if p, ok := d.s.Keys[r.KeyHash]; ok {
 		return d.reject(Errorf(CodeConflict, "key already issued to principal '%s'", p))
 	}
 	k := *r
+	if r.Replaces != "" {
+		h, err := d.principalKey(r.PrincipalID, r.Replaces)
+		if err != nil {
+			return d.reject(err)
+		}
+		k.ReplacedHash = h
+	}
 	d.ev.Type = EvPrincipalKeyIssued
 	d.ev.KeyIssued = &k
+	return d.ev
+}
+
+// principalKey returns the hash of principal's API key id, or the
+// refusal when the principal holds no such key (revoked, another
+// principal's, never issued: one answer for all, so a caller learns
+// nothing of other principals' keys).
+func (d *decider) principalKey(principal, id string) (string, *Error) {
+	h, ok := d.s.KeyIDs[id]
+	if !ok || d.s.Keys[h] != principal {
+		return "", Errorf(CodeNotFound, "principal '%s' holds no API key '%s'", principal, id)
+	}
+	return h, nil
+}
+
+// revokeKey revokes a principal API key by ID: the admin's or the
+// principal's own command. The key stops authenticating at once.
+func (d *decider) revokeKey() *Event {
+	r := d.cmd.RevokeKey
+	if r == nil {
+		return d.reject(missing("revoke_key"))
+	}
+	if r.PrincipalID == "" {
+		return d.reject(missing("principal_id"))
+	}
+	if err := d.authPrincipal(r.PrincipalID); err != nil {
+		return d.reject(err)
+	}
+	if r.KeyID == "" {
+		return d.reject(missing("key_id"))
+	}
+	if r.KeyHash != "" || r.Replaces != "" || r.ReplacedHash != "" {
+		return d.reject(Errorf(CodeInvalidRequest, "a revocation names the key by principal_id and key_id only"))
+	}
+	h, err := d.principalKey(r.PrincipalID, r.KeyID)
+	if err != nil {
+		return d.reject(err)
+	}
+	d.ev.Type = EvPrincipalKeyRevoked
+	d.ev.KeyRevoked = &IssuePrincipalKey{PrincipalID: r.PrincipalID, KeyID: r.KeyID, KeyHash: h}
+	return d.ev
+}
+
+// changeToken rotates an agent's token (the agent itself, its principal
+// or the admin) or revokes it (its principal or the admin): the old token
+// stops authenticating at once. A revoked agent authenticates with no
+// token until its principal rotates one.
+func (d *decider) changeToken() *Event {
+	r := d.cmd.NewToken
+	if r == nil {
+		return d.reject(missing("new_token"))
+	}
+	var err *Error
+	if d.cmd.Type == CmdRotateAgentToken {
+		_, err = d.authAgent(true)
+	} else {
+		_, err = d.agentForPrincipal()
+	}
+	if err != nil {
+		return d.reject(err)
+	}
+	switch {
+	case d.cmd.Type == CmdRotateAgentToken && !isSHA256Hex(r.TokenHash):
+		return d.reject(fieldError(CodeInvalidRequest, "new_token.token_hash", "must be 64 lowercase hex digits (SHA-256)"))
+	case d.cmd.Type == CmdRevokeAgentToken && r.TokenHash != "":
+		return d.reject(fieldError(CodeInvalidRequest, "new_token.token_hash", "must be empty: a revocation sets no token"))
+	}
+	d.ev.Type = EvAgentTokenRotated
+	if d.cmd.Type == CmdRevokeAgentToken {
+		d.ev.Type = EvAgentTokenRevoked
+	}
+	d.ev.TokenChanged = &AgentTokenChange{TokenHash: r.TokenHash}
 	return d.ev
 }
 

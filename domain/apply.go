@@ -64,9 +64,26 @@ func Apply(s *State, ev *Event) {
 	case EvPrincipalKeyIssued:
 		if k := ev.KeyIssued; k != nil {
 			if _, dup := s.Keys[k.KeyHash]; !dup {
+				if k.ReplacedHash != "" {
+					revokeKey(s, k.Replaces, k.ReplacedHash)
+				}
 				s.Keys[k.KeyHash] = k.PrincipalID
+				if k.KeyID != "" {
+					if s.KeyIDs == nil {
+						s.KeyIDs = map[string]string{}
+					}
+					s.KeyIDs[k.KeyID] = k.KeyHash
+				}
 				principal(s, k.PrincipalID)
 			}
+		}
+	case EvPrincipalKeyRevoked:
+		if k := ev.KeyRevoked; k != nil {
+			revokeKey(s, k.KeyID, k.KeyHash)
+		}
+	case EvAgentTokenRotated, EvAgentTokenRevoked:
+		if a := s.Agents[ev.AgentID]; a != nil && ev.TokenChanged != nil {
+			a.TokenHash = ev.TokenChanged.TokenHash
 		}
 	case EvConfigured:
 		if ev.Configured != nil {
@@ -322,4 +339,12 @@ func keepLast[T any](s []T, n int) []T {
 	drop := len(s) - n
 	clear(s[:drop])
 	return s[drop:]
+}
+
+// revokeKey removes the API key id with hash hash from s.
+func revokeKey(s *State, id, hash string) {
+	delete(s.Keys, hash)
+	if s.KeyIDs[id] == hash {
+		delete(s.KeyIDs, id)
+	}
 }

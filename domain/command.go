@@ -13,21 +13,24 @@ type CommandType string
 
 // The commands of the gate.
 const (
-	CmdRegisterAgent     CommandType = "qwed.agent.register"
-	CmdVerifyAction      CommandType = "qwed.agent.action.verify"
-	CmdVerifyToolCall    CommandType = "qwed.agent.tool.verify"
-	CmdLogExecution      CommandType = "qwed.agent.execution.log"
-	CmdRequestTrust      CommandType = "qwed.agent.trust.request"
-	CmdResolveApproval   CommandType = "qwed.approval.resolve"
-	CmdSetTrustLevel     CommandType = "qwed.agent.trust.set"
-	CmdSuspendAgent      CommandType = "qwed.agent.suspend"
-	CmdFileComplaint     CommandType = "qwed.agent.complaint"
-	CmdPutToolRegistry   CommandType = "qwed.principal.tools.put"
-	CmdIssuePrincipalKey CommandType = "qwed.principal.key.issue"
-	CmdConfigure         CommandType = "qwed.gate.configure"
-	CmdTick              CommandType = "qwed.gate.tick"
-	CmdRejectRequest     CommandType = "qwed.gate.reject"
-	CmdQWEDVerify        CommandType = "qwed.verify"
+	CmdRegisterAgent      CommandType = "qwed.agent.register"
+	CmdVerifyAction       CommandType = "qwed.agent.action.verify"
+	CmdVerifyToolCall     CommandType = "qwed.agent.tool.verify"
+	CmdLogExecution       CommandType = "qwed.agent.execution.log"
+	CmdRequestTrust       CommandType = "qwed.agent.trust.request"
+	CmdResolveApproval    CommandType = "qwed.approval.resolve"
+	CmdSetTrustLevel      CommandType = "qwed.agent.trust.set"
+	CmdSuspendAgent       CommandType = "qwed.agent.suspend"
+	CmdFileComplaint      CommandType = "qwed.agent.complaint"
+	CmdPutToolRegistry    CommandType = "qwed.principal.tools.put"
+	CmdIssuePrincipalKey  CommandType = "qwed.principal.key.issue"
+	CmdRevokePrincipalKey CommandType = "qwed.principal.key.revoke"
+	CmdRotateAgentToken   CommandType = "qwed.agent.token.rotate"
+	CmdRevokeAgentToken   CommandType = "qwed.agent.token.revoke"
+	CmdConfigure          CommandType = "qwed.gate.configure"
+	CmdTick               CommandType = "qwed.gate.tick"
+	CmdRejectRequest      CommandType = "qwed.gate.reject"
+	CmdQWEDVerify         CommandType = "qwed.verify"
 )
 
 // RequestID identifies a request across retries: the CloudEvent source and
@@ -83,6 +86,13 @@ type Command struct {
 	// request, credentials and agent, and the payload's digest and size
 	// instead of the payload (withhold.go). Never set by a transport.
 	Withheld *WithheldBody `json:"withheld,omitempty"`
+	// RevokeKey names the principal API key to revoke (PrincipalID and
+	// KeyID; KeyHash must be empty: Decide finds it).
+	RevokeKey *IssuePrincipalKey `json:"revoke_key,omitempty"`
+	// NewToken is the agent token that replaces the agent's
+	// (CmdRotateAgentToken: the SHA-256 hex of the token the transport
+	// minted; CmdRevokeAgentToken: empty, the agent then has none).
+	NewToken *AgentTokenChange `json:"new_token,omitempty"`
 }
 
 // RegisterAgent is the body of POST /agents/register (seed 000 §3.1).
@@ -263,6 +273,18 @@ type IssuePrincipalKey struct {
 	PrincipalID string `json:"principal_id"`
 	KeyHash     string `json:"key_hash"`
 	KeyID       string `json:"key_id"`
+	// Replaces is the ID of a key of the same principal that this one
+	// replaces (a rotation: the old key stops working when the new one is
+	// issued, in one event); ReplacedHash is its hash, set by Decide in
+	// the event, never in the command.
+	Replaces     string `json:"replaces,omitempty"`
+	ReplacedHash string `json:"replaced_hash,omitempty"`
+}
+
+// AgentTokenChange replaces an agent's token hash (a rotation), or clears
+// it (a revocation: every token is then refused until the next rotation).
+type AgentTokenChange struct {
+	TokenHash string `json:"token_hash"`
 }
 
 // Configure records the server options that change decisions, so that a

@@ -20,6 +20,9 @@ const (
 	EvAgentStatusChanged      EventType = "agent.status_changed"
 	EvToolRegistrySet         EventType = "principal.tools_set"
 	EvPrincipalKeyIssued      EventType = "principal.key_issued"
+	EvPrincipalKeyRevoked     EventType = "principal.key_revoked"
+	EvAgentTokenRotated       EventType = "agent.token_rotated"
+	EvAgentTokenRevoked       EventType = "agent.token_revoked"
 	EvConfigured              EventType = "gate.configured"
 	EvApprovalsExpired        EventType = "approvals.expired"
 	// EvCommandRejected records a command refused before it changed
@@ -63,6 +66,10 @@ type Event struct {
 	Expired      *ApprovalsExpired        `json:"expired,omitempty"`
 	QWEDVerified *QWEDVerified            `json:"qwed_verified,omitempty"`
 	Checkpoint   *LogCheckpoint           `json:"checkpoint,omitempty"`
+	// KeyRevoked is the principal API key a revocation removed (with its
+	// hash); TokenChanged the agent's new token hash (empty: revoked).
+	KeyRevoked   *IssuePrincipalKey `json:"key_revoked,omitempty"`
+	TokenChanged *AgentTokenChange  `json:"token_changed,omitempty"`
 }
 
 // AgentRegistered records a new agent with everything Apply needs.

@@ -71,7 +71,15 @@ func Reply(ev *Event) (status int, body any) {
 		}
 	case EvPrincipalKeyIssued:
 		if k := ev.KeyIssued; k != nil {
-			return 200, KeyReply{PrincipalID: k.PrincipalID, KeyID: k.KeyID}
+			return 200, KeyReply{PrincipalID: k.PrincipalID, KeyID: k.KeyID, Replaces: k.Replaces}
+		}
+	case EvPrincipalKeyRevoked:
+		if k := ev.KeyRevoked; k != nil {
+			return 200, KeyReply{PrincipalID: k.PrincipalID, KeyID: k.KeyID, Revoked: true}
+		}
+	case EvAgentTokenRotated, EvAgentTokenRevoked:
+		if ev.TokenChanged != nil {
+			return 200, TokenReply{AgentID: ev.AgentID, Revoked: ev.Type == EvAgentTokenRevoked}
 		}
 	case EvConfigured:
 		if c := ev.Configured; c != nil {
@@ -197,6 +205,17 @@ type StatusReply struct {
 type KeyReply struct {
 	PrincipalID string `json:"principal_id"`
 	KeyID       string `json:"key_id"`
+	// Replaces is the key a rotation revoked; Revoked is set on the answer
+	// to a revocation.
+	Replaces string `json:"replaces,omitempty"`
+	Revoked  bool   `json:"revoked,omitempty"`
+}
+
+// TokenReply answers a rotation or revocation of an agent's token (the new
+// token itself is added by the transport that minted it, once).
+type TokenReply struct {
+	AgentID string `json:"agent_id"`
+	Revoked bool   `json:"token_revoked,omitempty"`
 }
 
 // ExpiredReply lists the approvals a Tick expired, in ID order.

@@ -80,6 +80,10 @@ func Decide(s *State, env Env, cmd *Command) *Event {
 		return d.putToolRegistry()
 	case CmdIssuePrincipalKey:
 		return d.issueKey()
+	case CmdRevokePrincipalKey:
+		return d.revokeKey()
+	case CmdRotateAgentToken, CmdRevokeAgentToken:
+		return d.changeToken()
 	case CmdConfigure:
 		return d.configure()
 	case CmdTick:

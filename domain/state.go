@@ -16,6 +16,8 @@ type State struct {
 	Principals map[string]*Principal `json:"principals"`
 	// Keys maps an API key hash to its principal.
 	Keys map[string]string `json:"keys"`
+	// KeyIDs maps an API key's ID to its hash, for revocation by ID.
+	KeyIDs map[string]string `json:"key_ids,omitempty"`
 	// LastTime is the time of the last applied event; the worker never
 	// passes an earlier Now.
 	LastTime time.Time `json:"last_time"`
@@ -29,6 +31,7 @@ func NewState() *State {
 		Approvals:  map[string]*Approval{},
 		Principals: map[string]*Principal{},
 		Keys:       map[string]string{},
+		KeyIDs:     map[string]string{},
 	}
 }
 

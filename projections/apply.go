@@ -155,6 +155,7 @@ type batchWriter struct {
 	approvals  []string
 	principals []string
 	keys       []string
+	keyIDs     []string
 	opens      []openRef // the actions the batch decided
 	refs       []openRef // the earlier open actions it referred to (Fold)
 	first      uint64    // the seq of the batch's first event
@@ -216,6 +217,14 @@ func (w *batchWriter) touch(ev *domain.Event) {
 		w.principals = append(w.principals, ev.ToolRegistry.PrincipalID)
 	case ev.KeyIssued != nil:
 		w.keys = append(w.keys, ev.KeyIssued.KeyHash)
+		w.keyIDs = append(w.keyIDs, ev.KeyIssued.KeyID)
+		if ev.KeyIssued.ReplacedHash != "" {
+			w.keys = append(w.keys, ev.KeyIssued.ReplacedHash)
+			w.keyIDs = append(w.keyIDs, ev.KeyIssued.Replaces)
+		}
+	case ev.KeyRevoked != nil:
+		w.keys = append(w.keys, ev.KeyRevoked.KeyHash)
+		w.keyIDs = append(w.keyIDs, ev.KeyRevoked.KeyID)
 	}
 }
 
@@ -491,11 +500,24 @@ func (w *batchWriter) flushState(st *domain.State) error {
 			}
 		}
 	}
+	// API keys and their IDs as they stand after the batch: a revoked
+	// (or rotated-out) key is deleted.
 	for _, h := range dedup(w.keys) {
 		if p, ok := st.Keys[h]; ok {
 			if err := w.b.Set(key(tKey, h), []byte(p), nil); err != nil {
 				return err
 			}
+		} else if err := w.b.Delete(key(tKey, h), nil); err != nil {
+			return fmt.Errorf("deleting a revoked key: %w", err)
+		}
+	}
+	for _, id := range dedup(w.keyIDs) {
+		if h, ok := st.KeyIDs[id]; ok {
+			if err := w.b.Set(key(tKeyID, id), []byte(h), nil); err != nil {
+				return err
+			}
+		} else if err := w.b.Delete(key(tKeyID, id), nil); err != nil {
+			return fmt.Errorf("deleting a revoked key id: %w", err)
 		}
 	}
 	return w.setJSON(key(tMeta, "gate"), gateMeta{Config: st.Config, LastTime: st.LastTime})

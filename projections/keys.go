@@ -17,6 +17,7 @@ const (
 	tConv        = 'c' // c + agent + conversation -> binary (codec.go)
 	tPrincipal   = 'p' // p + principal
 	tKey         = 'k' // k + key hash -> principal
+	tKeyID       = 'i' // i + key id -> key hash
 	tApproval    = 'o' // o + approval id
 	tPrincipalAp = 'q' // q + principal + approval id -> ""
 	tActivity    = 'v' // v + agent + time(8) + seq(8) -> binary (codec.go)

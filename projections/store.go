@@ -246,7 +246,7 @@ func (s *Store) hold() func() {
 
 // storeFormat names the layout of the store's values; a store written in
 // another layout is rebuilt from the log (it is derived from it).
-const storeFormat = "agentgate-projections/6"
+const storeFormat = "agentgate-projections/7"
 
 // noSnapshotsFormat and noActivityFormat mark the format of a store
 // without snapshots, without activities.
@@ -508,6 +508,17 @@ func (s *Store) LoadState() (*domain.State, error) {
 			return fmt.Errorf("malformed key entry %q", k)
 		}
 		st.Keys[h] = string(v)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = s.scan([]byte{tKeyID}, func(k, v []byte) error {
+		id, _, ok := cutStr(k[1:])
+		if !ok {
+			return fmt.Errorf("malformed key id entry %q", k)
+		}
+		st.KeyIDs[id] = string(v)
 		return nil
 	})
 	if err != nil {

@@ -137,7 +137,7 @@ func auditJWKS(ctx context.Context, f auditFlags) ([]byte, error) {
 	if _, err := os.Stat(filepath.Join(f.dataDir, "keys")); err != nil {
 		return nil, fmt.Errorf("reading the signing keys of %s (give --jwks): %w", f.dataDir, err)
 	}
-	kr, err := attest.OpenKeyring(f.dataDir)
+	kr, err := attest.ReadKeyring(f.dataDir)
 	if err != nil {
 		return nil, fmt.Errorf("opening signing keys: %w", err)
 	}

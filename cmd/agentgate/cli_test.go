@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"os"
@@ -324,5 +325,70 @@ func TestCLISIGTERMDrainsInFlightRequests(t *testing.T) {
 	}
 	if out, code := cliRun(t, bin, "replay", "--data", data, "--verify"); code != 0 {
 		t.Fatalf("replay after drain: exit %d\n%s", code, out)
+	}
+}
+
+// Issue 11 item 12: the offline credential commands rotate and revoke a
+// principal's keys (the old ones are refused by the served API), and
+// neither they nor `replay` mint an admin key: a data dir they touched
+// has no admin key hash, and nothing printed one.
+func TestCLIKeysRotateRevokeAndNoAdminKeyMinted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	bin := buildBinary(t)
+	data := filepath.Join(t.TempDir(), "data")
+	created := regexp.MustCompile(`principal org_cli key (\S+) (?:replaces \S+ )?\(shown once\): (qwed_key_\S+)`)
+	var outs []string
+	keyOf := func(args ...string) (id, key string) {
+		t.Helper()
+		out, code := cliRun(t, bin, args...)
+		outs = append(outs, out)
+		m := created.FindStringSubmatch(out)
+		if code != 0 || m == nil {
+			t.Fatalf("%v: exit %d\n%s", args, code, out)
+		}
+		return m[1], m[2]
+	}
+	id1, k1 := keyOf("keys", "create", "--data", data, "--principal", "org_cli")
+	id2, k2 := keyOf("keys", "rotate", "--data", data, "--principal", "org_cli", "--key-id", id1)
+	if id2 == id1 {
+		t.Fatalf("rotation kept the key id %s", id1)
+	}
+	_, k3 := keyOf("keys", "create", "--data", data, "--principal", "org_cli")
+	out, code := cliRun(t, bin, "keys", "revoke", "--data", data, "--principal", "org_cli", "--key-id", id2)
+	outs = append(outs, out)
+	if code != 0 || !strings.Contains(out, "revoked") {
+		t.Fatalf("keys revoke: exit %d\n%s", code, out)
+	}
+	// Idempotent: the same revocation again answers what was recorded.
+	if out, code := cliRun(t, bin, "keys", "revoke", "--data", data, "--principal", "org_cli", "--key-id", id2); code != 0 {
+		t.Fatalf("revoking a revoked key again: exit %d\n%s", code, out)
+	}
+	// A key that is not the principal's is refused.
+	if out, code := cliRun(t, bin, "keys", "revoke", "--data", data, "--principal", "org_other", "--key-id", id1); code == 0 {
+		t.Fatalf("revoking another principal's key succeeded:\n%s", out)
+	}
+	out, code = cliRun(t, bin, "replay", "--data", data, "--verify")
+	outs = append(outs, out)
+	if code != 0 {
+		t.Fatalf("replay --verify: exit %d\n%s", code, out)
+	}
+	if _, err := os.Stat(filepath.Join(data, "admin_key.sha256")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("an offline command minted an admin key: %v", err)
+	}
+	for _, o := range outs {
+		if strings.Contains(o, "qwed_admin_") {
+			t.Fatalf("an offline command printed an admin key:\n%s", o)
+		}
+	}
+	addr := freeAddr(t)
+	srv, _ := cliServe(t, bin, addr, []string{"--data", data, "--http", addr, "--api-key", "admin-key"}, nil)
+	defer cliStop(t, srv)
+	for key, want := range map[string]int{k1: 401, k2: 401, k3: 200} {
+		st, body, err := call(context.Background(), http.DefaultClient, "GET", "http://"+addr+"/approvals", map[string]string{"X-API-Key": key}, nil)
+		if err != nil || st != want {
+			t.Fatalf("GET /approvals with key %s…: %d %v %v, want %d", key[:14], st, body, err, want)
+		}
 	}
 }

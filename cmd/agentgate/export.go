@@ -97,7 +97,7 @@ func dataDirJWKS(dataDir string) ([]byte, error) {
 	if err != nil || len(keys) == 0 {
 		return nil, fmt.Errorf("reading the signing keys of %s: no key in %s", dataDir, filepath.Join(dataDir, "keys"))
 	}
-	kr, err := attest.OpenKeyring(dataDir)
+	kr, err := attest.ReadKeyring(dataDir)
 	if err != nil {
 		return nil, fmt.Errorf("reading the signing keys of %s: %w", dataDir, err)
 	}

@@ -202,7 +202,7 @@ func replayCmd() *cobra.Command {
 			if err := bindEnv(cmd); err != nil {
 				return err
 			}
-			g, err := handlers.OpenGate(handlers.Options{DataDir: dataDir, Logger: logger()})
+			g, err := handlers.OpenGate(handlers.Options{DataDir: dataDir, Logger: logger(), NoAdminKey: true})
 			if err != nil {
 				return err
 			}
@@ -248,26 +248,100 @@ func keysCmd() *cobra.Command {
 			if principal == "" {
 				return errors.New("--principal is required")
 			}
-			g, err := handlers.OpenGate(handlers.Options{DataDir: dataDir, Logger: logger()})
-			if err != nil {
+			return offline(cmd.Context(), dataDir, func(ctx context.Context, w handlers.Submitter) error {
+				key, id, err := handlers.IssueKey(ctx, w, principal)
+				if err == nil {
+					fmt.Printf("principal %s key %s (shown once): %s\n", principal, id, key)
+				}
 				return err
-			}
-			defer g.Close()
-			ctx, cancel := context.WithCancel(cmd.Context())
-			done := make(chan error, 1)
-			go func() { done <- g.Worker.Run(ctx) }()
-			key, id, err := handlers.IssueKey(ctx, g.Worker, principal)
-			cancel()
-			<-done
-			if err != nil {
-				return err
-			}
-			fmt.Printf("principal %s key %s (shown once): %s\n", principal, id, key)
-			return nil
+			})
 		},
 	}
 	create.Flags().StringVar(&dataDir, "data", "./data", "data directory")
 	create.Flags().StringVar(&principal, "principal", "", "principal ID")
+	var keyID, agent string
+	// need checks the flags a credential command requires.
+	need := func(flags ...string) error {
+		for i := 0; i+1 < len(flags); i += 2 {
+			if flags[i+1] == "" {
+				return fmt.Errorf("--%s is required", flags[i])
+			}
+		}
+		return nil
+	}
+	revoke := &cobra.Command{
+		Use:   "revoke",
+		Short: "Revoke a principal API key by ID (offline; on a running gate: DELETE /principals/{id}/keys/{key_id})",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := errors.Join(bindEnv(cmd), need("principal", principal, "key-id", keyID)); err != nil {
+				return err
+			}
+			return offline(cmd.Context(), dataDir, func(ctx context.Context, w handlers.Submitter) error {
+				err := handlers.RevokeKey(ctx, w, principal, keyID)
+				if err == nil {
+					fmt.Printf("principal %s key %s revoked\n", principal, keyID)
+				}
+				return err
+			})
+		},
+	}
+	rotateKey := &cobra.Command{
+		Use:   "rotate",
+		Short: "Replace a principal API key by a new one (offline; on a running gate: POST /principals/{id}/keys/{key_id}/rotate)",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := errors.Join(bindEnv(cmd), need("principal", principal, "key-id", keyID)); err != nil {
+				return err
+			}
+			return offline(cmd.Context(), dataDir, func(ctx context.Context, w handlers.Submitter) error {
+				key, id, err := handlers.RotateKey(ctx, w, principal, keyID)
+				if err == nil {
+					fmt.Printf("principal %s key %s replaces %s (shown once): %s\n", principal, id, keyID, key)
+				}
+				return err
+			})
+		},
+	}
+	rotateToken := &cobra.Command{
+		Use:   "rotate-agent-token",
+		Short: "Mint a new token for an agent; the old one stops working (offline; on a running gate: POST /agents/{id}/token/rotate)",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := errors.Join(bindEnv(cmd), need("agent", agent)); err != nil {
+				return err
+			}
+			return offline(cmd.Context(), dataDir, func(ctx context.Context, w handlers.Submitter) error {
+				tok, err := handlers.RotateAgentToken(ctx, w, agent)
+				if err == nil {
+					fmt.Printf("agent %s token (shown once): %s\n", agent, tok)
+				}
+				return err
+			})
+		},
+	}
+	revokeToken := &cobra.Command{
+		Use:   "revoke-agent-token",
+		Short: "Revoke an agent's token until a new one is rotated in (offline; on a running gate: DELETE /agents/{id}/token)",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := errors.Join(bindEnv(cmd), need("agent", agent)); err != nil {
+				return err
+			}
+			return offline(cmd.Context(), dataDir, func(ctx context.Context, w handlers.Submitter) error {
+				err := handlers.RevokeAgentToken(ctx, w, agent)
+				if err == nil {
+					fmt.Printf("agent %s token revoked\n", agent)
+				}
+				return err
+			})
+		},
+	}
+	for _, c := range []*cobra.Command{revoke, rotateKey} {
+		c.Flags().StringVar(&dataDir, "data", "./data", "data directory")
+		c.Flags().StringVar(&principal, "principal", "", "principal ID")
+		c.Flags().StringVar(&keyID, "key-id", "", "the key's ID (key_…)")
+	}
+	for _, c := range []*cobra.Command{rotateToken, revokeToken} {
+		c.Flags().StringVar(&dataDir, "data", "./data", "data directory")
+		c.Flags().StringVar(&agent, "agent", "", "agent ID")
+	}
 	rotate := &cobra.Command{
 		Use:   "rotate-signing",
 		Short: "Make a new attestation signing key active (old keys stay in the JWKS)",
@@ -288,8 +362,25 @@ func keysCmd() *cobra.Command {
 		},
 	}
 	rotate.Flags().StringVar(&dataDir, "data", "./data", "data directory")
-	keys.AddCommand(create, rotate)
+	keys.AddCommand(create, rotate, revoke, rotateKey, rotateToken, revokeToken)
 	return keys
+}
+
+// offline runs fn against the gate of dataDir, which must not be running
+// (the log is held by one process): the credential commands of `keys`.
+// No admin key is read or minted.
+func offline(ctx context.Context, dataDir string, fn func(context.Context, handlers.Submitter) error) error {
+	g, err := handlers.OpenGate(handlers.Options{DataDir: dataDir, Logger: logger(), NoAdminKey: true})
+	if err != nil {
+		return err
+	}
+	defer g.Close()
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- g.Worker.Run(ctx) }()
+	err = fn(ctx, g.Worker)
+	cancel()
+	return errors.Join(err, <-done)
 }
 
 func verifyAttestationCmd() *cobra.Command {

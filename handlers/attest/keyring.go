@@ -75,6 +75,21 @@ func OpenKeyring(dir string) (*Keyring, error) {
 	return kr, nil
 }
 
+// ReadKeyring loads the keyring in dir/keys/ without creating anything: no
+// folder, no key. It fails when the folder holds no key. For the commands
+// that only read a data dir (audit, export), which must never mint a
+// signing key.
+func ReadKeyring(dir string) (*Keyring, error) {
+	kr := &Keyring{dir: filepath.Join(dir, keysDir), logger: slog.Default()}
+	if err := kr.load(); err != nil {
+		return nil, err
+	}
+	if len(kr.keys) == 0 {
+		return nil, fmt.Errorf("reading signing keys: no key in %s", kr.dir)
+	}
+	return kr, nil
+}
+
 // load reads every key file of the directory.
 func (kr *Keyring) load() error {
 	entries, err := os.ReadDir(kr.dir)

@@ -84,6 +84,14 @@ func (e *encoder) event(ev *domain.Event) {
 		e.key("checkpoint")
 		e.checkpoint(ev.Checkpoint)
 	}
+	if ev.KeyRevoked != nil {
+		e.key("key_revoked")
+		e.issueKey(ev.KeyRevoked)
+	}
+	if ev.TokenChanged != nil {
+		e.key("token_changed")
+		e.tokenChange(ev.TokenChanged)
+	}
 	e.close()
 }
 
@@ -195,6 +203,20 @@ func (e *encoder) command(c *domain.Command) {
 		e.intField("bytes", c.Withheld.Bytes)
 		e.close()
 	}
+	if c.RevokeKey != nil {
+		e.key("revoke_key")
+		e.issueKey(c.RevokeKey)
+	}
+	if c.NewToken != nil {
+		e.key("new_token")
+		e.tokenChange(c.NewToken)
+	}
+	e.close()
+}
+
+func (e *encoder) tokenChange(t *domain.AgentTokenChange) {
+	e.open()
+	e.strField("token_hash", t.TokenHash)
 	e.close()
 }
 
@@ -404,6 +426,8 @@ func (e *encoder) issueKey(k *domain.IssuePrincipalKey) {
 	e.strField("principal_id", k.PrincipalID)
 	e.strField("key_hash", k.KeyHash)
 	e.strField("key_id", k.KeyID)
+	e.optStr("replaces", k.Replaces)
+	e.optStr("replaced_hash", k.ReplacedHash)
 	e.close()
 }
 

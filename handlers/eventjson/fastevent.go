@@ -246,6 +246,14 @@ func (d *decoder) event() *domain.Event {
 			d.once(&seen, 16)
 			ev.Checkpoint = take(&d.slots.ck)
 			d.logCheckpoint(ev.Checkpoint, prev)
+		case "key_revoked":
+			d.once(&seen, 21)
+			ev.KeyRevoked = new(domain.IssuePrincipalKey)
+			d.issueKey(ev.KeyRevoked)
+		case "token_changed":
+			d.once(&seen, 22)
+			ev.TokenChanged = new(domain.AgentTokenChange)
+			d.tokenChange(ev.TokenChanged)
 		default:
 			d.unknown(k, reflect.TypeFor[domain.Event]())
 		}
@@ -357,6 +365,14 @@ func (d *decoder) command(c *domain.Command) {
 			d.once(&seen, 21)
 			c.Withheld = new(domain.WithheldBody)
 			d.withheldBody(c.Withheld)
+		case "revoke_key":
+			d.once(&seen, 22)
+			c.RevokeKey = new(domain.IssuePrincipalKey)
+			d.issueKey(c.RevokeKey)
+		case "new_token":
+			d.once(&seen, 23)
+			c.NewToken = new(domain.AgentTokenChange)
+			d.tokenChange(c.NewToken)
 		default:
 			d.unknown(k, reflect.TypeFor[domain.Command]())
 		}
@@ -774,8 +790,28 @@ func (d *decoder) issueKey(k *domain.IssuePrincipalKey) {
 		case "key_id":
 			d.once(&seen, 2)
 			k.KeyID = d.str()
+		case "replaces":
+			d.once(&seen, 3)
+			k.Replaces = d.str()
+		case "replaced_hash":
+			d.once(&seen, 4)
+			k.ReplacedHash = d.str()
 		default:
 			d.unknown(key, reflect.TypeFor[domain.IssuePrincipalKey]())
+		}
+	}
+}
+
+func (d *decoder) tokenChange(t *domain.AgentTokenChange) {
+	var seen uint64
+	d.openObject()
+	for key := d.next(); key != nil; key = d.next() {
+		switch string(key) {
+		case "token_hash":
+			d.once(&seen, 0)
+			t.TokenHash = d.str()
+		default:
+			d.unknown(key, reflect.TypeFor[domain.AgentTokenChange]())
 		}
 	}
 }

@@ -146,6 +146,19 @@ func fullEvents() []*domain.Event {
 	ev = event(domain.EvPrincipalKeyIssued, cmd(domain.CmdIssuePrincipalKey))
 	ev.Command.IssueKey, ev.KeyIssued = key, key
 	add(ev)
+	rotated := &domain.IssuePrincipalKey{PrincipalID: "org_1", KeyHash: "kh2", KeyID: "k2", Replaces: "k1"}
+	ev = event(domain.EvPrincipalKeyIssued, cmd(domain.CmdIssuePrincipalKey))
+	ev.Command.IssueKey = rotated
+	ev.KeyIssued = &domain.IssuePrincipalKey{PrincipalID: "org_1", KeyHash: "kh2", KeyID: "k2", Replaces: "k1", ReplacedHash: "kh"}
+	add(ev)
+	ev = event(domain.EvPrincipalKeyRevoked, cmd(domain.CmdRevokePrincipalKey))
+	ev.Command.RevokeKey = &domain.IssuePrincipalKey{PrincipalID: "org_1", KeyID: "k2"}
+	ev.KeyRevoked = &domain.IssuePrincipalKey{PrincipalID: "org_1", KeyID: "k2", KeyHash: "kh2"}
+	add(ev)
+	ev = event(domain.EvAgentTokenRotated, cmd(domain.CmdRotateAgentToken))
+	ev.Command.NewToken = &domain.AgentTokenChange{TokenHash: "th"}
+	ev.TokenChanged = &domain.AgentTokenChange{TokenHash: "th"}
+	add(ev)
 	cfg := domain.Config{ApprovalTTL: domain.Duration(90 * time.Minute), DoomLoopGuardRequired: true, MaxSteps: 20, WithholdRefusals: true}
 	ev = event(domain.EvConfigured, cmd(domain.CmdConfigure))
 	ev.Command.Configure, ev.Configured = &domain.Configure{Config: cfg}, &cfg

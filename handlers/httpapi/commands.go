@@ -39,6 +39,7 @@ type input struct {
 	tool        string
 	approvalID  string
 	principalID string
+	keyID       string
 }
 
 // minted is a secret minted for a command: only its hash is in the
@@ -82,6 +83,15 @@ func agentPath(r *http.Request) (input, *apiError) {
 func principalPath(r *http.Request) (input, *apiError) {
 	id, e := pathValue(r, "id")
 	return input{principalID: id}, e
+}
+
+func principalKeyPath(r *http.Request) (input, *apiError) {
+	id, e := pathValue(r, "id")
+	if e != nil {
+		return input{}, e
+	}
+	key, e := pathValue(r, "key_id")
+	return input{principalID: id, keyID: key}, e
 }
 
 func approvalPath(r *http.Request) (input, *apiError) {
@@ -220,6 +230,9 @@ func sameRequest(mine, rec *domain.Command) bool {
 		k.KeyHash, k.KeyID = rec.IssueKey.KeyHash, rec.IssueKey.KeyID
 		m.IssueKey = &k
 	}
+	if m.Type == domain.CmdRotateAgentToken && m.NewToken != nil && rec.NewToken != nil {
+		m.NewToken = rec.NewToken
+	}
 	x, err1 := json.Marshal(&m)
 	y, err2 := json.Marshal(rec)
 	return err1 == nil && err2 == nil && bytes.Equal(x, y)
@@ -236,6 +249,8 @@ func subtleNotEqual(a, b string) bool {
 type keyIssued struct {
 	PrincipalID string `json:"principal_id"`
 	KeyID       string `json:"key_id"`
+	// Replaces is the key a rotation revoked.
+	Replaces string `json:"replaces,omitempty"`
 	// APIKey is present only in the answer to the request that minted it.
 	APIKey string `json:"api_key,omitempty"`
 }
@@ -244,7 +259,7 @@ type keyIssued struct {
 // the request that minted it (a retry gets the reply without it).
 func render(ev *domain.Event, m *minted) (int, []byte, error) {
 	if ev.Type == domain.EvPrincipalKeyIssued && ev.KeyIssued != nil {
-		k := keyIssued{PrincipalID: ev.KeyIssued.PrincipalID, KeyID: ev.KeyIssued.KeyID}
+		k := keyIssued{PrincipalID: ev.KeyIssued.PrincipalID, KeyID: ev.KeyIssued.KeyID, Replaces: ev.KeyIssued.Replaces}
 		if m != nil && equalHash(m.hash, ev.KeyIssued.KeyHash) {
 			k.APIKey = m.value
 		}
@@ -257,6 +272,9 @@ func render(ev *domain.Event, m *minted) (int, []byte, error) {
 		return 0, nil, err
 	}
 	if m != nil && ev.Type == domain.EvAgentRegistered && ev.Registered != nil && equalHash(m.hash, ev.Registered.TokenHash) {
+		b = addMember(b, m.field, m.value)
+	}
+	if m != nil && ev.Type == domain.EvAgentTokenRotated && ev.TokenChanged != nil && equalHash(m.hash, ev.TokenChanged.TokenHash) {
 		b = addMember(b, m.field, m.value)
 	}
 	return status, b, nil
@@ -476,12 +494,58 @@ var epIssueKey = endpoint{auth: authPrincipal, build: func(in *input, _ *creds) 
 	if e := decodeJSON(in.body, &b, decodeOptions{emptyOK: true}); e != nil {
 		return nil, nil, e
 	}
-	key := mint("api_key", apiKeyPrefix)
+	key, id := newAPIKey()
+	return &domain.Command{Type: domain.CmdIssuePrincipalKey, IssueKey: &domain.IssuePrincipalKey{
+		PrincipalID: in.principalID, KeyHash: key.hash, KeyID: id, Replaces: in.keyID,
+	}}, key, nil
+}}
+
+// newAPIKey mints a principal API key and its random ID.
+func newAPIKey() (*minted, string) {
 	var id [8]byte
 	_, _ = rand.Read(id[:])
-	return &domain.Command{Type: domain.CmdIssuePrincipalKey, IssueKey: &domain.IssuePrincipalKey{
-		PrincipalID: in.principalID, KeyHash: key.hash, KeyID: "key_" + hex.EncodeToString(id[:]),
-	}}, key, nil
+	return mint("api_key", apiKeyPrefix), "key_" + hex.EncodeToString(id[:])
+}
+
+// epRevokeKey revokes a principal API key: DELETE
+// /principals/{id}/keys/{key_id}.
+var epRevokeKey = endpoint{auth: authPrincipal, build: func(in *input, _ *creds) (*domain.Command, *minted, *apiError) {
+	var b struct{}
+	if e := decodeJSON(in.body, &b, decodeOptions{emptyOK: true}); e != nil {
+		return nil, nil, e
+	}
+	return &domain.Command{Type: domain.CmdRevokePrincipalKey, RevokeKey: &domain.IssuePrincipalKey{
+		PrincipalID: in.principalID, KeyID: in.keyID,
+	}}, nil, nil
+}}
+
+// epRotateToken mints a new token for an agent (the agent itself, with
+// its current token, or its principal): POST /agents/{id}/token/rotate,
+// qwed.agent.token.rotate. The old token stops working at once; the new
+// one is in this answer only.
+var epRotateToken = endpoint{auth: authAgent, build: func(in *input, cr *creds) (*domain.Command, *minted, *apiError) {
+	var b agentFields
+	if e := decodeJSON(in.body, &b, decodeOptions{emptyOK: true}); e != nil {
+		return nil, nil, e
+	}
+	if e := b.apply(in, cr); e != nil {
+		return nil, nil, e
+	}
+	tok := mint("agent_token", agentTokenPrefix)
+	return &domain.Command{Type: domain.CmdRotateAgentToken, AgentID: in.agentID,
+		NewToken: &domain.AgentTokenChange{TokenHash: tok.hash}}, tok, nil
+}}
+
+// epRevokeToken revokes an agent's token (its principal or the admin):
+// DELETE /agents/{id}/token, qwed.agent.token.revoke. The agent is refused
+// until its principal rotates a new token.
+var epRevokeToken = endpoint{auth: authPrincipal, build: func(in *input, _ *creds) (*domain.Command, *minted, *apiError) {
+	var b struct{}
+	if e := decodeJSON(in.body, &b, decodeOptions{emptyOK: true}); e != nil {
+		return nil, nil, e
+	}
+	return &domain.Command{Type: domain.CmdRevokeAgentToken, AgentID: in.agentID,
+		NewToken: &domain.AgentTokenChange{}}, nil, nil
 }}
 
 // resolveBody is the body of POST /approvals/{id}/approve and /deny.

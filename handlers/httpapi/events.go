@@ -19,6 +19,11 @@ var eventEndpoints = map[string]*endpoint{
 	string(domain.CmdLogExecution):    &epExecution,
 	string(domain.CmdRequestTrust):    &epTrust,
 	string(domain.CmdResolveApproval): &epResolveEvent,
+	// Credentials (issue 11): an agent rotates its own token; its
+	// principal revokes it. API keys are principal-wide state, changed
+	// through the HTTP API only (every partition must record the change).
+	string(domain.CmdRotateAgentToken): &epRotateToken,
+	string(domain.CmdRevokeAgentToken): &epRevokeToken,
 }
 
 // events serves POST /events: one command as a CloudEvent (binary or

@@ -19,7 +19,8 @@ var fuzzEndpoints = []struct {
 	{"register", &epRegister}, {"verify", &epVerify}, {"tool", &epTool}, {"execution", &epExecution},
 	{"trust", &epTrust}, {"trust-level", &epSetTrust}, {"suspend", &epSuspend}, {"complaint", &epComplaint},
 	{"tools", &epToolRegistry}, {"keys", &epIssueKey}, {"approve", &epApprove}, {"deny", &epDeny},
-	{"resolve-event", &epResolveEvent},
+	{"resolve-event", &epResolveEvent}, {"revoke-key", &epRevokeKey}, {"rotate-token", &epRotateToken},
+	{"revoke-token", &epRevokeToken},
 }
 
 // checkRejection checks that e is a well-formed recorded refusal: a JSON

@@ -54,7 +54,7 @@ func RouteKey(cmd *domain.Command) string {
 // broadcast reports whether a command changes principal-wide state that
 // every partition needs (API keys, tool registries).
 func broadcast(t domain.CommandType) bool {
-	return t == domain.CmdIssuePrincipalKey || t == domain.CmdPutToolRegistry || t == domain.CmdConfigure
+	return t == domain.CmdIssuePrincipalKey || t == domain.CmdRevokePrincipalKey || t == domain.CmdPutToolRegistry || t == domain.CmdConfigure
 }
 
 // MACKey derives the key that signs internal commands from the admin key
