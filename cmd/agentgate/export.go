@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -27,9 +28,10 @@ principal, period, the checkpoint it was produced at, summary figures, decisions
 rate per day, trust-level history, budget usage against limits, denied and pending actions
 with their codes, attestations.
 
---format json writes a self-contained bundle: the report, the contiguous chain segment that
-covers the period (every event as stored) and the JWKS; check it offline with
-'agentgate audit verify --bundle FILE'. csv holds the same data as the report in the JSON,
+--format json writes a self-contained bundle: the report, the agent's own events up to the
+report's position (as stored) each with its inclusion proof in the log's Merkle tree, the tree
+head signed with the data dir's active key, the signed checkpoint the report names, and the JWKS.
+No other agent's event is in it. Check it offline with 'agentgate audit verify --bundle FILE'. csv holds the same data as the report in the JSON,
 one value per line; pdf renders it with charts. The same log gives the same bytes.
 
 It reads a private copy of the log: the live log is never written, and the gate may keep running.`,
@@ -49,8 +51,9 @@ It reads a private copy of the log: the live log is never written, and the gate 
 				return err
 			}
 			var jwks []byte
+			var sign report.SignTree
 			if format == "json" {
-				if jwks, err = dataDirJWKS(dataDir); err != nil {
+				if jwks, sign, err = dataDirSigner(dataDir); err != nil {
 					return err
 				}
 			}
@@ -61,7 +64,7 @@ It reads a private copy of the log: the live log is never written, and the gate 
 			defer snap.Close()
 			opts := report.Options{AgentID: agent, From: f, To: t}
 			return writeAtomically(out, func(w io.Writer) error {
-				return writeReport(cmd, w, snap.Log, opts, format, jwks)
+				return writeReport(cmd, w, snap.Log, opts, format, jwks, sign)
 			})
 		},
 	}
@@ -75,9 +78,9 @@ It reads a private copy of the log: the live log is never written, and the gate 
 	return cmd
 }
 
-func writeReport(cmd *cobra.Command, w io.Writer, log streams.Log, opts report.Options, format string, jwks []byte) error {
+func writeReport(cmd *cobra.Command, w io.Writer, log streams.Log, opts report.Options, format string, jwks []byte, sign report.SignTree) error {
 	if format == "json" {
-		_, err := report.WriteBundle(cmd.Context(), w, log, opts, jwks)
+		_, err := report.WriteBundle(cmd.Context(), w, log, opts, jwks, sign)
 		return err
 	}
 	rep, err := report.Build(cmd.Context(), log, opts, nil)
@@ -90,18 +93,27 @@ func writeReport(cmd *cobra.Command, w io.Writer, log streams.Log, opts report.O
 	return report.WritePDF(w, rep)
 }
 
-// dataDirJWKS reads the public keys of a data dir's keyring without ever
-// creating a key.
-func dataDirJWKS(dataDir string) ([]byte, error) {
+// dataDirSigner reads the keyring and node ID of a data dir without ever
+// creating a key: the JWKS and the signer of bundles' tree heads (the
+// active key, as the gate's node).
+func dataDirSigner(dataDir string) ([]byte, report.SignTree, error) {
 	keys, err := filepath.Glob(filepath.Join(dataDir, "keys", "*.pem"))
 	if err != nil || len(keys) == 0 {
-		return nil, fmt.Errorf("reading the signing keys of %s: no key in %s", dataDir, filepath.Join(dataDir, "keys"))
+		return nil, nil, fmt.Errorf("reading the signing keys of %s: no key in %s", dataDir, filepath.Join(dataDir, "keys"))
 	}
 	kr, err := attest.ReadKeyring(dataDir)
 	if err != nil {
-		return nil, fmt.Errorf("reading the signing keys of %s: %w", dataDir, err)
+		return nil, nil, fmt.Errorf("reading the signing keys of %s: %w", dataDir, err)
 	}
-	return kr.JWKS(), nil
+	node, err := os.ReadFile(filepath.Join(dataDir, "node_id"))
+	nodeID := strings.TrimSpace(string(node))
+	if err == nil && nodeID == "" {
+		err = errors.New("node_id is empty")
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading the node ID of %s: %w", dataDir, err)
+	}
+	return kr.JWKS(), func(c attest.TreeHeadClaims) (string, error) { return kr.SignTreeHead(nodeID, c) }, nil
 }
 
 // writeAtomically writes out through a temporary file renamed into place,

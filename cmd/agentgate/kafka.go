@@ -160,7 +160,8 @@ func serveKafka(k *kafkaFlags, z3 *z3Flags, rate *rateFlags, dataDir, addr, apiK
 		VerifyRateLimit: rate.limit(), RefusalLimit: rate.refusalLimit(), // per instance
 		// Compliance reports and time travel read the agent's events
 		// partition.
-		History: kafkagate.PartitionHistory(n, openLog),
+		History:      kafkagate.PartitionHistory(n, openLog),
+		SignTreeHead: func(c attest.TreeHeadClaims) (string, error) { return kr.SignTreeHead(nodeID, c) },
 	})
 	srv := httpapi.NewServer(addr, h)
 	serr := make(chan error, 1)

@@ -145,6 +145,7 @@ func serveCmd() *cobra.Command {
 			h := httpapi.New(httpapi.Config{
 				Gate: g.Worker, Store: g.Store, AdminKeyHash: g.AdminKeyHash,
 				JWKS: g.Keyring.JWKS, Registry: reg, Logger: log, Clock: time.Now, Verify: qwed, Log: g.Log,
+				SignTreeHead:    func(c attest.TreeHeadClaims) (string, error) { return g.Keyring.SignTreeHead(g.NodeID, c) },
 				VerifyRateLimit: rateOpts.limit(), RefusalLimit: rateOpts.refusalLimit(),
 			})
 			srv := httpapi.NewServer(addr, h)

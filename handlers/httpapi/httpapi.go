@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/handlers"
+	"github.com/agentgate/agentgate/handlers/report"
 	"github.com/agentgate/agentgate/handlers/verify"
 	"github.com/agentgate/agentgate/projections"
 	"github.com/agentgate/agentgate/streams"
@@ -107,6 +108,15 @@ type Config struct {
 	// one read, where an agent's history is (see AgentHistory). Kafka mode
 	// opens the agent's events partition (kafkagate.PartitionHistory).
 	History func(ctx context.Context, agentID string) (*AgentHistory, error)
+	// SignTreeHead signs the tree head of a compliance bundle (format=json
+	// of the compliance report); without it format=json answers QWED
+	// unavailable.
+	SignTreeHead report.SignTree
+	// MaxConcurrentReports bounds the compliance reports rendered at once
+	// (each reads the agent's partition of the log from its start); 0 is
+	// DefaultMaxConcurrentReports. Past it the answer is 503 QWED-SYS-002
+	// with Retry-After.
+	MaxConcurrentReports int
 	// Verify is the QWED protocol service of POST /verify, GET /engines and
 	// the qwed.verify CloudEvent; nil builds one over the built-in engines
 	// that records through Gate.
@@ -130,6 +140,7 @@ type api struct {
 	qwed      *verify.Service
 	limiter   *limiter        // nil: no verify rate limit
 	refusals  *refusalLimiter // nil: no refusal limit
+	reports   chan struct{}   // one token per report being rendered
 }
 
 // New returns the HTTP API over cfg.Gate and cfg.Store. It panics when
@@ -153,7 +164,10 @@ func New(cfg Config) http.Handler {
 	if cfg.Registry == nil {
 		cfg.Registry = prometheus.NewRegistry()
 	}
-	a := &api{cfg: cfg, log: cfg.Logger, m: newMetrics(cfg.Registry), mux: http.NewServeMux()}
+	if cfg.MaxConcurrentReports <= 0 {
+		cfg.MaxConcurrentReports = DefaultMaxConcurrentReports
+	}
+	a := &api{reports: make(chan struct{}, cfg.MaxConcurrentReports), cfg: cfg, log: cfg.Logger, m: newMetrics(cfg.Registry), mux: http.NewServeMux()}
 	if h := strings.ToLower(strings.TrimSpace(cfg.AdminKeyHash)); h != "" {
 		a.adminHash = []byte(h)
 	}

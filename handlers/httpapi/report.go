@@ -6,12 +6,17 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/handlers/report"
 	"github.com/agentgate/agentgate/streams"
 )
+
+// DefaultMaxConcurrentReports is Config.MaxConcurrentReports's default:
+// a report reads the agent's partition of the log from its start (CPU
+// and I/O bound), so a few at once are enough to keep a core busy
+// without starving decisions.
+const DefaultMaxConcurrentReports = 2
 
 // reportContentTypes are the media types of the compliance report formats.
 var reportContentTypes = map[string]string{
@@ -22,11 +27,14 @@ var reportContentTypes = map[string]string{
 
 // getComplianceReport answers GET /agents/{id}/compliance-report?from&to&
 // format=json|csv|pdf (seed 000 §7.3): the report built from the log (see
-// handlers/report); json is the verifiable bundle. Auth as the other reads
-// of an agent. The period is [from, to), at most MaxActivityPeriod, with
-// the defaults of the activity query. The report is rendered into a
-// temporary file before the status is sent, so a failure is an error
-// answer, never a truncated body.
+// handlers/report); json is the verifiable, tenant-scoped bundle. Auth as
+// the other reads of an agent. The period is [from, to), at most
+// MaxActivityPeriod, with the defaults of the activity query. At most
+// Config.MaxConcurrentReports are rendered at once (503 QWED-SYS-002 with
+// Retry-After past it). The report is computed before the status is sent
+// (a failure is an error answer, never a truncated body) and then
+// streamed: nothing is staged on disk, and what is held in memory is the
+// report and, for a bundle, the agent's events with their proofs.
 func (a *api) getComplianceReport(w http.ResponseWriter, r *http.Request) {
 	c := newCall(r)
 	ag, e := a.readAgentFor(r, c)
@@ -50,59 +58,67 @@ func (a *api) getComplianceReport(w http.ResponseWriter, r *http.Request) {
 			"format must be json, csv or pdf"))
 		return
 	}
+	select {
+	case a.reports <- struct{}{}:
+		defer func() { <-a.reports }()
+	default:
+		e := failure(domain.CodeUnavailable, "%d compliance reports are being produced, the most at once: retry shortly", cap(a.reports))
+		e.err.Details = map[string]any{"limit": "concurrent_reports", "max": cap(a.reports)}
+		w.Header().Set("Retry-After", "1")
+		writeJSON(w, e.status, e.body())
+		return
+	}
 	hist, err := a.history(r.Context(), ag.ID)
 	if err != nil {
 		a.historyUnavailable(w, "the compliance report", err)
 		return
 	}
 	defer hist.Release()
-	tmp, err := os.CreateTemp("", "agentgate-report-")
-	if err != nil {
-		a.log.Error("creating report file", "err", err)
-		e := failure(domain.CodeInternal, "the report could not be produced")
-		writeJSON(w, e.status, e.body())
-		return
-	}
-	defer os.Remove(tmp.Name())
-	defer tmp.Close()
+	out := &reportWriter{w: w, start: func(h http.Header) {
+		h.Set("Content-Type", ctype)
+		h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="compliance-%s-%s-%s.%s"`,
+			ag.ID, period.from.Format("20060102"), period.to.Format("20060102"), format))
+	}}
 	opts := report.Options{AgentID: ag.ID, From: period.from, To: period.to, Partition: hist.Partition}
-	if err := a.renderReport(r.Context(), tmp, hist.Log, opts, format); err != nil {
+	if err := a.renderReport(r.Context(), out, hist.Log, opts, format); err != nil {
+		if out.started {
+			a.log.Warn("sending compliance report", "agent", ag.ID, "err", err)
+			return
+		}
 		a.log.Error("producing compliance report", "agent", ag.ID, "err", err)
 		e := failure(domain.CodeUnavailable, "the report could not be produced")
 		writeJSON(w, e.status, e.body())
-		return
-	}
-	size, err := tmp.Seek(0, io.SeekCurrent)
-	if err == nil {
-		_, err = tmp.Seek(0, io.SeekStart)
-	}
-	if err != nil {
-		a.log.Error("reading report file", "err", err)
-		e := failure(domain.CodeInternal, "the report could not be produced")
-		writeJSON(w, e.status, e.body())
-		return
-	}
-	h := w.Header()
-	h.Set("Content-Type", ctype)
-	h.Set("Content-Length", fmt.Sprint(size))
-	h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="compliance-%s-%s-%s.%s"`,
-		ag.ID, period.from.Format("20060102"), period.to.Format("20060102"), format))
-	w.WriteHeader(http.StatusOK)
-	if _, err := io.Copy(w, tmp); err != nil {
-		a.log.Warn("sending compliance report", "agent", ag.ID, "err", err)
 	}
 }
 
+// reportWriter sends the headers and the status with the first byte.
+type reportWriter struct {
+	w       http.ResponseWriter
+	start   func(http.Header)
+	started bool
+}
+
+func (rw *reportWriter) Write(p []byte) (int, error) {
+	if !rw.started {
+		rw.started = true
+		rw.start(rw.w.Header())
+		rw.w.WriteHeader(http.StatusOK)
+	}
+	return rw.w.Write(p)
+}
+
+// renderReport writes the report of opts to w, computing all of it before
+// the first byte.
 func (a *api) renderReport(ctx context.Context, w io.Writer, log streams.Log, opts report.Options, format string) error {
 	if format == "json" {
 		var jwks []byte
 		if a.cfg.JWKS != nil {
 			jwks = a.cfg.JWKS()
 		}
-		if len(jwks) == 0 {
-			return errors.New("no JWKS to bundle")
+		if len(jwks) == 0 || a.cfg.SignTreeHead == nil {
+			return errors.New("no JWKS or tree head signer to bundle with")
 		}
-		_, err := report.WriteBundle(ctx, w, log, opts, jwks)
+		_, err := report.WriteBundle(ctx, w, log, opts, jwks, a.cfg.SignTreeHead)
 		return err
 	}
 	rep, err := report.Build(ctx, log, opts, nil)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,12 +16,14 @@ import (
 
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/handlers"
+	"github.com/agentgate/agentgate/handlers/attest"
 	"github.com/agentgate/agentgate/handlers/report"
+	"github.com/agentgate/agentgate/streams"
 )
 
 // newReportGate is newTestGate with the log wired to the compliance
 // report endpoint.
-func newReportGate(t *testing.T) *testGate {
+func newReportGate(t *testing.T, opts ...func(*Config)) *testGate {
 	t.Helper()
 	clock := &testClock{now: time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -32,8 +35,13 @@ func newReportGate(t *testing.T) *testGate {
 	done := make(chan error, 1)
 	go func() { done <- g.Worker.Run(ctx) }()
 	reg := prometheus.NewRegistry()
-	h := New(Config{Gate: g.Worker, Store: g.Store, AdminKeyHash: g.AdminKeyHash, JWKS: g.Keyring.JWKS,
-		Registry: reg, Logger: logger, Clock: clock.Now, Log: g.Log})
+	cfg := Config{Gate: g.Worker, Store: g.Store, AdminKeyHash: g.AdminKeyHash, JWKS: g.Keyring.JWKS,
+		Registry: reg, Logger: logger, Clock: clock.Now, Log: g.Log,
+		SignTreeHead: func(c attest.TreeHeadClaims) (string, error) { return g.Keyring.SignTreeHead(g.NodeID, c) }}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	h := New(cfg)
 	srv := httptest.NewServer(h)
 	tg := &testGate{t: t, gate: g, srv: srv, client: srv.Client(), clock: clock, reg: reg}
 	tg.stop = func() {
@@ -74,7 +82,7 @@ func TestSeed000_7_3_ComplianceReport(t *testing.T) {
 	}
 	chk, err := report.VerifyBundle(context.Background(), b, report.VerifyOptions{})
 	if err != nil || !chk.OK() {
-		t.Fatalf("bundle: %v %+v %+v", err, chk.Chain, chk.Problems)
+		t.Fatalf("bundle: %v %+v", err, chk)
 	}
 	r = g.do("GET", path+"&format=csv", apiKey(key), nil)
 	if r.status != http.StatusOK || !strings.HasPrefix(string(r.body), "section,index,field,type,value") ||
@@ -98,5 +106,87 @@ func TestSeed000_7_3_ComplianceReport(t *testing.T) {
 	}
 	if r := g.do("GET", path, nil, nil); r.status != http.StatusUnauthorized {
 		t.Fatalf("no credentials: %d %s", r.status, r.body)
+	}
+}
+
+// Issue 11 item 3: principal P's bundle of its agent holds nothing of
+// principal Q's events (a marker in Q's queries is absent) and verifies.
+func TestComplianceBundleHoldsNoOtherTenant(t *testing.T) {
+	const marker = "Q-TENANT-MARKER-41c7e2"
+	g := newReportGate(t)
+	keyP, keyQ := g.issueKey("org_p"), g.issueKey("org_q")
+	a := g.register(keyP, "org_p", 2, nil)
+	q := g.register(keyQ, "org_q", 2, nil)
+	for i := range 3 {
+		g.clock.Advance(time.Minute)
+		if r := g.do("POST", "/agents/"+q.id+"/verify", bearerH(q.token), verifyReq("calculate", marker+"+"+strconv.Itoa(i), "cq", i+1)); r.status != 200 {
+			t.Fatalf("verify q: %d %s", r.status, r.body)
+		}
+		if r := g.do("POST", "/agents/"+a.id+"/verify", bearerH(a.token), verifyReq("calculate", "1+"+strconv.Itoa(i), "ca", i+1)); r.status != 200 {
+			t.Fatalf("verify a: %d %s", r.status, r.body)
+		}
+	}
+	r := g.do("GET", "/agents/"+a.id+"/compliance-report?from=2026-03-01&to=2026-03-03", apiKey(keyP), nil)
+	if r.status != http.StatusOK {
+		t.Fatalf("bundle: %d %s", r.status, r.body)
+	}
+	for _, s := range []string{marker, q.id, "org_q"} {
+		if bytes.Contains(r.body, []byte(s)) {
+			t.Errorf("P's bundle holds %q", s)
+		}
+	}
+	b, err := report.ReadBundle(bytes.NewReader(r.body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	chk, err := report.VerifyBundle(context.Background(), b, report.VerifyOptions{})
+	if err != nil || !chk.OK() || chk.Events != 4 {
+		t.Fatalf("bundle: %v %+v", err, chk)
+	}
+}
+
+// blockingLog is a log whose reads wait until release is closed, telling
+// entered when one starts.
+type blockingLog struct {
+	streams.Log
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (l *blockingLog) Read(ctx context.Context, from uint64, fn func(streams.Record) error) error {
+	select {
+	case l.entered <- struct{}{}:
+	default:
+	}
+	<-l.release
+	return l.Log.Read(ctx, from, fn)
+}
+
+// Issue 11 item 3: past Config.MaxConcurrentReports reports being
+// rendered, another is refused at once with 503 QWED-SYS-002 and
+// Retry-After; once the first is done, reports are served again.
+func TestComplianceReportsAreBoundedInFlight(t *testing.T) {
+	var bl *blockingLog
+	g := newReportGate(t, func(c *Config) {
+		bl = &blockingLog{Log: c.Log, entered: make(chan struct{}, 1), release: make(chan struct{})}
+		c.Log = bl
+		c.MaxConcurrentReports = 1
+	})
+	key := g.issueKey("org_a")
+	a := g.register(key, "org_a", 2, nil)
+	path := "/agents/" + a.id + "/compliance-report?format=csv"
+	first := make(chan response, 1)
+	go func() { first <- g.do("GET", path, apiKey(key), nil) }()
+	<-bl.entered
+	r := g.do("GET", path, apiKey(key), nil)
+	if r.status != http.StatusServiceUnavailable || r.errorCode(t) != string(domain.CodeUnavailable) || r.header.Get("Retry-After") != "1" {
+		t.Fatalf("a report past the limit: %d %v %s", r.status, r.header, r.body)
+	}
+	close(bl.release)
+	if r := <-first; r.status != http.StatusOK {
+		t.Fatalf("the report in flight: %d %s", r.status, r.body)
+	}
+	if r := g.do("GET", path, apiKey(key), nil); r.status != http.StatusOK {
+		t.Fatalf("a report after the first: %d %s", r.status, r.body)
 	}
 }

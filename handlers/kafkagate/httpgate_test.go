@@ -201,7 +201,10 @@ func TestKafkaComplianceReportAndTimeTravelReadThePartition(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := startHTTPOverKafka(t, brokers, lg, engines(t), 20*time.Second, func(c *httpapi.Config) { c.JWKS = kr.JWKS })
+	h := startHTTPOverKafka(t, brokers, lg, engines(t), 20*time.Second, func(c *httpapi.Config) {
+		c.JWKS = kr.JWKS
+		c.SignTreeHead = func(cl attest.TreeHeadClaims) (string, error) { return kr.SignTreeHead("node_test", cl) }
+	})
 	admin := map[string]string{"X-API-Key": adminKey}
 	st, reg := h.do(t, "POST", "/agents/register", admin,
 		`{"agent":{"name":"audit-bot","type":"autonomous","principal_id":"org_audit"},"permissions":{},"budget":{}}`)
@@ -210,8 +213,31 @@ func TestKafkaComplianceReportAndTimeTravelReadThePartition(t *testing.T) {
 	if st != 201 || agent == "" {
 		t.Fatalf("register: %d %v", st, reg)
 	}
+	// An agent of another principal in the same partition, whose queries
+	// carry a marker that A's bundle must not hold (issue 11 item 3).
+	const marker = "Q-KAFKA-MARKER-9d02b6"
+	var other, otherToken string
+	for i := 0; i < 64 && other == ""; i++ {
+		st, reg := h.do(t, "POST", "/agents/register", admin,
+			`{"agent":{"name":"other-bot","type":"autonomous","principal_id":"org_other"},"permissions":{},"budget":{}}`)
+		id, _ := reg["agent_id"].(string)
+		if st != 201 {
+			t.Fatalf("register: %d %v", st, reg)
+		}
+		if kafkagate.PartitionFor(id, testPartitions) == kafkagate.PartitionFor(agent, testPartitions) {
+			other, otherToken = id, reg["agent_token"].(string)
+		}
+	}
+	if other == "" {
+		t.Fatal("no agent of the other principal shares the partition")
+	}
 	for step := 1; step <= 3; step++ {
-		st, dec := h.do(t, "POST", "/agents/"+agent+"/verify", map[string]string{"Authorization": "Bearer " + token},
+		st, dec := h.do(t, "POST", "/agents/"+other+"/verify", map[string]string{"Authorization": "Bearer " + otherToken},
+			fmt.Sprintf(`{"action":{"type":"calculate","query":"%d+2"},"context":{"conversation_id":"%s","step_number":%d}}`, step, marker, step))
+		if st != 200 {
+			t.Fatalf("verify other step %d: %d %v", step, st, dec)
+		}
+		st, dec = h.do(t, "POST", "/agents/"+agent+"/verify", map[string]string{"Authorization": "Bearer " + token},
 			fmt.Sprintf(`{"action":{"type":"calculate","query":"%d+1"},"context":{"conversation_id":"audit-conv","step_number":%d},"options":{"require_attestation":true}}`, step, step))
 		if st != 200 || dec["decision"] != "APPROVED" {
 			t.Fatalf("verify step %d: %d %v", step, st, dec)
@@ -267,11 +293,17 @@ func TestKafkaComplianceReportAndTimeTravelReadThePartition(t *testing.T) {
 	if st, past := h.do(t, "GET", fmt.Sprintf("/agents/%s/state?at_seq=%d", agent, at+1000), admin, ""); st != 400 {
 		t.Fatalf("state past the partition's head: %d %v", st, past)
 	}
-	// The compliance report: a bundle of the partition's chain that
-	// verifies offline, with the three approved, attested actions.
+	// The compliance report: a bundle of the agent's events in the
+	// partition's tree that verifies offline, with the three approved,
+	// attested actions.
 	st, body := h.raw(t, "GET", "/agents/"+agent+"/compliance-report?format=json", admin)
 	if st != 200 {
 		t.Fatalf("report: %d %s", st, body)
+	}
+	for _, s := range []string{marker, other, "org_other"} {
+		if bytes.Contains(body, []byte(s)) {
+			t.Errorf("the bundle of %s holds %q", agent, s)
+		}
 	}
 	b, err := report.ReadBundle(bytes.NewReader(body))
 	if err != nil {
@@ -281,8 +313,8 @@ func TestKafkaComplianceReportAndTimeTravelReadThePartition(t *testing.T) {
 		t.Fatalf("report summary %+v", s)
 	}
 	chk, err := report.VerifyBundle(context.Background(), b, report.VerifyOptions{})
-	if err != nil || !chk.OK() || len(b.Report.Attestations) != 3 {
-		t.Fatalf("bundle: %v %+v %+v, %d attestations", err, chk.Chain, chk.Problems, len(b.Report.Attestations))
+	if err != nil || !chk.OK() || len(b.Report.Attestations) != 3 || chk.Attestations != 3 {
+		t.Fatalf("bundle: %v %+v, %d attestations", err, chk, len(b.Report.Attestations))
 	}
 	st, body = h.raw(t, "GET", "/agents/"+agent+"/compliance-report?format=csv", admin)
 	if st != 200 || !strings.Contains(string(body), "summary,,total_actions,number,3") {

@@ -34,20 +34,34 @@ type Options struct {
 	Partition int32
 }
 
-// Segment receives, in log order, the chain segment that covers the
-// period (see the package doc): every record from the last one before the
-// period to ProducedAt, whatever its agent. The payload is valid only
-// during the call.
-type Segment func(r streams.Record) error
+// Own receives, in log order, the agent's own events up to ProducedAt
+// (see IsOwn). The payload is valid only during the call.
+type Own func(r streams.Record) error
 
-// Build reads log from its first record and builds the report of
-// opts.AgentID over [opts.From, opts.To). When seg is not nil it is handed
-// the chain segment. Only the agent's events are decoded.
-func Build(ctx context.Context, log streams.Log, opts Options, seg Segment) (*Report, error) {
-	return build(ctx, log, opts, seg, false)
+// IsOwn reports whether ev is one of the agent's own events, those a
+// report counts and a bundle holds in the clear: the events whose
+// agent_id is the agent's, except refusals (command.rejected records a
+// request that names the agent, whoever sent it). Events of several
+// agents (approvals.expired) are nobody's own.
+func IsOwn(ev *domain.Event, agentID string) bool {
+	return ev.AgentID == agentID && ev.Type != domain.EvCommandRejected
 }
 
-func build(ctx context.Context, log streams.Log, opts Options, seg Segment, partial bool) (*Report, error) {
+// Build reads log from its first record and builds the report of
+// opts.AgentID over [opts.From, opts.To) from the agent's own events
+// (IsOwn). When own is not nil it is handed each of them. Only the events
+// that mention the agent are decoded.
+func Build(ctx context.Context, log streams.Log, opts Options, own Own) (*Report, error) {
+	b, err := run(ctx, log, opts, own, nil)
+	if err != nil {
+		return nil, err
+	}
+	return b.rep, nil
+}
+
+// run builds the report; at, when set, is the position the report is
+// produced at instead of the one the log says (a bundle's recheck).
+func run(ctx context.Context, log streams.Log, opts Options, own Own, at *Position) (*builder, error) {
 	if opts.AgentID == "" {
 		return nil, errors.New("building report: no agent")
 	}
@@ -55,9 +69,9 @@ func build(ctx context.Context, log streams.Log, opts Options, seg Segment, part
 		return nil, errors.New("building report: from must be before to")
 	}
 	b := newBuilder(opts)
-	b.partial = partial
+	b.at = at
 	err := log.Read(ctx, 1, func(r streams.Record) error {
-		if err := b.record(r, seg); err != nil {
+		if err := b.record(r, own); err != nil {
 			return err
 		}
 		if b.done {
@@ -68,14 +82,10 @@ func build(ctx context.Context, log streams.Log, opts Options, seg Segment, part
 	if err != nil && !errors.Is(err, errStop) {
 		return nil, fmt.Errorf("reading log: %w", err)
 	}
-	if b.pending != nil && seg != nil && !b.segStarted {
-		// The period starts after the last record: the segment is that
-		// record alone, which shows that nothing came after it.
-		if err := seg(streams.Record{Seq: b.pending.seq, Prev: b.pending.prev, Payload: b.pending.payload}); err != nil {
-			return nil, err
-		}
+	if err := b.finish(); err != nil {
+		return nil, err
 	}
-	return b.finish()
+	return b, nil
 }
 
 var errStop = errors.New("report end reached")
@@ -88,30 +98,29 @@ type builder struct {
 	rep    *Report
 	// agentSeen is set once the agent's registration was folded.
 	agentSeen bool
-	// partial builds what the events say without the agent's
-	// registration (the recheck of a bundle).
-	partial  bool
+	// at replaces the position the log says (see run).
+	at       *Position
 	days     map[int64]*Day
 	firstDay int64
 	lastDay  int64
 	// actions maps the period's admitted action IDs to their cost
 	// entries, for the execution logs and approval outcomes that follow.
 	actions map[string]*costEntry
-	// exceptions maps the period's PENDING action IDs to their exception.
+	// exceptions maps the period's PENDING action IDs to their exception,
+	// expires to their approval's expiry.
 	exceptions map[string]int
-	// Chain segment state.
-	segStarted bool
+	expires    map[string]time.Time
+	// Position state.
 	pastEnd    bool
 	lastPeriod uint64
 	done       bool
-	pending    *rawRecord // the record before the segment (the anchor)
-	last       rawRecord  // the last record read (ProducedAt)
+	last       rawRecord // the last record read (ProducedAt)
 	lastCkpt   *Checkpoint
+	ckptEvent  []byte // the bytes of lastCkpt's event
 }
 
 type rawRecord struct {
 	seq     uint64
-	prev    string
 	time    time.Time
 	payload []byte
 }
@@ -132,6 +141,7 @@ func newBuilder(opts Options) *builder {
 		days:       map[int64]*Day{},
 		actions:    map[string]*costEntry{},
 		exceptions: map[string]int{},
+		expires:    map[string]time.Time{},
 		rep: &Report{
 			Format:       FormatVersion,
 			Period:       Period{From: opts.From.UTC(), To: opts.To.UTC()},
@@ -145,9 +155,9 @@ func newBuilder(opts Options) *builder {
 
 var checkpointType = []byte(`"type":"` + string(domain.EvLogCheckpointed) + `"`)
 
-// record handles one log record: the segment bounds, the checkpoints and,
-// for the agent's events, the fold.
-func (b *builder) record(r streams.Record, seg Segment) error {
+// record handles one log record: the report's position, the checkpoints
+// and, for the agent's own events, the fold.
+func (b *builder) record(r streams.Record, own Own) error {
 	t, err := eventTime(r.Payload)
 	if err != nil {
 		return fmt.Errorf("reading log record %d: %w", r.Seq, err)
@@ -157,28 +167,6 @@ func (b *builder) record(r streams.Record, seg Segment) error {
 		// A signed checkpoint already covers every event of the period.
 		b.done = true
 		return nil
-	}
-	if !b.segStarted && !t.Before(b.opts.From) {
-		b.segStarted = true
-		if b.pending != nil && seg != nil {
-			if err := seg(streams.Record{Seq: b.pending.seq, Prev: b.pending.prev, Payload: b.pending.payload}); err != nil {
-				return err
-			}
-		}
-		b.pending = nil
-	}
-	if b.segStarted {
-		if seg != nil {
-			if err := seg(r); err != nil {
-				return err
-			}
-		}
-	} else if seg != nil {
-		if b.pending == nil {
-			b.pending = &rawRecord{}
-		}
-		b.pending.seq, b.pending.prev = r.Seq, r.Prev
-		b.pending.payload = append(b.pending.payload[:0], r.Payload...)
 	}
 	if t.Before(b.opts.To) {
 		if !isCkpt {
@@ -204,6 +192,14 @@ func (b *builder) record(r streams.Record, seg Segment) error {
 		ev, err := eventjson.DecodeEvent(r.Payload)
 		if err != nil {
 			return fmt.Errorf("decoding log record %d: %w", r.Seq, err)
+		}
+		if !IsOwn(ev, b.opts.AgentID) {
+			return nil
+		}
+		if own != nil {
+			if err := own(r); err != nil {
+				return err
+			}
 		}
 		b.fold(ev)
 	}
@@ -245,6 +241,7 @@ func (b *builder) checkpoint(r streams.Record) error {
 		EventSeq: ev.Seq, CoversSeq: ev.Checkpoint.Seq, Head: ev.Checkpoint.Head, Time: ev.Time.UTC(),
 		KeyID: tokenKID(ev.Checkpoint.Signature),
 	}
+	b.ckptEvent = append(b.ckptEvent[:0], r.Payload...)
 	return nil
 }
 
@@ -280,8 +277,8 @@ func (b *builder) fold(ev *domain.Event) {
 	domain.Apply(b.st, ev)
 	a = b.st.Agents[id]
 	if a == nil {
-		// Without the agent's registration (a bundle's segment starts
-		// after it) only what the events themselves say is counted.
+		// Before the agent's registration (a bundle whose registration
+		// was removed): only what the events themselves say is counted.
 		b.count(ev, nil, inPeriod)
 		return
 	}
@@ -316,10 +313,6 @@ func (b *builder) count(ev *domain.Event, a *domain.Agent, inPeriod bool) {
 		}
 	case ev.Resolved != nil:
 		b.resolved(&ev.Resolved.Approval)
-	case ev.Expired != nil:
-		for i := range ev.Expired.Approvals {
-			b.resolved(&ev.Expired.Approvals[i].Approval)
-		}
 	}
 }
 
@@ -402,6 +395,7 @@ func (b *builder) decided(ev *domain.Event, a *domain.Agent) {
 		if dec.Approval != nil {
 			x.Approval = dec.Approval.Status
 			b.exceptions[dec.Approval.ID] = len(b.rep.Exceptions)
+			b.expires[dec.ActionID] = dec.Approval.ExpiresAt
 		}
 		b.rep.Exceptions = append(b.rep.Exceptions, x)
 	}
@@ -441,15 +435,12 @@ func (b *builder) resolved(ap *domain.Approval) {
 }
 
 // finish assembles the report.
-func (b *builder) finish() (*Report, error) {
+func (b *builder) finish() error {
 	a := b.st.Agents[b.opts.AgentID]
-	if a == nil && !b.partial {
-		return nil, fmt.Errorf("building report of %s: %w", b.opts.AgentID, ErrAgentNotFound)
+	if a == nil {
+		return fmt.Errorf("building report of %s: %w", b.opts.AgentID, ErrAgentNotFound)
 	}
 	rep := b.rep
-	if a == nil {
-		a = &domain.Agent{ID: b.opts.AgentID}
-	}
 	rep.Agent = Agent{
 		AgentID: a.ID, DID: a.DID, Name: a.Info.Name, Type: a.Info.Type, PrincipalID: a.Info.PrincipalID,
 		Status: a.Status, RegisteredAt: a.CreatedAt.UTC(),
@@ -472,9 +463,13 @@ func (b *builder) finish() (*Report, error) {
 			rep.ProducedAt.Seq, rep.ProducedAt.Hash, rep.ProducedAt.Time = c.CoversSeq, c.Head, c.Time
 		}
 	}
+	if b.at != nil {
+		rep.ProducedAt = *b.at
+	}
+	b.expire(rep.ProducedAt.Time)
 	if len(b.days) > 0 {
 		if b.lastDay-b.firstDay+1 > MaxDays {
-			return nil, fmt.Errorf("building report: the agent's actions span %d days, more than %d", b.lastDay-b.firstDay+1, MaxDays)
+			return fmt.Errorf("building report: the agent's actions span %d days, more than %d", b.lastDay-b.firstDay+1, MaxDays)
 		}
 		prev := BudgetDay{MaxDailyCostUSD: a.Budget.MaxDailyCost, MaxRequests: a.Budget.MaxRequestsPerDay,
 			MaxTokens: a.Budget.MaxDailyTokens, MaxHighRisk: a.Budget.MaxHighRiskCallsDay}
@@ -492,7 +487,28 @@ func (b *builder) finish() (*Report, error) {
 		}
 	}
 	rep.Summary.DenialRate = rate(rep.Summary.Denied+rep.Summary.BudgetExceeded, rep.Summary.TotalActions)
-	return rep, nil
+	return nil
+}
+
+// expire marks expired the approvals still pending at time at whose
+// expiry has passed, as a Tick at that time would (domain: an approval
+// expires once now is not before ExpiresAt), and releases their cost.
+// The approvals.expired event that records it holds the approvals of
+// every agent that expired at that tick, so it is no agent's own event:
+// its outcome is derived from the agent's own events instead, the same
+// way by the gate and by a bundle's verifier.
+func (b *builder) expire(at time.Time) {
+	for i := range b.rep.Exceptions {
+		x := &b.rep.Exceptions[i]
+		exp, ok := b.expires[x.ActionID]
+		if !ok || x.Approval != domain.ApprovalPending || at.Before(exp) {
+			continue
+		}
+		x.Approval = domain.ApprovalExpired
+		if c := b.actions[x.ActionID]; c != nil {
+			b.recost(c, 0, 0)
+		}
+	}
 }
 
 // rate renders n/d with four decimals, rounded half up, in integers.

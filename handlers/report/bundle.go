@@ -4,74 +4,156 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"reflect"
 	"strconv"
+	"time"
 
+	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/handlers/attest"
 	"github.com/agentgate/agentgate/handlers/audit"
+	"github.com/agentgate/agentgate/handlers/eventjson"
 	"github.com/agentgate/agentgate/streams"
 )
 
-// BundleFormat names the layout of the JSON export.
-const BundleFormat = "agentgate.compliance-bundle.v1"
+// BundleFormat names the layout of the JSON export: a tenant-scoped
+// bundle (issue 11). Bundles of the earlier layout (v1, a contiguous
+// chain segment with every agent's events) are refused by ReadBundle.
+const BundleFormat = "agentgate.compliance-bundle.v2"
 
-// Bundle is the JSON export: the report, the chain segment it was built
-// from (each event as the exact bytes the log stores, as a JSON string),
-// and the JWKS that verifies the segment's checkpoints and attestations.
+// Bundle is the JSON export: the agent's own events in the clear, each
+// with its inclusion proof in the log's Merkle tree, the signed head of
+// that tree, the signed checkpoint the report names, the report and the
+// JWKS. No other agent's event is in it, in any form: they are inside
+// the proofs' subtree hashes.
 type Bundle struct {
-	Format string          `json:"format"`
-	Chain  Chain           `json:"chain"`
+	Format    string `json:"format"`
+	Partition int32  `json:"partition"`
+	// Tree is the Merkle tree of the partition's first Tree.Size events
+	// (Size = Report.ProducedAt.Seq).
+	Tree TreeHead `json:"tree"`
+	// Checkpoint is the checkpoint Report.ProducedAt names (nil: none).
+	Checkpoint *BundleCheckpoint `json:"checkpoint"`
+	// Events are the agent's own events (IsOwn) from seq 1 to Tree.Size,
+	// in log order.
+	Events []BundleEvent   `json:"events"`
 	Report *Report         `json:"report"`
 	JWKS   json.RawMessage `json:"jwks"`
 }
 
-// Chain is a contiguous segment of one partition's chain.
-type Chain struct {
-	Partition int32 `json:"partition"`
-	// Events are the payloads, in log order, from FirstSeq to LastSeq.
-	Events   []string `json:"events"`
-	FirstSeq uint64   `json:"first_seq"`
-	LastSeq  uint64   `json:"last_seq"`
+// TreeHead is a signed tree head: the root of the tree, its size, its
+// last leaf (the chain head, with its proof) and the signature
+// (attest.TreeHeadClaims) that also binds the agent, the period, the
+// position's time and the list of the agent's events.
+type TreeHead struct {
+	Size      uint64   `json:"size"`
+	Root      string   `json:"root"`
+	Head      string   `json:"head"`
+	HeadProof []string `json:"head_proof"`
+	Signature string   `json:"signature"`
 }
 
-// WriteBundle builds the report of opts from log and writes the bundle to
-// w as it reads (the segment is never held in memory). jwks is the key
-// set of the gate's signing keys.
-func WriteBundle(ctx context.Context, w io.Writer, log streams.Log, opts Options, jwks []byte) (*Report, error) {
+// BundleCheckpoint is a log.checkpointed event as the log stores it, with
+// its inclusion proof when it is inside the tree (it is the event right
+// after the tree otherwise, whose prev is the tree's head).
+type BundleCheckpoint struct {
+	Event string   `json:"event"`
+	Proof []string `json:"proof,omitempty"`
+}
+
+// BundleEvent is one of the agent's events: its seq, its bytes as the log
+// stores them and its inclusion proof (leaf seq-1).
+type BundleEvent struct {
+	Seq   uint64   `json:"seq"`
+	Event string   `json:"event"`
+	Proof []string `json:"proof"`
+}
+
+// SignTree signs a tree head (attest.Keyring.SignTreeHead for a node).
+type SignTree func(attest.TreeHeadClaims) (string, error)
+
+// WriteBundle builds the report of opts from log and writes its bundle to
+// w. The log is read twice (the report and the agent's events, then the
+// tree's hashes); only the agent's events and their proofs are held, so
+// memory and size grow with the agent's events and the log's logarithm.
+// Nothing is written to w before everything is computed: an error leaves
+// w untouched. jwks is the key set of the gate's signing keys, sign signs
+// the tree head.
+func WriteBundle(ctx context.Context, w io.Writer, log streams.Log, opts Options, jwks []byte, sign SignTree) (*Report, error) {
 	var keys bytes.Buffer
 	if err := json.Compact(&keys, jwks); err != nil {
 		return nil, fmt.Errorf("reading the JWKS: %w", err)
 	}
-	bw := bufio.NewWriterSize(w, 256<<10)
-	fmt.Fprintf(bw, "{\"format\":%q,\n\"chain\":{\"partition\":%d,\"events\":[", BundleFormat, opts.Partition)
-	var first, last uint64
-	n := 0
-	seg := func(r streams.Record) error {
-		if n > 0 {
-			bw.WriteByte(',')
-		}
-		bw.WriteString("\n")
-		writeJSONString(bw, r.Payload)
-		if n == 0 {
-			first = r.Seq
-		}
-		last = r.Seq
-		n++
-		return nil
+	if sign == nil {
+		return nil, errors.New("writing bundle: no tree head signer")
 	}
-	rep, err := Build(ctx, log, opts, seg)
+	var seqs []uint64
+	var payloads [][]byte
+	b, err := run(ctx, log, opts, func(r streams.Record) error {
+		seqs = append(seqs, r.Seq)
+		payloads = append(payloads, bytes.Clone(r.Payload))
+		return nil
+	}, nil)
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(bw, "\n],\"first_seq\":%d,\"last_seq\":%d},\n\"report\":", first, last)
-	b, err := json.MarshalIndent(rep, "", " ")
+	rep := b.rep
+	size := rep.ProducedAt.Seq
+	indices := make([]uint64, 0, len(seqs)+2)
+	for _, s := range seqs {
+		indices = append(indices, s-1)
+	}
+	indices = append(indices, size-1)
+	ck := rep.ProducedAt.Checkpoint
+	if ck != nil && ck.EventSeq <= size {
+		indices = append(indices, ck.EventSeq-1)
+	}
+	root, proofs, err := proveLeaves(ctx, log, size, indices)
+	if err != nil {
+		return nil, err
+	}
+	claims := treeClaims(rep, opts.Partition, size, hex.EncodeToString(root), seqs, payloads)
+	sig, err := sign(claims)
+	if err != nil {
+		return nil, err
+	}
+	tree := TreeHead{Size: size, Root: claims.Root, Head: claims.Head, HeadProof: hexAll(proofs[len(seqs)]), Signature: sig}
+	bw := bufio.NewWriterSize(w, 256<<10)
+	fmt.Fprintf(bw, "{\"format\":%q,\"partition\":%d,\n\"tree\":", BundleFormat, opts.Partition)
+	writeJSON(bw, tree)
+	bw.WriteString(",\n\"checkpoint\":")
+	if ck == nil {
+		bw.WriteString("null")
+	} else {
+		bw.WriteString(`{"event":`)
+		writeJSONString(bw, b.ckptEvent)
+		if ck.EventSeq <= size {
+			bw.WriteString(`,"proof":`)
+			writeJSON(bw, hexAll(proofs[len(seqs)+1]))
+		}
+		bw.WriteByte('}')
+	}
+	bw.WriteString(",\n\"events\":[")
+	for i, s := range seqs {
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		fmt.Fprintf(bw, "\n{\"seq\":%d,\"event\":", s)
+		writeJSONString(bw, payloads[i])
+		bw.WriteString(`,"proof":`)
+		writeJSON(bw, hexAll(proofs[i]))
+		bw.WriteByte('}')
+	}
+	bw.WriteString("\n],\n\"report\":")
+	out, err := json.MarshalIndent(rep, "", " ")
 	if err != nil {
 		return nil, fmt.Errorf("encoding report: %w", err)
 	}
-	bw.Write(b)
+	bw.Write(out)
 	bw.WriteString(",\n\"jwks\":")
 	bw.Write(keys.Bytes())
 	bw.WriteString("}\n")
@@ -81,13 +163,30 @@ func WriteBundle(ctx context.Context, w io.Writer, log streams.Log, opts Options
 	return rep, nil
 }
 
+// treeClaims are the claims of the tree head of rep.
+func treeClaims(rep *Report, partition int32, size uint64, root string, seqs []uint64, payloads [][]byte) attest.TreeHeadClaims {
+	t := rep.ProducedAt.Time.UTC()
+	return attest.TreeHeadClaims{
+		IssuedAt: t.Unix(), Partition: partition, Size: size, Root: root, Head: rep.ProducedAt.Hash,
+		Time: t.Format(time.RFC3339Nano), AgentID: rep.Agent.AgentID,
+		AgentEvents: uint64(len(seqs)), AgentDigest: agentDigest(seqs, payloads),
+		PeriodFrom: rep.Period.From.UTC().Format(time.RFC3339Nano), PeriodTo: rep.Period.To.UTC().Format(time.RFC3339Nano),
+	}
+}
+
+// writeJSON writes v's JSON encoding (of values that always encode).
+func writeJSON(w *bufio.Writer, v any) {
+	b, _ := json.Marshal(v)
+	w.Write(b)
+}
+
 // VerifyOptions tune VerifyBundle.
 type VerifyOptions struct {
 	// JWKS, when set, replaces the bundled key set: keys obtained from
 	// the operator by another channel, so that a bundle whose JWKS was
-	// swapped together with re-signed checkpoints does not verify.
+	// swapped together with re-signed heads does not verify.
 	JWKS []byte
-	// SkipSignatures checks the chain and the report but no signature.
+	// SkipSignatures checks the proofs and the report but no signature.
 	SkipSignatures bool
 }
 
@@ -120,25 +219,22 @@ func writeJSONString(w *bufio.Writer, p []byte) {
 
 // BundleCheck is the outcome of VerifyBundle.
 type BundleCheck struct {
-	// Chain is the chain verifier's report on the segment (nil when the
-	// bundle could not be read).
-	Chain *audit.Report `json:"chain"`
-	// Problems lists every way the report does not match the segment (or
-	// the segment does not cover the report); empty when it does.
+	// TreeSize is the number of log events the bundle's tree covers;
+	// Events the agent's events verified in it, Attestations theirs.
+	TreeSize     uint64 `json:"tree_size"`
+	Events       int    `json:"agent_events"`
+	Attestations int    `json:"attestations"`
+	// Problems lists every way the bundle does not prove its report;
+	// empty when it does.
 	Problems []string `json:"problems"`
-	// NotRechecked names the report members that depend on events before
-	// the segment (when it starts after the agent's registration), which
-	// the bundle cannot recompute.
-	NotRechecked []string `json:"not_rechecked"`
-	// Signed is the last seq a verified checkpoint in the segment covers
-	// (0: none); Unsigned counts the events after it.
+	// Signed is the last seq the named checkpoint covers (0: none);
+	// Unsigned counts the tree's events after it.
 	Signed   uint64 `json:"signed_through_seq"`
 	Unsigned int64  `json:"unsigned_events"`
 }
 
-// OK reports whether the bundle verified: an intact chain and a report
-// that matches it.
-func (c *BundleCheck) OK() bool { return c.Chain != nil && c.Chain.OK() && len(c.Problems) == 0 }
+// OK reports whether the bundle verified.
+func (c *BundleCheck) OK() bool { return c != nil && len(c.Problems) == 0 }
 
 // ReadBundle decodes a bundle.
 func ReadBundle(r io.Reader) (*Bundle, error) {
@@ -156,107 +252,190 @@ func ReadBundle(r io.Reader) (*Bundle, error) {
 	return &b, nil
 }
 
-// VerifyBundle checks a bundle offline: the segment is an unbroken chain
-// whose checkpoint signatures and attestations verify against the
-// bundled JWKS (audit.Verify, the first record's prev taken on trust);
-// the segment covers the period (it starts before it, or at seq 1) up to
-// the report's position; and the report is what the segment says:
-// rebuilt from the segment's events, its summary, days (decisions, cost,
-// tokens), exceptions, attestations, position and checkpoint are equal.
-// The error is for a bundle that cannot be read.
+// VerifyBundle checks a bundle offline and says what does not hold:
+//
+//   - the tree head's signature verifies against the JWKS (the bundled
+//     one, or VerifyOptions.JWKS) and binds the bundle's tree, partition,
+//     agent, period and position, and the list of the agent's events;
+//   - the tree's last leaf is its head, and the report is produced there;
+//   - each event is the agent's own (IsOwn), at the seq it says, in log
+//     order, inside the tree by its inclusion proof, its attestations
+//     verify and attest it; together they are the list the head signs,
+//     so none was dropped, added, altered or swapped;
+//   - the named checkpoint's signature verifies, it covers the event
+//     before it, and it is in the tree (or right after it, chained to its
+//     head);
+//   - the report, rebuilt from the agent's events, is the bundle's.
+//
+// The error is for a bundle that cannot be read at all.
 func VerifyBundle(ctx context.Context, b *Bundle, opts VerifyOptions) (*BundleCheck, error) {
-	chk := &BundleCheck{Problems: []string{}, NotRechecked: []string{}}
-	payloads := make([][]byte, len(b.Chain.Events))
-	for i, e := range b.Chain.Events {
-		payloads[i] = []byte(e)
-	}
-	jwks := []byte(b.JWKS)
-	if opts.JWKS != nil {
-		jwks = opts.JWKS
-	}
-	ar, err := audit.Verify(ctx, audit.Payloads(b.Chain.Partition, payloads), jwks,
-		audit.Options{Partial: true, SkipSignatures: opts.SkipSignatures})
-	if err != nil {
-		return nil, fmt.Errorf("verifying the chain segment: %w", err)
-	}
-	chk.Chain = ar
-	if !ar.OK() {
-		return chk, nil
-	}
+	chk := &BundleCheck{Problems: []string{}}
 	problem := func(format string, args ...any) { chk.Problems = append(chk.Problems, fmt.Sprintf(format, args...)) }
-	if len(payloads) == 0 {
-		problem("the chain segment is empty")
-		return chk, nil
-	}
-	if len(ar.Partitions) == 1 {
-		pr := ar.Partitions[0]
-		if pr.FirstSeq != b.Chain.FirstSeq || pr.LastSeq != b.Chain.LastSeq {
-			problem("the segment holds seq %d to %d, it says %d to %d", pr.FirstSeq, pr.LastSeq, b.Chain.FirstSeq, b.Chain.LastSeq)
-		}
-		if pr.LastCheckpoint > 0 {
-			chk.Signed = pr.LastCheckpoint - 1
-		}
-		chk.Unsigned = pr.Uncovered
-	}
 	rep := b.Report
-	log := &segmentLog{partition: b.Chain.Partition}
-	for i, p := range payloads {
-		log.recs = append(log.recs, streams.Record{Seq: b.Chain.FirstSeq + uint64(i), Payload: p})
+	var keys *attest.KeySet
+	if !opts.SkipSignatures {
+		jwks := []byte(b.JWKS)
+		if opts.JWKS != nil {
+			jwks = opts.JWKS
+		}
+		var err error
+		if keys, err = attest.ParseJWKS(jwks); err != nil {
+			problem("the JWKS does not parse: %v", err)
+			return chk, nil
+		}
 	}
-	// Coverage: the first event is before the period (or the log's
-	// first), so no event of the period precedes the segment.
-	if t, err := eventTime(payloads[0]); err != nil || (b.Chain.FirstSeq > 1 && !t.Before(rep.Period.From)) {
-		problem("the segment starts at seq %d, inside the period: earlier events of the period are missing", b.Chain.FirstSeq)
-	}
-	bo := Options{AgentID: rep.Agent.AgentID, From: rep.Period.From, To: rep.Period.To, Partition: b.Chain.Partition}
-	again, err := build(ctx, log, bo, nil, true)
-	if err != nil {
-		problem("rebuilding the report from the segment: %v", err)
+	size := b.Tree.Size
+	chk.TreeSize = size
+	root, errRoot := decodeHash(b.Tree.Root)
+	head, errHead := decodeHash(b.Tree.Head)
+	if size == 0 || errRoot != nil || errHead != nil {
+		problem("the tree head is unreadable: size %d, root %q, head %q", size, b.Tree.Root, b.Tree.Head)
 		return chk, nil
 	}
-	if again.ProducedAt.Seq != rep.ProducedAt.Seq || again.ProducedAt.Hash != rep.ProducedAt.Hash {
-		problem("the report says it was produced at seq %d (%s); the segment reaches seq %d (%s)",
-			rep.ProducedAt.Seq, rep.ProducedAt.Hash, again.ProducedAt.Seq, again.ProducedAt.Hash)
+	if err := verifyLeaf(size-1, size, hasher.HashLeaf(head), b.Tree.HeadProof, root); err != nil {
+		problem("the tree's last leaf is not its head: %v", err)
+	}
+	pos := rep.ProducedAt
+	if pos.Partition != b.Partition || pos.Seq != size || pos.Hash != b.Tree.Head {
+		problem("the report is produced at partition %d seq %d (%s), the tree ends at partition %d seq %d (%s)",
+			pos.Partition, pos.Seq, pos.Hash, b.Partition, size, b.Tree.Head)
+	}
+	// The agent's events.
+	seqs := make([]uint64, 0, len(b.Events))
+	payloads := make([][]byte, 0, len(b.Events))
+	own := &segmentLog{partition: b.Partition}
+	for i, e := range b.Events {
+		p := []byte(e.Event)
+		ev, err := eventjson.DecodeEvent(p)
+		switch {
+		case err != nil:
+			problem("event %d does not decode: %v", i, err)
+			continue
+		case ev.Seq != e.Seq || e.Seq == 0 || e.Seq > size:
+			problem("event %d is seq %d, the bundle says %d (the tree holds 1 to %d)", i, ev.Seq, e.Seq, size)
+			continue
+		case len(seqs) > 0 && e.Seq <= seqs[len(seqs)-1]:
+			problem("event %d (seq %d) is not after seq %d", i, e.Seq, seqs[len(seqs)-1])
+			continue
+		case ev.Partition != b.Partition:
+			problem("event %d (seq %d) belongs to partition %d", i, e.Seq, ev.Partition)
+			continue
+		case !IsOwn(ev, rep.Agent.AgentID):
+			problem("event %d (seq %d, %s of %q) is not one of %s's own events", i, e.Seq, ev.Type, ev.AgentID, rep.Agent.AgentID)
+			continue
+		}
+		if err := verifyLeaf(e.Seq-1, size, leafHash(p), e.Proof, root); err != nil {
+			problem("event seq %d is not in the tree: %v", e.Seq, err)
+			continue
+		}
+		n, err := audit.CheckRecord(keys, audit.Record{Partition: b.Partition, Offset: int64(i), Seq: e.Seq, Payload: p})
+		if err != nil {
+			problem("event seq %d: %v", e.Seq, err)
+			continue
+		}
+		chk.Attestations += n
+		seqs = append(seqs, e.Seq)
+		payloads = append(payloads, p)
+		own.recs = append(own.recs, streams.Record{Seq: e.Seq, Payload: p})
+	}
+	chk.Events = len(seqs)
+	// The signed tree head.
+	if keys != nil {
+		claims, err := keys.VerifyTreeHead(b.Tree.Signature)
+		if err != nil {
+			problem("the tree head's signature does not verify: %v", err)
+		} else if want := treeClaims(rep, b.Partition, size, b.Tree.Root, seqs, payloads); !sameTree(claims, &want) {
+			got, _ := json.Marshal(claims)
+			exp, _ := json.Marshal(want)
+			problem("the tree head's signature is valid but signs another bundle: it signs %s, the bundle says %s", got, exp)
+		}
+	}
+	checkpoint(b, keys, size, root, chk, problem)
+	// The report, rebuilt from the agent's events.
+	bo := Options{AgentID: rep.Agent.AgentID, From: rep.Period.From, To: rep.Period.To, Partition: b.Partition}
+	again, err := run(ctx, own, bo, nil, &pos)
+	if err != nil {
+		problem("rebuilding the report from the agent's events: %v", err)
+		return chk, nil
 	}
 	same := func(name string, a, b any) {
 		if !reflect.DeepEqual(a, b) {
 			ja, _ := json.Marshal(a)
 			jb, _ := json.Marshal(b)
-			problem("%s: the report says %s, the segment says %s", name, ja, jb)
+			problem("%s: the report says %s, the agent's events say %s", name, ja, jb)
 		}
 	}
-	same("produced_at.checkpoint", rep.ProducedAt.Checkpoint, again.ProducedAt.Checkpoint)
-	same("produced_at.time", rep.ProducedAt.Time, again.ProducedAt.Time)
-	same("summary", rep.Summary, again.Summary)
-	same("exceptions", rep.Exceptions, again.Exceptions)
-	same("attestations", rep.Attestations, again.Attestations)
-	if len(rep.Days) != len(again.Days) {
-		problem("days: the report has %d, the segment %d", len(rep.Days), len(again.Days))
+	same("format", rep.Format, again.rep.Format)
+	same("agent", rep.Agent, again.rep.Agent)
+	same("period", rep.Period, again.rep.Period)
+	same("summary", rep.Summary, again.rep.Summary)
+	same("trust_level_at_start", rep.TrustAtStart, again.rep.TrustAtStart)
+	same("trust_history", rep.Trust, again.rep.Trust)
+	same("budget_limits", rep.Limits, again.rep.Limits)
+	same("exceptions", rep.Exceptions, again.rep.Exceptions)
+	same("attestations", rep.Attestations, again.rep.Attestations)
+	if len(rep.Days) != len(again.rep.Days) {
+		problem("days: the report has %d, the agent's events %d", len(rep.Days), len(again.rep.Days))
 	} else {
 		for i := range rep.Days {
-			same("days["+strconv.Itoa(i)+"]", dayFigures(rep.Days[i]), dayFigures(again.Days[i]))
+			same("days["+strconv.Itoa(i)+"]", rep.Days[i], again.rep.Days[i])
 		}
-	}
-	if again.Agent.DID != "" {
-		// The segment holds the registration: everything is recomputed.
-		same("agent", rep.Agent, again.Agent)
-		same("trust_level_at_start", rep.TrustAtStart, again.TrustAtStart)
-		same("trust_history", rep.Trust, again.Trust)
-		same("budget_limits", rep.Limits, again.Limits)
-		for i := range min(len(rep.Days), len(again.Days)) {
-			same("days["+strconv.Itoa(i)+"].budget", rep.Days[i].Budget, again.Days[i].Budget)
-		}
-	} else {
-		chk.NotRechecked = []string{"agent", "trust_level_at_start", "trust_history", "budget_limits", "days[].budget"}
 	}
 	return chk, nil
 }
 
-// dayFigures is what a segment says about a day: everything but the
-// budget usage, which depends on the usage before it.
-func dayFigures(d Day) Day {
-	d.Budget = BudgetDay{}
-	return d
+// sameTree compares signed claims with the bundle's, but for the issuer.
+func sameTree(got, want *attest.TreeHeadClaims) bool {
+	g := *got
+	g.Issuer = ""
+	return g == *want
+}
+
+// checkpoint checks the checkpoint the report names.
+func checkpoint(b *Bundle, keys *attest.KeySet, size uint64, root []byte, chk *BundleCheck, problem func(string, ...any)) {
+	named := b.Report.ProducedAt.Checkpoint
+	switch {
+	case named == nil && b.Checkpoint == nil:
+		return
+	case named == nil || b.Checkpoint == nil:
+		problem("the report names checkpoint %v, the bundle holds %v", named != nil, b.Checkpoint != nil)
+		return
+	}
+	p := []byte(b.Checkpoint.Event)
+	ev, err := eventjson.DecodeEvent(p)
+	if err != nil || ev.Type != domain.EvLogCheckpointed || ev.Checkpoint == nil {
+		problem("the checkpoint is not a readable log.checkpointed event")
+		return
+	}
+	if _, err := audit.CheckRecord(keys, audit.Record{Partition: b.Partition, Offset: -1, Seq: ev.Seq, Payload: p}); err != nil {
+		problem("the checkpoint: %v", err)
+		return
+	}
+	got := Checkpoint{EventSeq: ev.Seq, CoversSeq: ev.Checkpoint.Seq, Head: ev.Checkpoint.Head, Time: ev.Time.UTC(),
+		KeyID: tokenKID(ev.Checkpoint.Signature)}
+	if !reflect.DeepEqual(*named, got) {
+		problem("the report names checkpoint %+v, the bundle's is %+v", *named, got)
+		return
+	}
+	switch {
+	case ev.Seq == size+1:
+		if ev.Prev != b.Tree.Head {
+			problem("the checkpoint after the tree does not follow its head: prev %s, head %s", ev.Prev, b.Tree.Head)
+			return
+		}
+	case ev.Seq >= 1 && ev.Seq <= size:
+		if err := verifyLeaf(ev.Seq-1, size, leafHash(p), b.Checkpoint.Proof, root); err != nil {
+			problem("the checkpoint is not in the tree: %v", err)
+			return
+		}
+	default:
+		problem("the checkpoint at seq %d is neither in the tree of %d events nor right after it", ev.Seq, size)
+		return
+	}
+	chk.Signed = got.CoversSeq
+	if size >= got.CoversSeq {
+		chk.Unsigned = int64(size - got.CoversSeq)
+	}
 }
 
 // segmentLog is a read-only streams.Log over a bundle's segment.

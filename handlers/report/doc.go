@@ -5,12 +5,12 @@
 // # Where the figures come from
 //
 // Build reads the log from its first record and decodes only the events
-// that mention the agent (a byte scan for its ID), folding them with
-// domain.Apply: the trust level at the start of the period and its
+// that mention the agent (a byte scan for its ID), folding its own events
+// (IsOwn) with domain.Apply: the trust level at the start of the period and its
 // changes, the budget used each day against the limits then in force, the
 // decisions, their cost (reserved, replaced by the actual figures of a
-// logged execution, released when an approval is refused: as the
-// projections' activity summary counts), the DENIED, BUDGET_EXCEEDED and
+// logged execution, released when an approval is refused or expired: as
+// the projections' activity summary counts), the DENIED, BUDGET_EXCEEDED and
 // PENDING decisions with their codes, and the attestations. Nothing is
 // read from the projections, so the report is exact for any period, not
 // only for what the projections keep.
@@ -26,27 +26,24 @@
 //
 // # The bundle (the JSON export)
 //
-// An agent's events are interleaved with every other agent's in one hash
-// chain, so the events of one agent alone cannot be checked without
-// trusting whoever extracted them. The bundle therefore carries the
-// contiguous segment of the chain that covers the period: every event,
-// of any agent, from the last event before the period (the anchor: it
-// shows that nothing of the period precedes the segment) to ProducedAt
-// (the checkpoint event that signs it, when there is one), each as the
-// exact bytes the log stores, so that every prev hash can be recomputed.
-// With it come the report and the JWKS. Per-event inclusion proofs would
-// need a Merkle structure the log does not have: in a linear chain, proving
-// one event is in the chain takes every event after it up to a signed
-// head anyway. The price is that the bundle discloses the other agents'
-// events of the period (never a secret: the log holds none).
+// A bundle proves the report to someone without the log and shows no
+// other agent's event (issue 11). It holds the agent's own events (IsOwn)
+// from seq 1 to ProducedAt, each as the bytes the log stores with its
+// inclusion proof in the partition's Merkle tree (RFC 6962: leaf i is the
+// SHA-256 of event i+1's bytes, the chain hash), the tree head signed at
+// export (attest.TreeHeadClaims: root, size, head, agent, period, and the
+// digest of the list of the agent's events, which is what makes omission
+// detectable), the checkpoint the report names, the report and the JWKS.
+// Its size grows with the agent's events and the logarithm of the log.
 //
-// VerifyBundle checks a bundle offline: the chain (audit.Verify:
-// continuity, checkpoint signatures, attestations against the bundled
-// JWKS), the coverage of the period, and the report against the segment
-// (rebuilt from it). Members that depend on events before the segment
-// (agent identity, trust at start and history, budget usage) are
-// rechecked only when the segment holds the agent's registration; the
-// check says which were not.
+// The report is built from the own events alone, at the gate and at the
+// verifier alike. approvals.expired, which lists every agent's expired
+// approvals, is nobody's own: an approval still pending at ProducedAt
+// whose expiry has passed is reported expired (the tick's rule).
+//
+// VerifyBundle checks a bundle offline: the tree head signature and what
+// it binds, each event's inclusion proof, attestations and ownership, the
+// checkpoint, and the report rebuilt from the events, member by member.
 //
 // # Determinism
 //

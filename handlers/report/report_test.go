@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/handlers/attest"
 	"github.com/agentgate/agentgate/handlers/report"
 	"github.com/agentgate/agentgate/handlers/seedlog"
 	"github.com/agentgate/agentgate/handlers/snapshot"
@@ -33,18 +34,28 @@ type history struct {
 	a, b     string
 	activity projections.Summary
 	jwks     []byte
+	sign     report.SignTree
 }
 
-// seed records two days of agent A (org_1, trust 2, $100/day) with every
-// kind of outcome, interleaved with agent B, and a day after the period.
-func seed(t testing.TB) *history {
+// signerOf returns the tree head signer of the keys in dir.
+func signerOf(t testing.TB, dir string) report.SignTree {
 	t.Helper()
-	h := &history{dir: t.TempDir()}
-	g, err := seedlog.Start(h.dir, day1.Add(8*time.Hour))
+	kr, err := attest.OpenKeyring(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	must := func(cmd *domain.Command) *domain.Event {
+	return func(c attest.TreeHeadClaims) (string, error) { return kr.SignTreeHead("node_report_test", c) }
+}
+
+// startSeedGate starts a seedlog gate in dir with its clock at at, and
+// returns it with a submit that fails the test on an error.
+func startSeedGate(t testing.TB, dir string, at time.Time) (*seedlog.Gate, func(*domain.Command) *domain.Event) {
+	t.Helper()
+	g, err := seedlog.Start(dir, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g, func(cmd *domain.Command) *domain.Event {
 		t.Helper()
 		ev, err := g.Submit(cmd)
 		if err != nil {
@@ -52,6 +63,14 @@ func seed(t testing.TB) *history {
 		}
 		return ev
 	}
+}
+
+// seed records two days of agent A (org_1, trust 2, $100/day) with every
+// kind of outcome, interleaved with agent B, and a day after the period.
+func seed(t testing.TB) *history {
+	t.Helper()
+	h := &history{dir: t.TempDir()}
+	g, must := startSeedGate(t, h.dir, day1.Add(8*time.Hour))
 	at := day1.Add(8 * time.Hour)
 	next := func() { at = at.Add(7 * time.Minute); g.At(at) }
 	h.a = must(seedlog.Register("a", "org_1", domain.TrustAutonomous, domain.Limits{MaxDailyCost: seedlog.USD(100), MaxDailyTokens: 100_000})).Registered.AgentID
@@ -95,6 +114,7 @@ func seed(t testing.TB) *history {
 	if err := g.Stop(); err != nil {
 		t.Fatal(err)
 	}
+	h.sign = signerOf(t, h.dir)
 	return h
 }
 
@@ -312,7 +332,7 @@ func writeBundle(t testing.TB, h *history, opts report.Options) []byte {
 	}
 	defer snap.Close()
 	var b bytes.Buffer
-	if _, err := report.WriteBundle(context.Background(), &b, snap.Log, opts, h.jwks); err != nil {
+	if _, err := report.WriteBundle(context.Background(), &b, snap.Log, opts, h.jwks, h.sign); err != nil {
 		t.Fatal(err)
 	}
 	return b.Bytes()
@@ -331,36 +351,32 @@ func verifyBundle(t *testing.T, b []byte) *report.BundleCheck {
 	return chk
 }
 
-// Issue 5: the JSON export is a self-contained bundle that verifies
-// offline, and fails on a one-byte edit of an event, a checkpoint
-// signature or a report figure.
+// Issue 5 / 11: the JSON export is a self-contained bundle that verifies
+// offline, and fails on a one-byte edit of an event, the tree head's
+// signature, a proof or a report figure.
 func TestComplianceBundleVerifiesAndDetectsEdits(t *testing.T) {
 	h := seed(t)
-	// Day 2 alone: the segment starts after A's registration.
+	// Day 2 alone, and the whole history: both hold every event of A up
+	// to the position, so every member is rechecked.
 	b := writeBundle(t, h, report.Options{AgentID: h.a, From: day2, To: day2.Add(24 * time.Hour)})
 	chk := verifyBundle(t, b)
-	if !chk.OK() {
-		t.Fatalf("intact bundle: %+v %+v", chk.Chain, chk.Problems)
+	if !chk.OK() || chk.Signed == 0 || chk.Events < 10 || chk.Attestations != 1 {
+		t.Fatalf("intact bundle: %+v", chk)
 	}
-	if len(chk.NotRechecked) == 0 || chk.Signed == 0 || chk.Chain.Partitions[0].Checkpoints == 0 {
-		t.Fatalf("check %+v", chk)
-	}
-	// The whole history: the segment holds the registration, so every
-	// member is rechecked.
 	full := writeBundle(t, h, report.Options{AgentID: h.a, From: day1, To: day1.Add(48 * time.Hour)})
-	if chk := verifyBundle(t, full); !chk.OK() || len(chk.NotRechecked) != 0 {
-		t.Fatalf("full bundle: %+v %+v %v", chk.Chain, chk.Problems, chk.NotRechecked)
-	}
-	bd, err := report.ReadBundle(bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
+	if chk := verifyBundle(t, full); !chk.OK() {
+		t.Fatalf("full bundle: %+v", chk)
 	}
 	edits := map[string]func([]byte) []byte{
 		"an event's decision": func(b []byte) []byte {
 			return bytes.Replace(b, []byte(`\"decision\":\"APPROVED\"`), []byte(`\"decision\":\"APPROVEE\"`), 1)
 		},
-		"a checkpoint signature": func(b []byte) []byte {
-			i := bytes.Index(b, []byte(`\"signature\":\"`)) + len(`\"signature\":\"`) + 40
+		"the tree head's signature": func(b []byte) []byte {
+			i := bytes.Index(b, []byte(`"signature":"`)) + len(`"signature":"`) + 60
+			return flip(b, i)
+		},
+		"a proof's hash": func(b []byte) []byte {
+			i := bytes.Index(b, []byte(`"proof":["`)) + len(`"proof":["`) + 10
 			return flip(b, i)
 		},
 		"the report's approved count": func(b []byte) []byte {
@@ -371,14 +387,12 @@ func TestComplianceBundleVerifiesAndDetectsEdits(t *testing.T) {
 			return flip(b, i)
 		},
 	}
-	_ = bd
 	for name, edit := range edits {
 		e := edit(bytes.Clone(b))
 		if d := diffBytes(b, e); d != 1 {
 			t.Fatalf("%s: the edit changed %d bytes", name, d)
 		}
-		chk := verifyBundle(t, e)
-		if chk.OK() {
+		if chk := verifyBundle(t, e); chk.OK() {
 			t.Errorf("%s: the edited bundle verified", name)
 		}
 	}
@@ -413,12 +427,8 @@ func diffBytes(a, b []byte) int {
 func TestBundleStringsAreByteExact(t *testing.T) {
 	h := seed(t)
 	b := writeBundle(t, h, report.Options{AgentID: h.a, From: day1, To: day4})
-	var raw struct {
-		Chain struct {
-			Events []string `json:"events"`
-		} `json:"chain"`
-	}
-	if err := json.Unmarshal(b, &raw); err != nil {
+	bd, err := report.ReadBundle(bytes.NewReader(b))
+	if err != nil {
 		t.Fatal(err)
 	}
 	snap, err := snapshot.Open(h.dir, nil)
@@ -426,15 +436,144 @@ func TestBundleStringsAreByteExact(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer snap.Close()
-	i := 0
+	stored := map[uint64]string{}
 	err = snap.Log.Read(context.Background(), 1, func(r streams.Record) error {
-		if i < len(raw.Chain.Events) && raw.Chain.Events[i] != string(r.Payload) {
-			t.Errorf("seq %d differs in the bundle", r.Seq)
-		}
-		i++
+		stored[r.Seq] = string(r.Payload)
 		return nil
 	})
-	if err != nil || len(raw.Chain.Events) < 10 {
-		t.Fatalf("%d events: %v", len(raw.Chain.Events), err)
+	if err != nil || len(bd.Events) < 10 {
+		t.Fatalf("%d events: %v", len(bd.Events), err)
+	}
+	for _, e := range bd.Events {
+		if stored[e.Seq] != e.Event {
+			t.Errorf("seq %d differs in the bundle", e.Seq)
+		}
+	}
+}
+
+// tenantMarker is in every request of principal Q's agent and in a
+// refused request that names P's agent: no byte of it may reach P's
+// bundle.
+const tenantMarker = "Q-SECRET-7f3a9c-do-not-disclose"
+
+// Issue 11 item 3: a bundle for agent A of principal P holds A's events
+// and nothing of principal Q's: not Q's decisions, not the
+// approvals.expired event that expired A's and Q's approvals together,
+// not a refused request naming A that Q sent. It verifies, reports A's
+// expired approval as expired (derived from A's events), and dropping,
+// altering or adding an event, or substituting a hash in a proof, is
+// detected.
+func TestComplianceBundleIsTenantScoped(t *testing.T) {
+	dir := t.TempDir()
+	at := day1.Add(8 * time.Hour)
+	g, must := startSeedGate(t, dir, at)
+	next := func() { at = at.Add(time.Minute); g.At(at) }
+	a := must(seedlog.Register("a", "org_p", domain.TrustSupervised, domain.Limits{})).Registered.AgentID
+	q := must(seedlog.Register("q", "org_q", domain.TrustSupervised, domain.Limits{})).Registered.AgentID
+	secret := func(agent, id string, step int, action string) *domain.Command {
+		cmd := seedlog.Verify(agent, id, "conv", step, action, seedlog.USD(1))
+		cmd.Verify.Action.Query = tenantMarker + " " + id
+		return cmd
+	}
+	next()
+	must(seedlog.Verify(a, "a1", "conv", 1, "calculate", seedlog.USD(1)))
+	next()
+	pendA := must(seedlog.Verify(a, "a2", "conv", 2, "api_call", seedlog.USD(2)))
+	next()
+	pendQ := must(secret(q, "q1", 1, "api_call"))
+	if pendA.Decided.Decision != domain.Pending || pendQ.Decided.Decision != domain.Pending {
+		t.Fatalf("want two PENDING decisions, got %s and %s", pendA.Decided.Decision, pendQ.Decided.Decision)
+	}
+	next()
+	forged := secret(a, "forged", 3, "calculate")
+	forged.TokenHash = "not-the-token"
+	if ev := must(forged); ev.Type != domain.EvCommandRejected || ev.AgentID != a {
+		t.Fatalf("a wrong token is recorded as %s of %q", ev.Type, ev.AgentID)
+	}
+	// Both approvals expire in one tick.
+	at = at.Add(48 * time.Hour)
+	g.At(at)
+	if ev := must(&domain.Command{Type: domain.CmdTick, Tick: &domain.Tick{}}); ev.Expired == nil || len(ev.Expired.Approvals) != 2 {
+		t.Fatalf("the tick expired %+v", ev.Expired)
+	}
+	for i := range 3 {
+		next()
+		must(secret(q, "q"+itoa(i+2), i+2, "calculate"))
+	}
+	next()
+	must(seedlog.Verify(a, "a3", "conv", 3, "calculate", seedlog.USD(1)))
+	if err := g.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	h := &history{dir: dir, a: a, sign: signerOf(t, dir)}
+	kr, err := attest.OpenKeyring(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.jwks = kr.JWKS()
+	opts := report.Options{AgentID: a, From: day1, To: day4}
+	raw := writeBundle(t, h, opts)
+	for _, forbidden := range []string{tenantMarker, q, "org_q", string(domain.EvApprovalsExpired), string(domain.EvCommandRejected)} {
+		if bytes.Contains(raw, []byte(forbidden)) {
+			t.Errorf("the bundle of %s holds %q", a, forbidden)
+		}
+	}
+	chk := verifyBundle(t, raw)
+	if !chk.OK() || chk.Events != 4 || chk.Unsigned != 0 {
+		t.Fatalf("bundle: %+v", chk)
+	}
+	bd, err := report.ReadBundle(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x := bd.Report.Exceptions; len(x) != 1 || x[0].ActionID != pendA.Decided.ActionID || x[0].Approval != domain.ApprovalExpired {
+		t.Fatalf("exceptions %+v, want A's PENDING action, expired", x)
+	}
+	if s := bd.Report.Summary; s.TotalActions != 3 || s.Pending != 1 || s.TotalCostUSD != seedlog.USD(2) {
+		t.Fatalf("summary %+v: the expired reservation must be released", s)
+	}
+	// The report of the full log is the bundle's.
+	if rep := build(t, dir, opts); !reflect.DeepEqual(rep, bd.Report) {
+		t.Fatalf("the report differs from the bundle's:\n%+v\n%+v", rep, bd.Report)
+	}
+
+	tamper := map[string]func(b *report.Bundle){
+		"an own event dropped": func(b *report.Bundle) {
+			b.Events = append(b.Events[:2:2], b.Events[3:]...)
+		},
+		"the last own event dropped": func(b *report.Bundle) {
+			b.Events = b.Events[:len(b.Events)-1]
+		},
+		"an own event altered": func(b *report.Bundle) {
+			b.Events[1].Event = strings.Replace(b.Events[1].Event, `"calculate"`, `"calculata"`, 1)
+		},
+		"a foreign digest substituted in a proof": func(b *report.Bundle) {
+			b.Events[1].Proof[0] = b.Events[3].Proof[0]
+		},
+		"an own event's seq changed": func(b *report.Bundle) {
+			b.Events[1].Seq++
+		},
+		"the tree's size changed": func(b *report.Bundle) {
+			b.Tree.Size--
+		},
+		"the checkpoint removed": func(b *report.Bundle) {
+			b.Checkpoint = nil
+		},
+	}
+	for name, edit := range tamper {
+		bd, err := report.ReadBundle(bytes.NewReader(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		edit(bd)
+		chk, err := report.VerifyBundle(context.Background(), bd, report.VerifyOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if chk.OK() {
+			t.Errorf("%s: the bundle verified", name)
+		} else {
+			t.Logf("%s: %s", name, chk.Problems[0])
+		}
 	}
 }
