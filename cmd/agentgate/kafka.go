@@ -71,7 +71,7 @@ func (k *kafkaFlags) brokerList() []string {
 
 // serveKafka runs serve in Kafka mode: the partition workers of this
 // instance's share of the requests topic, and the HTTP API over Kafka.
-func serveKafka(k *kafkaFlags, z3 *z3Flags, rate *rateFlags, dataDir, addr, apiKey string, cfg domain.Config, ck domain.CheckpointPolicy, attestTTL, drain time.Duration, log *slog.Logger) error {
+func serveKafka(k *kafkaFlags, z3 *z3Flags, eng *engineFlags, rate *rateFlags, dataDir, addr, apiKey string, cfg domain.Config, ck domain.CheckpointPolicy, attestTTL, drain time.Duration, log *slog.Logger) error {
 	if apiKey == "" {
 		return errors.New("serving on Kafka needs --api-key (AGENTGATE_API_KEY): every instance shares the admin key")
 	}
@@ -87,7 +87,12 @@ func serveKafka(k *kafkaFlags, z3 *z3Flags, rate *rateFlags, dataDir, addr, apiK
 	}
 	solver, closeSolver := startSolver(z3, log)
 	defer closeSolver()
-	engines, err := verify.NewRegistry(verify.Builtin(verify.BuiltinOptions{Solver: solver})...)
+	host, err := startEngineHost(eng, log)
+	if err != nil {
+		return err
+	}
+	defer host.Close()
+	engines, err := verify.NewRegistry(verify.Builtin(verify.BuiltinOptions{Solver: solver, Isolate: host.Isolate})...)
 	if err != nil {
 		return err
 	}

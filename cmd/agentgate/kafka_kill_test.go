@@ -56,11 +56,11 @@ type kafkaGateProcess struct {
 	log  *syncBuffer
 }
 
-func startKafkaGate(t *testing.T, bin, broker, data string) *kafkaGateProcess {
+func startKafkaGate(t *testing.T, bin, broker, data string, extra ...string) *kafkaGateProcess {
 	t.Helper()
 	g := &kafkaGateProcess{http: freeAddr(t), log: &syncBuffer{}}
-	g.cmd = exec.Command(bin, "serve", "--kafka-brokers", broker, "--kafka-partitions", strconv.Itoa(killPartitions),
-		"--kafka-session-timeout", "2s", "--data", data, "--http", g.http, "--api-key", killAdminKey, "--z3-procs", "1")
+	g.cmd = exec.Command(bin, append([]string{"serve", "--kafka-brokers", broker, "--kafka-partitions", strconv.Itoa(killPartitions),
+		"--kafka-session-timeout", "2s", "--data", data, "--http", g.http, "--api-key", killAdminKey, "--z3-procs", "1"}, extra...)...)
 	g.cmd.Stdout, g.cmd.Stderr = g.log, g.log
 	if err := g.cmd.Start(); err != nil {
 		t.Fatal(err)

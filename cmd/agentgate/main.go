@@ -94,6 +94,7 @@ func serveCmd() *cobra.Command {
 		drain                 time.Duration
 		kafkaOpts             *kafkaFlags
 		z3Opts                *z3Flags
+		engineOpts            *engineFlags
 		rateOpts              *rateFlags
 		checkpoints           domain.CheckpointPolicy
 		minFree               int64
@@ -112,11 +113,16 @@ func serveCmd() *cobra.Command {
 			cfg.ApprovalTTL = domain.Duration(approvalTTL)
 			cfg.DoomLoopGuardRequired = doomRequired
 			if kafkaOpts.enabled() {
-				return serveKafka(kafkaOpts, z3Opts, rateOpts, dataDir, addr, apiKey, cfg, checkpoints, attestTTL, drain, log)
+				return serveKafka(kafkaOpts, z3Opts, engineOpts, rateOpts, dataDir, addr, apiKey, cfg, checkpoints, attestTTL, drain, log)
 			}
 			solver, closeSolver := startSolver(z3Opts, log)
 			defer closeSolver()
-			engines, err := verify.NewRegistry(verify.Builtin(verify.BuiltinOptions{Solver: solver})...)
+			host, err := startEngineHost(engineOpts, log)
+			if err != nil {
+				return err
+			}
+			defer host.Close()
+			engines, err := verify.NewRegistry(verify.Builtin(verify.BuiltinOptions{Solver: solver, Isolate: host.Isolate})...)
 			if err != nil {
 				return err
 			}
@@ -187,6 +193,7 @@ func serveCmd() *cobra.Command {
 	f.Int64Var(&minFree, "min-free-bytes", 0, "free disk space the log and the projections each keep; below it writes are answered 503 QWED-SYS-003 (0: twice the memtable + 8 MiB, 72 MiB; negative: no check)")
 	kafkaOpts = addKafkaFlags(f)
 	z3Opts = addZ3Flags(f)
+	engineOpts = addEngineFlags(f)
 	rateOpts = addRateFlags(f)
 	return cmd
 }

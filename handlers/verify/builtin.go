@@ -19,6 +19,18 @@ type BuiltinOptions struct {
 	// closed: every query that parses answers ERROR with QWED-ENG-004,
 	// and the reasoning engine's logic steps with it.
 	Solver logic.Solver
+	// Isolate, when set, wraps each engine of CParserEngines: the gate as
+	// served runs them in worker processes (enginehost.Host.Isolate), so
+	// that a fault in their C parsers ends a worker, not the gate. Nil
+	// runs them in this process (tests of the engines' logic).
+	Isolate func(engines.Engine) engines.Engine
+}
+
+// CParserEngines returns, in process, the built-in engines whose parsers
+// are C code: sql (pg_query) and code (tree-sitter). They are what an
+// engine worker serves.
+func CParserEngines() []engines.Engine {
+	return []engines.Engine{sql.New(), code.New()}
 }
 
 // Builtin returns the eight engines of seed 002 §4.1 built into this
@@ -26,13 +38,19 @@ type BuiltinOptions struct {
 // opts.Solver is.
 func Builtin(opts BuiltinOptions) []engines.Engine {
 	lg := logic.New(opts.Solver)
+	cp := CParserEngines()
+	if opts.Isolate != nil {
+		for i, e := range cp {
+			cp[i] = opts.Isolate(e)
+		}
+	}
 	return []engines.Engine{
 		math.New(),
 		lg,
 		stats.New(),
 		fact.New(),
-		sql.New(),
-		code.New(),
+		cp[0], // sql
+		cp[1], // code
 		image.New(),
 		reasoning.New(lg),
 	}
