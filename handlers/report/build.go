@@ -451,7 +451,7 @@ func (b *builder) finish() error {
 		rep.ProducedAt.Hash = streams.HashPayload(b.last.payload)
 	}
 	if c := b.lastCkpt; c != nil && c.EventSeq == b.last.seq && c.CoversSeq >= b.lastPeriod {
-		// The log (or the segment) ends with the checkpoint that covers
+		// The log ends with the checkpoint that covers
 		// the period.
 		b.done = true
 	}

@@ -303,7 +303,7 @@ func VerifyBundle(ctx context.Context, b *Bundle, opts VerifyOptions) (*BundleCh
 	// The agent's events.
 	seqs := make([]uint64, 0, len(b.Events))
 	payloads := make([][]byte, 0, len(b.Events))
-	own := &segmentLog{partition: b.Partition}
+	own := &eventsLog{partition: b.Partition}
 	for i, e := range b.Events {
 		p := []byte(e.Event)
 		ev, err := eventjson.DecodeEvent(p)
@@ -438,17 +438,18 @@ func checkpoint(b *Bundle, keys *attest.KeySet, size uint64, root []byte, chk *B
 	}
 }
 
-// segmentLog is a read-only streams.Log over a bundle's segment.
-type segmentLog struct {
+// eventsLog is a read-only streams.Log over a bundle's events (not
+// contiguous: the seqs of the agent's events).
+type eventsLog struct {
 	partition int32
 	recs      []streams.Record
 }
 
-func (l *segmentLog) Append(context.Context, []streams.Record) error {
-	return errors.New("a bundle's segment is read-only")
+func (l *eventsLog) Append(context.Context, []streams.Record) error {
+	return errors.New("a bundle's events are read-only")
 }
 
-func (l *segmentLog) Head() streams.Head {
+func (l *eventsLog) Head() streams.Head {
 	if len(l.recs) == 0 {
 		return streams.Head{}
 	}
@@ -456,7 +457,7 @@ func (l *segmentLog) Head() streams.Head {
 	return streams.Head{Seq: r.Seq, Hash: r.Hash()}
 }
 
-func (l *segmentLog) Read(ctx context.Context, from uint64, fn func(streams.Record) error) error {
+func (l *eventsLog) Read(ctx context.Context, from uint64, fn func(streams.Record) error) error {
 	for _, r := range l.recs {
 		if r.Seq < from {
 			continue
@@ -471,4 +472,4 @@ func (l *segmentLog) Read(ctx context.Context, from uint64, fn func(streams.Reco
 	return nil
 }
 
-func (l *segmentLog) Close() error { return nil }
+func (l *eventsLog) Close() error { return nil }
