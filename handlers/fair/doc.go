@@ -31,12 +31,12 @@
 // At most Config.PrincipalQueue requests of one principal wait; beyond
 // that Acquire refuses at once with a *BusyError (ErrBusy) carrying the
 // retry hint, and the other principals' queues are not touched. At most
-// Config.MaxPrincipals principals are known at once (waiting, or
-// remembered for the fairness of the current round); a principal that is
-// neither is forgotten when room is needed, and when every known principal
-// is waiting a new one is refused. Memory is therefore bounded by
-// MaxPrincipals × (PrincipalQueue + the agents remembered per principal,
-// at most twice PrincipalQueue).
+// Config.MaxPrincipals principals are known at once; when room is needed
+// the idle ones are forgotten (first those whose last round has passed,
+// whose memory no longer matters), and when every known principal is
+// waiting a new one is refused. Each known principal remembers at most
+// PrincipalQueue agents the same way, so memory is bounded by
+// MaxPrincipals × PrincipalQueue waiters and as many agents.
 //
 // Choosing the next principal is linear in the number of waiting
 // principals; it runs only when a slot frees while some wait.

@@ -142,7 +142,7 @@ func (s *Scheduler) Acquire(ctx context.Context, t Tenant) (release func(), err 
 	if s.free > 0 {
 		// No one waits (a slot that frees goes to a waiter first): served
 		// now, and counted in its principal's and agent's rounds.
-		a, _ := p.sub.get(t.Agent, 2*s.cfg.PrincipalQueue)
+		a, _ := p.sub.get(t.Agent, s.cfg.PrincipalQueue) // none of p's agents waits
 		p.sub.enter(a)
 		s.top.enter(p)
 		p.sub.serve(a)
@@ -156,8 +156,9 @@ func (s *Scheduler) Acquire(ctx context.Context, t Tenant) (release func(), err 
 		s.mu.Unlock()
 		return nil, &BusyError{Principal: t.Principal, Waiting: n, RetryAfter: s.cfg.RetryAfter}
 	}
-	// At most PrincipalQueue agents of p wait: there is room for one more.
-	a, _ := p.sub.get(t.Agent, 2*s.cfg.PrincipalQueue)
+	// Fewer than PrincipalQueue agents of p wait: there is room for one
+	// more.
+	a, _ := p.sub.get(t.Agent, s.cfg.PrincipalQueue)
 	w := &waiter{ready: make(chan struct{})}
 	a.ws = append(a.ws, w)
 	p.sub.enter(a)
@@ -244,7 +245,7 @@ type level struct {
 	seq    uint64 // orders the flows of one round: who waits longest
 	flows  map[string]*flow
 	active []*flow // the flows with items waiting
-	idle   []*flow // flows that may be idle: the ones get and serve may forget
+	idle   []*flow // flows that may be idle: the ones get may forget
 }
 
 // flow is one principal or one agent.
@@ -261,11 +262,16 @@ type flow struct {
 }
 
 // get returns the flow of key, creating it when there is room for it
-// among max; when there is not, it forgets every idle flow first, and
-// answers false when there is still none (all max wait).
+// among max; when there is not, it forgets the idle flows whose memory no
+// longer matters first, then every idle flow, and answers false when
+// there is still none (all max wait). Idle flows are kept until room is
+// needed: a tenant that comes back finds its flow.
 func (l *level) get(key string, max int) (*flow, bool) {
 	if f, ok := l.flows[key]; ok {
 		return f, true
+	}
+	if len(l.flows) >= max {
+		l.forget(false)
 	}
 	if len(l.flows) >= max {
 		l.forget(true)
@@ -309,7 +315,6 @@ func (l *level) pick() *flow {
 // serve takes f's next item: the level's round moves to it (it is the
 // smallest waiting), and f's next item is of the round after.
 func (l *level) serve(f *flow) {
-	advanced := f.round > l.v
 	l.v = f.round
 	f.last, f.served = f.round, true
 	f.waiting--
@@ -319,9 +324,6 @@ func (l *level) serve(f *flow) {
 		f.seq = l.seq
 	} else {
 		l.deactivate(f)
-	}
-	if advanced {
-		l.forget(false)
 	}
 }
 

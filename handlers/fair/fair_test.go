@@ -55,6 +55,27 @@ func next(t *testing.T, out <-chan grant) grant {
 	}
 }
 
+// turns gives back the turn rel holds and the k turns after it, in
+// order, calling then with each one's name; it returns the names and the
+// last turn's release.
+func turns(t *testing.T, rel func(), out <-chan grant, k int, then func(name string)) ([]string, func()) {
+	t.Helper()
+	var order []string
+	for range k {
+		rel()
+		g := next(t, out)
+		if g.err != nil {
+			t.Fatalf("%s: %v", g.name, g.err)
+		}
+		order = append(order, g.name)
+		rel = g.release
+		if then != nil {
+			then(g.name)
+		}
+	}
+	return order, rel
+}
+
 func hold(t *testing.T, s *fair.Scheduler, tn fair.Tenant) func() {
 	t.Helper()
 	rel, err := s.Acquire(context.Background(), tn)
@@ -79,16 +100,7 @@ func TestIssue11_NewPrincipalIsServedAfterOneRelease(t *testing.T) {
 		queue(t, s, context.Background(), a, fmt.Sprintf("a%d", i), out)
 	}
 	queue(t, s, context.Background(), b, "b", out)
-	var order []string
-	for range 6 {
-		rel()
-		g := next(t, out)
-		if g.err != nil {
-			t.Fatal(g.err)
-		}
-		order = append(order, g.name)
-		rel = g.release
-	}
+	order, rel := turns(t, rel, out, 6, nil)
 	rel()
 	if got := fmt.Sprint(order); got != "[b a0 a1 a2 a3 a4]" {
 		t.Fatalf("grants %s, want b first", got)
@@ -137,13 +149,7 @@ func TestIssue11_AgentsOfAPrincipalShareItsTurns(t *testing.T) {
 		queue(t, s, context.Background(), a, fmt.Sprintf("x%d", i), out)
 	}
 	queue(t, s, context.Background(), fair.Tenant{Principal: "org_a", Agent: "z"}, "z", out)
-	var order []string
-	for range 5 {
-		rel()
-		g := next(t, out)
-		order = append(order, g.name)
-		rel = g.release
-	}
+	order, rel := turns(t, rel, out, 5, nil)
 	rel()
 	if got := fmt.Sprint(order); got != "[z x0 x1 x2 x3]" {
 		t.Fatalf("grants %s, want z first", got)
@@ -160,19 +166,14 @@ func TestIssue11_AskingOneAtATimeGainsNothing(t *testing.T) {
 		queue(t, s, context.Background(), a, fmt.Sprintf("a%d", i), out)
 	}
 	queue(t, s, context.Background(), b, "b0", out)
-	var order []string
 	bs := 1
-	for range 7 {
-		rel()
-		g := next(t, out)
-		order = append(order, g.name)
-		rel = g.release
-		if g.name[0] == 'b' && bs < 4 {
+	order, rel := turns(t, rel, out, 7, func(name string) {
+		if name[0] == 'b' && bs < 4 {
 			// b asks again as soon as it is served.
 			queue(t, s, context.Background(), b, fmt.Sprintf("b%d", bs), out)
 			bs++
 		}
-	}
+	})
 	rel()
 	if got := fmt.Sprint(order); got != "[b0 a0 b1 a1 b2 a2 b3]" {
 		t.Fatalf("grants %s, want a and b alternating", got)
@@ -224,11 +225,7 @@ func TestPrincipalsAreBounded(t *testing.T) {
 	if !errors.As(err, &busy) || busy.Waiting != 0 {
 		t.Fatalf("a third waiting principal: %v, want refused", err)
 	}
-	for range 2 {
-		rel()
-		g := next(t, out)
-		rel = g.release
-	}
+	_, rel = turns(t, rel, out, 2, nil)
 	rel()
 	if n := s.Principals(); n > 2 {
 		t.Fatalf("%d principals known, at most 2", n)
@@ -304,5 +301,27 @@ func TestTenantTravelsInTheContext(t *testing.T) {
 	ctx := fair.WithTenant(context.Background(), a)
 	if got := fair.TenantOf(ctx); got != a {
 		t.Fatalf("%+v", got)
+	}
+}
+
+// BenchmarkAcquireRelease is the cost a scheduler adds to an engine call
+// when its slots are free (the common case): one turn taken and given
+// back, principals and agents taking turns.
+func BenchmarkAcquireRelease(b *testing.B) {
+	s := fair.New(fair.Config{Slots: 8})
+	tenants := make([]fair.Tenant, 64)
+	for i := range tenants {
+		tenants[i] = fair.Tenant{Principal: fmt.Sprintf("p%d", i%16), Agent: fmt.Sprintf("a%d", i)}
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		rel, err := s.Acquire(ctx, tenants[i%len(tenants)])
+		if err != nil {
+			b.Fatal(err)
+		}
+		rel()
+		i++
 	}
 }
