@@ -15,6 +15,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
+
+	"github.com/agentgate/agentgate/domain/strictjson"
 )
 
 // printer renders the validator's messages (English, as the library's own).
@@ -42,6 +44,8 @@ func Files() fs.FS { return files }
 type Schema struct {
 	id  string
 	sch *jsonschema.Schema
+	// shape is built once, by Shape.
+	shape func() *strictjson.Shape
 }
 
 // ID returns the schema's $id.
@@ -93,7 +97,11 @@ func compileAll() (map[string]*Schema, error) {
 				compileErr = fmt.Errorf("compiling schema %s: %w", id, err)
 				return
 			}
-			out[id] = &Schema{id: id, sch: sch}
+			sc := &Schema{id: id, sch: sch}
+			sc.shape = sync.OnceValue(func() *strictjson.Shape {
+				return shapeOf(sch, map[*jsonschema.Schema]*strictjson.Shape{})
+			})
+			out[id] = sc
 		}
 		compiled = out
 	})
@@ -261,4 +269,42 @@ func pointer(tokens []string) string {
 		sb.WriteString(strings.ReplaceAll(t, "/", "~1"))
 	}
 	return sb.String()
+}
+
+// Shape is the strictjson shape of the documents s describes: each
+// object's properties by name (a property spelled in another case is
+// refused), closed where the schema sets additionalProperties to false,
+// and the items of arrays (prefixItems aside). Every JSON document is
+// still refused a repeated member name at any depth (domain/strictjson).
+func (s *Schema) Shape() *strictjson.Shape { return s.shape() }
+
+func shapeOf(s *jsonschema.Schema, done map[*jsonschema.Schema]*strictjson.Shape) *strictjson.Shape {
+	if s == nil {
+		return nil
+	}
+	if sh, ok := done[s]; ok {
+		return sh
+	}
+	if s.Ref != nil && len(s.Properties) == 0 && s.Items2020 == nil {
+		return shapeOf(s.Ref, done)
+	}
+	done[s] = nil // a reference back to s while it is built accepts anything
+	var sh *strictjson.Shape
+	switch {
+	case len(s.Properties) > 0:
+		members := make(map[string]*strictjson.Shape, len(s.Properties))
+		for name, p := range s.Properties {
+			members[name] = shapeOf(p, done)
+		}
+		sh = strictjson.Object(members, isFalse(s.AdditionalProperties))
+	case s.Items2020 != nil:
+		sh = strictjson.Array(shapeOf(s.Items2020, done))
+	}
+	done[s] = sh
+	return sh
+}
+
+func isFalse(v any) bool {
+	b, ok := v.(bool)
+	return ok && !b
 }

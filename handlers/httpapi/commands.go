@@ -8,9 +8,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
+	"reflect"
 	"strconv"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/domain/strictjson"
 	"github.com/agentgate/agentgate/handlers/eventjson"
 )
 
@@ -357,9 +359,14 @@ var epVerify = endpoint{auth: authAgent, build: func(in *input, cr *creds) (*dom
 	return cmd, nil, e
 }}
 
+var verifyShape = strictjson.ShapeOf(reflect.TypeFor[verifyBody](), true)
+
 // decodeVerify builds the VerifyAction command of a verify request.
 func decodeVerify(in *input, cr *creds) (*domain.Command, *apiError) {
 	var b verifyBody
+	if e := strict(in.body, verifyShape); e != nil {
+		return nil, e
+	}
 	// The fast path decodes what decodeJSON would decode to the same
 	// members; anything else (and every error) takes decodeJSON.
 	var fast bool

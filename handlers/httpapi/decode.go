@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/domain/strictjson"
 )
 
 // readBody reads the request body, at most limit bytes. It returns what it
@@ -51,8 +52,21 @@ type decodeOptions struct {
 	numberField string
 }
 
+// strict refuses a body that another reader could take differently
+// (domain/strictjson: a repeated member, a member in another case than
+// the shape's, an unknown member of a closed shape), with QWED-REQ-001
+// naming the member. Malformed JSON is left to the decoder, which
+// reports it in its own words.
+func strict(body []byte, s *strictjson.Shape) *apiError {
+	var e *strictjson.Error
+	if err := strictjson.Check(body, s); err == nil || !errors.As(err, &e) || e.Kind == strictjson.KindSyntax {
+		return nil
+	}
+	return reject(domain.CodeInvalidRequest, e.Details(), "%s", e.Error())
+}
+
 // decodeJSON decodes body (exactly one JSON value, nothing after it) into
-// v, refusing unknown members, and maps every failure to QWED-REQ-001 with
+// v, refusing what strict refuses and unknown members, and maps every failure to QWED-REQ-001 with
 // details naming the member ({field, expected}) or the position ({offset}).
 func decodeJSON(body []byte, v any, opt decodeOptions) *apiError {
 	if len(bytes.TrimSpace(body)) == 0 {
@@ -60,6 +74,9 @@ func decodeJSON(body []byte, v any, opt decodeOptions) *apiError {
 			return nil
 		}
 		return reject(domain.CodeInvalidRequest, nil, "request body is empty: a JSON object is required")
+	}
+	if e := strict(body, strictjson.ShapeOf(reflect.TypeOf(v).Elem(), true)); e != nil {
+		return e
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()

@@ -453,7 +453,11 @@ func (g *Gate) handle(ctx context.Context, pr *partition, msg kafka.Message) *it
 		if errors.Is(err, ce.ErrTooLarge) {
 			code = domain.CodeTooLong
 		}
-		it.rej = httpapi.NewRejection(code, nil, "invalid CloudEvent: %s", err.Error())
+		var details map[string]any
+		if cerr := (*ce.Error)(nil); errors.As(err, &cerr) && cerr.Attribute != "" {
+			details = map[string]any{"attribute": cerr.Attribute}
+		}
+		it.rej = httpapi.NewRejection(code, details, "invalid CloudEvent: %s", err.Error())
 		it.pend = g.audit(ctx, pr, it, "")
 		return it
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/domain/engines"
+	"github.com/agentgate/agentgate/domain/strictjson"
 	"github.com/agentgate/agentgate/handlers/fair"
 	"github.com/agentgate/agentgate/schemas"
 )
@@ -141,6 +142,22 @@ func (s *Service) answer(ctx context.Context, req *request, typ string, opts ite
 	return render(id, o, proof), caps.Version
 }
 
+// strictProblem refuses a document that another reader could take
+// differently (domain/strictjson against the schema's shape: a member
+// repeated at any depth, exactly or in another case, or a property of the
+// schema spelled in another case) with QWED-REQ-001 naming the member by
+// its JSON pointer, prefixed with at. Malformed JSON is left to the
+// decoder.
+func strictProblem(doc []byte, sch *schemas.Schema, at string) *Problem {
+	var e *strictjson.Error
+	if err := strictjson.Check(doc, sch.Shape()); err == nil || !errors.As(err, &e) || e.Kind == strictjson.KindSyntax {
+		return nil
+	}
+	d := e.Details()
+	d["field"] = at + e.Pointer
+	return newProblem(domain.CodeInvalidRequest, d, "invalid request format: %s", e.Error())
+}
+
 // checkParams validates params against the engine's §5.2 schema.
 func (s *Service) checkParams(engine string, params json.RawMessage) *Problem {
 	sch, ok := schemas.Params(engine)
@@ -150,6 +167,9 @@ func (s *Service) checkParams(engine string, params json.RawMessage) *Problem {
 	doc, err := schemas.Decode(params)
 	if err != nil {
 		return newProblem(domain.CodeInvalidRequest, map[string]any{"field": "/params"}, "params: %v", err)
+	}
+	if p := strictProblem(params, sch, "/params"); p != nil {
+		return p
 	}
 	vs := sch.Validate(doc)
 	if len(vs) == 0 {

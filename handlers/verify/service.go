@@ -259,6 +259,9 @@ func (s *Service) Verify(ctx context.Context, c Call) Answer {
 			return s.batch(ctx, c, doc, start)
 		}
 	}
+	if p := strictProblem(c.Body, schemas.Request(), ""); p != nil {
+		return errorResponse(p)
+	}
 	if p := schemaProblem(schemas.Request().Validate(doc)); p != nil {
 		return errorResponse(p)
 	}
@@ -298,6 +301,9 @@ func errCode(r *Response) domain.Code {
 
 // batch answers a §5.3 request.
 func (s *Service) batch(ctx context.Context, c Call, doc any, start time.Time) Answer {
+	if p := strictProblem(c.Body, schemas.BatchRequest(), ""); p != nil {
+		return errorResponse(p)
+	}
 	if p := schemaProblem(schemas.BatchRequest().Validate(doc)); p != nil {
 		return errorResponse(p)
 	}

@@ -413,3 +413,38 @@ func TestIssue4_QWEDVerifyCloudEvent(t *testing.T) {
 		t.Fatalf("no key: %d %s", r.status, r.body)
 	}
 }
+
+// TestIssue11_9_ProtocolBodiesAreStrict: a member that encoding/json
+// would read case-insensitively or last-wins, while the schema validator
+// (over a map) reads another, is refused with QWED-REQ-001 naming it by
+// its JSON pointer: at the top, nested in options, in an engine's params,
+// in a batch item. Unknown members stay accepted where §5.1's schema is
+// open.
+func TestIssue11_9_ProtocolBodiesAreStrict(t *testing.T) {
+	s := newMathServer(t)
+	for _, tc := range []struct{ name, body, field, reason string }{
+		{"type repeated in another case", `{"query":"2+2=4","type":"math","TYPE":"logic"}`, "/TYPE", "duplicate"},
+		{"query repeated", `{"query":"2+2=5","type":"math","query":"2+2=4"}`, "/query", "duplicate"},
+		{"type in another case", `{"query":"2+2=4","Type":"logic"}`, "/Type", "wrong_case"},
+		{"an option in another case", `{"query":"2+2=4","type":"math","options":{"Include_Proof":true}}`, "/options/Include_Proof", "wrong_case"},
+		{"a param in another case", `{"query":"2+2=4","type":"math","params":{"Precision":10}}`, "/params/Precision", "wrong_case"},
+		{"a duplicate deep in metadata", `{"query":"2+2=4","type":"math","metadata":{"request_id":"a","x":{"y":[{"z":1,"Z":2}]}}}`, "/metadata/x/y/0/Z", "duplicate"},
+		{"a batch item", `{"batch":true,"items":[{"query":"2+2=4","type":"math"},{"query":"2+2=5","type":"math","TYPE":"logic"}]}`, "/items/1/TYPE", "duplicate"},
+		{"a batch option", `{"batch":true,"items":[{"query":"2+2=4","type":"math"}],"options":{"fail_fast":false,"FAIL_FAST":true}}`, "/options/FAIL_FAST", "duplicate"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := s.verify(tc.body)
+			if r.status != 400 || r.code(t) != "QWED-REQ-001" {
+				t.Fatalf("got %d %s", r.status, r.body)
+			}
+			d := r.json(t)["error"].(map[string]any)["details"].(map[string]any)
+			if d["field"] != tc.field || d["reason"] != tc.reason {
+				t.Fatalf("details %v, want field %s reason %s", d, tc.field, tc.reason)
+			}
+			validResponse(t, r)
+		})
+	}
+	if r := s.verify(`{"query":"2+2=4","type":"math","extension":{"Any":1}}`); r.status != 200 {
+		t.Fatalf("an unknown member of the open schema: %d %s", r.status, r.body)
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/agentgate/agentgate/domain/strictjson"
 )
 
 // Limits and fixed values of the codec.
@@ -187,4 +189,26 @@ func Invalid(attr, reason string, cause error) *Error {
 // whole when attr is "").
 func TooLarge(attr, reason string) *Error {
 	return &Error{Kind: ErrTooLarge, Attribute: attr, Reason: reason}
+}
+
+// envelopeShape is the JSON event format's object: its context attributes,
+// data and the kept extensions by name; other extensions are accepted.
+var envelopeShape = strictjson.Object(map[string]*strictjson.Shape{
+	"specversion": nil, "id": nil, "source": nil, "type": nil, "subject": nil, "time": nil,
+	"datacontenttype": nil, "dataschema": nil, "data": nil, "data_base64": nil,
+	ExtCorrelationID: nil, ExtReplyTo: nil, ExtPartitionKey: nil,
+}, false)
+
+// CheckStructured refuses a structured-mode event (the JSON event format)
+// that two readers could read differently: an attribute or a member of
+// its data repeated (exactly or in another case), or an attribute named
+// in another case ("TYPE"; CloudEvents attribute names are lower case).
+// The error is an ErrInvalid *Error whose Attribute is the member's path
+// ("type", "data.action.TYPE"). Malformed JSON is left to the decoder.
+func CheckStructured(b []byte) error {
+	var e *strictjson.Error
+	if err := strictjson.Check(b, envelopeShape); err == nil || !errors.As(err, &e) || e.Kind == strictjson.KindSyntax {
+		return nil
+	}
+	return Invalid(e.Path, e.Error(), nil)
 }

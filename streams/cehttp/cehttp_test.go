@@ -486,3 +486,20 @@ func TestDecodeRefusesInputsThatCrashTheSDK(t *testing.T) {
 	_, err = cehttp.Decode(r)
 	wantError(t, err, cehttp.ErrInvalid, "")
 }
+
+// Issue 11 item 9: over HTTP as on Kafka, a structured-mode event with a
+// repeated attribute (exactly or in another case), an attribute in
+// another case, or a repeated member in its data is refused naming it.
+func TestIssue11_9_StructuredEnvelopeIsStrict(t *testing.T) {
+	h := map[string]string{"Content-Type": "application/cloudevents+json"}
+	const head = `{"specversion":"1.0","id":"r1","source":"s","datacontenttype":"application/json",`
+	_, err := cehttp.Decode(rawRequest(h, head+`"type":"qwed.agent.action.verify","Type":"qwed.agent.suspend","data":{}}`))
+	wantError(t, err, cehttp.ErrInvalid, "Type")
+	_, err = cehttp.Decode(rawRequest(h, head+`"type":"t","subject":"a","subject":"b","data":{}}`))
+	wantError(t, err, cehttp.ErrInvalid, "subject")
+	_, err = cehttp.Decode(rawRequest(h, head+`"type":"t","data":{"context":{"conversation_id":"a","CONVERSATION_ID":"b"}}}`))
+	wantError(t, err, cehttp.ErrInvalid, "data.context.CONVERSATION_ID")
+	if _, err := cehttp.Decode(rawRequest(h, head+`"type":"t","data":{"context":{"conversation_id":"a"}}}`)); err != nil {
+		t.Fatalf("a strict event is refused: %v", err)
+	}
+}

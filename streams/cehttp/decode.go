@@ -61,6 +61,11 @@ func decode(h http.Header, body io.Reader, contentLength int64, maxType int) (Ev
 	if len(data) > MaxBodyBytes {
 		return Event{}, tooLarge("", fmt.Sprintf("body exceeds the limit of %d bytes", MaxBodyBytes))
 	}
+	if mode == ModeStructured {
+		if err := ce.CheckStructured(data); err != nil {
+			return Event{}, err
+		}
+	}
 	e, err := toEvent(h, data)
 	if err != nil {
 		return Event{}, err

@@ -59,6 +59,11 @@ func decode(msg kafka.Message, maxType int) (ce.Event, error) {
 	if err != nil {
 		return ce.Event{}, err
 	}
+	if m.mode == ce.ModeStructured {
+		if err := ce.CheckStructured(m.value); err != nil {
+			return ce.Event{}, err
+		}
+	}
 	e, err := toEvent(m)
 	if err != nil {
 		return ce.Event{}, err

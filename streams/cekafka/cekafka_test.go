@@ -304,3 +304,31 @@ func TestThroughKafkaBroker(t *testing.T) {
 		}
 	}
 }
+
+// Issue 11 item 9: a structured-mode event whose attributes, or the
+// members of its data, repeat (exactly or in another case), or whose
+// attribute is spelled in another case, is refused naming the member; the
+// SDK would keep one of them and a proxy might read the other.
+func TestIssue11_9_StructuredEnvelopeIsStrict(t *testing.T) {
+	const head = `{"specversion":"1.0","id":"r1","source":"s","subject":"a1","datacontenttype":"application/json",`
+	for _, tc := range []struct{ name, value, attr string }{
+		{"repeated type", head + `"type":"qwed.agent.action.verify","type":"qwed.agent.suspend","data":{}}`, "type"},
+		{"type in another case", head + `"type":"qwed.agent.action.verify","TYPE":"qwed.agent.suspend","data":{}}`, "TYPE"},
+		{"repeated extension", head + `"type":"t","replyto":"a","ReplyTo":"b","data":{}}`, "ReplyTo"},
+		{"the issue's example in the data", head + `"type":"t","data":{"action":{"type":"execute_sql","query":"DROP TABLE users","TYPE":"calculate"}}}`, "data.action.TYPE"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			msg := kafka.Message{Value: []byte(tc.value), Headers: []kafka.Header{{Key: "content-type", Value: []byte(cekafka.MediaStructured)}}}
+			_, err := cekafka.Decode(msg)
+			var e *ce.Error
+			if !errors.As(err, &e) || !errors.Is(err, ce.ErrInvalid) || e.Attribute != tc.attr {
+				t.Fatalf("Decode = %v, want ErrInvalid about %s", err, tc.attr)
+			}
+		})
+	}
+	ok := kafka.Message{Value: []byte(head + `"type":"t","xother":"1","data":{"action":{"type":"calculate"}}}`),
+		Headers: []kafka.Header{{Key: "content-type", Value: []byte(cekafka.MediaStructured)}}}
+	if _, err := cekafka.Decode(ok); err != nil {
+		t.Fatalf("a strict event is refused: %v", err)
+	}
+}
