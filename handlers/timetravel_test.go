@@ -157,7 +157,7 @@ func timeTravelRun(t *testing.T, seed uint64) {
 				continue
 			}
 		case op < 85:
-			aps, err := g.Store.Approvals(domain.AdminPrincipal, domain.ApprovalPending, 100)
+			aps, _, err := g.Store.Approvals(domain.AdminPrincipal, domain.ApprovalPending, "", 100, 0)
 			if err != nil {
 				t.Fatal(err)
 			}

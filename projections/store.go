@@ -387,6 +387,11 @@ var ErrNotFound = errors.New("not found")
 
 func (s *Store) getJSON(k []byte, v any) error {
 	defer s.hold()()
+	return s.getJSONHeld(k, v)
+}
+
+// getJSONHeld is getJSON for a caller that holds the database.
+func (s *Store) getJSONHeld(k []byte, v any) error {
 	b, closer, err := s.db.Get(k)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return ErrNotFound
@@ -664,50 +669,103 @@ func (s *Store) Approval(id string) (*domain.Approval, error) {
 }
 
 // Approvals lists the approvals of a principal (every principal's for
-// domain.AdminPrincipal), in ID order, filtered by status when status is
-// not empty, at most limit of them.
-func (s *Store) Approvals(principal string, status domain.ApprovalStatus, limit int) ([]domain.Approval, error) {
-	var out []domain.Approval
-	add := func(a domain.Approval) bool {
-		if status == "" || a.Status == status {
-			out = append(out, a)
+// domain.AdminPrincipal), in listing order (IDs by length, then bytes),
+// after the approval with ID after ("" from the first), filtered by status
+// when status is not empty, at most limit of them and at most maxBytes of
+// their JSON (MaxPageBytes when maxBytes <= 0; a page always holds one
+// approval). next is the after of the next page, "" on the last.
+func (s *Store) Approvals(principal string, status domain.ApprovalStatus, after string, limit, maxBytes int) (out []domain.Approval, next string, err error) {
+	defer s.hold()()
+	pg := newPager(limit, maxBytes)
+	add := func(a *domain.Approval) (bool, error) {
+		if status != "" && a.Status != status {
+			return true, nil
 		}
-		return len(out) < limit
+		more, err := pg.fits(a)
+		if err != nil || !more {
+			if err == nil {
+				next = out[len(out)-1].ID
+			}
+			return false, err
+		}
+		out = append(out, *a)
+		return true, nil
 	}
-	errStop := errors.New("stop")
-	var err error
-	if principal == domain.AdminPrincipal {
-		err = s.scan([]byte{tApproval}, func(_, v []byte) error {
-			var a domain.Approval
-			if err := json.Unmarshal(v, &a); err != nil {
-				return fmt.Errorf("decoding approval: %w", err)
-			}
-			if !add(a) {
-				return errStop
-			}
-			return nil
-		})
-	} else {
-		err = s.scan(key(tPrincipalAp, principal), func(k, _ []byte) error {
-			_, rest, _ := cutStr(k[1:])
-			id, _, ok := cutStr(rest)
-			if !ok {
-				return fmt.Errorf("malformed approval index key %q", k)
-			}
-			a, err := s.Approval(id)
-			if err != nil {
-				return err
-			}
-			if !add(*a) {
-				return errStop
-			}
-			return nil
-		})
+	prefix := []byte{tApproval}
+	if principal != domain.AdminPrincipal {
+		prefix = key(tPrincipalAp, principal)
 	}
-	if err != nil && !errors.Is(err, errStop) {
-		return nil, err
+	lo := prefix
+	if after != "" {
+		lo = appendStr(append([]byte(nil), prefix...), after)
 	}
-	return out, nil
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: prefixEnd(prefix)})
+	if err != nil {
+		return nil, "", fmt.Errorf("listing approvals: %w", err)
+	}
+	defer it.Close()
+	for it.First(); it.Valid(); it.Next() {
+		k := it.Key()
+		id, _, ok := cutStr(k[len(prefix):])
+		if !ok {
+			return nil, "", fmt.Errorf("malformed approval key %q", k)
+		}
+		if id == after {
+			continue
+		}
+		a := new(domain.Approval)
+		if principal == domain.AdminPrincipal {
+			if err := json.Unmarshal(it.Value(), a); err != nil {
+				return nil, "", fmt.Errorf("decoding approval: %w", err)
+			}
+		} else if err := s.getJSONHeld(key(tApproval, id), a); err != nil {
+			return nil, "", err
+		}
+		more, err := add(a)
+		if err != nil {
+			return nil, "", err
+		}
+		if !more {
+			break
+		}
+	}
+	return out, next, nil
+}
+
+// MaxPageBytes is the byte budget of one page of a list (activities,
+// approvals): the JSON of its items. A page ends before the item that
+// would take it past the budget (the next cursor then points there), and
+// always holds at least one item, so that every item can be read.
+const MaxPageBytes = 1 << 20
+
+// pager ends a page at its count or its byte budget.
+type pager struct {
+	limit, maxBytes, n, bytes int
+}
+
+func newPager(limit, maxBytes int) *pager {
+	if maxBytes <= 0 {
+		maxBytes = MaxPageBytes
+	}
+	return &pager{limit: limit, maxBytes: maxBytes}
+}
+
+// fits reports whether item v (encoded as JSON) still fits in the page,
+// and counts it when it does.
+func (p *pager) fits(v any) (bool, error) {
+	if p.n >= p.limit {
+		return false, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return false, fmt.Errorf("measuring a page item: %w", err)
+	}
+	if p.n > 0 && p.bytes+len(b) > p.maxBytes {
+		return false, nil
+	}
+	p.n++
+	p.bytes += len(b)
+	return true, nil
 }
 
 // KeyPrincipal returns the principal of an API key hash.
@@ -758,13 +816,15 @@ type ActivityPage struct {
 const MaxActivityLimit = 1000
 
 // Activity returns an agent's activities with from <= timestamp < to, in
-// log order, after afterSeq, at most limit of them, and the summary of the
-// whole period (not just the page).
-func (s *Store) Activity(agentID string, from, to time.Time, afterSeq uint64, limit int) (ActivityPage, error) {
+// log order, after afterSeq, at most limit of them and at most maxBytes of
+// their JSON (MaxPageBytes when maxBytes <= 0; see MaxPageBytes), and the
+// summary of the whole period (not just the page).
+func (s *Store) Activity(agentID string, from, to time.Time, afterSeq uint64, limit, maxBytes int) (ActivityPage, error) {
 	defer s.hold()()
 	if limit <= 0 || limit > MaxActivityLimit {
 		limit = MaxActivityLimit
 	}
+	pg := newPager(limit, maxBytes)
 	page := ActivityPage{Activities: []Activity{}}
 	lo := activityKey(agentID, from, 0)
 	hi := activityKey(agentID, to, 0)
@@ -786,6 +846,12 @@ func (s *Store) Activity(agentID string, from, to time.Time, afterSeq uint64, li
 		var a Activity
 		if err := decodeActivity(it.Value(), &a); err != nil {
 			return page, err
+		}
+		if more, err := pg.fits(&a); err != nil {
+			return page, err
+		} else if !more {
+			page.NextAfterSeq = page.Activities[len(page.Activities)-1].Seq
+			break
 		}
 		page.Activities = append(page.Activities, a)
 	}

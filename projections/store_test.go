@@ -223,7 +223,7 @@ func allActivities(t *testing.T, s *Store, agent string, from, to time.Time, lim
 		if pages > 10_000 {
 			t.Fatalf("paging does not end")
 		}
-		p, err := s.Activity(agent, from, to, after, limit)
+		p, err := s.Activity(agent, from, to, after, limit, 0)
 		if err != nil {
 			t.Fatalf("reading activity: %v", err)
 		}
@@ -304,7 +304,7 @@ func TestActivityPagingAndPeriodSummary(t *testing.T) {
 				want.count(&all[i], 1)
 			}
 		}
-		p, err := g.store.Activity(a, r[0], r[1], 0, 1)
+		p, err := g.store.Activity(a, r[0], r[1], 0, 1, 0)
 		if err != nil {
 			t.Fatalf("activity %v: %v", r, err)
 		}
@@ -329,7 +329,7 @@ func TestApprovalDeniedReleasesCost(t *testing.T) {
 		t.Fatalf("decision %s, want PENDING", p.Decided.Decision)
 	}
 	from, to := g.now.Add(-time.Hour), g.now.Add(time.Hour)
-	page, err := g.store.Activity(sup, from, to, 0, 10)
+	page, err := g.store.Activity(sup, from, to, 0, 10, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,7 +339,7 @@ func TestApprovalDeniedReleasesCost(t *testing.T) {
 	g.do(&domain.Command{Type: domain.CmdResolveApproval, Principal: "org_1",
 		Request: domain.RequestID{Source: "test", ID: "r"},
 		Resolve: &domain.ResolveApproval{ApprovalID: p.Decided.ActionID, Approve: false, Reason: "no"}})
-	page, err = g.store.Activity(sup, from, to, 0, 10)
+	page, err = g.store.Activity(sup, from, to, 0, 10, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -614,7 +614,7 @@ func TestDeniedActionsIndexAndOpenNothing(t *testing.T) {
 			if n := countKeys(t, g.store, tActivity); n != 10 {
 				t.Errorf("%d activities, want 10", n)
 			}
-			page, err := g.store.Activity(a, g.now.Add(-time.Hour), g.now.Add(time.Hour), 0, 100)
+			page, err := g.store.Activity(a, g.now.Add(-time.Hour), g.now.Add(time.Hour), 0, 100, 0)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -86,7 +86,7 @@ func BuildEventCommand(typ, subject string, data []byte, id domain.RequestID, pr
 	}
 	cr := creds{principal: principal, tokenHash: tokenHash}
 	in := input{body: data, agentID: subject}
-	cmd, mint, e := ep.build(&in, &cr)
+	cmd, mint, e := ep.command(&in, &cr)
 	if e != nil {
 		return nil, rejectionOf(e)
 	}

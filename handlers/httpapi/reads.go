@@ -153,7 +153,7 @@ func (a *api) getActivity(w http.ResponseWriter, r *http.Request) {
 		a.fail(r.Context(), w, c, e)
 		return
 	}
-	page, err := a.cfg.Store.Activity(ag.ID, q.from, q.to, q.afterSeq, q.limit)
+	page, err := a.cfg.Store.Activity(ag.ID, q.from, q.to, q.afterSeq, q.limit, projections.MaxPageBytes)
 	if err != nil {
 		a.log.Error("reading activity", "err", err)
 		e := failure(domain.CodeUnavailable, "the activity cannot be read")
@@ -243,6 +243,8 @@ func parseLimit(q url.Values) (int, *apiError) {
 // approvalsView is the answer of GET /approvals.
 type approvalsView struct {
 	Approvals []domain.Approval `json:"approvals"`
+	// NextAfter is the after of the next page, null on the last.
+	NextAfter *string `json:"next_after"`
 }
 
 func (a *api) listApprovals(w http.ResponseWriter, r *http.Request) {
@@ -266,7 +268,13 @@ func (a *api) listApprovals(w http.ResponseWriter, r *http.Request) {
 		a.fail(r.Context(), w, c, e)
 		return
 	}
-	list, err := a.cfg.Store.Approvals(c.creds.principal, status, limit)
+	after := q.Get("after")
+	if len(after) > MaxPathIDBytes {
+		a.fail(r.Context(), w, c, reject(domain.CodeInvalidRequest, map[string]any{"field": "after", "max_bytes": MaxPathIDBytes},
+			"after is longer than %d bytes", MaxPathIDBytes))
+		return
+	}
+	list, next, err := a.cfg.Store.Approvals(c.creds.principal, status, after, limit, projections.MaxPageBytes)
 	if err != nil {
 		a.log.Error("reading approvals", "err", err)
 		e := failure(domain.CodeUnavailable, "the approvals cannot be read")
@@ -276,7 +284,11 @@ func (a *api) listApprovals(w http.ResponseWriter, r *http.Request) {
 	if list == nil {
 		list = []domain.Approval{}
 	}
-	writeValue(w, http.StatusOK, approvalsView{Approvals: list})
+	v := approvalsView{Approvals: list}
+	if next != "" {
+		v.NextAfter = &next
+	}
+	writeValue(w, http.StatusOK, v)
 }
 
 func (a *api) getApproval(w http.ResponseWriter, r *http.Request) {

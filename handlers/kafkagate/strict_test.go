@@ -13,13 +13,13 @@ import (
 	"github.com/agentgate/agentgate/handlers/kafkagate"
 )
 
-// Issue 11 item 9 on Kafka: the command data of each transport path (a
+// Issue 11 items 8 and 9 on Kafka: the command data of each transport path (a
 // verify_action in binary mode, a qwed.verify, a structured-mode event
 // whose envelope repeats an attribute) is refused with QWED-REQ-001
 // naming the member when encoding/json would read a member
 // case-insensitively or last-wins; before the fix the issue's example was
-// decided as "calculate".
-func TestIssue11_9_KafkaBodiesAreStrict(t *testing.T) {
+// decided as "calculate". A field over its limit is refused as over HTTP.
+func TestIssue11_8_9_KafkaBodiesAreStrictAndBounded(t *testing.T) {
 	_, brokers := broker(t)
 	startGate(t, brokers, &logs{brokers: brokers}, t.TempDir(), withEngines(engines(t)))
 	c := newClient(t, brokers)
@@ -86,6 +86,26 @@ func TestIssue11_9_KafkaBodiesAreStrict(t *testing.T) {
 		status, e := ask(t, msg, corr)
 		if status != 400 || e.Code != domain.CodeInvalidRequest || e.Details["attribute"] != "type" {
 			t.Fatalf("reply %d %+v, want 400 about the attribute type", status, e)
+		}
+	})
+
+	// Issue 11 item 8 on Kafka: the same field limits as over HTTP.
+	t.Run("conversation_id limit", func(t *testing.T) {
+		at := strings.Repeat("c", domain.MaxIDBytes)
+		rep, err := c.Request(context.Background(), actionCmd(agent, token, at, 1, "SELECT 2"))
+		if err != nil || rep.Status != 200 {
+			t.Fatalf("conversation_id at its limit: %v %d %s", err, rep.Status, rep.Data)
+		}
+		cmd := actionCmd(agent, token, at+"c", 1, "SELECT 2")
+		cmd.ID = "strict-long-conversation"
+		rep, err = c.Request(context.Background(), cmd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b errorBody
+		if err := json.Unmarshal(rep.Data, &b); err != nil || rep.Status != 400 || b.Error.Code != domain.CodeTooLong ||
+			b.Error.Details["field"] != "context.conversation_id" || b.Error.Details["max_bytes"] != float64(domain.MaxIDBytes) {
+			t.Fatalf("conversation_id over its limit: %d %s", rep.Status, rep.Data)
 		}
 	})
 

@@ -105,7 +105,7 @@ func seed(t testing.TB) *history {
 	// Day 4: after the period.
 	at = day4.Add(time.Hour)
 	verify(h.a, "calculate", 1, false)
-	page, err := g.Store.Activity(h.a, day1, day1.Add(48*time.Hour), 0, 1000)
+	page, err := g.Store.Activity(h.a, day1, day1.Add(48*time.Hour), 0, 1000, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
