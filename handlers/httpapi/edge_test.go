@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net"
 	"net/http"
 	"strings"
@@ -47,8 +48,11 @@ func TestIssue11_RefusedCredentialsRecordADigest(t *testing.T) {
 		t.Fatalf("suspending: %d %s", r.status, r.body)
 	}
 	const marker = "DISK-FILL-MARKER"
-	big := strings.Repeat("A", 900<<10) + marker
-	body := map[string]any{"action": map[string]any{"type": "calculate", "query": big},
+	// As large as the field limits let a verify_action be (issue 11
+	// item 8): the largest query and the largest parameters.
+	big := strings.Repeat("A", domain.MaxQueryBytes-len(marker)) + marker
+	params := `{"p":"` + strings.Repeat("B", domain.MaxParametersBytes-8) + `"}`
+	body := map[string]any{"action": map[string]any{"type": "calculate", "query": big, "parameters": json.RawMessage(params)},
 		"context": map[string]any{"conversation_id": "c", "step_number": 1}}
 	cases := []struct {
 		name, path string
@@ -79,14 +83,14 @@ func TestIssue11_RefusedCredentialsRecordADigest(t *testing.T) {
 				t.Fatalf("log after the refusal and its retry: %d events, want one refusal with the payload withheld", len(evs))
 			}
 			w := evs[0].Command.Withheld
-			if w.Bytes < 900<<10 || len(w.Digest) != 64 {
-				t.Fatalf("withheld %+v, want the digest and size of the ~900 KiB payload", w)
+			if w.Bytes < domain.MaxQueryBytes+domain.MaxParametersBytes || len(w.Digest) != 64 {
+				t.Fatalf("withheld %+v, want the digest and size of the ~160 KiB payload", w)
 			}
 			n := g.logBytes(before)
 			if n > 2048 {
-				t.Fatalf("a refused %d-byte request wrote %d bytes to the log", len(big), n)
+				t.Fatalf("a refused %d-byte request wrote %d bytes to the log", w.Bytes, n)
 			}
-			t.Logf("a refused %d-byte request wrote %d bytes to the log", len(big), n)
+			t.Logf("a refused %d-byte request wrote %d bytes to the log", w.Bytes, n)
 			for _, rec := range g.records(before) {
 				if bytes.Contains(rec, []byte(marker)) {
 					t.Fatal("the log holds the refused body")
