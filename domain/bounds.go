@@ -94,6 +94,11 @@ func CheckBounds(cmd *Command) *Error {
 		}
 	case cmd.IssueKey != nil:
 		b.id("principal_id", cmd.IssueKey.PrincipalID)
+		b.id("replaces", cmd.IssueKey.Replaces)
+		b.id("replaced_hash", cmd.IssueKey.ReplacedHash)
+	case cmd.RevokeKey != nil:
+		b.id("principal_id", cmd.RevokeKey.PrincipalID)
+		b.id("key_id", cmd.RevokeKey.KeyID)
 	}
 	return b.err
 }

@@ -60,6 +60,9 @@ func TestIssue11_8_EveryFieldIsBoundedOnBothSides(t *testing.T) {
 		{"tools[0].risk_level", MaxIDBytes, CmdPutToolRegistry, func(c *Command, s string) { c.ToolRegistry.Tools = []ToolSpec{{Name: "a", RiskLevel: Risk(s)}} }},
 		{"tools[0].verification_engine", MaxIDBytes, CmdPutToolRegistry, func(c *Command, s string) { c.ToolRegistry.Tools = []ToolSpec{{Name: "a", VerificationEngine: s}} }},
 		{"principal_id", MaxIDBytes, CmdIssuePrincipalKey, func(c *Command, s string) { c.IssueKey.PrincipalID = s }},
+		{"replaces", MaxIDBytes, CmdIssuePrincipalKey, func(c *Command, s string) { c.IssueKey.Replaces = s }},
+		{"principal_id", MaxIDBytes, CmdRevokePrincipalKey, func(c *Command, s string) { c.RevokeKey.PrincipalID = s }},
+		{"key_id", MaxIDBytes, CmdRevokePrincipalKey, func(c *Command, s string) { c.RevokeKey.KeyID = s }},
 	}
 	base := func(typ CommandType) *Command {
 		c := &Command{Type: typ}
@@ -86,6 +89,8 @@ func TestIssue11_8_EveryFieldIsBoundedOnBothSides(t *testing.T) {
 			c.ToolRegistry = &PutToolRegistry{}
 		case CmdIssuePrincipalKey:
 			c.IssueKey = &IssuePrincipalKey{}
+		case CmdRevokePrincipalKey:
+			c.RevokeKey = &IssuePrincipalKey{}
 		}
 		return c
 	}
