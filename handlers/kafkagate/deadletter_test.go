@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/segmentio/kafka-go"
 
@@ -143,5 +144,63 @@ func TestKafkaReplyToUnknownTopicIsDeadLettered(t *testing.T) {
 	rep, err := c.Request(context.Background(), verifyCmd(agent, token, "lost", 2))
 	if err != nil || !strings.Contains(string(rep.Data), `"decision":"APPROVED"`) {
 		t.Fatalf("after the lost reply: %+v %v", rep, err)
+	}
+}
+
+// A request's ce_replyto may not name one of the gate's own topics: a
+// tenant could otherwise have the gate write its reply into the event
+// log, the decisions consumers trust, the requests or the forwards. The
+// reply is dead-lettered with the reason and the topic; the decision
+// stands, and the named topic receives nothing.
+func TestKafkaReplyToAGateTopicIsDeadLettered(t *testing.T) {
+	_, brokers := broker(t)
+	startGate(t, brokers, &logs{brokers: brokers}, t.TempDir())
+	c := newClient(t, brokers)
+	dl := deadLetters(t, brokers)
+	agent, token := register(t, c, "own-topic")
+	topics := kafkagate.DefaultTopics()
+	for i, topic := range []string{topics.Decisions, topics.Events, topics.A2A, topics.Requests} {
+		cmd := client.Command{Type: domain.CmdVerifyAction, AgentID: agent, ID: fmt.Sprintf("own-topic-%d", i),
+			Data: []byte(fmt.Sprintf(`{"agent_token":"%s","action":{"type":"calculate","query":"2+2"},"context":{"conversation_id":"own","step_number":%d}}`, token, i+1))}
+		corr := c.NewCorrelationID()
+		if _, err := c.Send(context.Background(), rawRequest(cmd, agent, topic, corr), ""); err != nil {
+			t.Fatal(err)
+		}
+		m := dl.next(t, "")
+		for headerOf(m, "ce_correlationid") != corr {
+			m = dl.next(t, "")
+		}
+		if reason := headerOf(m, kafkagate.HeaderReason); !strings.Contains(reason, "the gate's own topics") || headerOf(m, kafkagate.HeaderReplyTo) != topic {
+			t.Fatalf("reply to %s: dead letter reason %q replyto %q", topic, reason, headerOf(m, kafkagate.HeaderReplyTo))
+		}
+	}
+	// Nothing of the replies reached the decisions topic (written with
+	// the dead letters, in the same produce): every message up to its
+	// end is a decision.
+	p := int(client.PartitionFor(agent, testPartitions))
+	conn, err := kafka.DialLeader(context.Background(), "tcp", brokers[0], topics.Decisions, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end, err := conn.ReadLastOffset()
+	conn.Close()
+	if err != nil || end == 0 {
+		t.Fatalf("the decisions topic ends at %d: %v", end, err)
+	}
+	r := kafka.NewReader(kafka.ReaderConfig{Brokers: brokers, Topic: topics.Decisions, Partition: p})
+	defer r.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for {
+		m, err := r.ReadMessage(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if typ := headerOf(m, "ce_type"); typ != kafkagate.DecisionType {
+			t.Fatalf("a %q message on %s: %s", typ, topics.Decisions, m.Value)
+		}
+		if m.Offset == end-1 {
+			break
+		}
 	}
 }

@@ -631,6 +631,13 @@ func (g *Gate) complete(gen *kafka.Generation, p int32, items <-chan *item, fl *
 			if out[i].Partition >= 0 {
 				continue
 			}
+			if g.cfg.Topics.internal(out[i].Topic) {
+				// A request may not make the gate write into its own log,
+				// decisions, requests, forwards or dead letters.
+				g.log.Warn("dead-lettering a reply to one of the gate's own topics", "topic", out[i].Topic)
+				out[i] = g.undeliverable(out[i], errInternalReplyTopic)
+				continue
+			}
 			// A reply keyed by agent or correlation id, hashed over the
 			// reply topic's partitions.
 			n, err := g.out.Partitions(ctx, out[i].Topic)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"time"
 
@@ -51,6 +52,19 @@ func (t Topics) withDefaults() Topics {
 func (t Topics) All() []string {
 	return []string{t.Requests, t.Events, t.Decisions, t.Replies, t.A2A, t.DeadLetter}
 }
+
+// internal reports whether name is one of the gate's topics that a reply
+// must never be written to: every topic but Replies (a request's
+// ce_replyto naming agentgate.events or agentgate.decisions would
+// otherwise make the gate write a tenant's reply where consumers trust
+// only the gate's own records).
+func (t Topics) internal(name string) bool {
+	return name != t.Replies && slices.Contains(t.All(), name)
+}
+
+// errInternalReplyTopic is the reason a reply to an internal topic is
+// dead-lettered.
+var errInternalReplyTopic = errors.New("it is one of the gate's own topics, never a reply topic")
 
 // EnsureTopics creates the missing topics with partitions partitions (the
 // events topic with unlimited retention: it is the log) and returns the
