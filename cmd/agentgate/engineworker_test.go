@@ -174,6 +174,9 @@ func checkEngineIsolation(t *testing.T, gate int, base, admin string) {
 
 	// A worker that stops answering: ERROR for that call, then a fresh one.
 	frozen := oneWorker(t, gate, 0)
+	if env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", frozen)); err != nil || !bytes.Contains(env, []byte("\x00GOGC=100\x00")) {
+		t.Fatalf("the worker's environment does not set Go's default collector target: %q %v", env, err)
+	}
 	if err := syscall.Kill(frozen, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
