@@ -17,8 +17,12 @@
 // that call ERROR with QWED-ENG-002 (details.reason "worker_died"). Only
 // that call: the slot starts a fresh worker for the next one, and the
 // other workers go on. A worker found dead while idle is replaced before
-// the call is sent. At most Size calls run at once and at most QueueLen
-// wait; past that a call answers ERROR with QWED-SYS-002. A caller whose
+// the call is sent. At most Size calls run at once; the others wait in
+// their principal's queue (the tenant of the call's context,
+// fair.TenantOf), and a worker that frees goes to the principals in turn,
+// the agents of each in turn (package fair). Past QueueLen calls of one
+// principal waiting, that principal's call answers ERROR with
+// QWED-SYS-002 at once; the others are not affected. A caller whose
 // ctx ends first gets TIMEOUT (QWED-ENG-003) at once; its worker finishes
 // (or is killed at the deadline) before it takes another call. A worker
 // exits at the end of its stdin (the gate is gone) and, by its own

@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/domain/engines"
+	"github.com/agentgate/agentgate/handlers/fair"
 )
 
 // Defaults of Config.
@@ -25,8 +26,8 @@ const (
 	// DefaultDeadline bounds one engine call in a worker; past it the
 	// worker is killed and the call answers ERROR (QWED-ENG-002).
 	DefaultDeadline = 10 * time.Second
-	// DefaultQueueLen is how many calls may wait for a worker beyond
-	// Size; past it a call answers ERROR (QWED-SYS-002).
+	// DefaultQueueLen is how many calls of one principal may wait for a
+	// worker; past it the principal's call answers ERROR (QWED-SYS-002).
 	DefaultQueueLen = 256
 	// MaxSize bounds Config.Size.
 	MaxSize = 64
@@ -46,8 +47,9 @@ type Config struct {
 	Env []string
 	// Size is the number of workers, 1..MaxSize (0: DefaultSize()).
 	Size int
-	// QueueLen is how many calls may wait beyond Size (0:
-	// DefaultQueueLen).
+	// QueueLen is how many calls of one principal may wait for a worker
+	// (0: DefaultQueueLen); the principals' queues are apart, served
+	// fairly (package fair).
 	QueueLen int
 	// Deadline bounds one call (0: DefaultDeadline).
 	Deadline time.Duration
@@ -72,8 +74,8 @@ type Stats struct {
 // concurrent use.
 type Host struct {
 	cfg    Config
-	slots  chan *worker // idle slots (nil: start a worker on use)
-	queue  chan struct{}
+	slots  chan *worker    // idle slots (nil: start a worker on use)
+	queue  *fair.Scheduler // turns on the workers, by tenant
 	closed atomic.Bool
 	mu     sync.Mutex
 	live   map[*worker]struct{}
@@ -119,7 +121,7 @@ func Start(cfg Config) (*Host, error) {
 	h := &Host{
 		cfg:   cfg,
 		slots: make(chan *worker, cfg.Size),
-		queue: make(chan struct{}, cfg.Size+cfg.QueueLen),
+		queue: fair.New(fair.Config{Slots: cfg.Size, PrincipalQueue: cfg.QueueLen}),
 		live:  map[*worker]struct{}{},
 	}
 	for range cfg.Size {
@@ -277,32 +279,37 @@ type isolated struct {
 
 func (e *isolated) Capabilities() engines.Capabilities { return e.caps }
 
-// Verify sends req to a worker. It returns when the worker answers, or
-// when ctx ends (TIMEOUT, QWED-ENG-003); the worker's slot is held until
-// the worker answers or is killed at the deadline, so that at most Size
-// calls run at once.
+// Verify sends req to a worker, in its turn among the calls of ctx's
+// tenant (fair.TenantOf). It returns when the worker answers, or when ctx
+// ends (TIMEOUT, QWED-ENG-003); the worker's slot is held until the worker
+// answers or is killed at the deadline, so that at most Size calls run at
+// once.
 func (e *isolated) Verify(ctx context.Context, req engines.Request) engines.Outcome {
 	h := e.h
 	if h.closed.Load() {
 		h.refusals.Add(1)
 		return unavailable("the engine workers are stopped")
 	}
-	select {
-	case h.queue <- struct{}{}:
-	default:
+	release, err := h.queue.Acquire(ctx, fair.TenantOf(ctx))
+	var busy *fair.BusyError
+	switch {
+	case errors.As(err, &busy):
 		h.refusals.Add(1)
-		return unavailable(fmt.Sprintf("%d engine calls are running or waiting", cap(h.queue)))
+		return unavailable("waiting for an engine worker: " + busy.Error())
+	case err != nil:
+		return canceled(ctx)
 	}
+	// A turn finds a slot: the slot goes back before the turn (below).
 	var w *worker
 	select {
 	case w = <-h.slots:
 	case <-ctx.Done():
-		<-h.queue
+		release()
 		return canceled(ctx)
 	}
 	res := make(chan engines.Outcome, 1)
 	go func() {
-		defer func() { <-h.queue }()
+		defer release()
 		o, next := h.call(w, e.caps.EngineID, req)
 		h.slots <- next
 		res <- o

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -17,6 +18,7 @@ import (
 	"github.com/agentgate/agentgate/domain/engines"
 	"github.com/agentgate/agentgate/domain/engines/code"
 	"github.com/agentgate/agentgate/domain/engines/sql"
+	"github.com/agentgate/agentgate/handlers/fair"
 )
 
 // The test binary is its own engine worker: with testWorkerEnv set, TestMain
@@ -262,11 +264,11 @@ func TestQueueFull(t *testing.T) {
 	<-started
 	// Wait until the hanging call holds the worker and a second call
 	// waits: the queue is then full.
-	for len(h.queue) < 1 {
+	for h.queue.Running()+h.queue.Waiting() < 1 {
 		time.Sleep(time.Millisecond)
 	}
 	go func() { defer wg.Done(); e.Verify(context.Background(), codeReq("echo 2")) }()
-	for len(h.queue) < 2 {
+	for h.queue.Running()+h.queue.Waiting() < 2 {
 		time.Sleep(time.Millisecond)
 	}
 	wantCode(t, e.Verify(context.Background(), codeReq("echo 3")), engines.Error, "QWED-SYS-002", "")
@@ -369,4 +371,35 @@ func TestServe_UnknownEngineAndBadFrames(t *testing.T) {
 	if err := Serve(bytes.NewReader([]byte{0, 0, 0, 9, '{'}), io.Discard, sql.New()); err == nil {
 		t.Fatal("a truncated frame was read")
 	}
+}
+
+// Issue 11 item 7: one tenant's calls do not starve another's. Tenant A
+// holds the one worker with a call that hangs until the deadline and
+// fills its queue (a fourth call is refused at once); tenant B's call is
+// answered, not refused, as soon as A's running call ends, while A's
+// queue still waits.
+func TestIssue11_OneTenantsFloodDoesNotStarveAnother(t *testing.T) {
+	h := newHost(t, 1, 400*time.Millisecond, 2)
+	e := h.Isolate(code.New())
+	ctxA := fair.WithTenant(context.Background(), fair.Tenant{Principal: "org_a", Agent: "agt_1"})
+	ctxB := fair.WithTenant(context.Background(), fair.Tenant{Principal: "org_b"})
+	var wg sync.WaitGroup
+	for i := range 3 { // one running, two waiting
+		wg.Add(1)
+		go func() { defer wg.Done(); e.Verify(ctxA, codeReq(hangQuery)) }()
+		for h.queue.Running()+h.queue.Waiting() < i+1 {
+			runtime.Gosched()
+		}
+	}
+	wantCode(t, e.Verify(ctxA, codeReq(hangQuery)), engines.Error, "QWED-SYS-002", "")
+	o := e.Verify(ctxB, codeReq("echo ok"))
+	waiting := h.queue.Waiting()
+	if o.Status != engines.Verified {
+		t.Fatalf("B's call during A's flood: %s %+v", o.Status, o.Err)
+	}
+	// A's second call runs (400 ms) once B's is done: its third still waits.
+	if waiting == 0 {
+		t.Fatal("B was answered after A's queue, want right after A's running call")
+	}
+	wg.Wait()
 }
