@@ -191,3 +191,17 @@ func TestNarrow_Offsets(t *testing.T) {
 		t.Fatalf("two-byte code points: %q %v, want no offset map", text, back)
 	}
 }
+
+// TestNarrow_WideHeredocDelimiter pins the one place the stand-in reads
+// differently (narrow.go): a heredoc delimiter with a code point above
+// U+00FF ends at no line, as one in U+0080..U+00FF never did, so the
+// script is a syntax error (never VERIFIED); it used to end at the line
+// "6" (U+0436 truncated to a C char).
+func TestNarrow_WideHeredocDelimiter(t *testing.T) {
+	for _, src := range []string{"cat <<ж\nrm -rf /\nж\n", "cat <<é\nrm -rf /\né\n", "cat <<ж\nx\n6\nrm -rf /\n"} {
+		out := checkOutcome(t, langBash, src)
+		if out.Err == nil || out.Err.Code != "QWED-REQ-003" || out.Err.Details["expected"] != "heredoc_end" {
+			t.Fatalf("%q: %s %+v, want the syntax error QWED-REQ-003 (expected heredoc_end)", src, out.Status, out.Err)
+		}
+	}
+}
