@@ -56,13 +56,19 @@ type Command struct {
 	// RequestID: resend with the same ID to get the recorded decision.
 	ID string
 	// AgentID is the CloudEvent subject and the Kafka key ("" for a
-	// registration: the client uses the agent id the gate will mint).
+	// registration: the client uses the agent id the gate will mint when
+	// the API key is the agent's principal's; the gate forwards it
+	// otherwise).
 	AgentID string
 	// Data is the endpoint's JSON body: []byte or json.RawMessage as is,
 	// anything else through encoding/json.
 	Data any
 	// APIKey is sent in the x-api-key header (principal commands).
 	APIKey string
+	// principal is the principal a registration's key is expected to
+	// authenticate (the agent's principal_id, set by Register): the agent
+	// id the gate mints depends on it.
+	principal string
 }
 
 // Reply is the gate's answer to a Request.
@@ -293,7 +299,7 @@ func (c *Client) message(cmd Command, replyTo, corr string) (kafka.Message, doma
 	}
 	key := cmd.AgentID
 	if cmd.Type == domain.CmdRegisterAgent {
-		key = domain.AgentIDFor(id)
+		key = AgentIDFor(id.Source, id.ID, cmd.principal)
 	}
 	ext := map[string]string{}
 	if key != "" {
@@ -378,9 +384,10 @@ func PartitionFor(key string, n int) int32 {
 }
 
 // AgentIDFor returns the agent id a registration sent with this source and
-// id mints (domain.AgentIDFor).
-func AgentIDFor(source, id string) string {
-	return domain.AgentIDFor(domain.RequestID{Source: source, ID: id})
+// id, with an API key of principal, mints (domain.AgentIDFor: request ids
+// are scoped by the principal of the key, domain.RequestScope).
+func AgentIDFor(source, id, principal string) string {
+	return domain.AgentIDFor(domain.RequestID{Source: source, ID: id, Scope: domain.RequestScope(principal, "")})
 }
 
 func partitions(ctx context.Context, brokers []string, topic string) ([]int, error) {

@@ -10,7 +10,7 @@ func Register(apiKey string, agent domain.AgentInfo, perms domain.Permissions, b
 		Agent       domain.AgentInfo   `json:"agent"`
 		Permissions domain.Permissions `json:"permissions"`
 		Budget      domain.Limits      `json:"budget"`
-	}{agent, perms, budget}}
+	}{agent, perms, budget}, principal: agent.PrincipalID}
 }
 
 // Verify returns the action verification command of an agent (seed 000

@@ -16,9 +16,11 @@
 // Producer is the write path of all of them and of the gate's replies:
 // one produce request (acks=all) per topic-partition, no batching timer.
 //
-// A command's RequestID is (Config.Source, Command.ID): resending a
-// command with the same ID gets the recorded decision again, never a
-// second one. A registration's key is the agent id the gate will mint,
-// AgentIDFor(source, id), so that the agent's later requests land on the
-// same partition.
+// A command's RequestID is (Config.Source, Command.ID), scoped by the
+// gate with the credential it carries (the principal of its API key, or
+// its agent token): resending a command with the same ID and credential
+// gets the recorded decision again, never a second one. A registration's
+// key is the agent id the gate will mint, AgentIDFor(source, id,
+// principal), so that the agent's later requests land on the same
+// partition (registered with the admin key, it is forwarded there).
 package client

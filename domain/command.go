@@ -40,6 +40,12 @@ const (
 type RequestID struct {
 	Source string `json:"source"`
 	ID     string `json:"id"`
+	// Scope is the credential the request was sent with (RequestScope):
+	// the same source and id sent with another principal's key or another
+	// agent token is another request, so that one tenant cannot claim
+	// another's request ids (issue 11). It is "" for the gate's own
+	// commands, for recorded refusals, and in logs written before it.
+	Scope string `json:"scope,omitempty"`
 }
 
 // AdminPrincipal is the principal of the admin API key: it sees every agent.

@@ -29,7 +29,9 @@
 // failures (AGENT-001 unknown agent, AGENT-002 missing or wrong token,
 // AUTH-001/AUTH-003 missing or wrong principal, AGENT-003 suspended) and
 // invalid input (CTX-001, CTX-002, REQ-001, REQ-002, REQ-404, REQ-409) are
-// EvCommandRejected: Apply records nothing for them but the time. A verify
+// EvCommandRejected: Apply records nothing for them but the time. Once
+// Config.WithholdRefusals is on, an authentication failure records the
+// command with its payload withheld (Withhold). A verify
 // request that passes validation is decided (EvActionDecided) in this order:
 // LOOP-001 step limit, LOOP-002 replay, LOOP-003 repetition, LOOP-004 doom
 // loop, the action type or tool (REQ-005, AGENT-004, SEC-002, AGENT-005),
@@ -70,7 +72,7 @@
 //     count is not returned (the request was made).
 //   - A suspended agent may still log the execution of an action approved
 //     before its suspension: the audit trail stays complete.
-//   - Retries of one request (same source and id) are answered by the
-//     caller from the log (DESIGN.md §2.4); Decide refuses a second decision
+//   - Retries of one request (same source, id and scope: RequestScope) are
+//     answered by the caller from the log (DESIGN.md §2.4); Decide refuses a second decision
 //     for an action ID that is still open or has an approval (REQ-409).
 package domain

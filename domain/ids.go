@@ -3,6 +3,7 @@ package domain
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"strconv"
 )
 
 // ID derivation. Every identifier the gate mints is derived from the
@@ -11,8 +12,9 @@ import (
 // the first attempt.
 //
 // The digest is SHA-256 over a kind byte (none for agents), the request
-// source, a NUL byte and the request id. The kind byte keeps the identifier
-// spaces of agents, actions and trust requests apart.
+// source, a NUL byte and the request id, prefixed by the request's scope
+// when it has one. The kind byte keeps the identifier spaces of agents,
+// actions and trust requests apart.
 const (
 	idKindAgent  = 0
 	idKindAction = 1
@@ -26,29 +28,45 @@ const (
 	trustIDHexLen  = 20
 )
 
-// requestDigest returns SHA-256 over kind (omitted for agents), source, NUL, id.
+// requestDigest returns SHA-256 over kind (omitted for agents), source, NUL,
+// id; for a scoped request, over 0xFF, kind, the scope's length in decimal,
+// ':', the scope, source, NUL, id, so that a scoped request never mints
+// another scope's identifiers.
 func requestDigest(kind byte, r RequestID) [sha256.Size]byte {
 	var buf [256]byte
-	if n := 2 + len(r.Source) + len(r.ID); n <= len(buf) {
-		b := buf[:0]
-		if kind != idKindAgent {
-			b = append(b, kind)
-		}
-		b = append(b, r.Source...)
-		b = append(b, 0)
-		b = append(b, r.ID...)
-		return sha256.Sum256(b)
+	b := buf[:0]
+	if r.Scope != "" {
+		b = append(b, 0xff, kind)
+		b = strconv.AppendInt(b, int64(len(r.Scope)), 10)
+		b = append(b, ':')
+		b = append(b, r.Scope...)
+	} else if kind != idKindAgent {
+		b = append(b, kind)
 	}
-	h := sha256.New()
-	if kind != idKindAgent {
-		h.Write([]byte{kind})
+	b = append(b, r.Source...)
+	b = append(b, 0)
+	b = append(b, r.ID...)
+	return sha256.Sum256(b)
+}
+
+// scopeTokenHexLen is how much of an agent token's hash names its scope
+// (128 bits).
+const scopeTokenHexLen = 32
+
+// RequestScope returns the scope of a request authenticated with a
+// principal's API key ("principal:" + the principal, the admin's "*"
+// included) or, without one, with an agent token whose SHA-256 hex is
+// tokenHash ("token:" + its first 32 hex digits); "" with neither.
+func RequestScope(principal, tokenHash string) string {
+	switch {
+	case principal != "":
+		return "principal:" + principal
+	case len(tokenHash) >= scopeTokenHexLen:
+		return "token:" + tokenHash[:scopeTokenHexLen]
+	case tokenHash != "":
+		return "token:" + tokenHash
 	}
-	h.Write([]byte(r.Source))
-	h.Write([]byte{0})
-	h.Write([]byte(r.ID))
-	var out [sha256.Size]byte
-	h.Sum(out[:0])
-	return out
+	return ""
 }
 
 func derivedID(prefix string, kind byte, hexLen int, r RequestID) string {
@@ -60,13 +78,15 @@ func derivedID(prefix string, kind byte, hexLen int, r RequestID) string {
 }
 
 // AgentIDFor returns the agent ID a registration request mints:
-// "agent_" + the first 16 hex digits of SHA-256(source NUL id).
+// "agent_" + the first 16 hex digits of its digest (requestDigest:
+// SHA-256(source NUL id) for an unscoped request).
 func AgentIDFor(r RequestID) string {
 	return derivedID("agent_", idKindAgent, agentIDHexLen, r)
 }
 
 // ActionIDFor returns the action ID a verify request mints: "act_" + the
-// first 20 hex digits of SHA-256(0x01 source NUL id).
+// first 20 hex digits of its digest (SHA-256(0x01 source NUL id) for an
+// unscoped request).
 func ActionIDFor(r RequestID) string {
 	return derivedID("act_", idKindAction, actionIDHexLen, r)
 }

@@ -236,7 +236,7 @@ func (w *batchWriter) touchResolved(r *domain.ApprovalResolved) {
 func (w *batchWriter) event(ev *domain.Event) error {
 	if ev.Command != nil && ev.Command.Request != (domain.RequestID{}) {
 		// The request index makes a retried request find its event.
-		k := key(tRequest, ev.Command.Request.Source, ev.Command.Request.ID)
+		k := requestKey(ev.Command.Request)
 		w.s.requests.add(k)
 		if err := w.b.Set(k, binary.BigEndian.AppendUint64(nil, ev.Seq), nil); err != nil {
 			return err

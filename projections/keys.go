@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"time"
+
+	"github.com/agentgate/agentgate/domain"
 )
 
 // Key layout. Every key starts with a one-byte table prefix; string
@@ -23,10 +25,19 @@ const (
 	tActivity    = 'v' // v + agent + time(8) + seq(8) -> binary (codec.go)
 	tActionIdx   = 'x' // x + action id -> activity key (none in a store without activities)
 	tSummary     = 's' // s + agent + day(8)
-	tRequest     = 'r' // r + source + id -> seq(8)
+	tRequest     = 'r' // r + source + id [+ scope] -> seq(8) (requestKey)
 	tOpen        = 'n' // n + agent + seq(8) of the deciding event (domain.OpenAction.Seq) -> binary (codec.go)
 	tRetired     = 'e' // e + agent + conversation -> last committed step(8) of a conversation evicted from the state
 )
+
+// requestKey is the request index key of r: an unscoped request (logs
+// written before request scopes) keeps the key it had.
+func requestKey(r domain.RequestID) []byte {
+	if r.Scope == "" {
+		return key(tRequest, r.Source, r.ID)
+	}
+	return key(tRequest, r.Source, r.ID, r.Scope)
+}
 
 func appendStr(b []byte, s string) []byte {
 	if len(s) > maxKeyPart {

@@ -785,7 +785,7 @@ func (s *Store) KeyPrincipal(keyHash string) (string, error) {
 // RequestSeq returns the seq of the event recorded for a request.
 func (s *Store) RequestSeq(r domain.RequestID) (uint64, error) {
 	defer s.hold()()
-	k := key(tRequest, r.Source, r.ID)
+	k := requestKey(r)
 	if !s.requests.mayHave(k) {
 		return 0, ErrNotFound
 	}

@@ -122,6 +122,7 @@ func (e *encoder) command(c *domain.Command) {
 	e.open()
 	e.strField("source", c.Request.Source)
 	e.strField("id", c.Request.ID)
+	e.optStr("scope", c.Request.Scope)
 	e.close()
 	e.optStr("principal", c.Principal)
 	e.optStr("agent_id", c.AgentID)

@@ -390,6 +390,9 @@ func (d *decoder) requestID(r *domain.RequestID) {
 		case "id":
 			d.once(&seen, 1)
 			r.ID = d.str()
+		case "scope":
+			d.once(&seen, 2)
+			r.Scope = d.str()
 		default:
 			d.unknown(k, reflect.TypeFor[domain.RequestID]())
 		}

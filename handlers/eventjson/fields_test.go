@@ -26,7 +26,7 @@ func fullEvents() []*domain.Event {
 	level := func(v domain.TrustLevel) *domain.TrustLevel { return &v }
 	text := "a <b> & \"c\" \\ é 日本 😀 \u2028\n\t"
 	cmd := func(typ domain.CommandType) *domain.Command {
-		return &domain.Command{Type: typ, Request: domain.RequestID{Source: "http", ID: "req-1"}, Principal: "org_1",
+		return &domain.Command{Type: typ, Request: domain.RequestID{Source: "http", ID: "req-1", Scope: "principal:org_1"}, Principal: "org_1",
 			AgentID: "agent_1", TokenHash: "hash"}
 	}
 	ctx := domain.ActionContext{ConversationID: "c1", StepNumber: "7", UserIntent: text, PreActionStateHash: "ph", StateSource: "git_tree"}

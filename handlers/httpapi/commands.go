@@ -169,6 +169,7 @@ func (a *api) run(ctx context.Context, ep *endpoint, in *input, c *call, id doma
 			"missing agent token: send agent_token in the body, an Authorization: Bearer header, or an X-API-Key")
 	}
 	cmd.Request = id
+	cmd.Request.Scope = domain.RequestScope(c.creds.principal, c.creds.tokenHash)
 	cmd.Principal = c.creds.principal
 	cmd.TokenHash = c.creds.tokenHash
 	ev, e := a.submit(ctx, cmd)
@@ -202,7 +203,7 @@ func requestID(r *http.Request) (domain.RequestID, *apiError) {
 	if key == "" {
 		key = freshID()
 	}
-	return domain.RequestID{Source: "http", ID: key}, nil
+	return domain.RequestID{Source: HTTPSource, ID: key}, nil
 }
 
 // freshID returns a random request id.

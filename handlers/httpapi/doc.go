@@ -10,7 +10,10 @@
 //  1. read, bounded by Config.MaxBodyBytes (QWED-REQ-004, 413);
 //  2. identified: RequestID{Source: "http", ID: the Idempotency-Key header
 //     (at most MaxIdempotencyKeyBytes, else QWED-REQ-001), or a fresh random
-//     id}; CloudEvents use RequestID{source, id};
+//     id}; CloudEvents use RequestID{source, id} (a source in the "http"
+//     namespace is QWED-REQ-001); either is scoped by the credentials of
+//     step 3 (domain.RequestScope), so one principal's key never names
+//     another's request;
 //  3. authenticated: X-API-Key for principals (missing QWED-AUTH-001, unknown
 //     QWED-AUTH-002, both 401; the admin key is compared with crypto/subtle),
 //     the agent token ("agent_token" in the body or "Authorization: Bearer")

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strings"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/handlers/verify"
 	"github.com/agentgate/agentgate/streams/cehttp"
 )
 
@@ -24,6 +26,30 @@ var eventEndpoints = map[string]*endpoint{
 	// through the HTTP API only (every partition must record the change).
 	string(domain.CmdRotateAgentToken): &epRotateToken,
 	string(domain.CmdRevokeAgentToken): &epRevokeToken,
+}
+
+// HTTPSource is the CloudEvent source of the HTTP API's own commands
+// (their RequestID's source). The namespace ("http" and "http/…") is the
+// API's: a CloudEvent that names it is refused (EventSourceRejection), so
+// that it cannot pass for an HTTP request. URI sources such as
+// "http://host/path" are outside it.
+const HTTPSource = "http"
+
+// EventSourceRejection refuses a CloudEvent source in the HTTP API's
+// namespace with QWED-REQ-001 naming the attribute; nil for any other.
+func EventSourceRejection(source string) *Rejection {
+	if e := sourceRefusal(source); e != nil {
+		return rejectionOf(e)
+	}
+	return nil
+}
+
+func sourceRefusal(source string) *apiError {
+	if source != HTTPSource && !strings.HasPrefix(source, HTTPSource+"/") {
+		return nil
+	}
+	return reject(domain.CodeInvalidRequest, map[string]any{"attribute": "source"},
+		"CloudEvent source %q is in the namespace of the HTTP API's own requests (%q)", clip(source), HTTPSource)
 }
 
 // events serves POST /events: one command as a CloudEvent (binary or
@@ -63,6 +89,13 @@ func (a *api) events(w http.ResponseWriter, r *http.Request) {
 // data.
 func (a *api) event(w http.ResponseWriter, r *http.Request, c *call, ce cehttp.Event) (int, []byte) {
 	ctx := r.Context()
+	if e := sourceRefusal(ce.Source); e != nil {
+		a.record(ctx, c, e)
+		if ce.Type == string(domain.CmdQWEDVerify) {
+			return e.status, verify.ErrorAnswer(e.err.Code, e.err.Details, "%s", e.err.Message).Body
+		}
+		return e.status, e.body()
+	}
 	if ce.Type == string(domain.CmdQWEDVerify) {
 		return a.verifyEvent(w, r, c, ce)
 	}

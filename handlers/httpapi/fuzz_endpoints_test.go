@@ -112,7 +112,8 @@ func FuzzBuildEventCommand(f *testing.F) {
 			return
 		}
 		c := ec.Command
-		if c.Request != id || c.Principal != principal || (c.TokenHash != tokenHash && tokenHash != "") {
+		if c.Request.Source != id.Source || c.Request.ID != id.ID || c.Request.Scope != domain.RequestScope(c.Principal, c.TokenHash) ||
+			c.Principal != principal || (c.TokenHash != tokenHash && tokenHash != "") {
 			t.Fatalf("command %+v lost the event's identity or credentials", c)
 		}
 		if _, err := json.Marshal(c); err != nil {

@@ -408,7 +408,7 @@ func (a *api) record(ctx context.Context, c *call, e *apiError) {
 	}
 	cmd := &domain.Command{
 		Type:      domain.CmdRejectRequest,
-		Request:   domain.RequestID{Source: "http", ID: freshID()},
+		Request:   domain.RequestID{Source: HTTPSource, ID: freshID()},
 		Principal: c.creds.principal,
 		Reject:    rej,
 	}

@@ -95,6 +95,7 @@ func BuildEventCommand(typ, subject string, data []byte, id domain.RequestID, pr
 			"missing agent token: send agent_token in the data or an API key"))
 	}
 	cmd.Request = id
+	cmd.Request.Scope = domain.RequestScope(cr.principal, cr.tokenHash)
 	cmd.Principal = cr.principal
 	cmd.TokenHash = cr.tokenHash
 	return &EventCommand{Command: cmd, secret: mint}, nil

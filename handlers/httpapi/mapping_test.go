@@ -45,7 +45,9 @@ func TestBuildEventCommandHashesToken(t *testing.T) {
 		t.Fatalf("rejected: %v", rej)
 	}
 	c := ec.Command
-	if c.Request != id || c.AgentID != "agent_1" || c.Type != domain.CmdVerifyAction {
+	scoped := id
+	scoped.Scope = domain.RequestScope("", c.TokenHash) // the event's id is the token's own (issue 11)
+	if c.Request != scoped || c.AgentID != "agent_1" || c.Type != domain.CmdVerifyAction {
 		t.Fatalf("command %+v", c)
 	}
 	if c.TokenHash == "" || c.TokenHash == "qwed_agent_secret" || len(c.TokenHash) != 64 {

@@ -225,8 +225,10 @@ func TestIdempotentRegistrationReturnsTokenOnce(t *testing.T) {
 }
 
 // TestIdempotencyKeyReuseByAnotherRequest pins that a key reused by a
-// different request (another principal, or another body) is QWED-REQ-409
-// and never discloses the first request's answer.
+// different request with the same credential (another body) is
+// QWED-REQ-409 and never discloses the first request's answer, while the
+// same key sent with another credential (another agent's token, a
+// principal key) is another request (issue 11), decided on its own.
 func TestIdempotencyKeyReuseByAnotherRequest(t *testing.T) {
 	g := newTestGate(t, gateOptions{})
 	keyA, keyB := g.issueKey("org_a"), g.issueKey("org_b")
@@ -242,9 +244,7 @@ func TestIdempotencyKeyReuseByAnotherRequest(t *testing.T) {
 		h    hdr
 		body any
 	}{
-		"other agent":   {"/agents/" + b.id + "/verify", hdr{"Authorization": "Bearer " + b.token, "Idempotency-Key": "shared"}, verifyReq("calculate", "2+2", "c", 1)},
-		"other body":    {"/agents/" + a.id + "/verify", hdr{"Authorization": "Bearer " + a.token, "Idempotency-Key": "shared"}, verifyReq("calculate", "3+3", "c", 1)},
-		"other command": {"/agents/" + a.id + "/suspend", hdr{"X-API-Key": keyA, "Idempotency-Key": "shared"}, `{"suspended":true}`},
+		"other body": {"/agents/" + a.id + "/verify", hdr{"Authorization": "Bearer " + a.token, "Idempotency-Key": "shared"}, verifyReq("calculate", "3+3", "c", 1)},
 	} {
 		before := g.head()
 		r := g.do("POST", req.path, req.h, req.body)
@@ -253,6 +253,20 @@ func TestIdempotencyKeyReuseByAnotherRequest(t *testing.T) {
 			continue
 		}
 		g.expectRejected(before, domain.CodeConflict, "")
+	}
+	for name, req := range map[string]struct {
+		path   string
+		h      hdr
+		body   any
+		status int
+	}{
+		"other agent":   {"/agents/" + b.id + "/verify", hdr{"Authorization": "Bearer " + b.token, "Idempotency-Key": "shared"}, verifyReq("calculate", "2+2", "c", 1), 200},
+		"other command": {"/agents/" + a.id + "/suspend", hdr{"X-API-Key": keyA, "Idempotency-Key": "shared"}, `{"suspended":true}`, 200},
+	} {
+		r := g.do("POST", req.path, req.h, req.body)
+		if r.status != req.status || strings.Contains(string(r.body), actionID) {
+			t.Errorf("%s: %d %s, want %d, decided on its own", name, r.status, r.body, req.status)
+		}
 	}
 }
 

@@ -64,9 +64,10 @@
 //
 // Routing. The Kafka key is the agent id (DESIGN.md §3), partitioned with
 // murmur2 (Kafka's Java default; PartitionFor). A registration mints its
-// agent id from its RequestID (domain.AgentIDFor), so its key is
-// AgentIDFor(source, id): the client computes it before sending (package
-// client does). A request that arrives on the wrong partition (another
+// agent id from its RequestID (domain.AgentIDFor; the request is scoped
+// by the principal of its API key), so its key is AgentIDFor(source, id,
+// principal): the client computes it before sending (package client does,
+// for the agent's principal). A request that arrives on the wrong partition (another
 // partitioner, no key) is forwarded once to the partition of its agent,
 // so that an agent's requests are always decided by one writer and
 // identifiers minted from request ids never collide across partitions.

@@ -465,6 +465,15 @@ func (g *Gate) handle(ctx context.Context, pr *partition, msg kafka.Message) *it
 	if mac, ok := header(&msg, HeaderMAC); ok {
 		return g.handleInternal(ctx, pr, it, mac)
 	}
+	if rej := httpapi.EventSourceRejection(ev.Source); rej != nil {
+		it.rej, it.dead = rej, rej.Error()
+		it.pend = g.audit(ctx, pr, it, "")
+		if ev.Type == string(domain.CmdQWEDVerify) {
+			it.qwed = &qwedCall{done: make(chan struct{}), ans: verify.ErrorAnswer(rej.Err.Code, rej.Err.Details, "%s", rej.Err.Message)}
+			close(it.qwed.done)
+		}
+		return it
+	}
 	id := domain.RequestID{Source: ev.Source, ID: ev.ID}
 	principal := ""
 	if key, ok := header(&msg, HeaderAPIKey); ok && key != "" {

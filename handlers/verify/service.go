@@ -97,7 +97,8 @@ type Call struct {
 	// the admin key); the transport authenticates.
 	Principal string
 	// Request identifies the call for the log (retries with the same
-	// RequestID get the recorded attestations).
+	// RequestID get the recorded attestations); it is scoped by Principal
+	// when recorded.
 	Request domain.RequestID
 }
 
@@ -487,7 +488,11 @@ func (s *Service) record(ctx context.Context, c Call, batch bool, results []*ite
 	for i, r := range results {
 		q.Items[i] = r.item
 	}
-	cmd := &domain.Command{Type: domain.CmdQWEDVerify, Request: c.Request, Principal: c.Principal, QWEDVerify: q}
+	// The request id is the principal's own (issue 11): another principal
+	// reusing it is another request.
+	id := c.Request
+	id.Scope = domain.RequestScope(c.Principal, "")
+	cmd := &domain.Command{Type: domain.CmdQWEDVerify, Request: id, Principal: c.Principal, QWEDVerify: q}
 	rctx, cancel := context.WithTimeout(ctx, s.cfg.RecordTimeout)
 	defer cancel()
 	ev, err := s.cfg.Gate.Submit(rctx, cmd)
