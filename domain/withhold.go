@@ -32,37 +32,30 @@ type WithheldBody struct {
 // principal, agent and token hash (authAgent, agentForPrincipal); nil for
 // the others.
 func (c *Command) payload() any {
+	var (
+		p  any
+		ok bool
+	)
 	switch c.Type {
 	case CmdVerifyAction:
-		if c.Verify != nil {
-			return c.Verify
-		}
+		p, ok = c.Verify, c.Verify != nil
 	case CmdVerifyToolCall:
-		if c.Tool != nil {
-			return c.Tool
-		}
+		p, ok = c.Tool, c.Tool != nil
 	case CmdLogExecution:
-		if c.Execution != nil {
-			return c.Execution
-		}
+		p, ok = c.Execution, c.Execution != nil
 	case CmdRequestTrust:
-		if c.Trust != nil {
-			return c.Trust
-		}
+		p, ok = c.Trust, c.Trust != nil
 	case CmdSetTrustLevel:
-		if c.SetTrust != nil {
-			return c.SetTrust
-		}
+		p, ok = c.SetTrust, c.SetTrust != nil
 	case CmdSuspendAgent:
-		if c.Suspend != nil {
-			return c.Suspend
-		}
+		p, ok = c.Suspend, c.Suspend != nil
 	case CmdFileComplaint:
-		if c.Complaint != nil {
-			return c.Complaint
-		}
+		p, ok = c.Complaint, c.Complaint != nil
 	}
-	return nil
+	if !ok {
+		return nil
+	}
+	return p
 }
 
 // Withhold returns cmd as a refusal at authentication records it: its
