@@ -50,7 +50,8 @@ func registerOn(t *testing.T, c *client.Client, p int32, n int) (ids, tokens []s
 	t.Helper()
 	for i := 0; len(ids) < n; i++ {
 		reqID := fmt.Sprintf("overlap-reg-%d", i)
-		if kafkagate.PartitionFor(domain.AgentIDFor(domain.RequestID{Source: c.Source(), ID: reqID}), testPartitions) != p {
+		// Registered with the admin key: the request is the admin's (issue 11).
+		if kafkagate.PartitionFor(client.AgentIDFor(c.Source(), reqID, domain.AdminPrincipal), testPartitions) != p {
 			continue
 		}
 		cmd := client.Register(adminKey, domain.AgentInfo{Name: reqID, Type: "supervised", PrincipalID: fmt.Sprintf("org_%d", len(ids))},
