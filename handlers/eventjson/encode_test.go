@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -96,8 +97,11 @@ const testToken = "qwed_agent_encode-test"
 // answered and every payload of the log.
 func seededWorkerRun(t *testing.T, seed uint64, n int) (answered []*domain.Event, payloads [][]byte) {
 	r := rand.New(rand.NewPCG(seed, 0x5eed))
-	now := time.Date(2026, 11, 1, 23, 0, 0, 0, time.UTC)
-	clock := func() time.Time { return now }
+	// The worker reads the clock on its own goroutine (ticks, batches):
+	// the test advances it atomically.
+	var nowNanos atomic.Int64
+	nowNanos.Store(time.Date(2026, 11, 1, 23, 0, 0, 0, time.UTC).UnixNano())
+	clock := func() time.Time { return time.Unix(0, nowNanos.Load()).UTC() }
 	g, err := handlers.OpenGate(handlers.Options{DataDir: t.TempDir(), AdminKey: "admin", Clock: clock,
 		Checkpoint: domain.CheckpointPolicy{Events: 40, Interval: domain.Duration(365 * 24 * time.Hour)}})
 	if err != nil {
@@ -124,7 +128,7 @@ func seededWorkerRun(t *testing.T, seed uint64, n int) (answered []*domain.Event
 	tools := []string{"search", "send_email", "execute_code", "mystery_tool"}
 	for i := 0; i < n; i++ {
 		if r.IntN(10) == 0 {
-			now = now.Add(time.Duration(r.IntN(90)) * time.Minute)
+			nowNanos.Add(int64(time.Duration(r.IntN(90)) * time.Minute))
 		}
 		var cmd *domain.Command
 		pick := r.IntN(100)
