@@ -465,14 +465,7 @@ func (c *checker) text(n *name) []byte {
 }
 
 func (c *checker) object(s *Shape, depth int) {
-	if depth > MaxDepth {
-		c.syntax()
-		return
-	}
-	c.i++ // '{'
-	c.ws()
-	if c.i < len(c.p) && c.p[c.i] == '}' {
-		c.i++
+	if !c.enter(depth, '}') {
 		return
 	}
 	first := len(c.names)
@@ -533,21 +526,9 @@ func (c *checker) object(s *Shape, depth int) {
 		}
 		c.i++
 		c.value(child, depth)
-		if c.err != nil {
+		if !c.more('}') {
 			return
 		}
-		c.path = c.path[:len(c.path)-1]
-		c.ws()
-		if c.i < len(c.p) && c.p[c.i] == ',' {
-			c.i++
-			continue
-		}
-		if c.i < len(c.p) && c.p[c.i] == '}' {
-			c.i++
-			return
-		}
-		c.syntax()
-		return
 	}
 }
 
@@ -559,36 +540,54 @@ func (s *Shape) elemOrNil() *Shape {
 }
 
 func (c *checker) array(s *Shape, depth int) {
-	if depth > MaxDepth {
-		c.syntax()
-		return
-	}
-	c.i++ // '['
-	c.ws()
-	if c.i < len(c.p) && c.p[c.i] == ']' {
-		c.i++
+	if !c.enter(depth, ']') {
 		return
 	}
 	elem := s.elemOrNil()
 	for idx := 0; ; idx++ {
 		c.path = append(c.path, step{name: -1, index: idx})
 		c.value(elem, depth)
-		if c.err != nil {
+		if !c.more(']') {
 			return
 		}
-		c.path = c.path[:len(c.path)-1]
-		c.ws()
-		if c.i < len(c.p) && c.p[c.i] == ',' {
-			c.i++
-			continue
-		}
-		if c.i < len(c.p) && c.p[c.i] == ']' {
-			c.i++
-			return
-		}
-		c.syntax()
-		return
 	}
+}
+
+// more ends a member or an element: it drops the value's step from the
+// path and consumes the comma (true: another follows) or the closing
+// byte (false); anything else is a syntax error (false).
+func (c *checker) more(closing byte) bool {
+	if c.err != nil {
+		return false
+	}
+	c.path = c.path[:len(c.path)-1]
+	c.ws()
+	if c.i < len(c.p) && c.p[c.i] == ',' {
+		c.i++
+		return true
+	}
+	if c.i < len(c.p) && c.p[c.i] == closing {
+		c.i++
+	} else {
+		c.syntax()
+	}
+	return false
+}
+
+// enter consumes the opening byte of an object or an array at depth and
+// reports whether it has members; an empty one is consumed whole.
+func (c *checker) enter(depth int, closing byte) bool {
+	if depth > MaxDepth {
+		c.syntax()
+		return false
+	}
+	c.i++
+	c.ws()
+	if c.i < len(c.p) && c.p[c.i] == closing {
+		c.i++
+		return false
+	}
+	return true
 }
 
 // fail records a refusal of the member at the end of c.path, whose name

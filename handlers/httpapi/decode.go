@@ -58,8 +58,12 @@ type decodeOptions struct {
 // naming the member. Malformed JSON is left to the decoder, which
 // reports it in its own words.
 func strict(body []byte, s *strictjson.Shape) *apiError {
-	var e *strictjson.Error
-	if err := strictjson.Check(body, s); err == nil || !errors.As(err, &e) || e.Kind == strictjson.KindSyntax {
+	err := strictjson.Check(body, s)
+	if err == nil {
+		return nil
+	}
+	var e *strictjson.Error // declared here: it escapes, and costs an allocation
+	if !errors.As(err, &e) || e.Kind == strictjson.KindSyntax {
 		return nil
 	}
 	return reject(domain.CodeInvalidRequest, e.Details(), "%s", e.Error())

@@ -149,8 +149,12 @@ func (s *Service) answer(ctx context.Context, req *request, typ string, opts ite
 // its JSON pointer, prefixed with at. Malformed JSON is left to the
 // decoder.
 func strictProblem(doc []byte, sch *schemas.Schema, at string) *Problem {
+	err := strictjson.Check(doc, sch.Shape())
+	if err == nil {
+		return nil
+	}
 	var e *strictjson.Error
-	if err := strictjson.Check(doc, sch.Shape()); err == nil || !errors.As(err, &e) || e.Kind == strictjson.KindSyntax {
+	if !errors.As(err, &e) || e.Kind == strictjson.KindSyntax {
 		return nil
 	}
 	d := e.Details()

@@ -206,8 +206,12 @@ var envelopeShape = strictjson.Object(map[string]*strictjson.Shape{
 // The error is an ErrInvalid *Error whose Attribute is the member's path
 // ("type", "data.action.TYPE"). Malformed JSON is left to the decoder.
 func CheckStructured(b []byte) error {
+	err := strictjson.Check(b, envelopeShape)
+	if err == nil {
+		return nil
+	}
 	var e *strictjson.Error
-	if err := strictjson.Check(b, envelopeShape); err == nil || !errors.As(err, &e) || e.Kind == strictjson.KindSyntax {
+	if !errors.As(err, &e) || e.Kind == strictjson.KindSyntax {
 		return nil
 	}
 	return Invalid(e.Path, e.Error(), nil)
