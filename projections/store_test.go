@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -745,4 +746,57 @@ func TestStoreWithoutActivity(t *testing.T) {
 		t.Errorf("%d action index entries, want none", n)
 	}
 	reopenRebuilt(t, s, dir, Options{NoSnapshots: true})
+}
+
+// TestIssue11_8_PagesByBytes: with a byte budget that one item fills, the
+// activity and the approvals (the admin's listing and a principal's) are
+// read one item a page, each once, by following the next cursor; a
+// budget smaller than one item still returns that item.
+func TestIssue11_8_PagesByBytes(t *testing.T) {
+	g := newTestGate(t, 1)
+	sup := g.register("s", 1, domain.Limits{})
+	const n = 4
+	for step := 1; step <= n; step++ {
+		p := g.verify(sup, "p"+strconv.Itoa(step), "c", step, domain.Action{Type: "api_call", Target: "crm" + strconv.Itoa(step)})
+		if p.Decided.Decision != domain.Pending {
+			t.Fatalf("decision %s, want PENDING", p.Decided.Decision)
+		}
+	}
+	from, to := g.now.Add(-time.Hour), g.now.Add(time.Hour)
+	seqs, after := map[uint64]bool{}, uint64(0)
+	for pages := 1; ; pages++ {
+		page, err := g.store.Activity(sup, from, to, after, 1000, 1)
+		if err != nil || len(page.Activities) != 1 {
+			t.Fatalf("activity page %d: %d items, %v", pages, len(page.Activities), err)
+		}
+		seqs[page.Activities[0].Seq] = true
+		if page.NextAfterSeq == 0 {
+			if pages != n || len(seqs) != n {
+				t.Fatalf("%d activities in %d pages, want %d", len(seqs), pages, n)
+			}
+			break
+		}
+		after = page.NextAfterSeq
+	}
+	for _, principal := range []string{domain.AdminPrincipal, "org_1"} {
+		ids, next := map[string]bool{}, ""
+		for pages := 1; ; pages++ {
+			list, nx, err := g.store.Approvals(principal, domain.ApprovalPending, next, 1000, 1)
+			if err != nil || len(list) != 1 || ids[list[0].ID] {
+				t.Fatalf("%s approvals page %d: %+v %v", principal, pages, list, err)
+			}
+			ids[list[0].ID] = true
+			if nx == "" {
+				if len(ids) != n {
+					t.Fatalf("%s: %d approvals, want %d", principal, len(ids), n)
+				}
+				break
+			}
+			next = nx
+		}
+		all, nx, err := g.store.Approvals(principal, "", "", 1000, 0)
+		if err != nil || len(all) != n || nx != "" {
+			t.Fatalf("%s: one page of the default budget: %d, next %q, %v", principal, len(all), nx, err)
+		}
+	}
 }
