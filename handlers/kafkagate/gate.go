@@ -95,6 +95,11 @@ type Gate struct {
 
 	mu    sync.Mutex
 	owned map[int32]*partition
+	// alone is held by the one request the process tries alone after a
+	// death (isolate), whatever its partition: a death is then charged to
+	// that request only, never to the isolated requests of the other
+	// partitions the process owns.
+	alone chan struct{}
 }
 
 // New returns a gate; partitions is the partition count of the requests
@@ -126,6 +131,7 @@ func New(cfg Config, partitions int) (*Gate, error) {
 	g := &Gate{
 		cfg: cfg, macKey: MACKey(cfg.AdminKeyHash), partitions: partitions, log: cfg.Logger,
 		owned: map[int32]*partition{},
+		alone: make(chan struct{}, 1),
 	}
 	if cfg.AdminKeyHash != "" {
 		g.adminHash = []byte(cfg.AdminKeyHash)

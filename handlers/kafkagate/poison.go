@@ -156,11 +156,18 @@ func (fl *flight) close(clean bool) {
 }
 
 // isolate processes msg alone (it is in the isolation window): it waits
-// until its answer is written before the next request is read, so that a
-// death is charged to it alone; past MaxAttempts deaths it is
+// until its answer is written before the next request is read, and no
+// other partition of the process tries a request alone meanwhile, so that
+// a death is charged to it alone; past MaxAttempts deaths it is
 // dead-lettered undecided instead. It returns false when the generation
 // ended before msg was answered.
 func (g *Gate) isolate(ctx context.Context, pr *partition, msg kafka.Message, items chan<- *item) bool {
+	select {
+	case g.alone <- struct{}{}:
+	case <-ctx.Done():
+		return false
+	}
+	release := func() { <-g.alone }
 	deaths := pr.flight.begin(msg.Offset)
 	var it *item
 	if deaths >= MaxAttempts {
@@ -174,15 +181,18 @@ func (g *Gate) isolate(ctx context.Context, pr *partition, msg kafka.Message, it
 	select {
 	case <-it.sync:
 	case <-ctx.Done():
+		release()
 		return false
 	}
 	if !it.flushed {
 		// The partition answers nothing more in this generation (as when
 		// a batch is not answered): its next owner goes on.
+		release()
 		<-ctx.Done()
 		return false
 	}
 	pr.flight.end(msg.Offset)
+	release()
 	return true
 }
 
