@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -45,16 +46,21 @@ func (e *overlapEngine) Verify(ctx context.Context, req qengines.Request) qengin
 }
 
 // registerOn registers n agents (allowed the math engine) whose agent ids
-// fall on partition p, choosing the registrations' request ids so.
-func registerOn(t *testing.T, c *client.Client, p int32, n int) (ids, tokens []string) {
+// fall on partition p, choosing the registrations' request ids so; the
+// principal of agent i is principal, or org_i when it is "".
+func registerOn(t *testing.T, c *client.Client, p int32, n int, principal string) (ids, tokens []string) {
 	t.Helper()
 	for i := 0; len(ids) < n; i++ {
-		reqID := fmt.Sprintf("overlap-reg-%d", i)
+		reqID := fmt.Sprintf("reg-%d-%d", p, i)
 		// Registered with the admin key: the request is the admin's (issue 11).
 		if kafkagate.PartitionFor(client.AgentIDFor(c.Source(), reqID, domain.AdminPrincipal), testPartitions) != p {
 			continue
 		}
-		cmd := client.Register(adminKey, domain.AgentInfo{Name: reqID, Type: "supervised", PrincipalID: fmt.Sprintf("org_%d", len(ids))},
+		owner := principal
+		if owner == "" {
+			owner = fmt.Sprintf("org_%d", len(ids))
+		}
+		cmd := client.Register(adminKey, domain.AgentInfo{Name: reqID, Type: "supervised", PrincipalID: owner},
 			domain.Permissions{AllowedEngines: []string{"math"}}, domain.Limits{})
 		cmd.ID = reqID
 		rep, err := c.Request(context.Background(), cmd)
@@ -96,7 +102,7 @@ func TestIssue11_KafkaEngineVerdictsOfAPartitionOverlap(t *testing.T) {
 	})
 	c := newClient(t, brokers)
 	const p = 0
-	ids, tokens := registerOn(t, c, p, n+1)
+	ids, tokens := registerOn(t, c, p, n+1, "")
 
 	// The decisions of partition p from here on.
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -168,4 +174,115 @@ func TestIssue11_KafkaEngineVerdictsOfAPartitionOverlap(t *testing.T) {
 			t.Fatalf("%s: recorded %+v, want the engine's verdict on the command", cmds[i].ID, ev)
 		}
 	}
+}
+
+// gatedEngine is a math engine whose runs the test lets through one at a
+// time: each reports its query on entered and answers VERIFIED on a token
+// from release.
+type gatedEngine struct {
+	entered chan string
+	release chan struct{}
+	stop    chan struct{} // closed at the end: every run ends
+}
+
+func (e *gatedEngine) Capabilities() qengines.Capabilities {
+	return (&overlapEngine{}).Capabilities()
+}
+
+func (e *gatedEngine) Verify(ctx context.Context, req qengines.Request) qengines.Outcome {
+	e.entered <- req.Query
+	select {
+	case <-e.release:
+		return qengines.Outcome{Status: qengines.Verified, Result: map[string]any{"is_valid": true, "message": "let through"}}
+	case <-e.stop:
+	case <-ctx.Done():
+	}
+	return qengines.Outcome{Status: qengines.Timeout}
+}
+
+// Issue 11 item 7 in Kafka mode: the partitions' engine verdicts take
+// turns by principal. Agent x of org_a holds the engine's one slot with
+// one of its three verdicts and queues the other two; agent y of org_b, on another partition, is
+// served as soon as x's running verdict ends, and its decision arrives
+// while x's queue still waits.
+func TestIssue11_KafkaVerdictsTakeTurnsByPrincipal(t *testing.T) {
+	_, brokers := broker(t)
+	eng := &gatedEngine{entered: make(chan string, 8), release: make(chan struct{}), stop: make(chan struct{})}
+	reg, err := verify.NewRegistryWith(fair.Config{Slots: 1}, eng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	startGate(t, brokers, &logs{brokers: brokers}, t.TempDir(), func(c *kafkagate.Config) {
+		c.Verifier = verify.NewActionVerifier(reg, 30*time.Second)
+		c.Engines = reg
+	})
+	t.Cleanup(func() { close(eng.stop) }) // before the gate stops
+	c := newClient(t, brokers)
+	xs, xt := registerOn(t, c, 0, 1, "org_a")
+	ys, yt := registerOn(t, c, 1, 1, "org_b")
+	q := reg.Queue("math")
+	act := func(agent, token, query string) client.Command {
+		return client.Verify(agent, token, domain.VerifyAction{
+			Action:  domain.Action{Type: "calculate", Query: query},
+			Context: domain.ActionContext{ConversationID: "turns-" + query, StepNumber: "1"}})
+	}
+	entered := func() string {
+		select {
+		case e := <-eng.entered:
+			return e
+		case <-time.After(30 * time.Second):
+			t.Fatal("no engine run entered")
+			return ""
+		}
+	}
+	waitFor := func(n int) {
+		deadline := time.Now().Add(30 * time.Second)
+		for q.Waiting() != n {
+			if time.Now().After(deadline) {
+				t.Fatalf("waiting for %d verdicts to queue (%d)", n, q.Waiting())
+			}
+			time.Sleep(time.Millisecond) // polling a state the test drives, not a timing
+		}
+	}
+	if _, err := c.PublishBatch(context.Background(), act(xs[0], xt[0], "x0"), act(xs[0], xt[0], "x1"), act(xs[0], xt[0], "x2")); err != nil {
+		t.Fatal(err)
+	}
+	// x's three verdicts start together: one of them takes the slot.
+	if e := entered(); e[0] != 'x' {
+		t.Fatalf("entered %s", e)
+	}
+	waitFor(2)
+	type answer struct {
+		rep *client.Reply
+		err error
+	}
+	yDone := make(chan answer, 1)
+	go func() {
+		rep, err := c.Request(context.Background(), act(ys[0], yt[0], "y0"))
+		yDone <- answer{rep, err}
+	}()
+	waitFor(3)
+	eng.release <- struct{}{} // x's running verdict ends
+	if e := entered(); e != "y0" {
+		t.Fatalf("after x's running verdict the engine ran %s, want y0 before x's queue", e)
+	}
+	eng.release <- struct{}{} // y0 ends
+	var y answer
+	select {
+	case y = <-yDone:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no decision for y0")
+	}
+	if y.err != nil || !strings.Contains(string(y.rep.Data), `"APPROVED"`) {
+		t.Fatalf("y0: %+v %v", y.rep, y.err)
+	}
+	if e := entered(); e[0] != 'x' {
+		t.Fatalf("entered %s, want one of x's", e)
+	}
+	if q.Waiting() != 1 {
+		t.Fatalf("x's queue: %d waiting, want one of x's still waiting when y0 was decided", q.Waiting())
+	}
+	eng.release <- struct{}{}
+	entered()
+	eng.release <- struct{}{}
 }
