@@ -50,6 +50,9 @@ func fillConversations(t *testing.T, g *runningGate, agent, prefix string, n int
 // restart — while a later step resumes it. Replay re-decides it all.
 // Before the fix, the replayed step was approved again.
 func TestReplayProtectionOutlivesConversationEviction(t *testing.T) {
+	if raceEnabled {
+		t.Skip("10,000 conversations: the plain pass runs it; the race detector slows it tenfold")
+	}
 	dir := t.TempDir()
 	clock := &testClock{now: time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)}
 	g := startGate(t, dir, clock.Now)

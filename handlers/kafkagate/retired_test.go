@@ -14,6 +14,9 @@ import (
 // (its partition store) and on a new instance that restores the
 // partition from the events topic alone (a fresh data dir).
 func TestKafkaReplayProtectionOutlivesConversationEviction(t *testing.T) {
+	if raceEnabled {
+		t.Skip("10,000 conversations: the plain pass runs it; the race detector slows it tenfold")
+	}
 	_, brokers := broker(t)
 	lg := &logs{brokers: brokers}
 	a := startGate(t, brokers, lg, t.TempDir())

@@ -1,0 +1,5 @@
+//go:build !race
+
+package kafkagate_test
+
+const raceEnabled = false
