@@ -72,6 +72,10 @@ func TestKafkaRefusedCredentialsRecordADigest(t *testing.T) {
 
 	h := startHTTPOverKafka(t, brokers, lg, engines(t), 10*time.Second, func(c *httpapi.Config) {
 		c.RefusalLimit = httpapi.RefusalLimit{PerAddress: 1, Burst: 3}
+		// The limiter refills with the API's clock: frozen, so the burst
+		// does not refill however slowly the test runs (-race).
+		frozen := time.Now()
+		c.Clock = func() time.Time { return frozen }
 	})
 	req := `{"action":{"type":"calculate","query":"` + big + `"},"context":{"conversation_id":"c","step_number":1}}`
 	st, m := h.do(t, "POST", "/agents/"+agent+"/verify", map[string]string{"Authorization": "Bearer x"}, req)
