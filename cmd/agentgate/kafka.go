@@ -167,6 +167,9 @@ func serveKafka(k *kafkaFlags, z3 *z3Flags, eng *engineFlags, rate *rateFlags, d
 		// partition.
 		History:      kafkagate.PartitionHistory(n, openLog),
 		SignTreeHead: func(c attest.TreeHeadClaims) (string, error) { return kr.SignTreeHead(nodeID, c) },
+		// A key, agent or approval another instance has just written is
+		// found once the read model has caught up.
+		CatchUp: reads.CatchUp,
 	})
 	srv := httpapi.NewServer(addr, h)
 	serr := make(chan error, 1)

@@ -121,6 +121,13 @@ type Config struct {
 	// the qwed.verify CloudEvent; nil builds one over the built-in engines
 	// that records through Gate.
 	Verify *verify.Service
+	// CatchUp, if set, is called when an API key, an agent or an approval
+	// is not in Store, before answering so: it returns once Store holds
+	// every write acknowledged before the call (nil) or gives up (an
+	// error), and the lookup is tried once more. Kafka mode sets it
+	// (kafkagate.ReadModel.CatchUp), so that what another instance has
+	// just written is found here too.
+	CatchUp func(ctx context.Context) error
 	// VerifyRateLimit bounds POST /verify and qwed.verify per principal
 	// and overall (seed 002 §10.3); the zero value sets no limit.
 	VerifyRateLimit RateLimit
@@ -286,7 +293,7 @@ type creds struct {
 func (a *api) credentials(r *http.Request, keyRequired, withToken bool) (creds, *apiError) {
 	var cr creds
 	if key := r.Header.Get("X-API-Key"); key != "" {
-		p, e := a.principalOf(key)
+		p, e := a.principalOf(r.Context(), key)
 		if e != nil {
 			return cr, e
 		}
@@ -303,12 +310,15 @@ func (a *api) credentials(r *http.Request, keyRequired, withToken bool) (creds, 
 }
 
 // principalOf returns the principal of an API key.
-func (a *api) principalOf(key string) (string, *apiError) {
+func (a *api) principalOf(ctx context.Context, key string) (string, *apiError) {
 	h := hashHex(key)
 	if a.adminHash != nil && subtle.ConstantTimeCompare([]byte(h), a.adminHash) == 1 {
 		return domain.AdminPrincipal, nil
 	}
 	p, err := a.cfg.Store.KeyPrincipal(h)
+	if a.caughtUp(ctx, err) {
+		p, err = a.cfg.Store.KeyPrincipal(h)
+	}
 	if errors.Is(err, projections.ErrNotFound) {
 		return "", reject(domain.CodeInvalidAPIKey, map[string]any{"header": "X-API-Key"}, "invalid API key")
 	}
@@ -317,6 +327,19 @@ func (a *api) principalOf(key string) (string, *apiError) {
 		return "", failure(domain.CodeUnavailable, "API keys cannot be read")
 	}
 	return p, nil
+}
+
+// caughtUp reports whether a lookup that failed with err should be tried
+// again: it found nothing, and Config.CatchUp brought Store up to date.
+func (a *api) caughtUp(ctx context.Context, err error) bool {
+	if a.cfg.CatchUp == nil || !errors.Is(err, projections.ErrNotFound) {
+		return false
+	}
+	if err := a.cfg.CatchUp(ctx); err != nil {
+		a.log.Warn("catching up the read side", "err", err)
+		return false
+	}
+	return true
 }
 
 // bearer returns the token of an "Authorization: Bearer" header.

@@ -66,6 +66,9 @@ func (a *api) readAgentFor(r *http.Request, c *call) (*domain.Agent, *apiError) 
 		return nil, e
 	}
 	ag, err := a.cfg.Store.Agent(id)
+	if a.caughtUp(r.Context(), err) {
+		ag, err = a.cfg.Store.Agent(id)
+	}
 	if errors.Is(err, projections.ErrNotFound) {
 		return nil, reject(domain.CodeAgentNotRegistered, map[string]any{"agent_id": id}, "agent %q is not registered", id)
 	}
@@ -314,6 +317,9 @@ func (a *api) readApproval(r *http.Request, c *call) (*domain.Approval, *apiErro
 		return nil, e
 	}
 	ap, err := a.cfg.Store.Approval(id)
+	if a.caughtUp(r.Context(), err) {
+		ap, err = a.cfg.Store.Approval(id)
+	}
 	if errors.Is(err, projections.ErrNotFound) {
 		return nil, reject(domain.CodeNotFound, map[string]any{"approval_id": id}, "approval %q not found", id)
 	}

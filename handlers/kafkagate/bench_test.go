@@ -3,6 +3,8 @@ package kafkagate_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"sort"
 	"strings"
 	"sync"
@@ -35,6 +37,46 @@ func BenchmarkKafkaRequestReply(b *testing.B) {
 		rep, err := c.Request(context.Background(), cmd)
 		if err != nil || rep.Status >= 500 {
 			b.Fatalf("request %d: %v %v", i, rep, err)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	b.StopTimer()
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+}
+
+// BenchmarkKafkaHTTPVerify measures one POST /agents/{id}/verify through
+// the HTTP API of an instance in Kafka mode (HTTPGate, the read model
+// polling every 200 ms as serve's does), on the dev broker: p50 and p99
+// latency. The answer waits until the instance's read model has applied
+// the decision (read your writes).
+func BenchmarkKafkaHTTPVerify(b *testing.B) {
+	defer handlers.TuneGC()()
+	brokers := devBroker(b)
+	lg := &logs{brokers: brokers}
+	startGate(b, brokers, lg, b.TempDir())
+	h := startHTTPOverKafkaPolling(b, brokers, lg, engines(b), 20*time.Second, 200*time.Millisecond)
+	c := newClient(b, brokers)
+	agent, token := register(b, c, "bench-http")
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := range b.N {
+		body := fmt.Sprintf(`{"action":{"type":"calculate","query":"%d+1"},"context":{"conversation_id":"conv-%d","step_number":1}}`, i, i)
+		req, err := http.NewRequest("POST", h.url+"/agents/"+agent+"/verify", strings.NewReader(body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+token)
+		start := time.Now()
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			b.Fatalf("request %d: %d", i, resp.StatusCode)
 		}
 		lat = append(lat, time.Since(start))
 	}

@@ -81,5 +81,11 @@
 // timeout the API answers 504. Principal-wide commands (API keys, tool
 // registries) go to every partition, since each partition decides alone.
 // Reads are served by ReadModel: a local projection store fed by every
-// events partition, chain-checked; it is eventually consistent.
+// events partition, chain-checked. An HTTP answer waits until the
+// instance's read model has applied the event it reports (its partition
+// and seq), so a client reads its own writes through the same instance; a
+// lookup that finds nothing (an API key, an agent, an approval, the
+// approval a resolution is routed by) first catches the read model up with
+// the end of every events partition, so what another instance has
+// acknowledged is found too.
 package kafkagate

@@ -44,13 +44,20 @@ func NewHTTPGate(c *client.Client, adminKeyHash string, topics Topics, nodeID st
 		source: "agentgate/http/" + nodeID, reads: reads}
 }
 
-// Submit sends cmd and returns its recorded event. Principal-wide commands
-// go to every partition (the answer is partition 0's). It returns
-// handlers.ErrUnavailable (wrapped) when the partition refused, and the
-// context's error when no reply came in time (the API answers 504).
+// Submit sends cmd and returns its recorded event once the instance's read
+// model has applied it (read your writes: ReadModel.WaitApplied), so that
+// what the answer tells the client — an API key, an agent, an approval — is
+// readable through this instance when the answer arrives. Principal-wide
+// commands go to every partition (the answer is partition 0's) and wait for
+// every partition's event. A resolution goes to the partition of its
+// approval's agent (approvalPartition). It returns handlers.ErrUnavailable
+// (wrapped) when the partition refused, and the context's error when no
+// reply came, or the read model did not apply it, in time (the API answers
+// 504; the decision stands, and a retry with the same request id gets it).
 func (h *HTTPGate) Submit(ctx context.Context, cmd *domain.Command) (*domain.Event, error) {
 	if broadcast(cmd.Type) {
 		var first *domain.Event
+		seqs := make([]uint64, h.partitions)
 		for p := range h.partitions {
 			ev, err := h.send(ctx, cmd, int32(p))
 			if err != nil {
@@ -59,19 +66,60 @@ func (h *HTTPGate) Submit(ctx context.Context, cmd *domain.Command) (*domain.Eve
 			if p == 0 {
 				first = ev
 			}
+			seqs[p] = ev.Seq
+		}
+		for p, seq := range seqs {
+			if err := h.readable(ctx, int32(p), seq); err != nil {
+				return nil, err
+			}
 		}
 		return first, nil
 	}
 	key := RouteKey(cmd)
-	if key == "" && cmd.Type == domain.CmdResolveApproval && cmd.Resolve != nil && h.reads != nil {
-		if a, err := h.reads.Store().Approval(cmd.Resolve.ApprovalID); err == nil {
-			key = a.AgentID
-		}
+	if key == "" && cmd.Type == domain.CmdResolveApproval && cmd.Resolve != nil {
+		key = h.approvalAgent(ctx, cmd.Resolve.ApprovalID)
 	}
 	if key == "" {
 		key = cmd.Request.ID
 	}
-	return h.send(ctx, cmd, PartitionFor(key, h.partitions))
+	p := PartitionFor(key, h.partitions)
+	ev, err := h.send(ctx, cmd, p)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.readable(ctx, p, ev.Seq); err != nil {
+		return nil, err
+	}
+	return ev, nil
+}
+
+// readable waits until the read model has applied seq of partition p.
+func (h *HTTPGate) readable(ctx context.Context, p int32, seq uint64) error {
+	if h.reads == nil {
+		return nil
+	}
+	return h.reads.WaitApplied(ctx, p, seq)
+}
+
+// approvalAgent returns the agent of an approval, whose partition decides
+// its resolution: from the read model, or, when the read model does not
+// know the approval yet (it was recorded through another instance a moment
+// ago), after the read model has caught up with every partition
+// (ReadModel.CatchUp): any approval acknowledged before the call is then
+// known. "" when there is none (the resolution is then refused, 404, by
+// the partition of its request id).
+func (h *HTTPGate) approvalAgent(ctx context.Context, id string) string {
+	if h.reads == nil {
+		return ""
+	}
+	a, err := h.reads.Store().Approval(id)
+	if errors.Is(err, projections.ErrNotFound) && h.reads.CatchUp(ctx) == nil {
+		a, err = h.reads.Store().Approval(id)
+	}
+	if err != nil {
+		return ""
+	}
+	return a.AgentID
 }
 
 func (h *HTTPGate) send(ctx context.Context, cmd *domain.Command, p int32) (*domain.Event, error) {
@@ -110,13 +158,38 @@ func (h *HTTPGate) send(ctx context.Context, cmd *domain.Command, p int32) (*dom
 // ReadModel is the read side of an instance in Kafka mode: one projection
 // store folded from every events partition (each read through
 // streams/kafkalog, so only the chain is applied), rebuilt from the start
-// of the log when the instance starts. It is eventually consistent: a
-// decision is readable shortly after its reply.
+// of the log when the instance starts. It follows the partitions on its
+// own, every interval, and at once when a caller waits on it: WaitApplied
+// makes this instance's writes readable before they are answered
+// (HTTPGate), CatchUp makes every write acknowledged anywhere before the
+// call readable (for a lookup that found nothing).
 type ReadModel struct {
 	store *projections.Store
 	st    *domain.State
 	mu    sync.Mutex
 	log   *slog.Logger
+	// failed is set (under mu) when the store refused a batch.
+	failed bool
+
+	pmu        sync.Mutex
+	parts      map[int32]*progress
+	partitions int // set by Follow
+}
+
+// CatchUpTimeout bounds CatchUp: a lookup that found nothing answers so
+// at the latest this long after it asked (when a partition cannot be
+// read, say).
+const CatchUpTimeout = 2 * time.Second
+
+// progress is how far the read model has read one events partition.
+type progress struct {
+	mu      sync.Mutex
+	applied uint64 // the last seq applied to the store
+	// started counts the passes begun; finished is the last pass that
+	// read the partition to its end as listed after that pass began.
+	started, finished uint64
+	changed           chan struct{} // closed (and replaced) when applied or finished moves
+	kick              chan struct{} // wakes the follower (capacity 1)
 }
 
 // OpenReadModel opens a fresh read model in dir (its old contents are
@@ -131,7 +204,7 @@ func OpenReadModel(dir string, logger *slog.Logger) (*ReadModel, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &ReadModel{store: s, st: domain.NewState(), log: logger}, nil
+	return &ReadModel{store: s, st: domain.NewState(), log: logger, parts: map[int32]*progress{}}, nil
 }
 
 // Store returns the projections the HTTP reads are served from.
@@ -140,9 +213,97 @@ func (m *ReadModel) Store() *projections.Store { return m.store }
 // Close closes the store (after Follow has returned).
 func (m *ReadModel) Close() error { return m.store.Close() }
 
+// part returns the progress of partition p.
+func (m *ReadModel) part(p int32) *progress {
+	m.pmu.Lock()
+	defer m.pmu.Unlock()
+	pr := m.parts[p]
+	if pr == nil {
+		pr = &progress{changed: make(chan struct{}), kick: make(chan struct{}, 1)}
+		m.parts[p] = pr
+	}
+	return pr
+}
+
+// poke wakes the follower of the partition if it is waiting.
+func (pr *progress) poke() {
+	select {
+	case pr.kick <- struct{}{}:
+	default:
+	}
+}
+
+// moved wakes the waiters; the caller holds pr.mu.
+func (pr *progress) moved() {
+	close(pr.changed)
+	pr.changed = make(chan struct{})
+}
+
+// WaitApplied returns once the store holds event seq of events partition
+// p (at once when it does already), or ctx's error. It wakes the
+// partition's follower rather than waiting for its next poll.
+func (m *ReadModel) WaitApplied(ctx context.Context, p int32, seq uint64) error {
+	pr := m.part(p)
+	for {
+		pr.mu.Lock()
+		applied, changed := pr.applied, pr.changed
+		pr.mu.Unlock()
+		if applied >= seq {
+			return nil
+		}
+		pr.poke()
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for the read model to apply event %d of partition %d (at %d): %w", seq, p, applied, ctx.Err())
+		}
+	}
+}
+
+// CatchUp returns once every events partition has been read to an end
+// listed after the call began — so the store holds every event appended
+// (and so acknowledged, by any instance) before it — or ctx's error, or
+// an error after CatchUpTimeout. A lookup that found nothing calls it
+// before answering so; concurrent calls share the followers' passes.
+func (m *ReadModel) CatchUp(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, CatchUpTimeout)
+	defer cancel()
+	m.pmu.Lock()
+	n := m.partitions
+	m.pmu.Unlock()
+	if n == 0 {
+		return errors.New("the read model is not following the events partitions")
+	}
+	for p := range n {
+		pr := m.part(int32(p))
+		pr.mu.Lock()
+		want := pr.started + 1 // a pass that begins after this call did
+		pr.mu.Unlock()
+		for {
+			pr.mu.Lock()
+			finished, changed := pr.finished, pr.changed
+			pr.mu.Unlock()
+			if finished >= want {
+				break
+			}
+			pr.poke()
+			select {
+			case <-changed:
+			case <-ctx.Done():
+				return fmt.Errorf("catching up with events partition %d: %w", p, ctx.Err())
+			}
+		}
+	}
+	return nil
+}
+
 // Follow applies every events partition opened by open until ctx ends,
-// polling each for new records every interval.
+// polling each for new records every interval, and at once when
+// WaitApplied or CatchUp waits on it.
 func (m *ReadModel) Follow(ctx context.Context, partitions int, open func(context.Context, int32) (streams.Log, error), interval time.Duration) {
+	m.pmu.Lock()
+	m.partitions = partitions
+	m.pmu.Unlock()
 	var wg sync.WaitGroup
 	for p := range partitions {
 		wg.Add(1)
@@ -155,6 +316,7 @@ func (m *ReadModel) Follow(ctx context.Context, partitions int, open func(contex
 }
 
 func (m *ReadModel) follow(ctx context.Context, p int32, open func(context.Context, int32) (streams.Log, error), interval time.Duration) {
+	pr := m.part(p)
 	var lg streams.Log
 	for lg == nil {
 		l, err := open(ctx, p)
@@ -175,11 +337,23 @@ func (m *ReadModel) follow(ctx context.Context, p int32, open func(context.Conte
 		}
 	}
 	defer lg.Close()
+	wait := time.NewTimer(interval)
+	defer wait.Stop()
 	var next uint64 = 1
 	for ctx.Err() == nil {
-		if s, ok := lg.(interface{ Sync(context.Context) error }); ok {
-			if err := s.Sync(ctx); err != nil && ctx.Err() == nil {
-				m.log.Warn("syncing events partition", "partition", p, "err", err)
+		pr.mu.Lock()
+		pr.started++
+		pass := pr.started
+		pr.mu.Unlock()
+		ok := true
+		// Sync lists the partition's end: every record appended before
+		// this pass began is below it, and Read reads to it.
+		if s, isSyncer := lg.(interface{ Sync(context.Context) error }); isSyncer {
+			if err := s.Sync(ctx); err != nil {
+				ok = false
+				if ctx.Err() == nil {
+					m.log.Warn("syncing events partition", "partition", p, "err", err)
+				}
 			}
 		}
 		var batch []*domain.Event
@@ -193,36 +367,62 @@ func (m *ReadModel) follow(ctx context.Context, p int32, open func(context.Conte
 			batch = append(batch, ev)
 			next = r.Seq + 1
 			if len(batch) == 1024 {
-				m.apply(batch)
+				m.apply(pr, batch)
 				batch = batch[:0]
 			}
 			return nil
 		})
-		m.apply(batch)
-		if err != nil && ctx.Err() == nil && !errors.Is(err, streams.ErrClosed) {
-			m.log.Warn("reading events partition", "partition", p, "err", err)
+		m.apply(pr, batch)
+		if err != nil {
+			ok = false
+			if ctx.Err() == nil && !errors.Is(err, streams.ErrClosed) {
+				m.log.Warn("reading events partition", "partition", p, "err", err)
+			}
 		}
+		if ok {
+			pr.mu.Lock()
+			pr.finished = pass
+			pr.moved()
+			pr.mu.Unlock()
+		}
+		wait.Reset(interval)
 		select {
 		case <-ctx.Done():
-		case <-time.After(interval):
+		case <-wait.C:
+		case <-pr.kick:
 		}
 	}
 }
 
-func (m *ReadModel) apply(batch []*domain.Event) {
+// apply folds a batch of partition pr's events into the store and, once
+// it holds them, moves pr's applied seq.
+func (m *ReadModel) apply(pr *progress, batch []*domain.Event) {
 	if len(batch) == 0 {
 		return
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.failed {
+		return
+	}
 	var f projections.Fold
 	f.Grow(len(batch))
 	for _, ev := range batch {
 		f.Add(m.st, ev)
 	}
 	if err := m.store.Apply(m.st, &f, projections.Checkpoint{}); err != nil {
+		// The events are folded in m.st but not stored: the store no
+		// longer follows the log. It stays as it is (a restart rebuilds
+		// it), and every write waiting for it times out (504) rather than
+		// being answered as readable when it is not.
 		m.log.Error("applying the read model", "err", err)
+		m.failed = true
+		return
 	}
+	pr.mu.Lock()
+	pr.applied = batch[len(batch)-1].Seq
+	pr.moved()
+	pr.mu.Unlock()
 }
 
 // PartitionHistory is httpapi.Config.History in Kafka mode: an agent's

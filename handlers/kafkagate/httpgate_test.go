@@ -28,7 +28,14 @@ type httpOverKafka struct {
 	reads *kafkagate.ReadModel
 }
 
-func startHTTPOverKafka(t *testing.T, brokers []string, lg *logs, reg *verify.Registry, timeout time.Duration, opts ...func(*httpapi.Config)) *httpOverKafka {
+func startHTTPOverKafka(t testing.TB, brokers []string, lg *logs, reg *verify.Registry, timeout time.Duration, opts ...func(*httpapi.Config)) *httpOverKafka {
+	t.Helper()
+	return startHTTPOverKafkaPolling(t, brokers, lg, reg, timeout, 50*time.Millisecond, opts...)
+}
+
+// startHTTPOverKafkaPolling is startHTTPOverKafka whose read model polls
+// the events partitions every poll.
+func startHTTPOverKafkaPolling(t testing.TB, brokers []string, lg *logs, reg *verify.Registry, timeout, poll time.Duration, opts ...func(*httpapi.Config)) *httpOverKafka {
 	t.Helper()
 	reads, err := kafkagate.OpenReadModel(filepath.Join(t.TempDir(), "readmodel"), quiet())
 	if err != nil {
@@ -36,7 +43,7 @@ func startHTTPOverKafka(t *testing.T, brokers []string, lg *logs, reg *verify.Re
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { reads.Follow(ctx, testPartitions, lg.open, 50*time.Millisecond); close(done) }()
+	go func() { reads.Follow(ctx, testPartitions, lg.open, poll); close(done) }()
 	c := newClient(t, brokers)
 	hg := kafkagate.NewHTTPGate(c, handlers.HashSecret(adminKey), kafkagate.DefaultTopics(), "node_http", reads)
 	qwed, err := verify.New(verify.Config{Registry: reg, Gate: hg, Logger: quiet(), RecordTimeout: timeout})
@@ -46,6 +53,7 @@ func startHTTPOverKafka(t *testing.T, brokers []string, lg *logs, reg *verify.Re
 	cfg := httpapi.Config{
 		Gate: hg, Store: reads.Store(), Verify: qwed, AdminKeyHash: handlers.HashSecret(adminKey),
 		Logger: quiet(), RequestTimeout: timeout, History: kafkagate.PartitionHistory(testPartitions, lg.open),
+		CatchUp: reads.CatchUp,
 	}
 	for _, o := range opts {
 		o(&cfg)
