@@ -45,6 +45,31 @@ func tourScript(t *testing.T, readme, admin, gate string) string {
 	return ""
 }
 
+// tourSteps are what each step of the tour promises, as patterns of its
+// output.
+var tourSteps = []struct{ what, pattern string }{
+	{"1. registration returns the token once", `"agent_token": "qwed_agent_`},
+	{"2. a read-only SELECT by a supervised agent", `(?s)"decision": "APPROVED",\s*"verification": \{\s*"status": "VERIFIED",\s*"engine": "sql",\s*"risk_level": "low"`},
+	{"3. the third identical action is LOOP-003", `"decision":"DENIED","error":\{"code":"QWED-AGENT-LOOP-003"`},
+	{"3. a replayed step is LOOP-002", `"decision":"DENIED","error":\{"code":"QWED-AGENT-LOOP-002"`},
+	{"4. a cost over the daily limit is 429 BUDGET-001 with reset_at", `(?s)HTTP/1.1 429 .*"decision":"BUDGET_EXCEEDED".*"code":"QWED-AGENT-BUDGET-001".*"reset_at":"`},
+	{"5. the tool call is PENDING", `"decision":"PENDING"`},
+	{"5. the agent reads the approval", `(?m)^"approved"$`},
+	{"6. the activity summary", `"total_actions": [1-9]`},
+	{"6. the budget", `"current_daily_usd": 0.1`},
+	{"7. the attestation verifies offline", `(?m)^VALID`},
+}
+
+// checkTour checks that the tour's output shows what each step promises.
+func checkTour(t *testing.T, out string) {
+	t.Helper()
+	for _, s := range tourSteps {
+		if !regexp.MustCompile(s.pattern).MatchString(out) {
+			t.Errorf("%s: /%s/ not in the tour's output:\n%s", s.what, s.pattern, out)
+		}
+	}
+}
+
 // TestReadmeTour runs the README's five-minute tour as written (curl and
 // jq against the real binary) and checks that each step shows what its
 // comment promises; then SIGTERM and `replay --verify` as the README says.
@@ -75,24 +100,7 @@ func TestReadmeTour(t *testing.T) {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("the tour failed: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
 	}
-	out := stdout.String() + stderr.String() // step 5 tees its reply to stderr
-	steps := []struct{ what, pattern string }{
-		{"1. registration returns the token once", `"agent_token": "qwed_agent_`},
-		{"2. a read-only SELECT by a supervised agent", `(?s)"decision": "APPROVED",\s*"verification": \{\s*"status": "VERIFIED",\s*"engine": "sql",\s*"risk_level": "low"`},
-		{"3. the third identical action is LOOP-003", `"decision":"DENIED","error":\{"code":"QWED-AGENT-LOOP-003"`},
-		{"3. a replayed step is LOOP-002", `"decision":"DENIED","error":\{"code":"QWED-AGENT-LOOP-002"`},
-		{"4. a cost over the daily limit is 429 BUDGET-001 with reset_at", `(?s)HTTP/1.1 429 .*"decision":"BUDGET_EXCEEDED".*"code":"QWED-AGENT-BUDGET-001".*"reset_at":"`},
-		{"5. the tool call is PENDING", `"decision":"PENDING"`},
-		{"5. the agent reads the approval", `(?m)^"approved"$`},
-		{"6. the activity summary", `"total_actions": [1-9]`},
-		{"6. the budget", `"current_daily_usd": 0.1`},
-		{"7. the attestation verifies offline", `(?m)^VALID`},
-	}
-	for _, s := range steps {
-		if !regexp.MustCompile(s.pattern).MatchString(out) {
-			t.Errorf("%s: /%s/ not in the tour's output:\n%s", s.what, s.pattern, out)
-		}
-	}
+	checkTour(t, stdout.String()+stderr.String()) // step 5 tees its reply to stderr
 
 	// "Stop the gate (Ctrl-C or SIGTERM drains in-flight requests), then
 	// check the log".

@@ -345,19 +345,11 @@ func (m *ReadModel) follow(ctx context.Context, p int32, open func(context.Conte
 		pr.started++
 		pass := pr.started
 		pr.mu.Unlock()
-		ok := true
-		// Sync lists the partition's end: every record appended before
-		// this pass began is below it, and Read reads to it.
-		if s, isSyncer := lg.(interface{ Sync(context.Context) error }); isSyncer {
-			if err := s.Sync(ctx); err != nil {
-				ok = false
-				if ctx.Err() == nil {
-					m.log.Warn("syncing events partition", "partition", p, "err", err)
-				}
-			}
-		}
 		var batch []*domain.Event
-		err := lg.Read(ctx, next, func(r streams.Record) error {
+		deliver := func(r streams.Record) error {
+			if r.Seq < next {
+				return nil
+			}
 			// The fast decoder, as recovery uses (pinned equal to
 			// handlers.DecodeEvent): a new instance folds every partition.
 			ev, err := eventjson.DecodeEvent(r.Payload)
@@ -371,15 +363,28 @@ func (m *ReadModel) follow(ctx context.Context, p int32, open func(context.Conte
 				batch = batch[:0]
 			}
 			return nil
-		})
+		}
+		// Each pass lists the partition's end (every record appended
+		// before the pass began is below it) and reads to it: in one
+		// fetch when everything up to the log's head has been read
+		// (SyncRead), else by Sync and Read.
+		var err error
+		if sr, isSR := lg.(syncReader); isSR && next == lg.Head().Seq+1 {
+			err = sr.SyncRead(ctx, deliver)
+		} else {
+			if s, isSyncer := lg.(interface{ Sync(context.Context) error }); isSyncer {
+				err = s.Sync(ctx)
+			}
+			if err == nil {
+				err = lg.Read(ctx, next, deliver)
+			}
+		}
 		m.apply(pr, batch)
 		if err != nil {
-			ok = false
 			if ctx.Err() == nil && !errors.Is(err, streams.ErrClosed) {
 				m.log.Warn("reading events partition", "partition", p, "err", err)
 			}
-		}
-		if ok {
+		} else {
 			pr.mu.Lock()
 			pr.finished = pass
 			pr.moved()
@@ -392,6 +397,12 @@ func (m *ReadModel) follow(ctx context.Context, p int32, open func(context.Conte
 		case <-pr.kick:
 		}
 	}
+}
+
+// syncReader is a log that reads what came since its head in one pass
+// (streams/kafkalog.Log.SyncRead).
+type syncReader interface {
+	SyncRead(ctx context.Context, fn func(streams.Record) error) error
 }
 
 // apply folds a batch of partition pr's events into the store and, once

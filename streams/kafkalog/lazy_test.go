@@ -213,3 +213,57 @@ func TestReadPayloadsMayBeKept(t *testing.T) {
 		}
 	}
 }
+
+// TestSyncReadDeliversWhatCameSince pins SyncRead: a reader that has read
+// to its Head gets, from each SyncRead, exactly the records another writer
+// appended since (skipping what does not extend the chain, as Sync does),
+// in order, and Head moves with them; with nothing new it delivers
+// nothing; fn's error stops it with Head at the last record fn refused,
+// and the next SyncRead goes on after it.
+func TestSyncReadDeliversWhatCameSince(t *testing.T) {
+	b := newBroker(t)
+	topic := lazyPartition(t, b)
+	r := b.open(t, topic, kafkalog.Options{IndexInterval: 2})
+	w := b.open(t, topic, kafkalog.Options{})
+	syncRead := func(stopAt uint64) ([]uint64, error) {
+		var got []uint64
+		err := r.SyncRead(context.Background(), func(rec streams.Record) error {
+			if rec.Seq == stopAt {
+				return errStop
+			}
+			if !bytes.Equal(rec.Payload, payload("A", rec.Seq)) {
+				t.Fatalf("seq %d holds %s, want A's record", rec.Seq, rec.Payload)
+			}
+			got = append(got, rec.Seq)
+			return nil
+		})
+		return got, err
+	}
+	if got, err := syncRead(0); err != nil || len(got) != 0 {
+		t.Fatalf("SyncRead with nothing new: %v %v, want nothing", got, err)
+	}
+	if err := appendAs(w, "A", 3); err != nil {
+		t.Fatal(err)
+	}
+	// A zombie's fork after them is skipped.
+	fork := logtest.Records(streams.Head{Seq: 10, Hash: "not-the-head"}, payload("X", 11))[0]
+	produceRaw(t, b, topic, rawRecord(fork))
+	if got, err := syncRead(0); err != nil || !slices.Equal(got, seqRange(10, 12)) {
+		t.Fatalf("SyncRead after 3 appends: %v %v, want seqs 10..12", got, err)
+	}
+	if h := r.Head(); h != w.Head() {
+		t.Fatalf("reader's head %+v, writer's %+v", h, w.Head())
+	}
+	if err := appendAs(w, "A", 4); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := syncRead(15); !errors.Is(err, errStop) || !slices.Equal(got, seqRange(13, 14)) {
+		t.Fatalf("SyncRead stopped at 15: %v %v, want seqs 13..14 and the stop", got, err)
+	}
+	if h := r.Head().Seq; h != 15 {
+		t.Fatalf("head after the stopped SyncRead %d, want 15", h)
+	}
+	if got, err := syncRead(0); err != nil || !slices.Equal(got, seqRange(16, 16)) {
+		t.Fatalf("SyncRead after the stop: %v %v, want seq 16", got, err)
+	}
+}

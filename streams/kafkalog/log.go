@@ -275,6 +275,26 @@ func (l *Log) Sync(ctx context.Context) error {
 	return l.catchUp(ctx)
 }
 
+// SyncRead is Sync calling fn with each record it applies, in order: the
+// records appended since this Log last looked, read once (Sync then Read
+// would fetch them twice). A follower that has read up to Head calls it to
+// read what came since. fn's error stops it; the records applied before
+// stay applied (and Head is the last one fn was called with). It returns
+// streams.ErrClosed after Close.
+func (l *Log) SyncRead(ctx context.Context, fn func(streams.Record) error) error {
+	if err := l.enter(); err != nil {
+		return err
+	}
+	defer l.exit()
+	select {
+	case l.writing <- struct{}{}:
+	case <-ctx.Done():
+		return fmt.Errorf("waiting to sync: %w", ctx.Err())
+	}
+	defer func() { <-l.writing }()
+	return l.catchUpDelivering(ctx, fn)
+}
+
 // catchUp applies every record from l.next to the partition's current end.
 // The caller holds l.writing (or is Open).
 func (l *Log) catchUp(ctx context.Context) error {
