@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -45,6 +46,23 @@ func kafkaScript(t *testing.T, readme, broker, admin string) string {
 	}
 	t.Fatal("README.md has no kcat block after \"With `make run-kafka` running\"")
 	return ""
+}
+
+// runScript runs script with bash -euo pipefail in a scratch directory,
+// killed after timeout, and returns its stdout and stderr; it fails the
+// test (showing the gate's logs) when the script fails.
+func runScript(t *testing.T, what, script string, timeout time.Duration, logs fmt.Stringer) (string, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	sh := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", script)
+	sh.Dir = t.TempDir()
+	var stdout, stderr bytes.Buffer
+	sh.Stdout, sh.Stderr = &stdout, &stderr
+	if err := sh.Run(); err != nil {
+		t.Fatalf("%s failed: %v\nstdout:\n%s\nstderr:\n%s\ngate:\n%s", what, err, stdout.String(), stderr.String(), logs)
+	}
+	return stdout.String(), stderr.String()
 }
 
 func listening(addr string) bool {
@@ -112,17 +130,7 @@ func TestReadmeKafkaMakeRunKafkaAndKcat(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	script := kafkaScript(t, "../../README.md", broker, "readme-admin")
-	sh := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", script)
-	sh.Dir = t.TempDir()
-	var stdout, stderr bytes.Buffer
-	sh.Stdout, sh.Stderr = &stdout, &stderr
-	if err := sh.Run(); err != nil {
-		t.Fatalf("the README's kcat commands failed: %v\nstdout:\n%s\nstderr:\n%s\ngate:\n%s", err, stdout.String(), stderr.String(), logs)
-	}
-	out := stdout.String()
+	out, _ := runScript(t, "the README's kcat commands", kafkaScript(t, "../../README.md", broker, "readme-admin"), 90*time.Second, logs)
 	for _, want := range []struct{ what, text string }{
 		{"1. the registration reply, with the token once", `"agent_token":"qwed_agent_`},
 		{"1. the registration reply's status", "agentgate-status=201"},
@@ -145,17 +153,9 @@ func TestReadmeKafkaMakeRunKafkaAndKcat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tctx, tcancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer tcancel()
 	tour := strings.ReplaceAll(tourScript(t, "../../README.md", "readme-admin", "http://"+httpAddr), "go run ./cmd/agentgate", bin)
-	tsh := exec.CommandContext(tctx, "bash", "-euo", "pipefail", "-c", tour)
-	tsh.Dir = t.TempDir()
-	var tout, terr bytes.Buffer
-	tsh.Stdout, tsh.Stderr = &tout, &terr
-	if err := tsh.Run(); err != nil {
-		t.Fatalf("the tour failed in Kafka mode: %v\nstdout:\n%s\nstderr:\n%s\ngate:\n%s", err, tout.String(), terr.String(), logs)
-	}
-	checkTour(t, tout.String()+terr.String())
+	tout, terr := runScript(t, "the tour in Kafka mode", tour, 2*time.Minute, logs)
+	checkTour(t, tout+terr)
 
 	// Ctrl-C: SIGINT to the foreground process group stops both.
 	if err := syscall.Kill(-mk.Process.Pid, syscall.SIGINT); err != nil {

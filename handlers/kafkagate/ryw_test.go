@@ -20,6 +20,24 @@ func rywAgent(t *testing.T, h *httpOverKafka, key, principal string) (string, st
 	return agent, token
 }
 
+// issueAndUse issues n API keys through issuer (principals prefix_0 ..
+// prefix_{n-1}), each used at once through user, and returns the last.
+func issueAndUse(t *testing.T, issuer, user *httpOverKafka, prefix string, n int) string {
+	t.Helper()
+	var key string
+	for i := range n {
+		st, k := issuer.do(t, "POST", fmt.Sprintf("/principals/%s_%d/keys", prefix, i), map[string]string{"X-API-Key": adminKey}, "")
+		key, _ = k["api_key"].(string)
+		if st != 201 && st != 200 || key == "" {
+			t.Fatalf("issuing key %d: %d %v", i, st, k)
+		}
+		if st, body := user.raw(t, "GET", "/approvals", map[string]string{"X-API-Key": key}); st != 200 {
+			t.Fatalf("key %d used at once after it was issued: %d %s", i, st, body)
+		}
+	}
+	return key
+}
+
 // pending asks for a medium-risk tool call (a human must approve it) and
 // returns the approval id of its PENDING decision.
 func pending(t *testing.T, h *httpOverKafka, agent, token string, i int) string {
@@ -46,20 +64,8 @@ func TestKafkaHTTPReadsItsOwnWrites(t *testing.T) {
 	lg := &logs{brokers: brokers}
 	startGate(t, brokers, lg, t.TempDir())
 	h := startHTTPOverKafkaPolling(t, brokers, lg, engines(t), 20*time.Second, time.Hour)
-	admin := map[string]string{"X-API-Key": adminKey}
 
-	var key string
-	for i := range 200 {
-		principal := fmt.Sprintf("org_ryw_%d", i)
-		st, k := h.do(t, "POST", "/principals/"+principal+"/keys", admin, "")
-		key, _ = k["api_key"].(string)
-		if st != 201 && st != 200 || key == "" {
-			t.Fatalf("issuing key %d: %d %v", i, st, k)
-		}
-		if st, body := h.raw(t, "GET", "/approvals", map[string]string{"X-API-Key": key}); st != 200 {
-			t.Fatalf("key %d used at once after it was issued: %d %s", i, st, body)
-		}
-	}
+	key := issueAndUse(t, h, h, "org_ryw", 200)
 	agent, token := rywAgent(t, h, key, "org_ryw_199")
 	if st, body := h.raw(t, "GET", "/agents/"+agent, map[string]string{"X-API-Key": key}); st != 200 {
 		t.Fatalf("the agent read at once after its registration: %d %s", st, body)
@@ -97,20 +103,8 @@ func TestKafkaHTTPWritesFoundThroughAnotherInstance(t *testing.T) {
 	reg := engines(t)
 	a := startHTTPOverKafkaPolling(t, brokers, lg, reg, 20*time.Second, time.Hour)
 	b := startHTTPOverKafkaPolling(t, brokers, lg, reg, 20*time.Second, time.Hour)
-	admin := map[string]string{"X-API-Key": adminKey}
 
-	var key string
-	for i := range 50 {
-		principal := fmt.Sprintf("org_two_%d", i)
-		st, k := a.do(t, "POST", "/principals/"+principal+"/keys", admin, "")
-		key, _ = k["api_key"].(string)
-		if st != 201 && st != 200 || key == "" {
-			t.Fatalf("issuing key %d on a: %d %v", i, st, k)
-		}
-		if st, body := b.raw(t, "GET", "/approvals", map[string]string{"X-API-Key": key}); st != 200 {
-			t.Fatalf("key %d issued on a, used at once on b: %d %s", i, st, body)
-		}
-	}
+	key := issueAndUse(t, a, b, "org_two", 50) // issued on a, used on b
 	agent, token := rywAgent(t, a, key, "org_two_49")
 	if st, body := b.raw(t, "GET", "/agents/"+agent, map[string]string{"Authorization": "Bearer " + token}); st != 200 {
 		t.Fatalf("agent registered on a, read at once on b: %d %s", st, body)

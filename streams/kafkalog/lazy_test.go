@@ -37,8 +37,15 @@ func lazyPartition(t *testing.T, b *broker) string {
 // record is A's; stopAt > 0 makes fn fail at that seq.
 func readSeqs(t *testing.T, l *kafkalog.Log, from, stopAt uint64) ([]uint64, error) {
 	t.Helper()
+	return collectSeqs(t, stopAt, func(fn func(streams.Record) error) error { return l.Read(context.Background(), from, fn) })
+}
+
+// collectSeqs returns the seqs read passes to fn, checking that each
+// record is A's; stopAt > 0 makes fn fail at that seq.
+func collectSeqs(t *testing.T, stopAt uint64, read func(fn func(streams.Record) error) error) ([]uint64, error) {
+	t.Helper()
 	var got []uint64
-	err := l.Read(context.Background(), from, func(r streams.Record) error {
+	err := read(func(r streams.Record) error {
 		if r.Seq == stopAt {
 			return errStop
 		}
@@ -226,18 +233,7 @@ func TestSyncReadDeliversWhatCameSince(t *testing.T) {
 	r := b.open(t, topic, kafkalog.Options{IndexInterval: 2})
 	w := b.open(t, topic, kafkalog.Options{})
 	syncRead := func(stopAt uint64) ([]uint64, error) {
-		var got []uint64
-		err := r.SyncRead(context.Background(), func(rec streams.Record) error {
-			if rec.Seq == stopAt {
-				return errStop
-			}
-			if !bytes.Equal(rec.Payload, payload("A", rec.Seq)) {
-				t.Fatalf("seq %d holds %s, want A's record", rec.Seq, rec.Payload)
-			}
-			got = append(got, rec.Seq)
-			return nil
-		})
-		return got, err
+		return collectSeqs(t, stopAt, func(fn func(streams.Record) error) error { return r.SyncRead(context.Background(), fn) })
 	}
 	if got, err := syncRead(0); err != nil || len(got) != 0 {
 		t.Fatalf("SyncRead with nothing new: %v %v, want nothing", got, err)

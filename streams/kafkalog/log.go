@@ -261,26 +261,14 @@ func (l *Log) Head() streams.Head { return l.view.Load().head }
 // looked (Head moves to the partition's end). A new owner of the partition
 // calls it before deciding; Append calls it itself after a failed produce.
 // It returns streams.ErrClosed after Close.
-func (l *Log) Sync(ctx context.Context) error {
-	if err := l.enter(); err != nil {
-		return err
-	}
-	defer l.exit()
-	select {
-	case l.writing <- struct{}{}:
-	case <-ctx.Done():
-		return fmt.Errorf("waiting to sync: %w", ctx.Err())
-	}
-	defer func() { <-l.writing }()
-	return l.catchUp(ctx)
-}
+func (l *Log) Sync(ctx context.Context) error { return l.SyncRead(ctx, nil) }
 
 // SyncRead is Sync calling fn with each record it applies, in order: the
 // records appended since this Log last looked, read once (Sync then Read
 // would fetch them twice). A follower that has read up to Head calls it to
 // read what came since. fn's error stops it; the records applied before
-// stay applied (and Head is the last one fn was called with). It returns
-// streams.ErrClosed after Close.
+// stay applied (and Head is the last one fn was called with). A nil fn is
+// Sync. It returns streams.ErrClosed after Close.
 func (l *Log) SyncRead(ctx context.Context, fn func(streams.Record) error) error {
 	if err := l.enter(); err != nil {
 		return err
