@@ -102,6 +102,13 @@ func newTestGate(t testing.TB, opts gateOptions) *testGate {
 		done <- nil
 	} else {
 		go func() { done <- g.Worker.Run(ctx) }()
+		// The worker records the configuration (gate.configured on a new
+		// log) before any request: a no-op tick returns after it, so a
+		// test's first g.head() is not raced by it. (A gate that cannot
+		// write, as on a full disk, answers it with an error: nothing to
+		// wait for then.)
+		settle := &domain.Command{Type: domain.CmdTick, Request: domain.RequestID{Source: "test", ID: "settle"}, Tick: &domain.Tick{}}
+		_, _ = g.Worker.Submit(ctx, settle)
 	}
 	reg := prometheus.NewRegistry()
 	h := New(Config{
