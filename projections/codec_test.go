@@ -82,6 +82,7 @@ func jsonRoundTrip[T any](t *testing.T, v *T) *T {
 // API serves are unchanged), and every truncation or extension of an
 // encoded value is an error, never a panic or a wrong entity.
 func TestStoredEntitiesBinaryFormRoundTrips(t *testing.T) {
+	singleGoroutine(t)
 	r := rand.New(rand.NewPCG(7, 11))
 	for i := 0; i < 2000; i++ {
 		a := randActivity(r)
@@ -123,6 +124,7 @@ func TestStoredEntitiesBinaryFormRoundTrips(t *testing.T) {
 // An agent record decodes to what its JSON form decoded, nil and empty
 // lists included where JSON keeps them apart.
 func TestAgentRecordBinaryFormRoundTrips(t *testing.T) {
+	singleGoroutine(t)
 	r := rand.New(rand.NewPCG(9, 4))
 	times := func() []time.Time {
 		switch r.IntN(3) {
@@ -179,6 +181,7 @@ func TestAgentRecordBinaryFormRoundTrips(t *testing.T) {
 // An agent snapshot decodes to what its JSON form decoded, nil and empty
 // collections included (the time-travel API serves them as null and {}).
 func TestAgentSnapshotBinaryFormRoundTrips(t *testing.T) {
+	singleGoroutine(t)
 	r := rand.New(rand.NewPCG(3, 5))
 	for i := 0; i < 300; i++ {
 		a := &domain.Agent{ID: "agent_" + randStr(r), Status: "active", Trust: domain.TrustLevel(r.IntN(4)), CreatedAt: randTime(r),

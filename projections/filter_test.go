@@ -11,6 +11,7 @@ import (
 // costs a Pebble read; a false negative would answer a retried request as
 // new).
 func TestRequestFilterHasNoFalseNegativesAndFewFalsePositives(t *testing.T) {
+	singleGoroutine(t)
 	const n = 1 << 20 // 2^24 bits / 16
 	f := newRequestFilter(n)
 	for i := range n {

@@ -337,6 +337,7 @@ func TestAppendEventMatchesMarshalOnSeededWorkerRuns(t *testing.T) {
 // all through handlers.EncodeEvent) holds json.Marshal's encoding of
 // every event, and the fast path encodes each of them.
 func TestAppendEventMatchesMarshalOnGeneratedLog(t *testing.T) {
+	singleGoroutine(t)
 	dir := t.TempDir()
 	_, err := seedlog.Generate(context.Background(), dir, seedlog.GenOptions{Agents: 7, Events: 3000,
 		Start: time.Date(2026, 11, 1, 8, 0, 0, 123456789, time.UTC), Step: 1500 * time.Millisecond, Executions: true, CheckpointEvents: 250})
@@ -595,6 +596,7 @@ func TestAppendEventEdgeCases(t *testing.T) {
 // set (by reflection, so a field added to the domain is set too) encode
 // as json.Marshal encodes them, by the fast path.
 func TestAppendEventEveryFieldSet(t *testing.T) {
+	singleGoroutine(t)
 	for seed := range uint64(300) {
 		ev := newRandFiller(seed, true).event()
 		if zero := zeroFields(reflect.ValueOf(ev).Elem(), "Event"); len(zero) > 0 {
@@ -644,6 +646,7 @@ func zeroFields(v reflect.Value, path string) []string {
 // json.Marshal encodes them or fail as it fails; the fast path answers
 // for most.
 func TestAppendEventRandomEvents(t *testing.T) {
+	singleGoroutine(t)
 	const n = 5000
 	fast := 0
 	for seed := range uint64(n) {

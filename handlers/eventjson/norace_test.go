@@ -1,0 +1,5 @@
+//go:build !race
+
+package eventjson_test
+
+const raceEnabled = false

@@ -1,0 +1,6 @@
+//go:build race
+
+package eventjson_test
+
+// raceEnabled is set under the race detector.
+const raceEnabled = true

@@ -1,0 +1,6 @@
+//go:build !race
+
+package projections
+
+const raceEnabled = false
+

@@ -1,0 +1,6 @@
+//go:build race
+
+package projections
+
+// raceEnabled is set under the race detector.
+const raceEnabled = true
