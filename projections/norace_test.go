@@ -3,4 +3,3 @@
 package projections
 
 const raceEnabled = false
-
