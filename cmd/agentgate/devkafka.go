@@ -101,12 +101,35 @@ func startDevKafka(listen, dataDir string, partitions int, syncWrites bool, log 
 	// asks (v4+, allow_auto_topic_creation; kfake.AllowAutoTopicCreation)
 	// and for every metadata request older than v4, which cannot ask and
 	// which Apache Kafka answers by creating the topic (kfake does not).
+	// A name Apache Kafka refuses (Topic.validate) is never created (kfake
+	// would create "..", "a/b" or a name of any length).
 	c.ControlKey(kmsg.Metadata.Int16(), func(r kmsg.Request) (kmsg.Response, error, bool) {
-		if m, ok := r.(*kmsg.MetadataRequest); ok && m.Version < 4 {
-			m.AllowAutoTopicCreation = true
+		if m, ok := r.(*kmsg.MetadataRequest); ok {
+			if m.Version < 4 {
+				m.AllowAutoTopicCreation = true
+			}
+			for _, t := range m.Topics {
+				if t.Topic != nil && !validTopicName(*t.Topic) {
+					m.AllowAutoTopicCreation = false
+				}
+			}
 		}
 		return nil, nil, false // not handled: the cluster answers it
 	})
 	log.Info("dev-kafka started", "addr", c.ListenAddrs(), "data", dataDir)
 	return c, nil
+}
+
+// validTopicName reports whether Apache Kafka accepts name as a topic name:
+// 1 to 249 characters of [a-zA-Z0-9._-], neither "." nor "..".
+func validTopicName(name string) bool {
+	if name == "" || name == "." || name == ".." || len(name) > 249 {
+		return false
+	}
+	for _, c := range name {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }

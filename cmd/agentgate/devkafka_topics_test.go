@@ -93,3 +93,36 @@ func TestDevKafkaCreatesTopicsOnFirstUse(t *testing.T) {
 		t.Fatalf("metadata v%d naming a new topic: %+v, want it created with %d partitions", req.Version, resp.Topics, partitions)
 	}
 }
+
+// Issue 11 item 16, as Apache Kafka: a topic name it refuses ("..", a
+// slash, more than 249 characters) is not created on first use, though
+// the client asks; the writer is refused.
+func TestDevKafkaCreatesNoTopicApacheKafkaRefuses(t *testing.T) {
+	c, err := startDevKafka(freeAddr(t), t.TempDir(), 1, false, kafkaTestLog())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	addr := c.ListenAddrs()[0]
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, name := range []string{"..", "a/../../escape", strings.Repeat("t", 250)} {
+		w := &kafka.Writer{Addr: kafka.TCP(addr), Topic: name, AllowAutoTopicCreation: true, BatchTimeout: time.Millisecond, MaxAttempts: 1}
+		if err := w.WriteMessages(ctx, kafka.Message{Value: []byte("x")}); err == nil {
+			t.Fatalf("topic %.20q: written", name)
+		}
+		w.Close()
+		conn, err := kafka.DialContext(ctx, "tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps, err := conn.ReadPartitions(name)
+		conn.Close()
+		if err == nil && len(ps) > 0 {
+			t.Fatalf("topic %.20q was created with %d partitions", name, len(ps))
+		}
+	}
+	if !validTopicName("agentgate.replies-2_x") {
+		t.Fatal("a valid name refused")
+	}
+}
