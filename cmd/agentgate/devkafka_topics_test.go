@@ -26,14 +26,7 @@ func TestDevKafkaCreatesTopicsOnFirstUse(t *testing.T) {
 		t.Fatalf("the test needs kcat (make deps installs it): %v", err)
 	}
 	const partitions = 3
-	c, err := startDevKafka(freeAddr(t), t.TempDir(), partitions, false, kafkaTestLog())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	addr := c.ListenAddrs()[0]
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	addr, ctx := testDevKafka(t, partitions)
 	countPartitions := func(topic string) int {
 		t.Helper()
 		conn, err := kafka.DialContext(ctx, "tcp", addr)
@@ -98,14 +91,7 @@ func TestDevKafkaCreatesTopicsOnFirstUse(t *testing.T) {
 // slash, more than 249 characters) is not created on first use, though
 // the client asks; the writer is refused.
 func TestDevKafkaCreatesNoTopicApacheKafkaRefuses(t *testing.T) {
-	c, err := startDevKafka(freeAddr(t), t.TempDir(), 1, false, kafkaTestLog())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	addr := c.ListenAddrs()[0]
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	addr, ctx := testDevKafka(t, 1)
 	for _, name := range []string{"..", "a/../../escape", strings.Repeat("t", 250)} {
 		w := &kafka.Writer{Addr: kafka.TCP(addr), Topic: name, AllowAutoTopicCreation: true, BatchTimeout: time.Millisecond, MaxAttempts: 1}
 		if err := w.WriteMessages(ctx, kafka.Message{Value: []byte("x")}); err == nil {
@@ -125,4 +111,18 @@ func TestDevKafkaCreatesNoTopicApacheKafkaRefuses(t *testing.T) {
 	if !validTopicName("agentgate.replies-2_x") {
 		t.Fatal("a valid name refused")
 	}
+}
+
+// testDevKafka starts a dev broker in process and returns its address and
+// a context of a minute, both ended with the test.
+func testDevKafka(t *testing.T, partitions int) (string, context.Context) {
+	t.Helper()
+	c, err := startDevKafka(freeAddr(t), t.TempDir(), partitions, false, kafkaTestLog())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	return c.ListenAddrs()[0], ctx
 }
