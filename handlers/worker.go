@@ -105,9 +105,13 @@ type Worker struct {
 	// options are recorded. All owned by the worker goroutine.
 	stale      bool
 	configured bool
-	retryAt    time.Time
-	retryWait  time.Duration
-	quiet      diskspace.LogLimiter
+	// full is set while a batch was last refused for lack of space: the
+	// disks are checked before deciding (rather than deciding a batch the
+	// log or the store would refuse, then rebuilding the state).
+	full      bool
+	retryAt   time.Time
+	retryWait time.Duration
+	quiet     diskspace.LogLimiter
 }
 
 type request struct {
@@ -277,7 +281,8 @@ func (w *Worker) verdictJob(ctx context.Context, cmd *domain.Command) func() {
 // too and the state is rebuilt from the projections and the log.
 func (w *Worker) Run(ctx context.Context) error {
 	defer close(w.done)
-	if w.checkSpace() == nil && !w.stale {
+	w.full = w.checkSpace() != nil
+	if !w.full && !w.stale {
 		if err := w.configure(ctx); err != nil {
 			return err
 		}
@@ -303,9 +308,10 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	// recoverFromFailure waits until every batch handed on is done and
 	// rebuilds the state after a failed batch.
-	recoverFromFailure := func() {
+	recoverFromFailure := func(err error) {
 		<-last.projected
 		last = nil
+		w.full = w.full || errors.Is(err, streams.ErrNoSpace)
 		w.rebuild(ctx)
 	}
 	for {
@@ -334,7 +340,7 @@ func (w *Worker) Run(ctx context.Context) error {
 			// recovered from before the next request is decided on it.
 			ready = nil
 			if err != nil {
-				recoverFromFailure()
+				recoverFromFailure(err)
 			}
 			continue
 		case r := <-reqs:
@@ -362,7 +368,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		case err := <-ready:
 			ready = nil
 			if err != nil {
-				recoverFromFailure()
+				recoverFromFailure(err)
 			}
 		default:
 		}
@@ -374,7 +380,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		f := w.decide(ctx, batch)
 		if err := settle(); err != nil {
 			f.fail(err)
-			recoverFromFailure()
+			recoverFromFailure(err)
 			continue
 		}
 		// Retries of the two batches whose projections may not be
@@ -451,11 +457,16 @@ func (w *Worker) checkSpace() error {
 }
 
 // canDecide returns nil when the worker may decide a batch: the disks have
-// room, the state is rebuilt (retried with back-off after a failure) and
+// room (checked after a refusal for lack of space), the state is rebuilt (retried with back-off after a failure) and
 // the configured options are recorded. Refusals are logged at most once
 // per diskspace.DefaultLogEvery.
 func (w *Worker) canDecide(ctx context.Context) error {
-	err := w.checkSpace()
+	var err error
+	if w.full || w.stale || !w.configured {
+		if err = w.checkSpace(); err == nil {
+			w.full = false
+		}
+	}
 	if err == nil && w.stale {
 		err = w.retryRecover(ctx)
 	}
@@ -605,6 +616,7 @@ func (w *Worker) prepare(f *flight) {
 		// Appended without its projections, the batch would leave the
 		// store behind the state: refuse it (rebuilt by the caller).
 		w.quiet.Log(w.cfg.Logger, slog.LevelError, "preparing", "preparing projections", "err", err, "seq", f.head.Seq)
+		w.full = w.full || errors.Is(err, streams.ErrNoSpace)
 		f.fail(fmt.Errorf("preparing projections: %w", err))
 		f.records, f.fold = nil, projections.Fold{}
 		f.failed = true

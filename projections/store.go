@@ -142,10 +142,9 @@ func OpenWith(dir string, o Options) (*Store, error) {
 	return s, nil
 }
 
-// open opens the database, read-only or not (openFormat). A fatal error of
-// Pebble's during the open (a MANIFEST write failing for lack of space) is
-// returned rather than raised.
-func (s *Store) open(readOnly bool) (db *pebble.DB, err error) {
+// open opens the database, read-only or not (openFormat; diskspace.Open:
+// a full disk during the open is an error, not a panic).
+func (s *Store) open(readOnly bool) (*pebble.DB, error) {
 	opts := *s.popts
 	opts.ReadOnly = readOnly
 	// The block cache holds the request index and the recent activity the
@@ -154,15 +153,6 @@ func (s *Store) open(readOnly bool) (db *pebble.DB, err error) {
 	cache := pebble.NewCache(cacheSize)
 	defer cache.Unref()
 	opts.Cache = cache
-	defer func() {
-		if r := recover(); r != nil {
-			f, ok := r.(fatalPanic)
-			if !ok || !diskspace.IsNoSpace(f) {
-				panic(r)
-			}
-			db, err = nil, fmt.Errorf("opening projection store %s: %w: %w", s.dir, f, streams.ErrNoSpace)
-		}
-	}()
 	if readOnly {
 		return openReadOnly(s.dir, &opts, s.format)
 	}
@@ -171,7 +161,7 @@ func (s *Store) open(readOnly bool) (db *pebble.DB, err error) {
 
 // openReadOnly opens the store in dir read-only; it must hold format.
 func openReadOnly(dir string, opts *pebble.Options, format string) (*pebble.DB, error) {
-	db, err := pebble.Open(dir, opts)
+	db, err := diskspace.Open(dir, opts)
 	if err != nil {
 		return nil, fmt.Errorf("opening projection store %s read-only: %w", dir, err)
 	}
@@ -213,8 +203,13 @@ func (s *Store) writable() error {
 		return fmt.Errorf("preparing projections: the store is being read; reopening it for writing later: %w", streams.ErrNoSpace)
 	}
 	defer s.dbMu.Unlock()
-	if err := s.db.Close(); err != nil {
-		s.log.Warn("closing the read-only projection store", "dir", s.dir, "err", err)
+	if !s.readOnly.Load() {
+		return nil // another writer reopened it meanwhile
+	}
+	if s.db != nil {
+		if err := s.db.Close(); err != nil {
+			s.log.Warn("closing the read-only projection store", "dir", s.dir, "err", err)
+		}
 	}
 	db, err := s.open(false)
 	if err == nil {
@@ -261,7 +256,7 @@ var formatKey = key(tMeta, "format")
 // holds a store of another format, and records the format in an empty one.
 func openFormat(dir string, opts *pebble.Options, format string, logger *slog.Logger) (*pebble.DB, error) {
 	for attempt := 0; ; attempt++ {
-		db, err := pebble.Open(dir, opts)
+		db, err := diskspace.Open(dir, opts)
 		if err != nil {
 			return nil, fmt.Errorf("opening projection store %s: %w", dir, err)
 		}
@@ -968,7 +963,7 @@ func Equal(a, b *Store) (string, error) {
 
 // pebbleLogger routes Pebble's messages to slog, errors at most once per
 // format and interval (Pebble retries a failed flush at once, forever).
-// Fatalf panics with a fatalPanic (Pebble requires that it not return).
+// Fatalf panics with a diskspace.Fatal (Pebble requires that it not return).
 type pebbleLogger struct {
 	l     *slog.Logger
 	quiet *diskspace.LogLimiter
@@ -982,10 +977,5 @@ func (p pebbleLogger) Errorf(format string, args ...any) {
 }
 func (p pebbleLogger) Fatalf(format string, args ...any) {
 	p.l.Error(fmt.Sprintf(format, args...), "component", "pebble")
-	panic(fatalPanic(fmt.Sprintf(format, args...)))
+	panic(diskspace.Fatal(fmt.Sprintf(format, args...)))
 }
-
-// fatalPanic is the value pebbleLogger.Fatalf panics with.
-type fatalPanic string
-
-func (f fatalPanic) Error() string { return string(f) }

@@ -35,6 +35,8 @@ type kafkaFlags struct {
 	timeout    time.Duration
 	session    time.Duration
 	waitBroker time.Duration
+	// minFree is serve's --min-free-bytes, for the partition stores.
+	minFree int64
 }
 
 // addKafkaFlags registers the Kafka flags on f (each settable as
@@ -127,7 +129,7 @@ func serveKafka(k *kafkaFlags, z3 *z3Flags, eng *engineFlags, rate *rateFlags, d
 		Brokers: brokers, Topics: k.topics, GroupID: k.group, DataDir: dataDir, OpenLog: openWorkerLog,
 		Signer: kr.SignerTTL(nodeID, attestTTL), AdminKeyHash: adminHash, Config: &cfg, Logger: log, OnBatch: metrics.OnBatch,
 		SessionTimeout: k.session, Verifier: actionVerifier(verify.NewActionVerifier(engines, 0)), Engines: engines,
-		Checkpoint: ck,
+		Checkpoint: ck, MinFreeBytes: k.minFree,
 	}, n)
 	if err != nil {
 		return err

@@ -113,6 +113,7 @@ func serveCmd() *cobra.Command {
 			cfg.ApprovalTTL = domain.Duration(approvalTTL)
 			cfg.DoomLoopGuardRequired = doomRequired
 			if kafkaOpts.enabled() {
+				kafkaOpts.minFree = minFree
 				return serveKafka(kafkaOpts, z3Opts, engineOpts, rateOpts, dataDir, addr, apiKey, cfg, checkpoints, attestTTL, drain, log)
 			}
 			solver, closeSolver := startSolver(z3Opts, log)
@@ -190,7 +191,7 @@ func serveCmd() *cobra.Command {
 	f.DurationVar(&drain, "drain-timeout", 10*time.Second, "how long SIGTERM waits for in-flight requests")
 	f.Int64Var(&checkpoints.Events, "checkpoint-events", domain.DefaultCheckpointEvents, "append a signed log checkpoint after this many events")
 	f.DurationVar((*time.Duration)(&checkpoints.Interval), "checkpoint-interval", domain.DefaultCheckpointInterval, "append a signed log checkpoint when this long has passed since the first uncovered event")
-	f.Int64Var(&minFree, "min-free-bytes", 0, "free disk space the log and the projections each keep; below it writes are answered 503 QWED-SYS-003 (0: twice the memtable + 8 MiB, 72 MiB; negative: no check)")
+	f.Int64Var(&minFree, "min-free-bytes", 0, "free disk space the log and the projections (in Kafka mode: each partition store) each keep; below it writes are answered 503 QWED-SYS-003 (0: twice the memtable + 8 MiB, 72 MiB; negative: no check)")
 	kafkaOpts = addKafkaFlags(f)
 	z3Opts = addZ3Flags(f)
 	engineOpts = addEngineFlags(f)

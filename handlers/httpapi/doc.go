@@ -33,8 +33,8 @@
 // a fresh request id: a refused request does not consume its
 // Idempotency-Key, so the corrected request can be sent again with it.
 // Requests to unknown routes and failures of the gate itself (QWED-SYS-002
-// 503 when the gate is unavailable, QWED-ENG-003 504 when the request's
-// deadline passes) are not recorded.
+// 503 when the gate is unavailable, QWED-SYS-003 503 when its disk is full,
+// QWED-ENG-003 504 when the request's deadline passes) are not recorded.
 //
 // A refusal at authentication inside the gate (unknown agent, wrong token,
 // suspended agent) is recorded with the payload withheld: its digest and

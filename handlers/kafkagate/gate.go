@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/segmentio/kafka-go"
 
 	"github.com/agentgate/agentgate/client"
@@ -81,6 +82,11 @@ type Config struct {
 	// checkpoint (issue 5); zero fields take the defaults (every 1,000
 	// events or 10 s).
 	Checkpoint domain.CheckpointPolicy
+	// MinFreeBytes and FS are the partition stores'
+	// (projections.Options): on a full disk a partition refuses commands
+	// with QWED-SYS-003 and keeps its state (streams/diskspace).
+	MinFreeBytes int64
+	FS           vfs.FS
 }
 
 // Gate consumes the requests topic in a consumer group and runs one worker
@@ -238,7 +244,8 @@ func (g *Gate) openPartition(ctx context.Context, p int32) (_ *partition, err er
 	// instance's read model serves the activity API; time travel in Kafka
 	// mode folds the events partition, PartitionHistory), and they were
 	// most of a restore's projection work and bytes.
-	if pr.store, err = projections.OpenWith(dir, projections.Options{Logger: g.log, NoSnapshots: true, NoActivity: true}); err != nil {
+	if pr.store, err = projections.OpenWith(dir, projections.Options{Logger: g.log, NoSnapshots: true, NoActivity: true,
+		MinFreeBytes: g.cfg.MinFreeBytes, FS: g.cfg.FS}); err != nil {
 		return nil, fmt.Errorf("opening projections of partition %d: %w", p, err)
 	}
 	lg, err := g.cfg.OpenLog(ctx, p)
@@ -592,6 +599,9 @@ func (g *Gate) auditRejection(ctx context.Context, pr *partition, it *item, rej 
 }
 
 func unavailable(err error) *httpapi.Rejection {
+	if errors.Is(err, streams.ErrNoSpace) {
+		return httpapi.NewRejection(domain.CodeStorageFull, nil, "the partition's disk is full: nothing was decided; retry with the same id once space is freed")
+	}
 	return httpapi.NewRejection(domain.CodeUnavailable, nil, "the gate is unavailable: %v; retry with the same id", err)
 }
 

@@ -1,6 +1,7 @@
 package kafkagate
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -21,6 +22,7 @@ import (
 	"github.com/agentgate/agentgate/streams"
 	"github.com/agentgate/agentgate/streams/ce"
 	"github.com/agentgate/agentgate/streams/cekafka"
+	"github.com/agentgate/agentgate/streams/diskspace"
 )
 
 // HTTPGate is the httpapi.Gate of an instance in Kafka mode: Submit sends
@@ -145,6 +147,9 @@ func (h *HTTPGate) send(ctx context.Context, cmd *domain.Command, p int32) (*dom
 		}
 		return nil, fmt.Errorf("%w: %v", handlers.ErrUnavailable, err)
 	}
+	if rep.Status == 503 && bytes.Contains(rep.Data, []byte(domain.CodeStorageFull)) {
+		return nil, fmt.Errorf("%w: %w: partition %d answered %d %s", handlers.ErrUnavailable, streams.ErrNoSpace, p, rep.Status, rep.Data)
+	}
 	if rep.Status != 200 {
 		return nil, fmt.Errorf("%w: partition %d answered %d %s", handlers.ErrUnavailable, p, rep.Status, rep.Data)
 	}
@@ -170,6 +175,7 @@ type ReadModel struct {
 	log   *slog.Logger
 	// failed is set (under mu) when the store refused a batch.
 	failed bool
+	quiet  diskspace.LogLimiter
 
 	pmu        sync.Mutex
 	parts      map[int32]*progress
@@ -359,7 +365,7 @@ func (m *ReadModel) follow(ctx context.Context, p int32, open func(context.Conte
 			batch = append(batch, ev)
 			next = r.Seq + 1
 			if len(batch) == 1024 {
-				m.apply(pr, batch)
+				m.apply(ctx, pr, batch)
 				batch = batch[:0]
 			}
 			return nil
@@ -379,7 +385,7 @@ func (m *ReadModel) follow(ctx context.Context, p int32, open func(context.Conte
 				err = lg.Read(ctx, next, deliver)
 			}
 		}
-		m.apply(pr, batch)
+		m.apply(ctx, pr, batch)
 		if err != nil {
 			if ctx.Err() == nil && !errors.Is(err, streams.ErrClosed) {
 				m.log.Warn("reading events partition", "partition", p, "err", err)
@@ -407,7 +413,12 @@ type syncReader interface {
 
 // apply folds a batch of partition pr's events into the store and, once
 // it holds them, moves pr's applied seq.
-func (m *ReadModel) apply(pr *progress, batch []*domain.Event) {
+//
+// On a full disk it waits for space (projecting nothing, while reads go
+// on): the batch is folded into m.st already, and a store that refused it
+// for lack of space wrote nothing of it, so the same fold is applied once
+// space returns, and no event is skipped.
+func (m *ReadModel) apply(ctx context.Context, pr *progress, batch []*domain.Event) {
 	if len(batch) == 0 {
 		return
 	}
@@ -421,7 +432,18 @@ func (m *ReadModel) apply(pr *progress, batch []*domain.Event) {
 	for _, ev := range batch {
 		f.Add(m.st, ev)
 	}
-	if err := m.store.Apply(m.st, &f, projections.Checkpoint{}); err != nil {
+	err := m.store.Apply(m.st, &f, projections.Checkpoint{})
+	for errors.Is(err, streams.ErrNoSpace) {
+		m.quiet.Log(m.log, slog.LevelError, "full", "the disk is full: the read model waits for space", "err", err)
+		select {
+		case <-ctx.Done():
+			m.failed = true // stopping: the batch is not stored
+			return
+		case <-time.After(readModelRetry):
+		}
+		err = m.store.Apply(m.st, &f, projections.Checkpoint{})
+	}
+	if err != nil {
 		// The events are folded in m.st but not stored: the store no
 		// longer follows the log. It stays as it is (a restart rebuilds
 		// it), and every write waiting for it times out (504) rather than
@@ -435,6 +457,10 @@ func (m *ReadModel) apply(pr *progress, batch []*domain.Event) {
 	pr.moved()
 	pr.mu.Unlock()
 }
+
+// readModelRetry is how often the read model retries a batch refused for
+// lack of space.
+const readModelRetry = time.Second
 
 // PartitionHistory is httpapi.Config.History in Kafka mode: an agent's
 // events are all in the events partition its ID keys (PartitionFor), which

@@ -17,7 +17,7 @@ import (
 type FullFS struct {
 	*errorfs.FS
 	full, failing atomic.Bool
-	failed        atomic.Int64
+	failed, asked atomic.Int64
 }
 
 // NewFullFS wraps inner (nil: the operating system's file system).
@@ -63,8 +63,13 @@ func (f *FullFS) Failed() int64 { return f.failed.Load() }
 func (f *FullFS) GetDiskUsage(path string) (vfs.DiskUsage, error) {
 	du, err := f.FS.GetDiskUsage(path)
 	if err == nil && f.full.Load() {
+		f.asked.Add(1)
 		du.UsedBytes += du.AvailBytes
 		du.AvailBytes = 0
 	}
 	return du, err
 }
+
+// FullReports returns how many times the free space was asked for and
+// reported as none.
+func (f *FullFS) FullReports() int64 { return f.asked.Load() }

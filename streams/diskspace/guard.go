@@ -7,6 +7,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/agentgate/agentgate/streams"
@@ -63,6 +64,41 @@ func IsNoSpace(err error) bool {
 	}
 	return errors.Is(err, streams.ErrNoSpace) || errors.Is(err, syscall.ENOSPC) ||
 		strings.Contains(err.Error(), syscall.ENOSPC.Error())
+}
+
+// Fatal is the value the Pebble loggers of the log and the projections
+// panic with in Fatalf (Pebble requires that Fatalf not return).
+type Fatal string
+
+func (f Fatal) Error() string { return string(f) }
+
+// NoSpaceFatal returns the value recovered from a panic as an error when
+// it is a Fatal caused by a full disk (the one fatal error of Pebble's a
+// store survives: the write was refused, nothing acknowledged); for any
+// other value ok is false and the caller must panic again with it.
+func NoSpaceFatal(r any) (err error, ok bool) {
+	f, isFatal := r.(Fatal)
+	if !isFatal || !IsNoSpace(f) {
+		return nil, false
+	}
+	return f, true
+}
+
+// Open is pebble.Open, except that a fatal error of Pebble's caused by a
+// full disk during the open (a MANIFEST write: Logger.Fatalf, which must
+// panic with a Fatal) is returned, wrapping streams.ErrNoSpace, rather
+// than raised.
+func Open(dir string, opts *pebble.Options) (db *pebble.DB, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			f, ok := NoSpaceFatal(r)
+			if !ok {
+				panic(r)
+			}
+			db, err = nil, fmt.Errorf("%w: %w", f, streams.ErrNoSpace)
+		}
+	}()
+	return pebble.Open(dir, opts)
 }
 
 // DefaultPause is how long Throttle holds writes after one fails with

@@ -52,6 +52,29 @@ func appendSeq(l *Log, seq uint64) error {
 	return l.Append(context.Background(), logtest.Records(l.Head(), logtest.Payload(seq, 200)))
 }
 
+// fullLog opens a log on a FullFS (see openFull) holding records 1..3.
+func fullLog(t *testing.T) (*Log, *diskspace.FullFS, *lockedBuffer) {
+	t.Helper()
+	fs := diskspace.NewFullFS(nil)
+	buf := &lockedBuffer{}
+	l, err := openFull(t, t.TempDir(), fs, buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendUpTo(t, l, 3)
+	return l, fs, buf
+}
+
+// appendUpTo appends records from the head up to seq n.
+func appendUpTo(t *testing.T, l *Log, n uint64) {
+	t.Helper()
+	for seq := l.Head().Seq + 1; seq <= n; seq++ {
+		if err := appendSeq(l, seq); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // checkLog reads the whole log: records 1..n with their payloads, and a
 // chain that verifies.
 func checkLog(t *testing.T, l *Log, n uint64) {
@@ -76,17 +99,7 @@ func checkLog(t *testing.T, l *Log, n uint64) {
 // reads go on; once space is freed the next append succeeds, without a
 // reopen by the caller.
 func TestFullDiskRefusesAppends(t *testing.T) {
-	fs := diskspace.NewFullFS(nil)
-	var buf lockedBuffer
-	l, err := openFull(t, t.TempDir(), fs, &buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for seq := uint64(1); seq <= 3; seq++ {
-		if err := appendSeq(l, seq); err != nil {
-			t.Fatal(err)
-		}
-	}
+	l, fs, buf := fullLog(t)
 	fs.Fill()
 	before := buf.lines()
 	for range 1000 {
@@ -113,17 +126,7 @@ func TestFullDiskRefusesAppends(t *testing.T) {
 // process on Pebble's fatal commit error; the log keeps reading and is
 // reopened for writing once space returns, with its chain intact.
 func TestENOSPCInCommitIsNotFatal(t *testing.T) {
-	fs := diskspace.NewFullFS(nil)
-	var buf lockedBuffer
-	l, err := openFull(t, t.TempDir(), fs, &buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for seq := uint64(1); seq <= 3; seq++ {
-		if err := appendSeq(l, seq); err != nil {
-			t.Fatal(err)
-		}
-	}
+	l, fs, _ := fullLog(t)
 	fs.FailWrites()
 	if err := appendSeq(l, 4); !errors.Is(err, streams.ErrNoSpace) {
 		t.Fatalf("append hitting ENOSPC: %v, want ErrNoSpace", err)
@@ -159,11 +162,7 @@ func TestOpenOnFullDisk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for seq := uint64(1); seq <= 3; seq++ {
-		if err := appendSeq(l, seq); err != nil {
-			t.Fatal(err)
-		}
-	}
+	appendUpTo(t, l, 3)
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}

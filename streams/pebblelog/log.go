@@ -211,25 +211,15 @@ func Open(dir string, opts Options) (*Log, error) {
 	return l, nil
 }
 
-// openDB opens the Pebble database, read-only or not. A fatal error of
-// Pebble's during the open (a MANIFEST write failing for lack of space) is
-// returned rather than raised.
-func (l *Log) openDB(readOnly bool) (db *pebble.DB, err error) {
+// openDB opens the Pebble database, read-only or not (diskspace.Open: a
+// full disk during the open is an error, not a panic).
+func (l *Log) openDB(readOnly bool) (*pebble.DB, error) {
 	popts := *l.popts
 	popts.ReadOnly = readOnly
 	cache := pebble.NewCache(l.opts.CacheSizeBytes)
 	defer cache.Unref()
 	popts.Cache = cache
-	defer func() {
-		if r := recover(); r != nil {
-			f, ok := r.(fatalPanic)
-			if !ok || !diskspace.IsNoSpace(f) {
-				panic(r)
-			}
-			db, err = nil, fmt.Errorf("opening pebble in %s: %w: %w", l.dir, f, streams.ErrNoSpace)
-		}
-	}()
-	db, err = pebble.Open(l.dir, &popts)
+	db, err := diskspace.Open(l.dir, &popts)
 	if err != nil {
 		return nil, fmt.Errorf("opening pebble in %s: %w", l.dir, err)
 	}
@@ -436,8 +426,8 @@ func (l *Log) commit(b *pebble.Batch) (err error) {
 		if r == nil {
 			return
 		}
-		f, ok := r.(fatalPanic)
-		if !ok || !diskspace.IsNoSpace(f) {
+		f, ok := diskspace.NoSpaceFatal(r)
+		if !ok {
 			panic(r)
 		}
 		l.failed = f
@@ -469,8 +459,10 @@ func (l *Log) writable() error {
 		return fmt.Errorf("appending batch: the log is being read; reopening it for writing later: %w", streams.ErrNoSpace)
 	}
 	defer l.dbMu.Unlock()
-	if err := l.db.Close(); err != nil && l.failed == nil {
-		l.logger.Warn("closing the read-only event log", "dir", l.dir, "err", err)
+	if l.db != nil {
+		if err := l.db.Close(); err != nil && l.failed == nil {
+			l.logger.Warn("closing the read-only event log", "dir", l.dir, "err", err)
+		}
 	}
 	db, err := l.openDB(false)
 	if err == nil {

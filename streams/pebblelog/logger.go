@@ -13,7 +13,7 @@ import (
 // Debug (Pebble reports routine work there), errors at Error, at most one
 // line per format and interval (Pebble retries a failed flush at once,
 // forever: on a full disk that is a loop). Fatalf logs at Error and panics
-// with a fatalPanic, because Pebble requires that it not return; Pebble
+// with a diskspace.Fatal, because Pebble requires that it not return; Pebble
 // calls it for corruption, a broken internal invariant, or a WAL or
 // MANIFEST write that failed. Append recovers from the one that a full disk
 // causes in its own goroutine (Log.commit).
@@ -33,13 +33,8 @@ func (p pebbleLogger) Errorf(format string, args ...any) {
 func (p pebbleLogger) Fatalf(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	p.l.Error(msg, "component", "pebble", "fatal", true)
-	panic(fatalPanic(msg))
+	panic(diskspace.Fatal(msg))
 }
-
-// fatalPanic is the value Fatalf panics with.
-type fatalPanic string
-
-func (f fatalPanic) Error() string { return string(f) }
 
 // eventListener reports the Pebble events an operator must see: background
 // errors, slow disks and write stalls (each one delays every Append), each
