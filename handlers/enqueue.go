@@ -2,9 +2,18 @@ package handlers
 
 import (
 	"context"
+	"time"
 
 	"github.com/agentgate/agentgate/domain"
 )
+
+// VerdictQueueWait is how long an enqueued command's engine run waits for a
+// place in the engine's queue (a refusal with QWED-SYS-002, retried with
+// back-off) before its ERROR verdict stands. A transport that enqueues a
+// backlog (a Kafka partition after a restore or a rebalance) would
+// otherwise have its own backlog refused as if its tenant flooded the
+// engine, and record PENDING decisions for it.
+const VerdictQueueWait = 5 * time.Second
 
 // Pending is a command handed to the worker by Enqueue, waiting for its
 // answer.
@@ -27,23 +36,66 @@ type Pending struct {
 func (w *Worker) Enqueue(ctx context.Context, cmd *domain.Command) (*Pending, error) {
 	r := &request{cmd: cmd, done: make(chan struct{})}
 	run := w.verdictJob(ctx, cmd)
+	slots := w.cfg.VerdictSlots
 	if run != nil {
 		r.verdict = make(chan struct{})
+		if slots != nil {
+			// At most cap(slots) engine runs of enqueued commands at once:
+			// the enqueuing goroutine waits here (a Kafka partition stops
+			// reading), not in an engine queue that would refuse it.
+			select {
+			case slots <- struct{}{}:
+			case <-w.done:
+				return nil, ErrUnavailable
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+	}
+	release := func() {
+		if run != nil && slots != nil {
+			<-slots
+		}
 	}
 	select {
 	case w.reqs <- r:
 		if run != nil {
 			go func() {
-				run()
+				defer release()
+				w.patiently(ctx, cmd, run)
 				r.stale = ctx.Err() != nil
 				close(r.verdict)
 			}()
 		}
 		return &Pending{w: w, r: r}, nil
 	case <-w.done:
+		release()
 		return nil, ErrUnavailable
 	case <-ctx.Done():
+		release()
 		return nil, ctx.Err()
+	}
+}
+
+// patiently runs run (which sets cmd.Verdict) again, with back-off, while
+// the engine's queue refuses it as full (QWED-SYS-002), for at most
+// VerdictQueueWait; the last verdict stands.
+func (w *Worker) patiently(ctx context.Context, cmd *domain.Command, run func()) {
+	deadline := time.Now().Add(VerdictQueueWait)
+	for wait := 10 * time.Millisecond; ; wait = min(2*wait, 500*time.Millisecond) {
+		run()
+		v := cmd.Verdict
+		if v == nil || v.Code != string(domain.CodeUnavailable) || time.Now().Add(wait).After(deadline) {
+			return
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		cmd.Verdict = nil
 	}
 }
 

@@ -69,6 +69,12 @@ type WorkerConfig struct {
 	// command, in its place, once the verdict is in. Decide stays pure and
 	// never waits on an engine. Nil decides by the rules alone.
 	Verifier ActionVerifier
+	// VerdictSlots, if set, bounds the engine runs of enqueued commands in
+	// flight at once, shared by every worker given the same channel (its
+	// capacity is the bound): Enqueue waits for a slot. Each run also waits
+	// up to VerdictQueueWait for a place in a full engine queue. Nil: no
+	// bound.
+	VerdictSlots chan struct{}
 	// Checkpoint is when the worker appends a signed log checkpoint
 	// (issue 5); zero fields take domain.DefaultCheckpointPolicy's. The
 	// checkpoints are signed by Signer when it implements

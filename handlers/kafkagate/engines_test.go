@@ -286,3 +286,65 @@ func TestIssue11_KafkaVerdictsTakeTurnsByPrincipal(t *testing.T) {
 	entered()
 	eng.release <- struct{}{}
 }
+
+// quickEngine is a math engine that answers VERIFIED after a short
+// pause, so that a backlog's runs queue behind each other.
+type quickEngine struct{ ran atomic.Int32 }
+
+func (e *quickEngine) Capabilities() qengines.Capabilities {
+	return (&overlapEngine{}).Capabilities()
+}
+
+func (e *quickEngine) Verify(ctx context.Context, req qengines.Request) qengines.Outcome {
+	e.ran.Add(1)
+	select {
+	case <-time.After(5 * time.Millisecond):
+	case <-ctx.Done():
+		return qengines.Outcome{Status: qengines.Timeout}
+	}
+	return qengines.Outcome{Status: qengines.Verified, Result: map[string]any{"is_valid": true, "message": "quick"}}
+}
+
+// Issue 11 items 7 and 11 together: a partition's backlog of one tenant's
+// verify_actions (here 40 published at once, as after a restore) is not
+// refused by the engine's per-principal queue as if the tenant flooded it:
+// the partition runs at most MaxVerdictsInFlight verdicts at once and a
+// run refused by a full queue waits for a place. Every action is approved
+// on its engine's verdict. Before, the runs started all at once and all
+// but the queue's two places (one slot, one waiting) were refused: PENDING
+// decisions recorded for the gate's own backlog.
+func TestIssue11_KafkaBacklogIsNotRefusedByTheEngineQueue(t *testing.T) {
+	const n = 40
+	_, brokers := broker(t)
+	eng := &quickEngine{}
+	reg, err := verify.NewRegistryWith(fair.Config{Slots: 1, PrincipalQueue: 1}, eng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	startGate(t, brokers, &logs{brokers: brokers}, t.TempDir(), func(c *kafkagate.Config) {
+		c.Verifier = verify.NewActionVerifier(reg, 3*time.Second)
+		c.Engines = reg
+	})
+	c := newClient(t, brokers)
+	ids, tokens := registerOn(t, c, 0, 1, "org_backlog")
+	cmds := make([]client.Command, n)
+	want := make([]string, n)
+	for i := range n {
+		cmds[i] = client.Verify(ids[0], tokens[0], domain.VerifyAction{
+			Action:  domain.Action{Type: "calculate", Query: fmt.Sprintf("%d+%d=%d", i, i, 2*i)},
+			Context: domain.ActionContext{ConversationID: "backlog", StepNumber: json.Number(fmt.Sprint(i + 1))}})
+		cmds[i].ID = fmt.Sprintf("backlog-%d", i)
+		want[i] = cmds[i].ID
+	}
+	if _, err := c.PublishBatch(context.Background(), cmds...); err != nil {
+		t.Fatal(err)
+	}
+	waitDecided(t, brokers, c.Source(), want)
+	evs := recordedEvents(t, brokers, c.Source())
+	for _, id := range want {
+		ev := evs[id]
+		if ev == nil || ev.Decided == nil || ev.Decided.Decision != domain.Approved || ev.Command.Verdict == nil || ev.Command.Verdict.Status != qengines.Verified {
+			t.Fatalf("%s: %+v (verdict %+v), want APPROVED on the engine's VERIFIED", id, ev.Decided, ev.Command.Verdict)
+		}
+	}
+}

@@ -91,6 +91,14 @@ type Config struct {
 
 // Gate consumes the requests topic in a consumer group and runs one worker
 // per assigned partition.
+// MaxVerdictsInFlight bounds the engine runs of verify_actions read from
+// the requests topic that a gate instance runs at once, over all its
+// partitions: a partition whose backlog would exceed it stops reading
+// until a run ends, rather than flooding the engines' queues with its own
+// backlog. It is below the engines' per-principal queues (64 for the
+// registry's, four per solver process for z3's).
+const MaxVerdictsInFlight = 8
+
 type Gate struct {
 	cfg        Config
 	macKey     []byte
@@ -106,6 +114,9 @@ type Gate struct {
 	// that request only, never to the isolated requests of the other
 	// partitions the process owns.
 	alone chan struct{}
+	// verdicts bounds the engine runs of all the partitions' enqueued
+	// verify_actions (handlers.WorkerConfig.VerdictSlots).
+	verdicts chan struct{}
 }
 
 // New returns a gate; partitions is the partition count of the requests
@@ -136,8 +147,9 @@ func New(cfg Config, partitions int) (*Gate, error) {
 	}
 	g := &Gate{
 		cfg: cfg, macKey: MACKey(cfg.AdminKeyHash), partitions: partitions, log: cfg.Logger,
-		owned: map[int32]*partition{},
-		alone: make(chan struct{}, 1),
+		owned:    map[int32]*partition{},
+		alone:    make(chan struct{}, 1),
+		verdicts: make(chan struct{}, MaxVerdictsInFlight),
 	}
 	if cfg.AdminKeyHash != "" {
 		g.adminHash = []byte(cfg.AdminKeyHash)
@@ -259,7 +271,7 @@ func (g *Gate) openPartition(ctx context.Context, p int32) (_ *partition, err er
 	pr.worker, err = handlers.NewWorker(handlers.WorkerConfig{
 		Log: pr.log, Store: pr.store, Signer: g.cfg.Signer, Partition: p,
 		Clock: g.cfg.Clock, Config: g.cfg.Config, Logger: g.log.With("partition", p), OnBatch: g.cfg.OnBatch,
-		Verifier: g.cfg.Verifier, Checkpoint: g.cfg.Checkpoint,
+		Verifier: g.cfg.Verifier, VerdictSlots: g.verdicts, Checkpoint: g.cfg.Checkpoint,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("restoring partition %d: %w", p, err)
