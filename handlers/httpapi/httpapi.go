@@ -148,6 +148,10 @@ type api struct {
 	limiter   *limiter        // nil: no verify rate limit
 	refusals  *refusalLimiter // nil: no refusal limit
 	reports   chan struct{}   // one token per report being rendered
+	// rendering counts the reports being rendered per tenant (the agent's
+	// principal): one tenant holds at most reportShare of them.
+	renderMu  sync.Mutex
+	rendering map[string]int
 }
 
 // New returns the HTTP API over cfg.Gate and cfg.Store. It panics when

@@ -30,8 +30,9 @@ var reportContentTypes = map[string]string{
 // handlers/report); json is the verifiable, tenant-scoped bundle. Auth as
 // the other reads of an agent. The period is [from, to), at most
 // MaxActivityPeriod, with the defaults of the activity query. At most
-// Config.MaxConcurrentReports are rendered at once (503 QWED-SYS-002 with
-// Retry-After past it). The report is computed before the status is sent
+// Config.MaxConcurrentReports are rendered at once, and the agents of one
+// principal hold all of them but one (503 QWED-SYS-002 with Retry-After
+// past either). The report is computed before the status is sent
 // (a failure is an error answer, never a truncated body) and then
 // streamed: nothing is staged on disk, and what is held in memory is the
 // report and, for a bundle, the agent's events with their proofs.
@@ -58,16 +59,12 @@ func (a *api) getComplianceReport(w http.ResponseWriter, r *http.Request) {
 			"format must be json, csv or pdf"))
 		return
 	}
-	select {
-	case a.reports <- struct{}{}:
-		defer func() { <-a.reports }()
-	default:
-		e := failure(domain.CodeUnavailable, "%d compliance reports are being produced, the most at once: retry shortly", cap(a.reports))
-		e.err.Details = map[string]any{"limit": "concurrent_reports", "max": cap(a.reports)}
+	if e := a.startRender(ag.Info.PrincipalID); e != nil {
 		w.Header().Set("Retry-After", "1")
 		writeJSON(w, e.status, e.body())
 		return
 	}
+	defer a.endRender(ag.Info.PrincipalID)
 	hist, err := a.history(r.Context(), ag.ID)
 	if err != nil {
 		a.historyUnavailable(w, "the compliance report", err)
@@ -89,6 +86,45 @@ func (a *api) getComplianceReport(w http.ResponseWriter, r *http.Request) {
 		e := failure(domain.CodeUnavailable, "the report could not be produced")
 		writeJSON(w, e.status, e.body())
 	}
+}
+
+// reportShare is how many of the report slots one tenant may hold: all
+// but one (at least one), so one tenant's reports never take every slot.
+func (a *api) reportShare() int { return max(1, cap(a.reports)-1) }
+
+// startRender takes a report slot for a report of tenant's agent, or
+// refuses with 503 QWED-SYS-002 when every slot is taken, or when the
+// tenant holds its share of them already.
+func (a *api) startRender(tenant string) *apiError {
+	a.renderMu.Lock()
+	defer a.renderMu.Unlock()
+	if a.rendering[tenant] >= a.reportShare() {
+		e := failure(domain.CodeUnavailable, "%d compliance reports of this principal's agents are being produced, the most at once: retry shortly", a.reportShare())
+		e.err.Details = map[string]any{"limit": "concurrent_reports_per_principal", "max": a.reportShare()}
+		return e
+	}
+	select {
+	case a.reports <- struct{}{}:
+	default:
+		e := failure(domain.CodeUnavailable, "%d compliance reports are being produced, the most at once: retry shortly", cap(a.reports))
+		e.err.Details = map[string]any{"limit": "concurrent_reports", "max": cap(a.reports)}
+		return e
+	}
+	if a.rendering == nil {
+		a.rendering = map[string]int{}
+	}
+	a.rendering[tenant]++
+	return nil
+}
+
+// endRender gives back the slot startRender took.
+func (a *api) endRender(tenant string) {
+	a.renderMu.Lock()
+	defer a.renderMu.Unlock()
+	if a.rendering[tenant]--; a.rendering[tenant] <= 0 {
+		delete(a.rendering, tenant)
+	}
+	<-a.reports
 }
 
 // reportWriter sends the headers and the status with the first byte.

@@ -190,3 +190,36 @@ func TestComplianceReportsAreBoundedInFlight(t *testing.T) {
 		t.Fatalf("a report after the first: %d %s", r.status, r.body)
 	}
 }
+
+// Issue 11 item 3: one principal's reports never take every render slot:
+// with two, a tenant's second report in flight is refused while another
+// tenant's is served.
+func TestComplianceReportSlotsAreSharedAcrossTenants(t *testing.T) {
+	var bl *blockingLog
+	g := newReportGate(t, func(c *Config) {
+		bl = &blockingLog{Log: c.Log, entered: make(chan struct{}, 2), release: make(chan struct{})}
+		c.Log = bl
+		c.MaxConcurrentReports = 2
+	})
+	keyA, keyB := g.issueKey("org_a"), g.issueKey("org_b")
+	a1, a2 := g.register(keyA, "org_a", 2, nil), g.register(keyA, "org_a", 2, nil)
+	b := g.register(keyB, "org_b", 2, nil)
+	report := func(id string) string { return "/agents/" + id + "/compliance-report?format=csv" }
+	first := make(chan response, 1)
+	go func() { first <- g.do("GET", report(a1.id), apiKey(keyA), nil) }()
+	<-bl.entered
+	r := g.do("GET", report(a2.id), apiKey(keyA), nil)
+	if r.status != http.StatusServiceUnavailable || r.errorCode(t) != string(domain.CodeUnavailable) ||
+		!strings.Contains(string(r.body), "concurrent_reports_per_principal") {
+		t.Fatalf("org_a's second report in flight: %d %s", r.status, r.body)
+	}
+	second := make(chan response, 1)
+	go func() { second <- g.do("GET", report(b.id), apiKey(keyB), nil) }()
+	<-bl.entered // org_b's report was admitted: it reads the log
+	close(bl.release)
+	for _, ch := range []chan response{first, second} {
+		if r := <-ch; r.status != http.StatusOK {
+			t.Fatalf("a report in flight: %d %s", r.status, r.body)
+		}
+	}
+}
