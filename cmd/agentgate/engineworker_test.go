@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -197,8 +198,16 @@ func checkEngineIsolation(t *testing.T, gate int, base, admin string) {
 	if err := syscall.Kill(fresh, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	for slices.Contains(workerPIDs(t, gate), fresh) {
-		time.Sleep(10 * time.Millisecond)
+	// Until the gate has reaped it: a worker still exiting holds its end of
+	// the pipe, so a call written to it then is a call during which the
+	// worker died (ERROR), not one to a worker that ended while idle.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", fresh)); errors.Is(err, os.ErrNotExist) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the killed worker %d was never reaped (state %q)", fresh, procState(fresh))
+		}
 	}
 	if out := verifyCode(t, base, admin, "ls | wc -l"); out["status"] != "VERIFIED" {
 		t.Fatalf("the call after an idle worker was killed: %v", out)
