@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/agentgate/agentgate/domain"
-	"github.com/agentgate/agentgate/handlers/eventjson"
+	"github.com/agentgate/agentgate/domain/eventjson"
 	"github.com/agentgate/agentgate/projections"
 	"github.com/agentgate/agentgate/streams"
 )

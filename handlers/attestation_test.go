@@ -12,7 +12,7 @@ import (
 
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/handlers/attest"
-	"github.com/agentgate/agentgate/handlers/audit"
+	"github.com/agentgate/agentgate/handlers/history/audit"
 	"github.com/agentgate/agentgate/projections"
 	"github.com/agentgate/agentgate/streams/pebblelog"
 )

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
-	"github.com/agentgate/agentgate/handlers/eventjson"
+	"github.com/agentgate/agentgate/domain/eventjson"
 )
 
 // BenchmarkDurablePath measures the in-process path of one decision:

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
-	"github.com/agentgate/agentgate/handlers/eventjson"
+	"github.com/agentgate/agentgate/domain/eventjson"
 	"github.com/agentgate/agentgate/handlers/fair"
 	"github.com/agentgate/agentgate/projections"
 	"github.com/agentgate/agentgate/streams"

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
-	"github.com/agentgate/agentgate/handlers/eventjson"
+	"github.com/agentgate/agentgate/domain/eventjson"
 )
 
 // The entities every decision writes (its activity, its open action, its

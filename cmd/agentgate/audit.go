@@ -15,10 +15,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentgate/agentgate/handlers/attest"
-	"github.com/agentgate/agentgate/handlers/audit"
-	"github.com/agentgate/agentgate/handlers/snapshot"
+	"github.com/agentgate/agentgate/handlers/history/audit"
 	"github.com/agentgate/agentgate/projections"
 	"github.com/agentgate/agentgate/streams"
+	"github.com/agentgate/agentgate/streams/pebblelog/snapshot"
 )
 
 func init() { moreCommands = append(moreCommands, auditCmd) }
@@ -145,7 +145,7 @@ func auditJWKS(ctx context.Context, f auditFlags) ([]byte, error) {
 }
 
 // openAuditedLog opens a private copy of the embedded log of dir
-// (handlers/snapshot: the gate may keep running) and returns it with the
+// (streams/pebblelog/snapshot: the gate may keep running) and returns it with the
 // head the projections recorded. The projections are read first, so the
 // copy is at least as recent; when they cannot be read (no state/, or the
 // running gate holds its lock) the recorded head is not checked and a

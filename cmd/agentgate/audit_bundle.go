@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/handlers/attest"
-	"github.com/agentgate/agentgate/handlers/audit"
-	"github.com/agentgate/agentgate/handlers/report"
+	"github.com/agentgate/agentgate/handlers/history/audit"
+	"github.com/agentgate/agentgate/handlers/history/report"
 )
 
 func init() { auditBundle = verifyBundleFile }

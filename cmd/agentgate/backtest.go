@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentgate/agentgate/handlers/backtest"
-	"github.com/agentgate/agentgate/handlers/snapshot"
+	"github.com/agentgate/agentgate/handlers/history/backtest"
+	"github.com/agentgate/agentgate/streams/pebblelog/snapshot"
 )
 
 func init() { moreCommands = append(moreCommands, backtestCmd) }

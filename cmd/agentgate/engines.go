@@ -9,8 +9,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/agentgate/agentgate/handlers/enginehost"
 	"github.com/agentgate/agentgate/handlers/verify"
+	"github.com/agentgate/agentgate/handlers/verify/enginehost"
 )
 
 func init() { moreCommands = append(moreCommands, engineWorkerCmd) }

@@ -11,9 +11,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentgate/agentgate/handlers/attest"
-	"github.com/agentgate/agentgate/handlers/report"
-	"github.com/agentgate/agentgate/handlers/snapshot"
+	"github.com/agentgate/agentgate/handlers/history/report"
 	"github.com/agentgate/agentgate/streams"
+	"github.com/agentgate/agentgate/streams/pebblelog/snapshot"
 )
 
 func init() { moreCommands = append(moreCommands, exportCmd) }

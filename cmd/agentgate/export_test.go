@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
-	"github.com/agentgate/agentgate/handlers/seedlog"
+	"github.com/agentgate/agentgate/handlers/history/seedlog"
 )
 
 // seedDataDir records a short history of agent A (org_1) beside agent B

@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/agentgate/agentgate/domain/engines/logic"
-	"github.com/agentgate/agentgate/handlers/z3pool"
+	"github.com/agentgate/agentgate/handlers/verify/z3pool"
 )
 
 // z3Flags configure the z3 pool behind the logic engine.

@@ -18,7 +18,7 @@ const TreeHeadTyp = "agentgate-tree+jwt"
 // hash of a partition's first Size events (each leaf is the 32-byte
 // SHA-256 of an event's bytes, the chain hash), the chain hash of the
 // last of them, and the agent's events among them: how many and the hex
-// SHA-256 of their list (see handlers/report). Field order fixes the
+// SHA-256 of their list (see handlers/history/report). Field order fixes the
 // JSON encoding.
 type TreeHeadClaims struct {
 	// Issuer is IssuerPrefix followed by the signing node's ID.

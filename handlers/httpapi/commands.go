@@ -12,8 +12,8 @@ import (
 	"strconv"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/domain/eventjson"
 	"github.com/agentgate/agentgate/domain/strictjson"
-	"github.com/agentgate/agentgate/handlers/eventjson"
 )
 
 // Secret prefixes (seed 000 §3.2).

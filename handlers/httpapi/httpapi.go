@@ -17,7 +17,7 @@ import (
 
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/handlers"
-	"github.com/agentgate/agentgate/handlers/report"
+	"github.com/agentgate/agentgate/handlers/history/report"
 	"github.com/agentgate/agentgate/handlers/verify"
 	"github.com/agentgate/agentgate/projections"
 	"github.com/agentgate/agentgate/streams"

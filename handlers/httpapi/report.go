@@ -8,7 +8,7 @@ import (
 	"net/http"
 
 	"github.com/agentgate/agentgate/domain"
-	"github.com/agentgate/agentgate/handlers/report"
+	"github.com/agentgate/agentgate/handlers/history/report"
 	"github.com/agentgate/agentgate/streams"
 )
 
@@ -27,7 +27,7 @@ var reportContentTypes = map[string]string{
 
 // getComplianceReport answers GET /agents/{id}/compliance-report?from&to&
 // format=json|csv|pdf (seed 000 §7.3): the report built from the log (see
-// handlers/report); json is the verifiable, tenant-scoped bundle. Auth as
+// handlers/history/report); json is the verifiable, tenant-scoped bundle. Auth as
 // the other reads of an agent. The period is [from, to), at most
 // MaxActivityPeriod, with the defaults of the activity query. At most
 // Config.MaxConcurrentReports are rendered at once, and the agents of one

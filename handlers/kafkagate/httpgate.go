@@ -15,8 +15,8 @@ import (
 
 	"github.com/agentgate/agentgate/client"
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/domain/eventjson"
 	"github.com/agentgate/agentgate/handlers"
-	"github.com/agentgate/agentgate/handlers/eventjson"
 	"github.com/agentgate/agentgate/handlers/httpapi"
 	"github.com/agentgate/agentgate/projections"
 	"github.com/agentgate/agentgate/streams"

@@ -15,9 +15,9 @@ import (
 
 	"github.com/agentgate/agentgate/handlers"
 	"github.com/agentgate/agentgate/handlers/attest"
+	"github.com/agentgate/agentgate/handlers/history/report"
 	"github.com/agentgate/agentgate/handlers/httpapi"
 	"github.com/agentgate/agentgate/handlers/kafkagate"
-	"github.com/agentgate/agentgate/handlers/report"
 	"github.com/agentgate/agentgate/handlers/verify"
 )
 

@@ -14,7 +14,7 @@ import (
 	"github.com/agentgate/agentgate/handlers"
 	"github.com/agentgate/agentgate/handlers/kafkagate"
 	"github.com/agentgate/agentgate/handlers/verify"
-	"github.com/agentgate/agentgate/handlers/z3pool"
+	"github.com/agentgate/agentgate/handlers/verify/z3pool"
 	"github.com/agentgate/agentgate/streams"
 	"github.com/agentgate/agentgate/streams/cekafka"
 	"github.com/agentgate/agentgate/streams/kafkalog"

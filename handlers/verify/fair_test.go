@@ -18,7 +18,7 @@ import (
 	"github.com/agentgate/agentgate/domain/engines/logic"
 	"github.com/agentgate/agentgate/handlers"
 	"github.com/agentgate/agentgate/handlers/fair"
-	"github.com/agentgate/agentgate/handlers/z3pool"
+	"github.com/agentgate/agentgate/handlers/verify/z3pool"
 )
 
 // gated is an engine whose runs the test lets through one at a time: each

@@ -19,7 +19,7 @@ import (
 	"github.com/agentgate/agentgate/handlers/fair"
 	"github.com/agentgate/agentgate/handlers/httpapi"
 	"github.com/agentgate/agentgate/handlers/verify"
-	"github.com/agentgate/agentgate/handlers/z3pool"
+	"github.com/agentgate/agentgate/handlers/verify/z3pool"
 	"github.com/agentgate/agentgate/streams"
 )
 

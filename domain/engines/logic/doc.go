@@ -1,7 +1,7 @@
 // Package logic is the logic engine of the QWED protocol (seed 002 §4.1
 // "logic", §5.2.2, §6.3.3, §7): it parses the QWED-Logic DSL, checks and
 // infers its sorts, translates it to SMT-LIB2 and asks an SMT solver (z3,
-// through the Solver interface; handlers/z3pool keeps the processes)
+// through the Solver interface; handlers/verify/z3pool keeps the processes)
 // whether it is satisfiable. The package is pure: parsing, checking and
 // translation are deterministic functions of the query (declarations
 // sorted by name, bound variables numbered in order of appearance), and

@@ -54,7 +54,7 @@ type Answer struct {
 	Reason string
 }
 
-// Solver decides SMT-LIB2 queries. An implementation (handlers/z3pool)
+// Solver decides SMT-LIB2 queries. An implementation (handlers/verify/z3pool)
 // runs each query in a fresh solver state, so that the answer to a query,
 // model included, depends on the query alone; it bounds the query's time
 // and wraps ErrSolverUnavailable, ErrSolverTimeout or ErrSolverBusy in

@@ -13,7 +13,7 @@ import (
 
 	"github.com/agentgate/agentgate/domain/engines"
 	"github.com/agentgate/agentgate/domain/engines/logic"
-	"github.com/agentgate/agentgate/handlers/z3pool"
+	"github.com/agentgate/agentgate/handlers/verify/z3pool"
 )
 
 var (

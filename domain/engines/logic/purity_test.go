@@ -11,7 +11,7 @@ import (
 
 // TestEnginesCommon_LogicIsPure pins the engine rules: the package's
 // non-test files import only pure packages (no os, exec, net, time, log,
-// math/rand); the z3 processes live in handlers/z3pool.
+// math/rand); the z3 processes live in handlers/verify/z3pool.
 func TestEnginesCommon_LogicIsPure(t *testing.T) {
 	allowed := map[string]bool{
 		"bytes": true, "context": true, "encoding/json": true, "errors": true, "fmt": true,

@@ -9,7 +9,7 @@ import (
 	"github.com/agentgate/agentgate/domain/engines"
 	"github.com/agentgate/agentgate/domain/engines/logic"
 	"github.com/agentgate/agentgate/domain/engines/reasoning"
-	"github.com/agentgate/agentgate/handlers/z3pool"
+	"github.com/agentgate/agentgate/handlers/verify/z3pool"
 )
 
 // TestSeed002_4_1_ReasoningWithTheRealLogicEngine checks chains mixing

@@ -4,7 +4,7 @@
 // change").
 //
 // Semantics. The log is read from its first event (a private copy of it:
-// see handlers/snapshot; the live log is never written). Events before the
+// see streams/pebblelog/snapshot; the live log is never written). Events before the
 // period are folded as recorded. At the period start (and, for an agent
 // registered during the period, right after its registration) the changed
 // settings are written into the agent's state; from then on every command

@@ -15,9 +15,9 @@ import (
 
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/domain/engines"
+	"github.com/agentgate/agentgate/domain/eventjson"
 	"github.com/agentgate/agentgate/handlers"
-	"github.com/agentgate/agentgate/handlers/eventjson"
-	"github.com/agentgate/agentgate/handlers/seedlog"
+	"github.com/agentgate/agentgate/handlers/history/seedlog"
 	"github.com/agentgate/agentgate/streams"
 )
 

@@ -16,12 +16,12 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/domain/eventjson"
 	"github.com/agentgate/agentgate/handlers"
-	"github.com/agentgate/agentgate/handlers/backtest"
-	"github.com/agentgate/agentgate/handlers/eventjson"
-	"github.com/agentgate/agentgate/handlers/seedlog"
-	"github.com/agentgate/agentgate/handlers/snapshot"
+	"github.com/agentgate/agentgate/handlers/history/backtest"
+	"github.com/agentgate/agentgate/handlers/history/seedlog"
 	"github.com/agentgate/agentgate/streams"
+	"github.com/agentgate/agentgate/streams/pebblelog/snapshot"
 )
 
 var (

@@ -5,7 +5,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/agentgate/agentgate/handlers/report"
+	"github.com/agentgate/agentgate/handlers/history/report"
 )
 
 // FuzzVerifyBundle: a bundle is untrusted input. Reading and verifying any

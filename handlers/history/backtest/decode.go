@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
-	"github.com/agentgate/agentgate/handlers/eventjson"
+	"github.com/agentgate/agentgate/domain/eventjson"
 )
 
 // slimEvent holds what a backtest needs of a recorded event it

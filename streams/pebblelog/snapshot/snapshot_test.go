@@ -6,9 +6,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/agentgate/agentgate/handlers/snapshot"
 	"github.com/agentgate/agentgate/streams"
 	"github.com/agentgate/agentgate/streams/pebblelog"
+	"github.com/agentgate/agentgate/streams/pebblelog/snapshot"
 )
 
 // A snapshot reads the records of the log, writes nothing where the log

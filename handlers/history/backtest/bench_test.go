@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentgate/agentgate/handlers/backtest"
-	"github.com/agentgate/agentgate/handlers/seedlog"
+	"github.com/agentgate/agentgate/handlers/history/backtest"
+	"github.com/agentgate/agentgate/handlers/history/seedlog"
 	"github.com/agentgate/agentgate/streams/pebblelog"
 )
 

@@ -16,11 +16,11 @@ import (
 
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/handlers/attest"
-	"github.com/agentgate/agentgate/handlers/report"
-	"github.com/agentgate/agentgate/handlers/seedlog"
-	"github.com/agentgate/agentgate/handlers/snapshot"
+	"github.com/agentgate/agentgate/handlers/history/report"
+	"github.com/agentgate/agentgate/handlers/history/seedlog"
 	"github.com/agentgate/agentgate/projections"
 	"github.com/agentgate/agentgate/streams"
+	"github.com/agentgate/agentgate/streams/pebblelog/snapshot"
 )
 
 var (

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
-	"github.com/agentgate/agentgate/handlers/audit"
+	"github.com/agentgate/agentgate/handlers/history/audit"
 	"github.com/agentgate/agentgate/streams"
 )
 

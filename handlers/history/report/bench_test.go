@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/handlers/attest"
-	"github.com/agentgate/agentgate/handlers/report"
-	"github.com/agentgate/agentgate/handlers/seedlog"
+	"github.com/agentgate/agentgate/handlers/history/report"
+	"github.com/agentgate/agentgate/handlers/history/seedlog"
 	"github.com/agentgate/agentgate/streams/pebblelog"
 )
 

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
-	"github.com/agentgate/agentgate/handlers/audit"
+	"github.com/agentgate/agentgate/handlers/history/audit"
 	"github.com/agentgate/agentgate/streams"
 	"github.com/agentgate/agentgate/streams/pebblelog"
 )

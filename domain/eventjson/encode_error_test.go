@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
-	"github.com/agentgate/agentgate/handlers/eventjson"
+	"github.com/agentgate/agentgate/domain/eventjson"
 )
 
 // TestAppendErrorMatchesMarshal pins AppendError to json.Marshal's bytes

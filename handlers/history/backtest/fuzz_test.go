@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/agentgate/agentgate/domain"
-	"github.com/agentgate/agentgate/handlers/backtest"
+	"github.com/agentgate/agentgate/handlers/history/backtest"
 )
 
 // FuzzChangesJSON: a changes file is user input. Parsing never panics; an

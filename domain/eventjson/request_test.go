@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentgate/agentgate/domain"
-	"github.com/agentgate/agentgate/handlers/eventjson"
+	"github.com/agentgate/agentgate/domain/eventjson"
 )
 
 // verifyBody is the body the HTTP endpoint and the CloudEvent decode

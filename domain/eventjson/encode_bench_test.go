@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
-	"github.com/agentgate/agentgate/handlers/eventjson"
-	"github.com/agentgate/agentgate/handlers/seedlog"
+	"github.com/agentgate/agentgate/domain/eventjson"
+	"github.com/agentgate/agentgate/handlers/history/seedlog"
 )
 
 // benchEvents returns the events the gate writes most, as Decide makes
