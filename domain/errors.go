@@ -2,7 +2,7 @@ package domain
 
 import "fmt"
 
-// Code is an error code of the seeds (seed 000 Appendix A, seed 002 §8.3).
+// Code is an error code of the specifications (QWED-Agent spec v1.1 Appendix A, QWED protocol v1.0 §8.3).
 type Code string
 
 // The error catalogue. Every code the gate returns is listed here, with its

@@ -16,7 +16,7 @@ func renderCatalogue() string {
 	var b strings.Builder
 	b.WriteString("# Error codes\n\n")
 	b.WriteString("Every error the gate returns has the shape `{\"code\",\"message\",\"details\"}` with one of these codes\n")
-	b.WriteString("(seed 000 Appendix A, seed 002 §8.3). Generated from `domain.Catalogue` by\n")
+	b.WriteString("(QWED-Agent spec v1.1 Appendix A, QWED protocol v1.0 §8.3). Generated from `domain.Catalogue` by\n")
 	b.WriteString("`go test ./cmd/agentgate -run TestErrorCatalogueDoc -rewrite`.\n\n")
 	b.WriteString("| code | HTTP | description |\n| --- | --- | --- |\n")
 	for _, c := range domain.Catalogue {
