@@ -4,23 +4,103 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io/fs"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 )
 
-// allowedImports is everything domain/ may import (DESIGN.md §5): pure
-// standard library packages and pure libraries. No os, net, io/ioutil,
-// math/rand, crypto/rand, log or anything else that reaches the outside.
-var allowedImports = map[string]bool{
-	"bytes": true, "crypto/sha256": true, "crypto/subtle": true, "encoding/hex": true,
-	"encoding/json": true, "errors": true, "fmt": true, "maps": true, "math": true,
-	"math/big": true, "math/bits": true, "slices": true, "sort": true, "strconv": true,
-	"strings": true, "sync": true, "time": true, "unicode": true, "unicode/utf8": true,
-	"github.com/cockroachdb/apd/v3":                 true,
-	"github.com/agentgate/agentgate/domain/jcs":     true,
-	"github.com/agentgate/agentgate/domain/engines": true,
+// domainPackages lists every package under domain/ (its directory relative
+// to domain/) and what it holds. A new package states its place here, and
+// its imports in pureImports, before TestDesign5_DomainIsPure accepts it.
+var domainPackages = map[string]string{
+	".":                  "the rules: Decide, the fold, risk, trust, budgets",
+	"jcs":                "RFC 8785 canonical JSON",
+	"strictjson":         "strict JSON checks of request bodies",
+	"eventjson":          "the event codec",
+	"engines":            "the verification engine interface",
+	"engines/code":       "code engine (tree-sitter)",
+	"engines/enginetest": "the engines' shared test inputs",
+	"engines/fact":       "fact engine",
+	"engines/image":      "image engine",
+	"engines/logic":      "logic engine (its solver is a process in handlers/verify/z3pool)",
+	"engines/math":       "math engine",
+	"engines/reasoning":  "reasoning engine (math and logic steps)",
+	"engines/sql":        "sql engine (pg_query)",
+	"engines/stats":      "stats engine",
+}
+
+// pureImport is one import a package under domain/ may have: the packages
+// that may (in; nil for every package) and why it is pure.
+type pureImport struct {
+	path string
+	in   []string
+	why  string
+}
+
+// Package groups of pureImports.
+var (
+	engineDirs = []string{"engines", "engines/code", "engines/fact", "engines/image", "engines/logic",
+		"engines/math", "engines/reasoning", "engines/sql", "engines/stats"}
+	codecDirs = []string{"eventjson", "strictjson"}
+)
+
+// pureImports is the one allow-list of domain/ (DESIGN.md §2.1, §5): pure
+// computation only. Nothing here does IO, reads a clock, draws randomness
+// or logs; what could (sync, time, context, io, reflect, unsafe) is
+// granted only to the packages that need it, with the reason.
+var pureImports = []pureImport{
+	{"bytes", nil, "byte slices"},
+	{"cmp", nil, "ordering"},
+	{"errors", nil, "error values"},
+	{"fmt", nil, "formatting into strings and errors (never printing: no os)"},
+	{"maps", nil, "map helpers"},
+	{"math", nil, "floating-point helpers"},
+	{"math/big", nil, "exact arithmetic"},
+	{"math/bits", nil, "bit operations"},
+	{"slices", nil, "slice helpers"},
+	{"sort", nil, "sorting"},
+	{"strconv", nil, "number and string conversion"},
+	{"strings", nil, "string helpers"},
+	{"unicode", nil, "character classes"},
+	{"unicode/utf8", nil, "UTF-8"},
+	{"unicode/utf16", nil, "UTF-16 surrogates of JSON escapes"},
+	{"encoding/json", nil, "JSON values (json.RawMessage, json.Number) and decoding"},
+	{"encoding/hex", []string{".", "engines/code", "engines/image"}, "hex digests"},
+	{"encoding/base64", []string{"engines/code", "engines/image"}, "decoding embedded payloads"},
+	{"encoding/base32", []string{"engines/code"}, "decoding obfuscated payloads"},
+	{"encoding/binary", []string{"eventjson", "engines/image"}, "fixed-width integers"},
+	{"encoding/csv", []string{"engines/stats"}, "the stats engine's tables"},
+	{"encoding", []string{"strictjson"}, "the TextUnmarshaler interface"},
+	{"crypto/sha256", []string{".", "engines/image"}, "digests"},
+	{"crypto/subtle", []string{"."}, "constant-time comparison of token hashes (DESIGN.md §2.6)"},
+	{"sync", []string{".", "jcs", "eventjson", "strictjson", "engines/code"},
+		"pools of scratch buffers and tables built once; never a goroutine (the test refuses go statements)"},
+	{"time", []string{".", "eventjson"}, "times and durations as values; reading the clock is refused below"},
+	{"context", engineDirs, "the Engine interface's cancellation: the logic engine waits on its Solver"},
+	{"io", []string{"engines/stats"}, "in-memory readers (encoding/csv)"},
+	{"reflect", codecDirs, "the codecs' checks of decoded types"},
+	{"unsafe", []string{"eventjson"}, "string views of decoded bytes"},
+	{"image/gif", []string{"engines/image"}, "image decoders over in-memory bytes"},
+	{"image/jpeg", []string{"engines/image"}, "image decoders over in-memory bytes"},
+	{"image/png", []string{"engines/image"}, "image decoders over in-memory bytes"},
+	{"github.com/cockroachdb/apd/v3", []string{"."}, "decimal money"},
+	{"github.com/json-iterator/go", []string{"eventjson"}, "the event decoder"},
+	{"github.com/modern-go/reflect2", []string{"eventjson"}, "the event decoder's type access"},
+	{"github.com/tree-sitter/go-tree-sitter", []string{"engines/code"}, "the code engine's parser (C; run in engine workers)"},
+	{"github.com/tree-sitter/tree-sitter-python/bindings/go", []string{"engines/code"}, "Python grammar"},
+	{"github.com/tree-sitter/tree-sitter-javascript/bindings/go", []string{"engines/code"}, "JavaScript grammar"},
+	{"github.com/tree-sitter/tree-sitter-bash/bindings/go", []string{"engines/code"}, "Bash grammar"},
+	{"github.com/pganalyze/pg_query_go/v6", []string{"engines/sql"}, "the sql engine's parser (C; run in engine workers)"},
+	{"github.com/pganalyze/pg_query_go/v6/parser", []string{"engines/sql"}, "pg_query's parse errors"},
+	{"google.golang.org/protobuf/proto", []string{"engines/sql"}, "pg_query's parse tree"},
+	{"google.golang.org/protobuf/reflect/protoreflect", []string{"engines/sql"}, "walking pg_query's parse tree"},
+	{"github.com/agentgate/agentgate/domain", []string{"eventjson"}, "the types it encodes"},
+	{"github.com/agentgate/agentgate/domain/jcs", []string{"."}, "canonical JSON of digests"},
+	{"github.com/agentgate/agentgate/domain/engines", append([]string{".", "eventjson"}, engineDirs[1:]...), "the engine interface and outcome types"},
+	{"github.com/agentgate/agentgate/domain/engines/math", []string{"engines/reasoning"}, "reasoning's arithmetic steps"},
 }
 
 // forbiddenTimeCalls read the clock or wait on it.
@@ -29,54 +109,130 @@ var forbiddenTimeCalls = map[string]bool{
 	"AfterFunc": true, "Tick": true, "NewTicker": true, "NewTimer": true,
 }
 
-// TestDesign5_DomainImportsOnlyPurePackages pins invariant 1 (DESIGN.md §2,
-// §5): the non-test files of domain/ (domain/jcs has its own test) import
-// only the allow-list and never call time.Now, time.Since, time.Until or a
-// timer.
-func TestDesign5_DomainImportsOnlyPurePackages(t *testing.T) {
-	files, err := filepath.Glob("*.go")
+// importAllowed reports whether the package in dir may import path.
+func importAllowed(dir, path string) bool {
+	for _, p := range pureImports {
+		if p.path == path {
+			return p.in == nil || slices.Contains(p.in, dir)
+		}
+	}
+	return false
+}
+
+// purityFaults returns what breaks the rules in the Go source src of a
+// non-test file of the package in dir: an import not granted to it, a
+// call that reads the clock, a go statement.
+func purityFaults(fset *token.FileSet, dir, name string, src any) ([]string, error) {
+	f, err := parser.ParseFile(fset, name, src, parser.SkipObjectResolution)
+	if err != nil {
+		return nil, err
+	}
+	var faults []string
+	timeName := ""
+	for _, imp := range f.Imports {
+		p, _ := strconv.Unquote(imp.Path.Value)
+		if !importAllowed(dir, p) {
+			faults = append(faults, name+" imports "+strconv.Quote(p)+", which pureImports does not grant to domain/"+dir)
+		}
+		if p == "time" {
+			timeName = "time"
+			if imp.Name != nil {
+				timeName = imp.Name.Name
+			}
+		}
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.GoStmt:
+			faults = append(faults, fset.Position(n.Pos()).String()+": a go statement; the core runs no goroutines")
+		case *ast.SelectorExpr:
+			if id, ok := n.X.(*ast.Ident); ok && timeName != "" && id.Name == timeName && forbiddenTimeCalls[n.Sel.Name] {
+				faults = append(faults, fset.Position(n.Pos()).String()+": "+timeName+"."+n.Sel.Name+" reads the clock; time must come from Env.Now")
+			}
+		}
+		return true
+	})
+	return faults, nil
+}
+
+// TestDesign5_DomainIsPure pins invariant 1 (DESIGN.md §2.1, §5) for every
+// package under domain/ — the rules, the codecs, the engines: each
+// non-test file imports only what pureImports grants its package, never
+// reads the clock and starts no goroutine; every package is listed in
+// domainPackages.
+func TestDesign5_DomainIsPure(t *testing.T) {
+	fset := token.NewFileSet()
+	checked := map[string]int{}
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if d.Name() == "testdata" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		dir := filepath.ToSlash(filepath.Dir(path))
+		if _, ok := domainPackages[dir]; !ok {
+			t.Errorf("%s: package domain/%s is not in domainPackages", path, dir)
+			return nil
+		}
+		checked[dir]++
+		faults, err := purityFaults(fset, dir, path, nil)
+		if err != nil {
+			return err
+		}
+		for _, f := range faults {
+			t.Error(f)
+		}
+		return nil
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	fset := token.NewFileSet()
-	checked := 0
-	for _, path := range files {
-		if strings.HasSuffix(path, "_test.go") {
-			continue
+	for dir := range domainPackages {
+		if checked[dir] == 0 {
+			t.Errorf("domain/%s has no file checked: is the test running in domain/, or is the package gone from domainPackages' list?", dir)
 		}
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			t.Fatal(err)
-		}
-		checked++
-		timeName := ""
-		for _, imp := range f.Imports {
-			p, _ := strconv.Unquote(imp.Path.Value)
-			if !allowedImports[p] {
-				t.Errorf("%s imports %q, which is not on the domain allow-list", path, p)
-			}
-			if p == "time" {
-				timeName = "time"
-				if imp.Name != nil {
-					timeName = imp.Name.Name
-				}
-			}
-		}
-		if timeName == "" {
-			continue
-		}
-		ast.Inspect(f, func(n ast.Node) bool {
-			sel, ok := n.(*ast.SelectorExpr)
-			if !ok {
-				return true
-			}
-			if id, ok := sel.X.(*ast.Ident); ok && id.Name == timeName && forbiddenTimeCalls[sel.Sel.Name] {
-				t.Errorf("%s: %s.%s reads the clock; time must come from Env.Now", fset.Position(sel.Pos()), timeName, sel.Sel.Name)
-			}
-			return true
-		})
 	}
-	if checked < 10 {
-		t.Fatalf("checked only %d files: is the test running in domain/?", checked)
+}
+
+// TestDesign5_PurityCheckRefuses pins that the check catches each kind of
+// fault, so a table entry that grants too much or a walk that checks
+// nothing cannot pass silently.
+func TestDesign5_PurityCheckRefuses(t *testing.T) {
+	cases := []struct {
+		dir, src, want string
+	}{
+		{".", `package d; import "os"; var _ = os.Args`, `imports "os"`},
+		{".", `package d; import "math/rand"; var _ = rand.Int`, `imports "math/rand"`},
+		{".", `package d; import "crypto/rand"; var _ = rand.Reader`, `imports "crypto/rand"`},
+		{"engines/fact", `package f; import "sync"; var _ sync.Mutex`, `imports "sync"`},
+		{"engines/math", `package m; import "time"; var _ time.Duration`, `imports "time"`},
+		{"engines/math", `package m; import "io"; var _ io.Reader`, `imports "io"`},
+		{"engines/math", `package m; import "github.com/pganalyze/pg_query_go/v6"; var _ = pg_query.Parse`, `pg_query_go`},
+		{".", `package d; import "time"; func f() time.Time { return time.Now() }`, "time.Now reads the clock"},
+		{".", `package d; import clock "time"; func f() { clock.Sleep(1) }`, "clock.Sleep reads the clock"},
+		{".", `package d; func f() { go f() }`, "a go statement"},
+	}
+	for _, c := range cases {
+		faults, err := purityFaults(token.NewFileSet(), c.dir, "x.go", c.src)
+		if err != nil {
+			t.Fatalf("%s: %v", c.src, err)
+		}
+		if !slices.ContainsFunc(faults, func(f string) bool { return strings.Contains(f, c.want) }) {
+			t.Errorf("domain/%s %q: faults %q, want one naming %q", c.dir, c.src, faults, c.want)
+		}
+	}
+	ok, err := purityFaults(token.NewFileSet(), "engines/sql", "x.go", `package s; import "github.com/pganalyze/pg_query_go/v6"; import "time"; var _ = pg_query.Parse; var _ time.Duration`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ok) != 1 || !strings.Contains(ok[0], `"time"`) {
+		t.Errorf("engines/sql: faults %q, want only the time import", ok)
 	}
 }

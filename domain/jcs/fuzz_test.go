@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"go/parser"
-	"go/token"
 	"strconv"
 	"testing"
 )
@@ -84,21 +82,4 @@ func FuzzAppendNumber(f *testing.F) {
 			t.Fatalf("Transform(%s) = %s, %v", s, again, err)
 		}
 	})
-}
-
-func parseImports(t *testing.T, file string) []string {
-	t.Helper()
-	f, err := parser.ParseFile(token.NewFileSet(), file, nil, parser.ImportsOnly)
-	if err != nil {
-		t.Fatalf("parsing %s: %v", file, err)
-	}
-	var out []string
-	for _, imp := range f.Imports {
-		p, err := strconv.Unquote(imp.Path.Value)
-		if err != nil {
-			t.Fatalf("unquoting import %s: %v", imp.Path.Value, err)
-		}
-		out = append(out, p)
-	}
-	return out
 }

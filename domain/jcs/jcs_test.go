@@ -396,22 +396,6 @@ func TestNumberRoundTripRandom(t *testing.T) {
 	}
 }
 
-// TestImportsArePure pins that the package imports only pure standard
-// library packages: it belongs to the deterministic core.
-func TestImportsArePure(t *testing.T) {
-	allowed := map[string]bool{
-		"errors": true, "fmt": true, "math": true, "slices": true, "strconv": true,
-		"sync": true, "unicode/utf16": true, "unicode/utf8": true,
-	}
-	for _, file := range []string{"jcs.go", "doc.go"} {
-		for _, imp := range parseImports(t, file) {
-			if !allowed[imp] {
-				t.Errorf("%s imports %s, which is not on the allow-list", file, imp)
-			}
-		}
-	}
-}
-
 func assertSameMeaning(t *testing.T, a, b []byte) {
 	t.Helper()
 	var va, vb any
