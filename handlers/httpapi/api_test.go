@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/handlers/command"
 )
 
 // TestSeed000_3_Registration pins POST /agents/register (seed 000 §3.1,
@@ -33,7 +34,7 @@ func TestSeed000_3_Registration(t *testing.T) {
 		}
 	}
 	tok, _ := m["agent_token"].(string)
-	if !strings.HasPrefix(tok, agentTokenPrefix) || len(tok) != len(agentTokenPrefix)+43 {
+	if !strings.HasPrefix(tok, command.AgentTokenPrefix) || len(tok) != len(command.AgentTokenPrefix)+43 {
 		t.Errorf("agent_token %q is not qwed_agent_ + base64url(32 bytes)", tok)
 	}
 	if m["did"] != "did:qwed:agent:"+m["agent_id"].(string) || m["status"] != "active" || m["trust_level"] != 1.0 {

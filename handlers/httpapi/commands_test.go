@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/handlers/command"
 )
 
 // TestSeed000_4_VerifyAction pins POST /agents/{id}/verify with the token in
@@ -194,7 +195,7 @@ func TestExecutionsTrustAndPrincipalActions(t *testing.T) {
 func TestSeed000_3_IssueKeyAdminOnly(t *testing.T) {
 	g := newTestGate(t, gateOptions{})
 	key := g.issueKey("org_a")
-	if !strings.HasPrefix(key, apiKeyPrefix) || len(key) != len(apiKeyPrefix)+43 {
+	if !strings.HasPrefix(key, command.APIKeyPrefix) || len(key) != len(command.APIKeyPrefix)+43 {
 		t.Errorf("api_key %q is not qwed_key_ + base64url(32 bytes)", key)
 	}
 	before := g.head()

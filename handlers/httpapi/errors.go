@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/handlers/command"
 )
 
 // apiError is an error answered by this package: a catalogue error and
@@ -35,21 +36,13 @@ func failure(code domain.Code, format string, args ...any) *apiError {
 	}
 }
 
-// errorBody is the one error shape of the API.
-type errorBody struct {
-	Error domain.Error `json:"error"`
+// rejected is the recorded rejection of a refusal of package command.
+func rejected(r *command.Rejection) *apiError {
+	return &apiError{status: r.Status, err: r.Err, record: true}
 }
 
 // body returns the encoded error body.
-func (e *apiError) body() []byte {
-	b, err := json.Marshal(errorBody{Error: e.err})
-	if err != nil {
-		// Details hold only strings and integers; this cannot happen, but
-		// the answer must still be a well-formed error body.
-		b, _ = json.Marshal(errorBody{Error: domain.Error{Code: e.err.Code, Message: e.err.Message}})
-	}
-	return b
-}
+func (e *apiError) body() []byte { return command.ErrorBody(e.err) }
 
 // writeJSON writes an encoded JSON body with its status.
 func writeJSON(w http.ResponseWriter, status int, body []byte) {

@@ -5,52 +5,12 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"strings"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/handlers/command"
 	"github.com/agentgate/agentgate/handlers/verify"
 	"github.com/agentgate/agentgate/streams/cehttp"
 )
-
-// eventEndpoints maps the CloudEvent types of DESIGN.md §3 accepted on
-// POST /events to the endpoint whose JSON body is their data.
-var eventEndpoints = map[string]*endpoint{
-	string(domain.CmdRegisterAgent):   &epRegister,
-	string(domain.CmdVerifyAction):    &epVerify,
-	string(domain.CmdVerifyToolCall):  &epTool,
-	string(domain.CmdLogExecution):    &epExecution,
-	string(domain.CmdRequestTrust):    &epTrust,
-	string(domain.CmdResolveApproval): &epResolveEvent,
-	// Credentials (issue 11): an agent rotates its own token; its
-	// principal revokes it. API keys are principal-wide state, changed
-	// through the HTTP API only (every partition must record the change).
-	string(domain.CmdRotateAgentToken): &epRotateToken,
-	string(domain.CmdRevokeAgentToken): &epRevokeToken,
-}
-
-// HTTPSource is the CloudEvent source of the HTTP API's own commands
-// (their RequestID's source). The namespace ("http" and "http/…") is the
-// API's: a CloudEvent that names it is refused (EventSourceRejection), so
-// that it cannot pass for an HTTP request. URI sources such as
-// "http://host/path" are outside it.
-const HTTPSource = "http"
-
-// EventSourceRejection refuses a CloudEvent source in the HTTP API's
-// namespace with QWED-REQ-001 naming the attribute; nil for any other.
-func EventSourceRejection(source string) *Rejection {
-	if e := sourceRefusal(source); e != nil {
-		return rejectionOf(e)
-	}
-	return nil
-}
-
-func sourceRefusal(source string) *apiError {
-	if source != HTTPSource && !strings.HasPrefix(source, HTTPSource+"/") {
-		return nil
-	}
-	return reject(domain.CodeInvalidRequest, map[string]any{"attribute": "source"},
-		"CloudEvent source %q is in the namespace of the HTTP API's own requests (%q)", clip(source), HTTPSource)
-}
 
 // events serves POST /events: one command as a CloudEvent (binary or
 // structured mode). The event's source and id are the RequestID (a
@@ -89,7 +49,8 @@ func (a *api) events(w http.ResponseWriter, r *http.Request) {
 // data.
 func (a *api) event(w http.ResponseWriter, r *http.Request, c *call, ce cehttp.Event) (int, []byte) {
 	ctx := r.Context()
-	if e := sourceRefusal(ce.Source); e != nil {
+	if r := command.SourceRejection(ce.Source); r != nil {
+		e := rejected(r)
 		a.record(ctx, c, e)
 		if ce.Type == string(domain.CmdQWEDVerify) {
 			return e.status, verify.ErrorAnswer(e.err.Code, e.err.Details, "%s", e.err.Message).Body
@@ -99,19 +60,18 @@ func (a *api) event(w http.ResponseWriter, r *http.Request, c *call, ce cehttp.E
 	if ce.Type == string(domain.CmdQWEDVerify) {
 		return a.verifyEvent(w, r, c, ce)
 	}
-	ep, ok := eventEndpoints[ce.Type]
-	if !ok {
-		e := reject(domain.CodeUnsupportedType, map[string]any{"attribute": "type"},
-			"CloudEvent type %q is not a command of the gate", clip(ce.Type))
+	ep, rej := command.ForEvent(ce.Type)
+	if rej != nil {
+		e := rejected(rej)
 		a.record(ctx, c, e)
 		return e.status, e.body()
 	}
 	var e *apiError
-	if c.creds, e = a.credentials(r, ep.auth == authPrincipal, ep.auth == authAgent); e != nil {
+	if c.creds, e = a.credentials(r, ep.Auth() == command.AuthPrincipal, ep.Auth() == command.AuthAgent); e != nil {
 		a.record(ctx, c, e)
 		return e.status, e.body()
 	}
-	in := input{body: ce.Data, agentID: ce.Subject}
+	in := command.Input{Body: ce.Data, AgentID: ce.Subject}
 	status, body, e := a.run(ctx, ep, &in, c, domain.RequestID{Source: ce.Source, ID: ce.ID})
 	if e != nil {
 		if e.record {
@@ -134,7 +94,7 @@ func cloudEventError(err error) *apiError {
 		msg = ce.Reason
 	}
 	if errors.Is(err, cehttp.ErrTooLarge) {
-		return reject(domain.CodeTooLong, details, "CloudEvent too large: %s", clip(msg))
+		return reject(domain.CodeTooLong, details, "CloudEvent too large: %s", command.Clip(msg))
 	}
-	return reject(domain.CodeInvalidRequest, details, "invalid CloudEvent: %s", clip(msg))
+	return reject(domain.CodeInvalidRequest, details, "invalid CloudEvent: %s", command.Clip(msg))
 }

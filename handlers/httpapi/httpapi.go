@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/handlers"
+	"github.com/agentgate/agentgate/handlers/command"
 	"github.com/agentgate/agentgate/handlers/history/report"
 	"github.com/agentgate/agentgate/handlers/verify"
 	"github.com/agentgate/agentgate/projections"
@@ -46,8 +47,6 @@ const (
 	DefaultActivityPeriod = 30 * 24 * time.Hour
 	// MaxActivityPeriod bounds the period of one activity query.
 	MaxActivityPeriod = 366 * 24 * time.Hour
-	// maxEndpointBytes bounds the endpoint recorded with a rejection.
-	maxEndpointBytes = 256
 	// recordTimeout bounds the recording of a rejection.
 	recordTimeout = 5 * time.Second
 )
@@ -60,8 +59,8 @@ type Gate interface {
 	Submit(ctx context.Context, cmd *domain.Command) (*domain.Event, error)
 }
 
-// AgentHistory is where an agent's history is read from, for one read.
-type AgentHistory struct {
+// agentHistory is where an agent's history is read from, for one read.
+type agentHistory struct {
 	// Log holds the agent's events; Partition is its partition number.
 	Log       streams.Log
 	Partition int32
@@ -105,9 +104,11 @@ type Config struct {
 	// unavailable.
 	Log streams.Log
 	// History, if set, replaces Log for those two endpoints: it opens, for
-	// one read, where an agent's history is (see AgentHistory). Kafka mode
-	// opens the agent's events partition (kafkagate.PartitionHistory).
-	History func(ctx context.Context, agentID string) (*AgentHistory, error)
+	// one read, the log that holds an agent's history, read only, and
+	// returns it with its partition number; the API closes it when the
+	// read is done, and reads no snapshots. Kafka mode opens the agent's
+	// events partition (kafkagate.PartitionHistory).
+	History func(ctx context.Context, agentID string) (lg streams.Log, partition int32, err error)
 	// SignTreeHead signs the tree head of a compliance bundle (format=json
 	// of the compliance report); without it format=json answers QWED
 	// unavailable.
@@ -196,29 +197,29 @@ func New(cfg Config) http.Handler {
 
 // routes registers every endpoint.
 func (a *api) routes() {
-	a.handle("POST /agents/register", a.command(&epRegister, nil))
+	a.handle("POST /agents/register", a.write(command.RegisterAgent, nil))
 	a.handle("GET /agents/{id}", a.getAgent)
 	a.handle("GET /agents/{id}/budget", a.getBudget)
 	a.handle("GET /agents/{id}/activity", a.getActivity)
 	a.handle("GET /agents/{id}/state", a.getState)
 	a.handle("GET /agents/{id}/compliance-report", a.getComplianceReport)
-	a.handle("POST /agents/{id}/verify", a.command(&epVerify, agentPath))
-	a.handle("POST /agents/{id}/tools/{tool}", a.command(&epTool, agentPath))
-	a.handle("POST /agents/{id}/executions", a.command(&epExecution, agentPath))
-	a.handle("POST /agents/{id}/trust", a.command(&epTrust, agentPath))
-	a.handle("POST /agents/{id}/trust-level", a.command(&epSetTrust, agentPath))
-	a.handle("POST /agents/{id}/suspend", a.command(&epSuspend, agentPath))
-	a.handle("POST /agents/{id}/complaints", a.command(&epComplaint, agentPath))
-	a.handle("PUT /principals/{id}/tools", a.command(&epToolRegistry, principalPath))
-	a.handle("POST /principals/{id}/keys", a.command(&epIssueKey, principalPath))
-	a.handle("POST /principals/{id}/keys/{key_id}/rotate", a.command(&epIssueKey, principalKeyPath))
-	a.handle("DELETE /principals/{id}/keys/{key_id}", a.command(&epRevokeKey, principalKeyPath))
-	a.handle("POST /agents/{id}/token/rotate", a.command(&epRotateToken, agentPath))
-	a.handle("DELETE /agents/{id}/token", a.command(&epRevokeToken, agentPath))
+	a.handle("POST /agents/{id}/verify", a.write(command.VerifyAction, agentPath))
+	a.handle("POST /agents/{id}/tools/{tool}", a.write(command.VerifyToolCall, agentPath))
+	a.handle("POST /agents/{id}/executions", a.write(command.LogExecution, agentPath))
+	a.handle("POST /agents/{id}/trust", a.write(command.RequestTrust, agentPath))
+	a.handle("POST /agents/{id}/trust-level", a.write(command.SetTrustLevel, agentPath))
+	a.handle("POST /agents/{id}/suspend", a.write(command.SuspendAgent, agentPath))
+	a.handle("POST /agents/{id}/complaints", a.write(command.FileComplaint, agentPath))
+	a.handle("PUT /principals/{id}/tools", a.write(command.PutToolRegistry, principalPath))
+	a.handle("POST /principals/{id}/keys", a.write(command.IssuePrincipalKey, principalPath))
+	a.handle("POST /principals/{id}/keys/{key_id}/rotate", a.write(command.IssuePrincipalKey, principalKeyPath))
+	a.handle("DELETE /principals/{id}/keys/{key_id}", a.write(command.RevokePrincipalKey, principalKeyPath))
+	a.handle("POST /agents/{id}/token/rotate", a.write(command.RotateToken, agentPath))
+	a.handle("DELETE /agents/{id}/token", a.write(command.RevokeToken, agentPath))
 	a.handle("GET /approvals", a.listApprovals)
 	a.handle("GET /approvals/{id}", a.getApproval)
-	a.handle("POST /approvals/{id}/approve", a.command(&epApprove, approvalPath))
-	a.handle("POST /approvals/{id}/deny", a.command(&epDeny, approvalPath))
+	a.handle("POST /approvals/{id}/approve", a.write(command.Approve, approvalPath))
+	a.handle("POST /approvals/{id}/deny", a.write(command.Deny, approvalPath))
 	a.handle("POST /events", a.events)
 	a.handle("POST /verify", a.postVerify)
 	a.handle("GET /engines", a.getEngines)
@@ -282,32 +283,22 @@ func (c *captureWriter) Header() http.Header         { return c.h }
 func (c *captureWriter) Write(b []byte) (int, error) { return len(b), nil }
 func (c *captureWriter) WriteHeader(status int)      { c.status = status }
 
-// creds are the credentials a request presented, verified or hashed.
-type creds struct {
-	// principal is the principal of a valid X-API-Key (AdminPrincipal for
-	// the admin key), "" when none was presented.
-	principal string
-	// tokenHash is the SHA-256 hex of the agent token presented, "" when
-	// none was.
-	tokenHash string
-}
-
 // credentials authenticates the X-API-Key header (required when keyRequired)
 // and, when withToken, hashes a Bearer token.
-func (a *api) credentials(r *http.Request, keyRequired, withToken bool) (creds, *apiError) {
-	var cr creds
+func (a *api) credentials(r *http.Request, keyRequired, withToken bool) (command.Credentials, *apiError) {
+	var cr command.Credentials
 	if key := r.Header.Get("X-API-Key"); key != "" {
 		p, e := a.principalOf(r.Context(), key)
 		if e != nil {
 			return cr, e
 		}
-		cr.principal = p
+		cr.Principal = p
 	} else if keyRequired {
-		return cr, reject(domain.CodeMissingAPIKey, map[string]any{"header": "X-API-Key"}, "missing API key: send it in the X-API-Key header")
+		return cr, rejected(command.HTTP.MissingKey())
 	}
 	if withToken {
 		if tok, ok := bearer(r); ok {
-			cr.tokenHash = hashHex(tok)
+			cr.TokenHash = hashHex(tok)
 		}
 	}
 	return cr, nil
@@ -399,13 +390,13 @@ func (a *api) submit(ctx context.Context, cmd *domain.Command) (*domain.Event, *
 type call struct {
 	endpoint string
 	body     []byte
-	creds    creds
+	creds    command.Credentials
 }
 
 func newCall(r *http.Request) *call {
 	ep := r.Method + " " + r.URL.EscapedPath()
-	if len(ep) > maxEndpointBytes {
-		ep = ep[:maxEndpointBytes]
+	if len(ep) > command.MaxEndpointBytes {
+		ep = ep[:command.MaxEndpointBytes]
 	}
 	return &call{endpoint: ep}
 }
@@ -425,20 +416,8 @@ func (a *api) fail(ctx context.Context, w http.ResponseWriter, c *call, e *apiEr
 // Idempotency-Key. A failure to record is logged; the rejection is
 // answered anyway.
 func (a *api) record(ctx context.Context, c *call, e *apiError) {
-	// The recorded message is the catalogue's description: the answered
-	// message may quote values of the body, which the log never holds.
-	rec := domain.Error{Code: e.err.Code, Message: describe(e.err.Code), Details: e.err.Details}
-	rej := &domain.RejectRequest{Error: rec, Endpoint: c.endpoint, BodyBytes: int64(len(c.body))}
-	if len(c.body) > 0 {
-		d := sha256.Sum256(c.body)
-		rej.BodyDigest = hex.EncodeToString(d[:])
-	}
-	cmd := &domain.Command{
-		Type:      domain.CmdRejectRequest,
-		Request:   domain.RequestID{Source: HTTPSource, ID: freshID()},
-		Principal: c.creds.principal,
-		Reject:    rej,
-	}
+	cmd := command.RejectionCommand(&command.Rejection{Status: e.status, Err: e.err}, c.endpoint, c.body,
+		c.creds.Principal, domain.RequestID{Source: command.HTTPSource, ID: freshID()})
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()
 	if _, err := a.cfg.Gate.Submit(ctx, cmd); err != nil {
@@ -454,14 +433,4 @@ func (a *api) putBuf(b *bytes.Buffer) {
 	}
 	b.Reset()
 	a.bufs.Put(b)
-}
-
-// describe returns the catalogue description of code.
-func describe(code domain.Code) string {
-	for _, c := range domain.Catalogue {
-		if c.Code == code {
-			return c.Description
-		}
-	}
-	return string(code)
 }

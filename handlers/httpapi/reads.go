@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/handlers"
+	"github.com/agentgate/agentgate/handlers/command"
 	"github.com/agentgate/agentgate/projections"
 	"github.com/agentgate/agentgate/streams"
 )
@@ -84,12 +85,12 @@ func (a *api) readAgentFor(r *http.Request, c *call) (*domain.Agent, *apiError) 
 
 // readCredentials authenticates a read: an X-API-Key, a Bearer agent
 // token, or both; neither is QWED-AUTH-001.
-func (a *api) readCredentials(r *http.Request) (creds, *apiError) {
+func (a *api) readCredentials(r *http.Request) (command.Credentials, *apiError) {
 	cr, e := a.credentials(r, false, true)
 	if e != nil {
 		return cr, e
 	}
-	if cr.principal == "" && cr.tokenHash == "" {
+	if cr.Principal == "" && cr.TokenHash == "" {
 		return cr, reject(domain.CodeMissingAPIKey, map[string]any{"header": "X-API-Key"},
 			"missing credentials: send an X-API-Key or an Authorization: Bearer agent token")
 	}
@@ -98,14 +99,14 @@ func (a *api) readCredentials(r *http.Request) (creds, *apiError) {
 
 // mayRead grants a read of a resource of principal (and of the agent with
 // tokenHash) to cr.
-func (a *api) mayRead(cr creds, principal, tokenHash string) *apiError {
-	if cr.principal == domain.AdminPrincipal || (cr.principal != "" && cr.principal == principal) {
+func (a *api) mayRead(cr command.Credentials, principal, tokenHash string) *apiError {
+	if cr.Principal == domain.AdminPrincipal || (cr.Principal != "" && cr.Principal == principal) {
 		return nil
 	}
-	if equalHash(cr.tokenHash, tokenHash) {
+	if equalHash(cr.TokenHash, tokenHash) {
 		return nil
 	}
-	if cr.principal != "" {
+	if cr.Principal != "" {
 		return reject(domain.CodeForbidden, nil, "the API key's principal has no access to this resource")
 	}
 	return reject(domain.CodeInvalidAgentToken, nil, "invalid agent token for this resource")
@@ -277,7 +278,7 @@ func (a *api) listApprovals(w http.ResponseWriter, r *http.Request) {
 			"after is longer than %d bytes", MaxPathIDBytes))
 		return
 	}
-	list, next, err := a.cfg.Store.Approvals(c.creds.principal, status, after, limit, projections.MaxPageBytes)
+	list, next, err := a.cfg.Store.Approvals(c.creds.Principal, status, after, limit, projections.MaxPageBytes)
 	if err != nil {
 		a.log.Error("reading approvals", "err", err)
 		e := failure(domain.CodeUnavailable, "the approvals cannot be read")
@@ -328,7 +329,7 @@ func (a *api) readApproval(r *http.Request, c *call) (*domain.Approval, *apiErro
 		return nil, failure(domain.CodeUnavailable, "the approval cannot be read")
 	}
 	var tokenHash string
-	if c.creds.tokenHash != "" {
+	if c.creds.TokenHash != "" {
 		ag, err := a.cfg.Store.Agent(ap.AgentID)
 		switch {
 		case err == nil:
@@ -440,14 +441,18 @@ var errNoHistory = errors.New("this instance reads no event log")
 
 // history opens where an agent's history is read from (Config.History,
 // else Config.Log and Config.Store).
-func (a *api) history(ctx context.Context, agentID string) (*AgentHistory, error) {
+func (a *api) history(ctx context.Context, agentID string) (*agentHistory, error) {
 	if a.cfg.History != nil {
-		return a.cfg.History(ctx, agentID)
+		lg, p, err := a.cfg.History(ctx, agentID)
+		if err != nil {
+			return nil, err
+		}
+		return &agentHistory{Log: lg, Partition: p, Release: func() { _ = lg.Close() }}, nil
 	}
 	if a.cfg.Log == nil {
 		return nil, errNoHistory
 	}
-	return &AgentHistory{Log: a.cfg.Log, Snapshots: a.cfg.Store, Release: func() {}}, nil
+	return &agentHistory{Log: a.cfg.Log, Snapshots: a.cfg.Store, Release: func() {}}, nil
 }
 
 // historyUnavailable answers QWED unavailable for a read of the log that

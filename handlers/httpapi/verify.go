@@ -55,13 +55,13 @@ func (a *api) postVerify(w http.ResponseWriter, r *http.Request) {
 		c.creds, e = a.credentials(r, true, false)
 	}
 	if e == nil {
-		e = a.limit(w, c.creds.principal)
+		e = a.limit(w, c.creds.Principal)
 	}
 	if e != nil {
 		a.verifyRefused(ctx, w, c, e)
 		return
 	}
-	ans := a.qwed.Verify(ctx, verify.Call{Body: c.body, Version: r.Header.Get(verify.VersionHeader), Principal: c.creds.principal, Request: id})
+	ans := a.qwed.Verify(ctx, verify.Call{Body: c.body, Version: r.Header.Get(verify.VersionHeader), Principal: c.creds.Principal, Request: id})
 	a.verifyAnswered(ctx, c, ans)
 	w.Header().Set(verify.VersionHeader, verify.ProtocolVersion)
 	setRetryAfter(w, ans)
@@ -111,11 +111,11 @@ func (a *api) verifyEvent(w http.ResponseWriter, r *http.Request, c *call, ce ce
 		a.record(ctx, c, e)
 		return e.status, verify.ErrorAnswer(e.err.Code, e.err.Details, "%s", e.err.Message).Body
 	}
-	if e = a.limit(w, c.creds.principal); e != nil {
+	if e = a.limit(w, c.creds.Principal); e != nil {
 		return e.status, verify.ErrorAnswer(e.err.Code, e.err.Details, "%s", e.err.Message).Body
 	}
 	ans := a.qwed.Verify(ctx, verify.Call{Body: ce.Data, Version: r.Header.Get(verify.VersionHeader),
-		Principal: c.creds.principal, Request: domain.RequestID{Source: ce.Source, ID: ce.ID}})
+		Principal: c.creds.Principal, Request: domain.RequestID{Source: ce.Source, ID: ce.ID}})
 	a.verifyAnswered(ctx, c, ans)
 	setRetryAfter(w, ans)
 	return ans.Status, ans.Body

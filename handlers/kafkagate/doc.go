@@ -33,7 +33,8 @@
 //
 // Input. A request is a CloudEvent (binary mode with ce_* headers or
 // structured mode) whose type is a command of DESIGN.md §3 and whose data
-// is the body of the matching HTTP endpoint (httpapi.BuildEventCommand).
+// is the body of the matching HTTP endpoint: handlers/command builds it
+// (command.Kafka.BuildEvent) as it builds the HTTP API's.
 // Its RequestID is (source, id): a redelivered request gets the recorded
 // decision again. Credentials: agent commands carry the agent token in the
 // data (agent_token) as on HTTP; principal commands (register, approval
@@ -72,8 +73,10 @@
 // so that an agent's requests are always decided by one writer and
 // identifiers minted from request ids never collide across partitions.
 //
-// HTTP over Kafka. HTTPGate implements httpapi.Gate: the HTTP API builds
-// and authenticates the command as in embedded mode and HTTPGate sends it
+// HTTP over Kafka. HTTPGate is the Gate the HTTP API submits to (this
+// package does not import the API: cmd/agentgate wires one into the
+// other): the API builds and authenticates the command as in embedded mode
+// and HTTPGate sends it
 // (signed with an HMAC derived from the admin key hash, header
 // agentgate-mac, so that only gate instances can send pre-authenticated
 // commands) to the partition of its agent, waits on the instance's one

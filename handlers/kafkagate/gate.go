@@ -19,7 +19,7 @@ import (
 	"github.com/agentgate/agentgate/client"
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/handlers"
-	"github.com/agentgate/agentgate/handlers/httpapi"
+	"github.com/agentgate/agentgate/handlers/command"
 	"github.com/agentgate/agentgate/handlers/verify"
 	"github.com/agentgate/agentgate/projections"
 	"github.com/agentgate/agentgate/streams"
@@ -380,9 +380,9 @@ type item struct {
 	req      ce.Event
 	decoded  bool
 	internal bool
-	ec       *httpapi.EventCommand
+	ec       *command.Built
 	pend     *handlers.Pending
-	rej      *httpapi.Rejection
+	rej      *command.Rejection
 	dead     string // dead-letter reason
 	done     bool   // nothing to answer (forwarded)
 	abandon  bool   // not enqueued because the partition is stopping
@@ -448,7 +448,7 @@ func (g *Gate) startVerify(ctx context.Context, pr *partition, it *item, id doma
 			q.ev = rec.ev
 		}
 		if q.ans.Rejection != nil {
-			rej := &httpapi.Rejection{Status: q.ans.Status, Err: *q.ans.Rejection}
+			rej := &command.Rejection{Status: q.ans.Status, Err: *q.ans.Rejection}
 			if c := rej.Err.Code; c != domain.CodeMissingAPIKey && c != domain.CodeInvalidAPIKey {
 				it.dead = rej.Error()
 			}
@@ -482,7 +482,7 @@ func (g *Gate) handle(ctx context.Context, pr *partition, msg kafka.Message) *it
 		if cerr := (*ce.Error)(nil); errors.As(err, &cerr) && cerr.Attribute != "" {
 			details = map[string]any{"attribute": cerr.Attribute}
 		}
-		it.rej = httpapi.NewRejection(code, details, "invalid CloudEvent: %s", err.Error())
+		it.rej = command.Reject(code, details, "invalid CloudEvent: %s", err.Error())
 		it.pend = g.audit(ctx, pr, it, "")
 		return it
 	}
@@ -490,7 +490,7 @@ func (g *Gate) handle(ctx context.Context, pr *partition, msg kafka.Message) *it
 	if mac, ok := header(&msg, HeaderMAC); ok {
 		return g.handleInternal(ctx, pr, it, mac)
 	}
-	if rej := httpapi.EventSourceRejection(ev.Source); rej != nil {
+	if rej := command.SourceRejection(ev.Source); rej != nil {
 		it.rej, it.dead = rej, rej.Error()
 		it.pend = g.audit(ctx, pr, it, "")
 		if ev.Type == string(domain.CmdQWEDVerify) {
@@ -519,7 +519,7 @@ func (g *Gate) handle(ctx context.Context, pr *partition, msg kafka.Message) *it
 		it.qwed = g.startVerify(ctx, pr, it, id, principal)
 		return it
 	}
-	ec, rej := httpapi.BuildEventCommand(ev.Type, ev.Subject, ev.Data, id, principal, "")
+	ec, rej := command.Kafka.BuildEvent(ev.Type, ev.Subject, ev.Data, id, command.Credentials{Principal: principal})
 	if rej != nil {
 		it.rej = rej
 		if rej.Err.Code != domain.CodeMissingAPIKey && rej.Err.Code != domain.CodeInvalidAgentToken {
@@ -538,7 +538,7 @@ func (g *Gate) handle(ctx context.Context, pr *partition, msg kafka.Message) *it
 			g.log.Warn("request forwarded to a partition that is not its agent's", "partition", pr.id, "want", want)
 		}
 	}
-	it.ec = ec
+	it.ec = &ec
 	if it.pend, err = pr.worker.Enqueue(ctx, ec.Command); err != nil {
 		it.abandon = true
 	}
@@ -548,14 +548,14 @@ func (g *Gate) handle(ctx context.Context, pr *partition, msg kafka.Message) *it
 // handleInternal enqueues a command sent by a gate instance (HTTPGate).
 func (g *Gate) handleInternal(ctx context.Context, pr *partition, it *item, mac string) *item {
 	if it.req.DataContentType != ContentTypeCommand || !verifyMAC(g.macKey, it.req.Data, mac) {
-		it.rej = httpapi.NewRejection(domain.CodeInvalidAPIKey, map[string]any{"header": HeaderMAC}, "internal command with a bad signature")
+		it.rej = command.Reject(domain.CodeInvalidAPIKey, map[string]any{"header": HeaderMAC}, "internal command with a bad signature")
 		it.dead = "internal command with a bad signature"
 		it.pend = g.audit(ctx, pr, it, "")
 		return it
 	}
 	cmd := new(domain.Command)
 	if err := json.Unmarshal(it.req.Data, cmd); err != nil {
-		it.rej = httpapi.NewRejection(domain.CodeInvalidRequest, nil, "internal command does not decode: %v", err)
+		it.rej = command.Reject(domain.CodeInvalidRequest, nil, "internal command does not decode: %v", err)
 		it.dead = it.rej.Error()
 		return it
 	}
@@ -569,17 +569,17 @@ func (g *Gate) handleInternal(ctx context.Context, pr *partition, it *item, mac 
 
 // principalOf authenticates an API key: the admin key, or a key recorded
 // on this partition (keys are issued on every partition).
-func (g *Gate) principalOf(pr *partition, key string) (string, *httpapi.Rejection) {
+func (g *Gate) principalOf(pr *partition, key string) (string, *command.Rejection) {
 	h := handlers.HashSecret(key)
 	if g.adminHash != nil && subtle.ConstantTimeCompare([]byte(h), g.adminHash) == 1 {
 		return domain.AdminPrincipal, nil
 	}
 	p, err := pr.store.KeyPrincipal(h)
 	if errors.Is(err, projections.ErrNotFound) {
-		return "", httpapi.NewRejection(domain.CodeInvalidAPIKey, map[string]any{"header": HeaderAPIKey}, "invalid API key")
+		return "", command.Reject(domain.CodeInvalidAPIKey, map[string]any{"header": HeaderAPIKey}, "invalid API key")
 	}
 	if err != nil {
-		return "", httpapi.NewRejection(domain.CodeUnavailable, nil, "API keys cannot be read")
+		return "", command.Reject(domain.CodeUnavailable, nil, "API keys cannot be read")
 	}
 	return p, nil
 }
@@ -596,13 +596,13 @@ func (g *Gate) audit(ctx context.Context, pr *partition, it *item, principal str
 
 // auditRejection enqueues the audit record of rej for it's message (nil
 // when the partition is stopping).
-func (g *Gate) auditRejection(ctx context.Context, pr *partition, it *item, rej *httpapi.Rejection, principal string) *handlers.Pending {
+func (g *Gate) auditRejection(ctx context.Context, pr *partition, it *item, rej *command.Rejection, principal string) *handlers.Pending {
 	id := domain.RequestID{Source: "kafka/" + g.cfg.Topics.Requests, ID: fmt.Sprintf("%d/%d", it.msg.Partition, it.msg.Offset)}
 	endpoint := "kafka " + g.cfg.Topics.Requests
 	if it.decoded {
 		endpoint += " " + it.req.Type
 	}
-	cmd := httpapi.RejectionCommand(rej, endpoint, it.msg.Value, principal, id)
+	cmd := command.RejectionCommand(rej, endpoint, it.msg.Value, principal, id)
 	p, err := pr.worker.Enqueue(ctx, cmd)
 	if err != nil {
 		return nil
@@ -610,11 +610,11 @@ func (g *Gate) auditRejection(ctx context.Context, pr *partition, it *item, rej 
 	return p
 }
 
-func unavailable(err error) *httpapi.Rejection {
+func unavailable(err error) *command.Rejection {
 	if errors.Is(err, streams.ErrNoSpace) {
-		return httpapi.NewRejection(domain.CodeStorageFull, nil, "the partition's disk is full: nothing was decided; retry with the same id once space is freed")
+		return command.Reject(domain.CodeStorageFull, nil, "the partition's disk is full: nothing was decided; retry with the same id once space is freed")
 	}
-	return httpapi.NewRejection(domain.CodeUnavailable, nil, "the gate is unavailable: %v; retry with the same id", err)
+	return command.Reject(domain.CodeUnavailable, nil, "the gate is unavailable: %v; retry with the same id", err)
 }
 
 // forward sends a request to the partition of its agent.
@@ -803,12 +803,12 @@ func (g *Gate) answer(p int32, it *item, out *[]kafka.Message) bool {
 	case it.internal:
 		b, err := json.Marshal(ev)
 		if err != nil || ev == nil {
-			status, body = 500, httpapi.NewRejection(domain.CodeInternal, nil, "no event recorded").Body()
+			status, body = 500, command.Reject(domain.CodeInternal, nil, "no event recorded").Body()
 		} else {
 			status, body = 200, b
 		}
 	default:
-		var rej *httpapi.Rejection
+		var rej *command.Rejection
 		status, body, rej = it.ec.Reply(ev)
 		if rej != nil {
 			status, body = rej.Status, rej.Body()

@@ -17,7 +17,6 @@ import (
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/domain/eventjson"
 	"github.com/agentgate/agentgate/handlers"
-	"github.com/agentgate/agentgate/handlers/httpapi"
 	"github.com/agentgate/agentgate/projections"
 	"github.com/agentgate/agentgate/streams"
 	"github.com/agentgate/agentgate/streams/ce"
@@ -25,7 +24,8 @@ import (
 	"github.com/agentgate/agentgate/streams/diskspace"
 )
 
-// HTTPGate is the httpapi.Gate of an instance in Kafka mode: Submit sends
+// HTTPGate is the Gate of the HTTP API (httpapi.Gate) of an instance in
+// Kafka mode: Submit sends
 // the command, signed, to its agent's partition and waits for the reply
 // on the client's long-lived reply reader.
 type HTTPGate struct {
@@ -462,18 +462,19 @@ func (m *ReadModel) apply(ctx context.Context, pr *progress, batch []*domain.Eve
 // lack of space.
 const readModelRetry = time.Second
 
-// PartitionHistory is httpapi.Config.History in Kafka mode: an agent's
-// events are all in the events partition its ID keys (PartitionFor), which
-// open opens read only for one read (streams/kafkalog reads it to its head
-// and checks the chain). No snapshot store: an instance need not own the
+// PartitionHistory is the History of the HTTP API in Kafka mode
+// (httpapi.Config.History): an agent's events are all in the events
+// partition its ID keys (PartitionFor), which open opens read only for one
+// read (streams/kafkalog reads it to its head and checks the chain); the
+// caller closes it. No snapshot store: an instance need not own the
 // partition, so time travel folds from the partition's first event.
-func PartitionHistory(partitions int, open func(context.Context, int32) (streams.Log, error)) func(context.Context, string) (*httpapi.AgentHistory, error) {
-	return func(ctx context.Context, agentID string) (*httpapi.AgentHistory, error) {
+func PartitionHistory(partitions int, open func(context.Context, int32) (streams.Log, error)) func(context.Context, string) (streams.Log, int32, error) {
+	return func(ctx context.Context, agentID string) (streams.Log, int32, error) {
 		p := PartitionFor(agentID, partitions)
 		lg, err := open(ctx, p)
 		if err != nil {
-			return nil, fmt.Errorf("opening events partition %d: %w", p, err)
+			return nil, 0, fmt.Errorf("opening events partition %d: %w", p, err)
 		}
-		return &httpapi.AgentHistory{Log: lg, Partition: p, Release: func() { _ = lg.Close() }}, nil
+		return lg, p, nil
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/agentgate/agentgate/domain"
-	"github.com/agentgate/agentgate/handlers/httpapi"
+	"github.com/agentgate/agentgate/handlers/command"
 	"github.com/agentgate/agentgate/streams/ce"
 	"github.com/agentgate/agentgate/streams/cekafka"
 )
@@ -203,7 +203,7 @@ func (g *Gate) poisoned(ctx context.Context, pr *partition, msg kafka.Message, d
 	it := &item{msg: msg}
 	it.dead = fmt.Sprintf("processing this request killed the gate %d times (bound %d): dead-lettered undecided", deaths, MaxAttempts)
 	g.log.Error("dead-lettering a poison request", "partition", pr.id, "offset", msg.Offset, "deaths", deaths)
-	it.rej = httpapi.NewRejection(domain.CodeInternal, map[string]any{"attempts": deaths, "bound": MaxAttempts}, "%s", it.dead)
+	it.rej = command.Reject(domain.CodeInternal, map[string]any{"attempts": deaths, "bound": MaxAttempts}, "%s", it.dead)
 	if ev, ok := decodeEnvelope(msg); ok {
 		// Its reply goes where it asked, in its mode.
 		it.req, it.decoded = ev, true

@@ -17,7 +17,7 @@ import (
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/handlers"
 	"github.com/agentgate/agentgate/handlers/attest"
-	"github.com/agentgate/agentgate/handlers/httpapi"
+	"github.com/agentgate/agentgate/handlers/command"
 	"github.com/agentgate/agentgate/projections"
 	"github.com/agentgate/agentgate/streams"
 	"github.com/agentgate/agentgate/streams/kafkalog"
@@ -82,8 +82,8 @@ func buildRestoreFixture(dir string) error {
 	var agents []agent
 	for i := range 64 {
 		data := fmt.Sprintf(`{"agent":{"name":"r%d","type":"autonomous","principal_id":"org_bench"},"permissions":{},"budget":{}}`, i)
-		ec, rej := httpapi.BuildEventCommand(string(domain.CmdRegisterAgent), "", []byte(data),
-			domain.RequestID{Source: "restore-bench", ID: fmt.Sprintf("reg-%d", i)}, domain.AdminPrincipal, "")
+		ec, rej := command.Kafka.BuildEvent(string(domain.CmdRegisterAgent), "", []byte(data),
+			domain.RequestID{Source: "restore-bench", ID: fmt.Sprintf("reg-%d", i)}, command.Credentials{Principal: domain.AdminPrincipal})
 		if rej != nil {
 			return rej
 		}
@@ -111,8 +111,8 @@ func buildRestoreFixture(dir string) error {
 			step := n / len(agents)
 			data := fmt.Sprintf(`{"agent_token":%q,"action":{"type":"execute_sql","query":"SELECT name FROM customers WHERE id = %d"},"context":{"conversation_id":"c%d","step_number":%d}}`,
 				a.token, n, step/40, step%40+1)
-			ec, rej := httpapi.BuildEventCommand(string(domain.CmdVerifyAction), a.id, []byte(data),
-				domain.RequestID{Source: "restore-bench", ID: fmt.Sprintf("v-%d", n)}, "", "")
+			ec, rej := command.Kafka.BuildEvent(string(domain.CmdVerifyAction), a.id, []byte(data),
+				domain.RequestID{Source: "restore-bench", ID: fmt.Sprintf("v-%d", n)}, command.Credentials{})
 			if rej != nil {
 				return rej
 			}

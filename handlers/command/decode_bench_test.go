@@ -1,4 +1,4 @@
-package httpapi
+package command
 
 import "testing"
 
@@ -8,9 +8,9 @@ func BenchmarkDecodeVerify(b *testing.B) {
 	body := []byte(`{"action":{"type":"calculate","query":"17+1"},"context":{"conversation_id":"c3-0","step_number":18}}`)
 	b.ReportAllocs()
 	for b.Loop() {
-		in := input{body: body, agentID: "agent_1"}
-		if _, e := decodeVerify(&in, &creds{}); e != nil {
-			b.Fatal(e.err.Message)
+		in := Input{Body: body, AgentID: "agent_1"}
+		if _, e := decodeVerify(&in, &Credentials{}); e != nil {
+			b.Fatal(e.Err.Message)
 		}
 	}
 }

@@ -1,15 +1,15 @@
-package httpapi_test
+package command_test
 
 import (
 	"testing"
 
 	"github.com/agentgate/agentgate/domain"
-	"github.com/agentgate/agentgate/handlers/httpapi"
+	"github.com/agentgate/agentgate/handlers/command"
 )
 
 // DESIGN.md §3: the CloudEvent -> Command mapping used outside HTTP refuses
 // what POST /events refuses, with the same codes.
-func TestBuildEventCommandRefusesLikeEvents(t *testing.T) {
+func TestBuildEventRefusesLikeEvents(t *testing.T) {
 	id := domain.RequestID{Source: "kafka-test", ID: "1"}
 	cases := []struct {
 		name      string
@@ -24,9 +24,9 @@ func TestBuildEventCommandRefusesLikeEvents(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			cmd, rej := httpapi.BuildEventCommand(c.typ, "agent_1", []byte(c.data), id, c.principal, "")
+			b, rej := command.Kafka.BuildEvent(c.typ, "agent_1", []byte(c.data), id, command.Credentials{Principal: c.principal})
 			if rej == nil || rej.Err.Code != c.want {
-				t.Fatalf("BuildEventCommand = %+v, %v; want code %s", cmd, rej, c.want)
+				t.Fatalf("BuildEvent = %+v, %v; want code %s", b.Command, rej, c.want)
 			}
 			if len(rej.Body()) == 0 || rej.Status < 400 {
 				t.Fatalf("rejection status %d body %q", rej.Status, rej.Body())
@@ -37,10 +37,10 @@ func TestBuildEventCommandRefusesLikeEvents(t *testing.T) {
 
 // Invariant 6: the agent token in the data reaches the command only as its
 // hash; the command carries the request id and the subject as the agent.
-func TestBuildEventCommandHashesToken(t *testing.T) {
+func TestBuildEventHashesToken(t *testing.T) {
 	id := domain.RequestID{Source: "kafka-test", ID: "2"}
 	data := `{"agent_token":"qwed_agent_secret","action":{"type":"database_query","query":"SELECT 1"},"context":{"conversation_id":"c","step_number":1}}`
-	ec, rej := httpapi.BuildEventCommand(string(domain.CmdVerifyAction), "agent_1", []byte(data), id, "", "")
+	ec, rej := command.Kafka.BuildEvent(string(domain.CmdVerifyAction), "agent_1", []byte(data), id, command.Credentials{})
 	if rej != nil {
 		t.Fatalf("rejected: %v", rej)
 	}
@@ -62,8 +62,8 @@ func TestBuildEventCommandHashesToken(t *testing.T) {
 
 // The audit record of a refusal holds the digest of the body, never the body.
 func TestRejectionCommandHoldsNoBody(t *testing.T) {
-	r := httpapi.NewRejection(domain.CodeInvalidRequest, nil, "bad %s", "thing")
-	cmd := httpapi.RejectionCommand(r, "kafka agentgate.requests/0", []byte(`{"agent_token":"secret"}`), "", domain.RequestID{Source: "kafka", ID: "x"})
+	r := command.Reject(domain.CodeInvalidRequest, nil, "bad %s", "thing")
+	cmd := command.RejectionCommand(r, "kafka agentgate.requests/0", []byte(`{"agent_token":"secret"}`), "", domain.RequestID{Source: "kafka", ID: "x"})
 	if cmd.Type != domain.CmdRejectRequest || cmd.Reject.BodyBytes != 24 || len(cmd.Reject.BodyDigest) != 64 {
 		t.Fatalf("reject command %+v %+v", cmd, cmd.Reject)
 	}

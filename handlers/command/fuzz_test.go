@@ -1,11 +1,10 @@
-package httpapi
+package command
 
 import (
 	"bytes"
 	"encoding/json"
-	"net/url"
+	"fmt"
 	"testing"
-	"time"
 
 	"github.com/agentgate/agentgate/domain"
 )
@@ -14,27 +13,27 @@ import (
 // fixed order so that a fuzz input names one by index.
 var fuzzEndpoints = []struct {
 	name string
-	ep   *endpoint
+	ep   *Endpoint
 }{
-	{"register", &epRegister}, {"verify", &epVerify}, {"tool", &epTool}, {"execution", &epExecution},
-	{"trust", &epTrust}, {"trust-level", &epSetTrust}, {"suspend", &epSuspend}, {"complaint", &epComplaint},
-	{"tools", &epToolRegistry}, {"keys", &epIssueKey}, {"approve", &epApprove}, {"deny", &epDeny},
-	{"resolve-event", &epResolveEvent}, {"revoke-key", &epRevokeKey}, {"rotate-token", &epRotateToken},
-	{"revoke-token", &epRevokeToken},
+	{"register", RegisterAgent}, {"verify", VerifyAction}, {"tool", VerifyToolCall}, {"execution", LogExecution},
+	{"trust", RequestTrust}, {"trust-level", SetTrustLevel}, {"suspend", SuspendAgent}, {"complaint", FileComplaint},
+	{"tools", PutToolRegistry}, {"keys", IssuePrincipalKey}, {"approve", Approve}, {"deny", Deny},
+	{"resolve-event", ResolveApproval}, {"revoke-key", RevokePrincipalKey}, {"rotate-token", RotateToken},
+	{"revoke-token", RevokeToken},
 }
 
-// checkRejection checks that e is a well-formed recorded refusal: a JSON
-// error body with a catalogue code, a message and a 4xx status.
-func checkRejection(t *testing.T, what string, e *apiError) {
+// checkRejection checks that e is a well-formed refusal: a JSON error body
+// with a catalogue code, a message and a 4xx status.
+func checkRejection(t *testing.T, what string, e *Rejection) {
 	t.Helper()
 	var eb struct {
 		Error domain.Error `json:"error"`
 	}
-	if err := json.Unmarshal(e.body(), &eb); err != nil {
-		t.Fatalf("%s: error body %q is not JSON: %v", what, e.body(), err)
+	if err := json.Unmarshal(e.Body(), &eb); err != nil {
+		t.Fatalf("%s: error body %q is not JSON: %v", what, e.Body(), err)
 	}
-	if !eb.Error.Code.Known() || eb.Error.Message == "" || e.status < 400 || e.status > 499 || !e.record {
-		t.Fatalf("%s: error %+v status %d record %v", what, eb.Error, e.status, e.record)
+	if !eb.Error.Code.Known() || eb.Error.Message == "" || e.Status < 400 || e.Status > 499 {
+		t.Fatalf("%s: error %+v status %d", what, eb.Error, e.Status)
 	}
 }
 
@@ -61,8 +60,8 @@ func FuzzEndpointBodies(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, which uint8, body []byte) {
 		e := fuzzEndpoints[int(which)%len(fuzzEndpoints)]
-		in := input{body: body, agentID: "agent_x", tool: "send_email", approvalID: "act_1", principalID: "org_1"}
-		var cr creds
+		in := Input{Body: body, AgentID: "agent_x", Tool: "send_email", ApprovalID: "act_1", PrincipalID: "org_1"}
+		var cr Credentials
 		cmd, m, rej := e.ep.build(&in, &cr)
 		if (cmd == nil) == (rej == nil) {
 			t.Fatalf("%s(%q) = %v, %v: want exactly one of a command and an error", e.name, body, cmd, rej)
@@ -87,20 +86,20 @@ func FuzzEndpointBodies(f *testing.F) {
 	})
 }
 
-// FuzzBuildEventCommand pins the CloudEvent -> command mapping used by
+// FuzzBuildEvent pins the CloudEvent -> command mapping used by
 // POST /events and the Kafka gate: never a panic, exactly one of a
 // command and a rejection, a rejection with a catalogue 4xx code, a
 // command carrying the event's identity and credentials.
-func FuzzBuildEventCommand(f *testing.F) {
+func FuzzBuildEvent(f *testing.F) {
 	for _, typ := range append(EventTypes(), "qwed.unknown", "") {
 		f.Add(typ, "agent_x", []byte(`{"action":{"type":"calculate","query":"1+1"},"context":{"conversation_id":"c","step_number":1}}`), "org_1", "")
 		f.Add(typ, "", []byte(`{"approval_id":"act_1","approve":false}`), "", "ab")
 	}
 	f.Fuzz(func(t *testing.T, typ, subject string, data []byte, principal, tokenHash string) {
 		id := domain.RequestID{Source: "fuzz", ID: "1"}
-		ec, rej := BuildEventCommand(typ, subject, data, id, principal, tokenHash)
-		if (ec == nil) == (rej == nil) {
-			t.Fatalf("BuildEventCommand(%q) = %v, %v: want exactly one", typ, ec, rej)
+		ec, rej := Kafka.BuildEvent(typ, subject, data, id, Credentials{Principal: principal, TokenHash: tokenHash})
+		if (ec.Command == nil) == (rej == nil) {
+			t.Fatalf("BuildEvent(%q) = %v, %v: want exactly one", typ, ec, rej)
 		}
 		if rej != nil {
 			if !rej.Err.Code.Known() || rej.Err.Message == "" || rej.Status < 400 || rej.Status > 499 {
@@ -122,27 +121,37 @@ func FuzzBuildEventCommand(f *testing.F) {
 	})
 }
 
-// FuzzParseActivityQuery pins the activity query's parser: an accepted
-// query has from < to within MaxActivityPeriod and a limit in range; a
-// refused one is a catalogue 4xx error.
-func FuzzParseActivityQuery(f *testing.F) {
-	for _, s := range []string{"", "from=2026-01-01", "from=2026-01-01&to=2026-02-01T00:00:00Z&limit=5&after_seq=9",
-		"to=2020-01-01", "limit=0", "limit=x", "after_seq=-1", "from=2026-02-01&to=2026-01-01", "from=1900-01-01", "%zz"} {
-		f.Add(s)
+// FuzzDecodeVerify pins the decoding of a verify body: on any input it
+// never panics and yields either a command or an error, never both; an
+// error is a well-formed error body with a catalogue code and a 4xx
+// status; a command is a VerifyAction for the path's agent that encodes.
+func FuzzDecodeVerify(f *testing.F) {
+	for _, s := range []string{
+		`{"action":{"type":"calculate","query":"2+2"},"context":{"conversation_id":"c","step_number":1}}`,
+		`{"agent_id":"agent_x","agent_token":"qwed_agent_t","action":{"type":"execute_sql","query":"SELECT 1","parameters":{"a":[1,2,{"b":null}]}},"context":{"conversation_id":"c","step_number":"5"},"options":{"require_attestation":true,"risk_threshold":"medium"}}`,
+		`{"action":{"type":"calculate","estimated_cost_usd":"0.25","estimated_tokens":12}}`,
+		`{"action":{"type":1}}`, `{"context":{"step_number":true}}`, `{"context":{"step_number":"abc"}}`,
+		`{"x":1}`, `[]`, `null`, `{}`, `{} {}`, `{"action":`, ``, `"\ud800"`, `{"action":{"parameters":1e400}}`,
+		`{"agent_id":"other"}`, `{"action":{"estimated_cost_usd":-1}}`,
+	} {
+		f.Add([]byte(s))
 	}
-	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
-	f.Fuzz(func(t *testing.T, raw string) {
-		q, err := url.ParseQuery(raw)
-		if err != nil {
-			return // net/http answers a malformed query itself
+	f.Fuzz(func(t *testing.T, body []byte) {
+		in := Input{Body: body, AgentID: "agent_x"}
+		var cr Credentials
+		cmd, e := decodeVerify(&in, &cr)
+		if (cmd == nil) == (e == nil) {
+			t.Fatalf("decodeVerify(%q) = %v, %v: want exactly one of a command and an error", body, cmd, e)
 		}
-		aq, e := parseActivityQuery(q, now)
 		if e != nil {
-			checkRejection(t, "activity "+raw, e)
+			checkRejection(t, fmt.Sprintf("decodeVerify(%q)", body), e)
 			return
 		}
-		if !aq.from.Before(aq.to) || aq.to.Sub(aq.from) > MaxActivityPeriod || aq.limit < 1 || aq.limit > MaxListLimit {
-			t.Fatalf("%q accepted as %+v", raw, aq)
+		if cmd.Type != domain.CmdVerifyAction || cmd.Verify == nil || cmd.AgentID != "agent_x" {
+			t.Fatalf("command %+v for %q", cmd, body)
+		}
+		if _, err := json.Marshal(cmd); err != nil {
+			t.Fatalf("the command of %q does not encode: %v", body, err)
 		}
 	})
 }
