@@ -45,9 +45,14 @@ lint:
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
 
-## bench: every benchmark, $(COUNT) runs, summarised by benchstat (see docs/benchmarks.md)
+# BENCH_GC: the collector settings `agentgate` runs with (cmd/agentgate/gc.go, TuneGC), so that the
+# benchmarks measure the process as it runs; TestMakefileBenchesUnderServesGC keeps the two equal.
+BENCH_GC := GOGC=1000 GOMEMLIMIT=4GiB
+
+## bench: every benchmark, $(COUNT) runs, under serve's GC settings, summarised by benchstat
+## (see docs/benchmarks.md)
 bench:
-	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -count $(COUNT) ./... | tee bench.txt
+	$(BENCH_GC) $(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -count $(COUNT) ./... | tee bench.txt
 	$(GO) run $(BENCHSTAT) bench.txt
 
 # run-fuzz: runs each "package:FuzzTarget" word of $(1) for $(2), every one even when one fails,

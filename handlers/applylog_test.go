@@ -1,4 +1,4 @@
-package handlers
+package handlers_test
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/handlers"
+	"github.com/agentgate/agentgate/handlers/embedded/gatetest"
 	"github.com/agentgate/agentgate/projections"
 	"github.com/agentgate/agentgate/streams"
 )
@@ -20,12 +22,12 @@ import (
 // chunks into a fresh store and checks the state equals the live one: the
 // parallel decoders never reorder the fold.
 func TestApplyLogPipelineKeepsLogOrder(t *testing.T) {
-	clock := &testClock{now: time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)}
-	g := startGate(t, t.TempDir(), clock.Now)
-	agent := g.submit(t, registerCmd("order", 3)).Registered.AgentID
-	const n = 3*decodeChunk + 17
+	clock := gatetest.NewClock(time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC))
+	g := gatetest.Start(t, t.TempDir(), clock.Now)
+	agent := g.Submit(t, gatetest.Register("order", 3)).Registered.AgentID
+	const n = 3*handlers.DecodeChunk + 17
 	for i := range n {
-		g.submit(t, verifyCmd(agent, fmt.Sprint("r", i), fmt.Sprint("c", i/40), i%40+1, fmt.Sprint(i, "+1")))
+		g.Submit(t, gatetest.Verify(agent, fmt.Sprint("r", i), fmt.Sprint("c", i/40), i%40+1, fmt.Sprint(i, "+1")))
 	}
 	fresh, err := projections.Open(filepath.Join(t.TempDir(), "state"), nil)
 	if err != nil {
@@ -33,7 +35,7 @@ func TestApplyLogPipelineKeepsLogOrder(t *testing.T) {
 	}
 	defer fresh.Close()
 	st := domain.NewState()
-	got, err := ApplyLog(context.Background(), g.Log, fresh, st, projections.Checkpoint{})
+	got, err := handlers.ApplyLog(context.Background(), g.Log, fresh, st, projections.Checkpoint{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,21 +45,21 @@ func TestApplyLogPipelineKeepsLogOrder(t *testing.T) {
 	if diff, err := projections.Equal(g.Store, fresh); err != nil || diff != "" {
 		t.Fatalf("rebuilt projections differ: %q, %v", diff, err)
 	}
-	g.stop(t)
+	g.Stop(t)
 }
 
 // TestApplyLogStopsAtUndecodableRecord appends a chain-valid record whose
-// payload is not an event: ApplyLog applies everything before it, names
+// payload is not an event: handlers.ApplyLog applies everything before it, names
 // its seq, and returns without hanging on the decoders.
 func TestApplyLogStopsAtUndecodableRecord(t *testing.T) {
-	clock := &testClock{now: time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)}
-	g := startGate(t, t.TempDir(), clock.Now)
-	agent := g.submit(t, registerCmd("bad", 3)).Registered.AgentID
-	for i := range decodeChunk + 3 {
-		g.submit(t, verifyCmd(agent, fmt.Sprint("r", i), fmt.Sprint("c", i/40), i%40+1, "1+1"))
+	clock := gatetest.NewClock(time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC))
+	g := gatetest.Start(t, t.TempDir(), clock.Now)
+	agent := g.Submit(t, gatetest.Register("bad", 3)).Registered.AgentID
+	for i := range handlers.DecodeChunk + 3 {
+		g.Submit(t, gatetest.Verify(agent, fmt.Sprint("r", i), fmt.Sprint("c", i/40), i%40+1, "1+1"))
 	}
-	g.cancel() // stop the worker, keep the log open
-	if err := <-g.done; err != nil {
+	g.Cancel() // stop the worker, keep the log open
+	if err := <-g.Done; err != nil {
 		t.Fatalf("worker: %v", err)
 	}
 	defer g.Close()
@@ -80,9 +82,9 @@ func TestApplyLogStopsAtUndecodableRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fresh.Close()
-	n, err := ApplyLog(context.Background(), g.Log, fresh, domain.NewState(), projections.Checkpoint{})
+	n, err := handlers.ApplyLog(context.Background(), g.Log, fresh, domain.NewState(), projections.Checkpoint{})
 	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("decoding log record %d", bad.Seq)) {
-		t.Fatalf("ApplyLog error = %v, want the undecodable record %d named", err, bad.Seq)
+		t.Fatalf("handlers.ApplyLog error = %v, want the undecodable record %d named", err, bad.Seq)
 	}
 	if n != int(head.Seq) {
 		t.Fatalf("applied %d events before the bad record, want %d", n, head.Seq)
@@ -101,13 +103,13 @@ func TestApplyLogStopsAtUndecodableRecord(t *testing.T) {
 // decoders' hashes continue the chain record by record), with another
 // head it refuses the first record and applies nothing.
 func TestApplyLogChecksTheChainFromItsCheckpoint(t *testing.T) {
-	clock := &testClock{now: time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)}
-	g := startGate(t, t.TempDir(), clock.Now)
-	agent := g.submit(t, registerCmd("chain", 3)).Registered.AgentID
-	for i := range decodeChunk + 9 {
-		g.submit(t, verifyCmd(agent, fmt.Sprint("r", i), fmt.Sprint("c", i/40), i%40+1, "1+1"))
+	clock := gatetest.NewClock(time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC))
+	g := gatetest.Start(t, t.TempDir(), clock.Now)
+	agent := g.Submit(t, gatetest.Register("chain", 3)).Registered.AgentID
+	for i := range handlers.DecodeChunk + 9 {
+		g.Submit(t, gatetest.Verify(agent, fmt.Sprint("r", i), fmt.Sprint("c", i/40), i%40+1, "1+1"))
 	}
-	defer g.stop(t)
+	defer g.Stop(t)
 	at := recordAt(t, g.Log, 5)
 	for _, tc := range []struct {
 		hash string
@@ -117,7 +119,7 @@ func TestApplyLogChecksTheChainFromItsCheckpoint(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		n, err := ApplyLog(context.Background(), g.Log, fresh, domain.NewState(), projections.Checkpoint{Seq: at.Seq, Hash: tc.hash})
+		n, err := handlers.ApplyLog(context.Background(), g.Log, fresh, domain.NewState(), projections.Checkpoint{Seq: at.Seq, Hash: tc.hash})
 		fresh.Close()
 		switch {
 		case tc.ok && (err != nil || n != int(g.Log.Head().Seq-at.Seq)):
@@ -135,12 +137,15 @@ type cutLog struct {
 	upto, failAfter uint64
 }
 
-var errCut = errors.New("injected read failure")
+var (
+	errCut  = errors.New("injected read failure")
+	errUpto = errors.New("read up to the cut")
+)
 
 func (l *cutLog) Read(ctx context.Context, from uint64, fn func(streams.Record) error) error {
 	err := l.Log.Read(ctx, from, func(r streams.Record) error {
 		if l.upto > 0 && r.Seq > l.upto {
-			return errStop
+			return errUpto
 		}
 		if err := fn(r); err != nil {
 			return err
@@ -150,13 +155,13 @@ func (l *cutLog) Read(ctx context.Context, from uint64, fn func(streams.Record) 
 		}
 		return nil
 	})
-	if errors.Is(err, errStop) {
+	if errors.Is(err, errUpto) {
 		return nil
 	}
 	return err
 }
 
-// TestApplyLogCommitsEveryBatchInOrderBehindTheFold pins ApplyLog's commit
+// TestApplyLogCommitsEveryBatchInOrderBehindTheFold pins handlers.ApplyLog's commit
 // stage over a log of several projection batches: a full rebuild equals
 // the live projections; a rebuild cut short by a read failure leaves the
 // store at a batch boundary holding exactly the projections of the log up
@@ -164,11 +169,11 @@ func (l *cutLog) Read(ctx context.Context, from uint64, fn func(streams.Record) 
 // resuming from that checkpoint and the state the store gives back
 // completes it to the live projections.
 func TestApplyLogCommitsEveryBatchInOrderBehindTheFold(t *testing.T) {
-	clock := &testClock{now: time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)}
-	g := startGate(t, t.TempDir(), clock.Now)
-	agent := g.submit(t, registerCmd("batches", 3)).Registered.AgentID
-	submitSpread(t, g, agent, 3*recoverBatch+200, 64)
-	defer g.stop(t)
+	clock := gatetest.NewClock(time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC))
+	g := gatetest.Start(t, t.TempDir(), clock.Now)
+	agent := g.Submit(t, gatetest.Register("batches", 3)).Registered.AgentID
+	submitSpread(t, g, agent, 3*handlers.RecoverBatch+200, 64)
+	defer g.Stop(t)
 	head := g.Log.Head().Seq
 	open := func() *projections.Store {
 		s, err := projections.Open(filepath.Join(t.TempDir(), "state"), nil)
@@ -181,7 +186,7 @@ func TestApplyLogCommitsEveryBatchInOrderBehindTheFold(t *testing.T) {
 	ctx := context.Background()
 
 	full := open()
-	if got, err := ApplyLog(ctx, g.Log, full, domain.NewState(), projections.Checkpoint{}); err != nil || uint64(got) != head {
+	if got, err := handlers.ApplyLog(ctx, g.Log, full, domain.NewState(), projections.Checkpoint{}); err != nil || uint64(got) != head {
 		t.Fatalf("full rebuild: applied %d of %d: %v", got, head, err)
 	}
 	if diff, err := projections.Equal(g.Store, full); err != nil || diff != "" {
@@ -189,19 +194,19 @@ func TestApplyLogCommitsEveryBatchInOrderBehindTheFold(t *testing.T) {
 	}
 
 	cut := open()
-	failAfter := uint64(2*recoverBatch + 100)
-	if _, err := ApplyLog(ctx, &cutLog{Log: g.Log, failAfter: failAfter}, cut, domain.NewState(), projections.Checkpoint{}); !errors.Is(err, errCut) {
+	failAfter := uint64(2*handlers.RecoverBatch + 100)
+	if _, err := handlers.ApplyLog(ctx, &cutLog{Log: g.Log, failAfter: failAfter}, cut, domain.NewState(), projections.Checkpoint{}); !errors.Is(err, errCut) {
 		t.Fatalf("cut rebuild: %v, want the read failure", err)
 	}
 	ck, err := cut.Checkpoint()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ck.Seq < recoverBatch || ck.Seq >= failAfter {
-		t.Fatalf("cut rebuild committed up to %d, want a batch boundary in [%d, %d)", ck.Seq, recoverBatch, failAfter)
+	if ck.Seq < handlers.RecoverBatch || ck.Seq >= failAfter {
+		t.Fatalf("cut rebuild committed up to %d, want a batch boundary in [%d, %d)", ck.Seq, handlers.RecoverBatch, failAfter)
 	}
 	ref := open()
-	if _, err := ApplyLog(ctx, &cutLog{Log: g.Log, upto: ck.Seq}, ref, domain.NewState(), projections.Checkpoint{}); err != nil {
+	if _, err := handlers.ApplyLog(ctx, &cutLog{Log: g.Log, upto: ck.Seq}, ref, domain.NewState(), projections.Checkpoint{}); err != nil {
 		t.Fatal(err)
 	}
 	if diff, err := projections.Equal(ref, cut); err != nil || diff != "" {
@@ -211,62 +216,11 @@ func TestApplyLogCommitsEveryBatchInOrderBehindTheFold(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, err := ApplyLog(ctx, g.Log, cut, st, ck); err != nil || uint64(got) != head-ck.Seq {
+	if got, err := handlers.ApplyLog(ctx, g.Log, cut, st, ck); err != nil || uint64(got) != head-ck.Seq {
 		t.Fatalf("resuming from %d: applied %d of %d: %v", ck.Seq, got, head-ck.Seq, err)
 	}
 	if diff, err := projections.Equal(g.Store, cut); err != nil || diff != "" {
 		t.Fatalf("resumed projections differ: %q, %v", diff, err)
-	}
-}
-
-// TestApplyLogCommitterStopsAtTheFirstFailure: once a commit fails, the
-// committer discards every later batch, refuses new ones, and reports the
-// first failure.
-func TestApplyLogCommitterStopsAtTheFirstFailure(t *testing.T) {
-	store, err := projections.Open(filepath.Join(t.TempDir(), "state"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	st := domain.NewState()
-	ev := &domain.Event{Seq: 1, Type: domain.EvApprovalsExpired, Expired: &domain.ApprovalsExpired{}}
-	prep := func() *projections.Prepared {
-		var f projections.Fold
-		f.Add(st, ev)
-		p, err := store.Prepare(st, &f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	c := startCommitter(store)
-	p := prep()
-	if err := c.commit(p, projections.Checkpoint{Seq: 1}); err != nil {
-		t.Fatal(err)
-	}
-	// The same batch again: its Commit fails.
-	if err := c.commit(p, projections.Checkpoint{Seq: 1}); err != nil {
-		t.Fatalf("handing over the second batch: %v", err)
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		err := c.commit(prep(), projections.Checkpoint{Seq: 2})
-		if errors.Is(err, errCommitFailed) {
-			break
-		}
-		if err != nil || time.Now().After(deadline) {
-			t.Fatalf("after a failed commit: %v, want errCommitFailed", err)
-		}
-	}
-	if err := c.close(); err == nil || !strings.Contains(err.Error(), "committing a discarded or committed projection batch") {
-		t.Fatalf("close: %v, want the first failure", err)
-	}
-	ck, err := store.Checkpoint()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ck.Seq != 1 {
-		t.Fatalf("store checkpoint %d, want 1 (nothing after the failure)", ck.Seq)
 	}
 }
 
@@ -277,16 +231,16 @@ type chainReadLog struct{ streams.Log }
 func (chainReadLog) ReadChecksChain() bool { return true }
 
 // TestApplyLogOverAChainCheckingLogHashesOnlyTheCheckpoints: over a log
-// whose Read checks the chain, ApplyLog still compares the first record
+// whose Read checks the chain, handlers.ApplyLog still compares the first record
 // with the checkpoint's head, and the checkpoints it commits hold the
 // true hashes (computed at batch ends only): a rebuild equals the live
 // projections and ends at the log's head.
 func TestApplyLogOverAChainCheckingLogHashesOnlyTheCheckpoints(t *testing.T) {
-	clock := &testClock{now: time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)}
-	g := startGate(t, t.TempDir(), clock.Now)
-	agent := g.submit(t, registerCmd("checked", 3)).Registered.AgentID
-	submitSpread(t, g, agent, recoverBatch+300, 32)
-	defer g.stop(t)
+	clock := gatetest.NewClock(time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC))
+	g := gatetest.Start(t, t.TempDir(), clock.Now)
+	agent := g.Submit(t, gatetest.Register("checked", 3)).Registered.AgentID
+	submitSpread(t, g, agent, handlers.RecoverBatch+300, 32)
+	defer g.Stop(t)
 	log := chainReadLog{g.Log}
 	ctx := context.Background()
 	fresh, err := projections.Open(filepath.Join(t.TempDir(), "state"), nil)
@@ -294,7 +248,7 @@ func TestApplyLogOverAChainCheckingLogHashesOnlyTheCheckpoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fresh.Close()
-	if _, err := ApplyLog(ctx, log, fresh, domain.NewState(), projections.Checkpoint{}); err != nil {
+	if _, err := handlers.ApplyLog(ctx, log, fresh, domain.NewState(), projections.Checkpoint{}); err != nil {
 		t.Fatal(err)
 	}
 	if diff, err := projections.Equal(g.Store, fresh); err != nil || diff != "" {
@@ -317,7 +271,7 @@ func TestApplyLogOverAChainCheckingLogHashesOnlyTheCheckpoints(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := ApplyLog(ctx, log, s, domain.NewState(), projections.Checkpoint{Seq: mid.Seq, Hash: tc.hash})
+		got, err := handlers.ApplyLog(ctx, log, s, domain.NewState(), projections.Checkpoint{Seq: mid.Seq, Hash: tc.hash})
 		ck, cerr := s.Checkpoint()
 		s.Close()
 		switch {
@@ -334,7 +288,7 @@ func TestApplyLogOverAChainCheckingLogHashesOnlyTheCheckpoints(t *testing.T) {
 // submitSpread decides n verify_action commands of agent from callers
 // goroutines at once (so the worker batches them), each caller walking
 // its own conversations.
-func submitSpread(t *testing.T, g *runningGate, agent string, n, callers int) {
+func submitSpread(t *testing.T, g *gatetest.Gate, agent string, n, callers int) {
 	t.Helper()
 	var wg sync.WaitGroup
 	for c := range callers {
@@ -342,7 +296,7 @@ func submitSpread(t *testing.T, g *runningGate, agent string, n, callers int) {
 		go func() {
 			defer wg.Done()
 			for i := c; i < n; i += callers {
-				if _, err := g.Worker.Submit(context.Background(), verifyCmd(agent, fmt.Sprint("r", i), fmt.Sprint("c", c, "/", i/(40*callers)), i/callers%40+1, fmt.Sprint(i, "+1"))); err != nil {
+				if _, err := g.Worker.Submit(context.Background(), gatetest.Verify(agent, fmt.Sprint("r", i), fmt.Sprint("c", c, "/", i/(40*callers)), i/callers%40+1, fmt.Sprint(i, "+1"))); err != nil {
 					t.Error(err)
 					return
 				}
@@ -358,8 +312,8 @@ func recordAt(t *testing.T, log streams.Log, seq uint64) streams.Record {
 	var at streams.Record
 	if err := log.Read(context.Background(), seq, func(r streams.Record) error {
 		at = streams.Record{Seq: r.Seq, Prev: r.Prev, Payload: append([]byte(nil), r.Payload...)}
-		return errStop
-	}); err != nil && err != errStop {
+		return errUpto
+	}); err != nil && err != errUpto {
 		t.Fatal(err)
 	}
 	return at

@@ -1,5 +1,5 @@
-// Package handlers runs agentgate's request path: the partition worker that
-// decides, appends and applies, and the HTTP API in front of it.
+// Package handlers is the partition worker: the single writer of a
+// partition, which decides, appends and applies.
 //
 // The worker is the single writer of its partition (DESIGN.md §1). For each
 // batch of waiting commands, in order, it:

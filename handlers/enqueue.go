@@ -99,6 +99,9 @@ func (w *Worker) patiently(ctx context.Context, cmd *domain.Command, run func())
 	}
 }
 
+// Done is closed once the command is answered; Wait then returns at once.
+func (p *Pending) Done() <-chan struct{} { return p.r.done }
+
 // Wait returns the answer to the enqueued command, as Submit does: the
 // recorded event (nil when the command had nothing to record),
 // ErrUnavailable, or ctx's error if ctx ends first (the command may still

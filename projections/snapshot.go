@@ -22,7 +22,7 @@ import (
 // domain.Agent (conversations and open actions included) and its pending
 // approvals, as they stand right after the checkpoint event. A query at
 // seq N starts from the agent's last snapshot at or before N (or its
-// registration) and folds the log from there (handlers.AgentStateAt),
+// registration) and folds the log from there (timetravel.AgentStateAt),
 // which reads at most about SnapshotEveryCheckpoints intervals of log.
 // Snapshotting at every checkpoint instead would rewrite an agent with
 // thousands of conversations (up to domain.MaxConversations) every 1,000

@@ -24,6 +24,7 @@ import (
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/handlers"
 	"github.com/agentgate/agentgate/handlers/attest"
+	"github.com/agentgate/agentgate/handlers/embedded"
 	"github.com/agentgate/agentgate/streams"
 	"github.com/agentgate/agentgate/streams/kafkalog"
 )
@@ -65,7 +66,7 @@ func seedAuditData(t *testing.T, dir string, n int) {
 		now = now.Add(time.Second)
 		return now
 	}
-	g, err := handlers.OpenGate(handlers.Options{DataDir: dir, AdminKey: "admin", Clock: clock, Checkpoint: auditSeedPolicy,
+	g, err := embedded.OpenGate(embedded.Options{DataDir: dir, AdminKey: "admin", Clock: clock, Checkpoint: auditSeedPolicy,
 		Logger: auditLogger()})
 	if err != nil {
 		t.Fatal(err)
@@ -276,7 +277,7 @@ func TestAuditVerifyEmbedded(t *testing.T) {
 
 	t.Run("gate running", func(t *testing.T) {
 		dir := copyDir(t, seed)
-		g, err := handlers.OpenGate(handlers.Options{DataDir: dir, AdminKey: "admin", Logger: auditLogger()})
+		g, err := embedded.OpenGate(embedded.Options{DataDir: dir, AdminKey: "admin", Logger: auditLogger()})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -51,7 +51,7 @@ func startEngineHost(o *engineFlags, log *slog.Logger) (*enginehost.Host, error)
 		return nil, fmt.Errorf("finding this binary for the engine workers: %w", err)
 	}
 	// A worker's live heap is one call's: Go's default collector target
-	// keeps it small, where the gate's GOGC=1000 (handlers.TuneGC) would
+	// keeps it small, where the gate's GOGC=1000 (TuneGC) would
 	// let each worker grow elevenfold.
 	h, err := enginehost.Start(enginehost.Config{Command: []string{self, "engine-worker"}, Env: []string{"GOGC=100"},
 		Size: o.workers, Deadline: o.deadline, Logger: log})

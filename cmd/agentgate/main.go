@@ -20,12 +20,14 @@ import (
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/handlers"
 	"github.com/agentgate/agentgate/handlers/attest"
+	"github.com/agentgate/agentgate/handlers/embedded"
+	"github.com/agentgate/agentgate/handlers/history/replay"
 	"github.com/agentgate/agentgate/handlers/httpapi"
 	"github.com/agentgate/agentgate/handlers/verify"
 )
 
 func main() {
-	handlers.TuneGC()
+	TuneGC()
 	if err := newRoot().Execute(); err != nil {
 		var ec exitCode
 		if errors.As(err, &ec) {
@@ -127,7 +129,7 @@ func serveCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			g, err := handlers.OpenGate(handlers.Options{
+			g, err := embedded.OpenGate(embedded.Options{
 				DataDir: dataDir, AdminKey: apiKey, Config: &cfg, Logger: log, OnBatch: metrics.OnBatch,
 				Verifier: verify.NewActionVerifier(engines, 0), Checkpoint: checkpoints, AttestationTTL: attestTTL,
 				MinFreeBytes: minFree,
@@ -211,12 +213,12 @@ func replayCmd() *cobra.Command {
 			if err := bindEnv(cmd); err != nil {
 				return err
 			}
-			g, err := handlers.OpenGate(handlers.Options{DataDir: dataDir, Logger: logger(), NoAdminKey: true})
+			g, err := embedded.OpenGate(embedded.Options{DataDir: dataDir, Logger: logger(), NoAdminKey: true})
 			if err != nil {
 				return err
 			}
 			defer g.Close()
-			rep, err := handlers.Replay(cmd.Context(), g.Log, g.Store, verify, g.Keyring.SignerFor(g.NodeID))
+			rep, err := replay.Replay(cmd.Context(), g.Log, g.Store, verify, g.Keyring.SignerFor(g.NodeID))
 			if err != nil {
 				return err
 			}
@@ -379,7 +381,7 @@ func keysCmd() *cobra.Command {
 // (the log is held by one process): the credential commands of `keys`.
 // No admin key is read or minted.
 func offline(ctx context.Context, dataDir string, fn func(context.Context, handlers.Submitter) error) error {
-	g, err := handlers.OpenGate(handlers.Options{DataDir: dataDir, Logger: logger(), NoAdminKey: true})
+	g, err := embedded.OpenGate(embedded.Options{DataDir: dataDir, Logger: logger(), NoAdminKey: true})
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/agentgate/agentgate/domain/engines"
 	"github.com/agentgate/agentgate/domain/eventjson"
 	"github.com/agentgate/agentgate/handlers"
+	"github.com/agentgate/agentgate/handlers/embedded"
 	"github.com/agentgate/agentgate/handlers/history/seedlog"
 	"github.com/agentgate/agentgate/streams"
 )
@@ -102,7 +103,7 @@ func seededWorkerRun(t *testing.T, seed uint64, n int) (answered []*domain.Event
 	var nowNanos atomic.Int64
 	nowNanos.Store(time.Date(2026, 11, 1, 23, 0, 0, 0, time.UTC).UnixNano())
 	clock := func() time.Time { return time.Unix(0, nowNanos.Load()).UTC() }
-	g, err := handlers.OpenGate(handlers.Options{DataDir: t.TempDir(), AdminKey: "admin", Clock: clock,
+	g, err := embedded.OpenGate(embedded.Options{DataDir: t.TempDir(), AdminKey: "admin", Clock: clock,
 		Checkpoint: domain.CheckpointPolicy{Events: 40, Interval: domain.Duration(365 * 24 * time.Hour)}})
 	if err != nil {
 		t.Fatal(err)
@@ -344,7 +345,7 @@ func TestAppendEventMatchesMarshalOnGeneratedLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := handlers.OpenGate(handlers.Options{DataDir: dir, AdminKey: "admin"})
+	g, err := embedded.OpenGate(embedded.Options{DataDir: dir, AdminKey: "admin"})
 	if err != nil {
 		t.Fatal(err)
 	}

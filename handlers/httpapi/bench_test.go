@@ -9,8 +9,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-
-	"github.com/agentgate/agentgate/handlers"
 )
 
 // benchParallelism is the number of requests in flight per GOMAXPROCS: the
@@ -25,7 +23,6 @@ const benchParallelism = 256
 // walks its own conversations step by step (an agent acts sequentially, so
 // requests in flight are spread over agents, as in a deployment).
 func BenchmarkHTTPVerify(b *testing.B) {
-	defer handlers.TuneGC()() // as the agentgate process runs
 	g := newTestGate(b, gateOptions{})
 	key := g.issueKey("org_bench")
 	workers := runtime.GOMAXPROCS(0) * benchParallelism

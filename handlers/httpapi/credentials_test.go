@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentgate/agentgate/domain"
-	"github.com/agentgate/agentgate/handlers"
+	"github.com/agentgate/agentgate/handlers/history/replay"
 )
 
 // Issue 11 item 12: principal API keys are rotated and revoked, by the
@@ -81,7 +81,7 @@ func TestCredentialsPrincipalKeyRotateAndRevoke(t *testing.T) {
 	if st := works(other); st != 200 {
 		t.Fatalf("org_b's key after org_a's changes: %d", st)
 	}
-	rep, err := handlers.Replay(context.Background(), g.gate.Log, g.gate.Store, true, g.gate.Keyring.SignerFor(g.gate.NodeID))
+	rep, err := replay.Replay(context.Background(), g.gate.Log, g.gate.Store, true, g.gate.Keyring.SignerFor(g.gate.NodeID))
 	if err != nil || !rep.OK() {
 		t.Fatalf("replay: %v %s %v", err, rep.ProjectionDiff, rep.Mismatches)
 	}
@@ -145,7 +145,7 @@ func TestCredentialsAgentTokenRotateAndRevoke(t *testing.T) {
 	if r := verify(tok3, 3); r.status != 200 {
 		t.Fatalf("the token rotated in by the principal: %d %s", r.status, r.body)
 	}
-	rep, err := handlers.Replay(context.Background(), g.gate.Log, g.gate.Store, true, g.gate.Keyring.SignerFor(g.gate.NodeID))
+	rep, err := replay.Replay(context.Background(), g.gate.Log, g.gate.Store, true, g.gate.Keyring.SignerFor(g.gate.NodeID))
 	if err != nil || !rep.OK() {
 		t.Fatalf("replay: %v %s %v", err, rep.ProjectionDiff, rep.Mismatches)
 	}

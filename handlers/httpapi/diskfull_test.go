@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentgate/agentgate/domain"
-	"github.com/agentgate/agentgate/handlers"
+	"github.com/agentgate/agentgate/handlers/history/replay"
 	"github.com/agentgate/agentgate/streams"
 	"github.com/agentgate/agentgate/streams/diskspace"
 )
@@ -124,7 +124,7 @@ func TestFullDisk(t *testing.T) {
 	if err := streams.VerifyChain(context.Background(), g.gate.Log, 1); err != nil {
 		t.Fatalf("verifying the chain: %v", err)
 	}
-	rep, err := handlers.Replay(context.Background(), g.gate.Log, g.gate.Store, true, g.gate.Keyring.SignerFor(g.gate.NodeID))
+	rep, err := replay.Replay(context.Background(), g.gate.Log, g.gate.Store, true, g.gate.Keyring.SignerFor(g.gate.NodeID))
 	if err != nil || !rep.OK() {
 		t.Fatalf("replay --verify: %v %+v", err, rep)
 	}

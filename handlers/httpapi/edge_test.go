@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
-	"github.com/agentgate/agentgate/handlers"
+	"github.com/agentgate/agentgate/handlers/history/replay"
 )
 
 // clientFrom returns an HTTP client whose connections leave from the
@@ -99,7 +99,7 @@ func TestIssue11_RefusedCredentialsRecordADigest(t *testing.T) {
 		})
 	}
 	// replay --verify re-decides the log to the same bytes.
-	rep, err := handlers.Replay(context.Background(), g.gate.Log, g.gate.Store, true, g.gate.Keyring.SignerFor(g.gate.NodeID))
+	rep, err := replay.Replay(context.Background(), g.gate.Log, g.gate.Store, true, g.gate.Keyring.SignerFor(g.gate.NodeID))
 	if err != nil || !rep.OK() || rep.Redecided == 0 {
 		t.Fatalf("replay --verify: %v %+v", err, rep)
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/handlers"
+	"github.com/agentgate/agentgate/handlers/embedded"
 	"github.com/agentgate/agentgate/streams"
 )
 
@@ -47,7 +48,7 @@ func (c *testClock) Advance(d time.Duration) {
 // behind the API on a real socket.
 type testGate struct {
 	t      testing.TB
-	gate   *handlers.Gate
+	gate   *embedded.Gate
 	srv    *httptest.Server
 	client *http.Client
 	clock  *testClock
@@ -67,7 +68,7 @@ type gateOptions struct {
 	verifyRate RateLimit
 	// refusals is Config.RefusalLimit.
 	refusals RefusalLimit
-	// dataDir (default: a new t.TempDir()), fs (handlers.Options.FS, with
+	// dataDir (default: a new t.TempDir()), fs (embedded.Options.FS, with
 	// a 1 MiB reserve) and logOut (default: discarded) for disk tests.
 	dataDir string
 	fs      vfs.FS
@@ -88,11 +89,11 @@ func newTestGate(t testing.TB, opts gateOptions) *testGate {
 	logger := slog.New(slog.NewTextHandler(opts.logOut, nil))
 	// The decision options serve starts with (domain.DefaultConfig).
 	cfg := domain.DefaultConfig()
-	gopts := handlers.Options{DataDir: opts.dataDir, AdminKey: testAdminKey, Clock: clock.Now, Logger: logger, Config: &cfg}
+	gopts := embedded.Options{DataDir: opts.dataDir, AdminKey: testAdminKey, Clock: clock.Now, Logger: logger, Config: &cfg}
 	if opts.fs != nil {
 		gopts.FS, gopts.MinFreeBytes = opts.fs, 1<<20
 	}
-	g, err := handlers.OpenGate(gopts)
+	g, err := embedded.OpenGate(gopts)
 	if err != nil {
 		t.Fatalf("opening gate: %v", err)
 	}

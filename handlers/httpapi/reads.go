@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
-	"github.com/agentgate/agentgate/handlers"
 	"github.com/agentgate/agentgate/handlers/command"
+	"github.com/agentgate/agentgate/handlers/history/timetravel"
 	"github.com/agentgate/agentgate/projections"
 	"github.com/agentgate/agentgate/streams"
 )
@@ -382,7 +382,7 @@ func (a *api) jwks(w http.ResponseWriter, _ *http.Request) {
 // getState answers GET /agents/{id}/state?at_seq=N or ?at_time=T (issue 5):
 // the agent as it was right after event N was decided (or the last event
 // at or before T), computed from the nearest projection snapshot and the
-// log (handlers.AgentStateAt). Reads are authenticated as GET /agents/{id};
+// log (timetravel.AgentStateAt). Reads are authenticated as GET /agents/{id};
 // without Config.Log or Config.History the answer is QWED unavailable.
 func (a *api) getState(w http.ResponseWriter, r *http.Request) {
 	c := newCall(r)
@@ -421,14 +421,14 @@ func (a *api) getState(w http.ResponseWriter, r *http.Request) {
 			a.fail(ctx, w, c, e)
 			return
 		}
-		n, err := handlers.SeqAtTime(ctx, log, at)
+		n, err := timetravel.SeqAtTime(ctx, log, at)
 		if err != nil {
 			a.stateError(ctx, w, c, log, ag.ID, err)
 			return
 		}
 		seq = n
 	}
-	st, err := handlers.AgentStateAt(ctx, log, hist.Snapshots, ag.ID, seq)
+	st, err := timetravel.AgentStateAt(ctx, log, hist.Snapshots, ag.ID, seq)
 	if err != nil {
 		a.stateError(ctx, w, c, log, ag.ID, err)
 		return
@@ -468,11 +468,11 @@ func (a *api) historyUnavailable(w http.ResponseWriter, what string, err error) 
 // stateError maps the errors of time travel.
 func (a *api) stateError(ctx context.Context, w http.ResponseWriter, c *call, log streams.Log, agentID string, err error) {
 	switch {
-	case errors.Is(err, handlers.ErrBeyondHead):
+	case errors.Is(err, timetravel.ErrBeyondHead):
 		head := log.Head().Seq
 		a.fail(ctx, w, c, reject(domain.CodeInvalidRequest, map[string]any{"field": "at_seq", "head_seq": head},
 			"the position is not in the log (head is seq %d)", head))
-	case errors.Is(err, handlers.ErrNotRegisteredAt):
+	case errors.Is(err, timetravel.ErrNotRegisteredAt):
 		a.fail(ctx, w, c, reject(domain.CodeNotFound, map[string]any{"agent_id": agentID},
 			"agent %q was not registered at that position", agentID))
 	default:

@@ -13,7 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/agentgate/agentgate/domain"
-	"github.com/agentgate/agentgate/handlers"
+	"github.com/agentgate/agentgate/handlers/history/timetravel"
 )
 
 // withLog serves the API of tg with Config.Log set (time travel).
@@ -32,13 +32,13 @@ func withLog(t *testing.T, tg *testGate) *testGate {
 }
 
 // stateAt reads GET /agents/{id}/state?query and decodes a 200 answer.
-func stateAt(t *testing.T, g *testGate, ag agent, query string) handlers.AgentStateView {
+func stateAt(t *testing.T, g *testGate, ag agent, query string) timetravel.AgentStateView {
 	t.Helper()
 	r := g.do("GET", "/agents/"+ag.id+"/state?"+query, apiKey(ag.key), nil)
 	if r.status != http.StatusOK {
 		t.Fatalf("state?%s: %d %s", query, r.status, r.body)
 	}
-	var v handlers.AgentStateView
+	var v timetravel.AgentStateView
 	if err := json.Unmarshal(r.body, &v); err != nil {
 		t.Fatal(err)
 	}

@@ -17,14 +17,12 @@ import (
 
 	"github.com/agentgate/agentgate/client"
 	"github.com/agentgate/agentgate/domain"
-	"github.com/agentgate/agentgate/handlers"
 	"github.com/agentgate/agentgate/handlers/kafkagate"
 )
 
 // BenchmarkKafkaRequestReply measures one verify request-reply through the
 // dev broker (kfake over TCP) and the gate: p50 and p99 latency.
 func BenchmarkKafkaRequestReply(b *testing.B) {
-	defer handlers.TuneGC()() // as the agentgate process runs
 	brokers := devBroker(b)
 	startGate(b, brokers, &logs{brokers: brokers}, b.TempDir())
 	c := newClient(b, brokers)
@@ -52,7 +50,6 @@ func BenchmarkKafkaRequestReply(b *testing.B) {
 // latency. The answer waits until the instance's read model has applied
 // the decision (read your writes).
 func BenchmarkKafkaHTTPVerify(b *testing.B) {
-	defer handlers.TuneGC()()
 	brokers := devBroker(b)
 	lg := &logs{brokers: brokers}
 	startGate(b, brokers, lg, b.TempDir())
@@ -95,7 +92,6 @@ func BenchmarkKafkaHTTPVerify(b *testing.B) {
 // Run it with a fixed count (-benchtime 20000x): a sustained rate needs a
 // long enough run.
 func BenchmarkKafkaAsyncDecisions(b *testing.B) {
-	defer handlers.TuneGC()() // as the agentgate process runs
 	brokers := devBroker(b)
 	// The default session timeout: the tests' 1 s lets a starved
 	// heartbeat on this shared 2-core machine trigger a rebalance.

@@ -141,7 +141,6 @@ func buildRestoreFixture(dir string) error {
 // (registrations and verify_action decisions of 64 agents) on the dev
 // broker.
 func BenchmarkKafkaPartitionRestore(b *testing.B) {
-	defer handlers.TuneGC()() // as the agentgate process runs
 	restoreFixture.once.Do(func() {
 		dir, err := os.MkdirTemp("", "restore-bench-")
 		if err != nil {

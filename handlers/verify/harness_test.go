@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/domain/engines"
-	"github.com/agentgate/agentgate/handlers"
+	"github.com/agentgate/agentgate/handlers/embedded"
 	"github.com/agentgate/agentgate/handlers/fair"
 	"github.com/agentgate/agentgate/handlers/httpapi"
 	"github.com/agentgate/agentgate/handlers/verify"
@@ -30,7 +30,7 @@ const adminKey = "qwed_admin_verify_test"
 // engines, and the worker attaching their verdicts to verify_action.
 type server struct {
 	t      testing.TB
-	gate   *handlers.Gate
+	gate   *embedded.Gate
 	reg    *verify.Registry
 	svc    *verify.Service
 	srv    *httptest.Server
@@ -51,7 +51,7 @@ func newServerWith(t testing.TB, q fair.Config, es ...engines.Engine) *server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := handlers.OpenGate(handlers.Options{DataDir: t.TempDir(), AdminKey: adminKey, Logger: logger,
+	g, err := embedded.OpenGate(embedded.Options{DataDir: t.TempDir(), AdminKey: adminKey, Logger: logger,
 		Verifier: verify.NewActionVerifier(reg, 0)})
 	if err != nil {
 		t.Fatalf("opening gate: %v", err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/handlers"
+	"github.com/agentgate/agentgate/handlers/embedded"
 )
 
 // Token is the agent token of every agent the command builders register.
@@ -21,7 +22,7 @@ const AdminKey = "seedlog-admin-key"
 
 // Gate is an embedded gate with its worker running on a settable clock.
 type Gate struct {
-	*handlers.Gate
+	*embedded.Gate
 	mu     sync.Mutex
 	now    time.Time
 	cancel context.CancelFunc
@@ -32,7 +33,7 @@ type Gate struct {
 // its worker.
 func Start(dir string, now time.Time) (*Gate, error) {
 	g := &Gate{now: now.UTC(), done: make(chan error, 1)}
-	hg, err := handlers.OpenGate(handlers.Options{DataDir: dir, AdminKey: AdminKey, Clock: g.Now})
+	hg, err := embedded.OpenGate(embedded.Options{DataDir: dir, AdminKey: AdminKey, Clock: g.Now})
 	if err != nil {
 		return nil, fmt.Errorf("opening gate: %w", err)
 	}

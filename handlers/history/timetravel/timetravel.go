@@ -1,4 +1,4 @@
-package handlers
+package timetravel
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/handlers"
 	"github.com/agentgate/agentgate/projections"
 	"github.com/agentgate/agentgate/streams"
 )
@@ -95,7 +96,7 @@ func foldAgent(ctx context.Context, log streams.Log, agentID string, seq uint64,
 			if r.Seq != seq && !bytes.Contains(r.Payload, quoted) {
 				return nil
 			}
-			ev, err := DecodeEvent(r.Payload)
+			ev, err := handlers.DecodeEvent(r.Payload)
 			if err != nil {
 				return fmt.Errorf("decoding log record %d: %w", r.Seq, err)
 			}
@@ -136,7 +137,7 @@ func SeqAtTime(ctx context.Context, log streams.Log, t time.Time) (uint64, error
 	found := uint64(0)
 	for lo <= hi {
 		mid := lo + (hi-lo)/2
-		ev, err := ReadEvent(ctx, log, mid)
+		ev, err := handlers.ReadEvent(ctx, log, mid)
 		if err != nil {
 			return 0, err
 		}

@@ -1,6 +1,6 @@
 //go:build race
 
-package handlers
+package embedded_test
 
 // raceEnabled is set under the race detector, which runs the gate ten
 // times slower: tests that only measure volume (thousands of requests,

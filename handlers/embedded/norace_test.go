@@ -1,5 +1,5 @@
 //go:build !race
 
-package handlers
+package embedded_test
 
 const raceEnabled = false

@@ -1,9 +1,11 @@
-package handlers
+package main
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"runtime/debug"
+	"strings"
 	"testing"
 )
 
@@ -53,5 +55,22 @@ func unsetenv(t *testing.T, key string) {
 	t.Helper()
 	if err := os.Unsetenv(key); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestMakefileBenchesUnderServesGC pins that `make bench` runs the
+// benchmarks under the collector settings TuneGC gives the process (the
+// benchmarks no longer set them themselves: TuneGC is the command's).
+func TestMakefileBenchesUnderServesGC(t *testing.T) {
+	b, err := os.ReadFile("../../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("BENCH_GC := GOGC=%d GOMEMLIMIT=%dGiB\n", GCPercent, MemoryLimit>>30)
+	if !strings.Contains(string(b), want) {
+		t.Fatalf("the Makefile does not set %q", want)
+	}
+	if !strings.Contains(string(b), "\t$(BENCH_GC) $(GO) test") {
+		t.Fatal("the Makefile's bench target does not run under $(BENCH_GC)")
 	}
 }

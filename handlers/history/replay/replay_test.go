@@ -1,4 +1,4 @@
-package handlers
+package replay_test
 
 import (
 	"context"
@@ -11,7 +11,10 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/handlers"
 	"github.com/agentgate/agentgate/handlers/attest"
+	"github.com/agentgate/agentgate/handlers/embedded/gatetest"
+	"github.com/agentgate/agentgate/handlers/history/replay"
 	"github.com/agentgate/agentgate/projections"
 	"github.com/agentgate/agentgate/streams"
 	"github.com/agentgate/agentgate/streams/pebblelog"
@@ -22,22 +25,22 @@ import (
 // re-deciding reports it: a log an operator edited does not pass.
 func TestReplayVerifyDetectsRewrittenDecision(t *testing.T) {
 	dir := t.TempDir()
-	clock := &testClock{now: time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)}
-	g := startGate(t, dir, clock.Now)
-	reg := registerCmd("r1", 1)
-	agent := g.submit(t, reg).Registered.AgentID
+	clock := gatetest.NewClock(time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC))
+	g := gatetest.Start(t, dir, clock.Now)
+	reg := gatetest.Register("r1", 1)
+	agent := g.Submit(t, reg).Registered.AgentID
 	// A medium-risk action at trust 1 is PENDING; we will rewrite it to APPROVED.
-	cmd := verifyCmd(agent, "v1", "c1", 1, "x")
+	cmd := gatetest.Verify(agent, "v1", "c1", 1, "x")
 	cmd.Verify.Action.Type = "api_call"
-	target := g.submit(t, cmd)
+	target := g.Submit(t, cmd)
 	if target.Decided.Decision != domain.Pending {
 		t.Fatalf("decision %s, want PENDING", target.Decided.Decision)
 	}
 	for i := 2; i <= 5; i++ {
-		g.submit(t, verifyCmd(agent, fmt.Sprint("v", i), "c1", i, fmt.Sprint(i)))
+		g.Submit(t, gatetest.Verify(agent, fmt.Sprint("v", i), "c1", i, fmt.Sprint(i)))
 	}
 	ctx := context.Background()
-	rep, err := Replay(ctx, g.Log, g.Store, true, g.Keyring.SignerFor(g.NodeID))
+	rep, err := replay.Replay(ctx, g.Log, g.Store, true, g.Keyring.SignerFor(g.NodeID))
 	if err != nil || !rep.OK() {
 		t.Fatalf("untampered replay: %+v %v", rep, err)
 	}
@@ -50,7 +53,7 @@ func TestReplayVerifyDetectsRewrittenDecision(t *testing.T) {
 	var batch []streams.Record
 	prev := ""
 	err = g.Log.Read(ctx, 1, func(r streams.Record) error {
-		ev, err := DecodeEvent(r.Payload)
+		ev, err := handlers.DecodeEvent(r.Payload)
 		if err != nil {
 			return err
 		}
@@ -70,7 +73,7 @@ func TestReplayVerifyDetectsRewrittenDecision(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g.stop(t)
+	g.Stop(t)
 	if err := forged.Append(ctx, batch); err != nil {
 		t.Fatal(err)
 	}
@@ -82,10 +85,10 @@ func TestReplayVerifyDetectsRewrittenDecision(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	if _, err := ApplyLog(ctx, forged, store, domain.NewState(), projections.Checkpoint{}); err != nil {
+	if _, err := handlers.ApplyLog(ctx, forged, store, domain.NewState(), projections.Checkpoint{}); err != nil {
 		t.Fatal(err)
 	}
-	rep, err = Replay(ctx, forged, store, true, nil)
+	rep, err = replay.Replay(ctx, forged, store, true, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,17 +106,17 @@ func TestReplayVerifyDetectsRewrittenDecision(t *testing.T) {
 // gate's own key the attestations are byte-identical (RFC 6979).
 func TestReplayVerifyDetectsADifferentAttestation(t *testing.T) {
 	dir := t.TempDir()
-	clock := &testClock{now: time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)}
-	g := startGate(t, dir, clock.Now)
-	agent := g.submit(t, registerCmd("r1", 3)).Registered.AgentID
-	cmd := verifyCmd(agent, "v1", "c1", 1, "x")
+	clock := gatetest.NewClock(time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC))
+	g := gatetest.Start(t, dir, clock.Now)
+	agent := g.Submit(t, gatetest.Register("r1", 3)).Registered.AgentID
+	cmd := gatetest.Verify(agent, "v1", "c1", 1, "x")
 	cmd.Verify.Options.RequireAttestation = true
-	target := g.submit(t, cmd)
+	target := g.Submit(t, cmd)
 	if target.Decided.Decision != domain.Approved || target.Decided.Attestation == "" {
 		t.Fatalf("decision %s attestation %q, want APPROVED with an attestation", target.Decided.Decision, target.Decided.Attestation)
 	}
 	ctx := context.Background()
-	rep, err := Replay(ctx, g.Log, g.Store, true, g.Keyring.SignerFor(g.NodeID))
+	rep, err := replay.Replay(ctx, g.Log, g.Store, true, g.Keyring.SignerFor(g.NodeID))
 	if err != nil || !rep.OK() {
 		t.Fatalf("with the gate's key: %+v %v", rep, err)
 	}
@@ -121,7 +124,7 @@ func TestReplayVerifyDetectsADifferentAttestation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err = Replay(ctx, g.Log, g.Store, true, other.SignerFor(g.NodeID))
+	rep, err = replay.Replay(ctx, g.Log, g.Store, true, other.SignerFor(g.NodeID))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,5 +132,5 @@ func TestReplayVerifyDetectsADifferentAttestation(t *testing.T) {
 	if rep.OK() || !slices.Contains(rep.Mismatches, want) {
 		t.Fatalf("mismatches %q, want %q", rep.Mismatches, want)
 	}
-	g.stop(t)
+	g.Stop(t)
 }

@@ -1,4 +1,4 @@
-package handlers
+package embedded_test
 
 import (
 	"os"

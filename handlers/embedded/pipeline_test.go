@@ -1,4 +1,4 @@
-package handlers
+package embedded_test
 
 import (
 	"context"
@@ -10,6 +10,10 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/handlers"
+	"github.com/agentgate/agentgate/handlers/embedded"
+	"github.com/agentgate/agentgate/handlers/embedded/gatetest"
+	"github.com/agentgate/agentgate/handlers/history/replay"
 	"github.com/agentgate/agentgate/streams"
 )
 
@@ -38,18 +42,18 @@ func (l *faultyLog) Append(ctx context.Context, batch []streams.Record) error {
 // worker's pipeline (decide n+2 ∥ append n+1 ∥ project n) under append
 // failures, with many callers in flight: every request answered with an
 // event has exactly that event in the log, every request answered
-// ErrUnavailable has nothing there, a retry after the failures is decided
+// handlers.ErrUnavailable has nothing there, a retry after the failures is decided
 // once, and the projections rebuilt from the log equal the live ones.
 func TestDesign2_2_PipelinedWorkerNeverAnswersWhatTheLogRefused(t *testing.T) {
 	dir := t.TempDir()
-	clock := &testClock{now: time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)}
-	g, err := OpenGate(Options{DataDir: dir, AdminKey: "admin", Clock: clock.Now})
+	clock := gatetest.NewClock(time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC))
+	g, err := embedded.OpenGate(embedded.Options{DataDir: dir, AdminKey: "admin", Clock: clock.Now})
 	if err != nil {
 		t.Fatalf("opening gate: %v", err)
 	}
 	defer g.Close()
 	flog := &faultyLog{Log: g.Log}
-	w, err := NewWorker(WorkerConfig{Log: flog, Store: g.Store, Clock: clock.Now})
+	w, err := handlers.NewWorker(handlers.WorkerConfig{Log: flog, Store: g.Store, Clock: clock.Now})
 	if err != nil {
 		t.Fatalf("starting worker: %v", err)
 	}
@@ -67,7 +71,7 @@ func TestDesign2_2_PipelinedWorkerNeverAnswersWhatTheLogRefused(t *testing.T) {
 		}
 	}
 	defer stop()
-	reg, err := w.Submit(ctx, registerCmd("p1", 3))
+	reg, err := w.Submit(ctx, gatetest.Register("p1", 3))
 	if err != nil || reg.Registered == nil {
 		t.Fatalf("registering: %v %+v", err, reg)
 	}
@@ -86,7 +90,7 @@ func TestDesign2_2_PipelinedWorkerNeverAnswersWhatTheLogRefused(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				id := fmt.Sprint(prefix, i)
-				ev, err := w.Submit(ctx, verifyCmd(agent, id, fmt.Sprint("c", prefix, i), 1, fmt.Sprint(i, "+1")))
+				ev, err := w.Submit(ctx, gatetest.Verify(agent, id, fmt.Sprint("c", prefix, i), 1, fmt.Sprint(i, "+1")))
 				mu.Lock()
 				got[id] = outcome{ev, err}
 				mu.Unlock()
@@ -121,7 +125,7 @@ func TestDesign2_2_PipelinedWorkerNeverAnswersWhatTheLogRefused(t *testing.T) {
 	inLog := map[string]*domain.Event{}
 	bg := context.Background()
 	err = g.Log.Read(bg, 1, func(r streams.Record) error {
-		ev, err := DecodeEvent(r.Payload)
+		ev, err := handlers.DecodeEvent(r.Payload)
 		if err != nil {
 			return err
 		}
@@ -153,7 +157,7 @@ func TestDesign2_2_PipelinedWorkerNeverAnswersWhatTheLogRefused(t *testing.T) {
 	if len(inLog) != 800 {
 		t.Errorf("the log holds %d decided requests, want 800", len(inLog))
 	}
-	rep, err := Replay(bg, g.Log, g.Store, false, nil)
+	rep, err := replay.Replay(bg, g.Log, g.Store, false, nil)
 	if err != nil {
 		t.Fatalf("replay: %v", err)
 	}

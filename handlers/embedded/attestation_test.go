@@ -1,4 +1,4 @@
-package handlers
+package embedded_test
 
 import (
 	"context"
@@ -11,8 +11,12 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/handlers"
 	"github.com/agentgate/agentgate/handlers/attest"
+	"github.com/agentgate/agentgate/handlers/embedded"
+	"github.com/agentgate/agentgate/handlers/embedded/gatetest"
 	"github.com/agentgate/agentgate/handlers/history/audit"
+	"github.com/agentgate/agentgate/handlers/history/replay"
 	"github.com/agentgate/agentgate/projections"
 	"github.com/agentgate/agentgate/streams/pebblelog"
 )
@@ -76,8 +80,8 @@ func TestReplayAndAuditOfHighSAndExpiringAttestations(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	clock := &testClock{now: time.Date(2025, 6, 1, 10, 0, 0, 0, time.UTC)}
-	w, err := NewWorker(WorkerConfig{
+	clock := gatetest.NewClock(time.Date(2025, 6, 1, 10, 0, 0, 0, time.UTC))
+	w, err := handlers.NewWorker(handlers.WorkerConfig{
 		Log: log, Store: store, Signer: highSSigner{kr.SignerTTL("node_legacy", 24*time.Hour)},
 		Clock: clock.Now, Checkpoint: domain.CheckpointPolicy{Events: 3, Interval: domain.Duration(time.Hour)},
 	})
@@ -87,14 +91,14 @@ func TestReplayAndAuditOfHighSAndExpiringAttestations(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()
-	agent, err := w.Submit(ctx, registerCmd("r1", 3))
+	agent, err := w.Submit(ctx, gatetest.Register("r1", 3))
 	if err != nil {
 		t.Fatal(err)
 	}
 	attested := 0
 	for i := 1; i <= 6; i++ {
 		clock.Advance(time.Second)
-		cmd := verifyCmd(agent.Registered.AgentID, "v"+string(rune('0'+i)), "c1", i, string(rune('0'+i))+"+1")
+		cmd := gatetest.Verify(agent.Registered.AgentID, "v"+string(rune('0'+i)), "c1", i, string(rune('0'+i))+"+1")
 		cmd.Verify.Options.RequireAttestation = true
 		ev, err := w.Submit(ctx, cmd)
 		if err != nil {
@@ -112,7 +116,7 @@ func TestReplayAndAuditOfHighSAndExpiringAttestations(t *testing.T) {
 		t.Fatalf("%d attestations, want 6", attested)
 	}
 	cks := 0
-	for _, ev := range logEvents(t, log) {
+	for _, ev := range gatetest.LogEvents(t, log) {
 		if ev.Checkpoint != nil {
 			cks++
 		}
@@ -120,7 +124,7 @@ func TestReplayAndAuditOfHighSAndExpiringAttestations(t *testing.T) {
 	if cks == 0 {
 		t.Fatal("no checkpoint was written")
 	}
-	rep, err := Replay(context.Background(), log, store, true, kr.SignerFor("node_legacy"))
+	rep, err := replay.Replay(context.Background(), log, store, true, kr.SignerFor("node_legacy"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,18 +146,16 @@ func TestReplayAndAuditOfHighSAndExpiringAttestations(t *testing.T) {
 func TestGateAttestationsExpire(t *testing.T) {
 	dir := t.TempDir()
 	now := time.Now().UTC().Truncate(time.Second)
-	g, err := OpenGate(Options{DataDir: dir, AdminKey: "admin", Clock: func() time.Time { return now }, AttestationTTL: 2 * time.Hour})
+	g, err := embedded.OpenGate(embedded.Options{DataDir: dir, AdminKey: "admin", Clock: func() time.Time { return now }, AttestationTTL: 2 * time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	rg := &runningGate{Gate: g, cancel: cancel, done: make(chan error, 1)}
-	go func() { rg.done <- g.Worker.Run(ctx) }()
-	defer rg.stop(t)
-	agent := rg.submit(t, registerCmd("r1", 3)).Registered.AgentID
-	cmd := verifyCmd(agent, "v1", "c1", 1, "x")
+	rg := gatetest.Run(g)
+	defer rg.Stop(t)
+	agent := rg.Submit(t, gatetest.Register("r1", 3)).Registered.AgentID
+	cmd := gatetest.Verify(agent, "v1", "c1", 1, "x")
 	cmd.Verify.Options.RequireAttestation = true
-	ev := rg.submit(t, cmd)
+	ev := rg.Submit(t, cmd)
 	set, err := attest.ParseJWKS(g.Keyring.JWKS())
 	if err != nil {
 		t.Fatal(err)
@@ -165,7 +167,7 @@ func TestGateAttestationsExpire(t *testing.T) {
 	if cl.ExpiresAt == nil || cl.ExpiresAt.Unix() != cl.IssuedAt+7200 {
 		t.Fatalf("exp %v iat %d, want iat + 2h", cl.ExpiresAt, cl.IssuedAt)
 	}
-	rep, err := Replay(context.Background(), g.Log, g.Store, true, g.Keyring.SignerFor(g.NodeID))
+	rep, err := replay.Replay(context.Background(), g.Log, g.Store, true, g.Keyring.SignerFor(g.NodeID))
 	if err != nil || !rep.OK() {
 		t.Fatalf("replay: %+v %v", rep, err)
 	}

@@ -1,4 +1,4 @@
-package handlers
+package embedded_test
 
 import (
 	"context"
@@ -6,36 +6,11 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/handlers/embedded"
+	"github.com/agentgate/agentgate/handlers/embedded/gatetest"
 	"github.com/agentgate/agentgate/handlers/history/audit"
-	"github.com/agentgate/agentgate/streams"
+	"github.com/agentgate/agentgate/handlers/history/replay"
 )
-
-func startGateWith(t testing.TB, dir string, clock func() time.Time, p domain.CheckpointPolicy) *runningGate {
-	t.Helper()
-	g, err := OpenGate(Options{DataDir: dir, AdminKey: "admin", Clock: clock, Checkpoint: p})
-	if err != nil {
-		t.Fatalf("opening gate: %v", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	rg := &runningGate{Gate: g, cancel: cancel, done: make(chan error, 1)}
-	go func() { rg.done <- g.Worker.Run(ctx) }()
-	return rg
-}
-
-// logEvents decodes the whole log.
-func logEvents(t testing.TB, l streams.Log) []*domain.Event {
-	t.Helper()
-	var out []*domain.Event
-	err := l.Read(context.Background(), 1, func(r streams.Record) error {
-		ev, err := DecodeEvent(r.Payload)
-		out = append(out, ev)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
 
 // TestCheckpointCadence pins issue 5's cadence: a signed checkpoint at the
 // end of the batch in which N events or the interval have passed since the
@@ -43,15 +18,15 @@ func logEvents(t testing.TB, l streams.Log) []*domain.Event {
 // reproduced by replay --verify.
 func TestCheckpointCadence(t *testing.T) {
 	dir := t.TempDir()
-	clock := &testClock{now: time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)}
+	clock := gatetest.NewClock(time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC))
 	policy := domain.CheckpointPolicy{Events: 5, Interval: domain.Duration(time.Minute)}
-	g := startGateWith(t, dir, clock.Now, policy)
-	agent := g.submit(t, registerCmd("ck", 2)).Registered.AgentID
+	g := gatetest.StartWith(t, embedded.Options{DataDir: dir, AdminKey: "admin", Clock: clock.Now, Checkpoint: policy})
+	agent := g.Submit(t, gatetest.Register("ck", 2)).Registered.AgentID
 	for i := 1; i <= 9; i++ { // events 2-5 and 7-11: checkpoints at 6 and 12
 		clock.Advance(time.Second)
-		g.submit(t, verifyCmd(agent, "v"+string(rune('a'+i)), "c1", i, "1+1"))
+		g.Submit(t, gatetest.Verify(agent, "v"+string(rune('a'+i)), "c1", i, "1+1"))
 	}
-	evs := logEvents(t, g.Log)
+	evs := gatetest.LogEvents(t, g.Log)
 	var cks []uint64
 	for _, ev := range evs {
 		if ev.Type == domain.EvLogCheckpointed {
@@ -67,14 +42,14 @@ func TestCheckpointCadence(t *testing.T) {
 	// Time: one event, then the interval passes with nothing else: the
 	// worker's tick appends the checkpoint alone.
 	clock.Advance(time.Second)
-	g.submit(t, verifyCmd(agent, "t1", "c1", 12, "1+1"))
+	g.Submit(t, gatetest.Verify(agent, "t1", "c1", 12, "1+1"))
 	clock.Advance(time.Minute)
 	deadline := time.Now().Add(5 * time.Second)
 	for g.Worker.Head().Seq != 14 && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	if h := g.Worker.Head().Seq; h != 14 {
-		for _, ev := range logEvents(t, g.Log) {
+		for _, ev := range gatetest.LogEvents(t, g.Log) {
 			t.Logf("%d %s %v", ev.Seq, ev.Type, ev.Time)
 		}
 		t.Fatalf("head %d after the interval, want the checkpoint at 14", h)
@@ -84,19 +59,19 @@ func TestCheckpointCadence(t *testing.T) {
 	// 17, and a restart counts the next five events from zero.
 	for i := 0; i < 3; i++ {
 		clock.Advance(time.Second)
-		g.submit(t, verifyCmd(agent, "r"+string(rune('a'+i)), "c1", 13+i, "1+1"))
+		g.Submit(t, gatetest.Verify(agent, "r"+string(rune('a'+i)), "c1", 13+i, "1+1"))
 	}
-	g.stop(t)
-	g = startGateWith(t, dir, clock.Now, policy)
-	defer g.stop(t)
-	if ev := logEvents(t, g.Log)[17]; ev.Seq != 18 || ev.Type != domain.EvLogCheckpointed || ev.Checkpoint.Seq != 17 {
+	g.Stop(t)
+	g = gatetest.StartWith(t, embedded.Options{DataDir: dir, AdminKey: "admin", Clock: clock.Now, Checkpoint: policy})
+	defer g.Stop(t)
+	if ev := gatetest.LogEvents(t, g.Log)[17]; ev.Seq != 18 || ev.Type != domain.EvLogCheckpointed || ev.Checkpoint.Seq != 17 {
 		t.Fatalf("event 18 is %s, want the checkpoint of the graceful stop", ev.Type)
 	}
 	for i := 0; i < 5; i++ {
 		clock.Advance(time.Second)
-		g.submit(t, verifyCmd(agent, "s"+string(rune('a'+i)), "c1", 16+i, "1+1"))
+		g.Submit(t, gatetest.Verify(agent, "s"+string(rune('a'+i)), "c1", 16+i, "1+1"))
 	}
-	if ev := logEvents(t, g.Log)[23]; ev.Seq != 24 || ev.Type != domain.EvLogCheckpointed {
+	if ev := gatetest.LogEvents(t, g.Log)[23]; ev.Seq != 24 || ev.Type != domain.EvLogCheckpointed {
 		t.Fatalf("event 24 is %s, want the checkpoint after 5 events", ev.Type)
 	}
 
@@ -107,7 +82,7 @@ func TestCheckpointCadence(t *testing.T) {
 	if !rep.OK() || rep.Partitions[0].Checkpoints != 5 || rep.Partitions[0].LastSeq != 24 {
 		t.Fatalf("audit: %+v %v", rep.Partitions, rep.Break)
 	}
-	rr, err := Replay(context.Background(), g.Log, g.Store, true, g.Keyring.SignerFor(g.NodeID))
+	rr, err := replay.Replay(context.Background(), g.Log, g.Store, true, g.Keyring.SignerFor(g.NodeID))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,18 +96,18 @@ func TestCheckpointCadence(t *testing.T) {
 // either (issue 11).
 func TestFinalCheckpointOnlyWhenUncovered(t *testing.T) {
 	dir := t.TempDir()
-	clock := &testClock{now: time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)}
+	clock := gatetest.NewClock(time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC))
 	policy := domain.CheckpointPolicy{Events: 2, Interval: domain.Duration(time.Hour)}
-	g := startGateWith(t, dir, clock.Now, policy)
-	g.submit(t, registerCmd("fc", 2))
+	g := gatetest.StartWith(t, embedded.Options{DataDir: dir, AdminKey: "admin", Clock: clock.Now, Checkpoint: policy})
+	g.Submit(t, gatetest.Register("fc", 2))
 	clock.Advance(time.Second)
-	g.submit(t, registerCmd("fd", 2)) // seq 3 is the checkpoint of 1-2
-	g.stop(t)
-	g = startGateWith(t, dir, clock.Now, policy)
-	g.stop(t)
-	g = startGateWith(t, dir, clock.Now, policy)
-	defer g.stop(t)
-	evs := logEvents(t, g.Log)
+	g.Submit(t, gatetest.Register("fd", 2)) // seq 3 is the checkpoint of 1-2
+	g.Stop(t)
+	g = gatetest.StartWith(t, embedded.Options{DataDir: dir, AdminKey: "admin", Clock: clock.Now, Checkpoint: policy})
+	g.Stop(t)
+	g = gatetest.StartWith(t, embedded.Options{DataDir: dir, AdminKey: "admin", Clock: clock.Now, Checkpoint: policy})
+	defer g.Stop(t)
+	evs := gatetest.LogEvents(t, g.Log)
 	if len(evs) != 3 || evs[2].Type != domain.EvLogCheckpointed {
 		t.Fatalf("%d events, want 3 ending with the due checkpoint", len(evs))
 	}

@@ -1,4 +1,4 @@
-package handlers
+package embedded_test
 
 import (
 	"context"
@@ -8,10 +8,13 @@ import (
 
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/domain/engines"
+	"github.com/agentgate/agentgate/handlers"
+	"github.com/agentgate/agentgate/handlers/embedded"
+	"github.com/agentgate/agentgate/handlers/embedded/gatetest"
 	"github.com/agentgate/agentgate/handlers/fair"
 )
 
-// heldVerifier is an ActionVerifier whose verdicts wait for the test: each
+// heldVerifier is an handlers.ActionVerifier whose verdicts wait for the test: each
 // run reports its tenant on entered, then answers VERIFIED on a token from
 // release, or TIMEOUT when its context ends.
 type heldVerifier struct {
@@ -46,23 +49,21 @@ func within[T any](t *testing.T, ch <-chan T, what string) T {
 // runs, with the agent and its principal as the verdict's tenant. The
 // commands enqueued after it are decided after it, in order; and when the
 // enqueuer's context ends before the verdict, the command is answered
-// ErrUnavailable undecided (the next owner decides it) and the worker
+// handlers.ErrUnavailable undecided (the next owner decides it) and the worker
 // goes on.
 func TestIssue11_EnqueueDoesNotWaitForTheEngine(t *testing.T) {
 	v := &heldVerifier{entered: make(chan fair.Tenant, 4), release: make(chan struct{})}
-	g, err := OpenGate(Options{DataDir: t.TempDir(), AdminKey: "admin", Verifier: v})
+	g, err := embedded.OpenGate(embedded.Options{DataDir: t.TempDir(), AdminKey: "admin", Verifier: v})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	rg := &runningGate{Gate: g, cancel: cancel, done: make(chan error, 1)}
-	go func() { rg.done <- g.Worker.Run(ctx) }()
-	defer rg.stop(t)
-	agent := rg.submit(t, registerCmd("r1", 3)).AgentID
+	rg := gatetest.Run(g)
+	defer rg.Stop(t)
+	agent := rg.Submit(t, gatetest.Register("r1", 3)).AgentID
 
-	enqueued := make(chan *Pending, 1)
+	enqueued := make(chan *handlers.Pending, 1)
 	go func() {
-		p, err := g.Worker.Enqueue(context.Background(), verifyCmd(agent, "v1", "c", 1, "2+2=4"))
+		p, err := g.Worker.Enqueue(context.Background(), gatetest.Verify(agent, "v1", "c", 1, "2+2=4"))
 		if err != nil {
 			t.Error(err)
 		}
@@ -73,12 +74,12 @@ func TestIssue11_EnqueueDoesNotWaitForTheEngine(t *testing.T) {
 		t.Fatalf("the verdict's tenant is %+v", tn)
 	}
 	// Queued after v1: a command without an engine waits for v1's verdict.
-	p2, err := g.Worker.Enqueue(context.Background(), registerCmd("r2", 3))
+	p2, err := g.Worker.Enqueue(context.Background(), gatetest.Register("r2", 3))
 	if err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case <-p2.r.done:
+	case <-p2.Done():
 		t.Fatal("a command queued after a verdict in progress was decided before it")
 	default:
 	}
@@ -91,18 +92,18 @@ func TestIssue11_EnqueueDoesNotWaitForTheEngine(t *testing.T) {
 
 	// The enqueuer's context ends before the verdict: undecided.
 	ectx, ecancel := context.WithCancel(context.Background())
-	p3, err := g.Worker.Enqueue(ectx, verifyCmd(agent, "v3", "c", 2, "3+3=6"))
+	p3, err := g.Worker.Enqueue(ectx, gatetest.Verify(agent, "v3", "c", 2, "3+3=6"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	within(t, v.entered, "the engine to run")
-	p4, err := g.Worker.Enqueue(context.Background(), registerCmd("r4", 3))
+	p4, err := g.Worker.Enqueue(context.Background(), gatetest.Register("r4", 3))
 	if err != nil {
 		t.Fatal(err)
 	}
 	ecancel()
-	if ev, err := p3.Wait(context.Background()); !errors.Is(err, ErrUnavailable) || ev != nil {
-		t.Fatalf("v3, its enqueuer gone: %+v %v, want ErrUnavailable", ev, err)
+	if ev, err := p3.Wait(context.Background()); !errors.Is(err, handlers.ErrUnavailable) || ev != nil {
+		t.Fatalf("v3, its enqueuer gone: %+v %v, want handlers.ErrUnavailable", ev, err)
 	}
 	if ev, err := p4.Wait(context.Background()); err != nil || ev == nil || ev.Seq <= ev2.Seq {
 		t.Fatalf("r4 after the stale v3: %+v %v", ev, err)

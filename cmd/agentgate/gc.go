@@ -1,4 +1,4 @@
-package handlers
+package main
 
 import (
 	"os"
@@ -31,8 +31,9 @@ const (
 // limit to MemoryLimit, each unless its environment variable (GOGC,
 // GOMEMLIMIT) chooses one, which then stays in force, and returns a
 // function that restores the previous settings. The agentgate command
-// calls it at start; the benchmarks of the gate's paths call it so that
-// they measure the process as it runs.
+// calls it at start; `make bench` sets the same values in the
+// environment (BENCH_GC) so that the benchmarks measure the process as it
+// runs.
 func TuneGC() (restore func()) {
 	var undo []func()
 	if _, set := os.LookupEnv("GOGC"); !set {

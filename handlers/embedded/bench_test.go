@@ -1,4 +1,4 @@
-package handlers
+package embedded_test
 
 import (
 	"context"
@@ -12,6 +12,9 @@ import (
 
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/domain/eventjson"
+	"github.com/agentgate/agentgate/handlers"
+	"github.com/agentgate/agentgate/handlers/embedded/gatetest"
+	"github.com/agentgate/agentgate/handlers/history/replay"
 )
 
 // BenchmarkDurablePath measures the in-process path of one decision:
@@ -19,7 +22,6 @@ import (
 // projections → answer, with many callers in flight so the worker batches.
 // The figure is decisions/s.
 func BenchmarkDurablePath(b *testing.B) {
-	defer TuneGC()() // as the agentgate process runs
 	durablePath(b, 128)
 }
 
@@ -28,22 +30,21 @@ func BenchmarkDurablePath(b *testing.B) {
 // of them the rate is bounded by a request's latency (about three fsync
 // cycles), with many by the CPU.
 func BenchmarkDurablePathInFlight(b *testing.B) {
-	defer TuneGC()()
 	for _, n := range []int{256, 512} {
 		b.Run(fmt.Sprintf("callers=%d", n*runtime.GOMAXPROCS(0)), func(b *testing.B) { durablePath(b, n) })
 	}
 }
 
 func durablePath(b *testing.B, parallelism int) {
-	clock := &testClock{now: time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)}
-	g := startGate(b, b.TempDir(), clock.Now)
-	defer g.stop(b)
+	clock := gatetest.NewClock(time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC))
+	g := gatetest.Start(b, b.TempDir(), clock.Now)
+	defer g.Stop(b)
 	tl := domain.TrustLevel(3)
-	reg := registerCmd("bench", 3)
+	reg := gatetest.Register("bench", 3)
 	reg.Register.TrustLevel = &tl
 	reg.Register.Budget = domain.Limits{}
-	agent := g.submit(b, reg).Registered.AgentID
-	tokenHash := HashSecret(testToken)
+	agent := g.Submit(b, reg).Registered.AgentID
+	tokenHash := handlers.HashSecret(gatetest.Token)
 	var conv atomic.Int64
 	b.SetParallelism(parallelism)
 	b.ReportAllocs()
@@ -88,18 +89,17 @@ func durablePath(b *testing.B, parallelism int) {
 // BenchmarkReplay measures rebuilding the projections from the log
 // (decode, fold, write projections), in events/s.
 func BenchmarkReplay(b *testing.B) {
-	defer TuneGC()() // as the agentgate process runs
 	dir := b.TempDir()
-	clock := &testClock{now: time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)}
-	g := startGate(b, dir, clock.Now)
-	agent := g.submit(b, registerCmd("bench", 3)).Registered.AgentID
+	clock := gatetest.NewClock(time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC))
+	g := gatetest.Start(b, dir, clock.Now)
+	agent := g.Submit(b, gatetest.Register("bench", 3)).Registered.AgentID
 	const events = 20_000
 	ctx := context.Background()
 	done := make(chan struct{}, 256)
 	for i := 0; i < events; i++ {
 		c, step := i/50, i%50+1
 		go func() {
-			if _, err := g.Worker.Submit(ctx, verifyCmd(agent, fmt.Sprint(i), fmt.Sprint("c", c), step, fmt.Sprint(i))); err != nil {
+			if _, err := g.Worker.Submit(ctx, gatetest.Verify(agent, fmt.Sprint(i), fmt.Sprint("c", c), step, fmt.Sprint(i))); err != nil {
 				b.Error(err)
 			}
 			done <- struct{}{}
@@ -115,7 +115,7 @@ func BenchmarkReplay(b *testing.B) {
 	var total int
 	var elapsed time.Duration
 	for i := 0; i < b.N; i++ {
-		rep, err := Replay(ctx, g.Log, g.Store, false, nil)
+		rep, err := replay.Replay(ctx, g.Log, g.Store, false, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -124,18 +124,18 @@ func BenchmarkReplay(b *testing.B) {
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(total)/elapsed.Seconds(), "events/s")
-	g.stop(b)
+	g.Stop(b)
 }
 
 // TestSubmitToStoppedWorkerIsUnavailable pins Submit's contract: a stopped
-// worker answers ErrUnavailable, even for a request that got into the
+// worker answers handlers.ErrUnavailable, even for a request that got into the
 // queue after the worker drained it, never the caller's timeout.
 func TestSubmitToStoppedWorkerIsUnavailable(t *testing.T) {
-	clock := &testClock{now: time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)}
-	g := startGate(t, t.TempDir(), clock.Now)
-	agent := g.submit(t, registerCmd("s1", 3)).Registered.AgentID
-	g.cancel()
-	if err := <-g.done; err != nil {
+	clock := gatetest.NewClock(time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC))
+	g := gatetest.Start(t, t.TempDir(), clock.Now)
+	agent := g.Submit(t, gatetest.Register("s1", 3)).Registered.AgentID
+	g.Cancel()
+	if err := <-g.Done; err != nil {
 		t.Fatalf("worker: %v", err)
 	}
 	defer func() {
@@ -147,10 +147,10 @@ func TestSubmitToStoppedWorkerIsUnavailable(t *testing.T) {
 	// enough attempts put some requests into the dead queue.
 	for i := 0; i < 64; i++ {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		_, err := g.Worker.Submit(ctx, verifyCmd(agent, fmt.Sprint("late", i), "c", i+1, "1+1"))
+		_, err := g.Worker.Submit(ctx, gatetest.Verify(agent, fmt.Sprint("late", i), "c", i+1, "1+1"))
 		cancel()
-		if !errors.Is(err, ErrUnavailable) {
-			t.Fatalf("submit %d to a stopped worker: %v, want ErrUnavailable", i, err)
+		if !errors.Is(err, handlers.ErrUnavailable) {
+			t.Fatalf("submit %d to a stopped worker: %v, want handlers.ErrUnavailable", i, err)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package handlers
+package timetravel_test
 
 import (
 	"context"
@@ -14,11 +14,16 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/handlers"
+	"github.com/agentgate/agentgate/handlers/embedded"
+	"github.com/agentgate/agentgate/handlers/embedded/gatetest"
+	"github.com/agentgate/agentgate/handlers/history/replay"
+	"github.com/agentgate/agentgate/handlers/history/timetravel"
 )
 
 // liveViews renders every agent of the projections as they stand now (the
 // live state a GET would read), at the head event's seq and time.
-func liveViews(t *testing.T, g *runningGate) (uint64, map[string]string) {
+func liveViews(t *testing.T, g *gatetest.Gate) (uint64, map[string]string) {
 	t.Helper()
 	// The worker's tick may commit meanwhile: read the state between two
 	// equal projection checkpoints.
@@ -41,7 +46,7 @@ func liveViews(t *testing.T, g *runningGate) (uint64, map[string]string) {
 			break
 		}
 	}
-	ev, err := ReadEvent(context.Background(), g.Log, head)
+	ev, err := handlers.ReadEvent(context.Background(), g.Log, head)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +59,7 @@ func liveViews(t *testing.T, g *runningGate) (uint64, map[string]string) {
 			}
 		}
 		slices.SortFunc(aps, func(x, y *domain.Approval) int { return strings.Compare(x.ID, y.ID) })
-		b, err := json.Marshal(ViewAgentState(a, aps, head, ev.Time))
+		b, err := json.Marshal(timetravel.ViewAgentState(a, aps, head, ev.Time))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,10 +92,10 @@ func TestTimeTravelMatchesLiveState(t *testing.T) {
 func timeTravelRun(t *testing.T, seed uint64) {
 	r := rand.New(rand.NewPCG(seed, 11))
 	dir := t.TempDir()
-	clock := &testClock{now: time.Date(2026, 11, 22, 20, 0, 0, 0, time.UTC)}
+	clock := gatetest.NewClock(time.Date(2026, 11, 22, 20, 0, 0, 0, time.UTC))
 	policy := domain.CheckpointPolicy{Events: 7, Interval: domain.Duration(time.Hour)}
-	g := startGateWith(t, dir, clock.Now, policy)
-	defer func() { g.stop(t) }()
+	g := gatetest.StartWith(t, embedded.Options{DataDir: dir, AdminKey: "admin", Clock: clock.Now, Checkpoint: policy})
+	defer func() { g.Stop(t) }()
 
 	captured := map[uint64]map[string]string{}
 	capture := func() {
@@ -100,13 +105,13 @@ func timeTravelRun(t *testing.T, seed uint64) {
 	var agents []string
 	for i, trust := range []int{1, 2, 3} {
 		tl := domain.TrustLevel(trust)
-		ev := g.submit(t, &domain.Command{
+		ev := g.Submit(t, &domain.Command{
 			Type: domain.CmdRegisterAgent, Principal: domain.AdminPrincipal,
 			Request: domain.RequestID{Source: "tt", ID: fmt.Sprintf("reg%d", i)},
 			Register: &domain.RegisterAgent{
 				Agent:      domain.AgentInfo{Name: fmt.Sprintf("tt-%d", i), Type: "autonomous", PrincipalID: "org_1"},
 				Budget:     domain.Limits{MaxDailyCost: 2 * domain.MicrosPerUSD, MaxRequestsPerHour: 40, MaxDailyTokens: 5000},
-				TrustLevel: &tl, TokenHash: HashSecret(testToken),
+				TrustLevel: &tl, TokenHash: handlers.HashSecret(gatetest.Token),
 			},
 		})
 		agents = append(agents, ev.Registered.AgentID)
@@ -130,7 +135,7 @@ func timeTravelRun(t *testing.T, seed uint64) {
 				steps[k]++
 			}
 			q := queries[r.IntN(len(queries))]
-			cmd = &domain.Command{Type: domain.CmdVerifyAction, AgentID: a, TokenHash: HashSecret(testToken),
+			cmd = &domain.Command{Type: domain.CmdVerifyAction, AgentID: a, TokenHash: handlers.HashSecret(gatetest.Token),
 				Request: domain.RequestID{Source: "tt", ID: fmt.Sprintf("v%d", i)},
 				Verify: &domain.VerifyAction{
 					Action:  domain.Action{Type: q.typ, Query: q.q, EstimatedCost: domain.USD(r.IntN(300_000)), EstimatedTokens: int64(r.IntN(800))},
@@ -140,7 +145,7 @@ func timeTravelRun(t *testing.T, seed uint64) {
 			j := r.IntN(len(open))
 			id := open[j]
 			open = slices.Delete(open, j, j+1)
-			cmd = &domain.Command{Type: domain.CmdLogExecution, TokenHash: HashSecret(testToken),
+			cmd = &domain.Command{Type: domain.CmdLogExecution, TokenHash: handlers.HashSecret(gatetest.Token),
 				Request:   domain.RequestID{Source: "tt", ID: fmt.Sprintf("x%d", i)},
 				Execution: &domain.LogExecution{ActionID: id, Success: r.IntN(4) > 0, CostUSD: domain.USD(r.IntN(200_000)), Tokens: int64(r.IntN(500))}}
 			// The agent of the action is in the command's path.
@@ -177,12 +182,12 @@ func timeTravelRun(t *testing.T, seed uint64) {
 			continue
 		default:
 			if i%50 == 0 { // restart: the cadence and the snapshots' changed set resume from the store
-				g.stop(t)
-				g = startGateWith(t, dir, clock.Now, policy)
+				g.Stop(t)
+				g = gatetest.StartWith(t, embedded.Options{DataDir: dir, AdminKey: "admin", Clock: clock.Now, Checkpoint: policy})
 			}
 			continue
 		}
-		ev := g.submit(t, cmd)
+		ev := g.Submit(t, cmd)
 		if d := ev.Decided; d != nil && (d.Decision == domain.Approved || d.Decision == domain.Pending) {
 			open = append(open, d.ActionID)
 		}
@@ -199,9 +204,9 @@ func timeTravelRun(t *testing.T, seed uint64) {
 	for _, seq := range seqs {
 		for _, a := range agents {
 			want, registered := captured[seq][a]
-			got, err := AgentStateAt(context.Background(), g.Log, g.Store, a, seq)
+			got, err := timetravel.AgentStateAt(context.Background(), g.Log, g.Store, a, seq)
 			if !registered {
-				if !errors.Is(err, ErrNotRegisteredAt) {
+				if !errors.Is(err, timetravel.ErrNotRegisteredAt) {
 					t.Fatalf("seq %d agent %s: not registered yet, got %v", seq, a, err)
 				}
 				continue
@@ -236,7 +241,7 @@ func timeTravelRun(t *testing.T, seed uint64) {
 	t.Logf("compared %d states at %d seqs: %d from snapshots, %d changed, %d with open approvals", compared, len(seqs), fromSnapshots, changed, withApprovals)
 
 	// A rebuilt store holds the same snapshots: replay --verify agrees.
-	rep, err := Replay(context.Background(), g.Log, g.Store, true, g.Keyring.SignerFor(g.NodeID))
+	rep, err := replay.Replay(context.Background(), g.Log, g.Store, true, g.Keyring.SignerFor(g.NodeID))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,14 +251,14 @@ func timeTravelRun(t *testing.T, seed uint64) {
 	// Time: the state at a time is the state at the last event at or
 	// before it.
 	last := seqs[len(seqs)-1]
-	ev, err := ReadEvent(context.Background(), g.Log, last)
+	ev, err := handlers.ReadEvent(context.Background(), g.Log, last)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s, err := SeqAtTime(context.Background(), g.Log, ev.Time); err != nil || s < last {
-		t.Fatalf("SeqAtTime(%s) = %d, %v; want >= %d", ev.Time, s, err, last)
+	if s, err := timetravel.SeqAtTime(context.Background(), g.Log, ev.Time); err != nil || s < last {
+		t.Fatalf("timetravel.SeqAtTime(%s) = %d, %v; want >= %d", ev.Time, s, err, last)
 	}
-	if _, err := SeqAtTime(context.Background(), g.Log, time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)); !errors.Is(err, ErrBeyondHead) {
+	if _, err := timetravel.SeqAtTime(context.Background(), g.Log, time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)); !errors.Is(err, timetravel.ErrBeyondHead) {
 		t.Fatalf("a time before the log: %v", err)
 	}
 }

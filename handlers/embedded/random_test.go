@@ -1,4 +1,4 @@
-package handlers
+package embedded_test
 
 import (
 	"bytes"
@@ -13,6 +13,10 @@ import (
 
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/domain/eventjson"
+	"github.com/agentgate/agentgate/handlers"
+	"github.com/agentgate/agentgate/handlers/embedded"
+	"github.com/agentgate/agentgate/handlers/embedded/gatetest"
+	"github.com/agentgate/agentgate/handlers/history/replay"
 	"github.com/agentgate/agentgate/projections"
 	"github.com/agentgate/agentgate/streams"
 )
@@ -45,8 +49,8 @@ var seededCheckpoints = domain.CheckpointPolicy{Events: 40, Interval: domain.Dur
 func seededRun(t *testing.T, seed uint64, n int) {
 	r := rand.New(rand.NewPCG(seed, 0x5eed))
 	dir := t.TempDir()
-	clock := &testClock{now: time.Date(2026, 11, 1, 23, 0, 0, 0, time.UTC)}
-	g := startGateWith(t, dir, clock.Now, seededCheckpoints)
+	clock := gatetest.NewClock(time.Date(2026, 11, 1, 23, 0, 0, 0, time.UTC))
+	g := gatetest.StartWith(t, embedded.Options{DataDir: dir, AdminKey: "admin", Clock: clock.Now, Checkpoint: seededCheckpoints})
 	ctx := context.Background()
 
 	type agentRun struct {
@@ -75,7 +79,7 @@ func seededRun(t *testing.T, seed uint64, n int) {
 		pick := r.IntN(100)
 		switch {
 		case len(agents) < 2 || pick < 4:
-			cmd = registerCmd(fmt.Sprint("seeded-", seed, "-", reqN), r.IntN(4))
+			cmd = gatetest.Register(fmt.Sprint("seeded-", seed, "-", reqN), r.IntN(4))
 			cmd.Register.Budget = domain.Limits{MaxDailyCost: domain.USD(r.IntN(3)+1) * domain.MicrosPerUSD,
 				MaxRequestsPerHour: int64(r.IntN(30) + 5), MaxToolCallsPerHour: int64(r.IntN(5) + 1)}
 		case pick < 60:
@@ -85,16 +89,16 @@ func seededRun(t *testing.T, seed uint64, n int) {
 			if r.IntN(8) == 0 {
 				step = max(1, step-1-r.IntN(2)) // replays and out-of-order steps
 			}
-			cmd = verifyCmd(a.id, "", conv, step, queries[r.IntN(len(queries))])
+			cmd = gatetest.Verify(a.id, "", conv, step, queries[r.IntN(len(queries))])
 			cmd.Verify.Action.Type = types[r.IntN(len(types))]
 			cmd.Verify.Action.EstimatedCost = domain.USD(r.IntN(400_000))
 			cmd.Verify.Options.RequireAttestation = r.IntN(4) == 0
 			if r.IntN(20) == 0 {
-				cmd.TokenHash = HashSecret("qwed_agent_wrong")
+				cmd.TokenHash = handlers.HashSecret("qwed_agent_wrong")
 			}
 		case pick < 72:
 			a := agents[r.IntN(len(agents))]
-			cmd = &domain.Command{Type: domain.CmdVerifyToolCall, AgentID: a.id, TokenHash: HashSecret(testToken),
+			cmd = &domain.Command{Type: domain.CmdVerifyToolCall, AgentID: a.id, TokenHash: handlers.HashSecret(gatetest.Token),
 				Tool: &domain.VerifyToolCall{ToolCall: domain.ToolCall{ToolName: tools[r.IntN(len(tools))], Parameters: json.RawMessage(`{"to":"x"}`)}}}
 		case pick < 82 && len(open) > 0:
 			id := open[r.IntN(len(open))]
@@ -103,7 +107,7 @@ func seededRun(t *testing.T, seed uint64, n int) {
 		case pick < 92 && len(open) > 0:
 			id := open[r.IntN(len(open))]
 			a := agents[r.IntN(len(agents))]
-			cmd = &domain.Command{Type: domain.CmdLogExecution, AgentID: a.id, TokenHash: HashSecret(testToken),
+			cmd = &domain.Command{Type: domain.CmdLogExecution, AgentID: a.id, TokenHash: handlers.HashSecret(gatetest.Token),
 				Execution: &domain.LogExecution{ActionID: id, Success: true, CostUSD: domain.USD(r.IntN(300_000)), Tokens: int64(r.IntN(500))}}
 		case pick < 95:
 			a := agents[r.IntN(len(agents))]
@@ -162,9 +166,9 @@ func seededRun(t *testing.T, seed uint64, n int) {
 
 	check := func(when string) {
 		// Recovery decodes with eventjson: it must decode every event the
-		// run wrote exactly as DecodeEvent does.
+		// run wrote exactly as handlers.DecodeEvent does.
 		err := g.Log.Read(ctx, 1, func(r streams.Record) error {
-			a, err := DecodeEvent(r.Payload)
+			a, err := handlers.DecodeEvent(r.Payload)
 			if err != nil {
 				return err
 			}
@@ -189,7 +193,7 @@ func seededRun(t *testing.T, seed uint64, n int) {
 		if got, want := rebuiltWithoutActivity(t, g.Log), stateOf(t, g.Store); !bytes.Equal(got, want) {
 			t.Fatalf("seed %d, %s: a store without activities rebuilt from the log holds\n%.3000s\nthe live one\n%.3000s", seed, when, got, want)
 		}
-		rep, err := Replay(ctx, g.Log, g.Store, true, g.Keyring.SignerFor(g.NodeID))
+		rep, err := replay.Replay(ctx, g.Log, g.Store, true, g.Keyring.SignerFor(g.NodeID))
 		if err != nil {
 			t.Fatalf("seed %d, %s: replay: %v", seed, when, err)
 		}
@@ -205,9 +209,9 @@ func seededRun(t *testing.T, seed uint64, n int) {
 	}
 	check("live")
 	head := g.Worker.Head()
-	g.stop(t)
-	g = startGateWith(t, dir, clock.Now, seededCheckpoints)
-	defer g.stop(t)
+	g.Stop(t)
+	g = gatetest.StartWith(t, embedded.Options{DataDir: dir, AdminKey: "admin", Clock: clock.Now, Checkpoint: seededCheckpoints})
+	defer g.Stop(t)
 	// The stop appended the checkpoint of the events after the last one.
 	if h := g.Worker.Head(); h.Seq != head.Seq+1 {
 		t.Fatalf("seed %d: head after restart %+v, want %d (the final checkpoint after %+v)", seed, h, head.Seq+1, head)
@@ -225,7 +229,7 @@ func rebuiltWithoutActivity(t *testing.T, log streams.Log) []byte {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if _, err := ApplyLog(context.Background(), log, s, domain.NewState(), projections.Checkpoint{}); err != nil {
+	if _, err := handlers.ApplyLog(context.Background(), log, s, domain.NewState(), projections.Checkpoint{}); err != nil {
 		t.Fatalf("applying the log: %v", err)
 	}
 	return stateOf(t, s)

@@ -1,4 +1,4 @@
-package handlers
+package replay
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/handlers"
 	"github.com/agentgate/agentgate/projections"
 	"github.com/agentgate/agentgate/streams"
 )
@@ -50,14 +51,14 @@ func Replay(ctx context.Context, log streams.Log, live *projections.Store, verif
 		return nil, fmt.Errorf("creating replay dir: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	fresh, err := projections.Open(filepath.Join(tmp, stateDir), nil)
+	fresh, err := projections.Open(filepath.Join(tmp, "state"), nil)
 	if err != nil {
 		return nil, err
 	}
 	defer fresh.Close()
 	rep := &ReplayReport{}
 	start := time.Now()
-	n, err := ApplyLog(ctx, log, fresh, domain.NewState(), projections.Checkpoint{})
+	n, err := handlers.ApplyLog(ctx, log, fresh, domain.NewState(), projections.Checkpoint{})
 	if err != nil {
 		return nil, fmt.Errorf("rebuilding projections: %w", err)
 	}
@@ -78,7 +79,7 @@ func redecide(ctx context.Context, log streams.Log, signerFor SignerFor, rep *Re
 	st := domain.NewState()
 	retired := domain.NewRetiredSteps()
 	return log.Read(ctx, 1, func(r streams.Record) error {
-		ev, err := DecodeEvent(r.Payload)
+		ev, err := handlers.DecodeEvent(r.Payload)
 		if err != nil {
 			return fmt.Errorf("decoding log record %d: %w", r.Seq, err)
 		}
@@ -119,7 +120,7 @@ func compareEvent(recorded, got *domain.Event, payload []byte) string {
 		return "re-deciding recorded nothing"
 	}
 	got.Prev = recorded.Prev
-	b, err := EncodeEvent(got)
+	b, err := handlers.EncodeEvent(got)
 	if err != nil {
 		return "encoding re-decided event: " + err.Error()
 	}
