@@ -1,9 +1,6 @@
 package command
 
 import (
-	"crypto/sha256"
-	"crypto/subtle"
-	"encoding/hex"
 	"net/http"
 
 	"github.com/agentgate/agentgate/domain"
@@ -105,15 +102,4 @@ func (b *Built) Reply(ev *domain.Event) (int, []byte, *Rejection) {
 			Err: domain.Error{Code: domain.CodeInternal, Message: "the decision was recorded but could not be rendered"}}
 	}
 	return status, body, nil
-}
-
-// hashHex returns the lowercase hex SHA-256 of s.
-func hashHex(s string) string {
-	h := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(h[:])
-}
-
-// equalHash compares two hex hashes in constant time; "" never matches.
-func equalHash(a, b string) bool {
-	return a != "" && b != "" && subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1
 }

@@ -85,7 +85,7 @@ func mint(field, prefix string) *minted {
 	var b [32]byte
 	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
 	v := prefix + base64.RawURLEncoding.EncodeToString(b[:])
-	return &minted{field: field, value: v, hash: hashHex(v)}
+	return &minted{field: field, value: v, hash: HashSecret(v)}
 }
 
 // sameRequest reports whether the recorded command is the one submitted:
@@ -133,7 +133,7 @@ func subtleNotEqual(a, b string) bool {
 	if a == "" || b == "" {
 		return a != b
 	}
-	return !equalHash(a, b)
+	return !EqualHash(a, b)
 }
 
 // keyIssued is the answer of POST /principals/{id}/keys.
@@ -151,7 +151,7 @@ type keyIssued struct {
 func render(ev *domain.Event, m *minted) (int, []byte, error) {
 	if ev.Type == domain.EvPrincipalKeyIssued && ev.KeyIssued != nil {
 		k := keyIssued{PrincipalID: ev.KeyIssued.PrincipalID, KeyID: ev.KeyIssued.KeyID, Replaces: ev.KeyIssued.Replaces}
-		if m != nil && equalHash(m.hash, ev.KeyIssued.KeyHash) {
+		if m != nil && EqualHash(m.hash, ev.KeyIssued.KeyHash) {
 			k.APIKey = m.value
 		}
 		b, err := json.Marshal(k)
@@ -162,10 +162,10 @@ func render(ev *domain.Event, m *minted) (int, []byte, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	if m != nil && ev.Type == domain.EvAgentRegistered && ev.Registered != nil && equalHash(m.hash, ev.Registered.TokenHash) {
+	if m != nil && ev.Type == domain.EvAgentRegistered && ev.Registered != nil && EqualHash(m.hash, ev.Registered.TokenHash) {
 		b = addMember(b, m.field, m.value)
 	}
-	if m != nil && ev.Type == domain.EvAgentTokenRotated && ev.TokenChanged != nil && equalHash(m.hash, ev.TokenChanged.TokenHash) {
+	if m != nil && ev.Type == domain.EvAgentTokenRotated && ev.TokenChanged != nil && EqualHash(m.hash, ev.TokenChanged.TokenHash) {
 		b = addMember(b, m.field, m.value)
 	}
 	return status, b, nil
@@ -205,8 +205,8 @@ func (f *agentFields) apply(in *Input, cr *Credentials) *Rejection {
 			"agent_id in the body does not match the agent of the request")
 	}
 	if f.AgentToken != "" {
-		h := hashHex(f.AgentToken)
-		if cr.TokenHash != "" && !equalHash(cr.TokenHash, h) {
+		h := HashSecret(f.AgentToken)
+		if cr.TokenHash != "" && !EqualHash(cr.TokenHash, h) {
 			return Reject(domain.CodeInvalidRequest, map[string]any{"field": "agent_token"},
 				"agent_token in the body and the Bearer token differ")
 		}

@@ -44,7 +44,7 @@ func TestSeed000_3_Registration(t *testing.T) {
 	if len(evs) != 1 || evs[0].Type != domain.EvAgentRegistered {
 		t.Fatalf("log holds %d events, want one agent.registered", len(evs))
 	}
-	if evs[0].Registered.TokenHash != hashHex(tok) {
+	if evs[0].Registered.TokenHash != command.HashSecret(tok) {
 		t.Errorf("recorded token hash differs from the hash of the answered token")
 	}
 	for _, rec := range g.records(before) {

@@ -33,7 +33,7 @@ func TestSeed000_4_VerifyAction(t *testing.T) {
 		t.Errorf("decision %s", r.body)
 	}
 	evs := g.events(before)
-	if len(evs) != 1 || evs[0].Command.TokenHash != hashHex(a.token) || evs[0].Command.AgentID != a.id {
+	if len(evs) != 1 || evs[0].Command.TokenHash != command.HashSecret(a.token) || evs[0].Command.AgentID != a.id {
 		t.Fatalf("recorded command %+v, want the token's hash and the path agent", evs[0].Command)
 	}
 	if strings.Contains(string(g.records(before)[0]), a.token) {

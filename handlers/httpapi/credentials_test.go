@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/handlers/command"
 	"github.com/agentgate/agentgate/handlers/history/replay"
 )
 
@@ -61,7 +62,7 @@ func TestCredentialsPrincipalKeyRotateAndRevoke(t *testing.T) {
 		t.Fatalf("the new key: %d", st)
 	}
 	evs := g.events(before) // the rotation, then the refusal of k1
-	if len(evs) == 0 || evs[0].Type != domain.EvPrincipalKeyIssued || evs[0].KeyIssued.Replaces != id1 || evs[0].KeyIssued.ReplacedHash != hashHex(k1) {
+	if len(evs) == 0 || evs[0].Type != domain.EvPrincipalKeyIssued || evs[0].KeyIssued.Replaces != id1 || evs[0].KeyIssued.ReplacedHash != command.HashSecret(k1) {
 		t.Fatalf("rotation recorded as %+v", evs)
 	}
 	// The admin revokes it; a second revocation finds nothing.
@@ -72,7 +73,7 @@ func TestCredentialsPrincipalKeyRotateAndRevoke(t *testing.T) {
 	if st := works(k2); st != http.StatusUnauthorized {
 		t.Fatalf("the revoked key: %d, want 401", st)
 	}
-	if evs := g.events(before); len(evs) == 0 || evs[0].Type != domain.EvPrincipalKeyRevoked || evs[0].KeyRevoked.KeyHash != hashHex(k2) {
+	if evs := g.events(before); len(evs) == 0 || evs[0].Type != domain.EvPrincipalKeyRevoked || evs[0].KeyRevoked.KeyHash != command.HashSecret(k2) {
 		t.Fatalf("revocation recorded as %+v", evs)
 	}
 	if r := g.do("DELETE", "/principals/org_a/keys/"+id2, apiKey(testAdminKey), nil); r.status != http.StatusNotFound {

@@ -3,9 +3,6 @@ package httpapi
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
-	"encoding/hex"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -139,16 +136,16 @@ type Config struct {
 
 // api is the handler New returns.
 type api struct {
-	cfg       Config
-	adminHash []byte
-	log       *slog.Logger
-	m         *metrics
-	mux       *http.ServeMux
-	bufs      sync.Pool
-	qwed      *verify.Service
-	limiter   *limiter        // nil: no verify rate limit
-	refusals  *refusalLimiter // nil: no refusal limit
-	reports   chan struct{}   // one token per report being rendered
+	cfg      Config
+	keys     command.Keys // the admin key and the keys in Store
+	log      *slog.Logger
+	m        *metrics
+	mux      *http.ServeMux
+	bufs     sync.Pool
+	qwed     *verify.Service
+	limiter  *limiter        // nil: no verify rate limit
+	refusals *refusalLimiter // nil: no refusal limit
+	reports  chan struct{}   // one token per report being rendered
 	// rendering counts the reports being rendered per tenant (the agent's
 	// principal): one tenant holds at most reportShare of them.
 	renderMu  sync.Mutex
@@ -180,9 +177,7 @@ func New(cfg Config) http.Handler {
 		cfg.MaxConcurrentReports = DefaultMaxConcurrentReports
 	}
 	a := &api{reports: make(chan struct{}, cfg.MaxConcurrentReports), cfg: cfg, log: cfg.Logger, m: newMetrics(cfg.Registry), mux: http.NewServeMux()}
-	if h := strings.ToLower(strings.TrimSpace(cfg.AdminKeyHash)); h != "" {
-		a.adminHash = []byte(h)
-	}
+	a.keys = command.NewKeys(cfg.AdminKeyHash, cfg.Store, a.catchUp)
 	a.bufs.New = func() any { return new(bytes.Buffer) }
 	a.qwed = qwedService(&cfg)
 	if cfg.VerifyRateLimit.enabled() {
@@ -298,36 +293,34 @@ func (a *api) credentials(r *http.Request, keyRequired, withToken bool) (command
 	}
 	if withToken {
 		if tok, ok := bearer(r); ok {
-			cr.TokenHash = hashHex(tok)
+			cr.TokenHash = command.HashSecret(tok)
 		}
 	}
 	return cr, nil
 }
 
-// principalOf returns the principal of an API key.
+// principalOf returns the principal of an API key (command.Keys).
 func (a *api) principalOf(ctx context.Context, key string) (string, *apiError) {
-	h := hashHex(key)
-	if a.adminHash != nil && subtle.ConstantTimeCompare([]byte(h), a.adminHash) == 1 {
-		return domain.AdminPrincipal, nil
+	p, err := a.keys.Principal(ctx, key)
+	switch {
+	case err == nil:
+		return p, nil
+	case errors.Is(err, command.ErrInvalidKey):
+		return "", rejected(command.HTTP.InvalidKey())
 	}
-	p, err := a.cfg.Store.KeyPrincipal(h)
-	if a.caughtUp(ctx, err) {
-		p, err = a.cfg.Store.KeyPrincipal(h)
-	}
-	if errors.Is(err, projections.ErrNotFound) {
-		return "", reject(domain.CodeInvalidAPIKey, map[string]any{"header": "X-API-Key"}, "invalid API key")
-	}
-	if err != nil {
-		a.log.Error("reading API keys", "err", err)
-		return "", failure(domain.CodeUnavailable, "API keys cannot be read")
-	}
-	return p, nil
+	a.log.Error("authenticating an API key", "err", err)
+	return "", failure(domain.CodeUnavailable, "API keys cannot be read")
 }
 
 // caughtUp reports whether a lookup that failed with err should be tried
 // again: it found nothing, and Config.CatchUp brought Store up to date.
 func (a *api) caughtUp(ctx context.Context, err error) bool {
-	if a.cfg.CatchUp == nil || !errors.Is(err, projections.ErrNotFound) {
+	return errors.Is(err, projections.ErrNotFound) && a.catchUp(ctx)
+}
+
+// catchUp reports whether Config.CatchUp brought Store up to date.
+func (a *api) catchUp(ctx context.Context) bool {
+	if a.cfg.CatchUp == nil {
 		return false
 	}
 	if err := a.cfg.CatchUp(ctx); err != nil {
@@ -346,17 +339,6 @@ func bearer(r *http.Request) (string, bool) {
 	}
 	tok := strings.TrimSpace(v[len(scheme):])
 	return tok, tok != ""
-}
-
-// hashHex returns the lowercase hex SHA-256 of s.
-func hashHex(s string) string {
-	h := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(h[:])
-}
-
-// equalHash compares two hex hashes in constant time; "" never matches.
-func equalHash(a, b string) bool {
-	return a != "" && b != "" && subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1
 }
 
 // submit hands cmd to the gate and maps its failures.

@@ -103,7 +103,7 @@ func (a *api) mayRead(cr command.Credentials, principal, tokenHash string) *apiE
 	if cr.Principal == domain.AdminPrincipal || (cr.Principal != "" && cr.Principal == principal) {
 		return nil
 	}
-	if equalHash(cr.TokenHash, tokenHash) {
+	if command.EqualHash(cr.TokenHash, tokenHash) {
 		return nil
 	}
 	if cr.Principal != "" {

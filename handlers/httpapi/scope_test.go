@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/handlers/command"
 	"github.com/agentgate/agentgate/streams/cehttp"
 )
 
@@ -49,7 +50,7 @@ func TestIssue11_IdempotencyKeysArePerPrincipal(t *testing.T) {
 	}
 	evs := g.events(0)
 	last := evs[len(evs)-1].Command.Request
-	if last.Source != "http" || last.ID != "K2" || last.Scope != domain.RequestScope("", hashHex(token)) {
+	if last.Source != "http" || last.ID != "K2" || last.Scope != domain.RequestScope("", command.HashSecret(token)) {
 		t.Fatalf("recorded request %+v, want source http, id K2, scoped by the agent's token", last)
 	}
 }

@@ -2,7 +2,6 @@ package kafkagate
 
 import (
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -102,7 +101,6 @@ const MaxVerdictsInFlight = 8
 type Gate struct {
 	cfg        Config
 	macKey     []byte
-	adminHash  []byte
 	partitions int
 	out        *client.Producer // replies, decisions, dead letters, forwards
 	log        *slog.Logger
@@ -150,9 +148,6 @@ func New(cfg Config, partitions int) (*Gate, error) {
 		owned:    map[int32]*partition{},
 		alone:    make(chan struct{}, 1),
 		verdicts: make(chan struct{}, MaxVerdictsInFlight),
-	}
-	if cfg.AdminKeyHash != "" {
-		g.adminHash = []byte(cfg.AdminKeyHash)
 	}
 	// A direct producer, not kafka-go's Writer: the Writer holds a partial
 	// batch up to its BatchTimeout, which was most of a request-reply's
@@ -234,6 +229,7 @@ func (g *Gate) Run(ctx context.Context) error {
 type partition struct {
 	id     int32
 	store  *projections.Store
+	keys   command.Keys // the admin key and the keys recorded in store
 	log    streams.Log
 	worker *handlers.Worker
 	flight *flight // the requests in flight, for a restart after a death
@@ -260,6 +256,7 @@ func (g *Gate) openPartition(ctx context.Context, p int32) (_ *partition, err er
 		MinFreeBytes: g.cfg.MinFreeBytes, FS: g.cfg.FS}); err != nil {
 		return nil, fmt.Errorf("opening projections of partition %d: %w", p, err)
 	}
+	pr.keys = command.NewKeys(g.cfg.AdminKeyHash, pr.store, nil)
 	lg, err := g.cfg.OpenLog(ctx, p)
 	if err != nil {
 		// lg may be a typed nil (a *kafkalog.Log in the interface): never
@@ -502,7 +499,7 @@ func (g *Gate) handle(ctx context.Context, pr *partition, msg kafka.Message) *it
 	id := domain.RequestID{Source: ev.Source, ID: ev.ID}
 	principal := ""
 	if key, ok := header(&msg, HeaderAPIKey); ok && key != "" {
-		p, rej := g.principalOf(pr, key)
+		p, rej := g.principalOf(ctx, pr, key)
 		if rej != nil {
 			it.rej = rej
 			it.pend = g.audit(ctx, pr, it, "")
@@ -569,19 +566,15 @@ func (g *Gate) handleInternal(ctx context.Context, pr *partition, it *item, mac 
 
 // principalOf authenticates an API key: the admin key, or a key recorded
 // on this partition (keys are issued on every partition).
-func (g *Gate) principalOf(pr *partition, key string) (string, *command.Rejection) {
-	h := handlers.HashSecret(key)
-	if g.adminHash != nil && subtle.ConstantTimeCompare([]byte(h), g.adminHash) == 1 {
-		return domain.AdminPrincipal, nil
+func (g *Gate) principalOf(ctx context.Context, pr *partition, key string) (string, *command.Rejection) {
+	p, err := pr.keys.Principal(ctx, key)
+	switch {
+	case err == nil:
+		return p, nil
+	case errors.Is(err, command.ErrInvalidKey):
+		return "", command.Kafka.InvalidKey()
 	}
-	p, err := pr.store.KeyPrincipal(h)
-	if errors.Is(err, projections.ErrNotFound) {
-		return "", command.Reject(domain.CodeInvalidAPIKey, map[string]any{"header": HeaderAPIKey}, "invalid API key")
-	}
-	if err != nil {
-		return "", command.Reject(domain.CodeUnavailable, nil, "API keys cannot be read")
-	}
-	return p, nil
+	return "", command.Reject(domain.CodeUnavailable, nil, "API keys cannot be read")
 }
 
 // audit enqueues the audit record of a refused request. Its RequestID is

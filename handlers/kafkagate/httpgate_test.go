@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentgate/agentgate/handlers"
 	"github.com/agentgate/agentgate/handlers/attest"
+	"github.com/agentgate/agentgate/handlers/command"
 	"github.com/agentgate/agentgate/handlers/history/report"
 	"github.com/agentgate/agentgate/handlers/httpapi"
 	"github.com/agentgate/agentgate/handlers/kafkagate"
@@ -45,13 +45,13 @@ func startHTTPOverKafkaPolling(t testing.TB, brokers []string, lg *logs, reg *ve
 	done := make(chan struct{})
 	go func() { reads.Follow(ctx, testPartitions, lg.open, poll); close(done) }()
 	c := newClient(t, brokers)
-	hg := kafkagate.NewHTTPGate(c, handlers.HashSecret(adminKey), kafkagate.DefaultTopics(), "node_http", reads)
+	hg := kafkagate.NewHTTPGate(c, command.HashSecret(adminKey), kafkagate.DefaultTopics(), "node_http", reads)
 	qwed, err := verify.New(verify.Config{Registry: reg, Gate: hg, Logger: quiet(), RecordTimeout: timeout})
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := httpapi.Config{
-		Gate: hg, Store: reads.Store(), Verify: qwed, AdminKeyHash: handlers.HashSecret(adminKey),
+		Gate: hg, Store: reads.Store(), Verify: qwed, AdminKeyHash: command.HashSecret(adminKey),
 		Logger: quiet(), RequestTimeout: timeout, History: kafkagate.PartitionHistory(testPartitions, lg.open),
 		CatchUp: reads.CatchUp,
 	}

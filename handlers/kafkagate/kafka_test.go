@@ -17,6 +17,7 @@ import (
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/handlers"
 	"github.com/agentgate/agentgate/handlers/attest"
+	"github.com/agentgate/agentgate/handlers/command"
 	"github.com/agentgate/agentgate/handlers/kafkagate"
 	"github.com/agentgate/agentgate/streams"
 	"github.com/agentgate/agentgate/streams/cekafka"
@@ -80,7 +81,7 @@ func startGate(t testing.TB, brokers []string, lg *logs, dataDir string, opts ..
 	}
 	cfg := kafkagate.Config{
 		Brokers: brokers, DataDir: dataDir, OpenLog: lg.openLazy, Signer: kr.Signer("node_test"),
-		AdminKeyHash: handlers.HashSecret(adminKey), Logger: quiet(), SessionTimeout: time.Second,
+		AdminKeyHash: command.HashSecret(adminKey), Logger: quiet(), SessionTimeout: time.Second,
 	}
 	for _, o := range opts {
 		o(&cfg)

@@ -12,8 +12,8 @@ import (
 
 	"github.com/agentgate/agentgate/client"
 	"github.com/agentgate/agentgate/domain"
-	"github.com/agentgate/agentgate/handlers"
 	"github.com/agentgate/agentgate/handlers/attest"
+	"github.com/agentgate/agentgate/handlers/command"
 	"github.com/agentgate/agentgate/handlers/kafkagate"
 	"github.com/agentgate/agentgate/streams"
 	"github.com/agentgate/agentgate/streams/cekafka"
@@ -131,7 +131,7 @@ func TestKafkaCustomTopicNames(t *testing.T) {
 		return kafkalog.Open(ctx, brokers, tp.Events, int(p), kafkalog.Options{Logger: quiet()})
 	}
 	g, err := kafkagate.New(kafkagate.Config{Brokers: brokers, Topics: tp, GroupID: "custom", DataDir: dir, OpenLog: open,
-		Signer: kr.Signer("node_custom"), AdminKeyHash: handlers.HashSecret(adminKey), Logger: quiet(), SessionTimeout: time.Second}, n)
+		Signer: kr.Signer("node_custom"), AdminKeyHash: command.HashSecret(adminKey), Logger: quiet(), SessionTimeout: time.Second}, n)
 	if err != nil {
 		t.Fatal(err)
 	}
