@@ -2,7 +2,7 @@ package client
 
 import "github.com/agentgate/agentgate/domain"
 
-// Register returns the registration command (seed 000 §3.1), authenticated
+// Register returns the registration command (QWED-Agent spec v1.1 §3.1), authenticated
 // by a principal's API key. The reply's data holds agent_id and, once,
 // agent_token.
 func Register(apiKey string, agent domain.AgentInfo, perms domain.Permissions, budget domain.Limits) Command {
@@ -13,7 +13,7 @@ func Register(apiKey string, agent domain.AgentInfo, perms domain.Permissions, b
 	}{agent, perms, budget}, principal: agent.PrincipalID}
 }
 
-// Verify returns the action verification command of an agent (seed 000
+// Verify returns the action verification command of an agent (QWED-Agent spec v1.1
 // §4.1), authenticated by its token.
 func Verify(agentID, token string, v domain.VerifyAction) Command {
 	return Command{Type: domain.CmdVerifyAction, AgentID: agentID, Data: struct {
@@ -22,7 +22,7 @@ func Verify(agentID, token string, v domain.VerifyAction) Command {
 	}{v, token}}
 }
 
-// VerifyTool returns the tool call verification command (seed 000 §5.1).
+// VerifyTool returns the tool call verification command (QWED-Agent spec v1.1 §5.1).
 func VerifyTool(agentID, token string, v domain.VerifyToolCall) Command {
 	return Command{Type: domain.CmdVerifyToolCall, AgentID: agentID, Data: struct {
 		domain.VerifyToolCall
@@ -44,7 +44,7 @@ func ResolveApproval(apiKey, agentID string, r domain.ResolveApproval) Command {
 	return Command{Type: domain.CmdResolveApproval, AgentID: agentID, APIKey: apiKey, Data: r}
 }
 
-// QWEDVerify returns a qwed.verify command (seed 002 §5.1 single or §5.3
+// QWEDVerify returns a qwed.verify command (QWED protocol v1.0 §5.1 single or §5.3
 // batch request as body), authenticated by a principal's API key. The
 // reply's data is POST /verify's answer; the call is recorded in the
 // gate's log like every verification.

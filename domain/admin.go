@@ -2,9 +2,10 @@ package domain
 
 import "strconv"
 
-// Registration (seed 000 §3) and the principal and admin commands.
+// Registration (QWED-Agent spec v1.1 §3) and the principal and admin commands.
 
-// agentTypeTrust maps an agent type to its default trust level (seed 000 §3.3).
+// agentTypeTrust maps an agent type to its default trust level (QWED-Agent spec
+// v1.1 §3.3).
 var agentTypeTrust = map[string]TrustLevel{
 	"supervised": TrustSupervised,
 	"autonomous": TrustAutonomous,

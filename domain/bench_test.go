@@ -12,7 +12,7 @@ import (
 // each iteration (so the decision is always APPROVED), no attestation.
 // Decide only: the state is not changed.
 //
-//	seed001: the seed 001 example body ({"type":"calculate","query":"2+2"},
+//	seed001: the QWED-Agent user guide's example body ({"type":"calculate","query":"2+2"},
 //	         conversation_id and step_number only)
 //	full:    the same with user_intent, estimated tokens and parameters
 func BenchmarkDecideVerifyAction(b *testing.B) {

@@ -21,7 +21,7 @@ const (
 	// reason, a user intent, an action target.
 	MaxTextBytes = 4 << 10
 	// MaxQueryBytes bounds an action's query and code: the query limit of
-	// the QWED protocol (seed 002 §5.1, 100000).
+	// the QWED protocol (QWED protocol v1.0 §5.1, 100000).
 	MaxQueryBytes = engines.MaxQueryBytes
 	// MaxParametersBytes bounds the JSON text of an action's or a tool
 	// call's parameters.

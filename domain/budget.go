@@ -5,10 +5,11 @@ import (
 	"time"
 )
 
-// Budgets (seed 000 §6, DESIGN.md §4). Daily counters belong to a UTC day
-// and read as zero once the day has changed; hourly counters are exact
-// sliding windows over (now-1h, now]. A request whose declared cost or
-// tokens would cross a limit is refused before it is spent: no overshoot.
+// Budgets (QWED-Agent spec v1.1 §6; docs/ARCHITECTURE.md, "Where the
+// specifications disagree"). Daily counters belong to a UTC day and read as zero
+// once the day has changed; hourly counters are exact sliding windows over
+// (now-1h, now]. A request whose declared cost or tokens would cross a limit is
+// refused before it is spent: no overshoot.
 
 // dayOf returns the days since the Unix epoch of t, in UTC.
 func dayOf(t time.Time) int64 {
@@ -87,10 +88,11 @@ type budgetRequest struct {
 	highRisk bool
 }
 
-// checkBudget applies the limits in the order of DESIGN.md §4 and returns
-// the first one crossed, or nil. Every error's details hold limit, current
-// and reset_at (seed 000 §6.3); for a per-request limit current is the
-// request's own figure and reset_at is null: waiting does not help.
+// checkBudget applies the limits in the order of docs/ARCHITECTURE.md ("Where
+// the specifications disagree") and returns the first one crossed, or nil. Every
+// error's details hold limit, current and reset_at (QWED-Agent spec v1.1 §6.3);
+// for a per-request limit current is the request's own figure and reset_at is
+// null: waiting does not help.
 func checkBudget(a *Agent, now time.Time, r budgetRequest) *Error {
 	b := &a.Budget
 	u := usageAt(&a.Usage, now)

@@ -5,10 +5,10 @@ import (
 	"time"
 )
 
-// CommandType names a command. The values are the CloudEvent types of
-// DESIGN.md §3 (the reply type is the command type + ".reply"); commands
-// with no CloudEvent of their own (principal administration, Tick) use the
-// same naming scheme.
+// CommandType names a command. The values are the CloudEvent types of the
+// contracts of docs/ARCHITECTURE.md (the reply type is the command type +
+// ".reply"); commands with no CloudEvent of their own (principal administration,
+// Tick) use the same naming scheme.
 type CommandType string
 
 // The commands of the gate.
@@ -101,7 +101,7 @@ type Command struct {
 	NewToken *AgentTokenChange `json:"new_token,omitempty"`
 }
 
-// RegisterAgent is the body of POST /agents/register (seed 000 §3.1).
+// RegisterAgent is the body of POST /agents/register (QWED-Agent spec v1.1 §3.1).
 // Budget accepts both the flat form of §3.1 and the nested form of §6.1.
 type RegisterAgent struct {
 	Agent       AgentInfo   `json:"agent"`
@@ -115,7 +115,7 @@ type RegisterAgent struct {
 	TokenHash string `json:"token_hash,omitempty"`
 }
 
-// AgentInfo describes an agent (seed 000 §3.1 "agent").
+// AgentInfo describes an agent (QWED-Agent spec v1.1 §3.1 "agent").
 type AgentInfo struct {
 	Name        string `json:"name"`
 	Type        string `json:"type"`
@@ -132,7 +132,7 @@ type Permissions struct {
 	BlockedTools   []string `json:"blocked_tools,omitempty"`
 }
 
-// Limits are the budget limits of seed 000 §6.1. A zero limit means no
+// Limits are the budget limits of the QWED-Agent spec v1.1 §6.1. A zero limit means no
 // limit on that dimension. The JSON decoding (in limits.go) accepts the
 // flat form of §3.1 and the nested form of §6.1.
 type Limits struct {
@@ -146,7 +146,7 @@ type Limits struct {
 	MaxHighRiskCallsDay int64 `json:"max_high_risk_calls_per_day,omitempty"`
 }
 
-// VerifyAction is the body of POST /agents/{id}/verify (seed 000 §4.1).
+// VerifyAction is the body of POST /agents/{id}/verify (QWED-Agent spec v1.1 §4.1).
 type VerifyAction struct {
 	Action  Action        `json:"action"`
 	Context ActionContext `json:"context"`
@@ -154,7 +154,7 @@ type VerifyAction struct {
 }
 
 // Action is what the agent wants to do. Query, Code, Target and Parameters
-// together with Type form the fingerprint of seed 000 §9.3 (RFC 8785).
+// together with Type form the fingerprint of the QWED-Agent spec v1.1 §9.3 (RFC 8785).
 type Action struct {
 	Type       string          `json:"type"`
 	Query      string          `json:"query,omitempty"`
@@ -167,9 +167,9 @@ type Action struct {
 	EstimatedTokens int64 `json:"estimated_tokens,omitempty"`
 }
 
-// ActionContext is the context of seed 000 §9.1 and seed 001 (LOOP-004).
-// StepNumber is a json.Number so that a missing, fractional or huge value
-// is told apart from zero and rejected with the right code.
+// ActionContext is the context of the QWED-Agent spec v1.1 §9.1 and the QWED-Agent
+// user guide (LOOP-004). StepNumber is a json.Number so that a missing, fractional or
+// huge value is told apart from zero and rejected with the right code.
 type ActionContext struct {
 	ConversationID     string      `json:"conversation_id"`
 	StepNumber         json.Number `json:"step_number,omitempty"`
@@ -178,7 +178,7 @@ type ActionContext struct {
 	StateSource        string      `json:"state_source,omitempty"`
 }
 
-// Options are the per-request options of seed 000 §4.1.
+// Options are the per-request options of the QWED-Agent spec v1.1 §4.1.
 type Options struct {
 	RequireAttestation bool `json:"require_attestation,omitempty"`
 	// RiskThreshold (low/medium/high/critical): an action riskier than the
@@ -187,7 +187,8 @@ type Options struct {
 	RiskThreshold string `json:"risk_threshold,omitempty"`
 }
 
-// VerifyToolCall is the body of POST /agents/{id}/tools/{tool} (seed 000 §5.1).
+// VerifyToolCall is the body of POST /agents/{id}/tools/{tool} (QWED-Agent spec
+// v1.1 §5.1).
 type VerifyToolCall struct {
 	ToolCall      ToolCall       `json:"tool_call"`
 	Justification string         `json:"justification,omitempty"`
@@ -213,7 +214,8 @@ type LogExecution struct {
 	ResultHash string `json:"result_hash,omitempty"`
 }
 
-// RequestTrustElevation is the body of POST /agents/{id}/trust (seed 000 §8.2).
+// RequestTrustElevation is the body of POST /agents/{id}/trust (QWED-Agent spec
+// v1.1 §8.2).
 type RequestTrustElevation struct {
 	Request       string        `json:"request"`
 	FromLevel     TrustLevel    `json:"from_level"`
@@ -253,18 +255,18 @@ type SuspendAgent struct {
 }
 
 // FileComplaint is a principal's complaint about an agent: it suspends it
-// (seed 000 §8.3).
+// (QWED-Agent spec v1.1 §8.3).
 type FileComplaint struct {
 	Reason string `json:"reason"`
 }
 
-// PutToolRegistry replaces a principal's tool registry (seed 000 §5.3).
+// PutToolRegistry replaces a principal's tool registry (QWED-Agent spec v1.1 §5.3).
 type PutToolRegistry struct {
 	PrincipalID string     `json:"principal_id"`
 	Tools       []ToolSpec `json:"tools"`
 }
 
-// ToolSpec is one entry of a tool registry (seed 000 §5.3).
+// ToolSpec is one entry of a tool registry (QWED-Agent spec v1.1 §5.3).
 type ToolSpec struct {
 	Name                 string `json:"name"`
 	RiskLevel            Risk   `json:"risk_level"`
@@ -318,9 +320,9 @@ type Config struct {
 	// ApprovalTTL is how long a PENDING approval waits before it expires.
 	ApprovalTTL Duration `json:"approval_ttl"`
 	// DoomLoopGuardRequired makes pre_action_state_hash and state_source
-	// mandatory (seed 001 DOOM_LOOP_GUARD_REQUIRED).
+	// mandatory (QWED-Agent user guide, DOOM_LOOP_GUARD_REQUIRED).
 	DoomLoopGuardRequired bool `json:"doom_loop_guard_required"`
-	// MaxSteps is the conversation step limit (seed 000 §9.1: 50).
+	// MaxSteps is the conversation step limit (QWED-Agent spec v1.1 §9.1: 50).
 	MaxSteps int64 `json:"max_steps"`
 	// WithholdRefusals records refusals at authentication with their
 	// payload withheld (withhold.go). It is off in the state a log starts

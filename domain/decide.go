@@ -9,7 +9,8 @@ type Signer interface {
 	Sign(claims AttestationClaims) (string, error)
 }
 
-// AttestationClaims bind a decision to its request (DESIGN.md, issue 2).
+// AttestationClaims bind a decision to its request (invariant 1 of
+// docs/ARCHITECTURE.md: a replayed attestation is byte-identical).
 type AttestationClaims struct {
 	// Subject is the agent DID; Decision, ActionID, RequestDigest,
 	// ConversationID, Step, Seq and Partition bind the decision to the

@@ -42,7 +42,7 @@
 //
 // # Choices where the seeds leave room
 //
-//   - Fingerprints (seed 000 §9.3) are SHA-256 of the RFC 8785 form of
+//   - Fingerprints (QWED-Agent spec v1.1 §9.3) are SHA-256 of the RFC 8785 form of
 //     {"action_type","code","parameters","query","target"} with every member
 //     present: absent or empty strings and absent parameters are null. Tool
 //     calls with a context use the same object with action_type "tool_call"
@@ -54,11 +54,11 @@
 //     action.parameters, checked with the rest of the input before any rule.
 //   - allowed_engines restricts the QWED engines (math, logic, sql, code);
 //     the gate's own checks (tool, policy, security) are not engines.
-//     blocked_tools applies to action types as well as tools (seed 000 §3.1
+//     blocked_tools applies to action types as well as tools (QWED-Agent spec v1.1 §3.1
 //     blocks "database_write" and "file_delete").
 //   - SQL injection patterns (ClassifySQL) and blocked tools are security
 //     violations: DENIED with SEC-002 or AGENT-004, status BLOCKED, trust -2.
-//   - Unknown tools score 0.4 by default (seed 001's 0.2 for my_custom_tool
+//   - Unknown tools score 0.4 by default (the QWED-Agent user guide's 0.2 for my_custom_tool
 //     is an example of a different heuristic); they are denied whatever the
 //     score.
 //   - Attestations are issued for admitted decisions only (APPROVED with
@@ -73,6 +73,6 @@
 //   - A suspended agent may still log the execution of an action approved
 //     before its suspension: the audit trail stays complete.
 //   - Retries of one request (same source, id and scope: RequestScope) are
-//     answered by the caller from the log (DESIGN.md §2.4); Decide refuses a second decision
-//     for an action ID that is still open or has an approval (REQ-409).
+//     answered by the caller from the log (invariant 4, docs/ARCHITECTURE.md); Decide refuses a
+//     second decision for an action ID that is still open or has an approval (REQ-409).
 package domain

@@ -10,14 +10,14 @@ import (
 	"github.com/agentgate/agentgate/domain/jcs"
 )
 
-// Engine verdicts inside verify_action (issue 4, seed 000 §2.2-§2.3).
+// Engine verdicts inside verify_action (issue 4, QWED-Agent spec v1.1 §2.2-§2.3).
 //
 // The verification engine runs before Decide, outside the pure core (the
 // worker's Submit, in the caller's goroutine): Decide must not wait on a
 // solver, and a replay must reproduce the decision without re-running it.
 // The transport attaches the engine's answer to the command as an
 // EngineVerdict, and Decide combines it with the trust × risk matrix of
-// seed 001 as seed 000 §2.3 says:
+// the QWED-Agent user guide as QWED-Agent spec v1.1 §2.3 says:
 //
 //	VERIFIED  + low risk        APPROVED
 //	VERIFIED  + higher risk     APPROVED with an attestation (when trust allows)
@@ -27,13 +27,13 @@ import (
 //	CORRECTED + higher risk     PENDING (principal approval)
 //	UNCERTAIN (UNSUPPORTED, ERROR, TIMEOUT) + any   PENDING
 //	BLOCKED, or a critical/high finding             DENIED, QWED-SEC-002, a
-//	                            security violation (trust -2, seed 000 §8.3)
+//	                            security violation (trust -2, QWED-Agent spec v1.1 §8.3)
 //
 // The trust × risk matrix is applied first and can only make the answer
-// stricter: a risk the agent's trust level denies is denied whatever the
-// engine says, and PENDING stays PENDING. Seed 000 §2.3 knows two risk
-// levels; "low" is seed 001's LOW, and medium, high and critical count as
-// "high" (fail closed).
+// stricter: a risk the agent's trust level denies is denied whatever the engine
+// says, and PENDING stays PENDING. QWED-Agent spec v1.1 §2.3 knows two risk
+// levels; "low" is the QWED-Agent user guide's LOW, and medium, high and
+// critical count as "high" (fail closed).
 //
 // Routing: calculate -> math, verify_logic -> logic, execute_sql -> sql,
 // execute_code -> code (and the database_* types -> sql). An engine outside
@@ -44,8 +44,8 @@ import (
 // decided by the rules alone, as before.
 //
 // The sql engine's statement class sets the action's risk when its verdict
-// carries one (DESIGN.md §4); without it the tokenizer of sqlrisk.go
-// classifies the query as before.
+// carries one (docs/ARCHITECTURE.md, "Where the specifications disagree"); without it
+// the tokenizer of sqlrisk.go classifies the query as before.
 
 // EngineVerdict is a verification engine's answer on an action's query or
 // code, attached to a verify_action command by the transport before Decide
@@ -55,7 +55,7 @@ type EngineVerdict struct {
 	Engine string `json:"engine"`
 	// EngineVersion is the version of its capabilities document.
 	EngineVersion string `json:"engine_version,omitempty"`
-	// Status is the engine's status (seed 002 §6.2).
+	// Status is the engine's status (QWED protocol v1.0 §6.2).
 	Status engines.Status `json:"status"`
 	// OutcomeDigest is the hex SHA-256 of the RFC 8785 form of the
 	// engine's outcome (status, result, corrected, findings, error).

@@ -34,11 +34,11 @@ const (
 	EvLogCheckpointed EventType = "log.checkpointed"
 )
 
-// Event is one entry of the log: a tagged union whose Type says which
-// payload is set. Seq and Prev chain the log (DESIGN.md §2.3): Seq is the
-// per-partition position (gap-free, from 1) and Prev the hex SHA-256 of the
-// previous event's encoded bytes ("" for seq 1). Decide sets every field
-// but Prev; the log writer sets Prev.
+// Event is one entry of the log: a tagged union whose Type says which payload is
+// set. Seq and Prev chain the log (invariant 3, docs/ARCHITECTURE.md): Seq is
+// the per-partition position (gap-free, from 1) and Prev the hex SHA-256 of the
+// previous event's encoded bytes ("" for seq 1). Decide sets every field but
+// Prev; the log writer sets Prev.
 type Event struct {
 	Seq       uint64    `json:"seq"`
 	Prev      string    `json:"prev"`
@@ -83,7 +83,7 @@ type AgentRegistered struct {
 	TokenHash   string      `json:"token_hash"`
 }
 
-// Decision is the gate's answer (seed 000 §4.3).
+// Decision is the gate's answer (QWED-Agent spec v1.1 §4.3).
 type Decision string
 
 // The decisions.
@@ -117,7 +117,7 @@ type ActionDecided struct {
 
 	// RequestDigest is the hex SHA-256 of the RFC 8785 form of the request
 	// body (action, context, options); Fingerprint the hex SHA-256 of the
-	// RFC 8785 form of seed 000 §9.3's fields; StateFingerprint the LOOP-004
+	// RFC 8785 form of the QWED-Agent spec v1.1 §9.3's fields; StateFingerprint the LOOP-004
 	// fingerprint (action + pre_action_state_hash), "" without a state hash.
 	RequestDigest    string `json:"request_digest"`
 	Fingerprint      string `json:"fingerprint,omitempty"`
@@ -150,7 +150,7 @@ type ActionDecided struct {
 	// conversation displaces when the agent already holds MaxConversations
 	// (the least recently updated): the fold and the projections forget it.
 	ConversationEvicted string `json:"conversation_evicted,omitempty"`
-	// Budget is the budget left after the decision (seed 000 §4.2).
+	// Budget is the budget left after the decision (QWED-Agent spec v1.1 §4.2).
 	Budget BudgetRemaining `json:"budget_remaining"`
 	// OutcomeDigest is the engine verdict's outcome digest, when a
 	// verdict was applied (issue 4).
@@ -168,7 +168,7 @@ type ActionDecided struct {
 // no action and no approval (Apply).
 func (d *ActionDecided) Denied() bool { return d.Decision == Denied || d.Decision == BudgetExceeded }
 
-// Verification is the verification block of seed 000 §4.2.
+// Verification is the verification block of the QWED-Agent spec v1.1 §4.2.
 type Verification struct {
 	Status       string   `json:"status"`
 	Engine       string   `json:"engine,omitempty"`

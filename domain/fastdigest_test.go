@@ -301,7 +301,7 @@ func TestFastDigestsMatchGeneralPath(t *testing.T) {
 }
 
 // TestFastDigestsTakenForOrdinaryRequests pins that the requests the gate
-// sees every day (the seed 001 example, parameters, estimates, state hash,
+// sees every day (the QWED-Agent user guide's example, parameters, estimates, state hash,
 // options, tool calls) take the fast path, with the general path's digests.
 func TestFastDigestsTakenForOrdinaryRequests(t *testing.T) {
 	hash := strings.Repeat("0123456789abcdef", 4)

@@ -9,7 +9,8 @@ import (
 	"github.com/agentgate/agentgate/domain/jcs"
 )
 
-// Fingerprints and request digests (seed 000 §9.3, DESIGN.md §4).
+// Fingerprints and request digests (QWED-Agent spec v1.1 §9.3;
+// docs/ARCHITECTURE.md, "Where the specifications disagree").
 //
 // The raw JSON of the hashed objects is written here and canonicalized by
 // jcs (RFC 8785); only the canonical bytes are hashed, so the digests do not

@@ -97,7 +97,7 @@ func TrustRequestIDFor(r RequestID) string {
 	return derivedID("trust_", idKindTrust, trustIDHexLen, r)
 }
 
-// DIDFor returns the DID of an agent (seed 000 §3.4).
+// DIDFor returns the DID of an agent (QWED-Agent spec v1.1 §3.4).
 func DIDFor(agentID string) string { return "did:qwed:agent:" + agentID }
 
 // isSHA256Hex reports whether s is exactly 64 lowercase hex digits.

@@ -11,10 +11,10 @@ import (
 // Limits JSON. Input accepts two spellings of the same limits, in one
 // object or mixed:
 //
-//   - the flat form of seed 000 §3.1 (max_daily_cost_usd, max_per_request_cost_usd,
+//   - the flat form of the QWED-Agent spec v1.1 §3.1 (max_daily_cost_usd, max_per_request_cost_usd,
 //     max_requests_per_hour, max_requests_per_day, max_tokens_per_request,
 //     max_daily_tokens, max_tool_calls_per_hour, max_high_risk_calls_per_day);
-//   - the nested form of seed 000 §6.1 (cost.max_daily_usd, cost.max_per_request_usd,
+//   - the nested form of the QWED-Agent spec v1.1 §6.1 (cost.max_daily_usd, cost.max_per_request_usd,
 //     requests.max_per_hour, requests.max_per_day, tokens.max_per_request,
 //     tokens.max_daily, tools.max_calls_per_hour, tools.high_risk_calls_remaining,
 //     the last being the per-day high-risk limit).
@@ -179,7 +179,7 @@ func (l *Limits) validate() *Error {
 }
 
 // BudgetStatus is the reply of GET /agents/{id}/budget: the nested shape of
-// seed 000 §6.1 with the current figures. A max_* member is omitted when the
+// QWED-Agent spec v1.1 §6.1 with the current figures. A max_* member is omitted when the
 // agent has no limit on that dimension.
 type BudgetStatus struct {
 	Cost     CostStatus    `json:"cost"`
@@ -226,7 +226,7 @@ type ToolStatus struct {
 	HighRiskCallsToday     int64      `json:"high_risk_calls_today"`
 }
 
-// BudgetView renders the agent's budget at now (seed 000 §6.1): limits,
+// BudgetView renders the agent's budget at now (QWED-Agent spec v1.1 §6.1): limits,
 // today's figures (zero when the last activity was on an earlier UTC day),
 // the sliding-hour counts and when each window resets. It does not modify
 // the agent.

@@ -8,7 +8,7 @@ import (
 )
 
 // TestSeed000_3_1_And_6_1_LimitsJSON pins the two budget spellings: the flat
-// form of seed 000 §3.1, the nested form of §6.1, their mixture, and the
+// form of the QWED-Agent spec v1.1 §3.1, the nested form of §6.1, their mixture, and the
 // errors; the encoding is always flat.
 func TestSeed000_3_1_And_6_1_LimitsJSON(t *testing.T) {
 	full := Limits{MaxDailyCost: 100 * MicrosPerUSD, MaxPerRequestCost: MicrosPerUSD, MaxRequestsPerHour: 1000,

@@ -47,10 +47,11 @@ var (
 	codecDirs = []string{"eventjson", "strictjson"}
 )
 
-// pureImports is the one allow-list of domain/ (DESIGN.md §2.1, §5): pure
-// computation only. Nothing here does IO, reads a clock, draws randomness
-// or logs; what could (sync, time, context, io, reflect, unsafe) is
-// granted only to the packages that need it, with the reason.
+// pureImports is the one allow-list of domain/ (invariant 1 of
+// docs/ARCHITECTURE.md, and its layout): pure computation only. Nothing here does IO, reads
+// a clock, draws randomness or logs; what could (sync, time, context, io,
+// reflect, unsafe) is granted only to the packages that need it, with the
+// reason.
 var pureImports = []pureImport{
 	{"bytes", nil, "byte slices"},
 	{"cmp", nil, "ordering"},
@@ -155,9 +156,9 @@ func purityFaults(fset *token.FileSet, dir, name string, src any) ([]string, err
 	return faults, nil
 }
 
-// TestDesign5_DomainIsPure pins invariant 1 (DESIGN.md §2.1, §5) for every
-// package under domain/ — the rules, the codecs, the engines: each
-// non-test file imports only what pureImports grants its package, never
+// TestDesign5_DomainIsPure pins invariant 1 of docs/ARCHITECTURE.md (and the
+// layout) for every package under domain/ — the rules, the codecs, the engines:
+// each non-test file imports only what pureImports grants its package, never
 // reads the clock and starts no goroutine; every package is listed in
 // domainPackages.
 func TestDesign5_DomainIsPure(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"github.com/agentgate/agentgate/domain/engines"
 )
 
-// POST /verify in the log (seed 002 §10.4 audit logging; issue 4).
+// POST /verify in the log (QWED protocol v1.0 §10.4 audit logging; issue 4).
 //
 // The QWED protocol service runs the engines on a /verify call (single or
 // batch) outside the pure core, then submits one qwed.verify command that

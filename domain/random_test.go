@@ -18,7 +18,7 @@ var (
 )
 
 // TestRandomCommandSequence runs seeded random command sequences and checks
-// invariant 1 (DESIGN.md §2) three ways:
+// invariant 1 (docs/ARCHITECTURE.md) three ways:
 //
 //	(a) the events, encoded and decoded as the log does, folded into a fresh
 //	    state give byte-identical state JSON;
@@ -110,8 +110,9 @@ func inHour(ts []time.Time, now time.Time) []time.Time {
 	return out
 }
 
-// firstCrossed returns the name of the first budget limit the request
-// crosses, in the order of DESIGN.md §4, or "".
+// firstCrossed returns the name of the first budget limit the request crosses,
+// in the order of docs/ARCHITECTURE.md ("Where the specifications disagree"), or
+// "".
 func (a *mAgent) firstCrossed(now time.Time, cost USD, tokens int64, tool, high bool) string {
 	a.roll(now)
 	l := a.limits

@@ -117,7 +117,7 @@ func decisionStatus(d *ActionDecided) int {
 	return 403
 }
 
-// RegistrationReply is the reply to POST /agents/register (seed 000 §3.2),
+// RegistrationReply is the reply to POST /agents/register (QWED-Agent spec v1.1 §3.2),
 // without agent_token, which the transport adds.
 type RegistrationReply struct {
 	AgentID     string      `json:"agent_id"`
@@ -132,7 +132,7 @@ type RegistrationReply struct {
 	TrustLevel  TrustLevel  `json:"trust_level"`
 }
 
-// DecisionReply is the reply to a verify_action or tool call (seed 000 §4.2).
+// DecisionReply is the reply to a verify_action or tool call (QWED-Agent spec v1.1 §4.2).
 type DecisionReply struct {
 	ActionID        string          `json:"action_id"`
 	Decision        Decision        `json:"decision"`
@@ -146,7 +146,7 @@ type DecisionReply struct {
 	Tool            string          `json:"tool_name,omitempty"`
 	TrustChange     *TrustChange    `json:"trust_change,omitempty"`
 	// CorrectedAction is the action to execute instead, on a CORRECTED
-	// decision, and CorrectedDigest its digest (seed 000 §2.3, §4.3).
+	// decision, and CorrectedDigest its digest (QWED-Agent spec v1.1 §2.3, §4.3).
 	CorrectedAction *Action `json:"corrected_action,omitempty"`
 	CorrectedDigest string  `json:"corrected_digest,omitempty"`
 }

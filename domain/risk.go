@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// TrustLevel is 0 (untrusted) to 3 (trusted), seed 000 §8.1.
+// TrustLevel is 0 (untrusted) to 3 (trusted), QWED-Agent spec v1.1 §8.1.
 type TrustLevel int
 
 // The trust levels.
@@ -57,7 +57,7 @@ func (t *TrustLevel) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Risk is an action's risk level (seed 001 table).
+// Risk is an action's risk level (QWED-Agent user guide, "Risk assessment").
 type Risk string
 
 // The risk levels, in increasing order.

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Named limits of the rules (DESIGN.md §2.7), in addition to those in
+// Named limits of the rules (invariant 7, docs/ARCHITECTURE.md), in addition to those in
 // state.go.
 const (
 	// MaxConversations bounds the conversations kept per agent; a decision
@@ -179,7 +179,7 @@ func (d *decider) agentCredentials(allowSuspended bool) (*Agent, *Error) {
 	return a, nil
 }
 
-// tokenMatches compares two token hashes in constant time (seed 000 §9.8).
+// tokenMatches compares two token hashes in constant time (QWED-Agent spec v1.1 §9.8).
 // Hashes are 64 hex digits; anything else never matches.
 func tokenMatches(presented, stored string) bool {
 	const n = 64

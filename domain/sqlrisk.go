@@ -5,7 +5,8 @@ import (
 	"strings"
 )
 
-// SQL risk classification for execute_sql (DESIGN.md §4).
+// SQL risk classification for execute_sql (docs/ARCHITECTURE.md, "Where the
+// specifications disagree").
 //
 // This is a small, conservative classifier built on a tokenizer, not a
 // parser: it knows strings, quoted identifiers, dollar quotes and comments

@@ -5,10 +5,10 @@ import (
 	"testing"
 )
 
-// TestDesign4_SQLRisk pins the SQL classification of DESIGN.md §4: reads
-// low, bounded writes high, unbounded or structural changes critical,
-// injection patterns critical with a security violation, and strings and
-// comments never mistaken for statements.
+// TestDesign4_SQLRisk pins the SQL classification of docs/ARCHITECTURE.md
+// ("Where the specifications disagree"): reads low, bounded writes high,
+// unbounded or structural changes critical, injection patterns critical with a
+// security violation, and strings and comments never mistaken for statements.
 func TestDesign4_SQLRisk(t *testing.T) {
 	cases := []struct {
 		sql       string

@@ -120,7 +120,7 @@ type OpenAction struct {
 	At             time.Time `json:"at"`
 }
 
-// Named limits (DESIGN.md §2.7).
+// Named limits (invariant 7, docs/ARCHITECTURE.md).
 const (
 	// RecentWindow is the number of decisions the denial-rate rule looks at.
 	RecentWindow = 100

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Trust (seed 000 §8). Degradation is decided with the decision that
+// Trust (QWED-Agent spec v1.1 §8). Degradation is decided with the decision that
 // triggers it and recorded in ActionDecided.Trust; the fold only follows.
 //
 //	security violation                                  -2 levels

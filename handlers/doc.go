@@ -1,8 +1,8 @@
 // Package handlers is the partition worker: the single writer of a
 // partition, which decides, appends and applies.
 //
-// The worker is the single writer of its partition (DESIGN.md §1). For each
-// batch of waiting commands, in order, it:
+// The worker is the single writer of its partition (docs/ARCHITECTURE.md, "The
+// path of one request"). For each batch of waiting commands, in order, it:
 //
 //  1. answers commands already decided (same RequestID) with their recorded
 //     event, without deciding them again;
@@ -12,7 +12,7 @@
 //  3. appends the batch's events to the log in one durable write (the
 //     commit point: nothing is answered before it returns), ending with a
 //     signed log.checkpointed event when the checkpoint policy makes one
-//     due (checkpoint.go, issue 5);
+//     due (checkpoint.go);
 //  4. applies the events to the projections with their checkpoint in one
 //     Pebble batch;
 //  5. answers every waiting caller.

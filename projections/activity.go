@@ -7,7 +7,7 @@ import (
 	"github.com/agentgate/agentgate/domain"
 )
 
-// Activity is one entry of the activity log (seed 000 §7.1).
+// Activity is one entry of the activity log (QWED-Agent spec v1.1 §7.1).
 type Activity struct {
 	ActivityID     string             `json:"activity_id"`
 	AgentID        string             `json:"agent_id"`
@@ -65,7 +65,7 @@ type ActivityCost struct {
 	Actual bool       `json:"actual"`
 }
 
-// Summary is the summary block of the audit query API (seed 000 §7.2).
+// Summary is the summary block of the audit query API (QWED-Agent spec v1.1 §7.2).
 type Summary struct {
 	TotalActions   int64      `json:"total_actions"`
 	Approved       int64      `json:"approved"`

@@ -798,7 +798,7 @@ func (s *Store) RequestSeq(r domain.RequestID) (uint64, error) {
 	return binary.BigEndian.Uint64(b), nil
 }
 
-// ActivityPage is the answer of the audit query API (seed 000 §7.2).
+// ActivityPage is the answer of the audit query API (QWED-Agent spec v1.1 §7.2).
 type ActivityPage struct {
 	Summary    Summary    `json:"summary"`
 	Activities []Activity `json:"activities"`

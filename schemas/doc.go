@@ -1,5 +1,5 @@
 // Package schemas holds the JSON Schemas (draft 2020-12) of the QWED
-// protocol (seed 002), embedded in the binary: the verification request
+// protocol (QWED protocol v1.0), embedded in the binary: the verification request
 // (§5.1), the batch request (§5.3), the response (§6.1 with the error body
 // of §8.4), the batch response (§6.4) and the engine parameters of §5.2.
 //

@@ -184,8 +184,9 @@ func TestSeed002_5_2_ParamsSchemas(t *testing.T) {
 }
 
 // TestDesign6_ViolationsAreSorted pins that the violations of one document
-// come in one order however often it is validated (DESIGN.md §6: sort
-// jsonschema errors before returning or hashing them).
+// come in one order however often it is validated (sort
+// jsonschema errors before returning or hashing them, so that a digest of
+// them is a function of the document).
 func TestDesign6_ViolationsAreSorted(t *testing.T) {
 	doc := `{"type":"x","params":1,"options":{"timeout_ms":1,"include_proof":1,"include_attestation":"n"},"metadata":{"request_id":1,"trace_id":2,"correlation_id":3}}`
 	first, _ := json.Marshal(validate(t, Request(), doc))

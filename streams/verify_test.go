@@ -64,7 +64,8 @@ func logOf(records []streams.Record) *sliceLog {
 	return l
 }
 
-// DESIGN.md §2.3: VerifyChain accepts an intact chain from any position.
+// invariant 3 (docs/ARCHITECTURE.md): VerifyChain accepts an intact chain from
+// any position.
 func TestVerifyChainAcceptsIntactChain(t *testing.T) {
 	l := logOf(chain(10))
 	for _, from := range []uint64{0, 1, 2, 5, 10, 11, 100} {
@@ -77,7 +78,7 @@ func TestVerifyChainAcceptsIntactChain(t *testing.T) {
 	}
 }
 
-// DESIGN.md §2.3: VerifyChain reports the first broken position.
+// invariant 3 (docs/ARCHITECTURE.md): VerifyChain reports the first broken position.
 func TestVerifyChainReportsFirstBrokenPosition(t *testing.T) {
 	cases := []struct {
 		name    string
@@ -133,8 +134,8 @@ func TestVerifyChainReportsFirstBrokenPosition(t *testing.T) {
 	}
 }
 
-// DESIGN.md §2.3: a log whose records stop short of its head, or whose
-// last record does not hash to the head, is broken.
+// invariant 3 (docs/ARCHITECTURE.md): a log whose records stop short of its
+// head, or whose last record does not hash to the head, is broken.
 func TestVerifyChainChecksTheHead(t *testing.T) {
 	rs := chain(10)
 	l := logOf(rs)

@@ -25,7 +25,7 @@ func userDocs(t *testing.T) []string {
 // TestDocsCiteOnlyWhatTheRepositoryHolds keeps the README and docs/ from
 // citing documents a reader of the repository does not have: the project's
 // private brief (DESIGN.md) and the specification files by their file names
-// ("seed 000 §6.1", "seeds/…"). The specifications are named by title and
+// ("QWED-Agent spec v1.1 §6.1", "seeds/…"). The specifications are named by title and
 // section (docs/specs.md).
 func TestDocsCiteOnlyWhatTheRepositoryHolds(t *testing.T) {
 	forbidden := []string{"design.md", "seed 00", "seeds/"}

@@ -22,7 +22,7 @@ func exportCmd() *cobra.Command {
 	var dataDir, agent, from, to, format, out string
 	cmd := &cobra.Command{
 		Use:   "export --data DIR --agent ID [--from T] [--to T] --format json|csv|pdf --out FILE",
-		Short: "Write an agent's compliance report (seed 000 §7.3) from the log: a verifiable JSON bundle, CSV or PDF",
+		Short: "Write an agent's compliance report (QWED-Agent spec v1.1 §7.3) from the log: a verifiable JSON bundle, CSV or PDF",
 		Long: `Write the compliance report of an agent over [--from, --to) from the event log: agent,
 principal, period, the checkpoint it was produced at, summary figures, decisions and denial
 rate per day, trust-level history, budget usage against limits, denied and pending actions

@@ -10,7 +10,7 @@ import (
 )
 
 // rateFlags configure the limits of the HTTP edge: the verify rate limit
-// (seed 002 §10.3), the limit on refused requests and the connection caps
+// (QWED protocol v1.0 §10.3), the limit on refused requests and the connection caps
 // (issue 11).
 type rateFlags struct {
 	r        httpapi.RateLimit

@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 )
 
-// Status is a verification status of seed 002 §6.2.
+// Status is a verification status of the QWED protocol v1.0 §6.2.
 type Status string
 
-// The statuses of seed 002 §6.2.
+// The statuses of the QWED protocol v1.0 §6.2.
 const (
 	Verified    Status = "VERIFIED"
 	Failed      Status = "FAILED"
@@ -19,7 +19,7 @@ const (
 	Unsupported Status = "UNSUPPORTED"
 )
 
-// HTTPStatus is the HTTP code seed 002 §6.2 gives the status (500 for a
+// HTTPStatus is the HTTP code QWED protocol v1.0 §6.2 gives the status (500 for a
 // status it does not know).
 func (s Status) HTTPStatus() int {
 	switch s {
@@ -36,7 +36,7 @@ func (s Status) HTTPStatus() int {
 	}
 }
 
-// Request is one verification request (seed 002 §5.1) as an engine sees
+// Request is one verification request (QWED protocol v1.0 §5.1) as an engine sees
 // it: the transport has validated the envelope against the JSON Schema.
 type Request struct {
 	// Query is the content to verify (1..MaxQueryBytes bytes).
@@ -51,11 +51,11 @@ type Request struct {
 	IncludeProof bool
 }
 
-// MaxQueryBytes is the query length limit of seed 002 §5.1 and §10.1
+// MaxQueryBytes is the query length limit of the QWED protocol v1.0 §5.1 and §10.1
 // (QWED-REQ-004 beyond it).
 const MaxQueryBytes = 100000
 
-// Problem is an error of seed 002 §8.4: a code of §8.3, a message and
+// Problem is an error of the QWED protocol v1.0 §8.4: a code of §8.3, a message and
 // details (position, expected and found for syntax errors).
 type Problem struct {
 	Code    string         `json:"code"`
@@ -96,7 +96,7 @@ type Outcome struct {
 	Err *Problem
 }
 
-// Capabilities is an engine's capabilities document (seed 002 §4.2),
+// Capabilities is an engine's capabilities document (QWED protocol v1.0 §4.2),
 // served by GET /engines.
 type Capabilities struct {
 	EngineID     string          `json:"engine_id"`

@@ -1,7 +1,8 @@
-// Package jcs computes the RFC 8785 JSON Canonicalization Scheme (JCS) form
-// of a JSON text. agentgate hashes canonical JSON for fingerprints, request
-// digests and attestation digests (DESIGN.md §4), so two requests that differ
-// only in whitespace, member order or number spelling hash alike.
+// Package jcs computes the RFC 8785 JSON Canonicalization Scheme (JCS) form of a
+// JSON text. agentgate hashes canonical JSON for fingerprints, request digests
+// and attestation digests (docs/ARCHITECTURE.md, "Where the specifications
+// disagree"), so two requests that differ only in whitespace, member order or
+// number spelling hash alike.
 //
 // The canonical form is:
 //

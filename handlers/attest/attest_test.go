@@ -128,10 +128,11 @@ func TestRFC6979DeterministicNonce(t *testing.T) {
 	}
 }
 
-// frozenToken is the attestation of typicalClaims by node "node-1" with the
-// RFC 7517 key. It must never change: a replay reproduces attestations byte
-// for byte (DESIGN.md §2.1). Its signature was reproduced independently with
-// Python cryptography 48 (OpenSSL, ECDSA deterministic_signing=True).
+// frozenToken is the attestation of typicalClaims by node "node-1" with the RFC
+// 7517 key. It must never change: a replay reproduces attestations byte for byte
+// (invariant 1, docs/ARCHITECTURE.md). Its signature was reproduced
+// independently with Python cryptography 48 (OpenSSL, ECDSA
+// deterministic_signing=True).
 const frozenToken = "eyJhbGciOiJFUzI1NiIsImtpZCI6ImNuLUlfV05NQ2xlaGlWcDUxaV8wVnBPRU5XMXVwRWVyQThzRWFtNWhuLXMiLCJ0eXAiOiJxd2VkLWF0dGVzdGF0aW9uK2p3dCJ9" +
 	".eyJpc3MiOiJkaWQ6cXdlZDpub2RlOm5vZGUtMSIsInN1YiI6ImRpZDpxd2VkOmFnZW50OmFnZW50XzdmM2MiLCJqdGkiOiJhY3RfMDAwMSIsImlhdCI6MTc0MTk2NDk2NiwiZGVjaXNpb24iOiJBUFBST1ZFRCIsInJlcXVlc3RfZGlnZXN0Ijoic2hhMjU2OjlmODZkMDgxODg0YzdkNjU5YTJmZWFhMGM1NWFkMDE1YTNiZjRmMWIyYjBiODIyY2QxNWQ2YzE1YjBmMDBhMDgiLCJhZ2VudF9pZCI6ImFnZW50XzdmM2MiLCJjb252ZXJzYXRpb25faWQiOiJjb252LTAwMSIsInN0ZXAiOjMsInNlcSI6NDIsInBhcnRpdGlvbiI6MSwicmlza19sZXZlbCI6ImhpZ2gifQ" +
 	".LTSSBTBDH6oWWQGQr0qzahYGNh3tmUGy5NxDqhzV2XAcKzSwKr8aAIETSEO8lppsHGL8ZUbHCJACRxySvt4JRA"

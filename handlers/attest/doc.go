@@ -1,6 +1,7 @@
 // Package attest issues and verifies agentgate's decision attestations:
 // ES256 JSON Web Tokens (RFC 7519, RFC 7518 §3.4) that bind a decision to
-// its request digest and its log position (seed 003, DESIGN.md §2.1).
+// its request digest and its log position (the attestations of QWED A2A;
+// invariant 1 of docs/ARCHITECTURE.md).
 //
 // Signing keys are P-256 keys kept in a Keyring under dataDir/keys/, one
 // PKCS#8 PEM file (mode 0600) per key, named by creation sequence and key

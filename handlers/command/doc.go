@@ -11,7 +11,7 @@
 //     (unknown, repeated and wrong-case members, wrong types, malformed
 //     JSON and trailing data are QWED-REQ-001 naming the member or the
 //     offset), the field bounds (domain.CheckBounds, QWED-REQ-004), the
-//     agent fields of seed 000 §4.1 (agent_id checked, agent_token hashed)
+//     agent fields of QWED-Agent spec v1.1 §4.1 (agent_id checked, agent_token hashed)
 //     and the secrets minted for a command (an agent token, an API key),
 //     of which only the hash enters the command;
 //   - Transport.Build, the one path from an endpoint, its input and the
@@ -19,7 +19,7 @@
 //     principal and token hash; Built renders the answer from the recorded
 //     event (domain.Reply, a minted secret added to the answer of the
 //     request that minted it) and checks that the event is this request's;
-//   - the CloudEvent commands of DESIGN.md §3 (ForEvent, EventTypes,
+//   - the CloudEvent commands of docs/ARCHITECTURE.md's contracts (ForEvent, EventTypes,
 //     BuildEvent) and the refusal of a source in the HTTP API's namespace;
 //   - Rejection, a refusal with its status and catalogue error, its error
 //     body, and RejectionCommand, the one builder of the audit record

@@ -7,8 +7,8 @@ import (
 	"github.com/agentgate/agentgate/domain"
 )
 
-// eventEndpoints maps the CloudEvent types of DESIGN.md §3 (on POST
-// /events and the requests topic) to the endpoint whose JSON body is
+// eventEndpoints maps the CloudEvent types of docs/ARCHITECTURE.md's contracts
+// (on POST /events and the requests topic) to the endpoint whose JSON body is
 // their data.
 var eventEndpoints = map[string]*Endpoint{
 	string(domain.CmdRegisterAgent):   RegisterAgent,

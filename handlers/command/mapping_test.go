@@ -7,8 +7,8 @@ import (
 	"github.com/agentgate/agentgate/handlers/command"
 )
 
-// DESIGN.md §3: the CloudEvent -> Command mapping used outside HTTP refuses
-// what POST /events refuses, with the same codes.
+// The contracts (docs/ARCHITECTURE.md): the CloudEvent -> Command mapping used
+// outside HTTP refuses what POST /events refuses, with the same codes.
 func TestBuildEventRefusesLikeEvents(t *testing.T) {
 	id := domain.RequestID{Source: "kafka-test", ID: "1"}
 	cases := []struct {

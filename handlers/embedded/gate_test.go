@@ -33,7 +33,7 @@ func TestWorkerRetriedRequestGetsRecordedDecision(t *testing.T) {
 	if g.Worker.Head().Seq != head {
 		t.Fatalf("retry appended: head %d -> %d", head, g.Worker.Head().Seq)
 	}
-	// The same step under a new request id is a replay (seed 000 §9.2).
+	// The same step under a new request id is a replay (QWED-Agent spec v1.1 §9.2).
 	replay := g.Submit(t, gatetest.Verify(agent, "v2", "c1", 1, "2+2"))
 	if replay.Decided == nil || replay.Decided.Error == nil || replay.Decided.Error.Code != domain.CodeReplay {
 		t.Fatalf("replayed step: %+v", replay.Decided)

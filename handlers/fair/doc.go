@@ -1,6 +1,6 @@
 // Package fair shares a fixed number of slots (engine runs, solver
 // processes) fairly among tenants: principals first, then the agents of
-// each principal (issue 11 item 7).
+// each principal.
 //
 // # Who asks
 //

@@ -1,7 +1,7 @@
-// Package httpapi is agentgate's HTTP API: the endpoints of seed 000
+// Package httpapi is agentgate's HTTP API: the endpoints of the QWED-Agent spec v1.1
 // Appendix B, the principal and approval endpoints, CloudEvents over HTTP
 // on POST /events, and the operational endpoints (/healthz, /metrics,
-// /.well-known/jwks.json). See DESIGN.md §3.
+// /.well-known/jwks.json). See docs/ARCHITECTURE.md, "Contracts".
 //
 // Every write endpoint turns its request into one domain.Command and hands
 // it to the Gate (the partition worker); the answer is the recorded event,

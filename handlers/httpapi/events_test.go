@@ -48,11 +48,11 @@ func cloudEvent(mode cehttp.Mode, typ, id, subject, data string) cehttp.Event {
 	}
 }
 
-// TestDesign3_EventsRoundTrip pins POST /events in both modes (DESIGN.md
-// §3): register, verify, tool call, execution log, trust request and
-// approval resolution as CloudEvents, each answered by a <type>.reply
-// event in the request's mode whose data is the endpoint's body, with the
-// endpoint's status; a redelivered event gets the recorded decision.
+// TestDesign3_EventsRoundTrip pins POST /events in both modes (the contracts of
+// docs/ARCHITECTURE.md): register, verify, tool call, execution log, trust
+// request and approval resolution as CloudEvents, each answered by a
+// <type>.reply event in the request's mode whose data is the endpoint's body,
+// with the endpoint's status; a redelivered event gets the recorded decision.
 func TestDesign3_EventsRoundTrip(t *testing.T) {
 	for _, mode := range []cehttp.Mode{cehttp.ModeBinary, cehttp.ModeStructured} {
 		t.Run(mode.String(), func(t *testing.T) {
@@ -86,7 +86,7 @@ func TestDesign3_EventsRoundTrip(t *testing.T) {
 			}
 			actionID := data["action_id"].(string)
 
-			// agent_id and agent_token in the data (seed 000 §4.1), no subject.
+			// agent_id and agent_token in the data (QWED-Agent spec v1.1 §4.1), no subject.
 			status, _, data = g.sendEvent(cloudEvent(mode, "qwed.agent.tool.verify", "t-1", "",
 				fmt.Sprintf(`{"agent_id":%q,"agent_token":%q,"tool_call":{"tool_name":"send_email","parameters":{"to":"x"}}}`, agentID, token)), nil)
 			if status != 202 || data["decision"] != "PENDING" {

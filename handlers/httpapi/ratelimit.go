@@ -16,7 +16,7 @@ import (
 const MaxRateClients = 65536
 
 // RateLimit bounds the QWED protocol's verifications (POST /verify and the
-// qwed.verify CloudEvent), as seed 002 §10.3 asks: a token bucket per
+// qwed.verify CloudEvent), as QWED protocol v1.0 §10.3 asks: a token bucket per
 // principal and one shared by all, each with its burst allowance. A
 // request over either is refused with QWED-AUTH-004 (429) and a
 // Retry-After header. The zero value sets no limit.

@@ -164,8 +164,8 @@ func TestIdempotencyKeyBoundary(t *testing.T) {
 	}
 }
 
-// TestIdempotency pins DESIGN.md §2.4 over HTTP: the same Idempotency-Key
-// twice gets the same answer and the log holds one event.
+// TestIdempotency pins invariant 4 (docs/ARCHITECTURE.md) over HTTP: the same
+// Idempotency-Key twice gets the same answer and the log holds one event.
 func TestIdempotency(t *testing.T) {
 	g := newTestGate(t, gateOptions{})
 	key := g.issueKey("org_a")
@@ -194,7 +194,7 @@ func TestIdempotency(t *testing.T) {
 }
 
 // TestIdempotentRegistrationReturnsTokenOnce pins that a retried
-// registration gets the reply without the token (seed 000 §3.2: returned
+// registration gets the reply without the token (QWED-Agent spec v1.1 §3.2: returned
 // once).
 func TestIdempotentRegistrationReturnsTokenOnce(t *testing.T) {
 	g := newTestGate(t, gateOptions{})

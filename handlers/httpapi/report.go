@@ -26,7 +26,7 @@ var reportContentTypes = map[string]string{
 }
 
 // getComplianceReport answers GET /agents/{id}/compliance-report?from&to&
-// format=json|csv|pdf (seed 000 §7.3): the report built from the log (see
+// format=json|csv|pdf (QWED-Agent spec v1.1 §7.3): the report built from the log (see
 // handlers/history/report); json is the verifiable, tenant-scoped bundle. Auth as
 // the other reads of an agent. The period is [from, to), at most
 // MaxActivityPeriod, with the defaults of the activity query. At most

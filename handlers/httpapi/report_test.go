@@ -54,7 +54,7 @@ func newReportGate(t *testing.T, opts ...func(*Config)) *testGate {
 	return tg
 }
 
-// Seed 000 §7.3: GET /agents/{id}/compliance-report in the three formats,
+// QWED-Agent spec v1.1 §7.3: GET /agents/{id}/compliance-report in the three formats,
 // for the owning principal (another principal is refused); the JSON is a
 // bundle that verifies offline; a bad format is QWED-REQ-001.
 func TestSeed000_7_3_ComplianceReport(t *testing.T) {

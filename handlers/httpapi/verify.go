@@ -36,7 +36,7 @@ func qwedService(cfg *Config) *verify.Service {
 	return s
 }
 
-// postVerify serves POST /verify (seed 002 §5, §6): principal API key
+// postVerify serves POST /verify (QWED protocol v1.0 §5, §6): principal API key
 // required (X-API-Key), QWED-Protocol-Version negotiated, every answer a
 // §6.1/§6.4 body or a §8.4 error body.
 func (a *api) postVerify(w http.ResponseWriter, r *http.Request) {
@@ -95,7 +95,7 @@ func (a *api) verifyAnswered(ctx context.Context, c *call, ans verify.Answer) {
 }
 
 // getEngines serves GET /engines: each engine's capabilities document
-// (seed 002 §4.2).
+// (QWED protocol v1.0 §4.2).
 func (a *api) getEngines(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set(verify.VersionHeader, verify.ProtocolVersion)
 	writeJSON(w, http.StatusOK, a.qwed.EnginesDocument())

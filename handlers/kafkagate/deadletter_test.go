@@ -15,11 +15,11 @@ import (
 	"github.com/agentgate/agentgate/handlers/kafkagate"
 )
 
-// DESIGN.md §1 step 1, issue 3: each kind of undecodable input — an
-// unknown CloudEvent type, data that is not JSON, a body that breaks the
-// endpoint's schema (a missing member, a member of the wrong type) — goes
-// to agentgate.deadletter with the reason and its origin, gets an error
-// reply with the catalogue code when replyto is set (none when it is not),
+// the request path, step 1 (docs/ARCHITECTURE.md), issue 3: each kind of
+// undecodable input — an unknown CloudEvent type, data that is not JSON, a body
+// that breaks the endpoint's schema (a missing member, a member of the wrong
+// type) — goes to agentgate.deadletter with the reason and its origin, gets an
+// error reply with the catalogue code when replyto is set (none when it is not),
 // is audited as a rejection, and the partition keeps deciding.
 func TestKafkaDeadLetterEachKindAndPartitionGoesOn(t *testing.T) {
 	_, brokers := broker(t)

@@ -18,7 +18,7 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the Kafka reply fixtures in s
 
 const fixtureDir = "../../schemas/testdata"
 
-// fixtureReplyBody is seed 000 §4.1's verify_action response (APPROVED).
+// fixtureReplyBody is QWED-Agent spec v1.1 §4.1's verify_action response (APPROVED).
 const fixtureReplyBody = `{"action_id":"act_9f2c4e6a8b0d1f3e5a7c","decision":"APPROVED","conversation_id":"conv_123","step_number":5,` +
 	`"verification":{"status":"VERIFIED","engine":"sql","risk_level":"low","checks_passed":["context_valid","within_step_limit","no_replay","no_repetition","action_type_known","engine_allowed","engine_verified","trust_sufficient","within_budget"]},` +
 	`"budget_remaining":{"daily_cost_usd":"49.90","hourly_requests":999}}`

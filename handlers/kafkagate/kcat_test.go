@@ -13,9 +13,10 @@ import (
 	"github.com/agentgate/agentgate/client"
 )
 
-// DESIGN.md §3 interop: an independent client (Debian's kcat, librdkafka)
-// publishes a binary-mode CloudEvent with ce_* headers, keyed by agent with
-// Kafka's murmur2 partitioner, and reads the reply by correlationid.
+// The contracts (docs/ARCHITECTURE.md), interop: an independent client (Debian's
+// kcat, librdkafka) publishes a binary-mode CloudEvent with ce_* headers, keyed
+// by agent with Kafka's murmur2 partitioner, and reads the reply by
+// correlationid.
 func TestKcatBinaryModeRequestReply(t *testing.T) {
 	kcat, err := exec.LookPath("kcat")
 	if err != nil {
@@ -62,10 +63,10 @@ func TestKcatBinaryModeRequestReply(t *testing.T) {
 	}
 }
 
-// DESIGN.md §3 interop, structured mode: kcat publishes the whole event as
-// the value (content-type application/cloudevents+json, data inline), the
-// gate decides it and answers in structured mode too: the reply read by
-// kcat is a CloudEvent JSON document of type <type>.reply carrying the
+// The contracts (docs/ARCHITECTURE.md), interop, structured mode: kcat publishes
+// the whole event as the value (content-type application/cloudevents+json, data
+// inline), the gate decides it and answers in structured mode too: the reply
+// read by kcat is a CloudEvent JSON document of type <type>.reply carrying the
 // correlationid and the decision.
 func TestKcatStructuredModeRequestReply(t *testing.T) {
 	kcat, err := exec.LookPath("kcat")

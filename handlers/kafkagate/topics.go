@@ -12,7 +12,7 @@ import (
 	"github.com/segmentio/kafka-go"
 )
 
-// Topics names the topics of the gate (DESIGN.md §3).
+// Topics names the topics of the gate (docs/ARCHITECTURE.md, "Contracts").
 type Topics struct {
 	Requests   string
 	Events     string
@@ -69,7 +69,7 @@ var errInternalReplyTopic = errors.New("it is one of the gate's own topics, neve
 // EnsureTopics creates the missing topics with partitions partitions (the
 // events topic with unlimited retention: it is the log) and returns the
 // partition count of the requests topic, which must equal the events
-// topic's (co-partitioning, DESIGN.md §2.3).
+// topic's (co-partitioning: invariant 3 of docs/ARCHITECTURE.md).
 func EnsureTopics(ctx context.Context, brokers []string, t Topics, partitions int) (int, error) {
 	t = t.withDefaults()
 	if partitions < 1 {

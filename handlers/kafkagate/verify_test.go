@@ -66,7 +66,7 @@ func registerWith(t testing.TB, c *client.Client, typ string, allowed ...string)
 	return m.AgentID, m.AgentToken
 }
 
-// Seed 000 §2.3 on Kafka: a verify_action decided by a partition runs the
+// QWED-Agent spec v1.1 §2.3 on Kafka: a verify_action decided by a partition runs the
 // verification engine first (Config.Verifier reaches every partition's
 // worker): a false calculation is CORRECTED by the math engine and a
 // read-only query carries the sql engine's verdict, where the rules alone
@@ -150,10 +150,11 @@ func recordedEvents(t testing.TB, brokers []string, source string) map[string]*d
 	return out
 }
 
-// Seed 002 §5.1, §10.4 on Kafka (DESIGN.md §3 qwed.verify): a qwed.verify
-// CloudEvent on agentgate.requests is verified by the engines, recorded in
-// the partition's log with its attestation, answered on replyto with POST
-// /verify's body, and a redelivery gets the recorded verification again.
+// QWED protocol v1.0 §5.1, §10.4 on Kafka (the qwed.verify contract,
+// docs/ARCHITECTURE.md): a qwed.verify CloudEvent on agentgate.requests is
+// verified by the engines, recorded in the partition's log with its attestation,
+// answered on replyto with POST /verify's body, and a redelivery gets the
+// recorded verification again.
 func TestKafkaQWEDVerifyRequestReply(t *testing.T) {
 	_, brokers := broker(t)
 	reg := engines(t)
@@ -215,7 +216,7 @@ func TestKafkaQWEDVerifyRequestReply(t *testing.T) {
 	}
 }
 
-// Seed 002 §8 on Kafka: a qwed.verify without an API key is refused with
+// QWED protocol v1.0 §8 on Kafka: a qwed.verify without an API key is refused with
 // QWED-AUTH-001 in a §8.4 body; a schema violation is refused with
 // QWED-REQ-001, dead-lettered with the reason, and audited; the partition
 // goes on.

@@ -33,7 +33,7 @@ func CParserEngines() []engines.Engine {
 	return []engines.Engine{sql.New(), code.New()}
 }
 
-// Builtin returns the eight engines of seed 002 §4.1 built into this
+// Builtin returns the eight engines of the QWED protocol v1.0 §4.1 built into this
 // binary, math first. The engines are safe for concurrent use as long as
 // opts.Solver is.
 func Builtin(opts BuiltinOptions) []engines.Engine {

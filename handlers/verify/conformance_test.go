@@ -11,7 +11,7 @@ import (
 	"github.com/agentgate/agentgate/handlers/verify"
 )
 
-// Conformance (seed 002 §11.1 "Full" = Standard + DSL + Attestation +
+// Conformance (QWED protocol v1.0 §11.1 "Full" = Standard + DSL + Attestation +
 // Batch; Standard = Basic + all 8 engines + error codes; Basic = request
 // and response format + at least one engine), item by item over real HTTP
 // against the built-in engines. An engine that has not landed in

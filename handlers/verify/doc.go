@@ -1,7 +1,7 @@
-// Package verify is the QWED protocol service (seed 002): POST /verify
+// Package verify is the service of the QWED protocol v1.0: POST /verify
 // (single §5.1 and batch §5.3 requests), GET /engines (§4.2), the
 // qwed.verify CloudEvent, and the engine verdicts the gate attaches to
-// verify_action commands (issue 4).
+// verify_action commands.
 //
 // # One call, in order
 //

@@ -38,7 +38,7 @@ func (s *server) action(id, tok string, step int, typ, field, content string) ma
 // TestSeed000_2_3_EnginesInsideVerifyAction runs verify_action through the
 // HTTP API and the worker with the real sql and code engines (and a
 // scripted math engine for CORRECTED): the verdict is attached before
-// Decide and combined as seed 000 §2.3 says.
+// Decide and combined as QWED-Agent spec v1.1 §2.3 says.
 func TestSeed000_2_3_EnginesInsideVerifyAction(t *testing.T) {
 	s := newServer(t, sql.New(), code.New(), byQuery("math", map[string]engines.Outcome{
 		"3*3=6": {Status: engines.Corrected, Corrected: "3*3=9", Result: map[string]any{"message": "3 * 3 = 9"}},

@@ -11,7 +11,7 @@ import (
 	"github.com/agentgate/agentgate/handlers/fair"
 )
 
-// EngineIDs are the engine ids of seed 002 §4.1, in the order GET /engines
+// EngineIDs are the engine ids of the QWED protocol v1.0 §4.1, in the order GET /engines
 // lists them.
 var EngineIDs = []string{"math", "logic", "stats", "fact", "code", "sql", "image", "reasoning"}
 
@@ -62,7 +62,7 @@ func NewRegistryWith(q fair.Config, es ...engines.Engine) (*Registry, error) {
 		}
 		id := e.Capabilities().EngineID
 		if !slices.Contains(EngineIDs, id) {
-			return nil, fmt.Errorf("registering engines: %q is not an engine id of seed 002 §4.1 (%s)", id, strings.Join(EngineIDs, ", "))
+			return nil, fmt.Errorf("registering engines: %q is not an engine id of the QWED protocol v1.0 §4.1 (%s)", id, strings.Join(EngineIDs, ", "))
 		}
 		if _, dup := r.byID[id]; dup {
 			return nil, fmt.Errorf("registering engines: engine %q registered twice", id)
@@ -98,7 +98,7 @@ func (r *Registry) Capabilities() []engines.Capabilities {
 	return out
 }
 
-// Missing returns the engine ids of seed 002 §4.1 that are not registered,
+// Missing returns the engine ids of the QWED protocol v1.0 §4.1 that are not registered,
 // in EngineIDs order.
 func (r *Registry) Missing() []string {
 	var out []string

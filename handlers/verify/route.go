@@ -5,7 +5,7 @@ import (
 	"unicode"
 )
 
-// dslOperators are the operators of the QWED-Logic grammar (seed 002 §7.2).
+// dslOperators are the operators of the QWED-Logic grammar (QWED protocol v1.0 §7.2).
 var dslOperators = map[string]bool{
 	"AND": true, "OR": true, "NOT": true, "IMPLIES": true, "IFF": true, "XOR": true,
 	"EQ": true, "NE": true, "GT": true, "GE": true, "LT": true, "LE": true,
@@ -14,7 +14,7 @@ var dslOperators = map[string]bool{
 }
 
 // NaturalLanguageRoute is the one deterministic rule that routes a
-// natural_language request (seed 002 §5.1's default type) to an engine:
+// natural_language request (QWED protocol v1.0 §5.1's default type) to an engine:
 //
 //   - a query that starts, after white space, with "(" followed by an
 //     operator of the QWED-Logic grammar (§7.2) is logic;

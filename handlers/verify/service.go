@@ -49,7 +49,7 @@ type Gate interface {
 type Config struct {
 	// Registry holds the engines.
 	Registry *Registry
-	// Gate records every call (seed 002 §10.4) and signs attestations.
+	// Gate records every call (QWED protocol v1.0 §10.4) and signs attestations.
 	Gate Gate
 	// Clock measures latency (never recorded or signed); nil is time.Now.
 	Clock func() time.Time

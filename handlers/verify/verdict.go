@@ -149,8 +149,9 @@ func (v *ActionVerifier) Verdict(ctx context.Context, act *domain.Action) *domai
 // maxReasonBytes bounds the engine's reason recorded with a verdict.
 const maxReasonBytes = 512
 
-// riskOf reads the statement class an engine puts in its result as
-// "risk_level" (the sql engine; DESIGN.md §4): "" when there is none.
+// riskOf reads the statement class an engine puts in its result as "risk_level"
+// (the sql engine; docs/ARCHITECTURE.md, "Where the specifications disagree"):
+// "" when there is none.
 func riskOf(result any) domain.Risk {
 	m := members(result)
 	var s string

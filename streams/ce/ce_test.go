@@ -45,8 +45,9 @@ func TestSDKRoundTrip(t *testing.T) {
 	}
 }
 
-// TestDesign3ReplyAttributes pins the reply of DESIGN.md §3: type + .reply,
-// correlationid defaulting to the request id, a deterministic reply id.
+// TestDesign3ReplyAttributes pins the reply of the contracts
+// (docs/ARCHITECTURE.md): type + .reply, correlationid defaulting to the request
+// id, a deterministic reply id.
 func TestDesign3ReplyAttributes(t *testing.T) {
 	req := request()
 	r := ce.NewReply(req, []byte(`{"decision":"APPROVED"}`), req.Time)

@@ -77,9 +77,9 @@ func post(t *testing.T, url string, ev cehttp.Event) *http.Response {
 	return resp
 }
 
-// DESIGN.md §3: a command round-trips in both modes over a real socket,
-// and the reply comes back in the request's mode with type + ".reply",
-// source "agentgate", the correlation id and a deterministic id.
+// The contracts (docs/ARCHITECTURE.md): a command round-trips in both modes over
+// a real socket, and the reply comes back in the request's mode with type +
+// ".reply", source "agentgate", the correlation id and a deterministic id.
 func TestRoundTripBothModes(t *testing.T) {
 	srv := httptest.NewServer(gateHandler(t))
 	defer srv.Close()
@@ -143,7 +143,7 @@ func TestDecodeInvertsNewRequest(t *testing.T) {
 	}
 }
 
-// DESIGN.md §3: correlationid defaults to the request id.
+// The contracts (docs/ARCHITECTURE.md): correlationid defaults to the request id.
 func TestReplyCorrelationDefaultsToRequestID(t *testing.T) {
 	req := command(cehttp.ModeBinary)
 	delete(req.Extensions, cehttp.ExtCorrelationID)
@@ -156,8 +156,8 @@ func TestReplyCorrelationDefaultsToRequestID(t *testing.T) {
 	}
 }
 
-// DESIGN.md §2.4 (exactly-once effects): the reply id is a function of
-// the request's source and id only.
+// Invariant 4 (docs/ARCHITECTURE.md: exactly-once effects): the reply id is a
+// function of the request's source and id only.
 func TestReplyIDIsDeterministic(t *testing.T) {
 	a, b := cehttp.ReplyID("//agents/a1", "req-1"), cehttp.ReplyID("//agents/a1", "req-1")
 	if a != b || len(a) != 34 || !strings.HasPrefix(a, "r-") {
@@ -229,7 +229,7 @@ func wantError(t *testing.T, err error, kind error, attr string) {
 	}
 }
 
-// DESIGN.md §2.5 (fail closed): every missing required attribute is
+// Invariant 5 (docs/ARCHITECTURE.md: fail closed): every missing required attribute is
 // refused with ErrInvalid naming it, in both modes.
 func TestDecodeRefusesMissingRequiredAttributes(t *testing.T) {
 	for _, attr := range []string{"id", "source", "type"} {
@@ -245,7 +245,8 @@ func TestDecodeRefusesMissingRequiredAttributes(t *testing.T) {
 	wantError(t, err, cehttp.ErrInvalid, "")
 }
 
-// DESIGN.md §3: only CloudEvents 1.0 in binary or structured mode.
+// The contracts (docs/ARCHITECTURE.md): only CloudEvents 1.0 in binary or
+// structured mode.
 func TestDecodeRefusesOtherVersionsAndModes(t *testing.T) {
 	h := binaryHeaders()
 	h["Ce-Specversion"] = "0.3"
@@ -319,7 +320,7 @@ func paddedJSON(n int) string {
 	return open + strings.Repeat("a", n-len(open)-len(closing)) + closing
 }
 
-// DESIGN.md §2.7 (bounded everything): the body limit holds on both
+// Invariant 7 (docs/ARCHITECTURE.md: bounded everything): the body limit holds on both
 // sides, in both modes, over a real socket (413 = QWED-REQ-004).
 func TestBodyLimitBothSides(t *testing.T) {
 	srv := httptest.NewServer(gateHandler(t))
@@ -373,8 +374,8 @@ func TestBodyLimitWithoutContentLength(t *testing.T) {
 	}
 }
 
-// DESIGN.md §2.7: attribute and extension lengths are limited, on both
-// sides; the type leaves room for ".reply".
+// invariant 7 (docs/ARCHITECTURE.md): attribute and extension lengths are
+// limited, on both sides; the type leaves room for ".reply".
 func TestAttributeLimitsBothSides(t *testing.T) {
 	max := cehttp.MaxAttributeBytes
 	typeMax := max - len(cehttp.ReplyTypeSuffix)
@@ -467,9 +468,10 @@ func TestErrorMessage(t *testing.T) {
 	}
 }
 
-// DESIGN.md §2.5: inputs that crash the CloudEvents SDK's own decoder (a
-// data_base64 token shorter than a quoted string, met before specversion;
-// an empty "ce-" extension header) are refused as invalid, not a panic.
+// invariant 5 (docs/ARCHITECTURE.md): inputs that crash the CloudEvents SDK's
+// own decoder (a data_base64 token shorter than a quoted string, met before
+// specversion; an empty "ce-" extension header) are refused as invalid, not a
+// panic.
 func TestDecodeRefusesInputsThatCrashTheSDK(t *testing.T) {
 	r := rawRequest(map[string]string{"Content-Type": "application/cloudevents+json"},
 		`{"data_base64":1,"specversion":"1.0","id":"i","source":"s","type":"t"}`)

@@ -49,7 +49,7 @@ func compactJSON(t *testing.T, b []byte) string {
 	return out.String()
 }
 
-// fixtureData is the command data of both request fixtures (the seed 000
+// fixtureData is the command data of both request fixtures (the QWED-Agent spec v1.1
 // §4.1 example), at a given step.
 func fixtureData(step int) string {
 	return `{"agent_id":"agent_xyz789","agent_token":"qwed_agent_fixture_token","action":{"type":"execute_sql","query":"SELECT * FROM customers WHERE status = 'active'","target":"production_db"},"context":{"conversation_id":"conv_123","step_number":` +

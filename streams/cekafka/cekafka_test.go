@@ -78,7 +78,7 @@ func TestRoundTripBothModes(t *testing.T) {
 	}
 }
 
-// TestDesign3PartitionKeyIsMessageKey pins DESIGN.md §3 partitionkey =
+// TestDesign3PartitionKeyIsMessageKey pins the contract partitionkey =
 // Kafka key: the key fills a missing partitionkey, a different one is
 // refused, no partitionkey means no key.
 func TestDesign3PartitionKeyIsMessageKey(t *testing.T) {

@@ -16,7 +16,7 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the Kafka request fixtures in
 
 const fixtureDir = "../../schemas/testdata"
 
-// fixtureEvent is the seed 000 §4.1 verify_action example as a command.
+// fixtureEvent is the QWED-Agent spec v1.1 §4.1 verify_action example as a command.
 func fixtureEvent(mode ce.Mode, step string) ce.Event {
 	return ce.Event{
 		SpecVersion:     "1.0",

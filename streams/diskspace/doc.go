@@ -1,5 +1,5 @@
 // Package diskspace keeps the gate's Pebble databases working on a disk
-// that fills up (issue 11, item 6).
+// that fills up.
 //
 // Pebble treats a failed write of its write-ahead log or MANIFEST as fatal
 // (it calls Logger.Fatalf), retries a failed flush in a tight loop, and

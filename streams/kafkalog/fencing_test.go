@@ -62,7 +62,7 @@ func chainWriters(t *testing.T, b *broker, topic string) []string {
 
 func equal(a, b []string) bool { return slices.Equal(a, b) }
 
-// TestDesign2_3ZombieLateWriteIsRejected pins DESIGN.md §2.3 with two
+// TestDesign2_3ZombieLateWriteIsRejected pins invariant 3 (docs/ARCHITECTURE.md) with two
 // writers on one partition: a writer whose head is stale produces, finds
 // the other writer's records before its own and gets ErrConflict; every
 // reader skips its records; once caught up it extends the chain.

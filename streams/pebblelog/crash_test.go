@@ -79,9 +79,9 @@ func runCrashChild(dir string) int {
 	return 0
 }
 
-// DESIGN.md §2.2 (the log is the commit point): every append acknowledged
-// before a SIGKILL is on disk after the restart, the chain verifies, and
-// no record beyond the last attempted batch appears.
+// Invariant 2 (docs/ARCHITECTURE.md: the log is the commit point): every append
+// acknowledged before a SIGKILL is on disk after the restart, the chain
+// verifies, and no record beyond the last attempted batch appears.
 func TestAcknowledgedAppendsSurviveSIGKILL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns child processes")
@@ -226,9 +226,9 @@ func runFsyncFailChild(dir string) int {
 	return 0
 }
 
-// DESIGN.md §2.2 (the log is the commit point): when the WAL fsync fails,
-// Append never reports success — the process dies (Pebble's fatal commit
-// error) — and after the restart every acknowledged record is there and
+// Invariant 2 (docs/ARCHITECTURE.md: the log is the commit point): when the WAL
+// fsync fails, Append never reports success — the process dies (Pebble's fatal
+// commit error) — and after the restart every acknowledged record is there and
 // the chain verifies.
 func TestFailedFsyncIsFatalAndRecoverable(t *testing.T) {
 	if testing.Short() {

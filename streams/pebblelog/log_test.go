@@ -117,7 +117,7 @@ func wantChainError(t *testing.T, err error, seq uint64) {
 	}
 }
 
-// DESIGN.md §2.3: the head is recovered from the last record on Open.
+// invariant 3 (docs/ARCHITECTURE.md): the head is recovered from the last record on Open.
 func TestOpenRecoversHead(t *testing.T) {
 	dir := t.TempDir()
 	fill(t, dir, 35)
@@ -128,8 +128,8 @@ func TestOpenRecoversHead(t *testing.T) {
 	}
 }
 
-// DESIGN.md §2.3, recovery: a last record whose payload no longer matches
-// its hash is refused, not adopted as the head.
+// invariant 3 (docs/ARCHITECTURE.md), recovery: a last record whose payload no
+// longer matches its hash is refused, not adopted as the head.
 func TestOpenRefusesLastRecordWithWrongHash(t *testing.T) {
 	dir := t.TempDir()
 	fill(t, dir, 20)
@@ -142,8 +142,8 @@ func TestOpenRefusesLastRecordWithWrongHash(t *testing.T) {
 	wantChainError(t, err, 20)
 }
 
-// DESIGN.md §2.3, recovery: the last record's Prev must be the hash of
-// the record before it.
+// invariant 3 (docs/ARCHITECTURE.md), recovery: the last record's Prev must be
+// the hash of the record before it.
 func TestOpenRefusesLastRecordWithWrongPrev(t *testing.T) {
 	dir := t.TempDir()
 	fill(t, dir, 20)
@@ -156,7 +156,7 @@ func TestOpenRefusesLastRecordWithWrongPrev(t *testing.T) {
 	wantChainError(t, err, 20)
 }
 
-// DESIGN.md §2.3, recovery: a gap just before the last record is refused.
+// invariant 3 (docs/ARCHITECTURE.md), recovery: a gap just before the last record is refused.
 func TestOpenRefusesGapBeforeLastRecord(t *testing.T) {
 	dir := t.TempDir()
 	fill(t, dir, 20)
@@ -169,7 +169,7 @@ func TestOpenRefusesGapBeforeLastRecord(t *testing.T) {
 	wantChainError(t, err, 19)
 }
 
-// DESIGN.md §2.5 (fail closed): a malformed stored header is refused.
+// Invariant 5 (docs/ARCHITECTURE.md: fail closed): a malformed stored header is refused.
 func TestOpenRefusesMalformedHeader(t *testing.T) {
 	dir := t.TempDir()
 	fill(t, dir, 3)
@@ -202,9 +202,9 @@ func TestOpenRefusesForeignDatabase(t *testing.T) {
 	}
 }
 
-// DESIGN.md §2.3: VerifyChain reports the first broken position of a real
-// log whose middle was damaged on disk (the head itself is intact, so
-// Open succeeds).
+// invariant 3 (docs/ARCHITECTURE.md): VerifyChain reports the first broken
+// position of a real log whose middle was damaged on disk (the head itself is
+// intact, so Open succeeds).
 func TestVerifyChainFindsDamagedMiddle(t *testing.T) {
 	cases := []struct {
 		name    string
@@ -249,7 +249,7 @@ func TestVerifyChainFindsDamagedMiddle(t *testing.T) {
 	}
 }
 
-// Limits (DESIGN.md §2.7): the batch limits hold on both sides.
+// Limits (invariant 7, docs/ARCHITECTURE.md): the batch limits hold on both sides.
 func TestAppendBatchLimits(t *testing.T) {
 	opts := testOptions(t)
 	opts.MaxBatchRecords = 4

@@ -3,7 +3,7 @@ package code
 import "github.com/agentgate/agentgate/domain/engines"
 
 // Assessment is the code engine's verdict on an execute_code action, for
-// the gate (seed 000 §2.2: code execution is verified by the code engine;
+// the gate (QWED-Agent spec v1.1 §2.2: code execution is verified by the code engine;
 // §8.2: a security finding is a security violation).
 type Assessment struct {
 	// Status is the engine status: VERIFIED, BLOCKED, ERROR (code that does

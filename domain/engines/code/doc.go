@@ -1,4 +1,4 @@
-// Package code is the code engine of seed 002 (§4.1 "code", §5.2.3):
+// Package code is the code engine of the QWED protocol v1.0 (§4.1 "code", §5.2.3):
 // security analysis of Python, JavaScript and shell source on a real
 // syntax tree (tree-sitter), before the code runs.
 //

@@ -38,7 +38,7 @@ var languageAliases = map[string]string{
 // Languages returns the canonical language names the engine analyses.
 func Languages() []string { return []string{langBash, langJavaScript, langPython} }
 
-// Params are the engine's parameters (seed 002 §5.2.3).
+// Params are the engine's parameters (QWED protocol v1.0 §5.2.3).
 type Params struct {
 	// Language is python (default), javascript (js, node) or bash (shell,
 	// sh), case-insensitive.
@@ -303,7 +303,7 @@ func decodeParams(raw json.RawMessage) (Params, []string, *engines.Problem) {
 	return p, checks, nil
 }
 
-// Verify analyses req.Query (seed 002 §5.2.3): BLOCKED with QWED-SEC-002
+// Verify analyses req.Query (QWED protocol v1.0 §5.2.3): BLOCKED with QWED-SEC-002
 // when a finding is critical or high, VERIFIED (with the findings)
 // otherwise; ERROR with QWED-REQ-003/004/001 for code that does not parse,
 // crosses a limit or bad params; UNSUPPORTED with QWED-REQ-005 for an

@@ -1,4 +1,4 @@
-// Package fact is the fact engine of seed 002 (§4.1, §5.2.4, engine id
+// Package fact is the fact engine of the QWED protocol v1.0 (§4.1, §5.2.4, engine id
 // "fact"): it checks a claim against the text given in params.context,
 // deterministically and without world knowledge. The claim is VERIFIED
 // only when one context sentence supports it; FAILED when a context
@@ -68,6 +68,6 @@
 //
 // is_valid, the verdict, the evidence sentence with its index, expected
 // and actual (what the context says and what the claim says where they
-// disagree, seed 002 §6.3.2), one part per claim sentence with what was
+// disagree, QWED protocol v1.0 §6.3.2), one part per claim sentence with what was
 // read from it, and a message with the reason.
 package fact

@@ -13,7 +13,7 @@ import (
 // Version is the engine version reported in its capabilities.
 const Version = "1.0.0"
 
-// Params are the fact engine's parameters (seed 002 §5.2.4).
+// Params are the fact engine's parameters (QWED protocol v1.0 §5.2.4).
 type Params struct {
 	// Context is the text the claim is checked against (required).
 	Context string `json:"context"`
@@ -59,7 +59,7 @@ type Part struct {
 	Reason string `json:"reason"`
 }
 
-// Result is the engine-specific result (seed 002 §6.1 "result"); for
+// Result is the engine-specific result (QWED protocol v1.0 §6.1 "result"); for
 // FAILED, expected and actual are those of the contradicted part (§6.3.2).
 type Result struct {
 	IsValid   bool      `json:"is_valid"`
@@ -119,7 +119,7 @@ type Engine struct{}
 // New returns the fact engine.
 func New() engines.Engine { return Engine{} }
 
-// Capabilities is the engine's capabilities document (seed 002 §4.2).
+// Capabilities is the engine's capabilities document (QWED protocol v1.0 §4.2).
 func (Engine) Capabilities() engines.Capabilities {
 	return engines.Capabilities{
 		EngineID: "fact",

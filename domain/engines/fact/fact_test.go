@@ -12,7 +12,7 @@ import (
 	"github.com/agentgate/agentgate/domain/engines"
 )
 
-// seedContext is the context of seed 002 §5.2.4.
+// seedContext is the context of the QWED protocol v1.0 §5.2.4.
 const seedContext = "France is a country in Europe. Its capital city is Paris, known for the Eiffel Tower."
 
 const richContext = seedContext + ` The Eiffel Tower is 330 metres tall and was completed on March 31, 1889.

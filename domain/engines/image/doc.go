@@ -1,4 +1,4 @@
-// Package image is the image engine of seed 002 (§4.1, engine id "image"):
+// Package image is the image engine of the QWED protocol v1.0 (§4.1, engine id "image"):
 // it checks deterministic claims about an image given as base64 in
 // params.image — its format, width, height, file size, pixel count, aspect
 // ratio and orientation — from the image header alone. It never decodes
@@ -55,5 +55,5 @@
 // The Result holds is_valid, the measured format, width, height,
 // size_bytes, one check per clause, and for FAILED expected (the image's
 // value) and actual (the claimed value) of the first false clause, as in
-// seed 002 §6.3.2.
+// QWED protocol v1.0 §6.3.2.
 package image

@@ -44,7 +44,7 @@ const (
 	FormatWebP = "webp"
 )
 
-// Params are the image engine's parameters (seed 002 §5.2).
+// Params are the image engine's parameters (QWED protocol v1.0 §5.2).
 type Params struct {
 	// Image is the image, base64-encoded (required).
 	Image string `json:"image"`
@@ -77,7 +77,7 @@ type Check struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-// Result is the engine-specific result (seed 002 §6.1 "result").
+// Result is the engine-specific result (QWED protocol v1.0 §6.1 "result").
 type Result struct {
 	IsValid   bool    `json:"is_valid"`
 	Format    string  `json:"format"`
@@ -98,7 +98,7 @@ type Engine struct{}
 // New returns the image engine.
 func New() engines.Engine { return Engine{} }
 
-// Capabilities is the engine's capabilities document (seed 002 §4.2).
+// Capabilities is the engine's capabilities document (QWED protocol v1.0 §4.2).
 func (Engine) Capabilities() engines.Capabilities {
 	return engines.Capabilities{
 		EngineID: "image",
@@ -288,7 +288,7 @@ func decodeImage(s string) ([]byte, engines.Outcome, bool) {
 	return data, engines.Outcome{}, true
 }
 
-// headerError is a request error with its seed 002 §8 code.
+// headerError is a request error with its QWED protocol v1.0 §8 code.
 type headerError struct {
 	code    string
 	msg     string

@@ -116,7 +116,7 @@ func verify(query string, p json.RawMessage) engines.Outcome {
 }
 
 // TestSeed002_4_1_ImageClaims pins the image engine's decisions on
-// deterministic header claims (seed 002 §4.1, issue 4).
+// deterministic header claims (QWED protocol v1.0 §4.1, issue 4).
 func TestSeed002_4_1_ImageClaims(t *testing.T) {
 	png640 := encodePNG(t, 640, 480)
 	jpg := encodeJPEG(t, 320, 240)

@@ -82,7 +82,7 @@ type checker struct {
 	ordered []*Node
 }
 
-// check resolves the variables of root and infers their sorts (seed 002
+// check resolves the variables of root and infers their sorts (QWED protocol v1.0
 // §7.5): a LET declaration wins; otherwise a variable takes the category
 // its uses give it (operands of logic operators are Bool, of arithmetic
 // numeric, the first operand of MATCH a String; the operands of EQ, NE and

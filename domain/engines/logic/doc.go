@@ -1,4 +1,4 @@
-// Package logic is the logic engine of the QWED protocol (seed 002 §4.1
+// Package logic is the logic engine of the QWED protocol (QWED protocol v1.0 §4.1
 // "logic", §5.2.2, §6.3.3, §7): it parses the QWED-Logic DSL, checks and
 // infers its sorts, translates it to SMT-LIB2 and asks an SMT solver (z3,
 // through the Solver interface; handlers/verify/z3pool keeps the processes)
@@ -7,7 +7,7 @@
 // sorted by name, bound variables numbered in order of appearance), and
 // its only outside dependency is the Solver it is given.
 //
-// # Syntax (seed 002 §7.2, exactly)
+// # Syntax (QWED protocol v1.0 §7.2, exactly)
 //
 // A query is one expression: an atom (variable letter{letter|digit|_},
 // integer, float, true, false, "string" of printable characters but '"')

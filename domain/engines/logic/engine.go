@@ -63,7 +63,7 @@ type Solver interface {
 	Solve(ctx context.Context, q Query) (Answer, error)
 }
 
-// Params are the logic engine's params (seed 002 §5.2.2), decoded
+// Params are the logic engine's params (QWED protocol v1.0 §5.2.2), decoded
 // strictly: an unknown field or a field of the wrong type is QWED-REQ-001.
 type Params struct {
 	// Format is "dsl" (the only format, and the default).
@@ -72,7 +72,7 @@ type Params struct {
 	Mode string `json:"mode,omitempty"`
 }
 
-// Result is the engine's result object (seed 002 §6.3.3).
+// Result is the engine's result object (QWED protocol v1.0 §6.3.3).
 type Result struct {
 	// IsValid is true when the claim of the mode holds (VERIFIED).
 	IsValid bool `json:"is_valid"`
@@ -108,7 +108,7 @@ type Proof struct {
 	Sorts  map[string]Sort `json:"sorts,omitempty"`
 }
 
-// Engine is the logic engine (seed 002 §4.1 "logic", §7).
+// Engine is the logic engine (QWED protocol v1.0 §4.1 "logic", §7).
 type Engine struct {
 	solver Solver
 }
@@ -119,7 +119,7 @@ func New(solver Solver) *Engine { return &Engine{solver: solver} }
 
 var _ engines.Engine = (*Engine)(nil)
 
-// Capabilities is the engine's capabilities document (seed 002 §4.2).
+// Capabilities is the engine's capabilities document (QWED protocol v1.0 §4.2).
 func (e *Engine) Capabilities() engines.Capabilities {
 	return engines.Capabilities{
 		EngineID: "logic",
@@ -178,7 +178,7 @@ func outcomeOf(f *failure) engines.Outcome {
 	return engines.Outcome{Status: f.status, Err: &p}
 }
 
-// Verify decides req (seed 002 §6.3.3). In mode satisfiable the query is
+// Verify decides req (QWED protocol v1.0 §6.3.3). In mode satisfiable the query is
 // a set of constraints and VERIFIED means they can all hold at once: the
 // solver found an assignment, given as the model (one witness, not the
 // only one); FAILED means no assignment satisfies them all (UNSAT). In

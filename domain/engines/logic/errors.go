@@ -6,7 +6,7 @@ import (
 	"github.com/agentgate/agentgate/domain/engines"
 )
 
-// The seed 002 §8 codes the logic engine answers with.
+// The QWED protocol v1.0 §8 codes the logic engine answers with.
 const (
 	// CodeInvalid (QWED-REQ-001): params of the wrong shape.
 	CodeInvalid = "QWED-REQ-001"

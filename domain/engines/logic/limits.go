@@ -2,11 +2,11 @@ package logic
 
 import "github.com/agentgate/agentgate/domain/engines"
 
-// The limits of the logic engine (seed 002 §7.6: bounded recursion depth,
+// The limits of the logic engine (QWED protocol v1.0 §7.6: bounded recursion depth,
 // input length limits). Each is checked before any solver work, with
 // QWED-REQ-004 (and the position where the limit was crossed) beyond it.
 const (
-	// MaxQueryBytes is the longest query (seed 002 §5.1).
+	// MaxQueryBytes is the longest query (QWED protocol v1.0 §5.1).
 	MaxQueryBytes = engines.MaxQueryBytes
 	// MaxDepth is the deepest nesting of lists ("(" ... ")").
 	MaxDepth = 64

@@ -12,7 +12,7 @@ import (
 // Kind is the kind of a Node.
 type Kind uint8
 
-// The kinds of nodes (seed 002 §7.2: atoms and lists).
+// The kinds of nodes (QWED protocol v1.0 §7.2: atoms and lists).
 const (
 	KindVar    Kind = iota + 1 // a variable (Node.Text is its name)
 	KindInt                    // an integer literal (Node.Text canonical: -12, 0)
@@ -25,7 +25,7 @@ const (
 // Sort is the sort of a variable or expression.
 type Sort string
 
-// The sorts of the DSL (seed 002 §7.5, plus String for string literals).
+// The sorts of the DSL (QWED protocol v1.0 §7.5, plus String for string literals).
 const (
 	SortInt    Sort = "Int"
 	SortReal   Sort = "Real"
@@ -60,7 +60,7 @@ type Node struct {
 // arity is an operator's operand count: min, and max (-1: unbounded).
 type arity struct{ min, max int }
 
-// operators is the whitelist of seed 002 §7.3 plus the special operators
+// operators is the whitelist of the QWED protocol v1.0 §7.3 plus the special operators
 // IF, LET and MATCH, with their arities. Anything else at the head of a
 // list is a syntax error.
 var operators = map[string]arity{
@@ -89,7 +89,7 @@ type parser struct {
 	nodes int
 }
 
-// Parse parses src per the grammar of seed 002 §7.2. Extensions, all
+// Parse parses src per the grammar of the QWED protocol v1.0 §7.2. Extensions, all
 // unambiguous: whitespace is space, tab, CR and LF; ";" starts a comment to
 // the end of the line (so the seed's §7.4 examples parse as printed);
 // (FORALL (x Int) body) gives the bound variable a sort. A variable may not

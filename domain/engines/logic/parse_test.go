@@ -122,7 +122,7 @@ func TestSeed002_8_4_PositionsAreLineAndColumnToo(t *testing.T) {
 	}
 }
 
-// arities pins the tables of seed 002 §7.3 (and IF, LET, MATCH).
+// arities pins the tables of the QWED protocol v1.0 §7.3 (and IF, LET, MATCH).
 var arities = map[string][2]int{
 	"AND": {2, -1}, "OR": {2, -1}, "NOT": {1, 1}, "IMPLIES": {2, 2}, "IFF": {2, 2}, "XOR": {2, 2},
 	"EQ": {2, 2}, "NE": {2, 2}, "GT": {2, 2}, "GE": {2, 2}, "LT": {2, 2}, "LE": {2, 2},

@@ -35,7 +35,7 @@ func benchVerify(b *testing.B, query, params string, want engines.Status) {
 	b.ReportMetric(float64(durs[(len(durs)*99)/100].Nanoseconds()), "p99-ns")
 }
 
-// BenchmarkVerify_Arithmetic is a typical calculate action (seed 001).
+// BenchmarkVerify_Arithmetic is a typical calculate action (QWED-Agent user guide).
 func BenchmarkVerify_Arithmetic(b *testing.B) {
 	benchVerify(b, "12.5*8 + 3/4 = 100.75", "", engines.Verified)
 }
@@ -45,7 +45,7 @@ func BenchmarkVerify_ArithmeticCorrected(b *testing.B) {
 	benchVerify(b, "2+2=5", "", engines.Corrected)
 }
 
-// BenchmarkVerify_Identity is the seed 002 §5.2.1 identity.
+// BenchmarkVerify_Identity is the QWED protocol v1.0 §5.2.1 identity.
 func BenchmarkVerify_Identity(b *testing.B) {
 	benchVerify(b, "x**2 + 2*x + 1 = (x+1)**2", `{"domain":"real","precision":10}`, engines.Verified)
 }

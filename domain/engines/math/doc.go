@@ -1,4 +1,4 @@
-// Package math is the math engine of the QWED protocol (seed 002 §4.1,
+// Package math is the math engine of the QWED protocol (QWED protocol v1.0 §4.1,
 // §5.2.1, §6.3.1–2): it checks arithmetic and algebraic claims exactly,
 // on math/big rationals, and never guesses. It is pure, deterministic and
 // bounded (limits.go). The package is named after its directory; import it
@@ -83,7 +83,7 @@
 //     identity through unknown function relations, a non-integer value in
 //     the integer domain): UNSUPPORTED, QWED-REQ-005, details reason.
 //
-// Params (seed 002 §5.2.1) are domain ("real", "integer", "complex"),
+// Params (QWED protocol v1.0 §5.2.1) are domain ("real", "integer", "complex"),
 // precision (the digits of the "decimal" rendering; comparison is always
 // exact), operation, variable and correct; see Params.
 package math

@@ -11,11 +11,11 @@ import (
 	"github.com/agentgate/agentgate/domain/engines"
 )
 
-// Version is the math engine's version (seed 002 §4.2, §6.1
+// Version is the math engine's version (QWED protocol v1.0 §4.2, §6.1
 // metadata.engine_version).
 const Version = "1.0.0"
 
-// Params are the math engine's params (seed 002 §5.2.1), decoded strictly:
+// Params are the math engine's params (QWED protocol v1.0 §5.2.1), decoded strictly:
 // an unknown field or a field of the wrong type is QWED-REQ-001.
 type Params struct {
 	// Domain is "real" (the default), "integer" (integer literals only;
@@ -37,11 +37,11 @@ type Params struct {
 	Variable string `json:"variable,omitempty"`
 	// Correct (default true) answers a wrong numeric claim whose right side
 	// is a single number with CORRECTED and the corrected claim; false
-	// answers FAILED as in seed 002 §6.3.2.
+	// answers FAILED as in the QWED protocol v1.0 §6.3.2.
 	Correct *bool `json:"correct,omitempty"`
 }
 
-// Result is the math engine's result object (seed 002 §6.3.1, §6.3.2).
+// Result is the math engine's result object (QWED protocol v1.0 §6.3.1, §6.3.2).
 // Exact values are strings in the engine's syntax ("4", "1/3",
 // "x**2 + 2*x + 1").
 type Result struct {
@@ -90,7 +90,7 @@ type engine struct{}
 // limits.go. It is safe for concurrent use.
 func New() engines.Engine { return engine{} }
 
-// Capabilities is the math engine's capabilities document (seed 002 §4.2).
+// Capabilities is the math engine's capabilities document (QWED protocol v1.0 §4.2).
 func (engine) Capabilities() engines.Capabilities {
 	return engines.Capabilities{
 		EngineID: "math",

@@ -11,7 +11,7 @@ import (
 // FuzzParseAndVerify pins that no query and no params make the engine
 // panic or reach its internal-fault answer (QWED-ENG-002), that every
 // outcome encodes deterministically, and that a syntax error always
-// carries position, expected and found (seed 002 §8.4).
+// carries position, expected and found (QWED protocol v1.0 §8.4).
 func FuzzParseAndVerify(f *testing.F) {
 	for _, s := range []string{
 		"x**2 + 2*x + 1 = (x+1)**2", "2+2=5", "1/2(3+1)", "d/dx (x**3 + 2*x) = 3*x**2 + 2", "sin(pi/6)",

@@ -8,7 +8,7 @@ import "github.com/agentgate/agentgate/domain/engines"
 // by these counts, never by the clock, so the answer does not depend on the
 // machine.
 const (
-	// MaxQueryBytes is the longest query (seed 002 §5.1).
+	// MaxQueryBytes is the longest query (QWED protocol v1.0 §5.1).
 	MaxQueryBytes = engines.MaxQueryBytes
 	// MaxTokens is the most tokens a query may have.
 	MaxTokens = 5000

@@ -8,7 +8,7 @@ import (
 )
 
 // TestDesign2_7_LimitsBothSides pins every limit of limits.go on both
-// sides (DESIGN.md §2 invariant 7): at the limit the query is decided, one
+// sides (invariant 7, docs/ARCHITECTURE.md): at the limit the query is decided, one
 // past it the answer is QWED-REQ-004 naming the limit.
 func TestDesign2_7_LimitsBothSides(t *testing.T) {
 	nested := func(n int) string { return strings.Repeat("(", n) + "1" + strings.Repeat(")", n) }

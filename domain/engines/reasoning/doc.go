@@ -1,4 +1,4 @@
-// Package reasoning is the reasoning engine of the QWED protocol (seed 002
+// Package reasoning is the reasoning engine of the QWED protocol (QWED protocol v1.0
 // §4.1): it checks a chain of steps, each by the math engine or by the
 // logic engine, and reports the first wrong step.
 //

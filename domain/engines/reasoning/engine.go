@@ -86,7 +86,7 @@ func New(logic engines.Engine) *Engine {
 	return &Engine{math: mathengine.New(), logic: logic}
 }
 
-// Capabilities is the reasoning engine's capabilities document (seed 002
+// Capabilities is the reasoning engine's capabilities document (QWED protocol v1.0
 // §4.2).
 func (e *Engine) Capabilities() engines.Capabilities {
 	stepEngines := []string{"math"}

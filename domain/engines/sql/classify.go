@@ -12,7 +12,8 @@ import (
 )
 
 // Risk is a statement's risk level; its values are those of the gate's
-// domain.Risk (DESIGN.md §4), so domain.Risk(class.Risk) converts.
+// domain.Risk (docs/ARCHITECTURE.md, "Where the specifications disagree"), so
+// domain.Risk(class.Risk) converts.
 type Risk string
 
 // The risk levels the engine gives (it never gives medium).
@@ -32,8 +33,9 @@ func (r Risk) rank() int {
 	return 3
 }
 
-// Class is the classification of a query (DESIGN.md §4): the worst
-// statement's risk, what the query touches, and the findings.
+// Class is the classification of a query (docs/ARCHITECTURE.md, "Where the
+// specifications disagree"): the worst statement's risk, what the query touches,
+// and the findings.
 type Class struct {
 	// Risk is the worst statement's risk (critical when a finding blocks).
 	Risk Risk `json:"risk_level"`

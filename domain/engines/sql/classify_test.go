@@ -5,9 +5,10 @@ import (
 	"testing"
 )
 
-// TestDesign4_SQLClassify pins the risk of each statement class (DESIGN.md
-// §4, seed 000 §2.2): reads low, bounded writes high, unbounded or
-// structural changes critical; injection patterns (seed 002 §10.2)
+// TestDesign4_SQLClassify pins the risk of each statement class
+// (docs/ARCHITECTURE.md, "Where the specifications disagree"; QWED-Agent spec v1.1 §2.2):
+// reads low, bounded writes high, unbounded or
+// structural changes critical; injection patterns (QWED protocol v1.0 §10.2)
 // critical with a security violation; strings and comments never mistaken
 // for statements, because the parser reads them.
 func TestDesign4_SQLClassify(t *testing.T) {
@@ -122,7 +123,7 @@ func TestDesign4_SQLClassify(t *testing.T) {
 }
 
 // TestSeed002_8_4_SyntaxErrorDetails pins QWED-REQ-003 with the details of
-// seed 002 §8.4: position (PostgreSQL's cursorpos, 1-based characters),
+// QWED protocol v1.0 §8.4: position (PostgreSQL's cursorpos, 1-based characters),
 // expected when it is known, and the token found there.
 func TestSeed002_8_4_SyntaxErrorDetails(t *testing.T) {
 	cases := []struct {
@@ -157,9 +158,9 @@ func TestSeed002_8_4_SyntaxErrorDetails(t *testing.T) {
 	}
 }
 
-// TestDesign2_7_QueryBounds pins the hard bounds on both sides (DESIGN.md
-// §2 invariant 7): query bytes, and the nesting checked before the C parser
-// runs (a C stack overflow would kill the process).
+// TestDesign2_7_QueryBounds pins the hard bounds on both sides (invariant 7,
+// docs/ARCHITECTURE.md): query bytes, and the nesting checked before the C
+// parser runs (a C stack overflow would kill the process).
 func TestDesign2_7_QueryBounds(t *testing.T) {
 	under := "SELECT '" + strings.Repeat("a", MaxQueryBytes-len("SELECT ''")) + "'"
 	if _, err := Classify(under); err != nil {

@@ -1,10 +1,10 @@
-// Package sql is the SQL verification engine of the QWED protocol (seed 002
+// Package sql is the SQL verification engine of the QWED protocol (QWED protocol v1.0
 // §4.1, §5.2.5): it reads a PostgreSQL query with the real PostgreSQL parser
 // (pganalyze/pg_query_go, the PostgreSQL 17 grammar compiled in through cgo)
 // and decides from the parse tree, never from the text:
 //
-//   - the statement class and its risk (DESIGN.md §4): a read-only SELECT is
-//     low; INSERT, MERGE, UPDATE or DELETE with a WHERE clause and CREATE
+//   - the statement class and its risk (docs/ARCHITECTURE.md, "Where the
+//     specifications disagree"): a read-only SELECT is low; INSERT, MERGE, UPDATE or DELETE with a WHERE clause and CREATE
 //     TABLE/INDEX/VIEW are high; UPDATE or DELETE without a WHERE clause (or
 //     whose WHERE is always true), DROP, TRUNCATE, ALTER, GRANT, REVOKE,
 //     CREATE ROLE/USER, COPY to or from a program or a server file, DO, CALL,

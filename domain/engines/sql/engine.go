@@ -11,13 +11,13 @@ import (
 	"github.com/agentgate/agentgate/domain/engines"
 )
 
-// EngineID is the engine's id in the registry of seed 002 §4.1.
+// EngineID is the engine's id in the registry of the QWED protocol v1.0 §4.1.
 const EngineID = "sql"
 
 // Version is the engine's version (Capabilities.Version).
 const Version = "1.0.0"
 
-// Params are the sql engine's params (seed 002 §5.2.5 plus the engine's
+// Params are the sql engine's params (QWED protocol v1.0 §5.2.5 plus the engine's
 // own). Unknown fields and fields of the wrong type are QWED-REQ-001.
 type Params struct {
 	// SchemaDDL are CREATE TABLE statements; with them, unknown tables and
@@ -35,7 +35,7 @@ type Params struct {
 	MaxSubqueryDepth *int `json:"max_subquery_depth"`
 }
 
-// Result is the engine's result object (seed 002 §6.1 "result"; §6.3.2
+// Result is the engine's result object (QWED protocol v1.0 §6.1 "result"; §6.3.2
 // is_valid, expected, actual, message for FAILED).
 type Result struct {
 	IsValid  bool   `json:"is_valid"`
@@ -62,7 +62,7 @@ type Proof struct {
 	Steps  []string `json:"steps"`
 }
 
-// The checks of seed 000 §4.2 "checks_passed" the engine makes.
+// The checks of the QWED-Agent spec v1.1 §4.2 "checks_passed" the engine makes.
 const (
 	CheckNoDestructive = "no_destructive_operations"
 	CheckNoSensitive   = "no_sensitive_columns"
@@ -79,7 +79,7 @@ type Engine struct{}
 // New returns the sql engine.
 func New() engines.Engine { return Engine{} }
 
-// Capabilities is the engine's capabilities document (seed 002 §4.2).
+// Capabilities is the engine's capabilities document (QWED protocol v1.0 §4.2).
 func (Engine) Capabilities() engines.Capabilities {
 	return engines.Capabilities{
 		EngineID: EngineID,
@@ -174,11 +174,11 @@ func decodeParams(raw json.RawMessage) (*options, *engines.Problem) {
 	return opt, nil
 }
 
-// Verify decides req (seed 002 §5.2.5): ERROR for a syntax error (QWED-REQ-003),
-// a bound (QWED-REQ-004) or bad params (QWED-REQ-001); UNSUPPORTED for
-// another dialect; BLOCKED (QWED-SEC-002) on a high or critical finding;
-// FAILED on a schema violation or a policy limit; VERIFIED otherwise. It
-// never panics.
+// Verify decides req (QWED protocol v1.0 §5.2.5): ERROR for a syntax error
+// (QWED-REQ-003), a bound (QWED-REQ-004) or bad params (QWED-REQ-001);
+// UNSUPPORTED for another dialect; BLOCKED (QWED-SEC-002) on a high or critical
+// finding; FAILED on a schema violation or a policy limit; VERIFIED otherwise.
+// It never panics.
 func (Engine) Verify(_ context.Context, req engines.Request) (out engines.Outcome) {
 	defer func() {
 		if r := recover(); r != nil {

@@ -41,7 +41,8 @@ func result(t *testing.T, o engines.Outcome) Result {
 	return r
 }
 
-// TestSeed002_5_2_5_Example verifies the example request of seed 002 §5.2.5.
+// TestSeed002_5_2_5_Example verifies the example request of the QWED protocol
+// v1.0 §5.2.5.
 func TestSeed002_5_2_5_Example(t *testing.T) {
 	o := verify(t, "SELECT * FROM users WHERE id = 1", map[string]any{
 		"schema_ddl": "CREATE TABLE users (id INT PRIMARY KEY, name TEXT, email TEXT)",
@@ -63,7 +64,7 @@ func TestSeed002_5_2_5_Example(t *testing.T) {
 }
 
 // TestSeed000_4_2_ChecksPassed pins the checks of the verification
-// response of seed 000 §4.2 for its example query.
+// response of the QWED-Agent spec v1.1 §4.2 for its example query.
 func TestSeed000_4_2_ChecksPassed(t *testing.T) {
 	o := verify(t, "SELECT * FROM customers WHERE status = 'active'", nil)
 	r := result(t, o)

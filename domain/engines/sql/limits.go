@@ -5,7 +5,7 @@ import "github.com/agentgate/agentgate/domain/engines"
 // The hard bounds of the engine. Beyond each, the query is refused with
 // QWED-REQ-004 before (or instead of) being analysed.
 const (
-	// MaxQueryBytes is the longest query read (seed 002 §5.1).
+	// MaxQueryBytes is the longest query read (QWED protocol v1.0 §5.1).
 	MaxQueryBytes = engines.MaxQueryBytes
 	// MaxNesting bounds the nesting the query's tokens can build (brackets
 	// plus chains of operators and keywords, counted conservatively from

@@ -13,7 +13,7 @@ import (
 	"github.com/agentgate/agentgate/domain/engines"
 )
 
-// The seed 002 §8.3 codes the engine answers with.
+// The QWED protocol v1.0 §8.3 codes the engine answers with.
 const (
 	CodeInvalidRequest = "QWED-REQ-001"
 	CodeSyntax         = "QWED-REQ-003"
@@ -23,7 +23,7 @@ const (
 	CodeEngine         = "QWED-ENG-002"
 )
 
-// Error is the error of Classify: a seed 002 §8 problem (QWED-REQ-003 with
+// Error is the error of Classify: a QWED protocol v1.0 §8 problem (QWED-REQ-003 with
 // {position, expected, found} for a syntax error, QWED-REQ-004 beyond a
 // bound).
 type Error struct {
@@ -182,7 +182,7 @@ func eachChild(m protoreflect.Message, fn func(protoreflect.Message)) {
 	}
 }
 
-// syntaxProblem is QWED-REQ-003 with the details of seed 002 §8.4.
+// syntaxProblem is QWED-REQ-003 with the details of the QWED protocol v1.0 §8.4.
 func syntaxProblem(src, what, msg string, pos int, expected, found string) *engines.Problem {
 	d := map[string]any{"position": pos, "found": found}
 	if expected != "" {

@@ -62,7 +62,7 @@ func (s *Schema) lookup(sch, name string) *Table {
 
 // ParseSchema reads the CREATE TABLE (and CREATE VIEW, ALTER TABLE ... ADD
 // COLUMN) statements of ddl with the PostgreSQL parser; other statements are
-// ignored. Errors are seed 002 §8 problems (QWED-REQ-003 with position,
+// ignored. Errors are QWED protocol v1.0 §8 problems (QWED-REQ-003 with position,
 // expected and found for a syntax error, field "schema_ddl").
 func ParseSchema(ddl string) (*Schema, error) {
 	s, p := parseSchema(ddl)

@@ -36,7 +36,7 @@ type tok struct {
 }
 
 // syntaxError is a claim outside the grammar: where, what was expected and
-// what was found (seed 002 §8.4 details).
+// what was found (QWED protocol v1.0 §8.4 details).
 type syntaxError struct {
 	pos      int
 	expected string

@@ -1,4 +1,4 @@
-// Package stats is the statistics engine of seed 002 (§4.1, engine id
+// Package stats is the statistics engine of the QWED protocol v1.0 (§4.1, engine id
 // "stats"): it decides a claim about a table given in params, computing
 // the statistic exactly in rationals (math/big) from the cells' decimal
 // text. A false claim is FAILED with the computed value; a claim outside

@@ -48,7 +48,7 @@ type GroupResult struct {
 	MissingInData bool   `json:"missing_from_data,omitempty"`
 }
 
-// Result is the engine-specific result (seed 002 §6.1 "result"; for
+// Result is the engine-specific result (QWED protocol v1.0 §6.1 "result"; for
 // FAILED, expected is the computed value and actual the claimed one, as
 // in §6.3.2).
 type Result struct {
@@ -84,7 +84,7 @@ type Engine struct{}
 // New returns the stats engine.
 func New() engines.Engine { return Engine{} }
 
-// Capabilities is the engine's capabilities document (seed 002 §4.2).
+// Capabilities is the engine's capabilities document (QWED protocol v1.0 §4.2).
 func (Engine) Capabilities() engines.Capabilities {
 	return engines.Capabilities{
 		EngineID: "stats",

@@ -33,7 +33,7 @@ type Table struct {
 	Rows   [][]string
 }
 
-// requestError is a bad request with its seed 002 §8 code.
+// requestError is a bad request with its QWED protocol v1.0 §8 code.
 type requestError struct {
 	code    string
 	msg     string

@@ -41,7 +41,7 @@ func verifyPayloads(t *testing.T, p [][]byte) *audit.Report {
 	return rep
 }
 
-// TestChainIntact: DESIGN.md §2.3 — an untouched chain verifies.
+// TestChainIntact: invariant 3 (docs/ARCHITECTURE.md) — an untouched chain verifies.
 func TestChainIntact(t *testing.T) {
 	rep := verifyPayloads(t, chainOf(t, 50))
 	if !rep.OK() {

@@ -1,5 +1,5 @@
 // Package audit verifies that an agentgate event log is the unbroken,
-// signed chain the gate wrote (issue 5): `agentgate audit verify` and the
+// signed chain the gate wrote: `agentgate audit verify` and the
 // offline bundle verifier call Verify.
 //
 // # What Verify checks

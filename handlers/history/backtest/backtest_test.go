@@ -163,7 +163,7 @@ func TestBacktestWithoutChangesReproducesTheLog(t *testing.T) {
 	}
 }
 
-// Issue 5: a lower trust level turns approvals into pendings (seed 001
+// Issue 5: a lower trust level turns approvals into pendings (QWED-Agent user guide
 // matrix: a MEDIUM-risk api_call is APPROVED at trust 2, PENDING at 1).
 func TestBacktestLowerTrustTurnsApprovedIntoPending(t *testing.T) {
 	h := seed(t)

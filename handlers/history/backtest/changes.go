@@ -19,7 +19,7 @@ const MaxListEntries = domain.MaxPermissionEntries
 type Key struct {
 	// Name is the key as given to --set and in a changes file.
 	Name string
-	// Aliases are other accepted spellings (the flat names of seed 000
+	// Aliases are other accepted spellings (the flat names of the QWED-Agent spec v1.1
 	// §3.1).
 	Aliases []string
 	// Value describes the accepted values.
@@ -37,7 +37,7 @@ type keyDef struct {
 }
 
 var keyDefs = []keyDef{
-	usdKey("budget.max_daily_usd", "budget.max_daily_cost_usd", "daily cost limit (seed 000 §6.1 cost.max_daily_usd)",
+	usdKey("budget.max_daily_usd", "budget.max_daily_cost_usd", "daily cost limit (QWED-Agent spec v1.1 §6.1 cost.max_daily_usd)",
 		func(l *domain.Limits) *domain.USD { return &l.MaxDailyCost }),
 	usdKey("budget.max_per_request_usd", "budget.max_per_request_cost_usd", "per-request cost limit (cost.max_per_request_usd)",
 		func(l *domain.Limits) *domain.USD { return &l.MaxPerRequestCost }),
@@ -55,7 +55,7 @@ var keyDefs = []keyDef{
 		func(l *domain.Limits) *int64 { return &l.MaxHighRiskCallsDay }),
 	{
 		Key: Key{Name: "trust_level", Value: "0-3 or untrusted|supervised|autonomous|trusted",
-			Help: "the agent's trust level (seed 000 §8, seed 001 decision matrix)"},
+			Help: "the agent's trust level (QWED-Agent spec v1.1 §8; the QWED-Agent user guide's decision matrix)"},
 		parse: func(text string) (string, func(*domain.Agent), error) {
 			lvl, err := domain.ParseTrustLevel(text)
 			if err != nil {

@@ -1,7 +1,6 @@
 // Package backtest re-decides the recorded commands of an agent (or of
 // every agent of a principal) under changed settings, and reports which
-// decisions would have come out differently (issue 5, "Backtest a policy
-// change").
+// decisions would have come out differently.
 //
 // Semantics. The log is read from its first event (a private copy of it:
 // see streams/pebblelog/snapshot; the live log is never written). Events before the

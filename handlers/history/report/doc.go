@@ -1,5 +1,5 @@
 // Package report builds the compliance report of one agent over a period
-// (seed 000 §7.3, issue 5) from the event log, and renders it as JSON,
+// (QWED-Agent spec v1.1 §7.3) from the event log, and renders it as JSON,
 // CSV and PDF.
 //
 // # Where the figures come from
@@ -27,7 +27,7 @@
 // # The bundle (the JSON export)
 //
 // A bundle proves the report to someone without the log and shows no
-// other agent's event (issue 11). It holds the agent's own events (IsOwn)
+// other agent's event. It holds the agent's own events (IsOwn)
 // from seq 1 to ProducedAt, each as the bytes the log stores with its
 // inclusion proof in the partition's Merkle tree (RFC 6962: leaf i is the
 // SHA-256 of event i+1's bytes, the chain hash), the tree head signed at

@@ -9,7 +9,7 @@ import (
 // FormatVersion names the report layout (the JSON "format" member).
 const FormatVersion = "agentgate.compliance-report.v1"
 
-// Report is the compliance report of one agent over a period (seed 000
+// Report is the compliance report of one agent over a period (QWED-Agent spec v1.1
 // §7.3). Every slice is in log order (or date order) and never nil, so
 // that its encodings are byte-identical for the same log.
 type Report struct {
@@ -28,7 +28,7 @@ type Report struct {
 	// change inside the period.
 	TrustAtStart domain.TrustLevel `json:"trust_level_at_start"`
 	Trust        []TrustChange     `json:"trust_history"`
-	// Limits are the agent's budget limits (seed 000 §6.1) at the end.
+	// Limits are the agent's budget limits (QWED-Agent spec v1.1 §6.1) at the end.
 	Limits domain.Limits `json:"budget_limits"`
 	// Exceptions are the period's DENIED, BUDGET_EXCEEDED and PENDING
 	// decisions with their codes and, for PENDING, the approval's outcome.
@@ -79,7 +79,7 @@ type Checkpoint struct {
 	KeyID     string    `json:"kid"`
 }
 
-// Summary sums up the period's decisions (seed 000 §7.2's summary, plus
+// Summary sums up the period's decisions (QWED-Agent spec v1.1 §7.2's summary, plus
 // pending and budget-exceeded counts and tokens). Cost and tokens are the
 // reserved figures, replaced by the actual ones once the execution is
 // logged, and zero for a PENDING action whose approval was denied or

@@ -134,7 +134,7 @@ func (p *pdfWriter) cover(rep *Report) {
 	p.pdf.SetFont("Helvetica", "B", 20)
 	p.pdf.CellFormat(0, 12, "Compliance report", "", 1, "L", false, 0, "")
 	p.pdf.SetFont("Helvetica", "", 10)
-	p.pdf.CellFormat(0, 6, p.tr("QWED-Agent audit trail export (seed 000 §7.3), "+FormatVersion), "", 1, "L", false, 0, "")
+	p.pdf.CellFormat(0, 6, p.tr("QWED-Agent audit trail export (QWED-Agent spec v1.1 §7.3), "+FormatVersion), "", 1, "L", false, 0, "")
 	p.pdf.Ln(3)
 	a := rep.Agent
 	p.pairs([][2]string{

@@ -134,9 +134,9 @@ func build(t *testing.T, dir string, opts report.Options) *report.Report {
 	return rep
 }
 
-// Seed 000 §7.3 / issue 5: the report's figures, trust history,
+// QWED-Agent spec v1.1 §7.3 / issue 5: the report's figures, trust history,
 // exceptions and attestations are those of the log, and its summary is the
-// projections' activity summary of the same period (seed 000 §7.2).
+// projections' activity summary of the same period (QWED-Agent spec v1.1 §7.2).
 func TestComplianceReportFiguresSeed000_7_3(t *testing.T) {
 	h := seed(t)
 	rep := build(t, h.dir, report.Options{AgentID: h.a, From: day1, To: day1.Add(48 * time.Hour)})

@@ -1,6 +1,7 @@
 // Package z3pool keeps a pool of long-lived `z3 -in` processes and
-// implements logic.Solver on them (seed 002 §7; DESIGN.md §6: one
-// long-lived process, not one per query).
+// implements logic.Solver on them (QWED protocol v1.0 §7): long-lived
+// processes, not one per query, since starting z3 costs more than most
+// queries.
 //
 // Each query runs in a fresh solver state: the pool sends (reset) before
 // it, so no declaration, assertion or learned lemma of one query reaches
