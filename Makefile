@@ -85,3 +85,10 @@ fuzz-grammars:
 
 clean:
 	rm -rf bin bench.txt
+
+## bench-ab: the hot paths of BASE against HEAD (default: the checked-out commit), interleaved,
+## COUNT rounds, compared with benchstat (scripts/bench-ab.sh; ~20 min at COUNT=10 on 2 cores)
+.PHONY: bench-ab
+bench-ab:
+	@test -n "$(BASE)" || { echo "usage: make bench-ab BASE=<rev> [HEAD=<rev>] [COUNT=10] [BENCH=<regexp>]"; exit 2; }
+	COUNT=$(COUNT) BENCH='$(BENCH)' GO=$(GO) scripts/bench-ab.sh $(BASE) $(or $(HEAD),HEAD)
