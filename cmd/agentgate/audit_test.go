@@ -24,6 +24,7 @@ import (
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/handlers"
 	"github.com/agentgate/agentgate/handlers/attest"
+	"github.com/agentgate/agentgate/handlers/command"
 	"github.com/agentgate/agentgate/handlers/embedded"
 	"github.com/agentgate/agentgate/streams"
 	"github.com/agentgate/agentgate/streams/kafkalog"
@@ -78,14 +79,14 @@ func seedAuditData(t *testing.T, dir string, n int) {
 	reg, err := g.Worker.Submit(ctx, &domain.Command{
 		Type: domain.CmdRegisterAgent, Principal: domain.AdminPrincipal, Request: domain.RequestID{Source: "t", ID: "reg"},
 		Register: &domain.RegisterAgent{Agent: domain.AgentInfo{Name: "auditee", Type: "autonomous", PrincipalID: "org_1"},
-			TrustLevel: &tl, TokenHash: handlers.HashSecret("tok")},
+			TrustLevel: &tl, TokenHash: command.HashSecret("tok")},
 	})
 	if err != nil || reg.Registered == nil {
 		t.Fatalf("registering: %v %+v", err, reg)
 	}
 	for i := 1; i <= n; i++ {
 		ev, err := g.Worker.Submit(ctx, &domain.Command{
-			Type: domain.CmdVerifyAction, AgentID: reg.Registered.AgentID, TokenHash: handlers.HashSecret("tok"),
+			Type: domain.CmdVerifyAction, AgentID: reg.Registered.AgentID, TokenHash: command.HashSecret("tok"),
 			Request: domain.RequestID{Source: "t", ID: "v" + strconv.Itoa(i)},
 			Verify: &domain.VerifyAction{
 				Action:  domain.Action{Type: "calculate", Query: fmt.Sprintf("%d+%d", i, i)},

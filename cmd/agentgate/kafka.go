@@ -19,6 +19,7 @@ import (
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/handlers"
 	"github.com/agentgate/agentgate/handlers/attest"
+	"github.com/agentgate/agentgate/handlers/command"
 	"github.com/agentgate/agentgate/handlers/httpapi"
 	"github.com/agentgate/agentgate/handlers/kafkagate"
 	"github.com/agentgate/agentgate/handlers/verify"
@@ -105,17 +106,14 @@ func serveKafka(k *kafkaFlags, z3 *z3Flags, eng *engineFlags, rate *rateFlags, d
 	node, err := os.ReadFile(filepath.Join(dataDir, "node_id"))
 	nodeID := strings.TrimSpace(string(node))
 	if err != nil || nodeID == "" {
-		if nodeID, err = handlers.NewSecret("node_"); err != nil {
-			return err
-		}
-		nodeID = nodeID[:21]
+		nodeID = command.NewSecret("node_")[:21]
 		if err := os.WriteFile(filepath.Join(dataDir, "node_id"), []byte(nodeID+"\n"), 0o600); err != nil {
 			return fmt.Errorf("writing node id: %w", err)
 		}
 	}
 	reg := prometheus.NewRegistry()
 	metrics := handlers.NewMetrics(reg)
-	adminHash := handlers.HashSecret(apiKey)
+	adminHash := command.HashSecret(apiKey)
 	openLog := func(ctx context.Context, p int32) (streams.Log, error) {
 		return kafkalog.Open(ctx, brokers, k.topics.Events, int(p), kafkalog.Options{Logger: log})
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/handlers"
 	"github.com/agentgate/agentgate/handlers/attest"
+	"github.com/agentgate/agentgate/handlers/command"
 	"github.com/agentgate/agentgate/handlers/embedded"
 	"github.com/agentgate/agentgate/handlers/history/replay"
 	"github.com/agentgate/agentgate/handlers/httpapi"
@@ -259,8 +260,8 @@ func keysCmd() *cobra.Command {
 			if principal == "" {
 				return errors.New("--principal is required")
 			}
-			return offline(cmd.Context(), dataDir, func(ctx context.Context, w handlers.Submitter) error {
-				key, id, err := handlers.IssueKey(ctx, w, principal)
+			return offline(cmd.Context(), dataDir, func(ctx context.Context, w command.Submitter) error {
+				key, id, err := command.IssueKey(ctx, w, principal)
 				if err == nil {
 					fmt.Printf("principal %s key %s (shown once): %s\n", principal, id, key)
 				}
@@ -287,8 +288,8 @@ func keysCmd() *cobra.Command {
 			if err := errors.Join(bindEnv(cmd), need("principal", principal, "key-id", keyID)); err != nil {
 				return err
 			}
-			return offline(cmd.Context(), dataDir, func(ctx context.Context, w handlers.Submitter) error {
-				err := handlers.RevokeKey(ctx, w, principal, keyID)
+			return offline(cmd.Context(), dataDir, func(ctx context.Context, w command.Submitter) error {
+				err := command.RevokeKey(ctx, w, principal, keyID)
 				if err == nil {
 					fmt.Printf("principal %s key %s revoked\n", principal, keyID)
 				}
@@ -303,8 +304,8 @@ func keysCmd() *cobra.Command {
 			if err := errors.Join(bindEnv(cmd), need("principal", principal, "key-id", keyID)); err != nil {
 				return err
 			}
-			return offline(cmd.Context(), dataDir, func(ctx context.Context, w handlers.Submitter) error {
-				key, id, err := handlers.RotateKey(ctx, w, principal, keyID)
+			return offline(cmd.Context(), dataDir, func(ctx context.Context, w command.Submitter) error {
+				key, id, err := command.RotateKey(ctx, w, principal, keyID)
 				if err == nil {
 					fmt.Printf("principal %s key %s replaces %s (shown once): %s\n", principal, id, keyID, key)
 				}
@@ -319,8 +320,8 @@ func keysCmd() *cobra.Command {
 			if err := errors.Join(bindEnv(cmd), need("agent", agent)); err != nil {
 				return err
 			}
-			return offline(cmd.Context(), dataDir, func(ctx context.Context, w handlers.Submitter) error {
-				tok, err := handlers.RotateAgentToken(ctx, w, agent)
+			return offline(cmd.Context(), dataDir, func(ctx context.Context, w command.Submitter) error {
+				tok, err := command.RotateAgentToken(ctx, w, agent)
 				if err == nil {
 					fmt.Printf("agent %s token (shown once): %s\n", agent, tok)
 				}
@@ -335,8 +336,8 @@ func keysCmd() *cobra.Command {
 			if err := errors.Join(bindEnv(cmd), need("agent", agent)); err != nil {
 				return err
 			}
-			return offline(cmd.Context(), dataDir, func(ctx context.Context, w handlers.Submitter) error {
-				err := handlers.RevokeAgentToken(ctx, w, agent)
+			return offline(cmd.Context(), dataDir, func(ctx context.Context, w command.Submitter) error {
+				err := command.RevokeAgentToken(ctx, w, agent)
 				if err == nil {
 					fmt.Printf("agent %s token revoked\n", agent)
 				}
@@ -380,7 +381,7 @@ func keysCmd() *cobra.Command {
 // offline runs fn against the gate of dataDir, which must not be running
 // (the log is held by one process): the credential commands of `keys`.
 // No admin key is read or minted.
-func offline(ctx context.Context, dataDir string, fn func(context.Context, handlers.Submitter) error) error {
+func offline(ctx context.Context, dataDir string, fn func(context.Context, command.Submitter) error) error {
 	g, err := embedded.OpenGate(embedded.Options{DataDir: dataDir, Logger: logger(), NoAdminKey: true})
 	if err != nil {
 		return err

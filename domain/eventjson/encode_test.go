@@ -17,6 +17,7 @@ import (
 	"github.com/agentgate/agentgate/domain/engines"
 	"github.com/agentgate/agentgate/domain/eventjson"
 	"github.com/agentgate/agentgate/handlers"
+	"github.com/agentgate/agentgate/handlers/command"
 	"github.com/agentgate/agentgate/handlers/embedded"
 	"github.com/agentgate/agentgate/handlers/history/seedlog"
 	"github.com/agentgate/agentgate/streams"
@@ -119,7 +120,7 @@ func seededWorkerRun(t *testing.T, seed uint64, n int) (answered []*domain.Event
 		g.Close()
 	}()
 
-	tokenHash := handlers.HashSecret(testToken)
+	tokenHash := command.HashSecret(testToken)
 	var agents []string
 	var open []string
 	steps := map[string]int{}
@@ -166,7 +167,7 @@ func seededWorkerRun(t *testing.T, seed uint64, n int) (answered []*domain.Event
 			}
 			cmd.Verdict = randomVerdict(r, cmd.Verify.Action.Type)
 			if r.IntN(20) == 0 {
-				cmd.TokenHash = handlers.HashSecret("qwed_agent_wrong")
+				cmd.TokenHash = command.HashSecret("qwed_agent_wrong")
 			}
 		case pick < 68:
 			a := agents[r.IntN(len(agents))]

@@ -2,9 +2,7 @@ package command
 
 import (
 	"context"
-	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -12,19 +10,6 @@ import (
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/projections"
 )
-
-// HashSecret returns the lowercase hex SHA-256 of a token or key: the
-// only form in which the gate stores, compares or records a secret.
-func HashSecret(s string) string {
-	h := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(h[:])
-}
-
-// EqualHash compares two secret hashes in constant time (crypto/subtle);
-// "" never matches.
-func EqualHash(a, b string) bool {
-	return a != "" && b != "" && subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1
-}
 
 // ErrInvalidKey is Keys.Principal's answer for a key no principal has.
 var ErrInvalidKey = errors.New("invalid API key")

@@ -3,7 +3,6 @@ package command
 import (
 	"bytes"
 	"crypto/rand"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
@@ -13,14 +12,6 @@ import (
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/domain/eventjson"
 	"github.com/agentgate/agentgate/domain/strictjson"
-)
-
-// Secret prefixes (seed 000 §3.2).
-const (
-	// AgentTokenPrefix begins every agent token.
-	AgentTokenPrefix = "qwed_agent_"
-	// APIKeyPrefix begins every principal API key.
-	APIKeyPrefix = "qwed_key_"
 )
 
 // Auth says which credentials an endpoint takes.
@@ -80,11 +71,9 @@ type Endpoint struct {
 // Auth returns the credentials the endpoint takes.
 func (ep *Endpoint) Auth() Auth { return ep.auth }
 
-// mint returns a new secret with prefix: 32 random bytes, base64url.
+// mint returns a new secret with prefix, answered in member field.
 func mint(field, prefix string) *minted {
-	var b [32]byte
-	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
-	v := prefix + base64.RawURLEncoding.EncodeToString(b[:])
+	v := NewSecret(prefix)
 	return &minted{field: field, value: v, hash: HashSecret(v)}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/domain/eventjson"
 	"github.com/agentgate/agentgate/handlers"
+	"github.com/agentgate/agentgate/handlers/command"
 	"github.com/agentgate/agentgate/handlers/embedded/gatetest"
 	"github.com/agentgate/agentgate/handlers/history/replay"
 )
@@ -44,7 +45,7 @@ func durablePath(b *testing.B, parallelism int) {
 	reg.Register.TrustLevel = &tl
 	reg.Register.Budget = domain.Limits{}
 	agent := g.Submit(b, reg).Registered.AgentID
-	tokenHash := handlers.HashSecret(gatetest.Token)
+	tokenHash := command.HashSecret(gatetest.Token)
 	var conv atomic.Int64
 	b.SetParallelism(parallelism)
 	b.ReportAllocs()

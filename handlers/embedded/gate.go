@@ -17,6 +17,7 @@ import (
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/handlers"
 	"github.com/agentgate/agentgate/handlers/attest"
+	"github.com/agentgate/agentgate/handlers/command"
 	"github.com/agentgate/agentgate/projections"
 	"github.com/agentgate/agentgate/streams"
 	"github.com/agentgate/agentgate/streams/pebblelog"
@@ -160,7 +161,7 @@ func nodeID(dir string) (string, error) {
 // start when none is given.
 func adminKey(dir, given string) (hash, minted string, err error) {
 	if given != "" {
-		return handlers.HashSecret(given), "", nil
+		return command.HashSecret(given), "", nil
 	}
 	p := filepath.Join(dir, adminKeyFile)
 	b, err := os.ReadFile(p)
@@ -174,11 +175,8 @@ func adminKey(dir, given string) (hash, minted string, err error) {
 	if !errors.Is(err, fs.ErrNotExist) {
 		return "", "", fmt.Errorf("reading admin key hash: %w", err)
 	}
-	minted, err = handlers.NewSecret("qwed_admin_")
-	if err != nil {
-		return "", "", err
-	}
-	hash = handlers.HashSecret(minted)
+	minted = command.NewSecret(command.AdminKeyPrefix)
+	hash = command.HashSecret(minted)
 	if err := writeFileSync(p, []byte(hash+"\n")); err != nil {
 		return "", "", fmt.Errorf("writing admin key hash: %w", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/domain/eventjson"
 	"github.com/agentgate/agentgate/handlers"
+	"github.com/agentgate/agentgate/handlers/command"
 	"github.com/agentgate/agentgate/handlers/embedded"
 	"github.com/agentgate/agentgate/handlers/embedded/gatetest"
 	"github.com/agentgate/agentgate/handlers/history/replay"
@@ -94,11 +95,11 @@ func seededRun(t *testing.T, seed uint64, n int) {
 			cmd.Verify.Action.EstimatedCost = domain.USD(r.IntN(400_000))
 			cmd.Verify.Options.RequireAttestation = r.IntN(4) == 0
 			if r.IntN(20) == 0 {
-				cmd.TokenHash = handlers.HashSecret("qwed_agent_wrong")
+				cmd.TokenHash = command.HashSecret("qwed_agent_wrong")
 			}
 		case pick < 72:
 			a := agents[r.IntN(len(agents))]
-			cmd = &domain.Command{Type: domain.CmdVerifyToolCall, AgentID: a.id, TokenHash: handlers.HashSecret(gatetest.Token),
+			cmd = &domain.Command{Type: domain.CmdVerifyToolCall, AgentID: a.id, TokenHash: command.HashSecret(gatetest.Token),
 				Tool: &domain.VerifyToolCall{ToolCall: domain.ToolCall{ToolName: tools[r.IntN(len(tools))], Parameters: json.RawMessage(`{"to":"x"}`)}}}
 		case pick < 82 && len(open) > 0:
 			id := open[r.IntN(len(open))]
@@ -107,7 +108,7 @@ func seededRun(t *testing.T, seed uint64, n int) {
 		case pick < 92 && len(open) > 0:
 			id := open[r.IntN(len(open))]
 			a := agents[r.IntN(len(agents))]
-			cmd = &domain.Command{Type: domain.CmdLogExecution, AgentID: a.id, TokenHash: handlers.HashSecret(gatetest.Token),
+			cmd = &domain.Command{Type: domain.CmdLogExecution, AgentID: a.id, TokenHash: command.HashSecret(gatetest.Token),
 				Execution: &domain.LogExecution{ActionID: id, Success: true, CostUSD: domain.USD(r.IntN(300_000)), Tokens: int64(r.IntN(500))}}
 		case pick < 95:
 			a := agents[r.IntN(len(agents))]

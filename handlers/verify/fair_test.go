@@ -16,7 +16,7 @@ import (
 
 	"github.com/agentgate/agentgate/domain/engines"
 	"github.com/agentgate/agentgate/domain/engines/logic"
-	"github.com/agentgate/agentgate/handlers"
+	"github.com/agentgate/agentgate/handlers/command"
 	"github.com/agentgate/agentgate/handlers/fair"
 	"github.com/agentgate/agentgate/handlers/verify/z3pool"
 )
@@ -79,7 +79,7 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 
 func (s *server) principalKey(t *testing.T, principal string) string {
 	t.Helper()
-	key, _, err := handlers.IssueKey(context.Background(), s.gate.Worker, principal)
+	key, _, err := command.IssueKey(context.Background(), s.gate.Worker, principal)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/handlers"
+	"github.com/agentgate/agentgate/handlers/command"
 	"github.com/agentgate/agentgate/handlers/embedded"
 	"github.com/agentgate/agentgate/streams"
 )
@@ -111,7 +112,7 @@ func Register(id string, trust int) *domain.Command {
 			Agent:      domain.AgentInfo{Name: "bot-" + id, Type: "autonomous", PrincipalID: "org_1"},
 			Budget:     domain.Limits{MaxDailyCost: 100 * domain.MicrosPerUSD, MaxRequestsPerHour: 5000},
 			TrustLevel: &tl,
-			TokenHash:  handlers.HashSecret(Token),
+			TokenHash:  command.HashSecret(Token),
 		},
 	}
 }
@@ -120,7 +121,7 @@ func Register(id string, trust int) *domain.Command {
 // id reqID, at step step of conversation conv.
 func Verify(agentID, reqID, conv string, step int, query string) *domain.Command {
 	return &domain.Command{
-		Type: domain.CmdVerifyAction, AgentID: agentID, TokenHash: handlers.HashSecret(Token),
+		Type: domain.CmdVerifyAction, AgentID: agentID, TokenHash: command.HashSecret(Token),
 		Request: domain.RequestID{Source: "test", ID: reqID},
 		Verify: &domain.VerifyAction{
 			Action:  domain.Action{Type: "calculate", Query: query, EstimatedCost: 10_000},

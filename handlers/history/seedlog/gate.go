@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
-	"github.com/agentgate/agentgate/handlers"
+	"github.com/agentgate/agentgate/handlers/command"
 	"github.com/agentgate/agentgate/handlers/embedded"
 )
 
@@ -86,7 +86,7 @@ func Register(reqID, principal string, trust domain.TrustLevel, limits domain.Li
 			Agent:      domain.AgentInfo{Name: "bot-" + reqID, Type: "autonomous", PrincipalID: principal},
 			Budget:     limits,
 			TrustLevel: &trust,
-			TokenHash:  handlers.HashSecret(Token),
+			TokenHash:  command.HashSecret(Token),
 		},
 	}
 }
@@ -95,7 +95,7 @@ func Register(reqID, principal string, trust domain.TrustLevel, limits domain.Li
 // of a conversation.
 func Verify(agentID, reqID, conv string, step int, actionType string, cost domain.USD) *domain.Command {
 	return &domain.Command{
-		Type: domain.CmdVerifyAction, AgentID: agentID, TokenHash: handlers.HashSecret(Token),
+		Type: domain.CmdVerifyAction, AgentID: agentID, TokenHash: command.HashSecret(Token),
 		Request: domain.RequestID{Source: "seedlog", ID: reqID},
 		Verify: &domain.VerifyAction{
 			Action:  domain.Action{Type: actionType, Query: reqID, EstimatedCost: cost, EstimatedTokens: 100},
@@ -107,7 +107,7 @@ func Verify(agentID, reqID, conv string, step int, actionType string, cost domai
 // Execution logs the actual cost of an approved action.
 func Execution(agentID, reqID, actionID string, cost domain.USD, tokens int64) *domain.Command {
 	return &domain.Command{
-		Type: domain.CmdLogExecution, AgentID: agentID, TokenHash: handlers.HashSecret(Token),
+		Type: domain.CmdLogExecution, AgentID: agentID, TokenHash: command.HashSecret(Token),
 		Request:   domain.RequestID{Source: "seedlog", ID: reqID},
 		Execution: &domain.LogExecution{ActionID: actionID, Success: true, CostUSD: cost, Tokens: tokens},
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/handlers"
+	"github.com/agentgate/agentgate/handlers/command"
 	"github.com/agentgate/agentgate/handlers/embedded"
 	"github.com/agentgate/agentgate/handlers/embedded/gatetest"
 	"github.com/agentgate/agentgate/handlers/history/replay"
@@ -111,7 +112,7 @@ func timeTravelRun(t *testing.T, seed uint64) {
 			Register: &domain.RegisterAgent{
 				Agent:      domain.AgentInfo{Name: fmt.Sprintf("tt-%d", i), Type: "autonomous", PrincipalID: "org_1"},
 				Budget:     domain.Limits{MaxDailyCost: 2 * domain.MicrosPerUSD, MaxRequestsPerHour: 40, MaxDailyTokens: 5000},
-				TrustLevel: &tl, TokenHash: handlers.HashSecret(gatetest.Token),
+				TrustLevel: &tl, TokenHash: command.HashSecret(gatetest.Token),
 			},
 		})
 		agents = append(agents, ev.Registered.AgentID)
@@ -135,7 +136,7 @@ func timeTravelRun(t *testing.T, seed uint64) {
 				steps[k]++
 			}
 			q := queries[r.IntN(len(queries))]
-			cmd = &domain.Command{Type: domain.CmdVerifyAction, AgentID: a, TokenHash: handlers.HashSecret(gatetest.Token),
+			cmd = &domain.Command{Type: domain.CmdVerifyAction, AgentID: a, TokenHash: command.HashSecret(gatetest.Token),
 				Request: domain.RequestID{Source: "tt", ID: fmt.Sprintf("v%d", i)},
 				Verify: &domain.VerifyAction{
 					Action:  domain.Action{Type: q.typ, Query: q.q, EstimatedCost: domain.USD(r.IntN(300_000)), EstimatedTokens: int64(r.IntN(800))},
@@ -145,7 +146,7 @@ func timeTravelRun(t *testing.T, seed uint64) {
 			j := r.IntN(len(open))
 			id := open[j]
 			open = slices.Delete(open, j, j+1)
-			cmd = &domain.Command{Type: domain.CmdLogExecution, TokenHash: handlers.HashSecret(gatetest.Token),
+			cmd = &domain.Command{Type: domain.CmdLogExecution, TokenHash: command.HashSecret(gatetest.Token),
 				Request:   domain.RequestID{Source: "tt", ID: fmt.Sprintf("x%d", i)},
 				Execution: &domain.LogExecution{ActionID: id, Success: r.IntN(4) > 0, CostUSD: domain.USD(r.IntN(200_000)), Tokens: int64(r.IntN(500))}}
 			// The agent of the action is in the command's path.

@@ -1,32 +1,16 @@
-package handlers
+package command
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
 
 	"github.com/agentgate/agentgate/domain"
 )
 
-// HashSecret returns the hex SHA-256 of a token or key: the only form in
-// which secrets are stored or logged.
-func HashSecret(s string) string {
-	h := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(h[:])
-}
-
-// NewSecret mints a secret: prefix + base64url of 32 random bytes.
-func NewSecret(prefix string) (string, error) {
-	var b [32]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("drawing a secret: %w", err)
-	}
-	return prefix + base64.RawURLEncoding.EncodeToString(b[:]), nil
-}
+// The credential commands of the agentgate CLI (keys issue, rotate and
+// revoke; agent token rotate and revoke): recorded through a worker as the
+// admin's, with the secret minted here and only its hash in the command.
 
 // Submitter is what the offline credential commands need of a worker.
 type Submitter interface {
@@ -69,10 +53,7 @@ func RotateKey(ctx context.Context, w Submitter, principal, oldKeyID string) (ke
 }
 
 func rotateKey(ctx context.Context, w Submitter, principal, replaces string) (key, keyID string, err error) {
-	key, err = NewSecret("qwed_key_")
-	if err != nil {
-		return "", "", err
-	}
+	key = NewSecret(APIKeyPrefix)
 	h := HashSecret(key)
 	keyID = "key_" + h[:16]
 	_, err = submitAdmin(ctx, w, keyID, &domain.Command{Type: domain.CmdIssuePrincipalKey,
@@ -93,12 +74,9 @@ func RevokeKey(ctx context.Context, w Submitter, principal, keyID string) error 
 // RotateAgentToken mints a new token for an agent; the old one stops
 // working. It returns the token, shown once.
 func RotateAgentToken(ctx context.Context, w Submitter, agent string) (string, error) {
-	tok, err := NewSecret("qwed_agent_")
-	if err != nil {
-		return "", err
-	}
+	tok := NewSecret(AgentTokenPrefix)
 	h := HashSecret(tok)
-	_, err = submitAdmin(ctx, w, "token/"+h[:16], &domain.Command{Type: domain.CmdRotateAgentToken, AgentID: agent,
+	_, err := submitAdmin(ctx, w, "token/"+h[:16], &domain.Command{Type: domain.CmdRotateAgentToken, AgentID: agent,
 		NewToken: &domain.AgentTokenChange{TokenHash: h}})
 	if err != nil {
 		return "", err
@@ -109,11 +87,7 @@ func RotateAgentToken(ctx context.Context, w Submitter, agent string) (string, e
 // RevokeAgentToken revokes an agent's token: the agent is refused until a
 // new token is rotated in.
 func RevokeAgentToken(ctx context.Context, w Submitter, agent string) error {
-	id, err := NewSecret("revoke-token_")
-	if err != nil {
-		return err
-	}
-	_, err = submitAdmin(ctx, w, id, &domain.Command{Type: domain.CmdRevokeAgentToken, AgentID: agent,
+	_, err := submitAdmin(ctx, w, NewSecret("revoke-token_"), &domain.Command{Type: domain.CmdRevokeAgentToken, AgentID: agent,
 		NewToken: &domain.AgentTokenChange{}})
 	return err
 }
