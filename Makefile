@@ -91,4 +91,4 @@ clean:
 .PHONY: bench-ab
 bench-ab:
 	@test -n "$(BASE)" || { echo "usage: make bench-ab BASE=<rev> [HEAD=<rev>] [COUNT=10] [BENCH=<regexp>]"; exit 2; }
-	COUNT=$(COUNT) BENCH='$(BENCH)' GO=$(GO) scripts/bench-ab.sh $(BASE) $(or $(HEAD),HEAD)
+	COUNT=$(COUNT) BENCH='$(BENCH)' GO=$(GO) BENCH_GC='$(BENCH_GC)' scripts/bench-ab.sh $(BASE) $(or $(HEAD),HEAD)

@@ -12,7 +12,8 @@
 #
 # Environment: COUNT (rounds, default 10), BENCH (a regexp: run only the benchmarks whose label
 # or name matches it), OUT (a directory to keep the raw results and the report in; default a
-# temporary one, printed), GO (default go).
+# temporary one, printed), GO (default go), BENCH_GC (the collector settings both sides run
+# under, as `agentgate` runs: default the Makefile's BENCH_GC, GOGC=1000 GOMEMLIMIT=4GiB).
 #
 # Duration: with COUNT=10 about 20 minutes on a 2-core machine, plus the two builds (a few
 # minutes with a warm build cache, much more cold). Each benchmark runs with a fixed -benchtime
@@ -51,6 +52,8 @@ usage() { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 case $COUNT in '' | *[!0-9]* | 0) echo "COUNT must be a positive integer" >&2; exit 2 ;; esac
 
 repo=$(git rev-parse --show-toplevel)
+BENCH_GC=${BENCH_GC:-$(sed -n 's/^BENCH_GC *:*= *//p' "$repo/Makefile" 2>/dev/null)}
+BENCH_GC=${BENCH_GC:-GOGC=1000 GOMEMLIMIT=4GiB}
 base=$(git -C "$repo" rev-parse --verify "$1^{commit}")
 head=$(git -C "$repo" rev-parse --verify "$2^{commit}")
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-ab.XXXXXX")
@@ -109,6 +112,7 @@ machine() {
 	echo "machine: nproc $(nproc), CPU $(lscpu 2>/dev/null | sed -n 's/^Model name:[[:space:]]*//p' | head -1), $("$GO" version | cut -d' ' -f3-)"
 	echo "BASE $(git -C "$repo" log -1 --format='%h %s' "$base")"
 	echo "HEAD $(git -C "$repo" log -1 --format='%h %s' "$head")"
+	echo "collector: $BENCH_GC; -count 1 per round, $COUNT rounds, BASE then HEAD in each"
 }
 machine | tee "$out/report.txt"
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/report.txt"
@@ -118,7 +122,7 @@ runone() { # side label name time sub dir bin
 	local pattern="^$3\$"
 	[ "$5" = - ] || pattern="$pattern/$5"
 	local start=$SECONDS
-	(cd "$tmp/$1/$6" && "$7" -test.run '^$' -test.bench "$pattern" -test.benchtime "$4" -test.benchmem -test.count 1 </dev/null 2>>"$out/$1.log") |
+	(cd "$tmp/$1/$6" && env $BENCH_GC "$7" -test.run '^$' -test.bench "$pattern" -test.benchtime "$4" -test.benchmem -test.count 1 </dev/null 2>>"$out/$1.log") |
 		sed 's/^pkg: .*/pkg: agentgate/' >>"$out/$1.txt"
 	local rc=${PIPESTATUS[0]}
 	echo "$1 $2 $((SECONDS - start))" >>"$out/seconds.txt"

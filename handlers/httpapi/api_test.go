@@ -10,9 +10,9 @@ import (
 	"github.com/agentgate/agentgate/handlers/command"
 )
 
-// TestSeed000_3_Registration pins POST /agents/register (seed 000 §3.1,
-// §3.2): 201, the seed's fields, a qwed_agent_ token returned once and only
-// its hash recorded.
+// TestSeed000_3_Registration pins POST /agents/register (QWED-Agent spec v1.1
+// §3.1, §3.2): 201, the seed's fields, a qwed_agent_ token returned once and
+// only its hash recorded.
 func TestSeed000_3_Registration(t *testing.T) {
 	g := newTestGate(t, gateOptions{})
 	key := g.issueKey("org_a")

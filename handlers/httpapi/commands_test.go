@@ -10,9 +10,9 @@ import (
 	"github.com/agentgate/agentgate/handlers/command"
 )
 
-// TestSeed000_4_VerifyAction pins POST /agents/{id}/verify with the token in
-// the body (seed 000 §4.1: agent_id and agent_token in the body, stripped),
-// as a Bearer header, and with the principal's key.
+// TestSeed000_4_VerifyAction pins POST /agents/{id}/verify with the token in the
+// body (QWED-Agent spec v1.1 §4.1: agent_id and agent_token in the body,
+// stripped), as a Bearer header, and with the principal's key.
 func TestSeed000_4_VerifyAction(t *testing.T) {
 	g := newTestGate(t, gateOptions{})
 	key := g.issueKey("org_a")
@@ -47,7 +47,7 @@ func TestSeed000_4_VerifyAction(t *testing.T) {
 	if r.status != http.StatusOK || r.json(t)["decision"] != "APPROVED" {
 		t.Fatalf("verify with the principal key: %d %s", r.status, r.body)
 	}
-	// Seed 000 §9.2: a replayed step is LOOP-002 (409), decided and recorded by the gate.
+	// QWED-Agent spec v1.1 §9.2: a replayed step is LOOP-002 (409), decided and recorded by the gate.
 	r = g.do("POST", "/agents/"+a.id+"/verify", bearerH(a.token), verifyReq("calculate", "4+4", "conv_123", 7))
 	if r.status != http.StatusConflict || r.errorCode(t) != string(domain.CodeReplay) || r.json(t)["decision"] != "DENIED" {
 		t.Fatalf("replayed step: %d %s, want 409 LOOP-002", r.status, r.body)

@@ -127,7 +127,7 @@ type Config struct {
 	// just written is found here too.
 	CatchUp func(ctx context.Context) error
 	// VerifyRateLimit bounds POST /verify and qwed.verify per principal
-	// and overall (seed 002 §10.3); the zero value sets no limit.
+	// and overall (QWED protocol v1.0 §10.3); the zero value sets no limit.
 	VerifyRateLimit RateLimit
 	// RefusalLimit bounds refused requests per client address and overall
 	// on every endpoint (edge.go); the zero value sets no limit.

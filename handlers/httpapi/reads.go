@@ -118,7 +118,7 @@ func (a *api) getAgent(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// budgetView is the answer of GET /agents/{id}/budget (seed 000 §6.1).
+// budgetView is the answer of GET /agents/{id}/budget (QWED-Agent spec v1.1 §6.1).
 type budgetView struct {
 	AgentID string              `json:"agent_id"`
 	Budget  domain.BudgetStatus `json:"budget"`
@@ -130,7 +130,7 @@ func (a *api) getBudget(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// activityView is the answer of GET /agents/{id}/activity (seed 000 §7.2).
+// activityView is the answer of GET /agents/{id}/activity (QWED-Agent spec v1.1 §7.2).
 type activityView struct {
 	AgentID    string                 `json:"agent_id"`
 	Period     period                 `json:"period"`
