@@ -74,35 +74,37 @@ func actionRisk(spec ActionSpec, a *Action) (Risk, *SQLRisk) {
 	return spec.Risk, &sr
 }
 
-// toolRisks is the default risk table for tools named in allowed_tools or
-// on the safe list: the action-type names plus the safe and dangerous
-// lists of seed 001. An allowed tool not in it is medium.
-var toolRisks = map[string]Risk{
-	"read_database": RiskLow, "query_data": RiskLow, "search_web": RiskLow,
-	"log_message": RiskLow, "get_weather": RiskLow,
-	"delete_database": RiskCritical, "drop_table": RiskCritical, "send_money": RiskCritical,
-	"delete_files": RiskCritical, "shutdown_server": RiskCritical, "revoke_access": RiskCritical,
+// toolDefault is the default of a tool name the principal's registry does
+// not define: its risk and its seed 001 category.
+type toolDefault struct {
+	risk Risk
+	// safe tools are auto-approved by category (seed 001); the trust
+	// matrix still applies.
+	safe bool
+	// dangerous tools are critical and never approved autonomously
+	// (seed 001).
+	dangerous bool
+}
+
+// toolDefaults is the one table of tool names: the safe and dangerous
+// lists of seed 001 and, for a tool named in allowed_tools, the
+// action-type names with their types' risk (init). An allowed tool not in
+// it is medium; a tool neither allowed nor in a category is unknown.
+var toolDefaults = map[string]toolDefault{
+	"read_database": {risk: RiskLow, safe: true}, "query_data": {risk: RiskLow, safe: true},
+	"search_web": {risk: RiskLow, safe: true}, "send_email": {risk: RiskMedium, safe: true},
+	"log_message": {risk: RiskLow, safe: true}, "get_weather": {risk: RiskLow, safe: true},
+	"delete_database": {risk: RiskCritical, dangerous: true}, "drop_table": {risk: RiskCritical, dangerous: true},
+	"send_money": {risk: RiskCritical, dangerous: true}, "delete_files": {risk: RiskCritical, dangerous: true},
+	"shutdown_server": {risk: RiskCritical, dangerous: true}, "revoke_access": {risk: RiskCritical, dangerous: true},
 }
 
 func init() {
 	for name, s := range actionSpecs {
-		if _, ok := toolRisks[name]; !ok {
-			toolRisks[name] = s.Risk
+		if _, ok := toolDefaults[name]; !ok {
+			toolDefaults[name] = toolDefault{risk: s.Risk}
 		}
 	}
-}
-
-// safeTools are auto-approved by category (seed 001); the trust matrix
-// still applies.
-var safeTools = map[string]bool{
-	"read_database": true, "query_data": true, "search_web": true,
-	"send_email": true, "log_message": true, "get_weather": true,
-}
-
-// dangerousTools are critical and never approved autonomously (seed 001).
-var dangerousTools = map[string]bool{
-	"delete_database": true, "drop_table": true, "send_money": true,
-	"delete_files": true, "shutdown_server": true, "revoke_access": true,
 }
 
 // Tool-name keywords of the unknown-tool risk score, in hundredths.

@@ -204,3 +204,18 @@ func expectRefused(t *testing.T, p any, path string) {
 		t.Errorf("%s of 1 MiB: CheckBounds = %v", path, err)
 	}
 }
+
+// TestErrorCatalogueLookups pins the catalogue's two lookups against the
+// table itself: every code's HTTPStatus and Description are its row's, and
+// a code outside the catalogue is a 500 described by its own name.
+func TestErrorCatalogueLookups(t *testing.T) {
+	for _, c := range Catalogue {
+		if !c.Code.Known() || c.Code.HTTPStatus() != c.HTTPStatus || c.Code.Description() != c.Description {
+			t.Errorf("%s: known %v, status %d, description %q; the row says %d, %q",
+				c.Code, c.Code.Known(), c.Code.HTTPStatus(), c.Code.Description(), c.HTTPStatus, c.Description)
+		}
+	}
+	if u := Code("QWED-NOPE-001"); u.Known() || u.HTTPStatus() != 500 || u.Description() != "QWED-NOPE-001" {
+		t.Errorf("unknown code: known %v, status %d, description %q", u.Known(), u.HTTPStatus(), u.Description())
+	}
+}

@@ -118,6 +118,15 @@ func (c Code) HTTPStatus() int {
 	return 500
 }
 
+// Description returns the catalogue's description of code, or the code
+// itself for a code that is not in the catalogue.
+func (c Code) Description() string {
+	if info, ok := catalogueIndex[c]; ok {
+		return info.Description
+	}
+	return string(c)
+}
+
 // Known reports whether c is in the catalogue.
 func (c Code) Known() bool {
 	_, ok := catalogueIndex[c]

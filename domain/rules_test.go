@@ -606,3 +606,49 @@ func TestSeed000_3_4_DerivedIDs(t *testing.T) {
 		t.Fatalf("duplicate request: %s %v", ev.Type, ev.Error)
 	}
 }
+
+// TestSeed001_ToolTableCategories pins the one tool table against seed
+// 001's ToolApprovalSystem lists and the action-type table, through
+// classifyTool: a safe tool passes at its risk without being allowed, a
+// dangerous one is critical, an action-type name is unknown unless
+// allowed (then it takes its type's risk), and an allowed tool outside the
+// table is medium.
+func TestSeed001_ToolTableCategories(t *testing.T) {
+	safe := map[string]Risk{"read_database": RiskLow, "query_data": RiskLow, "search_web": RiskLow,
+		"send_email": RiskMedium, "log_message": RiskLow, "get_weather": RiskLow}
+	dangerous := []string{"delete_database", "drop_table", "send_money", "delete_files", "shutdown_server", "revoke_access"}
+	s := NewState()
+	bare := &Agent{}
+	for name, want := range safe {
+		if cl := classifyTool(s, bare, name); cl.deny != nil || cl.risk != want || cl.dangerous {
+			t.Errorf("safe %s: risk %s, dangerous %v, deny %v; want %s", name, cl.risk, cl.dangerous, cl.deny, want)
+		}
+	}
+	for _, name := range dangerous {
+		if cl := classifyTool(s, bare, name); cl.deny != nil || cl.risk != RiskCritical || !cl.dangerous {
+			t.Errorf("dangerous %s: risk %s, dangerous %v, deny %v", name, cl.risk, cl.dangerous, cl.deny)
+		}
+	}
+	for typ, spec := range actionSpecs {
+		if _, ok := safe[typ]; ok {
+			continue
+		}
+		if cl := classifyTool(s, bare, typ); cl.deny == nil || cl.deny.Code != CodeToolNotAllowed {
+			t.Errorf("action-type name %s not allowed: deny %v, want %s", typ, cl.deny, CodeToolNotAllowed)
+		}
+		allowed := &Agent{Permissions: Permissions{AllowedTools: []string{typ}}}
+		if cl := classifyTool(s, allowed, typ); cl.deny != nil || cl.risk != spec.Risk {
+			t.Errorf("allowed %s: risk %s, deny %v; want its type's %s", typ, cl.risk, cl.deny, spec.Risk)
+		}
+	}
+	allowed := &Agent{Permissions: Permissions{AllowedTools: []string{"my_tool", "drop_table"}}}
+	if cl := classifyTool(s, allowed, "my_tool"); cl.deny != nil || cl.risk != RiskMedium {
+		t.Errorf("allowed my_tool: risk %s, deny %v; want medium", cl.risk, cl.deny)
+	}
+	if cl := classifyTool(s, allowed, "drop_table"); cl.deny != nil || cl.risk != RiskCritical {
+		t.Errorf("allowed drop_table: risk %s, deny %v; want critical", cl.risk, cl.deny)
+	}
+	if n := len(toolDefaults); n != len(safe)+len(dangerous)+len(actionSpecs)-1 {
+		t.Errorf("toolDefaults holds %d names, want the %d of seed 001's lists and the action types", n, len(safe)+len(dangerous)+len(actionSpecs)-1)
+	}
+}

@@ -338,23 +338,21 @@ func classifyTool(s *State, a *Agent, name string) classification {
 			return cl
 		}
 	}
+	def, known := toolDefaults[name]
 	if contains(a.Permissions.AllowedTools, name) {
 		cl.risk = RiskMedium
-		if r, ok := toolRisks[name]; ok {
-			cl.risk = r
+		if known {
+			cl.risk = def.risk
 		}
 		cl.pass(checkToolAllowed)
 		return cl
 	}
-	if safeTools[name] {
-		cl.risk = RiskLow
-		if r, ok := toolRisks[name]; ok {
-			cl.risk = r
-		}
+	if def.safe {
+		cl.risk = def.risk
 		cl.pass(checkToolAllowed)
 		return cl
 	}
-	if dangerousTools[name] {
+	if def.dangerous {
 		cl.risk, cl.dangerous = RiskCritical, true
 		cl.pass(checkToolAllowed)
 		return cl

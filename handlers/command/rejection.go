@@ -59,7 +59,7 @@ func ErrorBody(e domain.Error) []byte {
 // size and SHA-256 of the body, never the body. id and principal are the
 // record's own: the transport chooses them.
 func RejectionCommand(r *Rejection, endpoint string, body []byte, principal string, id domain.RequestID) *domain.Command {
-	rec := domain.Error{Code: r.Err.Code, Message: Describe(r.Err.Code), Details: r.Err.Details}
+	rec := domain.Error{Code: r.Err.Code, Message: r.Err.Code.Description(), Details: r.Err.Details}
 	if len(endpoint) > MaxEndpointBytes {
 		endpoint = endpoint[:MaxEndpointBytes]
 	}
@@ -69,15 +69,4 @@ func RejectionCommand(r *Rejection, endpoint string, body []byte, principal stri
 		rej.BodyDigest = hex.EncodeToString(d[:])
 	}
 	return &domain.Command{Type: domain.CmdRejectRequest, Request: id, Principal: principal, Reject: rej}
-}
-
-// Describe returns the catalogue description of code (the code itself
-// when the catalogue does not know it).
-func Describe(code domain.Code) string {
-	for _, c := range domain.Catalogue {
-		if c.Code == code {
-			return c.Description
-		}
-	}
-	return string(code)
 }

@@ -301,21 +301,11 @@ func render(engine string, o engines.Outcome, proof bool) *Response {
 	}
 	if code != "" {
 		if msg == "" {
-			msg = describe(code)
+			msg = code.Description()
 		}
 		r.Error = errorBody(code, msg, details)
 	}
 	return r
-}
-
-// describe is the catalogue description of a code.
-func describe(code domain.Code) string {
-	for _, c := range domain.Catalogue {
-		if c.Code == code {
-			return c.Description
-		}
-	}
-	return string(code)
 }
 
 // object encodes v as a JSON object with the members of extra added where

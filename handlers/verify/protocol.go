@@ -84,24 +84,14 @@ func newProblem(code domain.Code, details map[string]any, format string, args ..
 	return p
 }
 
-// protocolHTTP is the HTTP status of the §8.3 codes. It differs from the
-// gate's catalogue in one place: QWED-REQ-004 is a query longer than
-// §5.1's 100000 characters, 400 here; the catalogue's 413 is for a request
-// body over the transport's byte limit.
-var protocolHTTP = map[domain.Code]int{
-	domain.CodeInvalidRequest: 400, domain.CodeMissingField: 400, domain.CodeInvalidSyntax: 400,
-	domain.CodeTooLong: 400, domain.CodeUnsupportedType: 400,
-	domain.CodeMissingAPIKey: 401, domain.CodeInvalidAPIKey: 401, domain.CodeForbidden: 403, domain.CodeRateLimited: 429,
-	domain.CodeEngineInit: 500, domain.CodeEngineFailed: 500, domain.CodeTimeout: 504, domain.CodeEngineMissing: 500,
-	domain.CodePromptInjection: 403, domain.CodeSecurityViolated: 403, domain.CodePIIDetected: 403,
-	domain.CodeInternal: 500, domain.CodeUnavailable: 503,
-}
-
-// CodeHTTPStatus is the HTTP status of a §8.3 code, or the gate
-// catalogue's for the gate's own codes.
+// CodeHTTPStatus is the HTTP status of a code in a QWED protocol reply:
+// the gate catalogue's (domain.Code.HTTPStatus), which §8.3 agrees with
+// but in one place: QWED-REQ-004 is a query longer than §5.1's 100000
+// characters, 400 here; the catalogue's 413 is for a request body over
+// the transport's byte limit.
 func CodeHTTPStatus(code domain.Code) int {
-	if s, ok := protocolHTTP[code]; ok {
-		return s
+	if code == domain.CodeTooLong {
+		return 400
 	}
 	return code.HTTPStatus()
 }
