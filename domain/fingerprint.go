@@ -2,6 +2,7 @@ package domain
 
 import (
 	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"strconv"
 	"sync"
@@ -92,7 +93,7 @@ func finishDigests(fp []byte, stateHash string, body []byte, req RequestID) (dig
 	h := sha256.New()
 	h.Write(fp)
 	h.Sum(sum[:0])
-	encodeHex(hexes[n:], sum[:])
+	hex.Encode(hexes[n:], sum[:])
 	n += 2 * sha256.Size
 	hasState := stateHash != ""
 	if hasState {
@@ -103,16 +104,16 @@ func finishDigests(fp []byte, stateHash string, body []byte, req RequestID) (dig
 			h.Write([]byte(stateHash))
 		}
 		h.Sum(sum[:0])
-		encodeHex(hexes[n:], sum[:])
+		hex.Encode(hexes[n:], sum[:])
 		n += 2 * sha256.Size
 	}
 	sum = sha256.Sum256(body)
-	encodeHex(hexes[n:], sum[:])
+	hex.Encode(hexes[n:], sum[:])
 	n += 2 * sha256.Size
 	idStart := n
 	n += copy(hexes[n:], "act_")
 	id := requestDigest(idKindAction, req)
-	encodeHex(hexes[n:], id[:actionIDHexLen/2])
+	hex.Encode(hexes[n:], id[:actionIDHexLen/2])
 	n += actionIDHexLen
 	all := string(hexes[:n])
 	const w = 2 * sha256.Size
@@ -124,24 +125,6 @@ func finishDigests(fp []byte, stateHash string, body []byte, req RequestID) (dig
 		d.request = all[w : 2*w]
 	}
 	return d, all[idStart:]
-}
-
-// hexPairs holds the two lowercase hex digits of every byte.
-var hexPairs = func() (t [256][2]byte) {
-	for i := range t {
-		t[i] = [2]byte{hexDigits[i>>4], hexDigits[i&0xf]}
-	}
-	return t
-}()
-
-// encodeHex is hex.Encode with one table load per byte (the digests are
-// hex-encoded on every decision); dst must hold 2*len(src) bytes.
-func encodeHex(dst, src []byte) {
-	dst = dst[:2*len(src)]
-	for i, c := range src {
-		p := hexPairs[c]
-		dst[2*i], dst[2*i+1] = p[0], p[1]
-	}
 }
 
 // actionDigests hashes a verify_action: by the fast path when it applies,

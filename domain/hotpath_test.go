@@ -1,28 +1,16 @@
 package domain
 
 import (
-	"encoding/hex"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"math/rand/v2"
+	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 )
-
-// TestEncodeHexMatchesEncodingHex pins the table-driven hex encoding of
-// the digests against encoding/hex on every byte value.
-func TestEncodeHexMatchesEncodingHex(t *testing.T) {
-	src := make([]byte, 256)
-	for i := range src {
-		src[i] = byte(i)
-	}
-	for _, s := range [][]byte{src, src[:0], src[255:], src[17:49]} {
-		dst := make([]byte, 2*len(s))
-		encodeHex(dst, s)
-		if want := hex.EncodeToString(s); string(dst) != want {
-			t.Fatalf("encodeHex(%x) = %s", s, dst)
-		}
-	}
-}
 
 // TestWindowStartMatchesBinarySearch pins windowStart (with its shortcut
 // for a window whose oldest time is live) against a plain search for the
@@ -56,8 +44,8 @@ func TestWindowStartMatchesBinarySearch(t *testing.T) {
 	}
 }
 
-// TestSeed000_9_8_TokenMatchesEveryByte pins the word-wise constant-time
-// token comparison: equal hashes match, and a difference in any one byte
+// TestSeed000_9_8_TokenMatchesEveryByte pins the constant-time token
+// comparison: equal hashes match, and a difference in any one byte
 // (every position, every bit) or any other length never does.
 func TestSeed000_9_8_TokenMatchesEveryByte(t *testing.T) {
 	h := tokenHash("agent")
@@ -77,5 +65,71 @@ func TestSeed000_9_8_TokenMatchesEveryByte(t *testing.T) {
 		if tokenMatches(s, s) || tokenMatches(s, h) {
 			t.Fatalf("length %d matched", len(s))
 		}
+	}
+	other := tokenHash("other")
+	if n := testing.AllocsPerRun(100, func() { tokenMatches(h, other) }); n != 0 {
+		t.Fatalf("tokenMatches allocates %v times per call", n)
+	}
+}
+
+// TestDesign2_6_SecretHashesComparedWithSubtle pins invariant 6's "compared
+// in constant time (crypto/subtle)" in the rules: tokenMatches calls
+// subtle.ConstantTimeCompare, and no non-test file of domain/ compares a
+// token or key hash with == or != except against "" (absent).
+func TestDesign2_6_SecretHashesComparedWithSubtle(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	secret := func(e ast.Expr) bool {
+		var name string
+		switch e := e.(type) {
+		case *ast.Ident:
+			name = e.Name
+		case *ast.SelectorExpr:
+			name = e.Sel.Name
+		default:
+			return false
+		}
+		return name == "TokenHash" || name == "KeyHash" || name == "ReplacedHash"
+	}
+	empty := func(e ast.Expr) bool {
+		l, ok := e.(*ast.BasicLit)
+		return ok && l.Value == `""`
+	}
+	subtleCalls := 0
+	for _, path := range files {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.BinaryExpr:
+				if (n.Op == token.EQL || n.Op == token.NEQ) && (secret(n.X) || secret(n.Y)) && !empty(n.X) && !empty(n.Y) {
+					t.Errorf("%s: a token or key hash compared with %s; use tokenMatches (crypto/subtle)", fset.Position(n.Pos()), n.Op)
+				}
+			case *ast.FuncDecl:
+				if n.Name.Name != "tokenMatches" || n.Body == nil {
+					return true
+				}
+				ast.Inspect(n.Body, func(m ast.Node) bool {
+					if sel, ok := m.(*ast.SelectorExpr); ok && sel.Sel.Name == "ConstantTimeCompare" {
+						if id, ok := sel.X.(*ast.Ident); ok && id.Name == "subtle" {
+							subtleCalls++
+						}
+					}
+					return true
+				})
+			}
+			return true
+		})
+	}
+	if subtleCalls != 1 {
+		t.Fatalf("tokenMatches calls subtle.ConstantTimeCompare %d times, want once", subtleCalls)
 	}
 }
