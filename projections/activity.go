@@ -65,7 +65,12 @@ type ActivityCost struct {
 	Actual bool       `json:"actual"`
 }
 
-// Summary is the summary block of the audit query API (QWED-Agent spec v1.1 §7.2).
+// Summary is the summary block of the audit query API (QWED-Agent spec v1.1
+// §7.2): the one way decisions and their costs are summed up, by the
+// activity projection and by the compliance report
+// (handlers/history/report) alike. An action counts at its decision with
+// the figures it reserved; a logged execution replaces them with the
+// actual ones, and a refused or expired approval releases them (Recost).
 type Summary struct {
 	TotalActions   int64      `json:"total_actions"`
 	Approved       int64      `json:"approved"`
@@ -77,7 +82,8 @@ type Summary struct {
 	TotalTokens    int64      `json:"total_tokens"`
 }
 
-func (s *Summary) add(o Summary) {
+// Add adds o's counts and costs to s.
+func (s *Summary) Add(o Summary) {
 	s.TotalActions += o.TotalActions
 	s.Approved += o.Approved
 	s.Denied += o.Denied
@@ -88,20 +94,29 @@ func (s *Summary) add(o Summary) {
 	s.TotalTokens += o.TotalTokens
 }
 
-func (s *Summary) count(a *Activity, sign int64) {
-	s.TotalActions += sign
-	switch a.Decision {
+// Count counts one decision d with the cost it reserved.
+func (s *Summary) Count(d domain.Decision, c ActivityCost) {
+	s.TotalActions++
+	switch d {
 	case domain.Approved:
-		s.Approved += sign
+		s.Approved++
 	case domain.Denied:
-		s.Denied += sign
+		s.Denied++
 	case domain.Corrected:
-		s.Corrected += sign
+		s.Corrected++
 	case domain.Pending:
-		s.Pending += sign
+		s.Pending++
 	case domain.BudgetExceeded:
-		s.BudgetExceeded += sign
+		s.BudgetExceeded++
 	}
-	s.TotalCostUSD += domain.USD(sign) * a.Cost.USD
-	s.TotalTokens += sign * a.Cost.Tokens
+	s.TotalCostUSD += c.USD
+	s.TotalTokens += c.Tokens
+}
+
+// Recost replaces the cost from that a counted action contributes with
+// to: its actual figures once its execution is logged, zero once its
+// approval is refused or expires.
+func (s *Summary) Recost(from, to ActivityCost) {
+	s.TotalCostUSD += to.USD - from.USD
+	s.TotalTokens += to.Tokens - from.Tokens
 }

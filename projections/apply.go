@@ -309,7 +309,7 @@ func (w *batchWriter) newActivity(ev *domain.Event) error {
 	if err != nil {
 		return err
 	}
-	sum.count(a, 1)
+	sum.Count(a.Decision, a.Cost)
 	return nil
 }
 
@@ -369,8 +369,7 @@ func (w *batchWriter) recost(a *Activity, c ActivityCost) error {
 	if err != nil {
 		return err
 	}
-	sum.TotalCostUSD += c.USD - a.Cost.USD
-	sum.TotalTokens += c.Tokens - a.Cost.Tokens
+	sum.Recost(a.Cost, c)
 	a.Cost = c
 	return nil
 }

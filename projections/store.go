@@ -875,7 +875,7 @@ func (s *Store) summary(agentID string, from, to time.Time) (Summary, error) {
 		if !a.Before(b) {
 			return nil
 		}
-		return s.scanActivities(agentID, a, b, func(act *Activity) { sum.count(act, 1) })
+		return s.scanActivities(agentID, a, b, func(act *Activity) { sum.Count(act.Decision, act.Cost) })
 	}
 	if firstWhole >= endWhole {
 		return sum, scanRange(from, to)
@@ -894,7 +894,7 @@ func (s *Store) summary(agentID string, from, to time.Time) (Summary, error) {
 			it.Close()
 			return sum, fmt.Errorf("decoding summary: %w", err)
 		}
-		sum.add(d)
+		sum.Add(d)
 	}
 	if err := it.Close(); err != nil {
 		return sum, fmt.Errorf("reading summaries: %w", err)

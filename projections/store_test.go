@@ -302,7 +302,7 @@ func TestActivityPagingAndPeriodSummary(t *testing.T) {
 		var want Summary
 		for i := range all {
 			if !all[i].Timestamp.Before(r[0]) && all[i].Timestamp.Before(r[1]) {
-				want.count(&all[i], 1)
+				want.Count(all[i].Decision, all[i].Cost)
 			}
 		}
 		p, err := g.store.Activity(a, r[0], r[1], 0, 1, 0)
@@ -315,7 +315,7 @@ func TestActivityPagingAndPeriodSummary(t *testing.T) {
 	}
 	var whole Summary
 	for i := range all {
-		whole.count(&all[i], 1)
+		whole.Count(all[i].Decision, all[i].Cost)
 	}
 	if whole.TotalActions != int64(n) || whole.TotalTokens == 0 || whole.TotalCostUSD == 0 {
 		t.Fatalf("brute-force summary %+v does not cover the executions", whole)

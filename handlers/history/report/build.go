@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/domain/eventjson"
+	"github.com/agentgate/agentgate/projections"
 	"github.com/agentgate/agentgate/streams"
 )
 
@@ -375,9 +376,7 @@ func (b *builder) decided(ev *domain.Event, a *domain.Agent) {
 	dec := ev.Decided
 	t := ev.Time.UTC()
 	d := b.day(t)
-	d.count(dec.Decision, 1)
-	d.TotalCostUSD += dec.ReservedCost
-	d.TotalTokens += dec.ReservedTokens
+	d.Count(dec.Decision, projections.ActivityCost{USD: dec.ReservedCost, Tokens: dec.ReservedTokens})
 	if dec.ReservedCost != 0 || dec.ReservedTokens != 0 || dec.Decision == domain.Approved ||
 		dec.Decision == domain.Corrected || dec.Decision == domain.Pending {
 		b.actions[dec.ActionID] = &costEntry{day: dayOf(t), usd: dec.ReservedCost, tokens: dec.ReservedTokens}
@@ -413,8 +412,7 @@ func (b *builder) decided(ev *domain.Event, a *domain.Agent) {
 // recost replaces an action's counted cost.
 func (b *builder) recost(c *costEntry, usd domain.USD, tokens int64) {
 	if d := b.days[c.day]; d != nil {
-		d.TotalCostUSD += usd - c.usd
-		d.TotalTokens += tokens - c.tokens
+		d.Recost(projections.ActivityCost{USD: c.usd, Tokens: c.tokens}, projections.ActivityCost{USD: usd, Tokens: tokens})
 	}
 	c.usd, c.tokens = usd, tokens
 }
@@ -483,7 +481,7 @@ func (b *builder) finish() error {
 			prev = d.Budget
 			d.DenialRate = rate(d.Denied+d.BudgetExceeded, d.TotalActions)
 			rep.Days = append(rep.Days, *d)
-			rep.Summary.add(d.Summary)
+			rep.Summary.Add(d.Summary.Summary)
 		}
 	}
 	rep.Summary.DenialRate = rate(rep.Summary.Denied+rep.Summary.BudgetExceeded, rep.Summary.TotalActions)

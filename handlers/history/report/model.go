@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/projections"
 )
 
 // FormatVersion names the report layout (the JSON "format" member).
@@ -79,50 +80,17 @@ type Checkpoint struct {
 	KeyID     string    `json:"kid"`
 }
 
-// Summary sums up the period's decisions (QWED-Agent spec v1.1 §7.2's summary, plus
-// pending and budget-exceeded counts and tokens). Cost and tokens are the
-// reserved figures, replaced by the actual ones once the execution is
-// logged, and zero for a PENDING action whose approval was denied or
-// expired (the projections' activity summary counts the same way).
+// Summary sums up the period's decisions: the projections' activity
+// summary (QWED-Agent spec v1.1 §7.2's summary plus pending and
+// budget-exceeded counts and tokens), counted by the same code, with the
+// denial rate. Cost and tokens are the reserved figures, replaced by the
+// actual ones once the execution is logged, and zero for a PENDING action
+// whose approval was denied or expired.
 type Summary struct {
-	TotalActions   int64      `json:"total_actions"`
-	Approved       int64      `json:"approved"`
-	Denied         int64      `json:"denied"`
-	Corrected      int64      `json:"corrected"`
-	Pending        int64      `json:"pending"`
-	BudgetExceeded int64      `json:"budget_exceeded"`
-	TotalCostUSD   domain.USD `json:"total_cost_usd"`
-	TotalTokens    int64      `json:"total_tokens"`
+	projections.Summary
 	// DenialRate is (denied + budget_exceeded) / total_actions, four
 	// decimals ("0.0000" without actions).
 	DenialRate string `json:"denial_rate"`
-}
-
-func (s *Summary) count(d domain.Decision, sign int64) {
-	s.TotalActions += sign
-	switch d {
-	case domain.Approved:
-		s.Approved += sign
-	case domain.Denied:
-		s.Denied += sign
-	case domain.Corrected:
-		s.Corrected += sign
-	case domain.Pending:
-		s.Pending += sign
-	case domain.BudgetExceeded:
-		s.BudgetExceeded += sign
-	}
-}
-
-func (s *Summary) add(o Summary) {
-	s.TotalActions += o.TotalActions
-	s.Approved += o.Approved
-	s.Denied += o.Denied
-	s.Corrected += o.Corrected
-	s.Pending += o.Pending
-	s.BudgetExceeded += o.BudgetExceeded
-	s.TotalCostUSD += o.TotalCostUSD
-	s.TotalTokens += o.TotalTokens
 }
 
 // Day is one UTC day of the period: its decisions and, at the end of the

@@ -141,15 +141,13 @@ func TestComplianceReportFiguresSeed000_7_3(t *testing.T) {
 	h := seed(t)
 	rep := build(t, h.dir, report.Options{AgentID: h.a, From: day1, To: day1.Add(48 * time.Hour)})
 	s := rep.Summary
-	want := report.Summary{TotalActions: 6, Approved: 3, Denied: 1, Pending: 1, BudgetExceeded: 1,
-		TotalCostUSD: seedlog.USD(4 + 20 + 5), TotalTokens: 50 + 100 + 100, DenialRate: "0.3333"}
+	want := report.Summary{Summary: projections.Summary{TotalActions: 6, Approved: 3, Denied: 1, Pending: 1, BudgetExceeded: 1,
+		TotalCostUSD: seedlog.USD(4 + 20 + 5), TotalTokens: 50 + 100 + 100}, DenialRate: "0.3333"}
 	if s != want {
 		t.Fatalf("summary %+v\nwant    %+v", s, want)
 	}
-	a := h.activity
-	if a.TotalActions != s.TotalActions || a.Approved != s.Approved || a.Denied != s.Denied || a.Pending != s.Pending ||
-		a.BudgetExceeded != s.BudgetExceeded || a.TotalCostUSD != s.TotalCostUSD || a.TotalTokens != s.TotalTokens {
-		t.Fatalf("report summary %+v differs from the projections' %+v", s, a)
+	if s.Summary != h.activity {
+		t.Fatalf("report summary %+v differs from the projections' %+v", s.Summary, h.activity)
 	}
 	if len(rep.Days) != 2 || rep.Days[0].Date != "2026-11-01" || rep.Days[0].TotalActions != 4 || rep.Days[1].TotalActions != 2 {
 		t.Fatalf("days %+v", rep.Days)
@@ -575,5 +573,23 @@ func TestComplianceBundleIsTenantScoped(t *testing.T) {
 		} else {
 			t.Logf("%s: %s", name, chk.Problems[0])
 		}
+	}
+}
+
+// TestSummaryJSONUnchanged pins the bytes of a day's summary: the report
+// counts with the projections' Summary (embedded), and its members keep
+// the order and names the report had when it counted on its own.
+func TestSummaryJSONUnchanged(t *testing.T) {
+	d := report.Day{Date: "2026-11-01", Summary: report.Summary{Summary: projections.Summary{TotalActions: 6, Approved: 1,
+		Denied: 2, Corrected: 3, Pending: 4, BudgetExceeded: 5, TotalCostUSD: seedlog.USD(7), TotalTokens: 8}, DenialRate: "0.3333"}}
+	b, err := json.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"date":"2026-11-01","total_actions":6,"approved":1,"denied":2,"corrected":3,"pending":4,"budget_exceeded":5,` +
+		`"total_cost_usd":7,"total_tokens":8,"denial_rate":"0.3333","budget":{"cost_usd":0,"max_daily_cost_usd":0,` +
+		`"requests":0,"max_requests_per_day":0,"tokens":0,"max_daily_tokens":0,"high_risk_calls":0,"max_high_risk_calls_per_day":0}}`
+	if string(b) != want {
+		t.Fatalf("day\n%s\nwant\n%s", b, want)
 	}
 }
