@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -105,13 +104,9 @@ func dataDirSigner(dataDir string) ([]byte, report.SignTree, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading the signing keys of %s: %w", dataDir, err)
 	}
-	node, err := os.ReadFile(filepath.Join(dataDir, "node_id"))
-	nodeID := strings.TrimSpace(string(node))
-	if err == nil && nodeID == "" {
-		err = errors.New("node_id is empty")
-	}
+	nodeID, err := attest.ReadNodeID(dataDir)
 	if err != nil {
-		return nil, nil, fmt.Errorf("reading the node ID of %s: %w", dataDir, err)
+		return nil, nil, err
 	}
 	return kr.JWKS(), func(c attest.TreeHeadClaims) (string, error) { return kr.SignTreeHead(nodeID, c) }, nil
 }

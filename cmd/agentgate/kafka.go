@@ -103,13 +103,9 @@ func serveKafka(k *kafkaFlags, z3 *z3Flags, eng *engineFlags, rate *rateFlags, d
 	if err != nil {
 		return fmt.Errorf("opening signing keys: %w", err)
 	}
-	node, err := os.ReadFile(filepath.Join(dataDir, "node_id"))
-	nodeID := strings.TrimSpace(string(node))
-	if err != nil || nodeID == "" {
-		nodeID = command.NewSecret("node_")[:21]
-		if err := os.WriteFile(filepath.Join(dataDir, "node_id"), []byte(nodeID+"\n"), 0o600); err != nil {
-			return fmt.Errorf("writing node id: %w", err)
-		}
+	nodeID, err := attest.NodeID(dataDir)
+	if err != nil {
+		return err
 	}
 	reg := prometheus.NewRegistry()
 	metrics := handlers.NewMetrics(reg)

@@ -1,8 +1,6 @@
 package embedded
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -79,7 +77,6 @@ const (
 	logDir       = "log"
 	stateDir     = "state"
 	adminKeyFile = "admin_key.sha256"
-	nodeIDFile   = "node_id"
 )
 
 // OpenGate opens (creating on first start) the gate in opts.DataDir and
@@ -97,7 +94,7 @@ func OpenGate(opts Options) (_ *Gate, err error) {
 			g.Close()
 		}
 	}()
-	if g.NodeID, err = nodeID(opts.DataDir); err != nil {
+	if g.NodeID, err = attest.NodeID(opts.DataDir); err != nil {
 		return nil, err
 	}
 	if !opts.NoAdminKey {
@@ -135,26 +132,6 @@ func (g *Gate) Close() error {
 		errs = append(errs, g.Log.Close())
 	}
 	return errors.Join(errs...)
-}
-
-func nodeID(dir string) (string, error) {
-	p := filepath.Join(dir, nodeIDFile)
-	b, err := os.ReadFile(p)
-	if err == nil {
-		return strings.TrimSpace(string(b)), nil
-	}
-	if !errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("reading node id: %w", err)
-	}
-	var r [8]byte
-	if _, err := rand.Read(r[:]); err != nil {
-		return "", fmt.Errorf("drawing a node id: %w", err)
-	}
-	id := "node_" + hex.EncodeToString(r[:])
-	if err := writeFileSync(p, []byte(id+"\n")); err != nil {
-		return "", fmt.Errorf("writing node id: %w", err)
-	}
-	return id, nil
 }
 
 // adminKey returns the admin key hash, minting and storing one on first

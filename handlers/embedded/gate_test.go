@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/handlers/attest"
 	"github.com/agentgate/agentgate/handlers/embedded/gatetest"
 	"github.com/agentgate/agentgate/handlers/history/replay"
 )
@@ -102,5 +103,21 @@ func TestWorkerRecoversProjectionsFromLog(t *testing.T) {
 	}
 	if !rep.OK() {
 		t.Fatalf("replay after recovery: %+v", rep)
+	}
+}
+
+// TestGateKeepsItsNodeID pins the embedded call site of attest.NodeID: a
+// restarted gate signs as the node it was, the one export reads.
+func TestGateKeepsItsNodeID(t *testing.T) {
+	dir := t.TempDir()
+	clock := gatetest.NewClock(time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC))
+	g := gatetest.Start(t, dir, clock.Now)
+	first := g.NodeID
+	g.Stop(t)
+	g = gatetest.Start(t, dir, clock.Now)
+	defer g.Stop(t)
+	read, err := attest.ReadNodeID(dir)
+	if first == "" || g.NodeID != first || err != nil || read != first {
+		t.Fatalf("node ids %q then %q, recorded %q (%v)", first, g.NodeID, read, err)
 	}
 }
