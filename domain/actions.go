@@ -75,19 +75,19 @@ func actionRisk(spec ActionSpec, a *Action) (Risk, *SQLRisk) {
 }
 
 // toolDefault is the default of a tool name the principal's registry does
-// not define: its risk and its seed 001 category.
+// not define: its risk and its category in the QWED-Agent user guide.
 type toolDefault struct {
 	risk Risk
-	// safe tools are auto-approved by category (seed 001); the trust
+	// safe tools are auto-approved by category (QWED-Agent user guide); the trust
 	// matrix still applies.
 	safe bool
 	// dangerous tools are critical and never approved autonomously
-	// (seed 001).
+	// (QWED-Agent user guide).
 	dangerous bool
 }
 
 // toolDefaults is the one table of tool names: the safe and dangerous
-// lists of seed 001 and, for a tool named in allowed_tools, the
+// lists of the QWED-Agent user guide and, for a tool named in allowed_tools, the
 // action-type names with their types' risk (init). An allowed tool not in
 // it is medium; a tool neither allowed nor in a category is unknown.
 var toolDefaults = map[string]toolDefault{

@@ -649,6 +649,6 @@ func TestSeed001_ToolTableCategories(t *testing.T) {
 		t.Errorf("allowed drop_table: risk %s, deny %v; want critical", cl.risk, cl.deny)
 	}
 	if n := len(toolDefaults); n != len(safe)+len(dangerous)+len(actionSpecs)-1 {
-		t.Errorf("toolDefaults holds %d names, want the %d of seed 001's lists and the action types", n, len(safe)+len(dangerous)+len(actionSpecs)-1)
+		t.Errorf("toolDefaults holds %d names, want the %d of the user guide's lists and the action types", n, len(safe)+len(dangerous)+len(actionSpecs)-1)
 	}
 }
