@@ -26,6 +26,11 @@
 //     Idempotency-Key with a different request is QWED-REQ-409 and never
 //     sees the other request's answer) and rendered.
 //
+// The body's mapping to a command (step 4), the check and rendering of
+// step 5, the API-key authentication and the rejection record are
+// handlers/command's, shared with the Kafka gate (command.HTTP names this
+// API's headers in its refusals).
+//
 // A request refused in steps 1-5 by this package is recorded as a
 // domain.CmdRejectRequest command (the error, the endpoint, the size and
 // SHA-256 of the bytes read, never the bytes) before the error is answered,
