@@ -22,7 +22,7 @@ import (
 // printer renders the validator's messages (English, as the library's own).
 var printer = message.NewPrinter(language.English)
 
-//go:embed *.json params/*.json
+//go:embed *.json params/*.json gate
 var files embed.FS
 
 // The $id of each schema.
@@ -46,6 +46,8 @@ type Schema struct {
 	sch *jsonschema.Schema
 	// shape is built once, by Shape.
 	shape func() *strictjson.Shape
+	// docs are the decoded schema documents by $id (for Keywords).
+	docs map[string]any
 }
 
 // ID returns the schema's $id.
@@ -63,6 +65,7 @@ func compileAll() (map[string]*Schema, error) {
 		c := jsonschema.NewCompiler()
 		c.DefaultDraft(jsonschema.Draft2020)
 		var ids []string
+		docs := map[string]any{}
 		err := fs.WalkDir(files, ".", func(p string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() || path.Ext(p) != ".json" {
 				return err
@@ -84,6 +87,7 @@ func compileAll() (map[string]*Schema, error) {
 				return fmt.Errorf("adding schema %s: %w", p, err)
 			}
 			ids = append(ids, id)
+			docs[id] = doc
 			return nil
 		})
 		if err != nil {
@@ -97,7 +101,7 @@ func compileAll() (map[string]*Schema, error) {
 				compileErr = fmt.Errorf("compiling schema %s: %w", id, err)
 				return
 			}
-			sc := &Schema{id: id, sch: sch}
+			sc := &Schema{id: id, sch: sch, docs: docs}
 			sc.shape = sync.OnceValue(func() *strictjson.Shape {
 				return shapeOf(sch, map[*jsonschema.Schema]*strictjson.Shape{})
 			})
