@@ -47,7 +47,8 @@ type Built struct {
 // refused (MissingKey), a malformed body is QWED-REQ-001 naming the
 // member, a field over its bound QWED-REQ-004 (400) naming it (as the
 // QWED protocol answers a query over its limit; the catalogue's 413 is
-// for a body over the transport's byte limit), and an agent command with
+// for a body over the transport's byte limit), a body its schema refuses
+// QWED-REQ-001 naming the member (checkBody), and an agent command with
 // no credentials at all QWED-AGENT-002. Every transport builds its
 // commands here, so HTTP, POST /events and Kafka refuse the same bodies.
 // The request id is scoped by the credentials (domain.RequestScope).
@@ -61,6 +62,9 @@ func (t Transport) Build(ep *Endpoint, in *Input, cr *Credentials, id domain.Req
 	}
 	if err := domain.CheckBounds(cmd); err != nil {
 		return Built{}, &Rejection{Status: http.StatusBadRequest, Err: *err}
+	}
+	if r := checkBody(ep.body, in.Body); r != nil {
+		return Built{}, r
 	}
 	if ep.auth == AuthAgent && cr.Principal == "" && cr.TokenHash == "" {
 		return Built{}, Reject(domain.CodeInvalidAgentToken, nil, "missing agent token: %s", t.TokenHelp)

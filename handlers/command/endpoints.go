@@ -62,6 +62,8 @@ type minted struct {
 // with Transport.Build.
 type Endpoint struct {
 	auth Auth
+	// body names the schema of the JSON body (schemas.CommandBody).
+	body string
 	// build decodes in into a command (Request, Principal and TokenHash
 	// are set by Build); an agent token found in the body is hashed into
 	// cr.
@@ -217,7 +219,7 @@ type registerBody struct {
 
 // RegisterAgent is POST /agents/register and qwed.agent.register: it
 // mints the agent token (answered once, recorded as its hash).
-var RegisterAgent = &Endpoint{auth: AuthPrincipal, build: func(in *Input, _ *Credentials) (*domain.Command, *minted, *Rejection) {
+var RegisterAgent = &Endpoint{auth: AuthPrincipal, body: "register", build: func(in *Input, _ *Credentials) (*domain.Command, *minted, *Rejection) {
 	var b registerBody
 	if e := decodeJSON(in.Body, &b, decodeOptions{}); e != nil {
 		return nil, nil, e
@@ -235,7 +237,7 @@ type verifyBody struct {
 }
 
 // VerifyAction is POST /agents/{id}/verify and qwed.agent.action.verify.
-var VerifyAction = &Endpoint{auth: AuthAgent, build: func(in *Input, cr *Credentials) (*domain.Command, *minted, *Rejection) {
+var VerifyAction = &Endpoint{auth: AuthAgent, body: "action-verify", build: func(in *Input, cr *Credentials) (*domain.Command, *minted, *Rejection) {
 	cmd, e := decodeVerify(in, cr)
 	return cmd, nil, e
 }}
@@ -271,7 +273,7 @@ type toolBody struct {
 
 // VerifyToolCall is POST /agents/{id}/tools/{tool} and
 // qwed.agent.tool.verify; tool_call.tool_name defaults to the path's tool.
-var VerifyToolCall = &Endpoint{auth: AuthAgent, build: func(in *Input, cr *Credentials) (*domain.Command, *minted, *Rejection) {
+var VerifyToolCall = &Endpoint{auth: AuthAgent, body: "tool-verify", build: func(in *Input, cr *Credentials) (*domain.Command, *minted, *Rejection) {
 	var b toolBody
 	if e := decodeJSON(in.Body, &b, stepNumber); e != nil {
 		return nil, nil, e
@@ -297,7 +299,7 @@ type executionBody struct {
 
 // LogExecution is POST /agents/{id}/executions and
 // qwed.agent.execution.log.
-var LogExecution = &Endpoint{auth: AuthAgent, build: func(in *Input, cr *Credentials) (*domain.Command, *minted, *Rejection) {
+var LogExecution = &Endpoint{auth: AuthAgent, body: "execution-log", build: func(in *Input, cr *Credentials) (*domain.Command, *minted, *Rejection) {
 	var b executionBody
 	if e := decodeJSON(in.Body, &b, decodeOptions{}); e != nil {
 		return nil, nil, e
@@ -315,7 +317,7 @@ type trustBody struct {
 }
 
 // RequestTrust is POST /agents/{id}/trust and qwed.agent.trust.request.
-var RequestTrust = &Endpoint{auth: AuthAgent, build: func(in *Input, cr *Credentials) (*domain.Command, *minted, *Rejection) {
+var RequestTrust = &Endpoint{auth: AuthAgent, body: "trust-request", build: func(in *Input, cr *Credentials) (*domain.Command, *minted, *Rejection) {
 	var b trustBody
 	if e := decodeJSON(in.Body, &b, decodeOptions{}); e != nil {
 		return nil, nil, e
@@ -331,12 +333,15 @@ func missing(field string) *Rejection {
 	return Reject(domain.CodeMissingField, map[string]any{"field": field}, "missing required member %s", field)
 }
 
+// setTrustBody is the body of POST /agents/{id}/trust-level.
+type setTrustBody struct {
+	Level  *domain.TrustLevel `json:"trust_level"`
+	Reason string             `json:"reason"`
+}
+
 // SetTrustLevel is POST /agents/{id}/trust-level.
-var SetTrustLevel = &Endpoint{auth: AuthPrincipal, build: func(in *Input, _ *Credentials) (*domain.Command, *minted, *Rejection) {
-	var b struct {
-		Level  *domain.TrustLevel `json:"trust_level"`
-		Reason string             `json:"reason"`
-	}
+var SetTrustLevel = &Endpoint{auth: AuthPrincipal, body: "trust-set", build: func(in *Input, _ *Credentials) (*domain.Command, *minted, *Rejection) {
+	var b setTrustBody
 	if e := decodeJSON(in.Body, &b, decodeOptions{}); e != nil {
 		return nil, nil, e
 	}
@@ -347,12 +352,15 @@ var SetTrustLevel = &Endpoint{auth: AuthPrincipal, build: func(in *Input, _ *Cre
 		SetTrust: &domain.SetTrustLevel{Level: *b.Level, Reason: b.Reason}}, nil, nil
 }}
 
+// suspendBody is the body of POST /agents/{id}/suspend.
+type suspendBody struct {
+	Suspended *bool  `json:"suspended"`
+	Reason    string `json:"reason"`
+}
+
 // SuspendAgent is POST /agents/{id}/suspend.
-var SuspendAgent = &Endpoint{auth: AuthPrincipal, build: func(in *Input, _ *Credentials) (*domain.Command, *minted, *Rejection) {
-	var b struct {
-		Suspended *bool  `json:"suspended"`
-		Reason    string `json:"reason"`
-	}
+var SuspendAgent = &Endpoint{auth: AuthPrincipal, body: "suspend", build: func(in *Input, _ *Credentials) (*domain.Command, *minted, *Rejection) {
+	var b suspendBody
 	if e := decodeJSON(in.Body, &b, decodeOptions{}); e != nil {
 		return nil, nil, e
 	}
@@ -364,7 +372,7 @@ var SuspendAgent = &Endpoint{auth: AuthPrincipal, build: func(in *Input, _ *Cred
 }}
 
 // FileComplaint is POST /agents/{id}/complaints.
-var FileComplaint = &Endpoint{auth: AuthPrincipal, build: func(in *Input, _ *Credentials) (*domain.Command, *minted, *Rejection) {
+var FileComplaint = &Endpoint{auth: AuthPrincipal, body: "complaint", build: func(in *Input, _ *Credentials) (*domain.Command, *minted, *Rejection) {
 	var b domain.FileComplaint
 	if e := decodeJSON(in.Body, &b, decodeOptions{}); e != nil {
 		return nil, nil, e
@@ -373,7 +381,7 @@ var FileComplaint = &Endpoint{auth: AuthPrincipal, build: func(in *Input, _ *Cre
 }}
 
 // PutToolRegistry is PUT /principals/{id}/tools.
-var PutToolRegistry = &Endpoint{auth: AuthPrincipal, build: func(in *Input, _ *Credentials) (*domain.Command, *minted, *Rejection) {
+var PutToolRegistry = &Endpoint{auth: AuthPrincipal, body: "tools-put", build: func(in *Input, _ *Credentials) (*domain.Command, *minted, *Rejection) {
 	var b domain.PutToolRegistry
 	if e := decodeJSON(in.Body, &b, decodeOptions{}); e != nil {
 		return nil, nil, e
@@ -389,7 +397,7 @@ var PutToolRegistry = &Endpoint{auth: AuthPrincipal, build: func(in *Input, _ *C
 // IssuePrincipalKey is POST /principals/{id}/keys and, with the key id
 // of the path, POST /principals/{id}/keys/{key_id}/rotate: it mints the
 // API key (answered once, recorded as its hash).
-var IssuePrincipalKey = &Endpoint{auth: AuthPrincipal, build: func(in *Input, _ *Credentials) (*domain.Command, *minted, *Rejection) {
+var IssuePrincipalKey = &Endpoint{auth: AuthPrincipal, body: "empty", build: func(in *Input, _ *Credentials) (*domain.Command, *minted, *Rejection) {
 	var b struct{}
 	if e := decodeJSON(in.Body, &b, decodeOptions{emptyOK: true}); e != nil {
 		return nil, nil, e
@@ -409,7 +417,7 @@ func newAPIKey() (*minted, string) {
 
 // RevokePrincipalKey revokes a principal API key: DELETE
 // /principals/{id}/keys/{key_id}.
-var RevokePrincipalKey = &Endpoint{auth: AuthPrincipal, build: func(in *Input, _ *Credentials) (*domain.Command, *minted, *Rejection) {
+var RevokePrincipalKey = &Endpoint{auth: AuthPrincipal, body: "empty", build: func(in *Input, _ *Credentials) (*domain.Command, *minted, *Rejection) {
 	var b struct{}
 	if e := decodeJSON(in.Body, &b, decodeOptions{emptyOK: true}); e != nil {
 		return nil, nil, e
@@ -423,7 +431,7 @@ var RevokePrincipalKey = &Endpoint{auth: AuthPrincipal, build: func(in *Input, _
 // its current token, or its principal): POST /agents/{id}/token/rotate,
 // qwed.agent.token.rotate. The old token stops working at once; the new
 // one is in this answer only.
-var RotateToken = &Endpoint{auth: AuthAgent, build: func(in *Input, cr *Credentials) (*domain.Command, *minted, *Rejection) {
+var RotateToken = &Endpoint{auth: AuthAgent, body: "token-rotate", build: func(in *Input, cr *Credentials) (*domain.Command, *minted, *Rejection) {
 	var b agentFields
 	if e := decodeJSON(in.Body, &b, decodeOptions{emptyOK: true}); e != nil {
 		return nil, nil, e
@@ -439,7 +447,7 @@ var RotateToken = &Endpoint{auth: AuthAgent, build: func(in *Input, cr *Credenti
 // RevokeToken revokes an agent's token (its principal or the admin):
 // DELETE /agents/{id}/token, qwed.agent.token.revoke. The agent is refused
 // until its principal rotates a new token.
-var RevokeToken = &Endpoint{auth: AuthPrincipal, build: func(in *Input, _ *Credentials) (*domain.Command, *minted, *Rejection) {
+var RevokeToken = &Endpoint{auth: AuthPrincipal, body: "empty", build: func(in *Input, _ *Credentials) (*domain.Command, *minted, *Rejection) {
 	var b struct{}
 	if e := decodeJSON(in.Body, &b, decodeOptions{emptyOK: true}); e != nil {
 		return nil, nil, e
@@ -454,7 +462,7 @@ type resolveBody struct {
 }
 
 func resolveEndpoint(approve bool) *Endpoint {
-	return &Endpoint{auth: AuthPrincipal, build: func(in *Input, _ *Credentials) (*domain.Command, *minted, *Rejection) {
+	return &Endpoint{auth: AuthPrincipal, body: "approval-decision", build: func(in *Input, _ *Credentials) (*domain.Command, *minted, *Rejection) {
 		var b resolveBody
 		if e := decodeJSON(in.Body, &b, decodeOptions{emptyOK: true}); e != nil {
 			return nil, nil, e
@@ -472,7 +480,7 @@ var (
 )
 
 // ResolveApproval is qwed.approval.resolve: data {approval_id, approve, reason}.
-var ResolveApproval = &Endpoint{auth: AuthPrincipal, build: func(in *Input, _ *Credentials) (*domain.Command, *minted, *Rejection) {
+var ResolveApproval = &Endpoint{auth: AuthPrincipal, body: "approval-resolve", build: func(in *Input, _ *Credentials) (*domain.Command, *minted, *Rejection) {
 	var b domain.ResolveApproval
 	if e := decodeJSON(in.Body, &b, decodeOptions{}); e != nil {
 		return nil, nil, e

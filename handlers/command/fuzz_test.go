@@ -37,25 +37,28 @@ func checkRejection(t *testing.T, what string, e *Rejection) {
 	}
 }
 
+// fuzzBodySeeds are bodies of every endpoint, valid and not, the seed
+// corpus of the body fuzz targets.
+var fuzzBodySeeds = []string{
+	`{"agent":{"name":"a","type":"supervised","principal_id":"org_1"},"permissions":{"allowed_engines":["math"]},"budget":{"max_daily_cost_usd":1.5}}`,
+	`{"agent":{"name":"a","type":"autonomous"},"trust_level":"trusted"}`,
+	`{"action":{"type":"calculate","query":"2+2"},"context":{"conversation_id":"c","step_number":1},"agent_token":"qwed_agent_secret"}`,
+	`{"tool_call":{"tool_name":"send_email","parameters":{"to":"x@y"}},"justification":"j"}`,
+	`{"action_id":"act_1","actual_cost_usd":"0.02","actual_tokens":10,"success":true,"result_hash":"ab"}`,
+	`{"requested_level":3,"justification":"j","evidence":{"total_actions":5}}`,
+	`{"trust_level":2,"reason":"r"}`, `{"suspended":true,"reason":"r"}`, `{"reason":"spam"}`,
+	`{"tools":{"t":{"risk_level":"high","requires_approval":true,"sandbox_required":false}}}`,
+	`{"approval_id":"act_1","approve":true,"reason":"ok"}`,
+	``, `{}`, `null`, `[]`, `{"x":1}`, `{"trust_level":"9"}`, `{"agent":1}`, `{} {}`, `{"a":1e999}`, "\xff",
+}
+
 // FuzzEndpointBodies pins every command endpoint's body decoder: on any
 // input it never panics and yields exactly one of a command and a
 // rejection; a rejection is a catalogue 4xx error; a command encodes, and
 // neither a minted secret nor an agent token given in the body appears in
 // it (invariant 6: secrets never enter the log).
 func FuzzEndpointBodies(f *testing.F) {
-	seeds := []string{
-		`{"agent":{"name":"a","type":"supervised","principal_id":"org_1"},"permissions":{"allowed_engines":["math"]},"budget":{"max_daily_cost_usd":1.5}}`,
-		`{"agent":{"name":"a","type":"autonomous"},"trust_level":"trusted"}`,
-		`{"action":{"type":"calculate","query":"2+2"},"context":{"conversation_id":"c","step_number":1},"agent_token":"qwed_agent_secret"}`,
-		`{"tool_call":{"tool_name":"send_email","parameters":{"to":"x@y"}},"justification":"j"}`,
-		`{"action_id":"act_1","actual_cost_usd":"0.02","actual_tokens":10,"success":true,"result_hash":"ab"}`,
-		`{"requested_level":3,"justification":"j","evidence":{"total_actions":5}}`,
-		`{"trust_level":2,"reason":"r"}`, `{"suspended":true,"reason":"r"}`, `{"reason":"spam"}`,
-		`{"tools":{"t":{"risk_level":"high","requires_approval":true,"sandbox_required":false}}}`,
-		`{"approval_id":"act_1","approve":true,"reason":"ok"}`,
-		``, `{}`, `null`, `[]`, `{"x":1}`, `{"trust_level":"9"}`, `{"agent":1}`, `{} {}`, `{"a":1e999}`, "\xff",
-	}
-	for i, s := range seeds {
+	for i, s := range fuzzBodySeeds {
 		f.Add(uint8(i), []byte(s))
 	}
 	f.Fuzz(func(t *testing.T, which uint8, body []byte) {

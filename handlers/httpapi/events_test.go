@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/handlers/command"
+	"github.com/agentgate/agentgate/schemas"
 	"github.com/agentgate/agentgate/streams/cehttp"
 )
 
@@ -36,6 +39,18 @@ func (g *testGate) sendEvent(ev cehttp.Event, h hdr) (int, cehttp.Event, map[str
 	var data map[string]any
 	if err := json.Unmarshal(reply.Data, &data); err != nil {
 		g.t.Fatalf("decoding the reply data %q: %v", reply.Data, err)
+	}
+	if slices.Contains(command.EventTypes(), ev.Type) {
+		checkReplyBody(g.t, ev.Type, reply.Data)
+		if resp.StatusCode/100 == 2 {
+			data := ev.Data
+			if len(strings.TrimSpace(string(data))) == 0 {
+				data = []byte("{}") // the endpoints that take an empty body read it as {}
+			}
+			if vs, err := schemas.ValidateCommand(ev.Type, data); err != nil || vs != nil {
+				g.t.Errorf("%s accepted data its schema refuses: %v %+v\n%s", ev.Type, err, vs, ev.Data)
+			}
+		}
 	}
 	return resp.StatusCode, reply, data
 }

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -128,6 +127,9 @@ func newTestGate(t testing.TB, opts gateOptions) *testGate {
 			if err := <-done; err != nil {
 				t.Errorf("worker: %v", err)
 			}
+			if _, bench := t.(*testing.B); !bench {
+				checkEventSchema(t, g.Log)
+			}
 			if err := g.Close(); err != nil && !errors.Is(err, streams.ErrClosed) {
 				t.Errorf("closing gate: %v", err)
 			}
@@ -179,19 +181,23 @@ func (g *testGate) do(method, path string, h hdr, body any) response {
 // doWith sends one request with client c.
 func (g *testGate) doWith(c *http.Client, method, path string, h hdr, body any) response {
 	g.t.Helper()
-	var rd io.Reader
+	var sent []byte
 	switch b := body.(type) {
 	case nil:
 	case string:
-		rd = strings.NewReader(b)
+		sent = []byte(b)
 	case []byte:
-		rd = bytes.NewReader(b)
+		sent = b
 	default:
 		enc, err := json.Marshal(b)
 		if err != nil {
 			g.t.Fatalf("encoding request: %v", err)
 		}
-		rd = bytes.NewReader(enc)
+		sent = enc
+	}
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(sent)
 	}
 	req, err := http.NewRequest(method, g.srv.URL+path, rd)
 	if err != nil {
@@ -209,6 +215,7 @@ func (g *testGate) doWith(c *http.Client, method, path string, h hdr, body any) 
 	if err != nil {
 		g.t.Fatalf("reading %s %s: %v", method, path, err)
 	}
+	checkSchemas(g.t, req, sent, resp.StatusCode, b)
 	return response{status: resp.StatusCode, header: resp.Header, body: b}
 }
 
