@@ -80,7 +80,7 @@ func ApplyLog(ctx context.Context, log streams.Log, store *projections.Store, st
 	}
 	first := true
 	err := ReadDecoded(ctx, log, ck.Seq+1, nil, decode, func(r streams.Record, d decoded, err error) error {
-		if (first || !checked) && r.Prev != prev {
+		if (first || !checked) && (streams.Head{Seq: last.Seq, Hash: prev}).Link(r.Seq, r.Prev) != streams.LinkNext {
 			return fmt.Errorf("log record %d does not follow the checkpoint chain", r.Seq)
 		}
 		first = false

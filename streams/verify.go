@@ -59,13 +59,16 @@ func VerifyChain(ctx context.Context, log Log, from uint64) error {
 		if r.Seq > head.Seq {
 			return errStopVerify
 		}
-		if r.Seq != next {
-			if r.Seq < next {
-				return &ChainError{Seq: r.Seq, Reason: fmt.Sprintf("record out of order after seq %d", next-1)}
-			}
-			return &ChainError{Seq: next, Reason: fmt.Sprintf("record missing (next record read is seq %d)", r.Seq)}
+		link := Head{Seq: next - 1, Hash: prevHash}.Link(r.Seq, r.Prev)
+		if link == LinkFork && !anchored {
+			link = LinkNext // the anchor's own Prev is checked by no one here
 		}
-		if anchored && r.Prev != prevHash {
+		switch link {
+		case LinkBehind:
+			return &ChainError{Seq: r.Seq, Reason: fmt.Sprintf("record out of order after seq %d", next-1)}
+		case LinkGap:
+			return &ChainError{Seq: next, Reason: fmt.Sprintf("record missing (next record read is seq %d)", r.Seq)}
+		case LinkFork:
 			return &ChainError{Seq: r.Seq, Reason: fmt.Sprintf("prev %q does not match the hash %q of seq %d", r.Prev, prevHash, r.Seq-1)}
 		}
 		anchored = true

@@ -2,6 +2,8 @@ package kafkalog
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -313,7 +315,7 @@ func (l *Log) applyRange(ctx context.Context, end int64, deliver func(streams.Re
 	}
 	v := *l.view.Load()
 	err := l.fetch(ctx, l.next, end, func(offset int64, r streams.Record, ok bool) error {
-		if ok && r.Seq == v.head.Seq+1 && r.Prev == v.head.Hash {
+		if ok && v.head.Link(r.Seq, r.Prev) == streams.LinkNext {
 			v = view{head: streams.Head{Seq: r.Seq, Hash: r.Hash()}, offset: offset}
 			l.indexAdd(r.Seq, offset)
 			if deliver != nil {
@@ -581,19 +583,13 @@ func (l *Log) Append(ctx context.Context, batch []streams.Record) error {
 	}
 
 	head := l.view.Load().head
+	sums := make([][sha256.Size]byte, len(batch))
+	if err := streams.CheckBatch(head, batch, sums); err != nil {
+		return fmt.Errorf("appending batch: %w", err)
+	}
 	hashes := make([]string, len(batch))
-	for i, r := range batch {
-		wantSeq, wantPrev := head.Seq+1, head.Hash
-		if i > 0 {
-			wantSeq, wantPrev = batch[i-1].Seq+1, hashes[i-1]
-		}
-		if r.Seq != wantSeq {
-			return fmt.Errorf("appending batch: record %d has seq %d, want %d: %w", i, r.Seq, wantSeq, streams.ErrConflict)
-		}
-		if r.Prev != wantPrev {
-			return fmt.Errorf("appending batch: record %d (seq %d) has prev %q, want %q: %w", i, r.Seq, r.Prev, wantPrev, streams.ErrConflict)
-		}
-		hashes[i] = r.Hash()
+	for i := range sums {
+		hashes[i] = hex.EncodeToString(sums[i][:])
 	}
 
 	// Consecutive requests of at most MaxRequestBytes.
@@ -651,7 +647,7 @@ func (l *Log) appendRequest(ctx context.Context, batch []streams.Record, hashes 
 	}
 	v := *l.view.Load()
 	for i, r := range batch {
-		if r.Seq == v.head.Seq+1 && r.Prev == v.head.Hash {
+		if v.head.Link(r.Seq, r.Prev) == streams.LinkNext {
 			v = view{head: streams.Head{Seq: r.Seq, Hash: hashes[i]}, offset: base + int64(i)}
 			l.indexAdd(r.Seq, v.offset)
 		}
@@ -774,7 +770,7 @@ func (l *Log) readView(ctx context.Context, from uint64, v *view, fn func(stream
 			}
 			chain = streams.Head{Seq: r.Seq - 1, Hash: r.Prev}
 		}
-		if !ok || r.Seq != chain.Seq+1 || r.Prev != chain.Hash {
+		if !ok || chain.Link(r.Seq, r.Prev) != streams.LinkNext {
 			return nil
 		}
 		chain = streams.Head{Seq: r.Seq, Hash: r.Hash()}

@@ -3,8 +3,10 @@ package logtest
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -91,6 +93,7 @@ func Run(t *testing.T, s Suite) {
 		{"AppendWithCancelledContextWritesNothing", testAppendCancelled},
 		{"DurableAcrossReopen", testReopen},
 		{"ClosedLogAnswersErrClosed", testClosed},
+		{"VerifyChainAcceptsTheLog", testVerifyChain},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, s) })
@@ -205,9 +208,14 @@ func testEmptyBatch(t *testing.T, s Suite) {
 // of n records, then proves the log still accepts a correct append.
 func expectConflict(t *testing.T, l streams.Log, batch []streams.Record, n uint64) {
 	t.Helper()
+	// The log refuses the batch with the one chain check's words.
+	want := streams.CheckBatch(l.Head(), batch, make([][sha256.Size]byte, len(batch)))
+	if want == nil {
+		t.Fatal("the test's batch extends the chain")
+	}
 	err := l.Append(context.Background(), batch)
-	if !errors.Is(err, streams.ErrConflict) {
-		t.Fatalf("Append = %v, want ErrConflict", err)
+	if !errors.Is(err, streams.ErrConflict) || !strings.Contains(err.Error(), want.Error()) {
+		t.Fatalf("Append = %v, want ErrConflict saying %q", err, want)
 	}
 	checkHead(t, l, n, 50)
 	checkRange(t, readAll(t, l, 1), 1, n, 50)
@@ -555,5 +563,17 @@ func testClosed(t *testing.T, s Suite) {
 	}
 	if err := l.Close(); !errors.Is(err, streams.ErrClosed) {
 		t.Fatalf("second Close = %v, want ErrClosed", err)
+	}
+}
+
+// testVerifyChain checks that streams.VerifyChain, the chain check the
+// audit and recovery use, accepts what the log stored, from every start.
+func testVerifyChain(t *testing.T, s Suite) {
+	l := s.Open(t)
+	appendN(t, l, 9, 4, 80)
+	for from := uint64(0); from <= 10; from++ {
+		if err := streams.VerifyChain(context.Background(), l, from); err != nil {
+			t.Fatalf("VerifyChain(from %d) = %v, want nil", from, err)
+		}
 	}
 }

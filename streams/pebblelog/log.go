@@ -367,18 +367,8 @@ func (l *Log) Append(ctx context.Context, batch []streams.Record) error {
 
 	head := l.head.Load()
 	hashes := make([][sha256.Size]byte, len(batch))
-	for i, r := range batch {
-		wantSeq, wantPrev := head.head.Seq+1, head.head.Hash
-		if i > 0 {
-			wantSeq, wantPrev = batch[i-1].Seq+1, hex.EncodeToString(hashes[i-1][:])
-		}
-		if r.Seq != wantSeq {
-			return fmt.Errorf("appending batch: record %d has seq %d, want %d: %w", i, r.Seq, wantSeq, streams.ErrConflict)
-		}
-		if r.Prev != wantPrev {
-			return fmt.Errorf("appending batch: record %d (seq %d) has prev %q, want %q: %w", i, r.Seq, r.Prev, wantPrev, streams.ErrConflict)
-		}
-		hashes[i] = sha256.Sum256(r.Payload)
+	if err := streams.CheckBatch(head.head, batch, hashes); err != nil {
+		return fmt.Errorf("appending batch: %w", err)
 	}
 
 	b := l.db.NewBatchWithSize(size + len(batch)*(keyLen+headerLen+16))

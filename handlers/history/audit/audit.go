@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -274,6 +273,15 @@ type chain struct {
 	forks     map[[64]byte]struct{}
 }
 
+// tip is the chain's last record as streams.Head.Link takes it: seq
+// next-1, and the hash of that record ("" before the first).
+func (c *chain) tip() streams.Head {
+	if c.next == 1 {
+		return streams.Head{}
+	}
+	return streams.Head{Seq: c.next - 1, Hash: string(c.head[:])}
+}
+
 func (v *verifier) chain(p int32) *chain {
 	c := v.chains[p]
 	if c == nil {
@@ -317,22 +325,23 @@ func (v *verifier) add(r Record) error {
 	if v.opts.Superseded && c.superseded(hdr, sum) {
 		return nil
 	}
+	link := c.tip().Link(hdr.seq, string(hdr.prev))
 	switch {
 	case !c.started && v.opts.Partial:
 		c.next = hdr.seq
 		copy(c.head[:], hdr.prev)
-	case hdr.seq > c.next:
+	case link == streams.LinkGap:
 		return &Break{Partition: r.Partition, Seq: c.next, Offset: r.Offset, Kind: KindGap,
 			Expected: "seq " + strconv.FormatUint(c.next, 10), Found: "seq " + strconv.FormatUint(hdr.seq, 10),
 			Detail: fmt.Sprintf("%d event(s) missing before seq %d", hdr.seq-c.next, hdr.seq)}
-	case hdr.seq < c.next:
+	case link == streams.LinkBehind:
 		return &Break{Partition: r.Partition, Seq: hdr.seq, Offset: r.Offset, Kind: KindOrder,
 			Expected: "seq " + strconv.FormatUint(c.next, 10), Found: "seq " + strconv.FormatUint(hdr.seq, 10),
 			Detail: "a seq repeats or goes backwards"}
-	case c.next == 1 && len(hdr.prev) != 0:
+	case link == streams.LinkFork && c.next == 1:
 		return &Break{Partition: r.Partition, Seq: 1, Offset: r.Offset, Kind: KindPrev,
 			Expected: `""`, Found: string(hdr.prev), Detail: "the first event has a prev"}
-	case c.next > 1 && !bytes.Equal(hdr.prev, c.head[:]):
+	case link == streams.LinkFork:
 		return &Break{Partition: r.Partition, Seq: hdr.seq, Offset: r.Offset, Kind: KindPrev,
 			Expected: string(c.head[:]), Found: orNone(string(hdr.prev)),
 			Detail: fmt.Sprintf("prev is not the SHA-256 of seq %d as stored: seq %d was altered or seq %d forged", hdr.seq-1, hdr.seq-1, hdr.seq)}
@@ -383,7 +392,7 @@ func (c *chain) superseded(h header, sum [64]byte) bool {
 	var prev [64]byte
 	copy(prev[:], h.prev)
 	_, fork := c.forks[prev]
-	if h.seq >= c.next && !(fork && len(h.prev) == 64) {
+	if c.tip().Link(h.seq, "") != streams.LinkBehind && !(fork && len(h.prev) == 64) {
 		return false
 	}
 	if c.forks == nil {

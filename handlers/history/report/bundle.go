@@ -419,7 +419,7 @@ func checkpoint(b *Bundle, keys *attest.KeySet, size uint64, root []byte, chk *B
 	}
 	switch {
 	case ev.Seq == size+1:
-		if ev.Prev != b.Tree.Head {
+		if (streams.Head{Seq: size, Hash: b.Tree.Head}).Link(ev.Seq, ev.Prev) != streams.LinkNext {
 			problem("the checkpoint after the tree does not follow its head: prev %s, head %s", ev.Prev, b.Tree.Head)
 			return
 		}
