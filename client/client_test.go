@@ -93,17 +93,3 @@ func TestPublishBatchPartitionsAndOrder(t *testing.T) {
 		}
 	}
 }
-
-// The Producer reads (and caches) a topic's partition count, which the gate
-// hashes reply keys over, and writes to an explicit partition.
-func TestProducerPartitions(t *testing.T) {
-	brokers := cluster(t)
-	p := client.NewProducer(brokers)
-	defer p.Close()
-	if n, err := p.Partitions(context.Background(), client.DefaultReplyTopic); err != nil || n != 3 {
-		t.Fatalf("Partitions(%s) = %d, %v; want 3", client.DefaultReplyTopic, n, err)
-	}
-	if err := p.Write(context.Background(), kafka.Message{Topic: client.DefaultReplyTopic, Partition: 2, Value: []byte("x")}); err != nil {
-		t.Fatalf("Write: %v", err)
-	}
-}

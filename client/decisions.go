@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentgate/agentgate/streams/ce"
 	"github.com/agentgate/agentgate/streams/cekafka"
+	"github.com/agentgate/agentgate/streams/kafkaout"
 	"github.com/agentgate/agentgate/streams/wmkafka"
 )
 
@@ -22,10 +23,10 @@ const (
 	DefaultDecisionsTopic  = "agentgate.decisions"
 	DefaultDeadLetterTopic = wmkafka.DeadLetterTopic
 	// HeaderEventType carries the recorded event's type on a decision.
-	HeaderEventType = "agentgate-event-type"
+	HeaderEventType = kafkaout.HeaderEventType
 	// DecisionType is the CloudEvent type of a message on the decisions
 	// topic.
-	DecisionType = "agentgate.decision"
+	DecisionType = kafkaout.DecisionType
 )
 
 // Decision is one message of the decisions topic: a recorded event of the

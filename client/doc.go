@@ -13,8 +13,9 @@
 //     Watermill's router (streams/wmkafka): at least once, a failing or
 //     panicking handler's decision dead-lettered with the reason.
 //
-// Producer is the write path of all of them and of the gate's replies:
-// one produce request (acks=all) per topic-partition, no batching timer.
+// The write path and the reply reader are streams/kafkaout's Producer and
+// Requester, which the gate uses too: one produce request (acks=all) per
+// topic-partition, no batching timer.
 //
 // A command's RequestID is (Config.Source, Command.ID), scoped by the
 // gate with the credential it carries (the principal of its API key, or

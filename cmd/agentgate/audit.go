@@ -18,6 +18,7 @@ import (
 	"github.com/agentgate/agentgate/handlers/history/audit"
 	"github.com/agentgate/agentgate/projections"
 	"github.com/agentgate/agentgate/streams"
+	"github.com/agentgate/agentgate/streams/kafkalog"
 	"github.com/agentgate/agentgate/streams/pebblelog/snapshot"
 )
 
@@ -97,7 +98,7 @@ func runAudit(ctx context.Context, f auditFlags) error {
 				brokers = append(brokers, b)
 			}
 		}
-		src = audit.KafkaSource(&kafka.Client{Addr: kafka.TCP(brokers...), Timeout: f.timeout}, f.topic)
+		src = audit.StoredSource(kafkalog.StoredTopic(&kafka.Client{Addr: kafka.TCP(brokers...), Timeout: f.timeout}, f.topic))
 	} else {
 		snap, heads, err := openAuditedLog(f.dataDir)
 		var chainErr *streams.ChainError

@@ -15,7 +15,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/pflag"
 
-	"github.com/agentgate/agentgate/client"
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/handlers"
 	"github.com/agentgate/agentgate/handlers/attest"
@@ -25,6 +24,7 @@ import (
 	"github.com/agentgate/agentgate/handlers/verify"
 	"github.com/agentgate/agentgate/streams"
 	"github.com/agentgate/agentgate/streams/kafkalog"
+	"github.com/agentgate/agentgate/streams/kafkaout"
 )
 
 // kafkaFlags are the flags of serve's Kafka mode.
@@ -134,8 +134,8 @@ func serveKafka(k *kafkaFlags, z3 *z3Flags, eng *engineFlags, rate *rateFlags, d
 		return err
 	}
 	defer reads.Close()
-	cl, err := client.New(ctx, client.Config{Brokers: brokers, RequestTopic: k.topics.Requests, ReplyTopic: k.topics.Replies,
-		Source: "agentgate/http/" + nodeID, Timeout: k.timeout, Logger: log})
+	cl, err := kafkaout.NewRequester(ctx, kafkaout.RequesterConfig{Brokers: brokers, RequestTopic: k.topics.Requests, ReplyTopic: k.topics.Replies,
+		Timeout: k.timeout, Logger: log})
 	if err != nil {
 		return err
 	}

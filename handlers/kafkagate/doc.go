@@ -11,7 +11,7 @@
 // redelivered to the next owner, which answers it from the log).
 //
 // Output. Replies, decisions, dead letters and forwards are written with
-// client.Producer: one produce request (acks=all) per topic-partition per
+// kafkaout.Producer: one produce request (acks=all) per topic-partition per
 // flush, no batching timer, so a reply costs one round trip; complete
 // batches whatever was answered while the previous flush was in flight.
 //

@@ -15,7 +15,6 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/segmentio/kafka-go"
 
-	"github.com/agentgate/agentgate/client"
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/handlers"
 	"github.com/agentgate/agentgate/handlers/command"
@@ -24,6 +23,7 @@ import (
 	"github.com/agentgate/agentgate/streams"
 	"github.com/agentgate/agentgate/streams/ce"
 	"github.com/agentgate/agentgate/streams/cekafka"
+	"github.com/agentgate/agentgate/streams/kafkaout"
 )
 
 // Named limits and defaults.
@@ -102,7 +102,7 @@ type Gate struct {
 	cfg        Config
 	macKey     []byte
 	partitions int
-	out        *client.Producer // replies, decisions, dead letters, forwards
+	out        *kafkaout.Producer // replies, decisions, dead letters, forwards
 	log        *slog.Logger
 
 	mu    sync.Mutex
@@ -152,7 +152,7 @@ func New(cfg Config, partitions int) (*Gate, error) {
 	// A direct producer, not kafka-go's Writer: the Writer holds a partial
 	// batch up to its BatchTimeout, which was most of a request-reply's
 	// latency; complete batches the writes itself.
-	g.out = client.NewProducer(cfg.Brokers)
+	g.out = kafkaout.NewProducer(cfg.Brokers)
 	return g, nil
 }
 
@@ -892,7 +892,7 @@ func replyMessage(req ce.Event, to string, status int, body []byte, now time.Tim
 // DecisionType is the CloudEvent type of a message on the decisions topic
 // (its data is the reply body of domain.Reply; its id "P-SEQ" is unique per
 // recorded event, so a consumer drops repeats by id).
-const DecisionType = client.DecisionType
+const DecisionType = kafkaout.DecisionType
 
 // decision encodes a recorded event for the decisions topic.
 func (g *Gate) decision(p int32, ev *domain.Event, now time.Time) (kafka.Message, bool) {
@@ -921,7 +921,7 @@ func (g *Gate) decision(p int32, ev *domain.Event, now time.Time) (kafka.Message
 		return kafka.Message{}, false
 	}
 	m.Topic, m.Partition = g.cfg.Topics.Decisions, int(p)
-	m.Headers = append(m.Headers, kafka.Header{Key: client.HeaderEventType, Value: []byte(ev.Type)})
+	m.Headers = append(m.Headers, kafka.Header{Key: kafkaout.HeaderEventType, Value: []byte(ev.Type)})
 	return m, true
 }
 

@@ -13,7 +13,6 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
-	"github.com/agentgate/agentgate/client"
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/domain/eventjson"
 	"github.com/agentgate/agentgate/handlers"
@@ -22,6 +21,7 @@ import (
 	"github.com/agentgate/agentgate/streams/ce"
 	"github.com/agentgate/agentgate/streams/cekafka"
 	"github.com/agentgate/agentgate/streams/diskspace"
+	"github.com/agentgate/agentgate/streams/kafkaout"
 )
 
 // HTTPGate is the Gate of the HTTP API (httpapi.Gate) of an instance in
@@ -29,7 +29,7 @@ import (
 // the command, signed, to its agent's partition and waits for the reply
 // on the client's long-lived reply reader.
 type HTTPGate struct {
-	c          *client.Client
+	c          *kafkaout.Requester
 	macKey     []byte
 	partitions int
 	requests   string
@@ -40,7 +40,7 @@ type HTTPGate struct {
 // NewHTTPGate returns the gate adapter over c (whose reply topic the
 // partitions answer to). reads, if set, routes approval resolutions to the
 // partition of the approval's agent.
-func NewHTTPGate(c *client.Client, adminKeyHash string, topics Topics, nodeID string, reads *ReadModel) *HTTPGate {
+func NewHTTPGate(c *kafkaout.Requester, adminKeyHash string, topics Topics, nodeID string, reads *ReadModel) *HTTPGate {
 	topics = topics.withDefaults()
 	return &HTTPGate{c: c, macKey: MACKey(adminKeyHash), partitions: c.Partitions(), requests: topics.Requests,
 		source: "agentgate/http/" + nodeID, reads: reads}

@@ -19,6 +19,7 @@ import (
 	"github.com/agentgate/agentgate/handlers/httpapi"
 	"github.com/agentgate/agentgate/handlers/kafkagate"
 	"github.com/agentgate/agentgate/handlers/verify"
+	"github.com/agentgate/agentgate/streams/kafkaout"
 )
 
 // httpOverKafka is an HTTP API instance in Kafka mode: HTTPGate sends the
@@ -44,7 +45,12 @@ func startHTTPOverKafkaPolling(t testing.TB, brokers []string, lg *logs, reg *ve
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { reads.Follow(ctx, testPartitions, lg.open, poll); close(done) }()
-	c := newClient(t, brokers)
+	c, err := kafkaout.NewRequester(context.Background(), kafkaout.RequesterConfig{Brokers: brokers,
+		RequestTopic: kafkagate.DefaultTopics().Requests, ReplyTopic: kafkagate.DefaultTopics().Replies, Timeout: 20 * time.Second, Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
 	hg := kafkagate.NewHTTPGate(c, command.HashSecret(adminKey), kafkagate.DefaultTopics(), "node_http", reads)
 	qwed, err := verify.New(verify.Config{Registry: reg, Gate: hg, Logger: quiet(), RecordTimeout: timeout})
 	if err != nil {

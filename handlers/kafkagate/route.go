@@ -7,8 +7,8 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
-	"github.com/agentgate/agentgate/client"
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/streams/kafkaout"
 )
 
 // Kafka headers of the gate (besides the ce_* headers of the CloudEvent).
@@ -40,7 +40,7 @@ const (
 // PartitionFor returns the partition of key among n: murmur2, as Kafka's
 // Java client and kafka-go's Murmur2Balancer (kcat: -X
 // partitioner=murmur2_random).
-func PartitionFor(key string, n int) int32 { return client.PartitionFor(key, n) }
+func PartitionFor(key string, n int) int32 { return kafkaout.PartitionFor(key, n) }
 
 // RouteKey returns the Kafka key of a command: its agent, the agent a
 // registration mints, or "" when the command is about no single agent.

@@ -223,8 +223,11 @@ func Verify(ctx context.Context, src Source, jwks []byte, opts Options) (*Report
 	err := src.Each(ctx, v.add)
 	var brk *Break
 	var chainErr *streams.ChainError
+	var storageErr *streams.StorageError
 	switch {
 	case errors.As(err, &brk):
+	case errors.As(err, &storageErr):
+		brk = storageBreak(storageErr)
 	case errors.As(err, &chainErr):
 		// The log itself refused a stored record (a malformed header).
 		brk = &Break{Partition: v.current, Seq: chainErr.Seq, Offset: -1, Kind: KindMalformed, Detail: chainErr.Reason}

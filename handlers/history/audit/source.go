@@ -2,6 +2,7 @@ package audit
 
 import (
 	"context"
+	"strconv"
 
 	"github.com/agentgate/agentgate/streams"
 )
@@ -20,4 +21,28 @@ func LogSource(log streams.Log, partition int32) Source {
 			return fn(Record{Partition: partition, Offset: -1, HasHeader: true, Seq: r.Seq, Prev: r.Prev, Payload: r.Payload})
 		})
 	})
+}
+
+// StoredSource is the Source of a log read as stored (cmd/agentgate opens
+// one over a Kafka events topic: kafkalog.StoredTopic), superseded records
+// included: verify it with Options.Superseded. Records carry the seq and
+// prev stored beside the payload and their storage offset. Where the
+// storage holds no well-formed record (a *streams.StorageError) Verify
+// reports the break: a message without seq and prev is malformed, a
+// partition whose first records were deleted is truncated.
+func StoredSource(log streams.StoredLog) Source {
+	return SourceFunc(func(ctx context.Context, fn func(Record) error) error {
+		return log.EachStored(ctx, func(r streams.StoredRecord) error {
+			return fn(Record{Partition: r.Partition, Offset: r.Offset, HasHeader: true, Seq: r.Seq, Prev: r.Prev, Payload: r.Payload})
+		})
+	})
+}
+
+// storageBreak is the Break of a StoredLog's *streams.StorageError.
+func storageBreak(e *streams.StorageError) *Break {
+	if e.Truncated {
+		return &Break{Partition: e.Partition, Seq: 1, Offset: 0, Kind: KindTruncated,
+			Expected: "offset 0", Found: "offset " + strconv.FormatInt(e.Offset, 10), Detail: e.Reason}
+	}
+	return &Break{Partition: e.Partition, Seq: e.Seq, Offset: e.Offset, Kind: KindMalformed, Detail: e.Reason}
 }

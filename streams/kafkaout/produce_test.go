@@ -1,0 +1,46 @@
+package kafkaout_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/agentgate/agentgate/streams/kafkaout"
+)
+
+// The Producer reads (and caches) a topic's partition count, which the gate
+// hashes reply keys over, and writes to an explicit partition.
+func TestProducerPartitions(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.DefaultNumPartitions(3), kfake.AllowAutoTopicCreation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	brokers := c.ListenAddrs()
+	conn, err := kafka.Dial("tcp", brokers[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	const topic = "agentgate.replies"
+	if err := conn.CreateTopics(kafka.TopicConfig{Topic: topic, NumPartitions: 3, ReplicationFactor: 1}); err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.Close()
+	p := kafkaout.NewProducer(brokers)
+	defer p.Close()
+	if n, err := p.Partitions(context.Background(), topic); err != nil || n != 3 {
+		t.Fatalf("Partitions(%s) = %d, %v; want 3", topic, n, err)
+	}
+	if err := p.Write(context.Background(), kafka.Message{Topic: topic, Partition: 2, Value: []byte("x")}); err != nil {
+		t.Fatalf("Write: %v", err)
+	}
+	r := kafka.NewReader(kafka.ReaderConfig{Brokers: brokers, Topic: topic, Partition: 2, MaxWait: 100 * time.Millisecond})
+	defer r.Close()
+	m, err := r.ReadMessage(context.Background())
+	if err != nil || string(m.Value) != "x" {
+		t.Fatalf("reading partition 2: %q, %v; want x", m.Value, err)
+	}
+}
