@@ -7,11 +7,12 @@ import (
 )
 
 // Link says where a record stands relative to the head of the chain it
-// should extend (DESIGN.md §2.3). Head.Link is the one place the chain rule
-// is written; what to do with a record that does not extend the chain is
-// the caller's policy: a writer refuses the batch (CheckBatch:
-// ErrConflict), the Kafka log's reader skips it (a retried produce or a
-// fenced-out writer's fork), VerifyChain and the audit report it.
+// should extend (invariant 3 of docs/ARCHITECTURE.md). Head.Link is the one
+// place the chain rule is written; what to do with a record that does not
+// extend the chain is the caller's policy: a writer refuses the batch
+// (CheckBatch: ErrConflict), the Kafka log's reader skips it (a retried
+// produce or a fenced-out writer's fork), VerifyChain and the audit report
+// it.
 type Link uint8
 
 const (

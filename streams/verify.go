@@ -7,7 +7,7 @@ import (
 )
 
 // ErrBrokenChain is matched (errors.Is) by every *ChainError: the log's
-// records do not form the chain of DESIGN.md §2.3.
+// records do not form the chain of invariant 3 of docs/ARCHITECTURE.md.
 var ErrBrokenChain = errors.New("log chain is broken")
 
 // ErrTooLarge is returned by Append when a record or a batch exceeds a

@@ -16,7 +16,8 @@
 //
 // The binding itself bounds the body at MaxBodyBytes (ErrTooLarge). Of the
 // extensions only correlationid, replyto and partitionkey are kept
-// (DESIGN.md §3). ToSDK is the way back, refusing what FromSDK would refuse.
+// (the Contracts of docs/ARCHITECTURE.md). ToSDK is the way back, refusing
+// what FromSDK would refuse.
 //
 // Errors. Every decoding failure is a *Error whose Kind is ErrInvalid (the
 // caller answers QWED-REQ-001) or ErrTooLarge (QWED-REQ-004); both match

@@ -33,7 +33,7 @@ const (
 	ContentTypeJSON = "application/json"
 )
 
-// The extensions the codec keeps (DESIGN.md §3).
+// The extensions the codec keeps (the Contracts of docs/ARCHITECTURE.md).
 const (
 	// ExtCorrelationID ties a reply to its request.
 	ExtCorrelationID = "correlationid"
@@ -93,7 +93,7 @@ type Event struct {
 }
 
 // CorrelationID returns the correlationid extension, or the event's id
-// when it has none (DESIGN.md §3).
+// when it has none (the Contracts of docs/ARCHITECTURE.md).
 func (e Event) CorrelationID() string {
 	if c := e.Extensions[ExtCorrelationID]; c != "" {
 		return c

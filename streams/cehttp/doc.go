@@ -23,7 +23,8 @@
 //     event format specifies.
 //
 // Of the extensions only correlationid, replyto and partitionkey are kept
-// (DESIGN.md §3); others are ignored, as CloudEvents consumers may.
+// (the Contracts of docs/ARCHITECTURE.md); others are ignored, as
+// CloudEvents consumers may.
 //
 // Errors. Every decoding failure is a *Error whose Kind is ErrInvalid (the
 // caller answers QWED-REQ-001) or ErrTooLarge (QWED-REQ-004); both match

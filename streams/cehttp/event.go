@@ -27,7 +27,7 @@ const (
 	ContentTypeJSON = ce.ContentTypeJSON
 )
 
-// The extensions the codec keeps (DESIGN.md §3).
+// The extensions the codec keeps (the Contracts of docs/ARCHITECTURE.md).
 const (
 	// ExtCorrelationID ties a reply to its request.
 	ExtCorrelationID = ce.ExtCorrelationID

@@ -14,11 +14,11 @@
 // without regard to case; a header that appears twice is refused, so no
 // reader can pick a different copy than another.
 //
-// Key. The message key is the partitionkey extension (DESIGN.md §3: the
-// agent id): Encode sets Key from it, Decode fills partitionkey from a
-// non-empty Key when the event has none, and refuses an event whose
-// partitionkey differs from the Key (the partition the message landed on
-// would not be the agent's).
+// Key. The message key is the partitionkey extension (the Contracts of
+// docs/ARCHITECTURE.md: the agent id): Encode sets Key from it, Decode fills
+// partitionkey from a non-empty Key when the event has none, and refuses an
+// event whose partitionkey differs from the Key (the partition the message
+// landed on would not be the agent's).
 //
 // What Decode enforces: the value is at most ce.MaxBodyBytes and the
 // headers at most MaxHeaderBytes in all (ErrTooLarge), then the rules of

@@ -1,7 +1,7 @@
 // Package kafkalog is the event log (streams.Log) on one partition of a
 // Kafka topic, the events topic agentgate.events, built on kafka-go's
 // request-level Client (explicit partition, no balancer: a record is never
-// re-hashed, DESIGN.md §2.3).
+// re-hashed, invariant 3 of docs/ARCHITECTURE.md).
 //
 // Layout. Each record is one Kafka message on partition P: headers
 // agentgate-seq (decimal) and agentgate-prev (hex SHA-256 of the previous
@@ -24,19 +24,19 @@
 // 0. The topic must keep every record (retention.ms=-1, no compaction):
 // Open refuses a partition that does not start at offset 0.
 //
-// Fencing (DESIGN.md §2.3, issue 3). Append checks the batch against the
-// head this Log knows (streams.ErrConflict, nothing produced). After the
-// broker acknowledges, it proves its records are the chain's extension:
-// the produce response's base offset equals the end this Log last saw when
-// nothing intervened (no extra request); otherwise it fetches the
-// intervening messages, applies them, then applies its own, and returns
-// streams.ErrConflict if another writer's records took the chain first.
-// So an old owner that keeps writing after a new one started (a zombie)
-// either wrote the chain's extension before the new owner did, and the new
-// owner's next Append sees it and gets ErrConflict, or its records are
-// skipped and its Append returns ErrConflict: it never replies with them.
-// A new owner calls Sync before deciding to pick up the old owner's last
-// records.
+// Fencing (invariant 3 of docs/ARCHITECTURE.md, issue 3). Append checks the
+// batch against the head this Log knows (streams.ErrConflict, nothing
+// produced). After the broker acknowledges, it proves its records are the
+// chain's extension: the produce response's base offset equals the end this
+// Log last saw when nothing intervened (no extra request); otherwise it
+// fetches the intervening messages, applies them, then applies its own, and
+// returns streams.ErrConflict if another writer's records took the chain
+// first. So an old owner that keeps writing after a new one started (a
+// zombie) either wrote the chain's extension before the new owner did, and
+// the new owner's next Append sees it and gets ErrConflict, or its records
+// are skipped and its Append returns ErrConflict: it never replies with
+// them. A new owner calls Sync before deciding to pick up the old owner's
+// last records.
 //
 // Caller obligations, as for every streams.Log: Append a batch and wait
 // for nil before acting on it (nil = acknowledged by all in-sync replicas
@@ -44,6 +44,9 @@
 // (Sync, then Read from the projections' checkpoint) and do not reply; on
 // any other error the batch may or may not be in the log: do not reply,
 // the next Append or Sync catches up.
+//
+// StoredTopic reads every partition of the topic as stored, superseded
+// messages included, for the audit (streams.StoredLog).
 //
 // Costs. Open reads the whole partition once (one fetch per
 // FetchMaxBytes). Append is one produce round trip per MaxRequestBytes

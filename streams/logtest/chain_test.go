@@ -9,7 +9,7 @@ import (
 	"github.com/agentgate/agentgate/streams/logtest"
 )
 
-// TestLinkClassifiesEveryCase pins the chain rule of DESIGN.md §2.3, the
+// TestLinkClassifiesEveryCase pins the chain rule (invariant 3 of docs/ARCHITECTURE.md), the
 // one every log, reader and verifier of the project applies.
 func TestLinkClassifiesEveryCase(t *testing.T) {
 	h3 := streams.HashPayload(logtest.Payload(3, 40))

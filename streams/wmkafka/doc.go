@@ -32,7 +32,7 @@
 // redeliver), order per partition, persistence (a new group starts at the
 // earliest offset and sees old messages). No exactly-once: agentgate's
 // exactly-once effects come from the event log's chain and the request id
-// (DESIGN.md §2.3, §2.4).
+// (invariants 3 and 4 of docs/ARCHITECTURE.md).
 //
 // Publish is synchronous: it returns when the broker acknowledged every
 // message with acks=all. Subscribe delivers one message at a time per

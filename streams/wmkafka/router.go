@@ -10,7 +10,7 @@ import (
 )
 
 // DeadLetterTopic is the default topic of input that could not be handled
-// (DESIGN.md §3).
+// (the Contracts of docs/ARCHITECTURE.md).
 const DeadLetterTopic = "agentgate.deadletter"
 
 // NewRouter returns a Watermill router for an asynchronous consumer of
