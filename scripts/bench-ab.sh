@@ -62,7 +62,8 @@ mkdir -p "$out" "$tmp/bin"
 cleanup() {
 	git -C "$repo" worktree remove --force "$tmp/a" >/dev/null 2>&1 || true
 	git -C "$repo" worktree remove --force "$tmp/b" >/dev/null 2>&1 || true
-	if [ -z "${OUT:-}" ]; then echo "raw results: $out (temporary directory $tmp)"; fi
+	rm -rf "$tmp/a" "$tmp/b" "$tmp/bin" "$tmp/plan"
+	if [ -z "${OUT:-}" ]; then echo "raw results: $out" >&2; else rmdir "$tmp" 2>/dev/null || true; fi
 }
 trap cleanup EXIT
 git -C "$repo" worktree add --detach "$tmp/a" "$base" >/dev/null 2>&1
