@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
-	"github.com/agentgate/agentgate/projections"
-	"github.com/agentgate/agentgate/streams"
 )
 
 // checkpoints is the worker's log checkpoint cadence (issue 5): it appends
@@ -27,7 +25,7 @@ type checkpoints struct {
 // newCheckpoints returns the cadence of cfg: its Checkpoint policy
 // (domain.DefaultCheckpointPolicy when zero), signed by its Signer when
 // that implements domain.CheckpointSigner (attest's signers do).
-func newCheckpoints(cfg WorkerConfig) checkpoints {
+func newCheckpoints(cfg MachineConfig) checkpoints {
 	p := cfg.Checkpoint
 	if p.Events <= 0 {
 		p.Events = domain.DefaultCheckpointEvents
@@ -42,81 +40,74 @@ func newCheckpoints(cfg WorkerConfig) checkpoints {
 // recoverCheckpoints resumes the cadence from the store, which must be
 // caught up with the log: the last checkpoint's policy, the events after
 // it and the time of the first of them.
-func (w *Worker) recoverCheckpoints(ctx context.Context) error {
-	w.ck = newCheckpoints(w.cfg)
-	last, err := w.cfg.Store.LastLogCheckpoint()
+func (m *Machine) recoverCheckpoints(ctx context.Context) error {
+	m.ck = newCheckpoints(m.cfg)
+	last, err := m.cfg.Store.LastLogCheckpoint()
 	if err != nil {
 		return fmt.Errorf("loading the last log checkpoint: %w", err)
 	}
 	if last.Seq > 0 && last.Next.Valid() {
-		w.ck.policy = last.Next
+		m.ck.policy = last.Next
 	}
-	head := w.cfg.Log.Head()
+	head := m.cfg.Log.Head()
 	if head.Seq <= last.Seq {
 		return nil
 	}
-	w.ck.uncovered = int64(head.Seq - last.Seq)
-	ev, err := ReadEvent(ctx, w.cfg.Log, last.Seq+1)
+	m.ck.uncovered = int64(head.Seq - last.Seq)
+	ev, err := ReadEvent(ctx, m.cfg.Log, last.Seq+1)
 	if err != nil {
 		return fmt.Errorf("reading the first event after the last log checkpoint: %w", err)
 	}
-	w.ck.first = ev.Time
+	m.ck.first = ev.Time
 	return nil
 }
 
 // appendCheckpoint counts the batch's events and, when a checkpoint is due
 // at its end, appends it to the batch (decided, encoded and folded like
-// every event). A checkpoint that cannot be built fails the batch: its
+// every event). A checkpoint that cannot be built refuses the batch: its
 // events would otherwise be appended without the checkpoint that is due.
-func (w *Worker) appendCheckpoint(f *flight) {
-	ck := &w.ck
-	if ck.signer == nil || f.failed {
+// tick tells whether the batch holds a tick.
+func (m *Machine) appendCheckpoint(b *Batch, tick bool) {
+	ck := &m.ck
+	if ck.signer == nil || b.Err != nil {
 		return
 	}
-	for _, ev := range f.fold.Events() {
+	for _, ev := range b.fold.Events() {
 		if ck.uncovered == 0 {
 			ck.first = ev.Time
 		}
 		ck.uncovered++
 	}
-	if ck.uncovered == 0 || (ck.uncovered < ck.policy.Events && f.now.Sub(ck.first) < time.Duration(ck.policy.Interval)) {
+	if ck.uncovered == 0 || (ck.uncovered < ck.policy.Events && b.Time.Sub(ck.first) < time.Duration(ck.policy.Interval)) {
 		return
 	}
-	if f.fold.Len() == 0 && !hasTick(f.batch) {
+	if b.fold.Len() == 0 && !tick {
 		// A batch of retries appends nothing (they get their recorded
 		// events); a checkpoint due by time waits for the next tick.
 		return
 	}
-	w.addCheckpoint(f)
+	m.addCheckpoint(b)
 }
 
-// addCheckpoint appends to f the checkpoint that covers f's head.
-func (w *Worker) addCheckpoint(f *flight) {
-	ck := &w.ck
-	env := domain.Env{Now: f.now, Seq: f.head.Seq + 1, Partition: w.cfg.Partition}
-	ev, err := domain.Checkpoint(env, f.head.Hash, ck.config, ck.signer)
-	var payload []byte
+// addCheckpoint appends to b the checkpoint that covers b's head.
+func (m *Machine) addCheckpoint(b *Batch) {
+	ck := &m.ck
+	env := domain.Env{Now: b.Time, Seq: b.Head.Seq + 1, Partition: m.cfg.Partition}
+	ev, err := domain.Checkpoint(env, b.Head.Hash, ck.config, ck.signer)
 	if err == nil {
-		ev.Prev = f.head.Hash
-		payload, err = EncodeEvent(ev)
+		err = m.add(b, ev)
 	}
 	if err != nil {
-		w.cfg.Logger.Error("building log checkpoint", "err", err, "seq", env.Seq)
-		f.fail(fmt.Errorf("building log checkpoint: %w", err))
-		f.records, f.fold = nil, projections.Fold{}
-		f.failed = true
+		m.cfg.Logger.Error("building log checkpoint", "err", err, "seq", env.Seq)
+		m.refuse(b, fmt.Errorf("building log checkpoint: %w", err))
 		return
 	}
-	rec := streams.Record{Seq: ev.Seq, Prev: ev.Prev, Payload: payload}
-	f.head = streams.Head{Seq: ev.Seq, Hash: rec.Hash()}
-	f.fold.Add(w.state, ev)
-	f.records = append(f.records, rec)
 	ck.uncovered, ck.policy = 0, ck.config
 }
 
-func hasTick(batch []*request) bool {
-	for _, r := range batch {
-		if r.cmd.Type == domain.CmdTick {
+func hasTick(cmds []*domain.Command) bool {
+	for _, c := range cmds {
+		if c.Type == domain.CmdTick {
 			return true
 		}
 	}
@@ -127,31 +118,41 @@ func hasTick(batch []*request) bool {
 // stop writes.
 const FinalCheckpointTimeout = 5 * time.Second
 
-// finalCheckpoint appends, when a graceful stop leaves events that no
-// checkpoint covers, the checkpoint that covers them (issue 11): a log
-// exported after the stop is then signed up to its last event. It runs
-// once every batch is committed; a failure only loses the checkpoint
-// (the next start appends it when it is due).
+// FinalCheckpoint returns, when events are left that no checkpoint
+// covers, the batch of the checkpoint that covers them, decided at now (a
+// graceful stop appends it once every batch is committed, issue 11: a log
+// exported after the stop is then signed up to its last event); nil when
+// there is none to write.
+func (m *Machine) FinalCheckpoint(now time.Time) *Batch {
+	if m.ck.signer == nil || m.ck.uncovered == 0 {
+		return nil
+	}
+	b := &Batch{Head: m.head, Time: m.timeAt(now), pending: map[domain.RequestID]*domain.Event{}}
+	m.addCheckpoint(b)
+	m.prepare(b)
+	if b.Err != nil {
+		return nil
+	}
+	m.head = b.Head
+	return b
+}
+
+// finalCheckpoint appends the machine's final checkpoint (FinalCheckpoint)
+// once every batch is committed; a failure only loses the checkpoint (the
+// next start appends it when it is due).
 func (w *Worker) finalCheckpoint(ctx context.Context) {
-	if w.ck.signer == nil || w.ck.uncovered == 0 || w.stale || w.checkSpace() != nil {
+	if w.stale || w.checkSpace() != nil {
 		return // a stale state, or a full disk: no checkpoint to write
 	}
-	now := w.cfg.Clock().UTC()
-	if now.Before(w.state.LastTime) {
-		now = w.state.LastTime
-	}
-	f := &flight{head: w.head, now: now, pending: map[domain.RequestID]*domain.Event{}}
-	w.addCheckpoint(f)
-	w.prepare(f)
-	if f.failed {
+	b := w.m.FinalCheckpoint(w.cfg.Clock())
+	if b == nil {
 		return
 	}
-	w.head = f.head
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), FinalCheckpointTimeout)
 	defer cancel()
-	if err := w.commitNow(cctx, f); err != nil {
-		w.cfg.Logger.Warn("appending the final log checkpoint", "err", err, "seq", f.head.Seq)
+	if err := w.commitNow(cctx, &flight{Batch: b}); err != nil {
+		w.cfg.Logger.Warn("appending the final log checkpoint", "err", err, "seq", b.Head.Seq)
 		return
 	}
-	w.cfg.Logger.Info("appended the final log checkpoint", "seq", f.head.Seq)
+	w.cfg.Logger.Info("appended the final log checkpoint", "seq", b.Head.Seq)
 }

@@ -1,8 +1,14 @@
 // Package handlers is the partition worker: the single writer of a
-// partition, which decides, appends and applies.
+// partition, which decides, appends and applies. It is two halves (etcd/raft's
+// Ready pattern): Machine, the worker's logic as a state machine whose output
+// is data — each Batch holds the records to append, the projection batch to
+// commit after them and the reply to each command —, and Worker, the thin
+// driver that does the IO (the queue, the log append, the projection commit,
+// the answers, the tick) around it. The simulator (handlers/sim) drives the
+// same Machine from a seed.
 //
-// The worker is the single writer of its partition (docs/ARCHITECTURE.md, "The
-// path of one request"). For each batch of waiting commands, in order, it:
+// For each batch of waiting commands, in order (docs/ARCHITECTURE.md, "The
+// path of one request"), the worker:
 //
 //  1. answers commands already decided (same RequestID) with their recorded
 //     event, without deciding them again;

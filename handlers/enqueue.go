@@ -34,8 +34,18 @@ type Pending struct {
 // has stopped and ctx's error if ctx ends first (the command was not
 // enqueued).
 func (w *Worker) Enqueue(ctx context.Context, cmd *domain.Command) (*Pending, error) {
+	r, err := w.enqueue(ctx, cmd, w.verdictJob(ctx, cmd))
+	if err != nil {
+		return nil, err
+	}
+	return &Pending{w: w, r: r}, nil
+}
+
+// enqueue queues cmd (the one path of Submit and Enqueue); run, when set,
+// is the engine run of an enqueued verify_action (verdictJob), started on
+// a goroutine of its own once the command is queued.
+func (w *Worker) enqueue(ctx context.Context, cmd *domain.Command, run func()) (*request, error) {
 	r := &request{cmd: cmd, done: make(chan struct{})}
-	run := w.verdictJob(ctx, cmd)
 	slots := w.cfg.VerdictSlots
 	if run != nil {
 		r.verdict = make(chan struct{})
@@ -67,7 +77,7 @@ func (w *Worker) Enqueue(ctx context.Context, cmd *domain.Command) (*Pending, er
 				close(r.verdict)
 			}()
 		}
-		return &Pending{w: w, r: r}, nil
+		return r, nil
 	case <-w.done:
 		release()
 		return nil, ErrUnavailable
@@ -106,14 +116,19 @@ func (p *Pending) Done() <-chan struct{} { return p.r.done }
 // recorded event (nil when the command had nothing to record),
 // ErrUnavailable, or ctx's error if ctx ends first (the command may still
 // be decided).
-func (p *Pending) Wait(ctx context.Context) (*domain.Event, error) {
+func (p *Pending) Wait(ctx context.Context) (*domain.Event, error) { return p.w.wait(ctx, p.r) }
+
+// wait waits for the answer to a queued request (see Pending.Wait).
+func (w *Worker) wait(ctx context.Context, r *request) (*domain.Event, error) {
 	select {
-	case <-p.r.done:
-		return p.r.ev, p.r.err
-	case <-p.w.done:
+	case <-r.done:
+		return r.ev, r.err
+	case <-w.done:
+		// Run answers what it dequeued before closing done; a request
+		// still queued is never decided.
 		select {
-		case <-p.r.done:
-			return p.r.ev, p.r.err
+		case <-r.done:
+			return r.ev, r.err
 		default:
 			return nil, ErrUnavailable
 		}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -89,21 +88,16 @@ type ActionVerifier interface {
 	Verdict(ctx context.Context, act *domain.Action) *domain.EngineVerdict
 }
 
-// Worker is the single writer of one partition.
+// Worker is the single writer of one partition: the driver of its Machine.
+// It queues the commands of its callers, hands them to the machine in
+// batches, appends each batch's records, commits its projections and
+// answers the callers, pipelined (see Run).
 type Worker struct {
-	cfg   WorkerConfig
-	state *domain.State
-	head  streams.Head // the last decided event; owned by the worker goroutine
-	pub   atomic.Pointer[streams.Head]
-	// prev holds the events of the two batches last handed on, by request,
-	// for the retries that arrive before their projections do.
-	prev [2]map[domain.RequestID]*domain.Event
-	// prevRetired holds the conversations those two batches evicted
-	// (projections.Fold.Retirements), for the RetiredStep of the next ones.
-	prevRetired [2][]projections.Retired
-	reqs        chan *request
-	done        chan struct{}
-	ck          checkpoints // the log checkpoint cadence; owned by the worker goroutine
+	cfg  WorkerConfig
+	m    *Machine
+	pub  atomic.Pointer[streams.Head]
+	reqs chan *request
+	done chan struct{}
 	// stale is set when the state could not be rebuilt (the projections
 	// could not catch up with the log on a full disk): nothing is decided
 	// until a retry succeeds, at retryAt at the earliest, waiting retryWait
@@ -144,7 +138,12 @@ func NewWorker(cfg WorkerConfig) (*Worker, error) {
 		cfg.Logger = slog.Default()
 	}
 	w := &Worker{cfg: cfg, reqs: make(chan *request, MaxQueue), done: make(chan struct{})}
-	if err := w.recover(context.Background()); err != nil {
+	var err error
+	w.m, err = NewMachine(context.Background(), MachineConfig{
+		Log: cfg.Log, Store: cfg.Store, Signer: cfg.Signer, Partition: cfg.Partition,
+		Config: cfg.Config, Checkpoint: cfg.Checkpoint, Logger: cfg.Logger,
+	})
+	if err != nil {
 		if !errors.Is(err, streams.ErrNoSpace) {
 			return nil, err
 		}
@@ -152,41 +151,12 @@ func NewWorker(cfg WorkerConfig) (*Worker, error) {
 		// writes until the disk has room to catch the projections up.
 		cfg.Logger.Warn("the disk is full: the projections cannot catch up with the log; commands are refused until space is freed", "err", err)
 		w.stale = true
-		w.head = cfg.Log.Head()
-		w.publish()
+		h := cfg.Log.Head()
+		w.pub.Store(&h)
+		return w, nil
 	}
-	return w, nil
-}
-
-// recover loads the projections and applies the log beyond their checkpoint.
-func (w *Worker) recover(ctx context.Context) error {
-	st, err := w.cfg.Store.LoadState()
-	if err != nil {
-		return fmt.Errorf("loading state: %w", err)
-	}
-	ck, err := w.cfg.Store.Checkpoint()
-	if err != nil {
-		return fmt.Errorf("loading checkpoint: %w", err)
-	}
-	// A lazily opened log (kafkalog.Options.Lazy) knows its head once
-	// ApplyLog's read has caught up with it: compare after.
-	n, err := ApplyLog(ctx, w.cfg.Log, w.cfg.Store, st, ck)
-	if err != nil {
-		return err
-	}
-	head := w.cfg.Log.Head()
-	if ck.Seq > head.Seq {
-		return fmt.Errorf("projections at seq %d are ahead of the log at seq %d: the log lost events", ck.Seq, head.Seq)
-	}
-	if n > 0 {
-		w.cfg.Logger.Info("recovered projections from the log", "events", n, "from_seq", ck.Seq+1, "to_seq", head.Seq)
-	}
-	if err := w.recoverCheckpoints(ctx); err != nil {
-		return err
-	}
-	w.state, w.head = st, w.cfg.Log.Head()
 	w.publish()
-	return nil
+	return w, nil
 }
 
 // DecodeEvent decodes one log payload.
@@ -207,31 +177,15 @@ func EncodeEvent(ev *domain.Event) ([]byte, error) { return eventjson.Marshal(ev
 // log, or nil when the command had nothing to record. It returns
 // ErrUnavailable when the worker cannot decide, and ctx's error if ctx ends
 // first (the command may still be decided: retry with the same RequestID).
+// It is Enqueue and Wait, with the engine verdict of a verify_action
+// attached on the caller's goroutine before the command is queued.
 func (w *Worker) Submit(ctx context.Context, cmd *domain.Command) (*domain.Event, error) {
 	w.attachVerdict(ctx, cmd)
-	r := &request{cmd: cmd, done: make(chan struct{})}
-	select {
-	case w.reqs <- r:
-	case <-w.done:
-		return nil, ErrUnavailable
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	r, err := w.enqueue(ctx, cmd, nil)
+	if err != nil {
+		return nil, err
 	}
-	select {
-	case <-r.done:
-		return r.ev, r.err
-	case <-w.done:
-		// Run answers what it dequeued before closing done; a request
-		// still queued is never decided.
-		select {
-		case <-r.done:
-			return r.ev, r.err
-		default:
-			return nil, ErrUnavailable
-		}
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+	return w.wait(ctx, r)
 }
 
 // attachVerdict sets cmd.Verdict on a verify_action command that has none
@@ -380,19 +334,15 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 		if err := w.canDecide(ctx); err != nil {
 			// Nothing decided, nothing to rebuild.
-			(&flight{batch: batch}).fail(err)
+			(&flight{reqs: batch}).fail(err)
 			continue
 		}
-		f := w.decide(ctx, batch)
+		f := w.decide(ctx, batch, true)
 		if err := settle(); err != nil {
 			f.fail(err)
 			recoverFromFailure(err)
 			continue
 		}
-		// Retries of the two batches whose projections may not be
-		// committed yet find their events here.
-		w.prev[1], w.prev[0] = f.pending, w.prev[1]
-		w.prevRetired[1], w.prevRetired[0] = f.fold.Retirements(), w.prevRetired[1]
 		f.ready, f.projected = make(chan error, 1), make(chan struct{})
 		go w.commit(ctx, f, last)
 		last, ready = f, f.ready
@@ -492,30 +442,27 @@ func (w *Worker) retryRecover(ctx context.Context) error {
 	if now.Before(w.retryAt) {
 		return fmt.Errorf("the state is being rebuilt after a failure: %w", streams.ErrNoSpace)
 	}
-	if err := w.recover(ctx); err != nil {
+	if err := w.m.Recover(ctx); err != nil {
 		w.retryWait = min(max(2*w.retryWait, recoverRetryMin), recoverRetryMax)
 		w.retryAt = now.Add(w.retryWait)
 		return fmt.Errorf("rebuilding the state: %w", err)
 	}
+	w.publish()
 	w.stale, w.retryWait, w.retryAt = false, 0, time.Time{}
-	w.cfg.Logger.Info("state rebuilt; deciding again", "seq", w.head.Seq)
+	w.cfg.Logger.Info("state rebuilt; deciding again", "seq", w.m.Head().Seq)
 	return nil
 }
 
 // configure records the configured decision options when they differ
 // from those in force.
 func (w *Worker) configure(ctx context.Context) error {
-	if w.cfg.Config == nil || *w.cfg.Config == w.state.Config {
+	cmd := w.m.ConfigureCommand()
+	if cmd == nil {
 		w.configured = true
 		return nil
 	}
-	r := &request{cmd: &domain.Command{
-		Type:      domain.CmdConfigure,
-		Principal: domain.AdminPrincipal,
-		Request:   domain.RequestID{Source: "agentgate/config", ID: fmt.Sprintf("seq-%d", w.head.Seq+1)},
-		Configure: &domain.Configure{Config: *w.cfg.Config},
-	}}
-	if err := w.commitNow(ctx, w.decide(ctx, []*request{r})); err != nil {
+	r := &request{cmd: cmd}
+	if err := w.commitNow(ctx, w.decide(ctx, []*request{r}, false)); err != nil {
 		w.rebuild(ctx)
 	}
 	if r.err != nil {
@@ -525,17 +472,11 @@ func (w *Worker) configure(ctx context.Context) error {
 	return nil
 }
 
-// flight is a decided batch on its way to the log and the projections.
+// flight is a decided batch on its way to the log and the projections,
+// with the requests it answers.
 type flight struct {
-	batch   []*request
-	owners  []*domain.Event  // the event answering each request
-	fold    projections.Fold // the batch's events, folded
-	records []streams.Record
-	pending map[domain.RequestID]*domain.Event
-	prep    *projections.Prepared
-	failed  bool // Prepare failed: the batch was refused
-	head    streams.Head
-	now     time.Time
+	*Batch
+	reqs []*request
 	// ready receives, once, nil when the batch is in the log and every
 	// earlier batch is projected, or the error that stopped it.
 	ready chan error
@@ -547,121 +488,35 @@ type flight struct {
 	appendDur time.Duration
 }
 
-// decide decides and folds one batch on the worker's state and prepares its
-// projections; the worker's head moves past it.
-func (w *Worker) decide(ctx context.Context, batch []*request) *flight {
-	now := w.cfg.Clock().UTC()
-	if now.Before(w.state.LastTime) {
-		now = w.state.LastTime
-	}
-	f := &flight{
-		batch:   batch,
-		owners:  make([]*domain.Event, len(batch)),
-		records: make([]streams.Record, 0, len(batch)),
-		pending: make(map[domain.RequestID]*domain.Event, len(batch)),
-		head:    w.head,
-		now:     now,
-	}
-	f.fold.Grow(len(batch))
-	retired := w.retiredStep(f)
+// decide has the machine decide the batch's commands at the clock's time
+// (remember: Machine.Decide; otherwise the batch is committed before any
+// other is decided). A batch the machine refuses is answered at once.
+func (w *Worker) decide(ctx context.Context, batch []*request, remember bool) *flight {
+	cmds := make([]*domain.Command, len(batch))
 	for i, r := range batch {
-		if r.cmd.Type != domain.CmdTick {
-			if ev, ok := f.pending[r.cmd.Request]; ok {
-				f.owners[i] = ev
-				continue
-			}
-			// The batches being committed are not in the projections yet.
-			if ev, ok := w.prev[1][r.cmd.Request]; ok {
-				f.owners[i] = ev
-				continue
-			}
-			if ev, ok := w.prev[0][r.cmd.Request]; ok {
-				f.owners[i] = ev
-				continue
-			}
-			if ev, err := w.recorded(ctx, r.cmd.Request); err != nil {
-				r.err = err
-				continue
-			} else if ev != nil {
-				f.owners[i] = ev
-				continue
-			}
-		}
-		env := domain.Env{Now: now, Seq: f.head.Seq + 1, Partition: w.cfg.Partition, Signer: w.cfg.Signer, RetiredStep: retired}
-		ev := domain.Decide(w.state, env, r.cmd)
-		if ev == nil {
-			continue
-		}
-		ev.Prev = f.head.Hash
-		payload, err := EncodeEvent(ev)
-		if err != nil {
-			// Cannot happen for well-formed events; refuse the command.
-			r.err = fmt.Errorf("encoding event: %w", err)
-			continue
-		}
-		rec := streams.Record{Seq: ev.Seq, Prev: ev.Prev, Payload: payload}
-		f.head = streams.Head{Seq: ev.Seq, Hash: rec.Hash()}
-		f.fold.Add(w.state, ev)
-		f.records = append(f.records, rec)
-		f.pending[r.cmd.Request] = ev
-		f.owners[i] = ev
+		cmds[i] = r.cmd
 	}
-	w.appendCheckpoint(f)
-	w.prepare(f)
-	w.head = f.head
+	var b *Batch
+	if remember {
+		b = w.m.Decide(ctx, w.cfg.Clock(), cmds)
+	} else {
+		b = w.m.decide(ctx, w.cfg.Clock(), cmds)
+	}
+	f := &flight{Batch: b, reqs: batch}
+	if b.Err != nil {
+		w.full = w.full || errors.Is(b.Err, streams.ErrNoSpace)
+		f.fail(b.Err)
+	}
 	return f
-}
-
-// prepare prepares the projections of f's events.
-func (w *Worker) prepare(f *flight) {
-	if f.failed || f.fold.Len() == 0 {
-		return
-	}
-	prep, err := w.cfg.Store.Prepare(w.state, &f.fold)
-	if err != nil {
-		// Appended without its projections, the batch would leave the
-		// store behind the state: refuse it (rebuilt by the caller).
-		w.quiet.Log(w.cfg.Logger, slog.LevelError, "preparing", "preparing projections", "err", err, "seq", f.head.Seq)
-		w.full = w.full || errors.Is(err, streams.ErrNoSpace)
-		f.fail(fmt.Errorf("preparing projections: %w", err))
-		f.records, f.fold = nil, projections.Fold{}
-		f.failed = true
-	}
-	f.prep = prep
-}
-
-// retiredStep returns the domain.Env.RetiredStep of the batch f: the
-// conversations evicted by f itself, then by the two batches before it
-// (whose projections may not be committed yet), then the store. A store
-// that cannot be read answers a step no request exceeds: the request is
-// refused as a replay rather than a step accepted twice (fail closed).
-func (w *Worker) retiredStep(f *flight) func(agent, conv string) (int64, bool) {
-	return func(agent, conv string) (int64, bool) {
-		if s, ok := f.fold.RetiredStep(agent, conv); ok {
-			return s, true
-		}
-		for _, rs := range [...][]projections.Retired{w.prevRetired[1], w.prevRetired[0]} {
-			if s, ok := projections.RetiredIn(rs, agent, conv); ok {
-				return s, true
-			}
-		}
-		s, ok, err := w.cfg.Store.RetiredStep(agent, conv)
-		if err != nil {
-			w.cfg.Logger.Error("reading a retired conversation", "agent", agent, "err", err)
-			return math.MaxInt64, true
-		}
-		return s, ok
-	}
 }
 
 // fail answers every request of the batch with ErrUnavailable and discards
 // its projections.
 func (f *flight) fail(err error) {
-	if f.prep != nil {
-		f.prep.Discard()
-		f.prep = nil
+	if f.Batch != nil {
+		f.Discard()
 	}
-	for _, r := range f.batch {
+	for _, r := range f.reqs {
 		if r.done == nil || r.answered {
 			continue
 		}
@@ -700,10 +555,7 @@ func (w *Worker) commit(ctx context.Context, f, prev *flight) {
 			// the ones that failed: answer it; the projections catch up
 			// from the log when the state is rebuilt.
 			f.projErr = prev.projErr
-			if f.prep != nil {
-				f.prep.Discard()
-				f.prep = nil
-			}
+			f.Discard()
 			f.ready <- f.projErr
 			f.answer()
 			return
@@ -724,19 +576,19 @@ func (w *Worker) commitNow(ctx context.Context, f *flight) error {
 
 // appendBatch appends f's records to the log and publishes the head.
 func (w *Worker) appendBatch(ctx context.Context, f *flight) error {
-	if f.failed {
+	if f.Err != nil {
 		return errors.New("the batch was refused")
 	}
-	if len(f.records) == 0 {
+	if len(f.Records) == 0 {
 		return nil
 	}
 	start := time.Now()
-	if err := w.cfg.Log.Append(ctx, f.records); err != nil {
-		w.quiet.Log(w.cfg.Logger, slog.LevelError, "appending", "appending batch", "err", err, "events", len(f.records))
+	if err := w.cfg.Log.Append(ctx, f.Records); err != nil {
+		w.quiet.Log(w.cfg.Logger, slog.LevelError, "appending", "appending batch", "err", err, "events", len(f.Records))
 		return err
 	}
 	f.appendDur = time.Since(start)
-	h := f.head
+	h := f.Head
 	w.pub.Store(&h)
 	return nil
 }
@@ -744,17 +596,16 @@ func (w *Worker) appendBatch(ctx context.Context, f *flight) error {
 // project commits f's projections (the events are in the log and every
 // earlier batch is projected).
 func (w *Worker) project(f *flight) error {
-	if len(f.records) == 0 {
+	if len(f.Records) == 0 {
 		return nil
 	}
-	ck := projections.Checkpoint{Seq: f.head.Seq, Hash: f.head.Hash, Time: f.now}
-	err := f.prep.Commit(ck)
-	f.prep = nil
+	err := f.Prepared.Commit(f.Checkpoint())
+	f.Prepared = nil
 	if w.cfg.OnBatch != nil {
-		w.cfg.OnBatch(f.fold.Events(), f.appendDur)
+		w.cfg.OnBatch(f.Events(), f.appendDur)
 	}
 	if err != nil {
-		w.quiet.Log(w.cfg.Logger, slog.LevelError, "projecting", "applying projections", "err", err, "seq", f.head.Seq)
+		w.quiet.Log(w.cfg.Logger, slog.LevelError, "projecting", "applying projections", "err", err, "seq", f.Head.Seq)
 		return err
 	}
 	return nil
@@ -762,13 +613,13 @@ func (w *Worker) project(f *flight) error {
 
 // answer answers the requests of a committed batch.
 func (f *flight) answer() {
-	for i, r := range f.batch {
+	for i, r := range f.reqs {
 		if r.done == nil || r.answered {
 			continue
 		}
 		r.answered = true
-		if r.err == nil {
-			r.ev = f.owners[i]
+		if r.err = f.Replies[i].Err; r.err == nil {
+			r.ev = f.Replies[i].Event
 		}
 		close(r.done)
 	}
@@ -778,24 +629,12 @@ func (f *flight) answer() {
 // state is stale: nothing is decided on it until a retry succeeds
 // (canDecide).
 func (w *Worker) rebuild(ctx context.Context) {
-	w.prev = [2]map[domain.RequestID]*domain.Event{}
-	w.prevRetired = [2][]projections.Retired{}
-	if err := w.recover(ctx); err != nil {
+	if err := w.m.Recover(ctx); err != nil {
 		w.quiet.Log(w.cfg.Logger, slog.LevelError, "rebuilding", "rebuilding state after a failed batch", "err", err)
 		w.stale = true
+		return
 	}
-}
-
-// recorded returns the event already recorded for a request, or nil.
-func (w *Worker) recorded(ctx context.Context, id domain.RequestID) (*domain.Event, error) {
-	seq, err := w.cfg.Store.RequestSeq(id)
-	if errors.Is(err, projections.ErrNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
-	}
-	return ReadEvent(ctx, w.cfg.Log, seq)
+	w.publish()
 }
 
 var errStop = errors.New("stop")
@@ -822,8 +661,9 @@ func ReadEvent(ctx context.Context, log streams.Log, seq uint64) (*domain.Event,
 	return ev, nil
 }
 
+// publish publishes the machine's head (no batch is in flight).
 func (w *Worker) publish() {
-	h := w.head
+	h := w.m.Head()
 	w.pub.Store(&h)
 }
 
