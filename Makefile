@@ -10,7 +10,7 @@ COUNT     ?= 10
 KAFKA     ?= 127.0.0.1:9092
 API_KEY   ?= dev-admin-key
 
-.PHONY: run build test test-race lint bench fuzz fuzz-grammars clean deps
+.PHONY: run build test test-race lint bench fuzz fuzz-grammars clean deps simulate
 
 ## run: the gate on its embedded default (Pebble in $(DATA), HTTP on $(HTTP), no Kafka)
 run:
@@ -54,6 +54,16 @@ BENCH_GC := GOGC=1000 GOMEMLIMIT=4GiB
 bench:
 	$(BENCH_GC) $(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -count $(COUNT) ./... | tee bench.txt
 	$(GO) run $(BENCHSTAT) bench.txt
+
+## simulate: the deterministic simulator (handlers/sim): seeds from SEED (unset: a random one, printed
+## first), STEPS steps each, for TIME (unset: the one seed); TRACE=1 prints every step. A failure prints
+## the seed and the step; `make simulate SEED=<seed>` reproduces it exactly.
+SEED  ?=
+TIME  ?= 0
+STEPS ?= 4000
+simulate:
+	$(GO) test -count=1 -timeout 0 -run '^TestSimulate$$' -v ./handlers/sim -args -simulate \
+	  -seed='$(SEED)' -time=$(TIME) -steps=$(STEPS) $(if $(TRACE),-trace)
 
 # run-fuzz: runs each "package:FuzzTarget" word of $(1) for $(2), every one even when one fails,
 # then lists the failures and fails if there was any.

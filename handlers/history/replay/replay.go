@@ -76,43 +76,67 @@ func Replay(ctx context.Context, log streams.Log, live *projections.Store, verif
 
 // redecide re-decides every recorded command and compares.
 func redecide(ctx context.Context, log streams.Log, signerFor SignerFor, rep *ReplayReport) error {
-	st := domain.NewState()
-	retired := domain.NewRetiredSteps()
+	d := NewRedecider(signerFor)
 	return log.Read(ctx, 1, func(r streams.Record) error {
 		ev, err := handlers.DecodeEvent(r.Payload)
 		if err != nil {
 			return fmt.Errorf("decoding log record %d: %w", r.Seq, err)
 		}
-		if ev.Checkpoint != nil && signerFor != nil {
-			// A checkpoint is reproducible from the log: re-sign what it
-			// covers and compare the bytes.
-			if d := recheckpoint(ev, signerFor(ev.Checkpoint.Signature), r.Payload); d != "" && len(rep.Mismatches) < maxMismatches {
-				rep.Mismatches = append(rep.Mismatches, fmt.Sprintf("seq %d (%s): %s", ev.Seq, ev.Type, d))
-			}
-		}
 		if ev.Command != nil {
-			var signer domain.Signer
-			if signerFor != nil {
-				var toks []string
-				if ev.Decided != nil {
-					toks = []string{ev.Decided.Attestation}
-				}
-				if ev.QWEDVerified != nil {
-					toks = ev.QWEDVerified.Attestations
-				}
-				signer = signerFor(toks...)
-			}
-			env := domain.Env{Now: ev.Time, Seq: ev.Seq, Partition: ev.Partition, Signer: signer, RetiredStep: retired.Step}
-			got := domain.Decide(st, env, ev.Command)
 			rep.Redecided++
-			if d := compareEvent(ev, got, r.Payload); d != "" && len(rep.Mismatches) < maxMismatches {
-				rep.Mismatches = append(rep.Mismatches, fmt.Sprintf("seq %d (%s): %s", ev.Seq, ev.Type, d))
-			}
 		}
-		retired.Note(st, ev)
-		domain.Apply(st, ev)
+		if m := d.Next(ev, r.Payload); m != "" && len(rep.Mismatches) < maxMismatches {
+			rep.Mismatches = append(rep.Mismatches, fmt.Sprintf("seq %d (%s): %s", ev.Seq, ev.Type, m))
+		}
 		return nil
 	})
+}
+
+// Redecider re-decides a log's events one at a time, in log order from
+// seq 1: each recorded command on the state before it, each checkpoint
+// from the position it covers. replay --verify runs one over the whole
+// log; the simulator (handlers/sim) runs one behind the log as it grows.
+type Redecider struct {
+	st        *domain.State
+	retired   *domain.RetiredSteps
+	signerFor SignerFor
+}
+
+// NewRedecider returns a Redecider at the start of the log. signerFor gives
+// the signer of each event's attestations and checkpoint (nil: no signer;
+// checkpoints are then not compared).
+func NewRedecider(signerFor SignerFor) *Redecider {
+	return &Redecider{st: domain.NewState(), retired: domain.NewRetiredSteps(), signerFor: signerFor}
+}
+
+// Next re-decides ev, the next event of the log, whose record payload is
+// payload, folds it, and returns how the re-decided event differs from
+// the recorded one ("" when it does not).
+func (d *Redecider) Next(ev *domain.Event, payload []byte) string {
+	var mismatch string
+	if ev.Checkpoint != nil && d.signerFor != nil {
+		// A checkpoint is reproducible from the log: re-sign what it
+		// covers and compare the bytes.
+		mismatch = recheckpoint(ev, d.signerFor(ev.Checkpoint.Signature), payload)
+	}
+	if ev.Command != nil {
+		var signer domain.Signer
+		if d.signerFor != nil {
+			var toks []string
+			if ev.Decided != nil {
+				toks = []string{ev.Decided.Attestation}
+			}
+			if ev.QWEDVerified != nil {
+				toks = ev.QWEDVerified.Attestations
+			}
+			signer = d.signerFor(toks...)
+		}
+		env := domain.Env{Now: ev.Time, Seq: ev.Seq, Partition: ev.Partition, Signer: signer, RetiredStep: d.retired.Step}
+		mismatch = compareEvent(ev, domain.Decide(d.st, env, ev.Command), payload)
+	}
+	d.retired.Note(d.st, ev)
+	domain.Apply(d.st, ev)
+	return mismatch
 }
 
 func compareEvent(recorded, got *domain.Event, payload []byte) string {
@@ -150,3 +174,7 @@ func recheckpoint(recorded *domain.Event, signer domain.Signer, payload []byte) 
 	}
 	return compareEvent(recorded, got, payload)
 }
+
+// State is the state after the events Next was given: the log's fold. It
+// is the Redecider's: read it between calls, never change it.
+func (d *Redecider) State() *domain.State { return d.st }

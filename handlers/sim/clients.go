@@ -1,0 +1,151 @@
+package sim
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/handlers/command"
+)
+
+// token is the agent token every simulated agent presents.
+const token = "qwed_agent_sim"
+
+// clients are the agents and principals sending commands, through the
+// domain's commands as a transport builds them. They know what their
+// acknowledged replies told them: the agents registered, each
+// conversation's last step, the actions open for an execution or a
+// resolution.
+type clients struct {
+	n      int
+	sent   []*domain.Command
+	agents []*agent
+	// open are approved or pending actions: id → the agent and the cost
+	// reserved, for executions (never reporting more than reserved, so
+	// that a daily cost over budget is the gate's fault) and resolutions.
+	open    []openAction
+	agentOf map[string]*agent
+}
+
+type agent struct {
+	id    string
+	steps map[string]int64
+}
+
+type openAction struct {
+	action, approval, agent string
+	reserved                domain.USD
+}
+
+var (
+	actionTypes = []string{"calculate", "execute_sql", "api_call", "send_email", "read_file", "delete_file", "unknown_thing"}
+	queries     = []string{"SELECT 1", "2+2", "UPDATE t SET a = 1 WHERE id = 2", "DELETE FROM t"}
+	toolNames   = []string{"search", "send_email", "execute_code", "mystery_tool"}
+)
+
+// next is a new command from a client.
+func (c *clients) next(w *world) *domain.Command {
+	c.n++
+	r := w.r
+	tok := command.HashSecret(token)
+	cmd := &domain.Command{Request: domain.RequestID{Source: "sim", ID: fmt.Sprint("r", c.n)}}
+	switch p := r.IntN(100); {
+	case len(c.agents) == 0 || p < 5:
+		tl := domain.TrustLevel(r.IntN(4))
+		cmd.Type, cmd.Principal = domain.CmdRegisterAgent, domain.AdminPrincipal
+		cmd.Register = &domain.RegisterAgent{
+			Agent: domain.AgentInfo{Name: fmt.Sprint("bot-", c.n), Type: "autonomous", PrincipalID: "org_1"},
+			Budget: domain.Limits{MaxDailyCost: domain.USD(r.IntN(3)+1) * domain.MicrosPerUSD,
+				MaxRequestsPerHour: int64(r.IntN(40) + 5), MaxToolCallsPerHour: int64(r.IntN(5) + 1)},
+			TrustLevel: &tl, TokenHash: tok,
+		}
+	case p < 60:
+		a := c.agents[r.IntN(len(c.agents))]
+		conv := fmt.Sprint("c", r.IntN(3))
+		step := a.steps[conv] + 1
+		if r.IntN(8) == 0 {
+			step = max(1, step-1-int64(r.IntN(2))) // a replayed or out-of-order step
+		}
+		cmd.Type, cmd.AgentID, cmd.TokenHash = domain.CmdVerifyAction, a.id, tok
+		cmd.Verify = &domain.VerifyAction{
+			Action: domain.Action{Type: actionTypes[r.IntN(len(actionTypes))], Query: queries[r.IntN(len(queries))],
+				EstimatedCost: domain.USD(r.IntN(400_000))},
+			Context: domain.ActionContext{ConversationID: conv, StepNumber: json.Number(fmt.Sprint(step))},
+		}
+		cmd.Verify.Options.RequireAttestation = r.IntN(4) == 0
+		if r.IntN(20) == 0 {
+			cmd.TokenHash = command.HashSecret("qwed_agent_wrong")
+		}
+	case p < 72:
+		a := c.agents[r.IntN(len(c.agents))]
+		cmd.Type, cmd.AgentID, cmd.TokenHash = domain.CmdVerifyToolCall, a.id, tok
+		cmd.Tool = &domain.VerifyToolCall{ToolCall: domain.ToolCall{ToolName: toolNames[r.IntN(len(toolNames))], Parameters: json.RawMessage(`{"to":"x"}`)}}
+	case p < 84 && len(c.open) > 0:
+		o := c.open[r.IntN(len(c.open))]
+		cmd.Type, cmd.AgentID, cmd.TokenHash = domain.CmdLogExecution, o.agent, tok
+		cmd.Execution = &domain.LogExecution{ActionID: o.action, Success: r.IntN(5) > 0,
+			CostUSD: domain.USD(r.Int64N(int64(o.reserved) + 1)), Tokens: int64(r.IntN(500))}
+	case p < 92 && len(c.open) > 0:
+		o := c.open[r.IntN(len(c.open))]
+		cmd.Type, cmd.Principal = domain.CmdResolveApproval, "org_1"
+		cmd.Resolve = &domain.ResolveApproval{ApprovalID: o.approval, Approve: r.IntN(2) == 0, Reason: "sim"}
+	case p < 96:
+		a := c.agents[r.IntN(len(c.agents))]
+		cmd.Type, cmd.AgentID, cmd.Principal = domain.CmdSuspendAgent, a.id, "org_1"
+		cmd.Suspend = &domain.SuspendAgent{Suspended: r.IntN(3) == 0, Reason: "sim"}
+	default:
+		a := c.agents[r.IntN(len(c.agents))]
+		cmd.Type, cmd.AgentID, cmd.Principal = domain.CmdSetTrustLevel, a.id, "org_1"
+		cmd.SetTrust = &domain.SetTrustLevel{Level: domain.TrustLevel(r.IntN(4)), Reason: "sim"}
+	}
+	c.sent = append(c.sent, cmd)
+	return cmd
+}
+
+// retry is a command sent before, sent again (a client's retry, or the
+// partition redelivering it), or nil when none was sent.
+func (c *clients) retry(w *world) *domain.Command {
+	if len(c.sent) == 0 {
+		return nil
+	}
+	// Mostly recent ones: a client retries soon.
+	i := len(c.sent) - 1 - w.r.IntN(min(len(c.sent), 40))
+	if w.r.IntN(4) == 0 {
+		i = w.r.IntN(len(c.sent))
+	}
+	return c.sent[i]
+}
+
+// learn takes in the acknowledged reply ev to cmd.
+func (c *clients) learn(cmd *domain.Command, ev *domain.Event) {
+	if ev == nil {
+		return
+	}
+	if c.agentOf == nil {
+		c.agentOf = map[string]*agent{}
+	}
+	switch {
+	case ev.Registered != nil:
+		if c.agentOf[ev.Registered.AgentID] == nil {
+			a := &agent{id: ev.Registered.AgentID, steps: map[string]int64{}}
+			c.agents = append(c.agents, a)
+			c.agentOf[a.id] = a
+		}
+	case ev.Decided != nil && cmd.Verify != nil:
+		d := ev.Decided
+		if d.Decision != domain.Approved && d.Decision != domain.Pending {
+			return
+		}
+		if a := c.agentOf[ev.AgentID]; a != nil && d.Step > a.steps[cmd.Verify.Context.ConversationID] {
+			a.steps[cmd.Verify.Context.ConversationID] = d.Step
+		}
+		o := openAction{action: d.ActionID, approval: d.ActionID, agent: ev.AgentID, reserved: d.ReservedCost}
+		if d.Approval != nil {
+			o.approval = d.Approval.ID
+		}
+		c.open = append(c.open, o)
+		if len(c.open) > 64 {
+			c.open = c.open[len(c.open)-64:]
+		}
+	}
+}
