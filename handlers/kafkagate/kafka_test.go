@@ -19,6 +19,7 @@ import (
 	"github.com/agentgate/agentgate/handlers/attest"
 	"github.com/agentgate/agentgate/handlers/command"
 	"github.com/agentgate/agentgate/handlers/kafkagate"
+	"github.com/agentgate/agentgate/schemas"
 	"github.com/agentgate/agentgate/streams"
 	"github.com/agentgate/agentgate/streams/cekafka"
 	"github.com/agentgate/agentgate/streams/kafkalog"
@@ -38,7 +39,39 @@ func broker(t testing.TB) (*kfake.Cluster, []string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
+	// Registered after c.Close, so it runs before it, once the test's
+	// gates have stopped.
+	t.Cleanup(func() { checkEventSchema(t, c.ListenAddrs()) })
 	return c, c.ListenAddrs()
+}
+
+// checkEventSchema validates every event on the events topic against the
+// event schema (every test's broker runs it when the test ends, so each
+// event the Kafka gate's tests make is checked). A broker without the
+// topic is skipped.
+func checkEventSchema(t testing.TB, brokers []string) {
+	t.Helper()
+	if t.Failed() {
+		return
+	}
+	if _, bench := t.(*testing.B); bench {
+		return
+	}
+	sch := schemas.Event()
+	lg := &logs{brokers: brokers}
+	for p := range int32(testPartitions) {
+		l, err := lg.open(context.Background(), p)
+		if err != nil {
+			return
+		}
+		_ = l.Read(context.Background(), 1, func(r streams.Record) error {
+			if vs, err := sch.ValidateJSON(r.Payload); err != nil || vs != nil {
+				t.Errorf("partition %d event %d does not match the event schema: %v %+v\n%s", p, r.Seq, err, vs, r.Payload)
+			}
+			return nil
+		})
+		_ = l.Close()
+	}
 }
 
 // logs opens the event log of a partition: streams/kafkalog on the
