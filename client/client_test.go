@@ -34,10 +34,10 @@ func cluster(t *testing.T) []string {
 	return c.ListenAddrs()
 }
 
-// DESIGN.md §3 (partitionkey = Kafka key = agent_id): PublishBatch writes
-// every command, acknowledged, to the partition of its agent, each agent's
-// commands in the order given, as binary-mode CloudEvents with the
-// client's source and the command ids.
+// The contracts of docs/ARCHITECTURE.md (partitionkey = Kafka key = agent_id):
+// PublishBatch writes every command, acknowledged, to the partition of its
+// agent, each agent's commands in the order given, as binary-mode CloudEvents
+// with the client's source and the command ids.
 func TestPublishBatchPartitionsAndOrder(t *testing.T) {
 	brokers := cluster(t)
 	c, err := client.New(context.Background(), client.Config{Brokers: brokers, Source: "batch-test"})

@@ -74,7 +74,7 @@ func TestSeed000_9_1_ContextRequirements(t *testing.T) {
 
 // TestSeed000_9_2_ReplayDetection: a step at or below the last committed
 // one is LOOP-002; only APPROVED and PENDING commit; a denied step can be
-// retried (seed 000 §9.2, §9.4).
+// retried (QWED-Agent spec v1.1 §9.2, §9.4).
 func TestSeed000_9_2_ReplayDetection(t *testing.T) {
 	type step struct {
 		conv, step, typ, query string
@@ -374,8 +374,9 @@ func TestSeed001_UnknownToolMessage(t *testing.T) {
 	}
 }
 
-// TestSeed000_6_BudgetOrderFirstFailureWins: a request crossing several
-// limits reports the first in the order of DESIGN.md §4.
+// TestSeed000_6_BudgetOrderFirstFailureWins: a request crossing several limits
+// reports the first in the order of docs/ARCHITECTURE.md ("Where the
+// specifications disagree").
 func TestSeed000_6_BudgetOrderFirstFailureWins(t *testing.T) {
 	l := Limits{MaxPerRequestCost: MicrosPerUSD, MaxDailyCost: MicrosPerUSD, MaxTokensPerRequest: 10, MaxDailyTokens: 10}
 	cases := []struct {

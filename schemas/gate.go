@@ -5,9 +5,9 @@ import (
 	"slices"
 )
 
-// The gate's own schemas (DESIGN.md §3): the body of every command (the
-// HTTP body of its endpoint, which is also the data of its CloudEvent),
-// every event of the log, and every reply body.
+// The gate's own schemas (docs/ARCHITECTURE.md, "Contracts"): the body of every
+// command (the HTTP body of its endpoint, which is also the data of its
+// CloudEvent), every event of the log, and every reply body.
 const (
 	// GateIDPrefix starts the $id of every gate schema.
 	GateIDPrefix = "https://agentgate.dev/schemas/"

@@ -34,7 +34,7 @@ const (
 	paramsIDPrefix  = "https://qwed.ai/schemas/params/"
 )
 
-// Engines are the engine ids that have a params schema (seed 002 §4.1).
+// Engines are the engine ids that have a params schema (QWED protocol v1.0 §4.1).
 var Engines = []string{"code", "fact", "image", "logic", "math", "reasoning", "sql", "stats"}
 
 // Files returns the embedded schema files (read-only).
@@ -135,19 +135,19 @@ func must(id string) *Schema {
 	return s
 }
 
-// Request is the schema of a verification request (seed 002 §5.1).
+// Request is the schema of a verification request (QWED protocol v1.0 §5.1).
 func Request() *Schema { return must(RequestID) }
 
-// BatchRequest is the schema of a batch request (seed 002 §5.3).
+// BatchRequest is the schema of a batch request (QWED protocol v1.0 §5.3).
 func BatchRequest() *Schema { return must(BatchRequestID) }
 
-// Response is the schema of a verification response (seed 002 §6.1, §8.4).
+// Response is the schema of a verification response (QWED protocol v1.0 §6.1, §8.4).
 func Response() *Schema { return must(ResponseID) }
 
-// BatchResponse is the schema of a batch response (seed 002 §6.4).
+// BatchResponse is the schema of a batch response (QWED protocol v1.0 §6.4).
 func BatchResponse() *Schema { return must(BatchResponseID) }
 
-// Params returns the schema of an engine's params (seed 002 §5.2), false
+// Params returns the schema of an engine's params (QWED protocol v1.0 §5.2), false
 // for an engine id that has none.
 func Params(engine string) (*Schema, bool) {
 	s, err := Get(paramsIDPrefix + engine + "/v1")

@@ -177,7 +177,7 @@ func addMember(obj []byte, name, value string) []byte {
 	return append(out, '}')
 }
 
-// agentFields are the members of seed 000 §4.1 that identify and
+// agentFields are the members of the QWED-Agent spec v1.1 §4.1 that identify and
 // authenticate the agent in the body: accepted and stripped.
 type agentFields struct {
 	AgentID    string `json:"agent_id,omitempty"`
@@ -208,7 +208,7 @@ func (f *agentFields) apply(in *Input, cr *Credentials) *Rejection {
 
 var stepNumber = decodeOptions{numberCode: domain.CodeInvalidStepNumber, numberField: "context.step_number"}
 
-// registerBody is the body of POST /agents/register (seed 000 §3.1): the
+// registerBody is the body of POST /agents/register (QWED-Agent spec v1.1 §3.1): the
 // RegisterAgent command without token_hash, which only the gate mints.
 type registerBody struct {
 	Agent       domain.AgentInfo   `json:"agent"`
@@ -230,7 +230,7 @@ var RegisterAgent = &Endpoint{auth: AuthPrincipal, body: "register", build: func
 	}}, tok, nil
 }}
 
-// verifyBody is the body of POST /agents/{id}/verify (seed 000 §4.1).
+// verifyBody is the body of POST /agents/{id}/verify (QWED-Agent spec v1.1 §4.1).
 type verifyBody struct {
 	domain.VerifyAction
 	agentFields
@@ -265,7 +265,7 @@ func decodeVerify(in *Input, cr *Credentials) (*domain.Command, *Rejection) {
 	return &domain.Command{Type: domain.CmdVerifyAction, AgentID: in.AgentID, Verify: &b.VerifyAction}, nil
 }
 
-// toolBody is the body of POST /agents/{id}/tools/{tool} (seed 000 §5.1).
+// toolBody is the body of POST /agents/{id}/tools/{tool} (QWED-Agent spec v1.1 §5.1).
 type toolBody struct {
 	domain.VerifyToolCall
 	agentFields
@@ -310,7 +310,7 @@ var LogExecution = &Endpoint{auth: AuthAgent, body: "execution-log", build: func
 	return &domain.Command{Type: domain.CmdLogExecution, AgentID: in.AgentID, Execution: &b.LogExecution}, nil, nil
 }}
 
-// trustBody is the body of POST /agents/{id}/trust (seed 000 §8.2).
+// trustBody is the body of POST /agents/{id}/trust (QWED-Agent spec v1.1 §8.2).
 type trustBody struct {
 	domain.RequestTrustElevation
 	agentFields

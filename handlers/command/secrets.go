@@ -8,7 +8,7 @@ import (
 	"encoding/hex"
 )
 
-// Secret prefixes (seed 000 §3.2).
+// Secret prefixes (QWED-Agent spec v1.1 §3.2).
 const (
 	// AgentTokenPrefix begins every agent token.
 	AgentTokenPrefix = "qwed_agent_"

@@ -1,12 +1,12 @@
-// Package kafkagate runs the gate on Kafka (DESIGN.md §1, §3): a consumer
-// group reads the requests topic; every assigned partition P gets its own
-// single-writer worker (handlers.Worker) over the events partition P (the
-// log, streams/kafkalog) and the projections in DATA/partitions/P/state.
-// The worker restores from its checkpoint and the log tail, then decides
-// the requests of partition P in offset order, appends (acks=all),
-// applies, replies to the request's replyto topic with its correlationid,
-// publishes every recorded event to the decisions topic, and only then
-// commits the request offset (every 200 ms while requests flow, and when
+// Package kafkagate runs the gate on Kafka (docs/ARCHITECTURE.md: the request
+// path, the contracts): a consumer group reads the requests topic; every
+// assigned partition P gets its own single-writer worker (handlers.Worker) over
+// the events partition P (the log, streams/kafkalog) and the projections in
+// DATA/partitions/P/state. The worker restores from its checkpoint and the log
+// tail, then decides the requests of partition P in offset order, appends
+// (acks=all), applies, replies to the request's replyto topic with its
+// correlationid, publishes every recorded event to the decisions topic, and only
+// then commits the request offset (every 200 ms while requests flow, and when
 // the partition is released: an answered request not yet committed is
 // redelivered to the next owner, which answers it from the log).
 //
@@ -17,7 +17,7 @@
 //
 // Engines. Config.Verifier runs the verification engines on every
 // verify_action before its decision (handlers.WorkerConfig.Verifier), as
-// in embedded mode. A qwed.verify request (seed 002; data = the body of
+// in embedded mode. A qwed.verify request (QWED protocol v1.0; data = the body of
 // POST /verify, the API key in x-api-key, the protocol version in the
 // header qwed-protocol-version) is verified by Config.Engines off the
 // reading goroutine, recorded in the partition's log (its attestations
@@ -31,26 +31,24 @@
 // fenced by the log: its appends no longer extend the chain, the batch
 // fails, and it replies with none of them.
 //
-// Input. A request is a CloudEvent (binary mode with ce_* headers or
-// structured mode) whose type is a command of DESIGN.md §3 and whose data
-// is the body of the matching HTTP endpoint: handlers/command builds it
-// (command.Kafka.BuildEvent) as it builds the HTTP API's.
-// Its RequestID is (source, id): a redelivered request gets the recorded
-// decision again. Credentials: agent commands carry the agent token in the
-// data (agent_token) as on HTTP; principal commands (register, approval
-// resolution) carry the API key in the Kafka header x-api-key, hashed on
-// arrival and checked like X-API-Key (never recorded, never logged).
-// Undecodable or refused input — not a CloudEvent, an unknown type, data
-// that is not JSON, a body that breaks the endpoint's schema (refused by
-// the transport or by Decide with a QWED-REQ code) — goes to the
-// dead-letter topic with the reason (header agentgate-reason) and its
-// origin (agentgate-origin: topic/partition/offset) and, when replyto is
+// Input. A request is a CloudEvent (binary mode with ce_* headers or structured
+// mode) whose type is a command of the contracts (docs/ARCHITECTURE.md) and
+// whose data is the body of the matching HTTP endpoint: handlers/command builds
+// it (command.Kafka.BuildEvent) as it builds the HTTP API's. Its RequestID is
+// (source, id): a redelivered request gets the recorded decision again.
+// Credentials: agent commands carry the agent token in the data (agent_token) as
+// on HTTP; principal commands (register, approval resolution) carry the API key
+// in the Kafka header x-api-key, hashed on arrival and checked like X-API-Key
+// (never recorded, never logged). Undecodable or refused input — not a
+// CloudEvent, an unknown type, data that is not JSON, a body that breaks the
+// endpoint's schema (refused by the transport or by Decide with a QWED-REQ code)
+// — goes to the dead-letter topic with the reason (header agentgate-reason) and
+// its origin (agentgate-origin: topic/partition/offset) and, when replyto is
 // present, gets an error reply; its audit record is appended like an HTTP
-// rejection; it never stops the partition. Refused credentials are
-// answered and audited but not dead-lettered. A reply whose replyto topic
-// cannot be written goes to the dead-letter topic too (the reply, with
-// the reason, agentgate-replyto and agentgate-origin); the decision
-// stands.
+// rejection; it never stops the partition. Refused credentials are answered and
+// audited but not dead-lettered. A reply whose replyto topic cannot be written
+// goes to the dead-letter topic too (the reply, with the reason,
+// agentgate-replyto and agentgate-origin); the decision stands.
 //
 // Poison pills. A request whose processing kills the process would be
 // redelivered to every next owner of its partition. Each partition keeps
@@ -63,15 +61,15 @@
 // killed the gate MaxAttempts times is dead-lettered undecided (reply
 // QWED-SYS-001, audited as a refusal at its position).
 //
-// Routing. The Kafka key is the agent id (DESIGN.md §3), partitioned with
-// murmur2 (Kafka's Java default; PartitionFor). A registration mints its
-// agent id from its RequestID (domain.AgentIDFor; the request is scoped
-// by the principal of its API key), so its key is AgentIDFor(source, id,
-// principal): the client computes it before sending (package client does,
-// for the agent's principal). A request that arrives on the wrong partition (another
-// partitioner, no key) is forwarded once to the partition of its agent,
-// so that an agent's requests are always decided by one writer and
-// identifiers minted from request ids never collide across partitions.
+// Routing. The Kafka key is the agent id (docs/ARCHITECTURE.md, "Contracts"),
+// partitioned with murmur2 (Kafka's Java default; PartitionFor). A registration
+// mints its agent id from its RequestID (domain.AgentIDFor; the request is
+// scoped by the principal of its API key), so its key is AgentIDFor(source, id,
+// principal): the client computes it before sending (package client does, for
+// the agent's principal). A request that arrives on the wrong partition (another
+// partitioner, no key) is forwarded once to the partition of its agent, so that
+// an agent's requests are always decided by one writer and identifiers minted
+// from request ids never collide across partitions.
 //
 // HTTP over Kafka. HTTPGate is the Gate the HTTP API submits to (this
 // package does not import the API: cmd/agentgate wires one into the

@@ -28,7 +28,7 @@ const (
 	// that could not be written.
 	HeaderReplyTo = "agentgate-replyto"
 	// headerQWEDVersion carries a qwed.verify request's
-	// QWED-Protocol-Version (seed 002 §9.2).
+	// QWED-Protocol-Version (QWED protocol v1.0 §9.2).
 	headerQWEDVersion = "qwed-protocol-version"
 	// HeaderForwarded marks a request forwarded to its agent's partition.
 	HeaderForwarded = "agentgate-forwarded"

@@ -34,7 +34,7 @@ func schemaProblem(vs []schemas.Violation) *Problem {
 		if v.Keyword == "maxLength" && strings.HasSuffix(v.InstanceLocation, "/query") {
 			details["field"] = v.InstanceLocation
 			details["max_length"] = engines.MaxQueryBytes
-			return newProblem(domain.CodeTooLong, details, "query too long: at most %d characters (seed 002 §5.1)", engines.MaxQueryBytes)
+			return newProblem(domain.CodeTooLong, details, "query too long: at most %d characters (QWED protocol v1.0 §5.1)", engines.MaxQueryBytes)
 		}
 	}
 	for _, v := range vs {

@@ -8,7 +8,7 @@ import (
 	"github.com/agentgate/agentgate/domain/engines"
 )
 
-// Protocol constants (seed 002 §9).
+// Protocol constants (QWED protocol v1.0 §9).
 const (
 	// ProtocolVersion is the version every response names (§9.2).
 	ProtocolVersion = "1.0.0"
