@@ -19,6 +19,7 @@ import (
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/handlers"
 	"github.com/agentgate/agentgate/handlers/embedded"
+	"github.com/agentgate/agentgate/handlers/embedded/gatetest"
 	"github.com/agentgate/agentgate/streams"
 )
 
@@ -26,22 +27,7 @@ import (
 const testAdminKey = "qwed_admin_test"
 
 // testClock is a manual clock shared by the worker and the API.
-type testClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
+type testClock = gatetest.Clock
 
 // testGate is a real gate (Pebble log, projections, keyring) in a temp dir
 // behind the API on a real socket.
@@ -78,7 +64,7 @@ type gateOptions struct {
 // API on an httptest server; everything is closed at the end of the test.
 func newTestGate(t testing.TB, opts gateOptions) *testGate {
 	t.Helper()
-	clock := &testClock{now: time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)}
+	clock := gatetest.NewClock(time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC))
 	if opts.dataDir == "" {
 		opts.dataDir = t.TempDir()
 	}

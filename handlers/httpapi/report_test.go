@@ -17,6 +17,7 @@ import (
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/handlers/attest"
 	"github.com/agentgate/agentgate/handlers/embedded"
+	"github.com/agentgate/agentgate/handlers/embedded/gatetest"
 	"github.com/agentgate/agentgate/handlers/history/report"
 	"github.com/agentgate/agentgate/streams"
 )
@@ -25,7 +26,7 @@ import (
 // report endpoint.
 func newReportGate(t *testing.T, opts ...func(*Config)) *testGate {
 	t.Helper()
-	clock := &testClock{now: time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)}
+	clock := gatetest.NewClock(time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC))
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	g, err := embedded.OpenGate(embedded.Options{DataDir: t.TempDir(), AdminKey: testAdminKey, Clock: clock.Now, Logger: logger})
 	if err != nil {
