@@ -48,6 +48,9 @@ func TestSimulatorFixedSeeds(t *testing.T) {
 			*c.sum += *c.n
 		}
 	}
+	if raceEnabled {
+		return // too few steps to go through every fault: the plain pass checks the coverage
+	}
 	if total.Acked == 0 || total.AppendFailures == 0 || total.ProjectionFailures == 0 || total.Conflicts == 0 ||
 		total.Crashes == 0 || total.Rebalances == 0 || total.ZombieAcks == 0 || total.FullChecks == 0 ||
 		total.Approved == 0 || total.Denied == 0 || total.Pending == 0 || total.BudgetExceeded == 0 ||
