@@ -134,13 +134,25 @@ func (c Code) Known() bool {
 }
 
 // Error is the one error shape of the gate: {"code","message","details"}.
-// Details holds only JSON-encodable values with deterministic encodings
-// (no maps with non-string keys, no floats: money is rendered as USD).
 type Error struct {
-	Code    Code           `json:"code"`
-	Message string         `json:"message"`
-	Details map[string]any `json:"details,omitempty"`
+	Code    Code    `json:"code"`
+	Message string  `json:"message"`
+	Details Details `json:"details,omitempty"`
 }
+
+// Details are the details of an Error: a JSON object. Each value is one of
+// the detail values the event codec (domain/eventjson) writes — nil, bool,
+// string, a Go integer type, a finite float64, USD, json.Number (a valid
+// number), json.RawMessage (valid JSON), time.Time and *time.Time (years
+// 0-9999, offsets under a day), []string, []engines.Finding, and []any,
+// map[string]any and Details of detail values — and an event whose error
+// details hold anything else cannot be encoded: the codec refuses it with
+// an error (a programming error, caught by the tests that encode every
+// event the rules and engines make). A literal map[string]any converts to
+// Details implicitly. A decoded event's details hold strings, booleans,
+// nulls, numbers as json.Number and arrays and objects as
+// json.RawMessage, which encode back to the bytes they were decoded from.
+type Details map[string]any
 
 // Error implements the error interface.
 func (e *Error) Error() string { return fmt.Sprintf("%s: %s", e.Code, e.Message) }

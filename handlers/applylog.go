@@ -18,8 +18,8 @@ import (
 // (most of the cost of a restore; no hashing but at batch ends when the
 // log checks the chain as it reads, see streams.ChainReader) run on every
 // core ahead of the fold, with
-// the fast decoder of eventjson (pinned equal to DecodeEvent on every event
-// type by TestDesign2_1_SeededRunThroughTheWorker); the fold, the chain
+// the event codec (eventjson.DecodeEvent, which decodes every event
+// the seeded worker runs write); the fold, the chain
 // check and the state-derived half of each projection batch
 // (Store.Prepare) run in log order on the caller's goroutine; the
 // store-derived half and the write (Prepared.Commit) run on a committer

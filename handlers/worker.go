@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -159,17 +158,8 @@ func NewWorker(cfg WorkerConfig) (*Worker, error) {
 	return w, nil
 }
 
-// DecodeEvent decodes one log payload.
-func DecodeEvent(p []byte) (*domain.Event, error) {
-	ev := new(domain.Event)
-	if err := json.Unmarshal(p, ev); err != nil {
-		return nil, err
-	}
-	return ev, nil
-}
-
-// EncodeEvent encodes an event as it is stored in the log: json.Marshal's
-// bytes, written by eventjson's hand-written encoder.
+// EncodeEvent encodes an event as it is stored in the log: the event
+// format v1 of domain/eventjson (eventjson.Marshal).
 func EncodeEvent(ev *domain.Event) ([]byte, error) { return eventjson.Marshal(ev) }
 
 // Submit hands cmd to the worker and waits for its event: the recorded event
@@ -645,7 +635,7 @@ func ReadEvent(ctx context.Context, log streams.Log, seq uint64) (*domain.Event,
 	err := log.Read(ctx, seq, func(r streams.Record) error {
 		var err error
 		if r.Seq == seq {
-			ev, err = DecodeEvent(r.Payload)
+			ev, err = eventjson.DecodeEvent(r.Payload)
 		}
 		if err != nil {
 			return err

@@ -22,6 +22,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/domain/eventjson"
 	"github.com/agentgate/agentgate/handlers"
 	"github.com/agentgate/agentgate/handlers/attest"
 	"github.com/agentgate/agentgate/handlers/command"
@@ -308,7 +309,7 @@ func rewriteChain(t *testing.T, db *pebble.DB, from, last uint64) {
 	prev := streams.HashPayload(prevRec[pebbleHeaderLen:])
 	for seq := from; seq <= last; seq++ {
 		v := getRecord(t, db, seq)
-		ev, err := handlers.DecodeEvent(v[pebbleHeaderLen:])
+		ev, err := eventjson.DecodeEvent(v[pebbleHeaderLen:])
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -19,7 +19,7 @@ import (
 
 	"github.com/agentgate/agentgate/client"
 	"github.com/agentgate/agentgate/domain"
-	"github.com/agentgate/agentgate/handlers"
+	"github.com/agentgate/agentgate/domain/eventjson"
 	"github.com/agentgate/agentgate/handlers/kafkagate"
 	"github.com/agentgate/agentgate/streams"
 	"github.com/agentgate/agentgate/streams/kafkalog"
@@ -449,7 +449,7 @@ func readEvents(t *testing.T, broker, source string) map[string][]*domain.Event 
 			t.Fatal(err)
 		}
 		err = lg.Read(context.Background(), 1, func(r streams.Record) error {
-			ev, err := handlers.DecodeEvent(r.Payload)
+			ev, err := eventjson.DecodeEvent(r.Payload)
 			if err != nil {
 				return err
 			}

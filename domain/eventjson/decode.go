@@ -1,37 +1,30 @@
 package eventjson
 
 import (
-	"encoding/json"
-	"unsafe"
-
-	jsoniter "github.com/json-iterator/go"
-	"github.com/modern-go/reflect2"
+	"fmt"
 
 	"github.com/agentgate/agentgate/domain"
 )
 
-// API is json-iterator configured as the standard library (the same
-// field matching, the domain types' own UnmarshalJSON), with the exact
-// integer path for plain money amounts (fastUSD). The backtest decodes
-// the slim part of the events it re-decides with it. It is not exact
-// on unusual input (it accepts a quoted non-number into a json.Number,
-// for one), which is why DecodeEvent falls back to encoding/json.
-var API = func() jsoniter.API {
-	api := jsoniter.Config{EscapeHTML: true, SortMapKeys: true, ValidateJsonRawMessage: true}.Froze()
-	api.RegisterExtension(&usdExtension{})
-	return api
-}()
+// DecodeError reports a payload that is not an event in the v1 format:
+// invalid JSON, a member of the wrong type, a number out of its field's
+// range, a repeated member, or a member whose name differs from a field's
+// only in case. Offset is the byte of p where the decoder stopped.
+type DecodeError struct {
+	Offset int
+}
 
-// DecodeEvent decodes one log payload exactly as handlers.DecodeEvent
-// (encoding/json) does: the same event, or an error when encoding/json
-// fails. The frequent event shapes take the fast path (DecodeFast); any
-// other input, and anything the fast path is not certain to decode as
-// encoding/json does, is decoded by encoding/json itself.
+// Error implements the error interface.
+func (e *DecodeError) Error() string {
+	return fmt.Sprintf("eventjson: not an event in the v1 format (at byte %d)", e.Offset)
+}
+
+// DecodeEvent decodes one log payload: the event, or a *DecodeError when
+// p is not an event in the v1 format (schemas/testdata/events/v1/README.md).
+// Every payload the encoder writes decodes to the event it encoded, with
+// error details in their decoded form (see DecodeFast).
 func DecodeEvent(p []byte) (*domain.Event, error) {
-	if ev, ok := DecodeFast(p); ok {
-		return ev, nil
-	}
-	return decodeGeneral(p)
+	return decodeEvent(p, false)
 }
 
 // DecodeFoldEvent decodes what folding an event into a domain.State
@@ -42,52 +35,20 @@ func DecodeEvent(p []byte) (*domain.Event, error) {
 // snapshots of decisions and executions. They are skipped as JSON (their
 // syntax is checked, not their types), so a payload DecodeEvent refuses
 // for a wrong type in one of them decodes here; every other payload
-// decodes to DecodeEvent's event with those members zero. Input the fast
-// path does not decode is decoded whole by encoding/json, as DecodeEvent.
-// TestFoldEventIsTheEventWithoutWhatAFoldSkips pins both.
+// decodes to DecodeEvent's event with those members zero.
+// TestFoldEventIsTheEventWithoutWhatAFoldSkips pins it.
 func DecodeFoldEvent(p []byte) (*domain.Event, error) {
-	if ev, ok := decodeFast(p, true); ok {
-		return ev, nil
-	}
-	return decodeGeneral(p)
+	return decodeEvent(p, true)
 }
 
-// decodeGeneral decodes p with encoding/json.
-func decodeGeneral(p []byte) (*domain.Event, error) {
-	ev := new(domain.Event)
-	if err := json.Unmarshal(p, ev); err != nil {
-		return nil, err
+func decodeEvent(p []byte, fold bool) (*domain.Event, error) {
+	d := decoder{p: p, fold: fold}
+	ev := d.event()
+	d.end()
+	if d.failed {
+		return nil, &DecodeError{Offset: d.failedAt}
 	}
 	return ev, nil
-}
-
-var usdType = reflect2.TypeOf(domain.USD(0))
-
-// usdExtension decodes domain.USD with fastUSD.
-type usdExtension struct{ jsoniter.DummyExtension }
-
-func (*usdExtension) CreateDecoder(typ reflect2.Type) jsoniter.ValDecoder {
-	if typ == usdType {
-		return usdDecoder{}
-	}
-	return nil
-}
-
-type usdDecoder struct{}
-
-func (usdDecoder) Decode(ptr unsafe.Pointer, iter *jsoniter.Iterator) {
-	raw := iter.SkipAndReturnBytes()
-	if iter.Error != nil {
-		return
-	}
-	u := (*domain.USD)(ptr)
-	if v, ok := fastUSD(raw); ok {
-		*u = v
-		return
-	}
-	if err := u.UnmarshalJSON(raw); err != nil {
-		iter.ReportError("decoding USD", err.Error())
-	}
 }
 
 // maxFastUSD bounds the amounts fastUSD decodes (the domain's own bound is

@@ -1,34 +1,34 @@
-// Package eventjson decodes the log's events fast for everything that
-// reads the log in bulk (replay, recovery, the Kafka partition restore,
-// audit, backtests, the compliance report), and encodes them fast for the
-// worker that writes them.
+// Package eventjson is the event codec: it encodes the log's events (the
+// worker, checkpoints, replay) and decodes them for everything that reads
+// the log (recovery, the Kafka partition restore, replay, audit, backtests,
+// the compliance report). The format is event format v1, defined by the
+// frozen fixtures of schemas/testdata/events/v1 and the escaping and field
+// rules of their README; the logs written so far hold it (it is what
+// encoding/json v1 wrote), and it does not change.
 //
-// DecodeEvent decodes exactly as handlers.DecodeEvent (encoding/json)
-// does: the same event, or an error exactly when encoding/json fails.
-// Every event type takes a hand-written fast path (DecodeFast: fastevent.go
-// over the scanner of scan.go), a single left-to-right pass that allocates
-// the event's structs in one block and each string it keeps once; members
-// it does not know (an event written by a newer version) are skipped, as
-// encoding/json skips them. It gives up on anything it is not certain to
-// decode as encoding/json does (a key that repeats, or that matches a
-// field name only in another case, a null but for a list, a quoted
-// number, a number out of range, invalid JSON), and encoding/json then
-// decodes the payload. TestDecodeEventMatchesStandardLibraryOnRecordedHistory,
-// the edge cases, FuzzDecodeEventMatchesStandardLibrary and the seeded
-// worker runs of package handlers pin the two against each other.
+// AppendEvent and Marshal (encode.go) write an event field by field in
+// struct order, without reflection. An event they cannot encode — error
+// details holding a value that is not a detail value (domain.Details), an
+// invalid json.Number or json.RawMessage, a time RFC 3339 cannot write —
+// is refused with an *EncodeError: the rules never make one, and the tests
+// that encode every event they make would catch one.
 //
+// DecodeEvent (fastevent.go over the scanner of scan.go) decodes a payload
+// in a single left-to-right pass that allocates the event's structs in one
+// block and each string it keeps once; members it does not know (an event
+// written by a newer version) are skipped. It refuses, with a
+// *DecodeError, anything that is not the format: invalid JSON, a type
+// mismatch, a number out of range, a repeated member, a key that matches a
+// field name only in another case, a null where the encoder writes none.
 // DecodeFoldEvent is the same decoding without the members that folding an
 // event into the state, and projecting it into a store without activities
-// (a Kafka partition worker's), do not read: request bodies, errors,
-// verification blocks, digests and budget snapshots are skipped as JSON.
-// The seeded worker runs pin that a store rebuilt through it holds the
-// live state.
+// (a Kafka partition worker's), do not read.
 //
-// AppendEvent and Marshal (encode.go) write exactly json.Marshal's bytes
-// for an event — the log payload that the hash chain and replay --verify
-// compare — by a hand-written path for every event type, and hand anything
-// they do not reproduce to json.Marshal; handlers.EncodeEvent is Marshal.
+// encoding/json v1 is the tests' oracle, and only that: no code path of
+// the codec calls it (it names json.Number and json.RawMessage, the types
+// of the domain's fields), so the codec writes and reads the same bytes
+// under GOEXPERIMENT=jsonv2, which encoding/json would not.
 //
-// API is json-iterator configured as the standard library, which the
-// backtest uses to decode the slim part of the events it re-decides.
+// DecodeVerifyRequest decodes the body of a verify_action request with the
+// same scanner, strictly.
 package eventjson

@@ -1,75 +1,63 @@
 package eventjson
 
 // Encoding, for the gate itself (the package doc speaks of decoding). The
-// log's record payload is the event as encoding/json marshals it: the
-// hash chain (each event's prev is the SHA-256 of the previous payload)
-// and replay --verify compare those bytes. AppendEvent writes exactly the
-// same bytes, field by field in struct order, without reflection; a value
-// it is not certain to write as encoding/json does (AppendEventFast lists
-// them) makes it encode the whole event with json.Marshal instead, as
-// domain/fastdigest.go does for digests. handlers.EncodeEvent (the worker,
-// checkpoints, replay) encodes with Marshal. The per-struct functions are
-// in encode_event.go, the scalar and dynamic values in encode_value.go.
+// log's record payload is the event in the v1 format (the frozen fixtures
+// of schemas/testdata/events/v1 and their README): the hash chain (each
+// event's prev is the SHA-256 of the previous payload) and replay --verify
+// compare those bytes. AppendEvent writes them field by field in struct
+// order, without reflection. The per-struct functions are in
+// encode_event.go, the scalar and dynamic values in encode_value.go.
 
 import (
 	"encoding/json"
+	"fmt"
 	"sync"
 
 	"github.com/agentgate/agentgate/domain"
 )
 
-// AppendEvent appends the JSON encoding of ev to dst and returns the
-// extended slice: exactly the bytes json.Marshal(ev) returns, for every
-// event. It fails exactly when json.Marshal fails (with its error),
-// leaving dst's contents as they were. Events made of the gate's own values
-// are encoded by a hand-written fast path that allocates nothing once dst
-// has room; the few values the fast path leaves alone (see AppendEventFast)
-// are encoded with json.Marshal.
-func AppendEvent(dst []byte, ev *domain.Event) ([]byte, error) {
-	if b, ok := AppendEventFast(dst, ev); ok {
-		return b, nil
-	}
-	p, err := json.Marshal(ev)
-	if err != nil {
-		return dst, err
-	}
-	return append(dst, p...), nil
+// EncodeError reports an event the codec cannot encode: error details
+// holding a value that is not a detail value (domain.Details), an invalid
+// json.Number or json.RawMessage, a time outside years 0-9999 or with an
+// offset of a day or more, a float that is not finite, details nested
+// deeper than 32 levels. The rules and engines never make such an event:
+// it is a programming error, which the tests that encode every event they
+// make catch.
+type EncodeError struct {
+	// Reason names the value.
+	Reason string
 }
 
-// AppendEventFast is AppendEvent's fast path alone: it appends ev's
-// encoding to dst and reports true when it could write exactly what
-// json.Marshal writes; otherwise it reports false and returns dst as it
-// was (its spare capacity may have been written to). It says no to error
-// details holding a type other than nil, bool, string, the Go integer
-// types, finite float64, domain.USD, json.Number, json.RawMessage,
-// time.Time, *time.Time, []string, []any and map[string]any (nested at
-// most 32 deep); to an invalid json.Number or json.RawMessage; and
-// to a time.Time that encoding/json refuses (a year outside 0-9999, an
-// offset of a day or more). Tests use it to check that the fast path, not
-// the fallback, encodes the events the gate writes.
-func AppendEventFast(dst []byte, ev *domain.Event) ([]byte, bool) {
-	e := encoder{buf: dst, ok: true}
+// Error implements the error interface.
+func (e *EncodeError) Error() string {
+	return "eventjson: cannot encode the event: " + e.Reason
+}
+
+// AppendEvent appends the encoding of ev to dst and returns the extended
+// slice, or an *EncodeError with dst's contents as they were (its spare
+// capacity may have been written to). It allocates nothing once dst has
+// room.
+func AppendEvent(dst []byte, ev *domain.Event) ([]byte, error) {
+	e := encoder{buf: dst}
 	if ev == nil {
 		e.null()
 	} else {
 		e.event(ev)
 	}
-	if !e.ok {
-		return dst, false
+	if e.err != nil {
+		return dst, e.err
 	}
-	return e.buf, true
+	return e.buf, nil
 }
 
-// Marshal returns ev's encoding (json.Marshal's bytes, see AppendEvent) in
-// a new slice of exactly its length, which the caller owns, or
-// json.Marshal's error. The fast path encodes into a pooled scratch
-// buffer, so an event costs one allocation; the fallback returns what
-// json.Marshal returns.
+// Marshal returns ev's encoding (see AppendEvent) in a new slice of
+// exactly its length, which the caller owns, or an *EncodeError. It
+// encodes into a pooled scratch buffer, so an event costs one allocation.
 func Marshal(ev *domain.Event) ([]byte, error) {
 	sp := scratch.Get().(*[]byte)
-	b, fast := AppendEventFast((*sp)[:0], ev)
+	b, err := AppendEvent((*sp)[:0], ev)
 	var out []byte
-	if fast {
+	if err == nil {
 		out = make([]byte, len(b))
 		copy(out, b)
 	}
@@ -77,10 +65,7 @@ func Marshal(ev *domain.Event) ([]byte, error) {
 		*sp = b[:0]
 		scratch.Put(sp)
 	}
-	if !fast {
-		return json.Marshal(ev)
-	}
-	return out, nil
+	return out, err
 }
 
 // scratch holds the buffers Marshal encodes into; one larger than
@@ -92,12 +77,11 @@ var scratch = sync.Pool{New: func() any {
 
 const maxScratch = 64 << 10
 
-// encoder appends JSON to buf. ok turns false at the first value the fast
-// path cannot write exactly as encoding/json would; what follows is then
-// written only to be thrown away.
+// encoder appends JSON to buf. err is set at the first value it cannot
+// encode; what follows is then written only to be thrown away.
 type encoder struct {
 	buf []byte
-	ok  bool
+	err *EncodeError
 	// evErr is the event's error and evErrJSON where its encoding lies
 	// in buf: a denied decision's error is the same *domain.Error, and is
 	// copied rather than encoded again.
@@ -105,8 +89,12 @@ type encoder struct {
 	evErrJSON [2]int
 }
 
-// fail records that the event needs the fallback.
-func (e *encoder) fail() { e.ok = false }
+// fail records the first value the encoder cannot encode.
+func (e *encoder) fail(format string, args ...any) {
+	if e.err == nil {
+		e.err = &EncodeError{Reason: fmt.Sprintf(format, args...)}
+	}
+}
 
 // open starts an object; key adds its members, close ends it.
 func (e *encoder) open() { e.buf = append(e.buf, '{') }
@@ -216,23 +204,18 @@ func (e *encoder) optStrings(name string, list []string) {
 	}
 }
 
-// AppendError appends the JSON encoding of x to dst: exactly the bytes
-// json.Marshal(x) returns (the projections store a decision's error in
-// that form), by the fast path when it can and by json.Marshal
-// otherwise, failing exactly when json.Marshal fails with dst unchanged.
+// AppendError appends the encoding of x to dst (as an event holds it; the
+// projections store a decision's error in that form), or returns an
+// *EncodeError with dst's contents as they were.
 func AppendError(dst []byte, x *domain.Error) ([]byte, error) {
-	e := encoder{buf: dst, ok: true}
+	e := encoder{buf: dst}
 	if x == nil {
 		e.null()
 	} else {
 		e.error(x)
 	}
-	if e.ok {
-		return e.buf, nil
+	if e.err != nil {
+		return dst, e.err
 	}
-	p, err := json.Marshal(x)
-	if err != nil {
-		return dst, err
-	}
-	return append(dst, p...), nil
+	return e.buf, nil
 }

@@ -1,20 +1,22 @@
 package eventjson_test
 
 import (
-	"bytes"
 	"encoding/json"
+	"errors"
 	"math"
 	"testing"
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/domain/engines"
 	"github.com/agentgate/agentgate/domain/eventjson"
 )
 
-// TestAppendErrorMatchesMarshal pins AppendError to json.Marshal's bytes
-// for the errors the gate records (budget details, nested and dynamic
-// values, characters that need escaping), for values only the fallback
-// writes, and to json.Marshal's failure, leaving dst as it was.
+// TestAppendErrorMatchesMarshal pins AppendError to the oracle's bytes
+// (json.Marshal) for the errors the gate records (budget details, nested
+// and dynamic values, characters that need escaping), and to an
+// *EncodeError, dst left as it was, for details holding a value that is
+// not a detail value (which json.Marshal writes, or refuses).
 func TestAppendErrorMatchesMarshal(t *testing.T) {
 	reset := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
 	for i, x := range []*domain.Error{
@@ -26,25 +28,32 @@ func TestAppendErrorMatchesMarshal(t *testing.T) {
 		}},
 		{Code: "LOOP-003", Message: "x", Details: map[string]any{
 			"fingerprints": []string{"a", "b"}, "nested": map[string]any{"z": []any{1, "two", json.Number("3")}},
-			"raw": json.RawMessage(`{ "b" : 1 }`), "at": &reset,
+			"raw": json.RawMessage(`{ "b" : 1 }`), "at": &reset, "typed": domain.Details{"a": uint8(1)},
+			"findings": []engines.Finding{{Rule: "r", Severity: "high", Message: "m", Line: 2}},
 		}},
 		{Code: "X", Message: "invalid \xff utf-8", Details: map[string]any{}},
-		// Only json.Marshal writes these.
-		{Code: "X", Message: "m", Details: map[string]any{"risk": domain.Risk("high"), "f32": float32(1.5)}},
 	} {
 		want, err := json.Marshal(x)
 		if err != nil {
 			t.Fatalf("%d: json.Marshal: %v", i, err)
 		}
 		got, err := eventjson.AppendError([]byte("prefix"), x)
-		if err != nil || !bytes.Equal(got, append([]byte("prefix"), want...)) {
+		if err != nil || !eventjson.OracleEqual(got, append([]byte("prefix"), want...)) {
 			t.Errorf("%d: AppendError = %s, %v\nwant prefix%s", i, got, err, want)
 		}
 	}
-	bad := &domain.Error{Code: "X", Details: map[string]any{"nan": math.NaN()}}
-	_, want := json.Marshal(bad)
-	got, err := eventjson.AppendError([]byte("keep"), bad)
-	if err == nil || want == nil || err.Error() != want.Error() || string(got) != "keep" {
-		t.Fatalf("AppendError of a NaN detail = %q, %v; want json.Marshal's error %v and dst unchanged", got, err, want)
+	for _, bad := range []domain.Details{
+		{"nan": math.NaN()},
+		{"risk": domain.Risk("high")},
+		{"f32": float32(1.5)},
+		{"nested": []any{map[string]any{"x": struct{}{}}}},
+		{"raw": json.RawMessage(`{"a":}`)},
+		{"number": json.Number("1.")},
+	} {
+		got, err := eventjson.AppendError([]byte("keep"), &domain.Error{Code: "X", Details: bad})
+		var encErr *eventjson.EncodeError
+		if !errors.As(err, &encErr) || string(got) != "keep" {
+			t.Errorf("AppendError of %v = %q, %v; want an *EncodeError and dst unchanged", bad, got, err)
+		}
 	}
 }

@@ -509,6 +509,15 @@ func (e *encoder) optFindings(list []engines.Finding) {
 		return
 	}
 	e.key("findings")
+	e.findings(list)
+}
+
+// findings writes a list of findings (null when nil).
+func (e *encoder) findings(list []engines.Finding) {
+	if list == nil {
+		e.null()
+		return
+	}
 	e.buf = append(e.buf, '[')
 	for i := range list {
 		if i > 0 {

@@ -57,8 +57,8 @@ func (f *filler) intn(n int) int {
 // coin is true one time in n.
 func (f *filler) coin(n int) bool { return f.intn(n) == 0 }
 
-// wild is true, when not full, for one choice in 40: take a value the fast
-// path leaves to encoding/json (which encodes or refuses it). Rare enough
+// wild is true, when not full, for one choice in 40: take a value the
+// encoder refuses (which encoding/json encodes or refuses). Rare enough
 // that most random events are left with none.
 func (f *filler) wild() bool { return !f.full && f.coin(40) }
 
@@ -66,7 +66,7 @@ var (
 	timeType   = reflect.TypeFor[time.Time]()
 	numberType = reflect.TypeFor[json.Number]()
 	rawType    = reflect.TypeFor[json.RawMessage]()
-	detailType = reflect.TypeFor[map[string]any]()
+	detailType = reflect.TypeFor[domain.Details]()
 )
 
 // event returns a filled event.
@@ -275,15 +275,15 @@ func (f *filler) raw() json.RawMessage {
 // details returns error details: nil, empty, or keys with values of every
 // kind the gate records (and, when not full, kinds the fast path leaves
 // to encoding/json).
-func (f *filler) details(depth int) map[string]any {
+func (f *filler) details(depth int) domain.Details {
 	if !f.full && f.coin(4) {
 		if f.coin(2) {
 			return nil
 		}
-		return map[string]any{}
+		return domain.Details{}
 	}
 	n := f.intn(4) + 1
-	m := make(map[string]any, n)
+	m := make(domain.Details, n)
 	for range n {
 		m[f.string()] = f.anyValue(depth + 1)
 	}
@@ -335,15 +335,17 @@ func (f *filler) anyValue(depth int) any {
 		return &t
 	case 14:
 		return f.raw()
-	case 15, 16:
+	case 15:
 		return f.details(depth + 1)
+	case 16:
+		return map[string]any(f.details(depth + 1))
 	case 17, 18, 19:
 		list := make([]any, f.intn(3))
 		for i := range list {
 			list[i] = f.anyValue(depth + 1)
 		}
 		return list
-	// The kinds the fast path leaves to encoding/json.
+	// The kinds the encoder refuses.
 	case 20:
 		return float32(1.5)
 	case 21:

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -23,38 +24,31 @@ import (
 	"github.com/agentgate/agentgate/streams"
 )
 
-// encodesAsMarshal checks AppendEvent against json.Marshal on ev: the same
-// bytes after the caller's prefix, or the same error with the prefix
-// untouched; and the fast path never answers where json.Marshal fails and
-// writes the same bytes whenever it answers. It reports whether the fast
-// path answered.
-func encodesAsMarshal(t testing.TB, ev *domain.Event) (fast bool) {
+// encodesAsMarshal checks AppendEvent against the oracle, json.Marshal,
+// on ev: where AppendEvent encodes ev, json.Marshal encodes it to the same
+// bytes (after the caller's prefix, which stays); where json.Marshal
+// fails, AppendEvent fails; and where AppendEvent fails, it is with an
+// *EncodeError and the prefix untouched. It reports whether AppendEvent
+// encoded ev.
+func encodesAsMarshal(t testing.TB, ev *domain.Event) (encoded bool) {
 	t.Helper()
 	want, wantErr := json.Marshal(ev)
 	prefix := []byte("payload:")
 	got, err := eventjson.AppendEvent(prefix, ev)
+	var encErr *eventjson.EncodeError
 	switch {
-	case (err != nil) != (wantErr != nil):
-		t.Fatalf("AppendEvent error %v, json.Marshal error %v, event %#v", err, wantErr, ev)
-	case err != nil && err.Error() != wantErr.Error():
-		t.Fatalf("AppendEvent error %q, json.Marshal error %q", err, wantErr)
+	case wantErr != nil && err == nil:
+		t.Fatalf("AppendEvent encoded %q where json.Marshal fails: %v", got, wantErr)
 	case !bytes.HasPrefix(got, prefix):
 		t.Fatalf("AppendEvent lost the prefix: %q", got)
-	case err == nil && !bytes.Equal(got[len(prefix):], want):
+	case err == nil && !eventjson.OracleEqual(got[len(prefix):], want):
 		t.Fatalf("AppendEvent differs from json.Marshal:\n got %q\nwant %q", got[len(prefix):], want)
+	case err != nil && !errors.As(err, &encErr):
+		t.Fatalf("AppendEvent error %T %v, want an *EncodeError", err, err)
 	case err != nil && len(got) != len(prefix):
 		t.Fatalf("AppendEvent failed but appended %q", got[len(prefix):])
 	}
-	b, fast := eventjson.AppendEventFast(nil, ev)
-	switch {
-	case fast && wantErr != nil:
-		t.Fatalf("the fast path encoded %q where json.Marshal fails: %v", b, wantErr)
-	case fast && !bytes.Equal(b, want):
-		t.Fatalf("the fast path differs from json.Marshal:\n got %q\nwant %q", b, want)
-	case !fast && len(b) != 0:
-		t.Fatalf("the fast path declined but returned %q", b)
-	}
-	return fast
+	return err == nil
 }
 
 // TestAppendEventMatchesMarshalOnRecordedHistory: every event of the
@@ -71,7 +65,7 @@ func TestAppendEventMatchesMarshalOnRecordedHistory(t *testing.T) {
 			t.Fatalf("line %d: %v", i+1, err)
 		}
 		if !encodesAsMarshal(t, &ev) {
-			t.Fatalf("seq %d (%s) fell back: %s", ev.Seq, ev.Type, p)
+			t.Fatalf("seq %d (%s) was refused: %s", ev.Seq, ev.Type, p)
 		}
 		if got, _ := eventjson.AppendEvent(nil, &ev); !bytes.Equal(got, p) {
 			t.Fatalf("seq %d does not re-encode to its recorded bytes:\n got %s\nwant %s", ev.Seq, got, p)
@@ -286,7 +280,7 @@ func TestAppendEventMatchesMarshalOnSeededWorkerRuns(t *testing.T) {
 			answered, payloads := seededWorkerRun(t, seed, 500)
 			for _, ev := range answered {
 				if !encodesAsMarshal(t, ev) {
-					t.Fatalf("seq %d (%s) fell back", ev.Seq, ev.Type)
+					t.Fatalf("seq %d (%s) was refused", ev.Seq, ev.Type)
 				}
 				counts[string(ev.Type)]++
 				if d := ev.Decided; d != nil {
@@ -311,11 +305,11 @@ func TestAppendEventMatchesMarshalOnSeededWorkerRuns(t *testing.T) {
 				if err := json.Unmarshal(p, &ev); err != nil {
 					t.Fatal(err)
 				}
-				if want, _ := json.Marshal(&ev); !bytes.Equal(p, want) {
+				if want, _ := json.Marshal(&ev); !eventjson.OracleEqual(p, want) {
 					t.Fatalf("stored payload is not json.Marshal's encoding:\n got %s\nwant %s", p, want)
 				}
 				if !encodesAsMarshal(t, &ev) {
-					t.Fatalf("stored seq %d (%s) fell back", ev.Seq, ev.Type)
+					t.Fatalf("stored seq %d (%s) was refused", ev.Seq, ev.Type)
 				}
 				counts["stored "+string(ev.Type)]++
 			}
@@ -357,11 +351,11 @@ func TestAppendEventMatchesMarshalOnGeneratedLog(t *testing.T) {
 		if err := json.Unmarshal(rec.Payload, &ev); err != nil {
 			return err
 		}
-		if want, _ := json.Marshal(&ev); !bytes.Equal(rec.Payload, want) {
+		if want, _ := json.Marshal(&ev); !eventjson.OracleEqual(rec.Payload, want) {
 			t.Fatalf("stored payload is not json.Marshal's encoding:\n got %s\nwant %s", rec.Payload, want)
 		}
 		if !encodesAsMarshal(t, &ev) {
-			t.Fatalf("seq %d (%s) fell back", ev.Seq, ev.Type)
+			t.Fatalf("seq %d (%s) was refused", ev.Seq, ev.Type)
 		}
 		counts[ev.Type]++
 		return nil
@@ -375,22 +369,24 @@ func TestAppendEventMatchesMarshalOnGeneratedLog(t *testing.T) {
 }
 
 // TestEncodeEventIsMarshal pins handlers.EncodeEvent (the worker's and
-// the replay's encoder) to json.Marshal's bytes, fast path and fallback.
+// the replay's encoder) to Marshal and AppendEvent, and Marshal to the
+// oracle where it encodes.
 func TestEncodeEventIsMarshal(t *testing.T) {
 	for _, c := range edgeEvents() {
-		want, wantErr := json.Marshal(c.ev)
+		want, wantErr := eventjson.AppendEvent(nil, c.ev)
 		got, err := handlers.EncodeEvent(c.ev)
 		if !bytes.Equal(got, want) || (err == nil) != (wantErr == nil) {
-			t.Errorf("%s: EncodeEvent = %q, %v; json.Marshal = %q, %v", c.name, got, err, want, wantErr)
+			t.Errorf("%s: EncodeEvent = %q, %v; AppendEvent = %q, %v", c.name, got, err, want, wantErr)
 		}
 		if m, err := eventjson.Marshal(c.ev); !bytes.Equal(m, want) || (err == nil) != (wantErr == nil) {
-			t.Errorf("%s: Marshal = %q, %v; json.Marshal = %q, %v", c.name, m, err, want, wantErr)
+			t.Errorf("%s: Marshal = %q, %v; AppendEvent = %q, %v", c.name, m, err, want, wantErr)
 		}
+		encodesAsMarshal(t, c.ev)
 	}
 }
 
-// edgeCase is a hand-written event and what the fast path does with it:
-// encode it, or leave it to json.Marshal (which may fail).
+// edgeCase is a hand-written event and whether the encoder encodes it
+// (fast) or refuses it with an *EncodeError.
 type edgeCase struct {
 	name string
 	ev   *domain.Event

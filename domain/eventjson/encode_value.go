@@ -9,10 +9,12 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/domain/engines"
 )
 
-// The scalar values, written as encoding/json writes them (with its
-// default HTML escaping, as json.Marshal does).
+// The scalar values, written as encoding/json v1 wrote them (with its
+// default HTML escaping), which is what the logs hold: the frozen fixtures
+// of schemas/testdata/events/v1 and their README define them.
 
 const hexDigits = "0123456789abcdef"
 
@@ -205,7 +207,7 @@ func (e *encoder) number(n json.Number) {
 		n = "0"
 	}
 	if !isJSONNumber(string(n)) {
-		e.fail()
+		e.fail("json.Number %q is not a number", string(n))
 		return
 	}
 	e.buf = append(e.buf, n...)
@@ -264,7 +266,7 @@ func (e *encoder) time(t time.Time) {
 	start := len(e.buf)
 	e.buf = t.AppendFormat(e.buf, time.RFC3339Nano)
 	if !rfc3339Strict(e.buf[start:]) {
-		e.fail()
+		e.fail("time %s is not RFC 3339 (a year outside 0-9999 or an offset of a day or more)", e.buf[start:])
 	}
 	e.buf = append(e.buf, '"')
 }
@@ -304,8 +306,8 @@ func (e *encoder) raw(m json.RawMessage) {
 		e.null()
 		return
 	}
-	if !json.Valid(m) {
-		e.fail()
+	if !validJSON(m) {
+		e.fail("json.RawMessage %q is not one JSON value", []byte(m))
 		return
 	}
 	b := e.buf
@@ -343,12 +345,11 @@ func (e *encoder) raw(m json.RawMessage) {
 // (encoding/json reports a cycle only past 1,000 levels).
 const maxDepth = 32
 
-// value writes one value of error details (map[string]any), as
-// encoding/json writes the dynamic value of an interface; a type not
-// listed fails.
+// value writes one value of error details (domain.Details lists the
+// detail values); any other type fails.
 func (e *encoder) value(v any, depth int) {
 	if depth > maxDepth {
-		e.fail()
+		e.fail("error details nested deeper than %d levels", maxDepth)
 		return
 	}
 	switch x := v.(type) {
@@ -380,7 +381,7 @@ func (e *encoder) value(v any, depth int) {
 		e.buf = appendUint(e.buf, x)
 	case float64:
 		if math.IsInf(x, 0) || math.IsNaN(x) {
-			e.fail()
+			e.fail("error details hold the float %v", x)
 			return
 		}
 		e.buf = appendFloat(e.buf, x)
@@ -398,10 +399,14 @@ func (e *encoder) value(v any, depth int) {
 		e.strings(x)
 	case []any:
 		e.array(x, depth)
+	case []engines.Finding:
+		e.findings(x)
 	case map[string]any:
 		e.object(x, depth)
+	case domain.Details:
+		e.object(x, depth)
 	default:
-		e.fail()
+		e.fail("error details hold a %T, which is not a detail value (domain.Details)", v)
 	}
 }
 
@@ -444,4 +449,13 @@ func (e *encoder) object(m map[string]any, depth int) {
 		e.value(m[k], depth+1)
 	}
 	e.buf = append(e.buf, '}')
+}
+
+// validJSON reports whether m is exactly one JSON value, with white space
+// around it allowed, as the decoder reads JSON.
+func validJSON(m []byte) bool {
+	d := decoder{p: m}
+	d.skip(0)
+	d.end()
+	return !d.failed
 }

@@ -5,13 +5,11 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/agentgate/agentgate/domain"
 )
 
 // readHistory returns the payloads of testdata/seeded-history.jsonl.gz:
@@ -43,25 +41,22 @@ func readHistory(tb testing.TB) [][]byte {
 	return out
 }
 
-// sameAsStandardLibrary checks that DecodeEvent(p) errs exactly when
-// encoding/json does, and otherwise decodes the same event; it reports
-// whether the fast path decoded p.
-func sameAsStandardLibrary(t testing.TB, p []byte) (fast bool) {
+// sameAsStandardLibrary checks that DecodeEvent(p) decodes the event
+// encoding/json decodes (see sameAsOracle) whenever it decodes p, and
+// reports whether it did. Where it refuses p, encoding/json may accept it:
+// a repeated member, a key in another case, a quoted number or a null
+// where the encoder writes none are not the v1 format.
+func sameAsStandardLibrary(t testing.TB, p []byte) (decoded bool) {
 	t.Helper()
-	var want domain.Event
-	wantErr := json.Unmarshal(p, &want)
-	got, err := DecodeEvent(p)
-	switch {
-	case (err != nil) != (wantErr != nil):
-		t.Fatalf("DecodeEvent(%q): error %v, encoding/json: %v", p, err, wantErr)
-	case err == nil && !reflect.DeepEqual(got, &want):
-		t.Fatalf("DecodeEvent(%q) =\n%#v\nencoding/json:\n%#v", p, got, &want)
+	if _, err := DecodeEvent(p); err != nil {
+		var de *DecodeError
+		if !errors.As(err, &de) || de.Offset < 0 || de.Offset > len(p) {
+			t.Fatalf("DecodeEvent(%q): error %v", p, err)
+		}
+		return false
 	}
-	fastEv, fast := DecodeFast(p)
-	if fast && (wantErr != nil || !reflect.DeepEqual(fastEv, &want)) {
-		t.Fatalf("DecodeFast(%q) = %#v, encoding/json: %#v, %v", p, fastEv, &want, wantErr)
-	}
-	return fast
+	sameAsOracle(t, p)
+	return true
 }
 
 // Every event of a recorded history decodes as encoding/json decodes it,
@@ -75,11 +70,11 @@ func TestDecodeEventMatchesStandardLibraryOnRecordedHistory(t *testing.T) {
 	types := map[string]int{}
 	for _, p := range history {
 		if !sameAsStandardLibrary(t, p) {
-			t.Errorf("%s took the fallback", p)
+			t.Errorf("%s does not decode", p)
 		}
 		ev, _ := DecodeEvent(p)
 		types[string(ev.Type)]++
-		again, err := json.Marshal(ev)
+		again, err := Marshal(ev)
 		if err != nil || !bytes.Equal(again, p) {
 			t.Errorf("re-encoding gives\n%s\nwant\n%s (%v)", again, p, err)
 		}
@@ -103,9 +98,8 @@ func edit(t testing.TB, old, new string) []byte {
 	return bytes.Replace(p, []byte(old), []byte(new), 1)
 }
 
-// edgeCase is a hand-written input; fast says which path is expected to
-// decode it: the fast path for what it promises to handle, the fallback
-// for the rest.
+// edgeCase is a hand-written input; fast says whether the decoder
+// accepts it (then decoding it as encoding/json does) or refuses it.
 type edgeCase struct {
 	name string
 	p    []byte
@@ -215,7 +209,7 @@ func edgeCases(t testing.TB) []edgeCase {
 		{"empty details", edit(t, `"decided":{`, `"error":{"code":"X","message":"m","details":{}},"decided":{`), true},
 		{"null details", edit(t, `"decided":{`, `"error":{"code":"X","message":"m","details":null},"decided":{`), false},
 		{"array details", edit(t, `"decided":{`, `"error":{"code":"X","message":"m","details":[1]},"decided":{`), false},
-		{"huge detail number", edit(t, `"decided":{`, `"error":{"code":"X","message":"m","details":{"a":1e999}},"decided":{`), false},
+		{"huge detail number", edit(t, `"decided":{`, `"error":{"code":"X","message":"m","details":{"a":1e999}},"decided":{`), true},
 		{"trust level names", []byte(`{"type":"trust.changed","trust_changed":{"from":"Supervised","to":"3","reason":"r"}}`), true},
 		{"trust level digits", []byte(`{"type":"trust.changed","trust_changed":{"from":1,"to":3,"reason":"r"}}`), true},
 		{"trust level out of range", []byte(`{"type":"trust.changed","trust_changed":{"from":4,"to":3}}`), false},
@@ -224,7 +218,7 @@ func edgeCases(t testing.TB) []edgeCase {
 		{"tick with a member", []byte(`{"type":"approvals.expired","command":{"type":"qwed.gate.tick","tick":{"x":1}}}`), true},
 		{"empty tick", []byte(`{"type":"approvals.expired","command":{"type":"qwed.gate.tick","tick":{}},"expired":{"approvals":[]}}`), true},
 		{"flat budget", []byte(`{"type":"agent.registered","registered":{"agent_id":"a","budget":{"max_daily_cost_usd":5,"max_requests_per_hour":3}}}`), true},
-		{"nested budget", []byte(`{"type":"agent.registered","registered":{"agent_id":"a","budget":{"cost":{"max_daily_usd":5},"requests":{"max_per_hour":3}}}}`), true},
+		{"nested budget", []byte(`{"type":"agent.registered","registered":{"agent_id":"a","budget":{"cost":{"max_daily_usd":5},"requests":{"max_per_hour":3}}}}`), false},
 		{"bad budget", []byte(`{"type":"agent.registered","registered":{"agent_id":"a","budget":{"nope":1}}}`), false},
 		{"null budget", []byte(`{"type":"agent.registered","registered":{"agent_id":"a","budget":null}}`), true},
 		{"checkpoint interval", []byte(`{"type":"log.checkpointed","checkpoint":{"seq":1,"head":"h","next":{"events":5,"interval":"1h30m"},"signature":"s"}}`), true},
@@ -233,24 +227,26 @@ func edgeCases(t testing.TB) []edgeCase {
 	}
 }
 
-// Hand-written edge cases decode exactly as encoding/json decodes them (or
-// fail as it fails), on the expected path.
+// Hand-written edge cases decode exactly as encoding/json decodes them, or
+// are refused, as the case expects.
 func TestDecodeEventEdgeCasesMatchStandardLibrary(t *testing.T) {
 	for _, c := range edgeCases(t) {
 		t.Run(c.name, func(t *testing.T) {
-			if fast := sameAsStandardLibrary(t, c.p); fast != c.fast {
-				t.Errorf("fast path %v, want %v", fast, c.fast)
+			if decoded := sameAsStandardLibrary(t, c.p); decoded != c.fast {
+				t.Errorf("decoded %v, want %v", decoded, c.fast)
 			}
 		})
 	}
 }
 
-// Every prefix of a typical event fails to decode, as with encoding/json.
+// Every prefix of a typical event is refused.
 func TestDecodeEventTruncatedFails(t *testing.T) {
 	for _, name := range []string{"approved", "denied", "executed", "fallback"} {
 		p := benchEvent(t, name)
 		for i := range p {
-			sameAsStandardLibrary(t, p[:i])
+			if sameAsStandardLibrary(t, p[:i]) {
+				t.Fatalf("DecodeEvent accepted %q", p[:i])
+			}
 		}
 	}
 }
@@ -290,23 +286,24 @@ func TestPlainEndFindsTheFirstSpecialByte(t *testing.T) {
 	}
 }
 
-// The fast path decodes the typical decision in 10 allocations (the
-// general decoders take 72): one block for the event and its structs, one
+// The decoder decodes the typical decision in 10 allocations (the
+// general decoders took 72): one block for the event and its structs, one
 // per string it keeps (the chain hash, the agent, its token hash, the
 // request source, the conversation, the action ID, the two digests) and
 // the list of checks. The budget denial adds its errors (message, details
-// map and values; the decision's copy shares the event's values): 24; the
+// map and values, a number's text and its box; the decision's copy shares
+// the event's values): 26; the
 // execution log takes 7.
 func TestDecodeFastAllocations(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		max  float64
-	}{{"approved", 10}, {"denied", 24}, {"executed", 7}} {
+	}{{"approved", 10}, {"denied", 26}, {"executed", 7}} {
 		p := benchEvent(t, c.name)
-		if _, ok := DecodeFast(p); !ok {
-			t.Fatalf("%s: the fast path does not decode it", c.name)
+		if _, err := DecodeEvent(p); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
 		}
-		if n := testing.AllocsPerRun(100, func() { DecodeFast(p) }); n > c.max {
+		if n := testing.AllocsPerRun(100, func() { _, _ = DecodeEvent(p) }); n > c.max {
 			t.Errorf("%s: %v allocations, want at most %v", c.name, n, c.max)
 		}
 	}

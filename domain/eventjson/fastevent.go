@@ -11,28 +11,10 @@ import (
 	"github.com/agentgate/agentgate/domain/engines"
 )
 
-// The fast path: one function per domain type, reading the members that
-// encoding/json.Marshal writes for it (in any order, each at most once,
-// keys in their exact case). A member whose key is no field name in any
-// case is skipped, as encoding/json skips it (see unknown).
-
-// DecodeFast decodes p with the fast path alone: ok is false when the fast
-// path cannot promise encoding/json's result (DecodeEvent then decodes p
-// with the general decoder). It is exported so that tests outside the
-// package can check that the events a gate writes take the fast path.
-func DecodeFast(p []byte) (ev *domain.Event, ok bool) {
-	return decodeFast(p, false)
-}
-
-func decodeFast(p []byte, fold bool) (ev *domain.Event, ok bool) {
-	d := decoder{p: p, fold: fold}
-	ev = d.event()
-	d.end()
-	if d.failed {
-		return nil, false
-	}
-	return ev, true
-}
+// The decoder: one function per domain type, reading the members that
+// the encoder writes for it (in any order, each at most once, keys in
+// their exact case). A member whose key is no field name in any case is
+// skipped (an event written by a newer version; see unknown).
 
 // slots are structs of one event allocated together: the event type, read
 // before the payloads in encoding/json's member order, says which of the
@@ -475,15 +457,46 @@ func (d *decoder) permissions(p *domain.Permissions) {
 	}
 }
 
-// limits decodes with domain.Limits' own decoder (flat and nested forms),
-// as encoding/json does.
+// limits decodes domain.Limits in the flat form the encoder writes (a
+// null leaves them zero, as domain.Limits' own decoder does). The nested
+// form of the request bodies is not the event format: it is refused, and
+// so is any member the flat form does not have (domain.Limits refuses
+// those too).
 func (d *decoder) limits(l *domain.Limits) {
-	raw := d.raw()
-	if d.failed {
+	if d.null() {
 		return
 	}
-	if err := l.UnmarshalJSON(raw); err != nil {
-		d.fail()
+	var seen uint64
+	d.openObject()
+	for k := d.next(); k != nil; k = d.next() {
+		switch string(k) {
+		case "max_daily_cost_usd":
+			d.once(&seen, 0)
+			l.MaxDailyCost = d.usd()
+		case "max_per_request_cost_usd":
+			d.once(&seen, 1)
+			l.MaxPerRequestCost = d.usd()
+		case "max_requests_per_hour":
+			d.once(&seen, 2)
+			l.MaxRequestsPerHour = d.int64()
+		case "max_requests_per_day":
+			d.once(&seen, 3)
+			l.MaxRequestsPerDay = d.int64()
+		case "max_tokens_per_request":
+			d.once(&seen, 4)
+			l.MaxTokensPerRequest = d.int64()
+		case "max_daily_tokens":
+			d.once(&seen, 5)
+			l.MaxDailyTokens = d.int64()
+		case "max_tool_calls_per_hour":
+			d.once(&seen, 6)
+			l.MaxToolCallsPerHour = d.int64()
+		case "max_high_risk_calls_per_day":
+			d.once(&seen, 7)
+			l.MaxHighRiskCallsDay = d.int64()
+		default:
+			d.fail()
+		}
 	}
 }
 
@@ -1128,14 +1141,15 @@ func (d *decoder) error(e *domain.Error, like *domain.Error) {
 	}
 }
 
-// details decodes an error's details. A denied decision's error mirrors
-// the event's: when its details are the same bytes as the previous
-// details of the event and those hold only strings, numbers, booleans and
-// nulls (immutable once in an interface), the map is a copy of the
-// previous one, sharing its values, instead of a second decoding.
-func (d *decoder) details() map[string]any {
+// details decodes an error's details (see anyValue for the form of their
+// values). A denied decision's error mirrors the event's: when its details
+// are the same bytes as the previous details of the event and those hold
+// only strings, numbers, booleans and nulls (immutable once in an
+// interface), the map is a copy of the previous one, sharing its values,
+// instead of a second decoding.
+func (d *decoder) details() domain.Details {
 	if d.peek() != '{' {
-		d.fail() // null or a type mismatch
+		d.fail() // null or a type mismatch: the encoder omits empty details
 		return nil
 	}
 	start := d.i
@@ -1143,7 +1157,7 @@ func (d *decoder) details() map[string]any {
 		d.i += prev.end - prev.start
 		return maps.Clone(prev.m)
 	}
-	m := d.anyObject(0)
+	m := d.anyObject()
 	d.prevDetails.m = nil
 	if !d.failed && scalars(m) {
 		d.prevDetails = detailsSpan{start: start, end: d.i, m: m}
@@ -1155,15 +1169,15 @@ func (d *decoder) details() map[string]any {
 // and their map, if it holds only scalars.
 type detailsSpan struct {
 	start, end int
-	m          map[string]any
+	m          domain.Details
 }
 
 // scalars reports whether m's values are all strings, numbers, booleans
 // or nulls.
-func scalars(m map[string]any) bool {
+func scalars(m domain.Details) bool {
 	for _, v := range m {
 		switch v.(type) {
-		case nil, string, float64, bool:
+		case nil, string, json.Number, bool:
 		default:
 			return false
 		}

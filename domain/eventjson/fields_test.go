@@ -214,13 +214,19 @@ func schema() []string {
 		}
 		seen[t] = true
 		for f := range t.Fields() {
-			lines = append(lines, t.Name()+"."+f.Name+" "+f.Tag.Get("json")+" "+f.Type.String())
+			lines = append(lines, t.Name()+"."+f.Name+" "+f.Tag.Get("json")+" "+typeName(f.Type))
 			walk(f.Type)
 		}
 	}
 	walk(reflect.TypeOf(domain.Event{}))
 	sort.Strings(lines)
 	return lines
+}
+
+// typeName names t as Go source does; json.RawMessage keeps its name under
+// GOEXPERIMENT=jsonv2, where it is an alias of jsontext.Value.
+func typeName(t reflect.Type) string {
+	return strings.ReplaceAll(t.String(), reflect.TypeFor[json.RawMessage]().String(), "json.RawMessage")
 }
 
 // setFields adds to set the "Type.Field" of every field of v (and of the

@@ -1,10 +1,11 @@
 package eventjson
 
 import (
+	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"math/bits"
 	"reflect"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf16"
@@ -36,9 +37,10 @@ const maxSkipDepth = 64
 type decoder struct {
 	p []byte
 	i int
-	// failed is set once the fast path cannot decode p exactly; i is then
-	// len(p) so that every loop ends.
-	failed bool
+	// failed is set once the decoder cannot decode p (at failedAt); i is
+	// then len(p) so that every loop ends.
+	failed   bool
+	failedAt int
 	// first is true between an object's '{' and its first member.
 	first bool
 	// buf holds the unescaped text of the last string with escapes.
@@ -54,8 +56,11 @@ type decoder struct {
 	fold bool
 }
 
-// fail gives up the fast path.
+// fail stops the decoder at the first byte it cannot decode (failedAt).
 func (d *decoder) fail() {
+	if !d.failed {
+		d.failedAt = d.i
+	}
 	d.failed = true
 	d.i = len(d.p)
 }
@@ -658,16 +663,25 @@ func (d *decoder) risk() domain.Risk {
 	return r
 }
 
-// trustLevel reads a domain.TrustLevel with its UnmarshalJSON (a digit
-// 0-3 directly, which is what it would return).
+// trustLevel reads a domain.TrustLevel as its UnmarshalJSON does: a
+// number 0-3 or a string that domain.ParseTrustLevel accepts (a digit
+// directly, which is what the encoder writes).
 func (d *decoder) trustLevel() domain.TrustLevel {
 	if c := d.peek(); '0' <= c && c <= '3' && (d.i+1 == len(d.p) || !isNumberByte(d.p[d.i+1])) {
 		d.i++
 		return domain.TrustLevel(c - '0')
 	}
-	raw := d.raw()
-	var t domain.TrustLevel
-	if d.failed || t.UnmarshalJSON(raw) != nil {
+	var s string
+	if d.peek() == '"' {
+		s = d.str()
+	} else {
+		s = string(d.number())
+	}
+	if d.failed {
+		return 0
+	}
+	t, err := domain.ParseTrustLevel(s)
+	if err != nil {
 		d.fail()
 	}
 	return t
@@ -809,20 +823,20 @@ func (d *decoder) array(elem func()) {
 	}
 }
 
-// anyValue decodes any value as encoding/json decodes into an interface:
-// objects as map[string]any, arrays as []any, numbers as float64.
-func (d *decoder) anyValue(depth int) any {
-	if depth > maxSkipDepth {
-		d.fail()
-		return nil
-	}
+// anyValue decodes one value of error details: a string, a boolean, null,
+// a number as a json.Number holding its text, and an array or an object as
+// a json.RawMessage holding its bytes (a copy). The encoder writes each of
+// those back as the same bytes, so an event decoded and encoded again is
+// the payload it was read from, whatever order a nested object's members
+// were written in (a struct's, or sorted for a map).
+func (d *decoder) anyValue() any {
 	switch c := d.peek(); {
-	case c == '{':
-		return d.anyObject(depth)
-	case c == '[':
-		out := make([]any, 0)
-		d.array(func() { out = append(out, d.anyValue(depth+1)) })
-		return out
+	case c == '{' || c == '[':
+		raw := d.raw()
+		if d.failed {
+			return nil
+		}
+		return json.RawMessage(bytes.Clone(raw))
 	case c == '"':
 		return d.enum()
 	case c == 't':
@@ -838,19 +852,14 @@ func (d *decoder) anyValue(depth int) any {
 	if d.failed {
 		return nil
 	}
-	f, err := strconv.ParseFloat(string(t), 64)
-	if err != nil {
-		d.fail() // out of range: encoding/json reports an error
-		return nil
-	}
-	return f
+	return json.Number(t)
 }
 
-// anyObject decodes an object into a new map[string]any (a repeated key
+// anyObject decodes an object of details into a new map (a repeated key
 // keeps its last value, as in encoding/json).
-func (d *decoder) anyObject(depth int) map[string]any {
+func (d *decoder) anyObject() domain.Details {
 	d.expect('{')
-	m := make(map[string]any)
+	m := make(domain.Details)
 	if d.peek() == '}' {
 		d.i++
 		return m
@@ -858,7 +867,7 @@ func (d *decoder) anyObject(depth int) map[string]any {
 	for !d.failed {
 		k := d.enum()
 		d.expect(':')
-		m[k] = d.anyValue(depth + 1)
+		m[k] = d.anyValue()
 		if !d.more('}') {
 			break
 		}

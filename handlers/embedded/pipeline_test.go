@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/domain/eventjson"
 	"github.com/agentgate/agentgate/handlers"
 	"github.com/agentgate/agentgate/handlers/embedded"
 	"github.com/agentgate/agentgate/handlers/embedded/gatetest"
@@ -125,7 +126,7 @@ func TestDesign2_2_PipelinedWorkerNeverAnswersWhatTheLogRefused(t *testing.T) {
 	inLog := map[string]*domain.Event{}
 	bg := context.Background()
 	err = g.Log.Read(bg, 1, func(r streams.Record) error {
-		ev, err := handlers.DecodeEvent(r.Payload)
+		ev, err := eventjson.DecodeEvent(r.Payload)
 		if err != nil {
 			return err
 		}

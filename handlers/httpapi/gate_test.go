@@ -17,7 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/agentgate/agentgate/domain"
-	"github.com/agentgate/agentgate/handlers"
+	"github.com/agentgate/agentgate/domain/eventjson"
 	"github.com/agentgate/agentgate/handlers/embedded"
 	"github.com/agentgate/agentgate/handlers/embedded/gatetest"
 	"github.com/agentgate/agentgate/streams"
@@ -213,7 +213,7 @@ func (g *testGate) events(after uint64) []*domain.Event {
 	g.t.Helper()
 	var out []*domain.Event
 	err := g.gate.Log.Read(context.Background(), after+1, func(r streams.Record) error {
-		ev, err := handlers.DecodeEvent(r.Payload)
+		ev, err := eventjson.DecodeEvent(r.Payload)
 		if err != nil {
 			return err
 		}

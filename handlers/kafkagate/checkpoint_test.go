@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/agentgate/agentgate/domain"
-	"github.com/agentgate/agentgate/handlers"
+	"github.com/agentgate/agentgate/domain/eventjson"
 	"github.com/agentgate/agentgate/handlers/kafkagate"
 	"github.com/agentgate/agentgate/streams"
 	"github.com/agentgate/agentgate/streams/kafkalog"
@@ -35,7 +35,7 @@ func TestIssue5_KafkaPartitionsAppendCheckpointsOfTheConfiguredPolicy(t *testing
 			t.Fatal(err)
 		}
 		err = l.Read(context.Background(), 1, func(r streams.Record) error {
-			ev, err := handlers.DecodeEvent(r.Payload)
+			ev, err := eventjson.DecodeEvent(r.Payload)
 			if err != nil {
 				return err
 			}
@@ -83,7 +83,7 @@ func TestKafkaGracefulStopAppendsTheFinalCheckpoint(t *testing.T) {
 		}
 		var last *domain.Event
 		err = l.Read(context.Background(), 1, func(r streams.Record) error {
-			ev, err := handlers.DecodeEvent(r.Payload)
+			ev, err := eventjson.DecodeEvent(r.Payload)
 			last = ev
 			return err
 		})

@@ -16,6 +16,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/domain/eventjson"
 	"github.com/agentgate/agentgate/handlers"
 	"github.com/agentgate/agentgate/handlers/command"
 	"github.com/agentgate/agentgate/handlers/verify"
@@ -794,7 +795,7 @@ func (g *Gate) answer(p int32, it *item, out *[]kafka.Message) bool {
 	case it.rej != nil:
 		status, body = it.rej.Status, it.rej.Body()
 	case it.internal:
-		b, err := json.Marshal(ev)
+		b, err := eventjson.Marshal(ev)
 		if err != nil || ev == nil {
 			status, body = 500, command.Reject(domain.CodeInternal, nil, "no event recorded").Body()
 		} else {

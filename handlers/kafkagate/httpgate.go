@@ -153,8 +153,8 @@ func (h *HTTPGate) send(ctx context.Context, cmd *domain.Command, p int32) (*dom
 	if rep.Status != 200 {
 		return nil, fmt.Errorf("%w: partition %d answered %d %s", handlers.ErrUnavailable, p, rep.Status, rep.Data)
 	}
-	ev := new(domain.Event)
-	if err := json.Unmarshal(rep.Data, ev); err != nil {
+	ev, err := eventjson.DecodeEvent(rep.Data)
+	if err != nil {
 		return nil, fmt.Errorf("decoding the recorded event: %w", err)
 	}
 	return ev, nil
@@ -356,8 +356,8 @@ func (m *ReadModel) follow(ctx context.Context, p int32, open func(context.Conte
 			if r.Seq < next {
 				return nil
 			}
-			// The fast decoder, as recovery uses (pinned equal to
-			// handlers.DecodeEvent): a new instance folds every partition.
+			// The event codec, as recovery uses: a new instance folds
+			// every partition.
 			ev, err := eventjson.DecodeEvent(r.Payload)
 			if err != nil {
 				return fmt.Errorf("decoding event %d: %w", r.Seq, err)

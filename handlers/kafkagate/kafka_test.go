@@ -15,7 +15,7 @@ import (
 
 	"github.com/agentgate/agentgate/client"
 	"github.com/agentgate/agentgate/domain"
-	"github.com/agentgate/agentgate/handlers"
+	"github.com/agentgate/agentgate/domain/eventjson"
 	"github.com/agentgate/agentgate/handlers/attest"
 	"github.com/agentgate/agentgate/handlers/command"
 	"github.com/agentgate/agentgate/handlers/kafkagate"
@@ -341,7 +341,7 @@ func decidedRequests(t testing.TB, brokers []string, source string) map[string]i
 			t.Fatal(err)
 		}
 		err = lg.Read(context.Background(), 1, func(r streams.Record) error {
-			ev, err := handlers.DecodeEvent(r.Payload)
+			ev, err := eventjson.DecodeEvent(r.Payload)
 			if err != nil {
 				return err
 			}

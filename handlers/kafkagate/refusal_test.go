@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
-	"github.com/agentgate/agentgate/handlers"
+	"github.com/agentgate/agentgate/domain/eventjson"
 	"github.com/agentgate/agentgate/handlers/httpapi"
 	"github.com/agentgate/agentgate/handlers/kafkagate"
 	"github.com/agentgate/agentgate/streams"
@@ -26,7 +26,7 @@ func refusals(t *testing.T, lg *logs, agent string) [][]byte {
 			t.Fatal(err)
 		}
 		err = l.Read(context.Background(), 1, func(r streams.Record) error {
-			ev, err := handlers.DecodeEvent(r.Payload)
+			ev, err := eventjson.DecodeEvent(r.Payload)
 			if err != nil {
 				return err
 			}
@@ -88,7 +88,7 @@ func TestKafkaRefusedCredentialsRecordADigest(t *testing.T) {
 		t.Fatalf("%d refusals of the agent in the events topic, want 2", len(recs))
 	}
 	for _, r := range recs {
-		ev, err := handlers.DecodeEvent(r)
+		ev, err := eventjson.DecodeEvent(r)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/agentgate/agentgate/client"
 	"github.com/agentgate/agentgate/domain"
-	"github.com/agentgate/agentgate/handlers"
+	"github.com/agentgate/agentgate/domain/eventjson"
 	"github.com/agentgate/agentgate/handlers/kafkagate"
 	"github.com/agentgate/agentgate/handlers/verify"
 	"github.com/agentgate/agentgate/handlers/verify/z3pool"
@@ -133,7 +133,7 @@ func recordedEvents(t testing.TB, brokers []string, source string) map[string]*d
 			t.Fatal(err)
 		}
 		err = lg.Read(context.Background(), 1, func(r streams.Record) error {
-			ev, err := handlers.DecodeEvent(r.Payload)
+			ev, err := eventjson.DecodeEvent(r.Payload)
 			if err != nil {
 				return err
 			}

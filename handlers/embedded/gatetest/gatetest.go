@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
-	"github.com/agentgate/agentgate/handlers"
+	"github.com/agentgate/agentgate/domain/eventjson"
 	"github.com/agentgate/agentgate/handlers/command"
 	"github.com/agentgate/agentgate/handlers/embedded"
 	"github.com/agentgate/agentgate/streams"
@@ -135,7 +135,7 @@ func LogEvents(t testing.TB, l streams.Log) []*domain.Event {
 	t.Helper()
 	var out []*domain.Event
 	err := l.Read(context.Background(), 1, func(r streams.Record) error {
-		ev, err := handlers.DecodeEvent(r.Payload)
+		ev, err := eventjson.DecodeEvent(r.Payload)
 		out = append(out, ev)
 		return err
 	})

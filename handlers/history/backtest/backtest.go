@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/domain/eventjson"
 	"github.com/agentgate/agentgate/handlers"
 	"github.com/agentgate/agentgate/streams"
 )
@@ -278,7 +279,7 @@ func (r *runner) findAgents(ctx context.Context, log streams.Log) error {
 		if !bytes.Contains(rec.Payload, needle) || !bytes.Contains(rec.Payload, regType) {
 			return nil
 		}
-		ev, err := handlers.DecodeEvent(rec.Payload)
+		ev, err := eventjson.DecodeEvent(rec.Payload)
 		if err != nil {
 			return fmt.Errorf("decoding log record %d: %w", rec.Seq, err)
 		}

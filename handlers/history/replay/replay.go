@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/domain/eventjson"
 	"github.com/agentgate/agentgate/handlers"
 	"github.com/agentgate/agentgate/projections"
 	"github.com/agentgate/agentgate/streams"
@@ -78,7 +79,7 @@ func Replay(ctx context.Context, log streams.Log, live *projections.Store, verif
 func redecide(ctx context.Context, log streams.Log, signerFor SignerFor, rep *ReplayReport) error {
 	d := NewRedecider(signerFor)
 	return log.Read(ctx, 1, func(r streams.Record) error {
-		ev, err := handlers.DecodeEvent(r.Payload)
+		ev, err := eventjson.DecodeEvent(r.Payload)
 		if err != nil {
 			return fmt.Errorf("decoding log record %d: %w", r.Seq, err)
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/domain/eventjson"
 	"github.com/agentgate/agentgate/handlers"
 	"github.com/agentgate/agentgate/handlers/attest"
 	"github.com/agentgate/agentgate/handlers/embedded/gatetest"
@@ -53,7 +54,7 @@ func TestReplayVerifyDetectsRewrittenDecision(t *testing.T) {
 	var batch []streams.Record
 	prev := ""
 	err = g.Log.Read(ctx, 1, func(r streams.Record) error {
-		ev, err := handlers.DecodeEvent(r.Payload)
+		ev, err := eventjson.DecodeEvent(r.Payload)
 		if err != nil {
 			return err
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/domain/eventjson"
 	"github.com/agentgate/agentgate/handlers"
 	"github.com/agentgate/agentgate/projections"
 	"github.com/agentgate/agentgate/streams"
@@ -96,7 +97,7 @@ func foldAgent(ctx context.Context, log streams.Log, agentID string, seq uint64,
 			if r.Seq != seq && !bytes.Contains(r.Payload, quoted) {
 				return nil
 			}
-			ev, err := handlers.DecodeEvent(r.Payload)
+			ev, err := eventjson.DecodeEvent(r.Payload)
 			if err != nil {
 				return fmt.Errorf("decoding log record %d: %w", r.Seq, err)
 			}

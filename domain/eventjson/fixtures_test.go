@@ -1,0 +1,360 @@
+package eventjson_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/domain/engines"
+	"github.com/agentgate/agentgate/domain/eventjson"
+)
+
+// The frozen fixtures of schemas/testdata/events/v1 are the definition of
+// the event format: one payload per event type (taken from a recorded log
+// where the recorded history has one) and per case of escaping and field
+// rules. Their bytes are in existing logs, so they never change: the tests
+// below decode each one, encode it again and compare byte for byte.
+// -update-fixtures writes them once, from fixtureEvents, after checking
+// every one against encoding/json v1 (the definition the logs were written
+// by); it refuses to overwrite a fixture that exists with other bytes.
+
+var updateFixtures = flag.Bool("update-fixtures", false, "write the missing fixtures of schemas/testdata/events/v1")
+
+const fixtureDir = "../../schemas/testdata/events/v1"
+
+// TestFixturesRoundTrip pins the format: every fixture decodes, and the
+// decoded event encodes to the fixture's bytes exactly; the fixture
+// decodes to the event encoding/json (the oracle) decodes; and DecodeFoldEvent
+// decodes it too.
+func TestFixturesRoundTrip(t *testing.T) {
+	if *updateFixtures {
+		writeFixtures(t)
+	}
+	names := fixtureNames(t)
+	if len(names) < 30 {
+		t.Fatalf("%d fixtures in %s", len(names), fixtureDir)
+	}
+	types := map[domain.EventType]bool{}
+	for _, name := range names {
+		p := readFixture(t, name)
+		ev, err := eventjson.DecodeEvent(p)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		types[ev.Type] = true
+		again, err := eventjson.Marshal(ev)
+		want := p
+		if name == "escape.invalid_utf8" {
+			// Each byte of invalid UTF-8 is written \ufffd, which reads
+			// back as U+FFFD: the only payload whose round trip is not
+			// the identity.
+			want = bytes.ReplaceAll(p, []byte(`\ufffd`), []byte("\ufffd"))
+		}
+		if err != nil || !bytes.Equal(again, want) {
+			t.Errorf("%s: encode(decode(fixture)) =\n%s, %v\nwant\n%s", name, again, err, p)
+		}
+		eventjson.SameAsOracle(t, p)
+		if _, err := eventjson.DecodeFoldEvent(p); err != nil {
+			t.Errorf("%s: DecodeFoldEvent: %v", name, err)
+		}
+	}
+	for _, typ := range allEventTypes {
+		if !types[typ] {
+			t.Errorf("no fixture of an event of type %s", typ)
+		}
+	}
+}
+
+// TestFixturesAreTheEncoding pins the encoding direction: the events the
+// fixtures were written from (fixtureEvents) encode to the fixtures' bytes,
+// the invalid UTF-8 case (which the decoder cannot give back) included.
+func TestFixturesAreTheEncoding(t *testing.T) {
+	for _, f := range fixtureEvents(t) {
+		if f.ev == nil {
+			continue
+		}
+		p, err := eventjson.Marshal(f.ev)
+		if want := readFixture(t, f.name); err != nil || !bytes.Equal(p, want) {
+			t.Errorf("%s: the event encodes to\n%s, %v\nwant\n%s", f.name, p, err, want)
+		}
+	}
+}
+
+// allEventTypes are the event types the gate writes.
+var allEventTypes = []domain.EventType{
+	domain.EvAgentRegistered, domain.EvActionDecided, domain.EvExecutionLogged, domain.EvTrustElevationRequested,
+	domain.EvApprovalResolved, domain.EvTrustChanged, domain.EvAgentStatusChanged, domain.EvToolRegistrySet,
+	domain.EvPrincipalKeyIssued, domain.EvPrincipalKeyRevoked, domain.EvAgentTokenRotated, domain.EvAgentTokenRevoked,
+	domain.EvConfigured, domain.EvApprovalsExpired, domain.EvCommandRejected, domain.EvLogCheckpointed,
+	domain.EvQWEDVerified,
+}
+
+func fixtureNames(t testing.TB) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(fixtureDir, "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, f := range files {
+		files[i] = strings.TrimSuffix(filepath.Base(f), ".json")
+	}
+	return files
+}
+
+// readFixture returns a fixture's payload: the file's one line, without
+// its newline.
+func readFixture(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(fixtureDir, name+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, ok := bytes.CutSuffix(b, []byte("\n"))
+	if !ok || bytes.Contains(p, []byte("\n")) {
+		t.Fatalf("%s: not one line ending in a newline", name)
+	}
+	return p
+}
+
+// writeFixtures writes the fixtures fixtureEvents makes that are missing.
+func writeFixtures(t *testing.T) {
+	if err := os.MkdirAll(fixtureDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fixtureEvents(t) {
+		p, ev := f.payload, f.ev
+		if p == nil {
+			var err error
+			if p, err = eventjson.Marshal(ev); err != nil {
+				t.Fatalf("%s: %v", f.name, err)
+			}
+		} else {
+			ev = new(domain.Event)
+			if err := json.Unmarshal(p, ev); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if want, err := json.Marshal(ev); eventjson.OracleIsV2 || err != nil || !bytes.Equal(p, want) {
+			t.Fatalf("%s: the payload is not encoding/json v1's (%v):\n%s\n%s", f.name, err, p, want)
+		}
+		path := filepath.Join(fixtureDir, f.name+".json")
+		if old, err := os.ReadFile(path); err == nil {
+			if !bytes.Equal(old, append(p, '\n')) {
+				t.Fatalf("%s exists with other bytes: fixtures are frozen", path)
+			}
+			continue
+		}
+		if err := os.WriteFile(path, append(p, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+type fixture struct {
+	name string
+	// payload is a recorded payload; ev is the event otherwise.
+	payload []byte
+	ev      *domain.Event
+}
+
+// fixtureEvents returns the fixtures: the first event of each type in the
+// recorded history, events of the other types, and the escaping and field
+// cases as edits of a recorded decision.
+func fixtureEvents(t *testing.T) []fixture {
+	var out []fixture
+	seen := map[string]bool{}
+	for _, p := range recordedHistory(t) {
+		var probe struct {
+			Type     string
+			Decided  *struct{ Decision string }
+			Executed *struct{}
+		}
+		if err := json.Unmarshal(p, &probe); err != nil {
+			t.Fatal(err)
+		}
+		name := probe.Type
+		if probe.Decided != nil {
+			name += "." + strings.ToLower(probe.Decided.Decision)
+		}
+		if !seen[name] {
+			seen[name] = true
+			out = append(out, fixture{name: "recorded." + name, payload: p})
+		}
+	}
+	at := time.Date(2026, 11, 24, 9, 30, 0, 123456000, time.UTC)
+	base := func(seq uint64, typ domain.EventType) *domain.Event {
+		return &domain.Event{Seq: seq, Prev: strings.Repeat("ab", 32), Partition: 3, Time: at, Type: typ,
+			AgentID: "agent_0123456789abcdef"}
+	}
+	req := domain.RequestID{Source: "http", ID: "req-1"}
+	toLevel := domain.TrustLevel(2)
+	approval := domain.Approval{ID: "apr_0123456789abcdef0123", AgentID: "agent_0123456789abcdef", PrincipalID: "org_1",
+		Kind: "trust_elevation", Status: domain.ApprovalPending, Summary: "trust 1 -> 2", Risk: domain.RiskMedium,
+		ToLevel: &toLevel, CreatedAt: at, ExpiresAt: at.Add(time.Hour)}
+	evs := map[string]*domain.Event{}
+	{
+		ev := base(5, domain.EvTrustElevationRequested)
+		ev.Command = &domain.Command{Type: domain.CmdRequestTrust, Request: req, AgentID: ev.AgentID,
+			Trust: &domain.RequestTrustElevation{Request: "elev-1", FromLevel: 1, ToLevel: 2, Justification: "needs writes"}}
+		ev.Elevation = &domain.TrustElevationRequested{RequestID: "trq_1", Claimed: *ev.Command.Trust,
+			Computed: domain.TrustEvidence{}, Accepted: true, Reasons: []string{"clean history"}, Approval: &approval}
+		evs["type.trust.elevation_requested"] = ev
+	}
+	{
+		ev := base(6, domain.EvToolRegistrySet)
+		ev.AgentID = ""
+		ev.ToolRegistry = &domain.PutToolRegistry{PrincipalID: "org_1", Tools: []domain.ToolSpec{
+			{Name: "send_email", RiskLevel: domain.RiskHigh, RequiresApproval: true},
+			{Name: "run_sql", RiskLevel: domain.RiskCritical, RequiresVerification: true, VerificationEngine: "sql", SandboxRequired: true},
+		}}
+		ev.Command = &domain.Command{Type: domain.CmdPutToolRegistry, Request: req, Principal: "org_1", ToolRegistry: ev.ToolRegistry}
+		evs["type.principal.tools_set"] = ev
+	}
+	key := &domain.IssuePrincipalKey{PrincipalID: "org_1", KeyHash: strings.Repeat("cd", 32), KeyID: "key_1"}
+	{
+		ev := base(7, domain.EvPrincipalKeyIssued)
+		ev.AgentID = ""
+		ev.KeyIssued = key
+		ev.Command = &domain.Command{Type: domain.CmdIssuePrincipalKey, Request: req, Principal: "org_1", IssueKey: key}
+		evs["type.principal.key_issued"] = ev
+	}
+	{
+		ev := base(8, domain.EvPrincipalKeyRevoked)
+		ev.AgentID = ""
+		ev.KeyRevoked = key
+		ev.Command = &domain.Command{Type: domain.CmdRevokePrincipalKey, Request: req, Principal: "org_1", RevokeKey: key}
+		evs["type.principal.key_revoked"] = ev
+	}
+	{
+		ev := base(9, domain.EvAgentTokenRotated)
+		ev.TokenChanged = &domain.AgentTokenChange{TokenHash: strings.Repeat("ef", 32)}
+		ev.Command = &domain.Command{Type: domain.CmdRotateAgentToken, Request: req, AgentID: ev.AgentID}
+		evs["type.agent.token_rotated"] = ev
+	}
+	{
+		ev := base(10, domain.EvAgentTokenRevoked)
+		ev.TokenChanged = &domain.AgentTokenChange{}
+		ev.Command = &domain.Command{Type: domain.CmdRevokeAgentToken, Request: req, AgentID: ev.AgentID}
+		evs["type.agent.token_revoked"] = ev
+	}
+	{
+		ev := base(11, domain.EvConfigured)
+		ev.AgentID = ""
+		cfg := domain.DefaultConfig()
+		ev.Configured = &cfg
+		ev.Command = &domain.Command{Type: domain.CmdConfigure, Request: req, Configure: &domain.Configure{Config: cfg}}
+		evs["type.gate.configured"] = ev
+	}
+	{
+		ev := base(12, domain.EvQWEDVerified)
+		ev.AgentID = ""
+		ev.QWEDVerified = &domain.QWEDVerified{VerificationID: "ver_0123456789abcdef0123", Attestations: []string{"", "eyJhbGciOiJFUzI1NiJ9.e30.c2ln"}}
+		evs["type.qwed.verified"] = ev
+	}
+	{
+		ev := base(13, domain.EvCommandRejected)
+		ev.Error = &domain.Error{Code: "QWED-SEC-002", Message: "Malicious payload detected: eval of input",
+			Details: map[string]any{"findings": []engines.Finding{{Rule: "py.eval", Severity: "critical", Message: "eval of input", Line: 3, Column: 7, Snippet: "eval(x)"}},
+				"language": "python", "risk_level": "critical"}}
+		ev.Command = &domain.Command{Type: domain.CmdRejectRequest, Request: req, Principal: "org_1",
+			Reject: &domain.RejectRequest{Error: *ev.Error, Endpoint: "/verify/code", BodyDigest: strings.Repeat("01", 32), BodyBytes: 120}}
+		evs["details.struct_order"] = ev
+	}
+	// The escaping and field cases: edits of a recorded approved decision.
+	typical := func(t *testing.T) *domain.Event {
+		p := benchPayload(t, "approved")
+		var ev domain.Event
+		if err := json.Unmarshal(p, &ev); err != nil {
+			t.Fatal(err)
+		}
+		return &ev
+	}
+	text := func(name, s string) {
+		ev := typical(t)
+		ev.Command.Verify.Action.Query = s
+		ev.Command.Verify.Context.ConversationID = s
+		ev.Decided.ConversationID = s
+		evs["escape."+name] = ev
+	}
+	text("control", "a\x00\x01\x1f\x7f\b\f\n\r\t\"\\/z")
+	text("invalid_utf8", "a\xffb\xc3(c\xed\xa0\x80d\xf0\x9f\x98e\xc0\xaf")
+	text("line_separators", "a\u2028b\u2029c")
+	text("html", "<script>a && b > c</script>")
+	text("non_ascii", "é日本語🎉\ufffd")
+	{
+		ev := typical(t)
+		ev.Seq = 1<<64 - 1
+		ev.Partition = -1 << 31
+		ev.Command.Verify.Action.EstimatedTokens = 1<<63 - 1
+		ev.Command.Verify.Context.StepNumber = "123456789012345678901234567890"
+		ev.Decided.ReservedTokens = -1 << 63
+		ev.Decided.Step = 1<<63 - 1
+		evs["number.big"] = ev
+	}
+	for name, amount := range map[string]domain.USD{"micro": 1, "half": 1_500_000, "whole": 100_000_000, "negative": -10_000,
+		"max_fast": 999_999_999_999, "large": 5_000_000_250_000} {
+		ev := typical(t)
+		ev.Command.Verify.Action.EstimatedCost = amount
+		ev.Decided.ReservedCost = amount
+		evs["money."+name] = ev
+	}
+	{
+		ev := typical(t)
+		ev.Error = &domain.Error{Code: domain.CodeInvalidRequest, Message: "values",
+			Details: map[string]any{"uint64": uint64(1<<64 - 1), "int64": int64(-1 << 63), "number": json.Number("1e400"),
+				"usd": domain.USD(1_500_000), "float": 0.1, "tiny": 1e-7, "huge": 1e21, "bool": true, "null": nil,
+				"strings": []string{"a", "<b>"}, "empty_list": []string{}, "list": []any{1, "x", nil},
+				"object": map[string]any{"z": 1, "a": map[string]any{"nested": true}}, "html": "<&>",
+				"time": at, "raw": json.RawMessage(` { "b" : [1, 2], "a" : "<\u2028>" } `)}}
+		evs["details.values"] = ev
+	}
+	{
+		ev := typical(t)
+		ev.Command.Verify.Action.Parameters = json.RawMessage(`{"to":["a@example.com"],"html":"<p>&amp;</p>","n":1.50,"deep":{"x":[true,false,null]}}`)
+		evs["field.raw_parameters"] = ev
+	}
+	{
+		ev := typical(t)
+		ev.Command.Verify.Action.Query = ""
+		ev.Command.Verify.Action.EstimatedCost = 0
+		ev.Command.Verify.Context.StepNumber = ""
+		ev.Decided.Verification.ChecksPassed = nil
+		ev.Decided.Verification.ChecksFailed = []string{}
+		ev.Decided.ConversationID = ""
+		ev.AgentID = ""
+		ev.Prev = ""
+		evs["field.empty"] = ev
+	}
+	{
+		ev := typical(t)
+		ev.Time = time.Date(2026, 3, 29, 2, 30, 0, 1, time.FixedZone("", -(9*3600+30*60)))
+		evs["field.time_offset"] = ev
+	}
+	names := make([]string, 0, len(evs))
+	for n := range evs {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		out = append(out, fixture{name: n, ev: evs[n]})
+	}
+	return out
+}
+
+// benchPayload reads one recorded payload of testdata/bench.
+func benchPayload(tb testing.TB, name string) []byte {
+	tb.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "bench", name+".json"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return bytes.TrimSpace(b)
+}
