@@ -33,10 +33,12 @@ run-kafka: build
 build:
 	$(GO) build -o bin/agentgate ./cmd/agentgate
 
-## test: lint, the whole test suite, the race detector on the concurrent packages, and a short fuzz
-## of every tree-sitter grammar (fuzz-grammars)
+## test: lint, the whole test suite, the event codec under GOEXPERIMENT=jsonv2 (its bytes must not
+## depend on encoding/json), the race detector on the concurrent packages, and a short fuzz of every
+## tree-sitter grammar (fuzz-grammars)
 test: lint
 	$(GO) test -count=1 ./...
+	GOEXPERIMENT=jsonv2 $(GO) test -count=1 ./domain/eventjson/
 	$(GO) test -count=1 -race ./handlers/... ./projections/... ./streams/...
 	@$(MAKE) --no-print-directory fuzz-grammars
 

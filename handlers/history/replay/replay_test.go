@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/domain/engines"
 	"github.com/agentgate/agentgate/domain/eventjson"
 	"github.com/agentgate/agentgate/handlers"
 	"github.com/agentgate/agentgate/handlers/attest"
@@ -134,4 +135,30 @@ func TestReplayVerifyDetectsADifferentAttestation(t *testing.T) {
 		t.Fatalf("mismatches %q, want %q", rep.Mismatches, want)
 	}
 	g.Stop(t)
+}
+
+// TestReplayVerifyReproducesARejectionWithFindings records a refused
+// request whose error details hold findings (written in struct order, as
+// the code engine's SEC-002 refusal has them) and a map, and checks that
+// replay --verify re-decides it to the same bytes: the decoded details
+// must encode back as they were read.
+func TestReplayVerifyReproducesARejectionWithFindings(t *testing.T) {
+	clock := gatetest.NewClock(time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC))
+	g := gatetest.Start(t, t.TempDir(), clock.Now)
+	agent := g.Submit(t, gatetest.Register("r1", 1)).Registered.AgentID
+	details := domain.Details{
+		"findings": []engines.Finding{{Rule: "py.eval", Severity: "critical", Message: "eval of input", Line: 3, Column: 7, Snippet: "eval(x)"}},
+		"language": "python", "limits": map[string]any{"z": 1, "a": json.Number("2.50")},
+	}
+	ev := g.Submit(t, &domain.Command{Type: domain.CmdRejectRequest, Request: domain.RequestID{Source: "http", ID: "rej-1"},
+		Principal: "org_1", Reject: &domain.RejectRequest{Error: domain.Error{Code: "QWED-SEC-002", Message: "Malicious payload detected", Details: details},
+			Endpoint: "/verify/code", BodyBytes: 42}})
+	if ev.Type != domain.EvCommandRejected {
+		t.Fatalf("recorded %s, want %s", ev.Type, domain.EvCommandRejected)
+	}
+	g.Submit(t, gatetest.Verify(agent, "v1", "c1", 1, "x"))
+	rep, err := replay.Replay(context.Background(), g.Log, g.Store, true, g.Keyring.SignerFor(g.NodeID))
+	if err != nil || !rep.OK() {
+		t.Fatalf("replay --verify of the recorded log: %+v %v", rep, err)
+	}
 }
