@@ -270,7 +270,7 @@ func fixtureEvents(t *testing.T) []fixture {
 	}
 	// The escaping and field cases: edits of a recorded approved decision.
 	typical := func(t *testing.T) *domain.Event {
-		p := benchPayload(t, "approved")
+		p := eventjson.BenchEvent(t, "approved")
 		var ev domain.Event
 		if err := json.Unmarshal(p, &ev); err != nil {
 			t.Fatal(err)
@@ -347,14 +347,4 @@ func fixtureEvents(t *testing.T) []fixture {
 		out = append(out, fixture{name: n, ev: evs[n]})
 	}
 	return out
-}
-
-// benchPayload reads one recorded payload of testdata/bench.
-func benchPayload(tb testing.TB, name string) []byte {
-	tb.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "bench", name+".json"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return bytes.TrimSpace(b)
 }

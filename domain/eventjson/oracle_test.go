@@ -97,10 +97,12 @@ func comparable(t testing.TB, v reflect.Value) {
 	}
 }
 
-// The oracle, for the tests of package eventjson_test.
+// The oracle and the recorded payloads, for the tests of package
+// eventjson_test.
 var (
 	OracleEqual  = oracleEqual
 	SameAsOracle = sameAsOracle
+	BenchEvent   = benchEvent
 )
 
 // OracleIsV2 is oracleIsV2, for the tests of package eventjson_test.
