@@ -7,6 +7,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/domain/eventjson"
 	"github.com/agentgate/agentgate/handlers"
 	"github.com/agentgate/agentgate/projections"
 )
@@ -19,7 +20,7 @@ import (
 func (w *world) check() error {
 	for seq := w.stats.Events + 1; seq <= w.part.head.Seq; seq++ {
 		rec := w.part.record(seq)
-		ev, err := handlers.DecodeEvent(rec.Payload)
+		ev, err := eventjson.DecodeEvent(rec.Payload)
 		if err != nil {
 			return fmt.Errorf("decoding event %d: %w", seq, err)
 		}
