@@ -341,7 +341,7 @@ func TestCheckBody(t *testing.T) {
 	if e == nil {
 		t.Fatal("a body its schema refuses was accepted")
 	}
-	want := map[string]any{"field": "suspended", "reason": "schema", "keyword": "type"}
+	want := domain.Details{"field": "suspended", "reason": "schema", "keyword": "type"}
 	if e.Err.Code != domain.CodeInvalidRequest || e.Status != http.StatusBadRequest || !reflect.DeepEqual(e.Err.Details, want) {
 		t.Fatalf("got %d %s %v (%s), want 400 %s %v", e.Status, e.Err.Code, e.Err.Details, e.Err.Message, domain.CodeInvalidRequest, want)
 	}
