@@ -1,6 +1,8 @@
 package schemas
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 )
@@ -90,5 +92,23 @@ func TestKeywords(t *testing.T) {
 	}
 	if !slices.IsSorted(got) {
 		t.Errorf("Keywords() = %v: not sorted", got)
+	}
+}
+
+// TestEventFixtures validates every frozen event of the log's v1 format
+// (testdata/events/v1, the codec's fixtures) against the event schema.
+func TestEventFixtures(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "events", "v1", "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no event fixtures in testdata/events/v1 (%v)", err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if vs, err := Event().ValidateJSON(b); err != nil || vs != nil {
+			t.Errorf("%s does not match the event schema: %v %+v", filepath.Base(f), err, vs)
+		}
 	}
 }
