@@ -279,6 +279,9 @@ func (m *Machine) add(b *Batch, ev *domain.Event) error {
 	if ev.Seq != b.Head.Seq+1 {
 		panic(fmt.Sprintf("handlers: decided event %d after head %d: the chain would have a gap", ev.Seq, b.Head.Seq))
 	}
+	if err := fits(m.state, ev); err != nil {
+		panic(fmt.Sprintf("handlers: decided event %d (%s) does not fit the state: %v", ev.Seq, ev.Type, err))
+	}
 	ev.Prev = b.Head.Hash
 	payload, err := EncodeEvent(ev)
 	if err != nil {
