@@ -15,8 +15,8 @@
 # temporary one, printed), GO (default go), BENCH_GC (the collector settings both sides run
 # under, as `agentgate` runs: default the Makefile's BENCH_GC, GOGC=1000 GOMEMLIMIT=4GiB).
 #
-# Duration: with COUNT=10 about 20 minutes on a 2-core machine, plus the two builds (a few
-# minutes with a warm build cache, much more cold). Each benchmark runs with a fixed -benchtime
+# Duration: with COUNT=10 about 23 minutes on a 2-core machine under a load average of 36, less
+# when it is quiet, plus the two builds (4 to 11 minutes with a warm build cache, more cold). Each benchmark runs with a fixed -benchtime
 # chosen for that (a fixed iteration count where a run needs a warm-up or sets up state, so no
 # time goes into b.N's ramp), see BENCHMARKS below.
 #
