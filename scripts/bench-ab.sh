@@ -16,9 +16,9 @@
 # under, as `agentgate` runs: default the Makefile's BENCH_GC, GOGC=1000 GOMEMLIMIT=4GiB).
 #
 # Duration: with COUNT=10 about 23 minutes on a 2-core machine under a load average of 36, less
-# when it is quiet, plus the two builds (4 to 11 minutes with a warm build cache, more cold). Each benchmark runs with a fixed -benchtime
-# chosen for that (a fixed iteration count where a run needs a warm-up or sets up state, so no
-# time goes into b.N's ramp), see BENCHMARKS below.
+# when it is quiet, plus the two builds (4 to 11 minutes with a warm build cache, more cold).
+# Each benchmark runs with a fixed -benchtime chosen for that (a fixed iteration count where a
+# run sets up a gate, a broker or a log first, so no time goes into b.N's ramp): see BENCHMARKS.
 #
 # A benchmark is found by its function name in each revision, wherever its package lives then
 # (packages move), so BASE and HEAD may differ in layout; one missing in a revision is reported
