@@ -68,6 +68,9 @@ func TestGateSchemas(t *testing.T) {
 	if vs, _ := Event().ValidateJSON([]byte(`{"seq":1,"prev":"","partition":0,"time":"t","type":"agent.renamed"}`)); len(vs) == 0 || vs[0].InstanceLocation != "/type" {
 		t.Fatalf("an unknown event type: got %+v", vs)
 	}
+	if vs, _ := Event().ValidateJSON([]byte(`{"seq":2,"prev":"ab","partition":0,"time":"t","type":"action.decided","agent_id":"a"}`)); len(vs) == 0 || vs[0].Keyword != "required" || !slices.Equal(vs[0].Missing, []string{"decided"}) {
+		t.Fatalf("an action.decided event without its payload: got %+v", vs)
+	}
 	if vs, _ := ValidateReply("qwed.agent.suspend", []byte(`{"agent_id":"a","status":"suspended"}`)); len(vs) == 0 || vs[0].Keyword != "required" {
 		t.Fatalf("a status reply without reason: got %+v", vs)
 	}
