@@ -14,11 +14,11 @@ type ActionSpec struct {
 	// logic, sql, code) or a gate check (tool, policy, security).
 	Engine string
 	// Risk is the type's base risk; execute_sql and the database types
-	// refine it from the query (ClassifySQL).
+	// refine it from the sql engine's statement class (verdictRisk).
 	Risk Risk
 	// QWEDEngine marks engines subject to the agent's allowed_engines.
 	QWEDEngine bool
-	// SQL marks types whose query is classified by ClassifySQL.
+	// SQL marks the types whose query the sql engine classifies.
 	SQL bool
 }
 
@@ -50,28 +50,15 @@ func LookupAction(actionType string) (ActionSpec, bool) {
 	return s, ok
 }
 
-// actionRisk returns the risk of an action: the type's risk, refined for
-// SQL types by ClassifySQL (execute_sql takes the classification; the
-// database types take the higher of both when a query is present).
-func actionRisk(spec ActionSpec, a *Action) (Risk, *SQLRisk) {
-	if !spec.SQL {
-		return spec.Risk, nil
+// unclassifiedSQLRisk is the risk of an SQL action the sql engine gave no
+// class (Config.EngineSQLRisk): critical when it holds a query, since
+// nothing vouches for it (fail closed); its type's risk when it holds none
+// (execute_sql's is critical).
+func unclassifiedSQLRisk(spec ActionSpec, a *Action) Risk {
+	if a.Query != "" {
+		return RiskCritical
 	}
-	if a.Query == "" {
-		if spec.Risk == RiskCritical {
-			sr := SQLRisk{Risk: RiskCritical, Reason: "no query to classify"}
-			return RiskCritical, &sr
-		}
-		return spec.Risk, nil
-	}
-	sr := ClassifySQL(a.Query)
-	if spec.Risk == RiskCritical { // execute_sql: the query decides
-		return sr.Risk, &sr
-	}
-	if sr.Risk.Rank() > spec.Risk.Rank() {
-		return sr.Risk, &sr
-	}
-	return spec.Risk, &sr
+	return spec.Risk
 }
 
 // toolDefault is the default of a tool name the principal's registry does

@@ -330,12 +330,23 @@ type Config struct {
 	// its refusals as they were recorded, and on in DefaultConfig: a gate
 	// started with it records the switch in a gate.configured event.
 	WithholdRefusals bool `json:"withhold_refusals,omitempty"`
+	// EngineSQLRisk makes the sql engine's statement class the one rule
+	// of an SQL action's risk (the engine's class, refined by the type):
+	// an SQL action whose verdict carries no class (the engine erred,
+	// timed out or was not run, or the gate has no engines) is critical
+	// when it holds a query. It is off in the state a log starts from
+	// (NewState), so that a log written before it re-decides its SQL
+	// actions with the tokenizer they were decided by (sqlrisk_legacy.go),
+	// and on in DefaultConfig: a gate started with it records the switch
+	// in a gate.configured event.
+	EngineSQLRisk bool `json:"engine_sql_risk,omitempty"`
 }
 
 // DefaultConfig is the configuration of a new gate.
 func DefaultConfig() Config {
 	c := initialConfig()
 	c.WithholdRefusals = true
+	c.EngineSQLRisk = true
 	return c
 }
 

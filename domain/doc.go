@@ -56,7 +56,7 @@
 //     the gate's own checks (tool, policy, security) are not engines.
 //     blocked_tools applies to action types as well as tools (QWED-Agent spec v1.1 §3.1
 //     blocks "database_write" and "file_delete").
-//   - SQL injection patterns (ClassifySQL) and blocked tools are security
+//   - SQL injection patterns (the sql engine's findings) and blocked tools are security
 //     violations: DENIED with SEC-002 or AGENT-004, status BLOCKED, trust -2.
 //   - Unknown tools score 0.4 by default (the QWED-Agent user guide's 0.2 for my_custom_tool
 //     is an example of a different heuristic); they are denied whatever the

@@ -43,9 +43,11 @@ import (
 // engine not built in, or a command recorded before engines existed) is
 // decided by the rules alone, as before.
 //
-// The sql engine's statement class sets the action's risk when its verdict
-// carries one (docs/ARCHITECTURE.md, "Where the specifications disagree"); without it
-// the tokenizer of sqlrisk.go classifies the query as before.
+// The sql engine's statement class sets an SQL action's risk (the one rule,
+// Config.EngineSQLRisk; docs/ARCHITECTURE.md, "One of each rule"); without
+// a class the action is critical. Only on a state whose configuration
+// predates that switch (a log written before it) does the tokenizer of
+// sqlrisk_legacy.go classify the query instead.
 
 // EngineVerdict is a verification engine's answer on an action's query or
 // code, attached to a verify_action command by the transport before Decide

@@ -209,7 +209,7 @@ func (d *decider) verifyAction() *Event {
 		return d.reject(jsonFault("action", v.Action.Parameters, jerr))
 	}
 	p.dig, p.actionID = dig, actionID
-	cl := classifyAction(a, &v.Action, d.cmd.Verdict)
+	cl := classifyAction(a, &v.Action, d.cmd.Verdict, d.s.Config.EngineSQLRisk)
 	return d.decideProposal(a, &p, &cl)
 }
 
@@ -258,8 +258,10 @@ func jsonFault(object string, params json.RawMessage, err error) *Error {
 }
 
 // classifyAction applies the action type table and the engine verdict v
-// (step 7; v may be nil).
-func classifyAction(a *Agent, act *Action, v *EngineVerdict) classification {
+// (step 7; v may be nil). engineSQL is Config.EngineSQLRisk: the risk of
+// an SQL action comes from the sql engine's class alone, never from the
+// tokenizer of logs written before it.
+func classifyAction(a *Agent, act *Action, v *EngineVerdict, engineSQL bool) classification {
 	spec, ok := actionSpecs[act.Type]
 	if !ok {
 		return classification{risk: RiskCritical, failedCheck: checkTypeKnown,
@@ -271,10 +273,15 @@ func classifyAction(a *Agent, act *Action, v *EngineVerdict) classification {
 		v = nil // only the QWED engines' verdicts count
 	}
 	var sr *SQLRisk
-	if v != nil && v.Risk != "" && v.Engine == spec.Engine {
+	switch {
+	case v != nil && v.Risk != "" && v.Engine == spec.Engine:
 		cl.risk = verdictRisk(spec, v)
-	} else {
-		cl.risk, sr = actionRisk(spec, act)
+	case spec.SQL && engineSQL:
+		cl.risk = unclassifiedSQLRisk(spec, act)
+	case spec.SQL:
+		cl.risk, sr = legacySQLRisk(spec, act)
+	default:
+		cl.risk = spec.Risk
 	}
 	cl.pass(checkTypeKnown)
 	if contains(a.Permissions.BlockedTools, act.Type) {

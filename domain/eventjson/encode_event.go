@@ -438,6 +438,7 @@ func (e *encoder) config(c *domain.Config) {
 	e.boolField("doom_loop_guard_required", c.DoomLoopGuardRequired)
 	e.intField("max_steps", c.MaxSteps)
 	e.optBool("withhold_refusals", c.WithholdRefusals)
+	e.optBool("engine_sql_risk", c.EngineSQLRisk)
 	e.close()
 }
 

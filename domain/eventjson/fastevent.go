@@ -863,6 +863,9 @@ func (d *decoder) config(c *domain.Config) {
 		case "withhold_refusals":
 			d.once(&seen, 3)
 			c.WithholdRefusals = d.bool()
+		case "engine_sql_risk":
+			d.once(&seen, 4)
+			c.EngineSQLRisk = d.bool()
 		default:
 			d.unknown(k, reflect.TypeFor[domain.Config]())
 		}

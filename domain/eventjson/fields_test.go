@@ -159,7 +159,7 @@ func fullEvents() []*domain.Event {
 	ev.Command.NewToken = &domain.AgentTokenChange{TokenHash: "th"}
 	ev.TokenChanged = &domain.AgentTokenChange{TokenHash: "th"}
 	add(ev)
-	cfg := domain.Config{ApprovalTTL: domain.Duration(90 * time.Minute), DoomLoopGuardRequired: true, MaxSteps: 20, WithholdRefusals: true}
+	cfg := domain.Config{ApprovalTTL: domain.Duration(90 * time.Minute), DoomLoopGuardRequired: true, MaxSteps: 20, WithholdRefusals: true, EngineSQLRisk: true}
 	ev = event(domain.EvConfigured, cmd(domain.CmdConfigure))
 	ev.Command.Configure, ev.Configured = &domain.Configure{Config: cfg}, &cfg
 	add(ev)

@@ -248,7 +248,9 @@ func fixtureEvents(t *testing.T) []fixture {
 	{
 		ev := base(11, domain.EvConfigured)
 		ev.AgentID = ""
-		cfg := domain.DefaultConfig()
+		// The configuration a gate wrote when v1 was frozen (DefaultConfig
+		// has since gained engine_sql_risk).
+		cfg := domain.Config{ApprovalTTL: domain.Duration(24 * time.Hour), MaxSteps: 50, WithholdRefusals: true}
 		ev.Configured = &cfg
 		ev.Command = &domain.Command{Type: domain.CmdConfigure, Request: req, Configure: &domain.Configure{Config: cfg}}
 		evs["type.gate.configured"] = ev

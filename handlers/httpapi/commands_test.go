@@ -47,6 +47,14 @@ func TestSeed000_4_VerifyAction(t *testing.T) {
 	if r.status != http.StatusOK || r.json(t)["decision"] != "APPROVED" {
 		t.Fatalf("verify with the principal key: %d %s", r.status, r.body)
 	}
+	// The sql engine's class is the one SQL risk rule (domain.Config.EngineSQLRisk):
+	// a query it cannot read (MySQL's LIMIT 1, 2) has no class and is critical.
+	r = g.do("POST", "/agents/"+a.id+"/verify", bearerH(a.token), verifyReq("execute_sql", "SELECT name FROM customers LIMIT 1, 2", "conv_sql", 1))
+	m = r.json(t)
+	ver, _ = m["verification"].(map[string]any)
+	if m["decision"] == "APPROVED" || ver["engine"] != "sql" || ver["risk_level"] != "critical" {
+		t.Fatalf("a query the sql engine cannot read: %d %s, want critical and not APPROVED", r.status, r.body)
+	}
 	// QWED-Agent spec v1.1 §9.2: a replayed step is LOOP-002 (409), decided and recorded by the gate.
 	r = g.do("POST", "/agents/"+a.id+"/verify", bearerH(a.token), verifyReq("calculate", "4+4", "conv_123", 7))
 	if r.status != http.StatusConflict || r.errorCode(t) != string(domain.CodeReplay) || r.json(t)["decision"] != "DENIED" {

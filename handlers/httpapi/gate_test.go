@@ -17,9 +17,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/domain/engines/sql"
 	"github.com/agentgate/agentgate/domain/eventjson"
 	"github.com/agentgate/agentgate/handlers/embedded"
 	"github.com/agentgate/agentgate/handlers/embedded/gatetest"
+	"github.com/agentgate/agentgate/handlers/verify"
 	"github.com/agentgate/agentgate/streams"
 )
 
@@ -72,9 +74,17 @@ func newTestGate(t testing.TB, opts gateOptions) *testGate {
 		opts.logOut = io.Discard
 	}
 	logger := slog.New(slog.NewTextHandler(opts.logOut, nil))
-	// The decision options serve starts with (domain.DefaultConfig).
+	// The decision options serve starts with (domain.DefaultConfig), whose
+	// SQL risk is the sql engine's class: the engine runs here in process
+	// (serve runs it in engine workers); the other engines are left out,
+	// so the other action types are decided by the rules alone.
 	cfg := domain.DefaultConfig()
-	gopts := embedded.Options{DataDir: opts.dataDir, AdminKey: testAdminKey, Clock: clock.Now, Logger: logger, Config: &cfg}
+	sqlEngine, err := verify.NewRegistry(sql.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	gopts := embedded.Options{DataDir: opts.dataDir, AdminKey: testAdminKey, Clock: clock.Now, Logger: logger, Config: &cfg,
+		Verifier: verify.NewActionVerifier(sqlEngine, 0)}
 	if opts.fs != nil {
 		gopts.FS, gopts.MinFreeBytes = opts.fs, 1<<20
 	}

@@ -70,10 +70,14 @@ func registerWith(t testing.TB, c *client.Client, typ string, allowed ...string)
 // verification engine first (Config.Verifier reaches every partition's
 // worker): a false calculation is CORRECTED by the math engine and a
 // read-only query carries the sql engine's verdict, where the rules alone
-// would approve both without a verification block.
+// would approve both without a verification block. Under serve's options
+// (domain.DefaultConfig) the sql engine's class is the one SQL risk rule:
+// a query the engine cannot read has no class and is critical, where the
+// tokenizer of older logs would have read it as a low-risk SELECT.
 func TestKafkaVerifyActionRunsEngines(t *testing.T) {
 	_, brokers := broker(t)
-	startGate(t, brokers, &logs{brokers: brokers}, t.TempDir(), withEngines(engines(t)))
+	cfg := domain.DefaultConfig()
+	startGate(t, brokers, &logs{brokers: brokers}, t.TempDir(), withEngines(engines(t)), func(c *kafkagate.Config) { c.Config = &cfg })
 	c := newClient(t, brokers)
 	agent, token := registerWith(t, c, "supervised", "math", "sql")
 	act := func(step int, typ, query string) map[string]any {
@@ -99,8 +103,13 @@ func TestKafkaVerifyActionRunsEngines(t *testing.T) {
 	}
 	m = act(2, "execute_sql", "SELECT name FROM customers WHERE id = 1")
 	v, _ = m["verification"].(map[string]any)
-	if m["decision"] != "APPROVED" || v["engine"] != "sql" || v["status"] != "VERIFIED" {
-		t.Fatalf("read-only SELECT over Kafka: %v, want APPROVED with the sql engine's verdict", m)
+	if m["decision"] != "APPROVED" || v["engine"] != "sql" || v["status"] != "VERIFIED" || v["risk_level"] != "low" {
+		t.Fatalf("read-only SELECT over Kafka: %v, want APPROVED, low, with the sql engine's verdict", m)
+	}
+	m = act(3, "execute_sql", "SELECT name FROM customers LIMIT 1, 2")
+	v, _ = m["verification"].(map[string]any)
+	if m["decision"] == "APPROVED" || v["engine"] != "sql" || v["risk_level"] != "critical" {
+		t.Fatalf("a query the sql engine cannot read over Kafka: %v, want critical and not APPROVED", m)
 	}
 }
 

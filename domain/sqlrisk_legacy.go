@@ -5,10 +5,20 @@ import (
 	"strings"
 )
 
-// SQL risk classification for execute_sql (docs/ARCHITECTURE.md, "Where the
-// specifications disagree").
+// The SQL risk of logs written before Config.EngineSQLRisk: frozen.
 //
-// This is a small, conservative classifier built on a tokenizer, not a
+// The one rule of an SQL action's risk is the sql engine's statement class
+// (domain/engines/sql: PostgreSQL's own parser, run in the engine workers;
+// verdictRisk). Before Config.EngineSQLRisk, a command that carried no
+// class (no engine, an engine error, a command older than the engines) was
+// classified by the tokenizer below instead, and `replay --verify` must
+// re-decide such a log byte for byte. So it stays, unchanged, and Decide
+// calls it only on a state whose configuration predates the switch: the
+// commands a log recorded before its first gate.configured with
+// engine_sql_risk. A gate started with DefaultConfig never decides by it.
+// Do not improve it: a change would change how those logs re-decide.
+//
+// It is a small, conservative classifier built on a tokenizer, not a
 // parser: it knows strings, quoted identifiers, dollar quotes and comments
 // well enough that `SELECT 'DROP TABLE x'` is a read, and it refuses to
 // guess about everything else. Dialects disagree on backslashes in strings,
@@ -23,8 +33,28 @@ import (
 //	stacked statements, OR-tautologies (OR 1=1, OR 'a'='a'), comments that
 //	hide statements → critical and a security violation
 //	anything it cannot tokenize or does not know → critical
-//
-// The pg_query engine replaces this in a later issue.
+
+// legacySQLRisk is the risk of an SQL action on a state without
+// Config.EngineSQLRisk whose verdict carries no class: the type's risk,
+// refined by classifySQLLegacy (execute_sql takes the classification; the
+// database types take the higher of both when a query is present).
+func legacySQLRisk(spec ActionSpec, a *Action) (Risk, *SQLRisk) {
+	if a.Query == "" {
+		if spec.Risk == RiskCritical {
+			sr := SQLRisk{Risk: RiskCritical, Reason: "no query to classify"}
+			return RiskCritical, &sr
+		}
+		return spec.Risk, nil
+	}
+	sr := classifySQLLegacy(a.Query)
+	if spec.Risk == RiskCritical { // execute_sql: the query decides
+		return sr.Risk, &sr
+	}
+	if sr.Risk.Rank() > spec.Risk.Rank() {
+		return sr.Risk, &sr
+	}
+	return spec.Risk, &sr
+}
 
 // SQLRisk is the classification of one SQL text.
 type SQLRisk struct {
@@ -44,8 +74,8 @@ type SQLRisk struct {
 // critical (it is not read at all).
 const MaxSQLLength = 64 << 10
 
-// ClassifySQL returns the risk of query (see the package comment above).
-func ClassifySQL(query string) SQLRisk {
+// classifySQLLegacy returns the risk of query (see the package comment above).
+func classifySQLLegacy(query string) SQLRisk {
 	if len(query) > MaxSQLLength {
 		return SQLRisk{Risk: RiskCritical, Reason: "query longer than " + strconv.Itoa(MaxSQLLength) + " bytes"}
 	}
