@@ -25,7 +25,8 @@ var eventEndpoints = map[string]*Endpoint{
 }
 
 // EventTypes returns, sorted, the CloudEvent types that are commands of
-// the gate (DESIGN.md §3; qwed.verify, the QWED protocol's, aside).
+// the gate (the contracts of docs/ARCHITECTURE.md; qwed.verify, the QWED
+// protocol's, aside).
 func EventTypes() []string {
 	out := make([]string, 0, len(eventEndpoints))
 	for t := range eventEndpoints {

@@ -74,7 +74,7 @@ type Config struct {
 	// (handlers.WorkerConfig.Verifier of every partition's worker); nil
 	// leaves those decisions to the rules alone.
 	Verifier handlers.ActionVerifier
-	// Engines answer qwed.verify requests (seed 002) on every partition;
+	// Engines answer qwed.verify requests (QWED protocol v1.0) on every partition;
 	// nil is the built-in engines without a solver (the logic engine
 	// fails closed with QWED-ENG-004).
 	Engines *verify.Registry
@@ -926,8 +926,8 @@ func (g *Gate) decision(p int32, ev *domain.Event, now time.Time) (kafka.Message
 	return m, true
 }
 
-// inputError reports whether code refuses the input itself (seed 002 §8:
-// malformed, missing member, syntax, too long, unsupported type), the
+// inputError reports whether code refuses the input itself (QWED protocol v1.0
+// §8: malformed, missing member, syntax, too long, unsupported type), the
 // refusals that go to the dead-letter topic.
 func inputError(code domain.Code) bool {
 	switch code {
