@@ -28,6 +28,18 @@ func (s *Store) Apply(st *domain.State, f *Fold, head Checkpoint) error {
 	return p.Commit(head)
 }
 
+// ApplyAt is Apply for a store that folds several partitions: instead of
+// a checkpoint it records positions, the last event applied of each
+// partition, in the same atomic batch (Positions reads them back).
+func (s *Store) ApplyAt(st *domain.State, f *Fold, positions []Position) error {
+	p, err := s.Prepare(st, f)
+	if err != nil {
+		return err
+	}
+	p.positions = positions
+	return p.Commit(Checkpoint{})
+}
+
 // Prepared is a projection batch whose state-derived part is built: the
 // entities the events touched, copied from the state they were folded
 // into. Its Commit adds what derives from the store (activities, summaries,
@@ -35,6 +47,7 @@ func (s *Store) Apply(st *domain.State, f *Fold, head Checkpoint) error {
 type Prepared struct {
 	w         *batchWriter
 	events    []*domain.Event
+	positions []Position // written by Commit when not nil (ApplyAt)
 	done      bool
 	committed bool
 }
@@ -112,6 +125,11 @@ func (p *Prepared) Commit(head Checkpoint) error {
 	}
 	if err := w.flushStore(head); err != nil {
 		return err
+	}
+	if p.positions != nil {
+		if err := w.setJSON(key(tMeta, "positions"), p.positions); err != nil {
+			return err
+		}
 	}
 	if err := w.b.Commit(pebble.NoSync); err != nil {
 		return fmt.Errorf("committing projections at seq %d: %w", head.Seq, err)

@@ -28,6 +28,18 @@ type Checkpoint struct {
 	Time time.Time `json:"time"`
 }
 
+// Position is where a store that folds several partitions (the read model
+// of an HTTP instance in Kafka mode) stands in one: the seq and hash of
+// the last event of the partition it applied, and the offset of that
+// event in the partition's log (a Kafka offset). ApplyAt records them,
+// Positions reads them back.
+type Position struct {
+	Partition int32  `json:"partition"`
+	Seq       uint64 `json:"seq"`
+	Hash      string `json:"hash"`
+	Offset    int64  `json:"offset"`
+}
+
 // Store is the Pebble-backed projection store of one partition.
 type Store struct {
 	// dbMu guards the swap of db (a store opened read-only on a full disk
@@ -414,6 +426,17 @@ func (s *Store) Checkpoint() (Checkpoint, error) {
 		return Checkpoint{}, nil
 	}
 	return c, err
+}
+
+// Positions returns the positions the last ApplyAt recorded (nil for a
+// store that has none: a new one, or one written by Apply).
+func (s *Store) Positions() ([]Position, error) {
+	var ps []Position
+	err := s.getJSON(key(tMeta, "positions"), &ps)
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil
+	}
+	return ps, err
 }
 
 // gateMeta is the partition-wide part of domain.State.

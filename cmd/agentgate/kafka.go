@@ -129,7 +129,12 @@ func serveKafka(k *kafkaFlags, z3 *z3Flags, eng *engineFlags, rate *rateFlags, d
 		return err
 	}
 	defer g.Close()
-	reads, err := kafkagate.OpenReadModel(filepath.Join(dataDir, "readmodel"), log)
+	// The read model resumes each events partition where its checkpoint
+	// stands (the partitions read only what came since).
+	reads, err := kafkagate.OpenReadModel(ctx, filepath.Join(dataDir, "readmodel"), log, n,
+		func(ctx context.Context, p int32, from kafkalog.Position) (*kafkalog.Log, error) {
+			return kafkalog.Open(ctx, brokers, k.topics.Events, int(p), kafkalog.Options{Logger: log, Lazy: true, From: from})
+		})
 	if err != nil {
 		return err
 	}
@@ -145,7 +150,7 @@ func serveKafka(k *kafkaFlags, z3 *z3Flags, eng *engineFlags, rate *rateFlags, d
 	gerr := make(chan error, 1)
 	go func() { gerr <- g.Run(bg) }()
 	rdone := make(chan struct{})
-	go func() { reads.Follow(bg, n, openLog, 200*time.Millisecond); close(rdone) }()
+	go func() { reads.Follow(bg, 200*time.Millisecond); close(rdone) }()
 
 	hg := kafkagate.NewHTTPGate(cl, adminHash, k.topics, nodeID, reads)
 	qwed, err := verify.New(verify.Config{Registry: engines, Gate: hg, Logger: log, RecordTimeout: k.timeout})

@@ -2,12 +2,14 @@ package kafkagate
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -21,6 +23,7 @@ import (
 	"github.com/agentgate/agentgate/streams/ce"
 	"github.com/agentgate/agentgate/streams/cekafka"
 	"github.com/agentgate/agentgate/streams/diskspace"
+	"github.com/agentgate/agentgate/streams/kafkalog"
 	"github.com/agentgate/agentgate/streams/kafkaout"
 )
 
@@ -162,8 +165,11 @@ func (h *HTTPGate) send(ctx context.Context, cmd *domain.Command, p int32) (*dom
 
 // ReadModel is the read side of an instance in Kafka mode: one projection
 // store folded from every events partition (each read through
-// streams/kafkalog, so only the chain is applied), rebuilt from the start
-// of the log when the instance starts. It follows the partitions on its
+// streams/kafkalog, so only the chain is applied). Each batch it applies
+// records, atomically with it, the position of the last event of the
+// partition it came from (projections.Store.ApplyAt), so a restart
+// opens each partition there (kafkalog.Options.From) and reads only what
+// came since. It follows the partitions on its
 // own, every interval, and at once when a caller waits on it: WaitApplied
 // makes this instance's writes readable before they are answered
 // (HTTPGate), CatchUp makes every write acknowledged anywhere before the
@@ -177,10 +183,21 @@ type ReadModel struct {
 	failed bool
 	quiet  diskspace.LogLimiter
 
+	// pos is the position of the last event applied of each partition,
+	// as the store's checkpoint records it (under mu).
+	pos map[int32]projections.Position
+	// logs are the events partitions, opened by OpenReadModel at pos,
+	// each closed by its follower (or by Close when Follow never ran).
+	logs []*kafkalog.Log
+
 	pmu        sync.Mutex
 	parts      map[int32]*progress
-	partitions int // set by Follow
+	partitions int
 }
+
+// OpenPartitionFrom opens events partition p lazily (kafkalog.Options.Lazy)
+// at from (kafkalog.Options.From; the zero Position for its start).
+type OpenPartitionFrom func(ctx context.Context, p int32, from kafkalog.Position) (*kafkalog.Log, error)
 
 // CatchUpTimeout bounds CatchUp: a lookup that found nothing answers so
 // at the latest this long after it asked (when a partition cannot be
@@ -198,26 +215,132 @@ type progress struct {
 	kick              chan struct{} // wakes the follower (capacity 1)
 }
 
-// OpenReadModel opens a fresh read model in dir (its old contents are
-// removed: the log is the truth).
-func OpenReadModel(dir string, logger *slog.Logger) (*ReadModel, error) {
-	if err := os.RemoveAll(dir); err != nil {
-		return nil, fmt.Errorf("clearing read model: %w", err)
-	}
-	// No snapshots: time travel in Kafka mode folds the events partition
-	// (PartitionHistory), it reads none.
-	s, err := projections.OpenWith(dir, projections.Options{Logger: logger, NoSnapshots: true})
-	if err != nil {
+// OpenReadModel opens the read model in dir over the events partitions
+// 0..partitions-1: the store as of its checkpoint and each partition at
+// the position the checkpoint records for it. A store without positions
+// (new, or written by a version that rebuilt it at every start) is
+// removed first, and so is one whose position a partition does not hold
+// (kafkalog.ErrNotAtPosition: the topic was recreated, the directory
+// belongs to another cluster): the read model is then folded from the
+// start of every partition. Opening a partition is retried (a broker that
+// is not up yet) until ctx ends.
+func OpenReadModel(ctx context.Context, dir string, logger *slog.Logger, partitions int, open OpenPartitionFrom) (*ReadModel, error) {
+	m := &ReadModel{log: logger, parts: map[int32]*progress{}, partitions: partitions}
+	if err := m.openStore(dir, false); err != nil {
 		return nil, err
 	}
-	return &ReadModel{store: s, st: domain.NewState(), log: logger, parts: map[int32]*progress{}}, nil
+	for {
+		err := m.openLogs(ctx, open)
+		if !errors.Is(err, kafkalog.ErrNotAtPosition) {
+			if err != nil {
+				_ = m.store.Close()
+				return nil, err
+			}
+			for p, pos := range m.pos {
+				m.part(p).applied = pos.Seq
+			}
+			return m, nil
+		}
+		logger.Warn("the read model's checkpoint is not on the events partitions: folding them from the start", "dir", dir, "err", err)
+		if err := m.store.Close(); err != nil {
+			return nil, fmt.Errorf("closing the read model: %w", err)
+		}
+		if err := m.openStore(dir, true); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// openStore opens the store in dir with its state and positions; fresh,
+// or a store without positions, starts from an empty directory.
+func (m *ReadModel) openStore(dir string, fresh bool) error {
+	// No snapshots: time travel in Kafka mode folds the events partition
+	// (PartitionHistory), it reads none.
+	opts := projections.Options{Logger: m.log, NoSnapshots: true}
+	if !fresh {
+		s, err := projections.OpenWith(dir, opts)
+		if err != nil {
+			return err
+		}
+		ps, err := s.Positions()
+		if err == nil && len(ps) > 0 {
+			st, err := s.LoadState()
+			if err != nil {
+				_ = s.Close()
+				return fmt.Errorf("loading the read model's state: %w", err)
+			}
+			m.store, m.st, m.pos = s, st, map[int32]projections.Position{}
+			for _, p := range ps {
+				m.pos[p.Partition] = p
+			}
+			return nil
+		}
+		if err := s.Close(); err != nil {
+			return fmt.Errorf("closing the read model: %w", err)
+		}
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("clearing read model: %w", err)
+	}
+	s, err := projections.OpenWith(dir, opts)
+	if err != nil {
+		return err
+	}
+	m.store, m.st, m.pos = s, domain.NewState(), map[int32]projections.Position{}
+	return nil
+}
+
+// openLogs opens every events partition at its position; on an error it
+// closes those it opened.
+func (m *ReadModel) openLogs(ctx context.Context, open OpenPartitionFrom) error {
+	logs := make([]*kafkalog.Log, m.partitions)
+	fail := func(err error) error {
+		for _, l := range logs {
+			if l != nil {
+				_ = l.Close()
+			}
+		}
+		return err
+	}
+	for p := range logs {
+		pos := m.pos[int32(p)]
+		for logs[p] == nil {
+			l, err := open(ctx, int32(p), kafkalog.Position{Seq: pos.Seq, Hash: pos.Hash, Offset: pos.Offset})
+			switch {
+			case err == nil:
+				logs[p] = l
+			case errors.Is(err, kafkalog.ErrNotAtPosition):
+				return fail(fmt.Errorf("events partition %d at seq %d: %w", p, pos.Seq, err))
+			case ctx.Err() != nil:
+				return fail(fmt.Errorf("opening events partition %d for the read model: %w", p, ctx.Err()))
+			default:
+				m.log.Warn("opening events partition for the read model", "partition", p, "err", err)
+				select {
+				case <-ctx.Done():
+				case <-time.After(time.Second):
+				}
+			}
+		}
+	}
+	m.logs = logs
+	return nil
 }
 
 // Store returns the projections the HTTP reads are served from.
 func (m *ReadModel) Store() *projections.Store { return m.store }
 
-// Close closes the store (after Follow has returned).
-func (m *ReadModel) Close() error { return m.store.Close() }
+// Close closes the store (after Follow has returned) and the partitions
+// Follow did not take.
+func (m *ReadModel) Close() error {
+	m.pmu.Lock()
+	logs := m.logs
+	m.logs = nil
+	m.pmu.Unlock()
+	for _, l := range logs {
+		_ = l.Close()
+	}
+	return m.store.Close()
+}
 
 // part returns the progress of partition p.
 func (m *ReadModel) part(p int32) *progress {
@@ -303,94 +426,74 @@ func (m *ReadModel) CatchUp(ctx context.Context) error {
 	return nil
 }
 
-// Follow applies every events partition opened by open until ctx ends,
-// polling each for new records every interval, and at once when
-// WaitApplied or CatchUp waits on it.
-func (m *ReadModel) Follow(ctx context.Context, partitions int, open func(context.Context, int32) (streams.Log, error), interval time.Duration) {
+// Follow applies every events partition until ctx ends, polling each for
+// new records every interval, and at once when WaitApplied or CatchUp
+// waits on it; it closes the partitions when it returns. It runs once.
+func (m *ReadModel) Follow(ctx context.Context, interval time.Duration) {
 	m.pmu.Lock()
-	m.partitions = partitions
+	logs := m.logs
+	m.logs = nil
 	m.pmu.Unlock()
 	var wg sync.WaitGroup
-	for p := range partitions {
+	for p, lg := range logs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			m.follow(ctx, int32(p), open, interval)
+			defer lg.Close()
+			m.follow(ctx, int32(p), lg, interval)
 		}()
 	}
 	wg.Wait()
 }
 
-func (m *ReadModel) follow(ctx context.Context, p int32, open func(context.Context, int32) (streams.Log, error), interval time.Duration) {
+func (m *ReadModel) follow(ctx context.Context, p int32, lg *kafkalog.Log, interval time.Duration) {
 	pr := m.part(p)
-	var lg streams.Log
-	for lg == nil {
-		l, err := open(ctx, p)
-		if err == nil {
-			lg = l
-		} else {
-			// l may be a typed nil (a *kafkalog.Log in the interface):
-			// never keep it.
-			if ctx.Err() != nil {
-				return
-			}
-			m.log.Warn("opening events partition for the read model", "partition", p, "err", err)
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(time.Second):
-			}
-		}
-	}
-	defer lg.Close()
 	wait := time.NewTimer(interval)
 	defer wait.Stop()
-	var next uint64 = 1
 	for ctx.Err() == nil {
 		pr.mu.Lock()
 		pr.started++
 		pass := pr.started
 		pr.mu.Unlock()
-		var batch []*domain.Event
-		deliver := func(r streams.Record) error {
-			if r.Seq < next {
-				return nil
-			}
+		var (
+			batch []*domain.Event
+			last  projections.Position
+		)
+		deliver := func(r streams.Record, at kafkalog.Position) error {
 			// The event codec, as recovery uses: a new instance folds
 			// every partition.
 			ev, err := eventjson.DecodeEvent(r.Payload)
 			if err != nil {
-				return fmt.Errorf("decoding event %d: %w", r.Seq, err)
+				return fmt.Errorf("%w: decoding event %d: %w", errUnreadable, r.Seq, err)
 			}
 			batch = append(batch, ev)
-			next = r.Seq + 1
+			last = projections.Position{Partition: p, Seq: at.Seq, Hash: at.Hash, Offset: at.Offset}
 			if len(batch) == 1024 {
-				m.apply(ctx, pr, batch)
+				m.apply(ctx, pr, batch, last)
 				batch = batch[:0]
 			}
 			return nil
 		}
 		// Each pass lists the partition's end (every record appended
-		// before the pass began is below it) and reads to it: in one
-		// fetch when everything up to the log's head has been read
-		// (SyncRead), else by Sync and Read.
-		var err error
-		if sr, isSR := lg.(syncReader); isSR && next == lg.Head().Seq+1 {
-			err = sr.SyncRead(ctx, deliver)
-		} else {
-			if s, isSyncer := lg.(interface{ Sync(context.Context) error }); isSyncer {
-				err = s.Sync(ctx)
-			}
-			if err == nil {
-				err = lg.Read(ctx, next, deliver)
-			}
-		}
-		m.apply(ctx, pr, batch)
-		if err != nil {
+		// before the pass began is below it) and reads what came since the
+		// last pass up to it, in one fetch.
+		err := lg.SyncReadAt(ctx, deliver)
+		m.apply(ctx, pr, batch, last)
+		switch {
+		case errors.Is(err, errUnreadable):
+			// The log moved past an event the store does not hold: the
+			// read model can no longer follow it (as when the store
+			// refuses a batch, in apply).
+			m.log.Error("applying the read model", "partition", p, "err", err)
+			m.mu.Lock()
+			m.failed = true
+			m.mu.Unlock()
+			return
+		case err != nil:
 			if ctx.Err() == nil && !errors.Is(err, streams.ErrClosed) {
 				m.log.Warn("reading events partition", "partition", p, "err", err)
 			}
-		} else {
+		default:
 			pr.mu.Lock()
 			pr.finished = pass
 			pr.moved()
@@ -405,20 +508,18 @@ func (m *ReadModel) follow(ctx context.Context, p int32, open func(context.Conte
 	}
 }
 
-// syncReader is a log that reads what came since its head in one pass
-// (streams/kafkalog.Log.SyncRead).
-type syncReader interface {
-	SyncRead(ctx context.Context, fn func(streams.Record) error) error
-}
+// errUnreadable marks an event of the log the read model cannot decode.
+var errUnreadable = errors.New("an event of the log is unreadable")
 
-// apply folds a batch of partition pr's events into the store and, once
-// it holds them, moves pr's applied seq.
+// apply folds a batch of partition pr's events, the last at position
+// last, into the store with the position of every partition, and once it
+// holds them, moves pr's applied seq.
 //
 // On a full disk it waits for space (projecting nothing, while reads go
 // on): the batch is folded into m.st already, and a store that refused it
 // for lack of space wrote nothing of it, so the same fold is applied once
 // space returns, and no event is skipped.
-func (m *ReadModel) apply(ctx context.Context, pr *progress, batch []*domain.Event) {
+func (m *ReadModel) apply(ctx context.Context, pr *progress, batch []*domain.Event, last projections.Position) {
 	if len(batch) == 0 {
 		return
 	}
@@ -432,7 +533,13 @@ func (m *ReadModel) apply(ctx context.Context, pr *progress, batch []*domain.Eve
 	for _, ev := range batch {
 		f.Add(m.st, ev)
 	}
-	err := m.store.Apply(m.st, &f, projections.Checkpoint{})
+	m.pos[last.Partition] = last
+	ps := make([]projections.Position, 0, len(m.pos))
+	for _, p := range m.pos {
+		ps = append(ps, p)
+	}
+	slices.SortFunc(ps, func(a, b projections.Position) int { return cmp.Compare(a.Partition, b.Partition) })
+	err := m.store.ApplyAt(m.st, &f, ps)
 	for errors.Is(err, streams.ErrNoSpace) {
 		m.quiet.Log(m.log, slog.LevelError, "full", "the disk is full: the read model waits for space", "err", err)
 		select {
@@ -441,7 +548,7 @@ func (m *ReadModel) apply(ctx context.Context, pr *progress, batch []*domain.Eve
 			return
 		case <-time.After(readModelRetry):
 		}
-		err = m.store.Apply(m.st, &f, projections.Checkpoint{})
+		err = m.store.ApplyAt(m.st, &f, ps)
 	}
 	if err != nil {
 		// The events are folded in m.st but not stored: the store no

@@ -38,13 +38,13 @@ func startHTTPOverKafka(t testing.TB, brokers []string, lg *logs, reg *verify.Re
 // the events partitions every poll.
 func startHTTPOverKafkaPolling(t testing.TB, brokers []string, lg *logs, reg *verify.Registry, timeout, poll time.Duration, opts ...func(*httpapi.Config)) *httpOverKafka {
 	t.Helper()
-	reads, err := kafkagate.OpenReadModel(filepath.Join(t.TempDir(), "readmodel"), quiet())
+	reads, err := kafkagate.OpenReadModel(context.Background(), filepath.Join(t.TempDir(), "readmodel"), quiet(), testPartitions, lg.openFrom)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { reads.Follow(ctx, testPartitions, lg.open, poll); close(done) }()
+	go func() { reads.Follow(ctx, poll); close(done) }()
 	c, err := kafkaout.NewRequester(context.Background(), kafkaout.RequesterConfig{Brokers: brokers,
 		RequestTopic: kafkagate.DefaultTopics().Requests, ReplyTopic: kafkagate.DefaultTopics().Replies, Timeout: 20 * time.Second, Logger: quiet()})
 	if err != nil {

@@ -84,6 +84,12 @@ func (l *logs) open(ctx context.Context, p int32) (streams.Log, error) {
 	return kafkalog.Open(ctx, l.brokers, kafkagate.DefaultTopics().Events, int(p), kafkalog.Options{Logger: quiet()})
 }
 
+// openFrom opens it lazily at from, as agentgate serve opens the read
+// model's partitions.
+func (l *logs) openFrom(ctx context.Context, p int32, from kafkalog.Position) (*kafkalog.Log, error) {
+	return kafkalog.Open(ctx, l.brokers, kafkagate.DefaultTopics().Events, int(p), kafkalog.Options{Logger: quiet(), Lazy: true, From: from})
+}
+
 // openLazy opens it lazily, as agentgate serve opens a partition worker's
 // log: the worker's restore is the one read of the partition.
 func (l *logs) openLazy(ctx context.Context, p int32) (streams.Log, error) {

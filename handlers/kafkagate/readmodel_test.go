@@ -23,7 +23,7 @@ func TestReadModelWaitsForSpace(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	m := &ReadModel{store: s, st: domain.NewState(), log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	m := &ReadModel{store: s, st: domain.NewState(), log: slog.New(slog.NewTextHandler(io.Discard, nil)), pos: map[int32]projections.Position{}}
 	tl := domain.TrustLevel(1)
 	ev := domain.Decide(domain.NewState(), domain.Env{Now: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC), Seq: 1}, &domain.Command{
 		Type: domain.CmdRegisterAgent, Principal: domain.AdminPrincipal, Request: domain.RequestID{Source: "test", ID: "reg"},
@@ -36,7 +36,7 @@ func TestReadModelWaitsForSpace(t *testing.T) {
 	fs.Fill()
 	done := make(chan struct{})
 	go func() {
-		m.apply(context.Background(), pr, []*domain.Event{ev})
+		m.apply(context.Background(), pr, []*domain.Event{ev}, projections.Position{Seq: ev.Seq})
 		close(done)
 	}()
 	for deadline := time.Now().Add(30 * time.Second); fs.FullReports() < 2; {

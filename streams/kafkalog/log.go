@@ -100,7 +100,30 @@ type Options struct {
 	// restoring its state) is one pass over the partition rather than
 	// two. Head is the zero head until then.
 	Lazy bool
+	// From, when its Seq is not 0, opens the log at a record of the chain
+	// whose Position a reader kept (the last record it applied) instead of
+	// at offset 0: Open fetches that one record and checks that it is
+	// there, with that seq and hash (ErrNotAtPosition when not: the
+	// partition is not the one the reader followed), and the chain goes
+	// on from it. Head is From's until more is read; nothing before it is
+	// read, and a Read from a seq at or below From.Seq is refused.
+	From Position
 }
+
+// Position is where a record of the chain lies in the partition: its seq,
+// its hash (the next record's prev) and its Kafka offset. A reader that
+// keeps the Position of the last record it applied reopens the log there
+// (Options.From) without reading the partition from offset 0.
+type Position struct {
+	Seq    uint64
+	Hash   string
+	Offset int64
+}
+
+// ErrNotAtPosition is returned by Open when the record at Options.From's
+// offset is not the one From describes (or the partition ends before it),
+// and by Read for a seq before the record the log was opened at.
+var ErrNotAtPosition = errors.New("the partition does not hold the chain at the position given")
 
 func (o Options) withDefaults() Options {
 	if o.Logger == nil {
@@ -156,7 +179,13 @@ type Log struct {
 	view atomic.Pointer[view]
 
 	idxMu sync.RWMutex
-	index []int64 // index[i] = offset of seq i*IndexInterval+1
+	index []int64 // index[i] = offset of seq base+i*IndexInterval+1
+	// base is the seq the log was opened at (Options.From), 0 for the
+	// start of the partition: it holds no record at or below it.
+	base uint64
+
+	// fetched counts the messages fetched from the broker.
+	fetched atomic.Uint64
 
 	mu     sync.Mutex
 	idle   sync.Cond // signalled when ops drops to 0
@@ -209,6 +238,12 @@ func Open(ctx context.Context, brokers []string, topic string, partition int, op
 		l.closeTransport()
 		return nil, fmt.Errorf("opening kafka log %s/%d: the partition starts at offset %d, records were deleted (the events topic needs retention.ms=-1)", topic, partition, first)
 	}
+	if opts.From.Seq > 0 {
+		if err := l.anchor(ctx, opts.From); err != nil {
+			l.closeTransport()
+			return nil, fmt.Errorf("opening kafka log %s/%d at seq %d (offset %d): %w", topic, partition, opts.From.Seq, opts.From.Offset, err)
+		}
+	}
 	if opts.Lazy {
 		l.stale = true
 		l.pending.Store(true)
@@ -223,6 +258,36 @@ func Open(ctx context.Context, brokers []string, topic string, partition int, op
 	l.logger.Info("kafka event log opened", "topic", topic, "partition", partition, "head_seq", v.head.Seq, "end_offset", l.next)
 	return l, nil
 }
+
+// anchor checks that the record at at.Offset is the chain's record at and
+// starts the chain there.
+func (l *Log) anchor(ctx context.Context, at Position) error {
+	end, err := l.listOffset(ctx, kafka.LastOffset)
+	if err != nil {
+		return err
+	}
+	if at.Offset < 0 || at.Offset >= end {
+		return fmt.Errorf("the partition ends at offset %d: %w", end, ErrNotAtPosition)
+	}
+	found := false
+	err = l.fetch(ctx, at.Offset, at.Offset+1, func(offset int64, r streams.Record, ok bool) error {
+		found = ok && offset == at.Offset && r.Seq == at.Seq && r.Hash() == at.Hash
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if !found {
+		return ErrNotAtPosition
+	}
+	l.base, l.next = at.Seq, at.Offset+1
+	l.view.Store(&view{head: streams.Head{Seq: at.Seq, Hash: at.Hash}, offset: at.Offset})
+	return nil
+}
+
+// RecordsFetched returns how many messages this Log has fetched from the
+// broker since Open (skipped ones included).
+func (l *Log) RecordsFetched() uint64 { return l.fetched.Load() }
 
 func (l *Log) closeTransport() {
 	if l.own != nil {
@@ -272,6 +337,15 @@ func (l *Log) Sync(ctx context.Context) error { return l.SyncRead(ctx, nil) }
 // stay applied (and Head is the last one fn was called with). A nil fn is
 // Sync. It returns streams.ErrClosed after Close.
 func (l *Log) SyncRead(ctx context.Context, fn func(streams.Record) error) error {
+	if fn == nil {
+		return l.SyncReadAt(ctx, nil)
+	}
+	return l.SyncReadAt(ctx, func(r streams.Record, _ Position) error { return fn(r) })
+}
+
+// SyncReadAt is SyncRead also handing fn each record's Position, which a
+// reader keeps to reopen the log there (Options.From).
+func (l *Log) SyncReadAt(ctx context.Context, fn func(streams.Record, Position) error) error {
 	if err := l.enter(); err != nil {
 		return err
 	}
@@ -294,7 +368,7 @@ func (l *Log) catchUp(ctx context.Context) error {
 // catchUpDelivering is catchUp calling deliver (when not nil) with every
 // record it applies, after applying it; deliver's error stops it (the
 // records applied so far stay applied).
-func (l *Log) catchUpDelivering(ctx context.Context, deliver func(streams.Record) error) error {
+func (l *Log) catchUpDelivering(ctx context.Context, deliver func(streams.Record, Position) error) error {
 	end, err := l.listOffset(ctx, kafka.LastOffset)
 	if err != nil {
 		return err
@@ -309,7 +383,7 @@ func (l *Log) catchUpDelivering(ctx context.Context, deliver func(streams.Record
 
 // applyRange applies the records at offsets [l.next, end) to the chain,
 // calling deliver (when not nil) with each record it applies.
-func (l *Log) applyRange(ctx context.Context, end int64, deliver func(streams.Record) error) error {
+func (l *Log) applyRange(ctx context.Context, end int64, deliver func(streams.Record, Position) error) error {
 	if end <= l.next {
 		return nil
 	}
@@ -319,7 +393,7 @@ func (l *Log) applyRange(ctx context.Context, end int64, deliver func(streams.Re
 			v = view{head: streams.Head{Seq: r.Seq, Hash: r.Hash()}, offset: offset}
 			l.indexAdd(r.Seq, offset)
 			if deliver != nil {
-				return deliver(r)
+				return deliver(r, Position{Seq: r.Seq, Hash: v.head.Hash, Offset: offset})
 			}
 			return nil
 		}
@@ -342,19 +416,19 @@ func (l *Log) applyRange(ctx context.Context, end int64, deliver func(streams.Re
 // indexAdd records the offset of seq when seq starts an index interval.
 func (l *Log) indexAdd(seq uint64, offset int64) {
 	k := uint64(l.opts.IndexInterval)
-	if (seq-1)%k != 0 {
+	if seq <= l.base || (seq-l.base-1)%k != 0 {
 		return
 	}
 	l.idxMu.Lock()
 	defer l.idxMu.Unlock()
-	if i := int((seq - 1) / k); i == len(l.index) {
+	if i := int((seq - l.base - 1) / k); i == len(l.index) {
 		l.index = append(l.index, offset)
 	}
 }
 
 // indexLookup returns the offset to start a read of seq from.
 func (l *Log) indexLookup(seq uint64) int64 {
-	i := int((seq - 1) / uint64(l.opts.IndexInterval))
+	i := int((seq - l.base - 1) / uint64(l.opts.IndexInterval))
 	l.idxMu.RLock()
 	defer l.idxMu.RUnlock()
 	if i >= len(l.index) {
@@ -449,6 +523,7 @@ func (l *Log) fetchInto(ctx context.Context, from, end int64, out chan<- fetched
 			f.recs = append(f.recs, fetchedRecord{offset: rec.Offset, rec: r, ok: ok})
 			return nil
 		})
+		l.fetched.Add(uint64(len(f.recs)))
 		if err != nil {
 			f.err = err
 			send(f)
@@ -714,6 +789,9 @@ func (l *Log) Read(ctx context.Context, from uint64, fn func(streams.Record) err
 	if from == 0 {
 		from = 1
 	}
+	if from <= l.base {
+		return fmt.Errorf("reading log from seq %d: opened at seq %d: %w", from, l.base, ErrNotAtPosition)
+	}
 	if l.pending.Load() {
 		if done, err := l.readCatchingUp(ctx, from, fn); done {
 			return err
@@ -740,7 +818,7 @@ func (l *Log) readCatchingUp(ctx context.Context, from uint64, fn func(streams.R
 	if err := l.readView(ctx, from, v, fn); err != nil {
 		return true, err
 	}
-	err = l.catchUpDelivering(ctx, func(r streams.Record) error {
+	err = l.catchUpDelivering(ctx, func(r streams.Record, _ Position) error {
 		if r.Seq < from {
 			return nil
 		}
