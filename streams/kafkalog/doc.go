@@ -45,11 +45,20 @@
 // any other error the batch may or may not be in the log: do not reply,
 // the next Append or Sync catches up.
 //
+// Resuming (Options.From). A reader that keeps the Position (seq, hash,
+// Kafka offset) of the last record it applied opens the log there: Open
+// fetches that one record and checks its seq and hash (ErrNotAtPosition
+// when the partition does not hold it), and the chain goes on from it, so
+// nothing before it is fetched again. The HTTP instance's read model in
+// Kafka mode resumes so after a restart; SyncReadAt hands it each record's
+// Position.
+//
 // StoredTopic reads every partition of the topic as stored, superseded
 // messages included, for the audit (streams.StoredLog).
 //
 // Costs. Open reads the whole partition once (one fetch per
-// FetchMaxBytes). Append is one produce round trip per MaxRequestBytes
+// FetchMaxBytes), or from Options.From on; RecordsFetched counts what a
+// Log fetched. Append is one produce round trip per MaxRequestBytes
 // (plus one fetch only when another writer produced in between). Read from seq s fetches from
 // the index entry at or before s. Memory: the head plus 8 bytes per
 // IndexInterval records.
