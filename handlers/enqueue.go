@@ -46,37 +46,43 @@ func (w *Worker) Enqueue(ctx context.Context, cmd *domain.Command) (*Pending, er
 // a goroutine of its own once the command is queued.
 func (w *Worker) enqueue(ctx context.Context, cmd *domain.Command, run func()) (*request, error) {
 	r := &request{cmd: cmd, done: make(chan struct{})}
+	if run == nil {
+		select {
+		case w.reqs <- r:
+			return r, nil
+		case <-w.done:
+			return nil, ErrUnavailable
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	r.verdict = make(chan struct{})
 	slots := w.cfg.VerdictSlots
-	if run != nil {
-		r.verdict = make(chan struct{})
-		if slots != nil {
-			// At most cap(slots) engine runs of enqueued commands at once:
-			// the enqueuing goroutine waits here (a Kafka partition stops
-			// reading), not in an engine queue that would refuse it.
-			select {
-			case slots <- struct{}{}:
-			case <-w.done:
-				return nil, ErrUnavailable
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			}
+	if slots != nil {
+		// At most cap(slots) engine runs of enqueued commands at once:
+		// the enqueuing goroutine waits here (a Kafka partition stops
+		// reading), not in an engine queue that would refuse it.
+		select {
+		case slots <- struct{}{}:
+		case <-w.done:
+			return nil, ErrUnavailable
+		case <-ctx.Done():
+			return nil, ctx.Err()
 		}
 	}
 	release := func() {
-		if run != nil && slots != nil {
+		if slots != nil {
 			<-slots
 		}
 	}
 	select {
 	case w.reqs <- r:
-		if run != nil {
-			go func() {
-				defer release()
-				w.patiently(ctx, cmd, run)
-				r.stale = ctx.Err() != nil
-				close(r.verdict)
-			}()
-		}
+		go func() {
+			defer release()
+			w.patiently(ctx, cmd, run)
+			r.stale = ctx.Err() != nil
+			close(r.verdict)
+		}()
 		return r, nil
 	case <-w.done:
 		release()
