@@ -5,8 +5,9 @@ import (
 	"strings"
 )
 
-// Action types, engines and tool lists (DESIGN.md §4, seed 000 §2.2, seed
-// 001 "Risk assessment" and ToolApprovalSystem).
+// Action types, engines and tool lists (docs/ARCHITECTURE.md, "Where the
+// specifications disagree"; QWED-Agent spec v1.1 §2.2; QWED-Agent user
+// guide, "Risk assessment" and ToolApprovalSystem).
 
 // ActionSpec describes a known action type.
 type ActionSpec struct {

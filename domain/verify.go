@@ -8,7 +8,8 @@ import (
 	"time"
 )
 
-// verify_action and tool verification (seed 000 §4, §5, §9; seed 001).
+// verify_action and tool verification (QWED-Agent spec v1.1 §4, §5, §9;
+// the QWED-Agent user guide).
 //
 // Input problems are refusals (EvCommandRejected): authentication (AGENT-001,
 // AGENT-002, AUTH-003, AGENT-003), context (CTX-001, CTX-002), missing fields
@@ -76,9 +77,9 @@ func parseStep(n json.Number) (int64, bool) {
 	return v, true
 }
 
-// validateContext checks a context (seed 000 §9.1, seed 001 LOOP-004);
-// actionType is checked between the step and the state hash ("" skips it,
-// for tool calls).
+// validateContext checks a context (QWED-Agent spec v1.1 §9.1; the QWED-Agent
+// user guide, LOOP-004); actionType is checked between the step and the state hash
+// ("" skips it, for tool calls).
 func validateContext(c *ActionContext, cfg *Config, actionType *string) (int64, *Error) {
 	if c.ConversationID == "" {
 		e := fieldError(CodeMissingContext, "context.conversation_id", "missing required action context: conversation_id")
@@ -321,9 +322,9 @@ func classifyAction(a *Agent, act *Action, v *EngineVerdict, engineSQL bool) cla
 	return cl
 }
 
-// classifyTool applies the tool rules of seed 000 §5 and seed 001 in order:
-// blocked, principal registry, allowed_tools, safe list, dangerous list,
-// unknown.
+// classifyTool applies the tool rules of the QWED-Agent spec v1.1 §5 and
+// the QWED-Agent user guide in order: blocked, principal registry, allowed_tools,
+// safe list, dangerous list, unknown.
 func classifyTool(s *State, a *Agent, name string) classification {
 	if contains(a.Permissions.BlockedTools, name) {
 		return classification{engine: "tool", risk: RiskCritical, failedCheck: checkToolAllowed, blocked: true, violation: true,
@@ -381,8 +382,9 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// matrix is the trust × risk decision matrix of seed 001 (DESIGN.md §4).
-// An out-of-range trust level is treated as untrusted.
+// matrix is the trust × risk decision matrix of the QWED-Agent user guide
+// (docs/ARCHITECTURE.md, "Where the specifications disagree"). An out-of-range
+// trust level is treated as untrusted.
 func matrix(t TrustLevel, r Risk) Decision {
 	rank := r.Rank()
 	switch t {

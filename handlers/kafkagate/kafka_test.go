@@ -191,9 +191,9 @@ func actionCmd(agent, token, conv string, step int, query string) client.Command
 	})
 }
 
-// DESIGN.md §1: request-reply over Kafka: register, then verify; the reply
-// carries the endpoint's body and status; a redelivered request (same
-// source + id) gets the recorded decision again.
+// The request path (docs/ARCHITECTURE.md): request-reply over Kafka: register,
+// then verify; the reply carries the endpoint's body and status; a redelivered
+// request (same source + id) gets the recorded decision again.
 func TestKafkaRequestReply(t *testing.T) {
 	_, brokers := broker(t)
 	lg := &logs{brokers: brokers}
@@ -223,9 +223,9 @@ func TestKafkaRequestReply(t *testing.T) {
 	}
 }
 
-// DESIGN.md §3: a principal command over Kafka needs the API key header; a
-// bad key or none is refused with the code of HTTP, and nothing is
-// registered.
+// The contracts (docs/ARCHITECTURE.md): a principal command over Kafka needs the
+// API key header; a bad key or none is refused with the code of HTTP, and
+// nothing is registered.
 func TestKafkaPrincipalCommandNeedsAPIKey(t *testing.T) {
 	_, brokers := broker(t)
 	startGate(t, brokers, &logs{brokers: brokers}, t.TempDir())
@@ -248,8 +248,8 @@ func TestKafkaPrincipalCommandNeedsAPIKey(t *testing.T) {
 	}
 }
 
-// DESIGN.md §1 step 6: an async request (no replyto) is decided and its
-// decision published on agentgate.decisions.
+// The request path, step 6 (docs/ARCHITECTURE.md): an async request (no replyto)
+// is decided and its decision published on agentgate.decisions.
 func TestKafkaAsyncPublishDecision(t *testing.T) {
 	_, brokers := broker(t)
 	startGate(t, brokers, &logs{brokers: brokers}, t.TempDir())
@@ -286,9 +286,9 @@ func TestKafkaAsyncPublishDecision(t *testing.T) {
 	}
 }
 
-// DESIGN.md §1 step 1: input that is not a CloudEvent goes to the dead
-// letter topic with the reason, gets an error reply, and the partition
-// goes on deciding.
+// The request path, step 1 (docs/ARCHITECTURE.md): input that is not a
+// CloudEvent goes to the dead letter topic with the reason, gets an error reply,
+// and the partition goes on deciding.
 func TestKafkaUndecodableToDeadLetter(t *testing.T) {
 	_, brokers := broker(t)
 	startGate(t, brokers, &logs{brokers: brokers}, t.TempDir())
@@ -431,13 +431,13 @@ func TestKafkaRestartMidStreamNoLossNoDuplicate(t *testing.T) {
 	waitDecided(t, brokers, c.Source(), ids)
 }
 
-// DESIGN.md §2.3: two gates in one group, one stopped mid-load: its
-// partitions move to the other, which restores them from the log (a fresh
-// data dir) and continues; every request is decided exactly once and each
-// conversation keeps its step and loop state across the move: a step
+// Invariant 3 (docs/ARCHITECTURE.md): two gates in one group, one stopped
+// mid-load: its partitions move to the other, which restores them from the log
+// (a fresh data dir) and continues; every request is decided exactly once and
+// each conversation keeps its step and loop state across the move: a step
 // decided before the move is refused as a replay (LOOP-002), and the third
-// identical action in a row, two of them decided by the old owner, as a
-// loop (LOOP-003).
+// identical action in a row, two of them decided by the old owner, as a loop
+// (LOOP-003).
 func TestKafkaPartitionMoveBetweenGates(t *testing.T) {
 	_, brokers := broker(t)
 	lg := &logs{brokers: brokers}
