@@ -38,6 +38,7 @@ decide           | BenchmarkDecideVerifyAction  | domain    | 500ms   | -
 event-encode     | BenchmarkEncodeEvent         | eventjson | 500ms   | ./encoder=AppendEvent
 event-decode     | BenchmarkDecodeEvent         | eventjson | 500ms   | -
 log-append       | BenchmarkAppend              | pebblelog | 500ms   | -
+projections-apply| BenchmarkApply               | projections | 1000x | -
 audit-chain      | BenchmarkVerifyChain         | audit     | 5x      | -
 embedded-durable | BenchmarkDurablePath         | embedded  | 50000x  | -
 replay-apply     | BenchmarkReplay              | embedded  | 3x      | -
