@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/segmentio/kafka-go"
+
+	"github.com/agentgate/agentgate/streams/kafkaout"
 )
 
 // Topics names the topics of the gate (docs/ARCHITECTURE.md, "Contracts").
@@ -135,24 +137,6 @@ func dialController(ctx context.Context, brokers []string) (*kafka.Conn, error) 
 
 // partitionCount returns the partition count of topic.
 func partitionCount(ctx context.Context, brokers []string, topic string) (int, error) {
-	var lastErr error
-	for _, b := range brokers {
-		d := kafka.Dialer{Timeout: 10 * time.Second}
-		conn, err := d.DialContext(ctx, "tcp", b)
-		if err != nil {
-			lastErr = err
-			continue
-		}
-		ps, err := conn.ReadPartitions(topic)
-		conn.Close()
-		if err != nil {
-			lastErr = err
-			continue
-		}
-		if len(ps) == 0 {
-			return 0, fmt.Errorf("reading partitions of %s: none", topic)
-		}
-		return len(ps), nil
-	}
-	return 0, fmt.Errorf("reading partitions of %s: %w", topic, lastErr)
+	ps, err := kafkaout.TopicPartitions(ctx, brokers, topic)
+	return len(ps), err
 }

@@ -2,6 +2,7 @@ package kafkaout_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -42,5 +43,25 @@ func TestProducerPartitions(t *testing.T) {
 	m, err := r.ReadMessage(context.Background())
 	if err != nil || string(m.Value) != "x" {
 		t.Fatalf("reading partition 2: %q, %v; want x", m.Value, err)
+	}
+}
+
+// TopicPartitions lists a topic's partitions from the first broker that
+// answers, skipping one that does not, and fails when none answers.
+func TestTopicPartitions(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(3, "agentgate.requests"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	ctx := context.Background()
+	// 127.0.0.1:1 refuses connections: the next broker is asked.
+	brokers := append([]string{"127.0.0.1:1"}, c.ListenAddrs()...)
+	ps, err := kafkaout.TopicPartitions(ctx, brokers, "agentgate.requests")
+	if err != nil || len(ps) != 3 || ps[0] != 0 || ps[1] != 1 || ps[2] != 2 {
+		t.Fatalf("TopicPartitions = %v, %v; want [0 1 2]", ps, err)
+	}
+	if _, err := kafkaout.TopicPartitions(ctx, []string{"127.0.0.1:1"}, "agentgate.requests"); err == nil || !strings.Contains(err.Error(), "reading partitions of agentgate.requests") {
+		t.Fatalf("no broker answering: %v, want an error naming the topic", err)
 	}
 }

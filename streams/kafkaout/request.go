@@ -99,12 +99,12 @@ func NewRequester(ctx context.Context, cfg RequesterConfig) (*Requester, error) 
 		cfg.Logger = slog.Default()
 	}
 	c := &Requester{cfg: cfg, waiters: map[string]chan *Reply{}, prefix: "c-" + rand.Text()[:12] + "-"}
-	n, err := partitions(ctx, cfg.Brokers, cfg.RequestTopic)
+	n, err := TopicPartitions(ctx, cfg.Brokers, cfg.RequestTopic)
 	if err != nil {
 		return nil, err
 	}
 	c.partitions = len(n)
-	replies, err := partitions(ctx, cfg.Brokers, cfg.ReplyTopic)
+	replies, err := TopicPartitions(ctx, cfg.Brokers, cfg.ReplyTopic)
 	if err != nil {
 		return nil, err
 	}
@@ -263,7 +263,11 @@ func PartitionFor(key string, n int) int32 {
 	return int32(kafka.Murmur2Balancer{}.Balance(kafka.Message{Key: []byte(key)}, parts...))
 }
 
-func partitions(ctx context.Context, brokers []string, topic string) ([]int, error) {
+// TopicPartitions returns the partition IDs of topic, asking the brokers in
+// turn until one answers (no producer or client needed: the gate reads its
+// topics' partition counts with it at start-up). A topic without
+// partitions is an error.
+func TopicPartitions(ctx context.Context, brokers []string, topic string) ([]int, error) {
 	var lastErr error
 	for _, b := range brokers {
 		d := kafka.Dialer{Timeout: 10 * time.Second}
