@@ -341,7 +341,7 @@ func (e *encoder) raw(m json.RawMessage) {
 	e.buf = b
 }
 
-// maxDepth bounds the nesting of error details the fast path writes
+// maxDepth bounds the nesting of error details the encoder writes
 // (encoding/json reports a cycle only past 1,000 levels).
 const maxDepth = 32
 

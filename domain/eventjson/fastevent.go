@@ -1461,7 +1461,7 @@ func (d *decoder) approval(a *domain.Approval, actionID, agentID string) {
 		case "resolved_at":
 			d.once(&seen, 10)
 			if d.peek() != '"' {
-				d.fail() // a null leaves the pointer nil: the fallback's case
+				d.fail() // the encoder omits a nil resolved_at: no null
 				return
 			}
 			a.ResolvedAt = new(time.Time)

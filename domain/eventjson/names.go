@@ -7,7 +7,7 @@ import (
 
 // names are the strings that recur in every event (event and command
 // types, decisions, codes, check names, action types, the keys and values
-// of error details): the fast path returns these shared constants instead
+// of error details): the decoder returns these shared constants instead
 // of allocating a copy per event. A string missing here is only allocated;
 // the table changes no result.
 var names = newInternTable(func() []string {

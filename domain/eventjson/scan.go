@@ -14,23 +14,21 @@ import (
 	"github.com/agentgate/agentgate/domain"
 )
 
-// The scanner of the fast path.
+// The scanner of the decoder.
 //
 // A decoder reads one JSON document left to right with small helpers (a
 // member's key, a string, an integer, a boolean, a raw value) that the
 // per-type functions of fastevent.go call in turn. Each helper checks the
-// JSON syntax of what it reads exactly as encoding/json's scanner does,
-// and decodes it exactly as encoding/json would into the field's type.
+// JSON syntax of what it reads as RFC 8259 defines it, and decodes it into
+// the field's type as encoding/json v1 (the tests' oracle) would.
 // Anything else (a syntax error, a type mismatch, a null but for a list,
 // a number out of range, a repeated key, a key that matches a field name
-// only in another case) makes the decoder give up: it records the
-// failure, stops consuming input, and the caller falls back to
-// encoding/json, which then produces its own result or error.
-// The fast path therefore never has to reproduce an error, only successes.
+// only in another case) is not the event format: the decoder records
+// where it stopped and stops consuming input, and DecodeEvent returns a
+// *DecodeError.
 
-// maxSkipDepth bounds the nesting of values the fast path skips or copies
-// (parameters, details); deeper values take the fallback, which applies
-// encoding/json's own limit.
+// maxSkipDepth bounds the nesting of values the decoder skips or copies
+// (parameters, details); deeper values are refused.
 const maxSkipDepth = 64
 
 // decoder is the state of one fast decode.
@@ -116,8 +114,7 @@ func (d *decoder) openObject() {
 // comma, the member's key and the colon, and returns the key (a slice of
 // p); at the closing brace it consumes it and returns nil. A key that is
 // not plain text (an escape, a byte ≥ 0x80) is either returned as it
-// stands, matching no field name, or fails: the fallback matches such keys
-// as encoding/json does.
+// stands, matching no field name, or fails.
 func (d *decoder) next() []byte {
 	// The usual case, compact JSON: `,"key":`, or `"key":` first.
 	p, i := d.p, d.i
@@ -184,16 +181,14 @@ func (d *decoder) nextSlow() []byte {
 }
 
 // unknown handles a member whose key is none of the field names of the
-// type t in their exact case. encoding/json ignores such a member unless
-// its key equals a field name in another case (it then decodes it into
-// that field, which the fast path leaves to it), so the fast path skips
-// its value, checking its syntax: an event written by a newer version,
-// with a member this one does not know, stays on the fast path. Keys that
-// are not printable ASCII without escapes fail (encoding/json unescapes
-// and folds those before it compares).
+// type t in their exact case. Its value is skipped, its syntax checked: an
+// event written by a newer version, with a member this one does not know,
+// decodes. A key that equals a field name in another case (which
+// encoding/json would decode into that field) fails, and so does a key
+// that is not printable ASCII without escapes (which could fold to one).
 func (d *decoder) unknown(key []byte, t reflect.Type) {
 	if d.strict {
-		d.fail() // encoding/json refuses it, with its own error
+		d.fail() // a strict request body has no unknown member
 		return
 	}
 	for _, c := range key {
@@ -254,8 +249,8 @@ func (d *decoder) null() bool {
 }
 
 // once fails when the member with the given bit of seen was already
-// decoded: encoding/json merges a repeated member into the first one's
-// value, which the fast path does not reproduce.
+// decoded: the encoder writes each member once (encoding/json would merge
+// a repeated member into the first one's value).
 func (d *decoder) once(seen *uint64, bit uint) {
 	if *seen&(1<<bit) != 0 {
 		d.fail()
