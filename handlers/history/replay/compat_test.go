@@ -5,19 +5,24 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/segmentio/kafka-go"
+	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/agentgate/agentgate/domain/eventjson"
 	"github.com/agentgate/agentgate/handlers/attest"
 	"github.com/agentgate/agentgate/handlers/history/replay"
 	"github.com/agentgate/agentgate/projections"
 	"github.com/agentgate/agentgate/streams"
+	"github.com/agentgate/agentgate/streams/kafkalog"
 	"github.com/agentgate/agentgate/streams/pebblelog"
 )
 
@@ -56,13 +61,8 @@ func TestReplayVerifyReproducesTheLogOf7d57834(t *testing.T) {
 
 	live := openFrozenStore(t, filepath.Join(frozenLog, "state.jsonl"), filepath.Join(dir, "state"))
 	defer live.Close()
-	kr := openFrozenKeyring(t, dir)
-	nodeID, err := os.ReadFile(filepath.Join(frozenLog, "node_id"))
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	rep, err := replay.Replay(ctx, log, live, true, kr.SignerFor(strings.TrimSpace(string(nodeID))))
+	kr := openFrozenKeyring(t, frozenLog, dir)
+	rep, err := replay.Replay(ctx, log, live, true, kr.SignerFor(frozenNodeID(t, frozenLog)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,6 +111,98 @@ func TestFrozenLogCoversTheEventTypes(t *testing.T) {
 		t.Errorf("%d attested decisions and checkpoints signed by %d keys, want some and 2", attestations, len(signingKeys))
 	}
 }
+
+// frozenKafkaLog is partition 0 of the events topic a gate built at commit
+// 7d57834 wrote on Kafka (agentgate dev-kafka, two partitions, the
+// workloads of the embedded fixture), frozen as the broker stored it.
+const frozenKafkaLog = "testdata/kafka-7d57834"
+
+// TestReplayVerifyReproducesTheKafkaLogOf7d57834 is the same promise on
+// Kafka: the frozen messages (value, the seq and prev headers, key) are
+// produced as they were to partition 0 of a test broker, today's Kafka log
+// reads them back as a chain, and re-deciding each recorded command and
+// checkpoint on the state before it reproduces the recorded bytes.
+func TestReplayVerifyReproducesTheKafkaLogOf7d57834(t *testing.T) {
+	ctx := context.Background()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, kafkaTopic))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	var msgs []kafka.Message
+	eachLine(t, filepath.Join(frozenKafkaLog, "partition0.jsonl"), func(line []byte) {
+		var m struct {
+			Offset  int64             `json:"offset"`
+			Key     string            `json:"key"`
+			Headers map[string]string `json:"headers"`
+			Value   []byte            `json:"value"`
+		}
+		if err := json.Unmarshal(line, &m); err != nil {
+			t.Fatal(err)
+		}
+		if m.Offset != int64(len(msgs)) {
+			t.Fatalf("frozen message at offset %d, want %d", m.Offset, len(msgs))
+		}
+		msg := kafka.Message{Value: m.Value}
+		if m.Key != "" {
+			msg.Key = []byte(m.Key)
+		}
+		for _, k := range slices.Sorted(maps.Keys(m.Headers)) {
+			msg.Headers = append(msg.Headers, kafka.Header{Key: k, Value: []byte(m.Headers[k])})
+		}
+		msgs = append(msgs, msg)
+	})
+	w := &kafka.Writer{
+		Addr: kafka.TCP(c.ListenAddrs()...), Topic: kafkaTopic, RequiredAcks: kafka.RequireAll, BatchSize: len(msgs),
+		Balancer: kafka.BalancerFunc(func(kafka.Message, ...int) int { return 0 }),
+	}
+	if err := w.WriteMessages(ctx, msgs...); err != nil {
+		t.Fatalf("producing the frozen messages: %v", err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	log, err := kafkalog.Open(ctx, c.ListenAddrs(), kafkaTopic, 0, kafkalog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	if h := log.Head(); h.Seq != uint64(len(msgs)) {
+		t.Fatalf("the Kafka log's head is seq %d, want %d", h.Seq, len(msgs))
+	}
+	if err := streams.VerifyChain(ctx, log, 1); err != nil {
+		t.Fatalf("the frozen partition does not chain: %v", err)
+	}
+	kr := openFrozenKeyring(t, frozenKafkaLog, t.TempDir())
+	d := replay.NewRedecider(kr.SignerFor(frozenNodeID(t, frozenKafkaLog)))
+	events, commands, checkpoints := 0, 0, 0
+	err = log.Read(ctx, 1, func(r streams.Record) error {
+		ev, err := eventjson.DecodeEvent(r.Payload)
+		if err != nil {
+			return fmt.Errorf("decoding record %d: %w", r.Seq, err)
+		}
+		events++
+		if ev.Command != nil {
+			commands++
+		}
+		if ev.Checkpoint != nil {
+			checkpoints++
+		}
+		if m := d.Next(ev, r.Payload); m != "" {
+			t.Errorf("re-deciding seq %d (%s): %s", ev.Seq, ev.Type, m)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if events != len(msgs) || commands != 116 || checkpoints != 8 {
+		t.Errorf("read %d events, %d commands, %d checkpoints; want %d, 116, 8", events, commands, checkpoints, len(msgs))
+	}
+}
+
+const kafkaTopic = "agentgate.events"
 
 // frozenRecord is one line of log.jsonl: a record as the log stored it
 // (the payload base64, as encoding/json writes a []byte).
@@ -170,11 +262,12 @@ func openFrozenStore(t *testing.T, path, dir string) *projections.Store {
 	return s
 }
 
-// openFrozenKeyring copies the frozen signing keys into dir/keys (owner
-// only, as the gate writes them) and opens the keyring there.
-func openFrozenKeyring(t *testing.T, dir string) *attest.Keyring {
+// openFrozenKeyring copies the signing keys frozen in fixture/keys into
+// dir/keys (owner only, as the gate writes them) and opens the keyring
+// there.
+func openFrozenKeyring(t *testing.T, fixture, dir string) *attest.Keyring {
 	t.Helper()
-	src := filepath.Join(frozenLog, "keys")
+	src := filepath.Join(fixture, "keys")
 	entries, err := os.ReadDir(src)
 	if err != nil {
 		t.Fatal(err)
@@ -199,6 +292,16 @@ func openFrozenKeyring(t *testing.T, dir string) *attest.Keyring {
 		t.Fatalf("keyring holds %d keys, want the %d frozen ones", n, len(entries))
 	}
 	return kr
+}
+
+// frozenNodeID returns the node ID frozen in fixture.
+func frozenNodeID(t *testing.T, fixture string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(fixture, "node_id"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(b))
 }
 
 func eachLine(t *testing.T, path string, fn func([]byte)) {
