@@ -1,6 +1,10 @@
-# agentgate — the two commands a newcomer runs: `make run` and `make test`.
+# agentgate — the commands a newcomer runs: `make run`, `make test-quick` and `make test`.
 GO        ?= go
+# The data dirs of `make run` (embedded gate), and of `make run-kafka` (its gate's state and the dev
+# broker's topics): three siblings, so that resetting one never wipes another.
 DATA      ?= ./data
+KAFKA_GATE_DATA ?= ./data-kafka-gate
+DEV_KAFKA_DATA  ?= ./data-dev-kafka
 HTTP      ?= 127.0.0.1:8080
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 BENCHSTAT   := golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
@@ -10,32 +14,42 @@ COUNT     ?= 10
 KAFKA     ?= 127.0.0.1:9092
 API_KEY   ?= dev-admin-key
 
-.PHONY: run build test test-race lint bench fuzz fuzz-grammars clean deps simulate
+.PHONY: run build test test-quick test-race lint bench fuzz fuzz-grammars clean deps simulate
 
-## run: the gate on its embedded default (Pebble in $(DATA), HTTP on $(HTTP), no Kafka)
-run:
-	$(GO) run ./cmd/agentgate serve --data $(DATA) --http $(HTTP)
+## run: build bin/agentgate, then the gate on its embedded default (Pebble in $(DATA), HTTP on
+## $(HTTP), no Kafka); Ctrl-C stops it (exit status 0 once it has drained)
+run: build
+	bin/agentgate serve --data $(DATA) --http $(HTTP)
 
 ## deps: the Debian packages the tests use (z3, kcat, poppler-utils, curl, jq); .ci/run does the same
 deps:
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends z3 kcat poppler-utils curl jq
 
-## run-kafka: a dev Kafka broker (dev-kafka on $(KAFKA), kept in $(DATA)/dev-kafka) and the gate on it
-## (state in $(DATA)/kafka-gate, HTTP on $(HTTP), admin key $(API_KEY)); Ctrl-C stops both
+## run-kafka: a dev Kafka broker (dev-kafka on $(KAFKA), kept in $(DEV_KAFKA_DATA)) and the gate on it
+## (state in $(KAFKA_GATE_DATA), HTTP on $(HTTP), admin key $(API_KEY)); Ctrl-C stops both
 .PHONY: run-kafka
 run-kafka: SHELL := /bin/bash
 run-kafka: build
 	@trap 'kill -TERM $$gate 2>/dev/null; wait $$gate; kill -TERM $$broker 2>/dev/null; wait' INT TERM EXIT; \
-	bin/agentgate dev-kafka --listen $(KAFKA) --data $(DATA)/dev-kafka & broker=$$!; \
-	bin/agentgate serve --kafka-brokers $(KAFKA) --data $(DATA)/kafka-gate --http $(HTTP) --api-key $(API_KEY) & gate=$$!; \
+	bin/agentgate dev-kafka --listen $(KAFKA) --data $(DEV_KAFKA_DATA) & broker=$$!; \
+	bin/agentgate serve --kafka-brokers $(KAFKA) --data $(KAFKA_GATE_DATA) --http $(HTTP) --api-key $(API_KEY) & gate=$$!; \
 	wait -n
 
+## build: bin/agentgate. The first build compiles the C parsers (pg_query, tree-sitter) and takes
+## minutes; later builds reuse Go's build cache (see README.md for measured times). -buildvcs=auto
+## stamps the commit `agentgate version` prints, even when GOFLAGS turns it off
 build:
-	$(GO) build -o bin/agentgate ./cmd/agentgate
+	@if [ ! -x bin/agentgate ]; then echo "building bin/agentgate: the first build compiles C parsers and takes a few minutes (later builds: seconds)"; fi
+	$(GO) build -buildvcs=auto -o bin/agentgate ./cmd/agentgate
 
-## test: lint, the whole test suite, the event codec under GOEXPERIMENT=jsonv2 (its bytes must not
-## depend on encoding/json), the race detector on the concurrent packages, and a short fuzz of every
-## tree-sitter grammar (fuzz-grammars)
+## test-quick: the whole test suite once, without lint (no staticcheck download), the -race pass or
+## the grammar fuzz: a newcomer's first run
+test-quick:
+	$(GO) test -count=1 ./...
+
+## test: lint (downloads staticcheck on first use), the whole test suite, the event codec under
+## GOEXPERIMENT=jsonv2 (its bytes must not depend on encoding/json), the race detector on the
+## concurrent packages, and a short fuzz of every tree-sitter grammar (fuzz-grammars)
 test: lint
 	$(GO) test -count=1 ./...
 	GOEXPERIMENT=jsonv2 $(GO) test -count=1 ./domain/eventjson/

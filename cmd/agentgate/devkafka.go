@@ -49,7 +49,7 @@ func devKafkaCmd() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&listen, "listen", "127.0.0.1:9092", "broker listen address HOST:PORT (port 0 picks a free one)")
-	f.StringVar(&dataDir, "data", "./data/dev-kafka", "directory the broker persists its topics and offsets in (\"\" keeps them in memory)")
+	f.StringVar(&dataDir, "data", "./data-dev-kafka", "directory the broker persists its topics and offsets in (\"\" keeps them in memory)")
 	f.IntVar(&partitions, "partitions", 8, "partitions of auto-created topics")
 	f.BoolVar(&syncWrites, "sync-writes", false, "fsync every produced batch (slower; without it the page cache holds unsynced batches, as Kafka's default)")
 	return cmd

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,36 +14,46 @@ import (
 	"time"
 )
 
-// tourScript extracts the README's five-minute tour: the sh block after
-// "In another terminal", with ADMIN and GATE set to the test's server.
-func tourScript(t *testing.T, readme, admin, gate string) string {
+// readmeBlock returns the first sh block of README.md after the line that
+// starts with after, each line that starts with a key of set replaced by
+// key+value.
+func readmeBlock(t *testing.T, after string, set map[string]string) string {
 	t.Helper()
-	b, err := os.ReadFile(readme)
+	b, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out strings.Builder
-	state := 0 // 0: before the tour, 1: before its block, 2: in the block
+	state := 0 // 0: before the line, 1: before its block, 2: in the block
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	for sc.Scan() {
 		line := sc.Text()
 		switch {
-		case state == 0 && strings.HasPrefix(line, "In another terminal"):
+		case state == 0 && strings.HasPrefix(line, after):
 			state = 1
 		case state == 1 && line == "```sh":
 			state = 2
 		case state == 2 && line == "```":
 			return out.String()
-		case state == 2 && strings.HasPrefix(line, "ADMIN="):
-			out.WriteString("ADMIN=" + admin + "\n")
-		case state == 2 && strings.HasPrefix(line, "GATE="):
-			out.WriteString("GATE=" + gate + "\n")
 		case state == 2:
+			for k, v := range set {
+				if strings.HasPrefix(line, k) {
+					line = k + v
+					break
+				}
+			}
 			out.WriteString(line + "\n")
 		}
 	}
-	t.Fatal("README.md has no tour block after \"In another terminal\"")
+	t.Fatalf("README.md has no sh block after %q", after)
 	return ""
+}
+
+// tourScript extracts the README's five-minute tour: the sh block after
+// "In another terminal", with ADMIN and GATE set to the test's server.
+func tourScript(t *testing.T, admin, gate string) string {
+	t.Helper()
+	return readmeBlock(t, "In another terminal", map[string]string{"ADMIN=": admin, "GATE=": gate})
 }
 
 // tourSteps are what each step of the tour promises, as patterns of its
@@ -60,65 +71,143 @@ var tourSteps = []struct{ what, pattern string }{
 	{"7. the attestation verifies offline", `(?m)^VALID`},
 }
 
-// checkTour checks that the tour's output shows what each step promises.
-func checkTour(t *testing.T, out string) {
+// runTour runs the tour as the README says: from the repository root, in
+// bash, bounded by timeout; its temporary folder (mktemp -d) is made in a
+// folder of the test's. It checks what each step promises and that the
+// tour wrote nothing into the repository.
+func runTour(t *testing.T, script string, timeout time.Duration, logs interface{ String() string }) {
 	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	out, errOut := runScript(t, "the tour", script, timeout, logs, root, "TMPDIR="+tmp)
+	all := out + errOut // step 5 tees its reply to stderr
 	for _, s := range tourSteps {
-		if !regexp.MustCompile(s.pattern).MatchString(out) {
-			t.Errorf("%s: /%s/ not in the tour's output:\n%s", s.what, s.pattern, out)
+		if !regexp.MustCompile(s.pattern).MatchString(all) {
+			t.Errorf("%s: /%s/ not in the tour's output:\n%s", s.what, s.pattern, all)
 		}
+	}
+	if _, err := os.Stat(filepath.Join(root, "agent.json")); err == nil {
+		t.Error("the tour wrote agent.json into the repository")
+	}
+	if files, _ := filepath.Glob(filepath.Join(tmp, "*", "agent.json")); len(files) != 1 {
+		t.Errorf("the tour's agent.json is not in its temporary folder: %v", files)
 	}
 }
 
-// TestReadmeTour runs the README's five-minute tour as written (curl and
-// jq against the real binary) and checks that each step shows what its
-// comment promises; then SIGTERM and `replay --verify` as the README says.
+// makeProcess is a make run (or run-kafka) started as a terminal would:
+// its own process group, output collected.
+type makeProcess struct {
+	cmd    *exec.Cmd
+	logs   *syncBuffer
+	exited chan struct{}
+}
+
+func startMake(t *testing.T, args ...string) *makeProcess {
+	t.Helper()
+	mk := exec.Command("make", append([]string{"-s", "-C", "../.."}, args...)...)
+	mk.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	m := &makeProcess{cmd: mk, logs: &syncBuffer{}, exited: make(chan struct{})}
+	mk.Stdout, mk.Stderr = m.logs, m.logs
+	if err := mk.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = mk.Wait(); close(m.exited) }()
+	t.Cleanup(func() {
+		select {
+		case <-m.exited:
+		default:
+			_ = syscall.Kill(-mk.Process.Pid, syscall.SIGKILL)
+			<-m.exited
+		}
+	})
+	return m
+}
+
+// waitHealthy waits until addr answers /healthz (make builds the binary
+// first: minutes on a cold cache).
+func (m *makeProcess) waitHealthy(t *testing.T, addr string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		if resp, err := http.Get("http://" + addr + "/healthz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return
+			}
+		}
+		select {
+		case <-m.exited:
+			t.Fatalf("make %v exited: %v\n%s", m.cmd.Args, m.cmd.ProcessState, m.logs)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("make %v: the gate never became healthy\n%s", m.cmd.Args, m.logs)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// interrupt sends Ctrl-C (SIGINT to the process group, as a terminal does)
+// and expects make to end quietly: no "make: ***" line (`go run` made it
+// "Error 1"), the gate stopped cleanly ("stopped" logged), and make's own
+// end either status 0 or the SIGINT it re-raises on itself, which a shell
+// does not report.
+func (m *makeProcess) interrupt(t *testing.T) {
+	t.Helper()
+	if err := syscall.Kill(-m.cmd.Process.Pid, syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-m.exited:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("make still running 30 s after Ctrl-C\n%s", m.logs)
+	}
+	ws, _ := m.cmd.ProcessState.Sys().(syscall.WaitStatus)
+	quiet := m.cmd.ProcessState.Success() || ws.Signaled() && ws.Signal() == syscall.SIGINT
+	if !quiet || strings.Contains(m.logs.String(), "make: ***") || !strings.Contains(m.logs.String(), "msg=stopped") {
+		t.Fatalf("Ctrl-C: make ended with %v, want a clean stop and no error:\n%s", m.cmd.ProcessState, m.logs)
+	}
+}
+
+var adminKeyLine = regexp.MustCompile(`admin API key \(shown once, only its hash is stored in [^)]*\): (\S+)`)
+
+// TestReadmeTour runs the README's five-minute tour as written: `make run`
+// (which builds bin/agentgate and runs it; the admin key is the one it
+// prints), the tour's curl, jq and agentgate calls from the repository
+// root in a fresh temporary folder, each step showing what its comment
+// promises; then Ctrl-C, which ends make with status 0 (issue 17 item 1:
+// `go run` made it `make: *** Error 1`), and `replay --verify` as the
+// README says.
 func TestReadmeTour(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
-	for _, tool := range []string{"bash", "curl", "jq"} {
+	for _, tool := range []string{"bash", "curl", "jq", "make"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Fatalf("the README tour needs %s (.ci/run and make deps install it): %v", tool, err)
 		}
 	}
-	bin := buildBinary(t)
 	data := filepath.Join(t.TempDir(), "data")
 	addr := freeAddr(t)
-	srv := startServer(t, bin, data, addr)
-	defer srv.cmd.Process.Kill()
-
-	// `go run ./cmd/agentgate` in the tour runs from the repository root;
-	// here the tour runs in a scratch directory (it writes agent.json), so
-	// the command is the binary just built.
-	script := strings.ReplaceAll(tourScript(t, "../../README.md", "admin-key", "http://"+addr), "go run ./cmd/agentgate", "agentgate")
-	cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
-	cmd.Dir = t.TempDir()
-	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(bin)+":"+os.Getenv("PATH"))
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("the tour failed: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	mk := startMake(t, "run", "DATA="+data, "HTTP="+addr)
+	mk.waitHealthy(t, addr)
+	m := adminKeyLine.FindStringSubmatch(mk.logs.String())
+	if m == nil {
+		t.Fatalf("make run printed no admin key:\n%s", mk.logs)
 	}
-	checkTour(t, stdout.String()+stderr.String()) // step 5 tees its reply to stderr
+
+	runTour(t, tourScript(t, m[1], "http://"+addr), 2*time.Minute, mk.logs)
 
 	// "Stop the gate (Ctrl-C or SIGTERM drains in-flight requests), then
-	// check the log".
-	if err := srv.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("SIGTERM: the gate exited with %v", err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("SIGTERM: the gate did not stop")
-	}
-	rep, err := exec.Command(bin, "replay", "--data", data, "--verify").CombinedOutput()
-	if err != nil || !strings.Contains(string(rep), "projections: identical") {
-		t.Fatalf("replay --verify: %v\n%s", err, rep)
+	// check the log from the repository root".
+	mk.interrupt(t)
+	replay := strings.ReplaceAll(readmeBlock(t, "Stop the gate", nil), "./data", data)
+	root, _ := filepath.Abs("../..")
+	out, _ := runScript(t, "the README's replay", replay, 2*time.Minute, mk.logs, root)
+	if !strings.Contains(out, "projections: identical") || !strings.Contains(out, ": 0 differ") {
+		t.Fatalf("replay --verify:\n%s", out)
 	}
 }
