@@ -60,7 +60,7 @@ copy, so the gate may keep running (the projections' head is then not checked: t
 	fl.StringVar(&f.brokers, "kafka-brokers", "", "Kafka brokers HOST:PORT[,...] of the events topic (all partitions)")
 	fl.StringVar(&f.topic, "topic", "agentgate.events", "events topic (with --kafka-brokers)")
 	fl.StringVar(&f.bundle, "bundle", "", "a compliance export bundle to check offline")
-	fl.StringVar(&f.jwks, "jwks", "", "JWKS file or http(s) URL of the signing keys (default with --data: DIR/keys)")
+	fl.StringVar(&f.jwks, "jwks", "", jwksHelp+" (default with --data: DIR/keys)")
 	fl.BoolVar(&f.noSignatures, "no-signatures", false, "check the hash chain and checkpoint cadence only, no signature")
 	fl.BoolVar(&f.asJSON, "json", false, "print the report as JSON")
 	fl.DurationVar(&f.timeout, "kafka-timeout", 30*time.Second, "timeout of each Kafka request")
@@ -128,9 +128,7 @@ func auditJWKS(ctx context.Context, f auditFlags) ([]byte, error) {
 		return nil, nil
 	}
 	if f.jwks != "" {
-		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		defer cancel()
-		return attest.FetchJWKS(ctx, f.jwks)
+		return loadJWKS(ctx, f.jwks)
 	}
 	if f.dataDir == "" {
 		return nil, errors.New("--jwks is required (or --no-signatures): the signing keys to check checkpoints and attestations against")

@@ -6,7 +6,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/agentgate/agentgate/handlers/attest"
 	"github.com/agentgate/agentgate/handlers/history/audit"
 	"github.com/agentgate/agentgate/handlers/history/report"
 )
@@ -36,9 +35,7 @@ func verifyBundleFile(ctx context.Context, file, jwksFlag string, opts audit.Opt
 	}
 	vo := report.VerifyOptions{SkipSignatures: opts.SkipSignatures}
 	if jwksFlag != "" {
-		fctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		defer cancel()
-		if vo.JWKS, err = attest.FetchJWKS(fctx, jwksFlag); err != nil {
+		if vo.JWKS, err = loadJWKS(ctx, jwksFlag); err != nil {
 			return err
 		}
 	}

@@ -179,7 +179,14 @@ func TestCLIKeysCreateAndVerifyAttestation(t *testing.T) {
 	if err := os.WriteFile(jwksFile, jwks, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for _, src := range []string{jwksFile, base + "/.well-known/jwks.json"} {
+	// Issue 17 item 6: the data dir, its keys folder and a compliance
+	// bundle are key sources too (a folder was "is a directory", a bundle
+	// was not a JWKS).
+	bundle := filepath.Join(t.TempDir(), "bundle.json")
+	if out, code := cliRun(t, bin, "export", "--data", data, "--agent", agent["agent_id"].(string), "--out", bundle); code != 0 {
+		t.Fatalf("export: exit %d\n%s", code, out)
+	}
+	for _, src := range []string{jwksFile, base + "/.well-known/jwks.json", data, filepath.Join(data, "keys"), bundle} {
 		out, code := cliRun(t, bin, "verify-attestation", "--jwks", src, token)
 		if code != 0 || !strings.HasPrefix(out, "VALID") || !strings.Contains(out, `"decision": "APPROVED"`) {
 			t.Fatalf("verify-attestation --jwks %s: exit %d\n%s", src, code, out)

@@ -38,6 +38,9 @@ type engineFlags struct {
 func addEngineFlags(f *pflag.FlagSet) *engineFlags {
 	o := &engineFlags{}
 	f.IntVar(&o.workers, "engine-workers", enginehost.DefaultSize(), "worker processes that run the code and sql engines' C parsers")
+	// Said, not computed: the default depends on the machine (help and the
+	// README's command table show the rule).
+	f.Lookup("engine-workers").DefValue = "one per CPU, 2..8"
 	f.DurationVar(&o.deadline, "engine-deadline", enginehost.DefaultDeadline, "how long one code or sql verification may run in a worker before it is killed (ERROR, QWED-ENG-002)")
 	return o
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -78,9 +77,6 @@ func serveKafka(k *kafkaFlags, z3 *z3Flags, eng *engineFlags, rate *rateFlags, d
 	if apiKey == "" {
 		return errors.New("serving on Kafka needs --api-key (AGENTGATE_API_KEY): every instance shares the admin key")
 	}
-	if err := os.MkdirAll(dataDir, 0o700); err != nil {
-		return fmt.Errorf("creating data dir: %w", err)
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	brokers := k.brokerList()
@@ -103,6 +99,7 @@ func serveKafka(k *kafkaFlags, z3 *z3Flags, eng *engineFlags, rate *rateFlags, d
 	if err != nil {
 		return fmt.Errorf("opening signing keys: %w", err)
 	}
+	defer reloadKeysOnHangup(kr, log)()
 	nodeID, err := attest.NodeID(dataDir)
 	if err != nil {
 		return err

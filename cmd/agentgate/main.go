@@ -2,6 +2,8 @@
 // verify-attestation. It wires packages together and has no logic of its own.
 package main
 
+//go:generate go test -count=1 -run ^TestReadmeCommandTable$ . -update-readme
+
 import (
 	"context"
 	"errors"
@@ -51,12 +53,36 @@ func newRoot() *cobra.Command {
 		Short:         "A pre-execution verification gate for AI agents",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// --version prints what `agentgate version` prints.
+		Version: buildVersion(),
 	}
+	root.SetVersionTemplate("{{.Version}}")
 	root.AddCommand(serveCmd(), replayCmd(), keysCmd(), verifyAttestationCmd())
 	for _, c := range moreCommands {
 		root.AddCommand(c())
 	}
+	noteEnv(root)
 	return root
+}
+
+// envNote ends the help of every command with flags: bindEnv reads each
+// flag from the environment.
+const envNote = "Every flag also reads the environment variable AGENTGATE_<FLAG> (the flag's name in capitals,\n" +
+	"dashes as underscores: --api-key reads AGENTGATE_API_KEY); a flag given on the command line wins."
+
+// noteEnv appends envNote to the long help of c and of every command under
+// it that has flags of its own.
+func noteEnv(c *cobra.Command) {
+	if c.HasAvailableLocalFlags() && c.Name() != "engine-worker" {
+		long := c.Long
+		if long == "" {
+			long = c.Short + "."
+		}
+		c.Long = long + "\n\n" + envNote
+	}
+	for _, sub := range c.Commands() {
+		noteEnv(sub)
+	}
 }
 
 // moreCommands are the subcommands defined in the other files of this
@@ -104,12 +130,18 @@ func serveCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Run the gate on its embedded log (Pebble) with the HTTP API",
+		Short: "Run the gate with its HTTP API: on the embedded log (Pebble in --data), or on Kafka with --kafka-brokers",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := bindEnv(cmd); err != nil {
 				return err
 			}
 			log := logger()
+			// The data dir is this process's (both modes) until it ends.
+			unlock, err := lockDataDir(dataDir)
+			if err != nil {
+				return err
+			}
+			defer unlock()
 			reg := prometheus.NewRegistry()
 			metrics := handlers.NewMetrics(reg)
 			cfg := domain.DefaultConfig()
@@ -139,6 +171,7 @@ func serveCmd() *cobra.Command {
 				return err
 			}
 			defer g.Close()
+			defer reloadKeysOnHangup(g.Keyring, log)()
 			qwed, err := verify.New(verify.Config{Registry: engines, Gate: g.Worker, Logger: log})
 			if err != nil {
 				return err
@@ -214,6 +247,11 @@ func replayCmd() *cobra.Command {
 			if err := bindEnv(cmd); err != nil {
 				return err
 			}
+			unlock, err := lockDataDir(dataDir)
+			if err != nil {
+				return err
+			}
+			defer unlock()
 			g, err := embedded.OpenGate(embedded.Options{DataDir: dataDir, Logger: logger(), NoAdminKey: true})
 			if err != nil {
 				return err
@@ -356,20 +394,16 @@ func keysCmd() *cobra.Command {
 	}
 	rotate := &cobra.Command{
 		Use:   "rotate-signing",
-		Short: "Make a new attestation signing key active (old keys stay in the JWKS)",
+		Short: "Make a new attestation signing key active (old keys stay in the JWKS); a gate running on the data dir is told to use it at once",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := bindEnv(cmd); err != nil {
 				return err
 			}
-			kr, err := attest.OpenKeyring(dataDir)
+			msg, err := rotateSigning(dataDir, logger())
 			if err != nil {
 				return err
 			}
-			kid, err := kr.Rotate()
-			if err != nil {
-				return err
-			}
-			fmt.Printf("active signing key: %s\n", kid)
+			fmt.Print(msg)
 			return nil
 		},
 	}
@@ -382,6 +416,11 @@ func keysCmd() *cobra.Command {
 // (the log is held by one process): the credential commands of `keys`.
 // No admin key is read or minted.
 func offline(ctx context.Context, dataDir string, fn func(context.Context, command.Submitter) error) error {
+	unlock, err := lockDataDir(dataDir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	g, err := embedded.OpenGate(embedded.Options{DataDir: dataDir, Logger: logger(), NoAdminKey: true})
 	if err != nil {
 		return err
@@ -398,16 +437,14 @@ func offline(ctx context.Context, dataDir string, fn func(context.Context, comma
 func verifyAttestationCmd() *cobra.Command {
 	var jwks string
 	cmd := &cobra.Command{
-		Use:   "verify-attestation --jwks FILE|URL TOKEN",
-		Short: "Verify an attestation offline against a JWKS file or URL",
+		Use:   "verify-attestation --jwks URL|FILE|DIR|BUNDLE TOKEN",
+		Short: "Verify an attestation offline against a gate's keys (JWKS URL or file, data dir, or compliance bundle)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if jwks == "" {
 				return errors.New("--jwks is required")
 			}
-			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
-			defer cancel()
-			set, err := attest.FetchJWKS(ctx, jwks)
+			set, err := loadJWKS(cmd.Context(), jwks)
 			if err != nil {
 				return err
 			}
@@ -420,6 +457,6 @@ func verifyAttestationCmd() *cobra.Command {
 			return printJSON(claims)
 		},
 	}
-	cmd.Flags().StringVar(&jwks, "jwks", "", "JWKS file path or http(s) URL (e.g. http://127.0.0.1:8080/.well-known/jwks.json)")
+	cmd.Flags().StringVar(&jwks, "jwks", "", jwksHelp)
 	return cmd
 }

@@ -90,6 +90,13 @@ func ReadKeyring(dir string) (*Keyring, error) {
 	return kr, nil
 }
 
+// Reload reads the key directory again, so that a key another process
+// added (agentgate keys rotate-signing on a running gate's data dir) is
+// used: the highest sequence becomes active and the JWKS lists every key.
+// On an error (a key file that does not load, fail closed) the keys in use
+// stay as they were.
+func (kr *Keyring) Reload() error { return kr.load() }
+
 // load reads every key file of the directory.
 func (kr *Keyring) load() error {
 	entries, err := os.ReadDir(kr.dir)
@@ -117,6 +124,9 @@ func (kr *Keyring) load() error {
 		seqs[k.seq] = true
 		byKID[k.kid] = k
 		keys = append(keys, k)
+	}
+	if len(keys) == 0 && len(kr.keys) > 0 {
+		return fmt.Errorf("reloading signing keys: no key in %s", kr.dir)
 	}
 	slices.SortFunc(keys, func(a, b *signingKey) int { return a.seq - b.seq })
 	pubs := make([]jwk, len(keys))
