@@ -29,18 +29,24 @@ deps:
 ## (state in $(KAFKA_GATE_DATA), HTTP on $(HTTP), admin key $(API_KEY)); Ctrl-C stops both
 .PHONY: run-kafka
 run-kafka: SHELL := /bin/bash
+# The broker runs in its own session (setsid), out of reach of the terminal's Ctrl-C: the gate drains
+# and appends its final checkpoint first, then the broker is stopped; the recipe ends with status 0.
 run-kafka: build
-	@trap 'kill -TERM $$gate 2>/dev/null; wait $$gate; kill -TERM $$broker 2>/dev/null; wait' INT TERM EXIT; \
-	bin/agentgate dev-kafka --listen $(KAFKA) --data $(DEV_KAFKA_DATA) & broker=$$!; \
+	@stop() { kill -TERM $$gate 2>/dev/null; wait $$gate 2>/dev/null; kill -TERM $$broker 2>/dev/null; wait $$broker 2>/dev/null; }; \
+	trap 'stop; exit 0' INT TERM; \
+	setsid bin/agentgate dev-kafka --listen $(KAFKA) --data $(DEV_KAFKA_DATA) & broker=$$!; \
 	bin/agentgate serve --kafka-brokers $(KAFKA) --data $(KAFKA_GATE_DATA) --http $(HTTP) --api-key $(API_KEY) & gate=$$!; \
-	wait -n
+	wait -n; status=$$?; stop; exit $$status
+
+# COMMIT is the commit `agentgate version` prints when Go's own VCS stamp is missing (a git worktree,
+# whose .git is a file, or GOFLAGS=-buildvcs=false)
+COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null)
 
 ## build: bin/agentgate. The first build compiles the C parsers (pg_query, tree-sitter) and takes
-## minutes; later builds reuse Go's build cache (see README.md for measured times). -buildvcs=auto
-## stamps the commit `agentgate version` prints, even when GOFLAGS turns it off
+## minutes; later builds reuse Go's build cache (see README.md for measured times)
 build:
 	@if [ ! -x bin/agentgate ]; then echo "building bin/agentgate: the first build compiles C parsers and takes a few minutes (later builds: seconds)"; fi
-	$(GO) build -buildvcs=auto -o bin/agentgate ./cmd/agentgate
+	$(GO) build -ldflags '-X main.commit=$(COMMIT)' -o bin/agentgate ./cmd/agentgate
 
 ## test-quick: the whole test suite once, without lint (no staticcheck download), the -race pass or
 ## the grammar fuzz: a newcomer's first run

@@ -196,12 +196,14 @@ type CostStatus struct {
 	ResetAt          time.Time `json:"reset_at"`
 }
 
-// RequestStatus is the requests part of BudgetStatus. CurrentHour counts
-// only when the agent has an hourly limit (the window is kept only then).
+// RequestStatus is the requests part of BudgetStatus. CurrentHour, the
+// requests of the sliding hour, is present only when the agent has an
+// hourly limit: the window is kept only then, and a 0 would claim a count
+// that is not kept.
 type RequestStatus struct {
 	MaxPerHour  int64      `json:"max_per_hour,omitempty"`
 	MaxPerDay   int64      `json:"max_per_day,omitempty"`
-	CurrentHour int64      `json:"current_hour"`
+	CurrentHour *int64     `json:"current_hour,omitempty"`
 	CurrentDay  int64      `json:"current_day"`
 	HourResetAt *time.Time `json:"hour_reset_at,omitempty"`
 	DayResetAt  time.Time  `json:"day_reset_at"`
@@ -215,15 +217,28 @@ type TokenStatus struct {
 	ResetAt       time.Time `json:"reset_at"`
 }
 
-// ToolStatus is the tools part of BudgetStatus. HighRiskCallsRemaining is
-// present only when the agent has a high-risk limit.
+// ToolStatus is the tools part of BudgetStatus. CurrentHour, the tool calls
+// of the sliding hour, is present only when the agent has an hourly tool
+// call limit (as RequestStatus.CurrentHour); HighRiskCallsRemaining only
+// when it has a high-risk limit.
 type ToolStatus struct {
 	MaxCallsPerHour        int64      `json:"max_calls_per_hour,omitempty"`
-	CurrentHour            int64      `json:"current_hour"`
+	CurrentHour            *int64     `json:"current_hour,omitempty"`
 	HourResetAt            *time.Time `json:"hour_reset_at,omitempty"`
 	MaxHighRiskCallsPerDay int64      `json:"max_high_risk_calls_per_day,omitempty"`
 	HighRiskCallsRemaining *int64     `json:"high_risk_calls_remaining,omitempty"`
 	HighRiskCallsToday     int64      `json:"high_risk_calls_today"`
+}
+
+// hourWindow is the count of a sliding-hour window at now and, when it is
+// not empty, when its oldest entry leaves it.
+func hourWindow(w []time.Time, now time.Time) (*int64, *time.Time) {
+	n, oldest := windowCount(w, now)
+	if n == 0 {
+		return &n, nil
+	}
+	r := oldest.Add(time.Hour)
+	return &n, &r
 }
 
 // BudgetView renders the agent's budget at now (QWED-Agent spec v1.1 §6.1): limits,
@@ -253,15 +268,11 @@ func (a *Agent) BudgetView(now time.Time) BudgetStatus {
 			HighRiskCallsToday: u.highRisk,
 		},
 	}
-	if n, oldest := windowCount(a.Usage.HourlyRequests, now); n > 0 {
-		st.Requests.CurrentHour = n
-		r := oldest.Add(time.Hour)
-		st.Requests.HourResetAt = &r
+	if b.MaxRequestsPerHour > 0 {
+		st.Requests.CurrentHour, st.Requests.HourResetAt = hourWindow(a.Usage.HourlyRequests, now)
 	}
-	if n, oldest := windowCount(a.Usage.HourlyToolCalls, now); n > 0 {
-		st.Tools.CurrentHour = n
-		r := oldest.Add(time.Hour)
-		st.Tools.HourResetAt = &r
+	if b.MaxToolCallsPerHour > 0 {
+		st.Tools.CurrentHour, st.Tools.HourResetAt = hourWindow(a.Usage.HourlyToolCalls, now)
 	}
 	if b.MaxHighRiskCallsDay > 0 {
 		left := max(b.MaxHighRiskCallsDay-u.highRisk, 0)

@@ -82,17 +82,35 @@ func TestSeed000_6_1_BudgetView(t *testing.T) {
 	want := `{"cost":{"max_daily_usd":100,"current_daily_usd":10.5,"reset_at":"2026-03-03T00:00:00Z"},` +
 		`"requests":{"max_per_hour":1000,"max_per_day":10000,"current_hour":2,"current_day":2,"hour_reset_at":"2026-03-02T10:00:00Z","day_reset_at":"2026-03-03T00:00:00Z"},` +
 		`"tokens":{"max_daily":1000000,"current_daily":50000,"reset_at":"2026-03-03T00:00:00Z"},` +
-		`"tools":{"current_hour":0,"max_high_risk_calls_per_day":5,"high_risk_calls_remaining":4,"high_risk_calls_today":1}}`
+		`"tools":{"max_high_risk_calls_per_day":5,"high_risk_calls_remaining":4,"high_risk_calls_today":1}}`
 	if string(b) != want {
 		t.Fatalf("view:\n%s\nwant\n%s", b, want)
 	}
 	// The next day reads zero; the view does not modify the agent.
 	next := g.s.Agents[id].BudgetView(g.now.Add(24 * time.Hour))
-	if next.Cost.CurrentDailyUSD != 0 || next.Requests.CurrentDay != 0 || next.Requests.CurrentHour != 0 {
+	if next.Cost.CurrentDailyUSD != 0 || next.Requests.CurrentDay != 0 || next.Requests.CurrentHour == nil || *next.Requests.CurrentHour != 0 {
 		t.Fatalf("next day: %+v", next)
 	}
 	if g.s.Agents[id].Usage.DailyRequests != 2 {
 		t.Fatal("BudgetView modified the agent")
+	}
+}
+
+// Issue 17 item 11: an hourly count is shown when the agent has the
+// hourly limit it is kept for (0 included), and omitted without one: it
+// read current_hour 0 after a tool call when no tool limit was set.
+func TestBudgetViewHourlyCountsOnlyWithALimit(t *testing.T) {
+	g := newGate(t)
+	none := g.register("a", "trusted", nil, Limits{}, Permissions{})
+	g.exec(verifyCmd(none, "a", "c", "1", "calculate", "1"))
+	b, _ := json.Marshal(g.s.Agents[none].BudgetView(g.now))
+	if strings.Contains(string(b), "current_hour") {
+		t.Errorf("no hourly limit, yet an hourly count: %s", b)
+	}
+	limited := g.register("b", "trusted", nil, Limits{MaxRequestsPerHour: 10, MaxToolCallsPerHour: 10}, Permissions{})
+	v := g.s.Agents[limited].BudgetView(g.now)
+	if v.Requests.CurrentHour == nil || *v.Requests.CurrentHour != 0 || v.Tools.CurrentHour == nil || *v.Tools.CurrentHour != 0 {
+		t.Errorf("hourly limits, no count: %+v %+v", v.Requests, v.Tools)
 	}
 }
 

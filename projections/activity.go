@@ -71,6 +71,10 @@ type ActivityCost struct {
 // (handlers/history/report) alike. An action counts at its decision with
 // the figures it reserved; a logged execution replaces them with the
 // actual ones, and a refused or expired approval releases them (Recost).
+// The activity query counts a PENDING action as pending while its
+// approval is open, then as approved or denied (Resolve, applied when the
+// query is read: the stored daily summaries and the compliance report, a
+// record of decisions as they were made, keep it PENDING).
 type Summary struct {
 	TotalActions   int64      `json:"total_actions"`
 	Approved       int64      `json:"approved"`
@@ -111,6 +115,21 @@ func (s *Summary) Count(d domain.Decision, c ActivityCost) {
 	}
 	s.TotalCostUSD += c.USD
 	s.TotalTokens += c.Tokens
+}
+
+// Resolve moves a counted PENDING action to the outcome of its approval:
+// approved, or denied once the approval is denied or expires; an open
+// approval leaves it pending. (An approved PENDING action read as pending
+// forever.)
+func (s *Summary) Resolve(status domain.ApprovalStatus) {
+	switch status {
+	case domain.ApprovalApproved:
+		s.Pending--
+		s.Approved++
+	case domain.ApprovalDenied, domain.ApprovalExpired:
+		s.Pending--
+		s.Denied++
+	}
 }
 
 // Recost replaces the cost from that a counted action contributes with

@@ -874,11 +874,50 @@ func (s *Store) Activity(agentID string, from, to time.Time, afterSeq uint64, li
 		page.Activities = append(page.Activities, a)
 	}
 	sum, err := s.summary(agentID, from, to)
+	if err == nil {
+		err = s.resolvePending(&sum, agentID, from, to)
+	}
 	if err != nil {
 		return page, err
 	}
 	page.Summary = sum
 	return page, nil
+}
+
+// resolvePending counts each of the agent's PENDING actions decided in
+// [from, to) whose approval is resolved as its outcome (Summary.Resolve).
+// The stored daily summaries keep the decisions as they were made, as a
+// rebuild from the log writes them (a gate's existing projections stay
+// valid); the outcome is read from the approvals of the agent's
+// principal, which only PENDING decisions create.
+func (s *Store) resolvePending(sum *Summary, agentID string, from, to time.Time) error {
+	if sum.Pending == 0 {
+		return nil
+	}
+	ag, err := s.Agent(agentID)
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	after := ""
+	for {
+		aps, next, err := s.Approvals(ag.Info.PrincipalID, "", after, MaxActivityLimit, 0)
+		if err != nil {
+			return err
+		}
+		for i := range aps {
+			ap := &aps[i]
+			if ap.AgentID == agentID && ap.Kind != "trust_elevation" && !ap.CreatedAt.Before(from) && ap.CreatedAt.Before(to) {
+				sum.Resolve(ap.Status)
+			}
+		}
+		if next == "" {
+			return nil
+		}
+		after = next
+	}
 }
 
 // summary adds the daily summaries of the whole days inside [from, to)

@@ -800,3 +800,34 @@ func TestIssue11_8_PagesByBytes(t *testing.T) {
 		}
 	}
 }
+
+// Issue 17 item 11: a PENDING action counts as pending until its approval
+// is resolved, then as approved or denied, in the stored daily summaries
+// (a whole-day period) as in the scanned ones (a part of a day).
+func TestResolvedApprovalLeavesPending(t *testing.T) {
+	g := newTestGate(t, 1)
+	sup := g.register("s", 1, domain.Limits{MaxDailyCost: 10 * domain.MicrosPerUSD})
+	resolve := func(conv string, approve bool) {
+		p := g.verify(sup, "p"+conv, conv, 1, domain.Action{Type: "api_call", Target: "crm", EstimatedCost: domain.MicrosPerUSD})
+		if p.Decided.Decision != domain.Pending {
+			t.Fatalf("decision %s, want PENDING", p.Decided.Decision)
+		}
+		g.do(&domain.Command{Type: domain.CmdResolveApproval, Principal: "org_1",
+			Request: domain.RequestID{Source: "test", ID: "r" + conv},
+			Resolve: &domain.ResolveApproval{ApprovalID: p.Decided.ActionID, Approve: approve, Reason: "r"}})
+	}
+	resolve("c1", true)
+	resolve("c2", false)
+	g.verify(sup, "pc3", "c3", 1, domain.Action{Type: "api_call", Target: "crm", EstimatedCost: domain.MicrosPerUSD})
+	day := g.now.UTC().Truncate(24 * time.Hour)
+	for _, period := range [][2]time.Time{{day, day.Add(24 * time.Hour)}, {g.now.Add(-time.Hour), g.now.Add(time.Hour)}} {
+		page, err := g.store.Activity(sup, period[0], period[1], 0, 10, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := page.Summary; s.TotalActions != 3 || s.Pending != 1 || s.Approved != 1 || s.Denied != 1 {
+			t.Errorf("%v: summary %+v, want 3 actions: 1 pending, 1 approved, 1 denied", period, s)
+		}
+	}
+	g.assertLoadStateEqual()
+}

@@ -107,14 +107,18 @@ func serveKafka(k *kafkaFlags, z3 *z3Flags, eng *engineFlags, rate *rateFlags, d
 	reg := prometheus.NewRegistry()
 	metrics := handlers.NewMetrics(reg)
 	adminHash := command.HashSecret(apiKey)
+	// The per-partition logs say only what goes wrong: their opening and
+	// closing, twice per partition at every start, drowned the gate's own
+	// lines (issue 17 item 13).
+	plog := slog.New(warnings{log.Handler()})
 	openLog := func(ctx context.Context, p int32) (streams.Log, error) {
-		return kafkalog.Open(ctx, brokers, k.topics.Events, int(p), kafkalog.Options{Logger: log})
+		return kafkalog.Open(ctx, brokers, k.topics.Events, int(p), kafkalog.Options{Logger: plog})
 	}
 	// A partition worker's log is opened lazily: its restore reads the
 	// partition whole anyway and finds the head on the way (one read of
 	// the partition, not two).
 	openWorkerLog := func(ctx context.Context, p int32) (streams.Log, error) {
-		return kafkalog.Open(ctx, brokers, k.topics.Events, int(p), kafkalog.Options{Logger: log, Lazy: true})
+		return kafkalog.Open(ctx, brokers, k.topics.Events, int(p), kafkalog.Options{Logger: plog, Lazy: true})
 	}
 	g, err := kafkagate.New(kafkagate.Config{
 		Brokers: brokers, Topics: k.topics, GroupID: k.group, DataDir: dataDir, OpenLog: openWorkerLog,
@@ -223,3 +227,16 @@ func ensureTopics(ctx context.Context, brokers []string, k *kafkaFlags, log *slo
 // identity, except in a build with the tag agentgate_crashhook (tests
 // only, crashhook.go).
 var actionVerifier = func(v handlers.ActionVerifier) handlers.ActionVerifier { return v }
+
+// warnings is a slog handler that passes only warnings and errors.
+type warnings struct{ slog.Handler }
+
+func (h warnings) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelWarn && h.Handler.Enabled(ctx, l)
+}
+
+func (h warnings) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return warnings{h.Handler.WithAttrs(attrs)}
+}
+
+func (h warnings) WithGroup(name string) slog.Handler { return warnings{h.Handler.WithGroup(name)} }

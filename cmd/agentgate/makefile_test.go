@@ -62,7 +62,7 @@ func TestMakeRunBuildsThenRunsTheBinary(t *testing.T) {
 	if strings.Contains(out, "go run") {
 		t.Errorf("make run uses go run:\n%s", out)
 	}
-	build := strings.Index(out, "go build -buildvcs=auto -o bin/agentgate ./cmd/agentgate")
+	build := strings.Index(out, "go build -ldflags '-X main.commit=")
 	run := strings.Index(out, "bin/agentgate serve")
 	if build < 0 || run < build {
 		t.Errorf("make run does not build bin/agentgate then run it:\n%s", out)

@@ -106,4 +106,12 @@ func TestReadmeKafkaMakeRunKafkaAndKcat(t *testing.T) {
 	if !strings.Contains(logs.String(), "dev-kafka listening on "+broker) || !strings.Contains(logs.String(), `msg=stopped`) {
 		t.Fatalf("make run-kafka did not start and stop both as expected:\n%s", logs)
 	}
+	// Issue 17 item 13: no line per partition log opened or closed; and
+	// the broker outlives the gate's drain, so its final checkpoints are
+	// appended.
+	for _, noise := range []string{"kafka event log opened", "kafka event log closed", `msg="appending the final log checkpoint"`} {
+		if strings.Contains(logs.String(), noise) {
+			t.Errorf("make run-kafka logged %q:\n%s", noise, logs)
+		}
+	}
 }

@@ -68,6 +68,10 @@ var tourSteps = []struct{ what, pattern string }{
 	{"5. the agent reads the approval", `(?m)^"approved"$`},
 	{"6. the activity summary", `"total_actions": [1-9]`},
 	{"6. the budget", `"current_daily_usd": 0.1`},
+	// Issue 17 item 11: the approved PENDING action is no longer pending;
+	// the hourly request count is kept under the agent's hourly limit.
+	{"6. no pending action once the approval is approved", `(?s)"total_actions": [1-9].*"pending": 0,`},
+	{"6. the requests of the hour, counted under an hourly limit", `(?s)"requests": \{[^}]*"current_hour": [1-9]`},
 	{"7. the attestation verifies offline", `(?m)^VALID`},
 }
 
@@ -88,6 +92,11 @@ func runTour(t *testing.T, script string, timeout time.Duration, logs interface{
 		if !regexp.MustCompile(s.pattern).MatchString(all) {
 			t.Errorf("%s: /%s/ not in the tour's output:\n%s", s.what, s.pattern, all)
 		}
+	}
+	// Without an hourly tool call limit no tool count is kept: none is
+	// shown (it read 0 after a tool call).
+	if regexp.MustCompile(`(?s)"tools": \{[^}]*"current_hour"`).MatchString(all) {
+		t.Errorf("6. the budget shows tools.current_hour without a tool call limit:\n%s", all)
 	}
 	if _, err := os.Stat(filepath.Join(root, "agent.json")); err == nil {
 		t.Error("the tour wrote agent.json into the repository")

@@ -11,6 +11,10 @@ import (
 
 func init() { moreCommands = append(moreCommands, versionCmd) }
 
+// commit is the commit make build names (-ldflags -X main.commit=…), for
+// the builds Go does not stamp: in a git worktree or with -buildvcs=false.
+var commit string
+
 func versionCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
@@ -31,15 +35,16 @@ func buildVersion() string {
 	if !ok {
 		return "agentgate: no build information (built without module support)\n"
 	}
-	return versionText(info, runtime.GOOS+"/"+runtime.GOARCH)
+	return versionText(info, commit, runtime.GOOS+"/"+runtime.GOARCH)
 }
 
-// versionText formats info: "agentgate VERSION", the commit (revision,
-// time, "+modified" for a dirty tree; "unknown" when the build has no VCS
-// stamp, e.g. go run or -buildvcs=false), the toolchain and platform, then
+// versionText formats info: "agentgate VERSION", the commit (Go's VCS
+// stamp: revision, time, "+modified" for a dirty tree; else linked, the
+// commit make build passed; else "unknown", e.g. for go run), the
+// toolchain and platform, then
 // one "  path version" line per dependency in the order the build lists
 // them (sorted by path), a replaced module followed by "=> replacement".
-func versionText(info *debug.BuildInfo, platform string) string {
+func versionText(info *debug.BuildInfo, linked, platform string) string {
 	settings := map[string]string{}
 	for _, s := range info.Settings {
 		settings[s.Key] = s.Value
@@ -47,6 +52,9 @@ func versionText(info *debug.BuildInfo, platform string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "agentgate %s\n", info.Main.Version)
 	commit := "unknown"
+	if linked != "" {
+		commit = linked
+	}
 	if rev := settings["vcs.revision"]; rev != "" {
 		commit = rev
 		if t := settings["vcs.time"]; t != "" {

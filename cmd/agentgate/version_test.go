@@ -15,7 +15,7 @@ func TestVersionCommandAndFlag(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	// make build stamps the commit (GOFLAGS may say -buildvcs=false).
+	// make build names the commit (Go stamps none in a git worktree).
 	if out, err := exec.Command("make", "-s", "-C", "../..", "build").CombinedOutput(); err != nil {
 		t.Fatalf("make build: %v\n%s", err, out)
 	}
@@ -59,11 +59,14 @@ func TestVersionTextFormat(t *testing.T) {
 	}
 	want := "agentgate v1.2.3\ncommit  abc (2026-01-02T03:04:05Z) +modified\ngo      go1.26.0 linux/amd64\nmodules:\n" +
 		"  a.example/x v0.1.0\n  b.example/y v2.0.0 => ../y (devel)\n"
-	if got := versionText(info, "linux/amd64"); got != want {
+	if got := versionText(info, "", "linux/amd64"); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
 	info.Settings = nil
-	if got := versionText(info, "linux/amd64"); !strings.Contains(got, "commit  unknown\n") {
+	if got := versionText(info, "", "linux/amd64"); !strings.Contains(got, "commit  unknown\n") {
 		t.Errorf("no VCS stamp: got\n%s", got)
+	}
+	if got := versionText(info, "def", "linux/amd64"); !strings.Contains(got, "commit  def\n") {
+		t.Errorf("no VCS stamp, make's commit: got\n%s", got)
 	}
 }

@@ -212,6 +212,14 @@ func ViewAgentState(a *domain.Agent, approvals []*domain.Approval, seq uint64, t
 		Budget: a.BudgetView(t), TotalActions: a.TotalActions, DeniedActions: a.DeniedActions,
 		OpenApprovals: []domain.Approval{}, OpenActions: []OpenActionView{}, Conversations: []ConversationStateView{},
 	}
+	// count is a sliding-hour count of the view (absent without a limit,
+	// when left does not use it).
+	count := func(n *int64) int64 {
+		if n == nil {
+			return 0
+		}
+		return *n
+	}
 	left := func(limit, used int64) *int64 {
 		if limit <= 0 {
 			return nil
@@ -224,10 +232,10 @@ func ViewAgentState(a *domain.Agent, approvals []*domain.Approval, seq uint64, t
 		c := max(lim.MaxDailyCost-b.Cost.CurrentDailyUSD, 0)
 		v.Remaining.DailyCostUSD = &c
 	}
-	v.Remaining.HourlyRequests = left(lim.MaxRequestsPerHour, b.Requests.CurrentHour)
+	v.Remaining.HourlyRequests = left(lim.MaxRequestsPerHour, count(b.Requests.CurrentHour))
 	v.Remaining.DailyRequests = left(lim.MaxRequestsPerDay, b.Requests.CurrentDay)
 	v.Remaining.DailyTokens = left(lim.MaxDailyTokens, b.Tokens.CurrentDaily)
-	v.Remaining.HourlyToolCalls = left(lim.MaxToolCallsPerHour, b.Tools.CurrentHour)
+	v.Remaining.HourlyToolCalls = left(lim.MaxToolCallsPerHour, count(b.Tools.CurrentHour))
 	v.Remaining.HighRiskCalls = left(lim.MaxHighRiskCallsDay, b.Tools.HighRiskCallsToday)
 	for _, ap := range approvals {
 		v.OpenApprovals = append(v.OpenApprovals, *ap)
