@@ -174,7 +174,7 @@ func TestBacktestCommand(t *testing.T) {
 	if len(rows) == 0 {
 		t.Fatal("no changed decision")
 	}
-	if got := keys(rows[0].(map[string]any)); !slices.Equal(got, []string{"action", "action_id", "agent_id", "backtest", "command", "recorded", "seq", "time"}) {
+	if got := keys(rows[0].(map[string]any)); !slices.Equal(got, []string{"action", "action_id", "agent_id", "backtest", "command", "recorded", "seq", "time", "why"}) {
 		t.Fatalf("row keys %v", got)
 	}
 	if got := keys(rows[0].(map[string]any)["backtest"].(map[string]any)); !slices.Contains(got, "event") {

@@ -171,6 +171,36 @@ type Row struct {
 	Action   string  `json:"action,omitempty"`
 	Recorded Outcome `json:"recorded"`
 	Backtest Outcome `json:"backtest"`
+	// Why is what the two decisions were made on: the agent's trust level
+	// (in the log and in the backtest: a difference is the trust change
+	// behind the changed decision) and the risk level of the action.
+	Why Why `json:"why"`
+}
+
+// Why is the ground of a changed decision (see Row).
+type Why struct {
+	TrustRecorded domain.TrustLevel `json:"trust_recorded"`
+	TrustBacktest domain.TrustLevel `json:"trust_backtest"`
+	// Risk is the risk level of the re-decided action (the engines are
+	// deterministic: the recorded decision's too), "" for a command that
+	// decides no action.
+	Risk domain.Risk `json:"risk_level,omitempty"`
+}
+
+// String renders w as a table cell: "trust autonomous -> supervised, risk
+// medium" (one trust level when both sides agree).
+func (w Why) String() string {
+	pair := func(name, rec, bt string) string {
+		if rec == bt {
+			return name + " " + rec
+		}
+		return name + " " + rec + " -> " + bt
+	}
+	s := pair("trust", w.TrustRecorded.String(), w.TrustBacktest.String())
+	if w.Risk != "" {
+		s += ", risk " + string(w.Risk)
+	}
+	return s
 }
 
 // Run backtests log under opts. It reads the log and never writes it.
@@ -198,6 +228,7 @@ func Run(ctx context.Context, log streams.Log, opts Options) (*Result, error) {
 			Changes: slices.Clone(opts.Changes.Settings), Decisions: []Row{},
 		},
 		transitions: map[[2]string]int64{},
+		recTrust:    map[string]domain.TrustLevel{},
 	}
 	if r.res.Changes == nil {
 		r.res.Changes = []Setting{}
@@ -228,6 +259,9 @@ type runner struct {
 	// seen (zero: none), for the synthesized expiries.
 	nextDue     time.Time
 	transitions map[[2]string]int64
+	// recTrust is each selected agent's trust level in the log, followed
+	// through the recorded events (as domain.Apply changes it).
+	recTrust map[string]domain.TrustLevel
 }
 
 // agentNeedle precedes every agent ID in an encoded event.
@@ -345,8 +379,41 @@ const UnsignedAttestation = "backtest.unsigned"
 
 func (unsigned) Sign(domain.AttestationClaims) (string, error) { return UnsignedAttestation, nil }
 
+// noteTrust follows the recorded trust level of the agent ev changes, in
+// the four ways domain.Apply changes one: registration, a trust change, a
+// decision's degradation and a resolved (or expired) approval's.
+func (r *runner) noteTrust(ev *domain.Event) {
+	switch ev.Type {
+	case domain.EvAgentRegistered:
+		if ev.Registered != nil {
+			r.recTrust[ev.Registered.AgentID] = ev.Registered.TrustLevel
+		}
+	case domain.EvTrustChanged:
+		if ev.TrustChanged != nil {
+			r.recTrust[ev.AgentID] = ev.TrustChanged.To
+		}
+	}
+	if ev.Decided != nil && ev.Decided.Trust != nil {
+		r.recTrust[ev.AgentID] = ev.Decided.Trust.To
+	}
+	resolved := func(a *domain.ApprovalResolved) {
+		if a.Trust != nil {
+			r.recTrust[a.Approval.AgentID] = a.Trust.To
+		}
+	}
+	if ev.Resolved != nil {
+		resolved(ev.Resolved)
+	}
+	if ev.Expired != nil {
+		for i := range ev.Expired.Approvals {
+			resolved(&ev.Expired.Approvals[i])
+		}
+	}
+}
+
 // fold handles one decoded relevant event.
 func (r *runner) fold(ev *domain.Event) {
+	defer r.noteTrust(ev) // after the decision: the trust it was made at
 	if !r.started && !ev.Time.Before(r.opts.From) {
 		r.start()
 	}
@@ -371,9 +438,13 @@ func (r *runner) fold(ev *domain.Event) {
 		return
 	}
 	r.expire(ev.Time)
+	why := Why{TrustRecorded: r.recTrust[cmd.AgentID]}
+	if a := r.st.Agents[cmd.AgentID]; a != nil {
+		why.TrustBacktest = a.Trust
+	}
 	got := r.decide(ev)
 	r.res.Totals.Redecided++
-	r.compare(ev, got)
+	r.compare(ev, got, why)
 	r.apply(got)
 }
 
@@ -420,7 +491,7 @@ func (r *runner) expire(now time.Time) {
 
 // compare counts a re-decided command and lists it when its outcome
 // changed.
-func (r *runner) compare(rec, got *domain.Event) {
+func (r *runner) compare(rec, got *domain.Event, why Why) {
 	t := &r.res.Totals
 	isDecision := rec.Command.Type == domain.CmdVerifyAction || rec.Command.Type == domain.CmdVerifyToolCall
 	if isDecision {
@@ -440,7 +511,10 @@ func (r *runner) compare(rec, got *domain.Event) {
 		r.res.Truncated = true
 		return
 	}
-	row := Row{Seq: rec.Seq, Time: rec.Time, AgentID: rec.AgentID, Command: rec.Command.Type, Recorded: ro, Backtest: bo}
+	if got != nil && got.Decided != nil {
+		why.Risk = got.Decided.Verification.RiskLevel
+	}
+	row := Row{Seq: rec.Seq, Time: rec.Time, AgentID: rec.AgentID, Command: rec.Command.Type, Recorded: ro, Backtest: bo, Why: why}
 	if row.AgentID == "" && got != nil {
 		row.AgentID = got.AgentID
 	}

@@ -192,6 +192,16 @@ func TestBacktestLowerTrustTurnsApprovedIntoPending(t *testing.T) {
 	if res.Decisions[0].Action != "api_call" || res.Decisions[0].AgentID != h.a || res.Decisions[0].Command != domain.CmdVerifyAction {
 		t.Fatalf("row %+v", res.Decisions[0])
 	}
+	// Issue 17 item 12: each changed decision says what it was made on:
+	// the trust change (autonomous in the log, supervised in the
+	// backtest) and the action's risk.
+	want := backtest.Why{TrustRecorded: domain.TrustAutonomous, TrustBacktest: domain.TrustSupervised, Risk: domain.RiskMedium}
+	if w := res.Decisions[0].Why; w != want {
+		t.Fatalf("why %+v, want %+v", w, want)
+	}
+	if got, wantCell := res.Decisions[0].Why.String(), "trust autonomous -> supervised, risk medium"; got != wantCell {
+		t.Fatalf("why cell %q, want %q", got, wantCell)
+	}
 }
 
 // Issue 5: a lower daily budget turns later approvals into
@@ -391,7 +401,8 @@ func TestBacktestTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := b.String()
-	for _, s := range []string{"changes: trust_level=1", "re-decided 5 commands (4 decisions): 3 changed", "APPROVED", "PENDING", "recorded", "backtest"} {
+	for _, s := range []string{"changes: trust_level=1", "re-decided 5 commands (4 decisions): 3 changed", "APPROVED", "PENDING", "recorded", "backtest",
+		"WHY", "trust autonomous -> supervised, risk medium"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("table lacks %q:\n%s", s, out)
 		}

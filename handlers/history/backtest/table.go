@@ -29,13 +29,13 @@ func (r *Result) WriteTable(w io.Writer) error {
 	}
 	ew.printf("\n")
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SEQ\tTIME\tAGENT\tACTION\tRECORDED\tBACKTEST")
+	fmt.Fprintln(tw, "SEQ\tTIME\tAGENT\tACTION\tRECORDED\tBACKTEST\tWHY")
 	for _, row := range r.Decisions {
 		action := row.Action
 		if action == "" {
 			action = string(row.Command)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", row.Seq, row.Time.Format(time.RFC3339), row.AgentID, action, row.Recorded, row.Backtest)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", row.Seq, row.Time.Format(time.RFC3339), row.AgentID, action, row.Recorded, row.Backtest, row.Why)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
