@@ -202,13 +202,13 @@ func printAudit(rep *audit.Report, asJSON bool) error {
 		}
 	} else {
 		for _, p := range rep.Partitions {
-			fmt.Printf("partition %d: seq %d..%d (%d events), %d checkpoints", p.Partition, p.FirstSeq, p.LastSeq, p.Events, p.Checkpoints)
+			fmt.Printf("partition %d: seq %d..%d (%s), %s", p.Partition, p.FirstSeq, p.LastSeq, plural(p.Events, "event"), plural(p.Checkpoints, "checkpoint"))
 			if p.LastCheckpoint > 0 {
-				fmt.Printf(" (last at seq %d, %d events after it)", p.LastCheckpoint, p.Uncovered)
+				fmt.Printf(" (last at seq %d, %s after it)", p.LastCheckpoint, plural(p.Uncovered, "event"))
 			}
-			fmt.Printf(", %d attestations verified", p.Attestations)
+			fmt.Printf(", %s verified", plural(p.Attestations, "attestation"))
 			if p.Superseded > 0 {
-				fmt.Printf(", %d superseded records skipped", p.Superseded)
+				fmt.Printf(", %s skipped", plural(p.Superseded, "superseded record"))
 			}
 			fmt.Println()
 		}

@@ -51,10 +51,10 @@ func verifyBundleFile(ctx context.Context, file, jwksFlag string, opts audit.Opt
 		rep := b.Report
 		fmt.Printf("bundle: agent %s, %s to %s, produced at seq %d\n", rep.Agent.AgentID,
 			rep.Period.From.Format(time.RFC3339), rep.Period.To.Format(time.RFC3339), rep.ProducedAt.Seq)
-		fmt.Printf("tree: partition %d, %d events, root %s; %d events of the agent in it, %d attestations verified\n",
-			b.Partition, chk.TreeSize, b.Tree.Root, chk.Events, chk.Attestations)
+		fmt.Printf("tree: partition %d, %s, root %s; %s of the agent in it, %s verified\n",
+			b.Partition, plural(chk.TreeSize, "event"), b.Tree.Root, plural(chk.Events, "event"), plural(chk.Attestations, "attestation"))
 		if chk.Signed > 0 {
-			fmt.Printf("signed through seq %d (%d events after the last checkpoint)\n", chk.Signed, chk.Unsigned)
+			fmt.Printf("signed through seq %d (%s after the last checkpoint)\n", chk.Signed, plural(chk.Unsigned, "event"))
 		} else {
 			fmt.Println("no checkpoint: only the bundle's tree head is signed")
 		}

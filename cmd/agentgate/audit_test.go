@@ -479,3 +479,15 @@ func writeJWKS(t *testing.T, dataDir, path string) {
 		t.Fatal(err)
 	}
 }
+
+// Issue 17 item 13: counts of one read in the singular ("1 checkpoint",
+// "1 attestation"; they read "1 checkpoints", "1 attestations").
+func TestAuditVerifySingularCounts(t *testing.T) {
+	seed := t.TempDir()
+	seedAuditData(t, seed, 1) // registration, 1 decision, the stop's checkpoint: seq 1..3
+	code, out := runAuditCLI(t, "--data", seed)
+	want := "partition 0: seq 1..3 (3 events), 1 checkpoint (last at seq 3, 0 events after it), 1 attestation verified"
+	if code != 0 || !strings.Contains(out, want) {
+		t.Fatalf("exit %d, want %q:\n%s", code, want, out)
+	}
+}

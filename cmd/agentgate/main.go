@@ -262,14 +262,14 @@ func replayCmd() *cobra.Command {
 				return err
 			}
 			rate := float64(rep.Events) / rep.Elapsed.Seconds()
-			fmt.Printf("replayed %d events in %s (%.0f events/s)\n", rep.Events, rep.Elapsed.Round(time.Millisecond), rate)
+			fmt.Printf("replayed %s in %s (%.0f events/s)\n", plural(rep.Events, "event"), rep.Elapsed.Round(time.Millisecond), rate)
 			if rep.ProjectionDiff != "" {
 				fmt.Printf("projections differ: %s\n", rep.ProjectionDiff)
 			} else {
 				fmt.Println("projections: identical to the live store")
 			}
 			if verify {
-				fmt.Printf("re-decided %d commands: %d differ\n", rep.Redecided, len(rep.Mismatches))
+				fmt.Printf("re-decided %s: %d differ\n", plural(rep.Redecided, "command"), len(rep.Mismatches))
 				for _, m := range rep.Mismatches {
 					fmt.Println("  " + m)
 				}

@@ -14,7 +14,7 @@ func (r *Result) WriteTable(w io.Writer) error {
 	ew := &errWriter{w: w}
 	subject := "agent " + r.AgentID
 	if r.PrincipalID != "" {
-		subject = fmt.Sprintf("principal %s (%d agents)", r.PrincipalID, len(r.Agents))
+		subject = fmt.Sprintf("principal %s (%s)", r.PrincipalID, plural(len(r.Agents), "agent"))
 	}
 	ew.printf("backtest of %s, %s to %s (log read to seq %d)\n", subject,
 		r.Period.From.Format(time.RFC3339), r.Period.To.Format(time.RFC3339), r.LogHead)
@@ -41,10 +41,10 @@ func (r *Result) WriteTable(w io.Writer) error {
 		return err
 	}
 	if r.Truncated {
-		ew.printf("… %d more changed decisions not listed\n", r.Totals.Changed-int64(len(r.Decisions)))
+		ew.printf("… %s more not listed\n", plural(r.Totals.Changed-int64(len(r.Decisions)), "changed decision"))
 	}
 	t := r.Totals
-	ew.printf("\nre-decided %d commands (%d decisions): %d changed\n", t.Redecided, t.Decisions, t.Changed)
+	ew.printf("\nre-decided %s (%s): %d changed\n", plural(t.Redecided, "command"), plural(t.Decisions, "decision"), t.Changed)
 	for _, tr := range t.Transitions {
 		ew.printf("  %-40s -> %-40s %d\n", tr.From, tr.To, tr.Count)
 	}
@@ -61,6 +61,14 @@ func (r *Result) WriteTable(w io.Writer) error {
 		return err
 	}
 	return ew.err
+}
+
+// plural is "1 agent", "2 agents": n and the noun, with an s unless n is 1.
+func plural[N ~int | ~int64](n N, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // errWriter keeps the first write error.
