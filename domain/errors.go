@@ -59,8 +59,9 @@ type CodeInfo struct {
 	Description string
 }
 
-// Catalogue lists every code in a fixed order (it is rendered into
-// docs/errors.md and checked by a test).
+// Catalogue lists every code in code order: by family (AGENT, its CTX,
+// LOOP, BUDGET and TRUST codes, REQ, AUTH, ENG, SEC, SYS), then by number.
+// It is rendered into docs/errors.md; a test holds the order.
 var Catalogue = []CodeInfo{
 	{CodeAgentNotRegistered, 404, "Agent not registered"},
 	{CodeInvalidAgentToken, 401, "Invalid agent token"},
@@ -83,22 +84,22 @@ var Catalogue = []CodeInfo{
 	{CodeInvalidSyntax, 400, "Invalid query syntax"},
 	{CodeTooLong, 413, "Request too large"},
 	{CodeUnsupportedType, 400, "Unsupported action or verification type"},
+	{CodeNotFound, 404, "Resource not found"},
+	{CodeConflict, 409, "Conflicting request"},
 	{CodeMissingAPIKey, 401, "Missing API key"},
 	{CodeInvalidAPIKey, 401, "Invalid API key"},
 	{CodeForbidden, 403, "Insufficient permissions"},
 	{CodeRateLimited, 429, "Rate limit exceeded"},
+	{CodeEngineInit, 500, "Engine initialization failed"},
 	{CodeEngineFailed, 500, "Verification failed unexpectedly"},
 	{CodeTimeout, 504, "Verification timeout"},
+	{CodeEngineMissing, 500, "Engine not available"},
+	{CodePromptInjection, 403, "Prompt injection detected"},
+	{CodeSecurityViolated, 403, "Malicious payload detected"},
+	{CodePIIDetected, 403, "PII detected (redacted)"},
 	{CodeInternal, 500, "Internal server error"},
 	{CodeUnavailable, 503, "Service unavailable"},
 	{CodeStorageFull, 503, "Storage full: writes are refused until disk space is freed (reads are served)"},
-	{CodeNotFound, 404, "Resource not found"},
-	{CodeConflict, 409, "Conflicting request"},
-	{CodeSecurityViolated, 403, "Malicious payload detected"},
-	{CodeEngineInit, 500, "Engine initialization failed"},
-	{CodeEngineMissing, 500, "Engine not available"},
-	{CodePromptInjection, 403, "Prompt injection detected"},
-	{CodePIIDetected, 403, "PII detected (redacted)"},
 }
 
 var catalogueIndex = func() map[Code]CodeInfo {

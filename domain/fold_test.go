@@ -182,7 +182,7 @@ func TestDesign3_ReplyStatusAndBody(t *testing.T) {
 	}
 	_, body = Reply(cases[6].ev)
 	b, _ = json.Marshal(body)
-	if string(b) != `{"error":{"code":"QWED-AGENT-002","message":"agent token missing"}}` {
+	if string(b) != `{"error":{"code":"QWED-AGENT-002","message":"agent token missing","details":{}}}` {
 		t.Errorf("rejected body: %s", b)
 	}
 	if status, body := Reply(nil); status != 204 || body != nil {

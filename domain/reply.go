@@ -1,6 +1,9 @@
 package domain
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Reply renders the reply to the command that produced ev: the HTTP status
 // and the JSON body, which is also the data of the CloudEvent reply. Field
@@ -29,14 +32,14 @@ func Reply(ev *Event) (status int, body any) {
 		if d := ev.Decided; d != nil {
 			return decisionStatus(d), DecisionReply{
 				ActionID: d.ActionID, Decision: d.Decision, Verification: d.Verification,
-				BudgetRemaining: d.Budget, Attestation: d.Attestation, Approval: d.Approval, Error: d.Error,
+				BudgetRemaining: d.Budget, Attestation: d.Attestation, Approval: d.Approval, Error: (*ReplyError)(d.Error),
 				ConversationID: d.ConversationID, StepNumber: d.Step, Tool: d.Tool, TrustChange: d.Trust,
 				CorrectedAction: d.CorrectedAction, CorrectedDigest: d.CorrectedDigest,
 			}
 		}
 	case EvCommandRejected:
 		if ev.Error != nil {
-			return ev.Error.Code.HTTPStatus(), ErrorReply{Error: ev.Error}
+			return ev.Error.Code.HTTPStatus(), ErrorReply{Error: (*ReplyError)(ev.Error)}
 		}
 	case EvExecutionLogged:
 		if x := ev.Executed; x != nil {
@@ -99,7 +102,7 @@ func Reply(ev *Event) (status int, body any) {
 		}
 	}
 	err := Errorf(CodeInternal, "event %s has no reply", ev.Type)
-	return err.Code.HTTPStatus(), ErrorReply{Error: err}
+	return err.Code.HTTPStatus(), ErrorReply{Error: (*ReplyError)(err)}
 }
 
 func decisionStatus(d *ActionDecided) int {
@@ -140,7 +143,7 @@ type DecisionReply struct {
 	BudgetRemaining BudgetRemaining `json:"budget_remaining"`
 	Attestation     string          `json:"attestation,omitempty"`
 	Approval        *Approval       `json:"approval,omitempty"`
-	Error           *Error          `json:"error,omitempty"`
+	Error           *ReplyError     `json:"error,omitempty"`
 	ConversationID  string          `json:"conversation_id,omitempty"`
 	StepNumber      int64           `json:"step_number,omitempty"`
 	Tool            string          `json:"tool_name,omitempty"`
@@ -153,7 +156,26 @@ type DecisionReply struct {
 
 // ErrorReply is the body of a refused command: {"error": {code, message, details}}.
 type ErrorReply struct {
-	Error *Error `json:"error"`
+	Error *ReplyError `json:"error"`
+}
+
+// ReplyError is an Error as an answer carries it: {"code","message",
+// "details"} with details always present ({} when there are none), as
+// every error body promises. Events keep Error's own encoding (details
+// omitted when empty): their bytes do not change.
+type ReplyError Error
+
+// MarshalJSON implements json.Marshaler.
+func (e ReplyError) MarshalJSON() ([]byte, error) {
+	details := e.Details
+	if details == nil {
+		details = map[string]any{}
+	}
+	return json.Marshal(struct {
+		Code    Code           `json:"code"`
+		Message string         `json:"message"`
+		Details map[string]any `json:"details"`
+	}{e.Code, e.Message, details})
 }
 
 // ExecutionReply is the reply to POST /agents/{id}/executions.

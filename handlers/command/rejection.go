@@ -36,18 +36,14 @@ func Reject(code domain.Code, details map[string]any, format string, args ...any
 	}
 }
 
-// errorBody is the one error shape of the gate's answers.
-type errorBody struct {
-	Error domain.Error `json:"error"`
-}
-
-// ErrorBody returns the encoded error body {"error": e}.
+// ErrorBody returns the encoded error body {"error": e}, details always
+// present (domain.ReplyError).
 func ErrorBody(e domain.Error) []byte {
-	b, err := json.Marshal(errorBody{Error: e})
+	b, err := json.Marshal(domain.ErrorReply{Error: (*domain.ReplyError)(&e)})
 	if err != nil {
 		// Details hold only strings and integers; this cannot happen, but
 		// the answer must still be a well-formed error body.
-		b, _ = json.Marshal(errorBody{Error: domain.Error{Code: e.Code, Message: e.Message}})
+		b, _ = json.Marshal(domain.ErrorReply{Error: &domain.ReplyError{Code: e.Code, Message: e.Message}})
 	}
 	return b
 }
