@@ -193,3 +193,23 @@ func TestReadRejections(t *testing.T) {
 		g.expectRejected(before, c.code, "")
 	}
 }
+
+// Issue 17 item 13: every JSON answer ends with a newline (curl printed
+// the shell prompt after the closing brace): a read, a write, an error
+// and the JWKS.
+func TestJSONAnswersEndWithANewline(t *testing.T) {
+	g := newTestGate(t, gateOptions{})
+	key := g.issueKey("org_a")
+	reg := g.do("POST", "/agents/register", apiKey(key), `{"agent": {"name": "n", "type": "supervised", "principal_id": "org_a"}}`)
+	id, _ := reg.json(t)["agent_id"].(string)
+	for what, r := range map[string]response{
+		"registration": reg,
+		"a read":       g.do("GET", "/agents/"+id+"/budget", apiKey(key), ""),
+		"an error":     g.do("GET", "/agents/agent_nope", apiKey(key), ""),
+		"the JWKS":     g.do("GET", "/.well-known/jwks.json", nil, ""),
+	} {
+		if !strings.HasSuffix(string(r.body), "}\n") {
+			t.Errorf("%s: %d %q does not end with a newline", what, r.status, r.body)
+		}
+	}
+}

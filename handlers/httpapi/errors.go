@@ -44,13 +44,22 @@ func rejected(r *command.Rejection) *apiError {
 // body returns the encoded error body.
 func (e *apiError) body() []byte { return command.ErrorBody(e.err) }
 
-// writeJSON writes an encoded JSON body with its status.
+// writeJSON writes an encoded JSON body with its status, ended by a
+// newline (as a terminal or a line-reading client expects).
 func writeJSON(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	_, _ = w.Write(body)
+	_, _ = w.Write(withNewline(body))
+}
+
+// withNewline returns b ended by a newline.
+func withNewline(b []byte) []byte {
+	if len(b) > 0 && b[len(b)-1] == '\n' {
+		return b
+	}
+	return append(b[:len(b):len(b)], '\n')
 }
 
 // writeValue encodes v and writes it with status.

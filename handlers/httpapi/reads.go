@@ -376,7 +376,7 @@ func (a *api) jwks(w http.ResponseWriter, _ *http.Request) {
 	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", "public, max-age=300")
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(b)
+	_, _ = w.Write(withNewline(b))
 }
 
 // getState answers GET /agents/{id}/state?at_seq=N or ?at_time=T (issue 5):
