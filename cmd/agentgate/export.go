@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -62,19 +63,75 @@ It reads a private copy of the log: the live log is never written, and the gate 
 			}
 			defer snap.Close()
 			opts := report.Options{AgentID: agent, From: f, To: t}
-			return writeAtomically(out, func(w io.Writer) error {
-				return writeReport(cmd, w, snap.Log, opts, format, jwks, sign)
+			if from == "" || to == "" {
+				if opts, err = agentDays(cmd, snap.Log, opts, from == "", to == ""); err != nil {
+					return err
+				}
+			}
+			var n int64
+			err = writeAtomically(out, func(w io.Writer) error {
+				cw := &countingWriter{w: w}
+				err := writeReport(cmd, cw, snap.Log, opts, format, jwks, sign)
+				n = cw.n
+				return err
 			})
+			if err != nil || out == "-" {
+				return err
+			}
+			// Said on stderr: stdout may be the report itself (--out -).
+			fmt.Fprintf(os.Stderr, "wrote %s: the %s compliance report of agent %s, %s to %s (%s)\n", out, format, agent,
+				opts.From.Format(time.DateOnly), opts.To.Format(time.DateOnly), plural(n, "byte"))
+			return nil
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&dataDir, "data", "./data", "data directory (read through a private copy of its log)")
 	fl.StringVar(&agent, "agent", "", "the agent")
-	fl.StringVar(&from, "from", "", "period start, RFC 3339 or YYYY-MM-DD (default: the start of the log)")
-	fl.StringVar(&to, "to", "", "period end, exclusive (default: the end of the log)")
+	fl.StringVar(&from, "from", "", "period start, RFC 3339 or YYYY-MM-DD (default: the UTC day the agent was registered)")
+	fl.StringVar(&to, "to", "", "period end, exclusive (default: the end of the UTC day of the agent's last action)")
 	fl.StringVar(&format, "format", "json", "json (verifiable bundle), csv or pdf")
 	fl.StringVar(&out, "out", "", "output file (- for stdout)")
 	return cmd
+}
+
+// agentDays fills in the open bounds of opts with the agent's days: from
+// the UTC day of its registration to the end of the UTC day of its last
+// action (a period of real dates, the same for the same log, rather than
+// 1970-01-01 and 9999-12-31).
+func agentDays(cmd *cobra.Command, log streams.Log, opts report.Options, openFrom, openTo bool) (report.Options, error) {
+	rep, err := report.Build(cmd.Context(), log, opts, nil)
+	if err != nil {
+		return opts, err
+	}
+	day := func(t time.Time) time.Time { return t.UTC().Truncate(24 * time.Hour) }
+	if openFrom {
+		opts.From = day(rep.Agent.RegisteredAt)
+	}
+	if openTo {
+		last := day(rep.Agent.RegisteredAt)
+		if n := len(rep.Days); n > 0 {
+			if d, err := time.Parse(time.DateOnly, rep.Days[n-1].Date); err == nil && d.After(last) {
+				last = d
+			}
+		}
+		opts.To = last.Add(24 * time.Hour)
+	}
+	if !opts.From.Before(opts.To) {
+		return opts, errors.New("--from must be before the end of the agent's last day")
+	}
+	return opts, nil
+}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 func writeReport(cmd *cobra.Command, w io.Writer, log streams.Log, opts report.Options, format string, jwks []byte, sign report.SignTree) error {

@@ -10,12 +10,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/handlers/history/report"
 	"github.com/agentgate/agentgate/handlers/history/seedlog"
 )
 
@@ -136,6 +139,29 @@ func TestExportAndAuditVerifyBundle(t *testing.T) {
 	}
 	if code != 1 || json.Unmarshal([]byte(msg), &v) != nil || v.OK || len(v.Problems) == 0 {
 		t.Fatalf("edited bundle --json: exit %d\n%s", code, msg)
+	}
+	// Issue 17 item 10: without --from and --to the period is the agent's
+	// days (not 1970-01-01 to 9999-12-31), and export says what it wrote.
+	def := filepath.Join(out, "default.json")
+	msg, code = run(t, bin, "export", "--data", dir, "--agent", agent, "--out", def)
+	m := regexp.MustCompile(`wrote (\S+): the json compliance report of agent (\S+), (\S+) to (\S+) \(([0-9]+) bytes\)\n`).FindStringSubmatch(msg)
+	if code != 0 || m == nil || m[1] != def || m[2] != agent {
+		t.Fatalf("export with the default period: exit %d: %q", code, msg)
+	}
+	b, err := os.ReadFile(def)
+	if err != nil || strconv.Itoa(len(b)) != m[5] {
+		t.Fatalf("export wrote %d bytes, said %s (%v)", len(b), m[5], err)
+	}
+	bd, err := report.ReadBundle(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := bd.Report.Period
+	if m[3] != "2026-11-02" || m[4] <= m[3] || m[4] > "2026-11-30" || p.From.Format(time.DateOnly) != m[3] || p.To.Format(time.DateOnly) != m[4] {
+		t.Fatalf("default period: said %s to %s, the report's %v", m[3], m[4], p)
+	}
+	if msg, code := run(t, bin, "audit", "verify", "--bundle", def); code != 0 || !strings.Contains(msg, "INTACT") {
+		t.Fatalf("the default period's bundle: exit %d\n%s", code, msg)
 	}
 	// An unknown agent is a clear error.
 	if msg, code := run(t, bin, "export", "--data", dir, "--agent", "agent_nope", "--format", "pdf", "--out", filepath.Join(out, "x.pdf")); code != 1 || !strings.Contains(msg, "not registered") {
