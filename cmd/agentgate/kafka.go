@@ -134,7 +134,7 @@ func serveKafka(k *kafkaFlags, z3 *z3Flags, eng *engineFlags, rate *rateFlags, d
 	// stands (the partitions read only what came since).
 	reads, err := kafkagate.OpenReadModel(ctx, filepath.Join(dataDir, "readmodel"), log, n,
 		func(ctx context.Context, p int32, from kafkalog.Position) (*kafkalog.Log, error) {
-			return kafkalog.Open(ctx, brokers, k.topics.Events, int(p), kafkalog.Options{Logger: log, Lazy: true, From: from})
+			return kafkalog.Open(ctx, brokers, k.topics.Events, int(p), kafkalog.Options{Logger: plog, Lazy: true, From: from})
 		})
 	if err != nil {
 		return err
