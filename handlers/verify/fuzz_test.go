@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/domain/eventjson"
 	"github.com/agentgate/agentgate/handlers/attest"
 	"github.com/agentgate/agentgate/handlers/verify"
 	"github.com/agentgate/agentgate/schemas"
@@ -100,6 +101,13 @@ func FuzzServiceVerify(f *testing.F) {
 		}
 		if ans.Rejection != nil && (ans.Status < 400 || ans.Status > 499 || !ans.Rejection.Code.Known()) {
 			t.Fatalf("rejection %+v with status %d", ans.Rejection, ans.Status)
+		}
+		// A rejection is recorded in the log: its details must be detail
+		// values the event codec writes (domain.Details).
+		if ans.Rejection != nil {
+			if _, err := eventjson.AppendError(nil, ans.Rejection); err != nil {
+				t.Fatalf("the rejection of %q cannot be recorded: %v", body, err)
+			}
 		}
 	})
 }
