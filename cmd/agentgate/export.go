@@ -63,10 +63,14 @@ It reads a private copy of the log: the live log is never written, and the gate 
 			}
 			defer snap.Close()
 			opts := report.Options{AgentID: agent, From: f, To: t}
-			if from == "" || to == "" {
-				if opts, err = agentDays(cmd, snap.Log, opts, from == "", to == ""); err != nil {
-					return err
-				}
+			if from == "" {
+				opts.From = time.Time{}
+			}
+			if to == "" {
+				opts.To = time.Time{}
+			}
+			if opts, err = report.AgentDays(cmd.Context(), snap.Log, opts); err != nil {
+				return err
 			}
 			var n int64
 			err = writeAtomically(out, func(w io.Writer) error {
@@ -92,34 +96,6 @@ It reads a private copy of the log: the live log is never written, and the gate 
 	fl.StringVar(&format, "format", "json", "json (verifiable bundle), csv or pdf")
 	fl.StringVar(&out, "out", "", "output file (- for stdout)")
 	return cmd
-}
-
-// agentDays fills in the open bounds of opts with the agent's days: from
-// the UTC day of its registration to the end of the UTC day of its last
-// action (a period of real dates, the same for the same log, rather than
-// 1970-01-01 and 9999-12-31).
-func agentDays(cmd *cobra.Command, log streams.Log, opts report.Options, openFrom, openTo bool) (report.Options, error) {
-	rep, err := report.Build(cmd.Context(), log, opts, nil)
-	if err != nil {
-		return opts, err
-	}
-	day := func(t time.Time) time.Time { return t.UTC().Truncate(24 * time.Hour) }
-	if openFrom {
-		opts.From = day(rep.Agent.RegisteredAt)
-	}
-	if openTo {
-		last := day(rep.Agent.RegisteredAt)
-		if n := len(rep.Days); n > 0 {
-			if d, err := time.Parse(time.DateOnly, rep.Days[n-1].Date); err == nil && d.After(last) {
-				last = d
-			}
-		}
-		opts.To = last.Add(24 * time.Hour)
-	}
-	if !opts.From.Before(opts.To) {
-		return opts, errors.New("--from must be before the end of the agent's last day")
-	}
-	return opts, nil
 }
 
 // countingWriter counts the bytes written through it.

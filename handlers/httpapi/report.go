@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/handlers/history/report"
@@ -29,7 +30,9 @@ var reportContentTypes = map[string]string{
 // format=json|csv|pdf (QWED-Agent spec v1.1 §7.3): the report built from the log (see
 // handlers/history/report); json is the verifiable, tenant-scoped bundle. Auth as
 // the other reads of an agent. The period is [from, to), at most
-// MaxActivityPeriod, with the defaults of the activity query. At most
+// MaxActivityPeriod; without from and to it is the agent's days
+// (report.AgentDays), with one of them the other defaults as the activity
+// query's. At most
 // Config.MaxConcurrentReports are rendered at once, and the agents of one
 // principal hold all of them but one (503 QWED-SYS-002 with Retry-After
 // past either). The report is computed before the status is sent
@@ -71,12 +74,27 @@ func (a *api) getComplianceReport(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer hist.Release()
+	opts := report.Options{AgentID: ag.ID, From: period.from, To: period.to, Partition: hist.Partition}
+	if q.Get("from") == "" && q.Get("to") == "" {
+		// The default period is the agent's days, as agentgate export's
+		// (at most MaxActivityPeriod, ending with its last day).
+		opts.From, opts.To = time.Time{}, time.Time{}
+		if opts, err = report.AgentDays(r.Context(), hist.Log, opts); err != nil {
+			a.log.Error("producing compliance report", "agent", ag.ID, "err", err)
+			e := failure(domain.CodeUnavailable, "the report could not be produced")
+			writeJSON(w, e.status, e.body())
+			return
+		}
+		if opts.To.Sub(opts.From) > MaxActivityPeriod {
+			opts.From = opts.To.Add(-MaxActivityPeriod)
+		}
+		period.from, period.to = opts.From, opts.To
+	}
 	out := &reportWriter{w: w, start: func(h http.Header) {
 		h.Set("Content-Type", ctype)
 		h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="compliance-%s-%s-%s.%s"`,
 			ag.ID, period.from.Format("20060102"), period.to.Format("20060102"), format))
 	}}
-	opts := report.Options{AgentID: ag.ID, From: period.from, To: period.to, Partition: hist.Partition}
 	if err := a.renderReport(r.Context(), out, hist.Log, opts, format); err != nil {
 		if out.started {
 			a.log.Warn("sending compliance report", "agent", ag.ID, "err", err)

@@ -224,3 +224,36 @@ func TestComplianceReportSlotsAreSharedAcrossTenants(t *testing.T) {
 		}
 	}
 }
+
+// Issue 17 item 10: without from and to the report covers the agent's
+// days, as agentgate export's does (it was the last 30 days, export's the
+// whole log): from the day of its registration to the end of the day of
+// its last action.
+func TestComplianceReportDefaultPeriodIsTheAgentsDays(t *testing.T) {
+	g := newReportGate(t)
+	key := g.issueKey("org_a")
+	a := g.register(key, "org_a", 2, nil)
+	g.clock.Advance(26 * time.Hour) // 2026-03-03
+	if r := g.do("POST", "/agents/"+a.id+"/verify", bearerH(a.token), verifyReq("calculate", "1+1", "c1", 1)); r.status != http.StatusOK {
+		t.Fatalf("verify: %d %s", r.status, r.body)
+	}
+	g.clock.Advance(72 * time.Hour) // later reads do not move the period
+	r := g.do("GET", "/agents/"+a.id+"/compliance-report", apiKey(key), nil)
+	if r.status != http.StatusOK {
+		t.Fatalf("report: %d %s", r.status, r.body)
+	}
+	b, err := report.ReadBundle(bytes.NewReader(r.body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := b.Report.Period
+	if !p.From.Equal(time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)) || !p.To.Equal(time.Date(2026, 3, 4, 0, 0, 0, 0, time.UTC)) || b.Report.Summary.TotalActions != 1 {
+		t.Fatalf("default period %v to %v, %d actions; want 2026-03-02 to 2026-03-04, 1 action", p.From, p.To, b.Report.Summary.TotalActions)
+	}
+	if !strings.Contains(r.header.Get("Content-Disposition"), "compliance-"+a.id+"-20260302-20260304.json") {
+		t.Fatalf("Content-Disposition %q", r.header.Get("Content-Disposition"))
+	}
+	if chk, err := report.VerifyBundle(context.Background(), b, report.VerifyOptions{}); err != nil || !chk.OK() {
+		t.Fatalf("bundle: %v %+v", err, chk)
+	}
+}
