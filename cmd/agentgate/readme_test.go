@@ -73,6 +73,10 @@ var tourSteps = []struct{ what, pattern string }{
 	{"6. no pending action once the approval is approved", `(?s)"total_actions": [1-9].*"pending": 0,`},
 	{"6. the requests of the hour, counted under an hourly limit", `(?s)"requests": \{[^}]*"current_hour": [1-9]`},
 	{"7. the attestation verifies offline", `(?m)^VALID`},
+	// Issue 17 item 10: the report's default period is the agent's days
+	// (real dates, not 1970-01-01 to 9999-12-31 or the last 30 days).
+	{"8. the report covers the agent's days", `(?m)^bundle: agent agent_\S+, 20\d\d-\d\d-\d\dT00:00:00Z to 20\d\d-\d\d-\d\dT00:00:00Z, produced at seq \d+$`},
+	{"8. the bundle verifies offline", `(?m)^INTACT$`},
 }
 
 // runTour runs the tour as the README says: from the repository root, in
