@@ -34,14 +34,20 @@ const (
 // Link classifies a record with seq and prev against h, the last record of
 // a chain (Head{} for an empty one: the first record is seq 1 with an empty
 // prev).
-func (h Head) Link(seq uint64, prev string) Link {
+func (h Head) Link(seq uint64, prev string) Link { return LinkOf(h.Seq, seq, prev == h.Hash) }
+
+// LinkOf is the chain rule itself, for a caller that holds the hashes as
+// bytes and compares them without building strings (the audit, which walks
+// every record of a log): a record with seq whose prev is (prevIsHead) or is
+// not the hash of the head at headSeq.
+func LinkOf(headSeq, seq uint64, prevIsHead bool) Link {
 	switch {
-	case seq == h.Seq+1:
-		if prev == h.Hash {
+	case seq == headSeq+1:
+		if prevIsHead {
 			return LinkNext
 		}
 		return LinkFork
-	case seq > h.Seq+1:
+	case seq > headSeq+1:
 		return LinkGap
 	default:
 		return LinkBehind

@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -276,13 +277,15 @@ type chain struct {
 	forks     map[[64]byte]struct{}
 }
 
-// tip is the chain's last record as streams.Head.Link takes it: seq
-// next-1, and the hash of that record ("" before the first).
-func (c *chain) tip() streams.Head {
+// link classifies a record with seq and prev against the chain's last
+// record (seq next-1; the hash "" before the first) by streams' one chain
+// rule, comparing the hashes as bytes: the walk allocates nothing per record.
+func (c *chain) link(seq uint64, prev []byte) streams.Link {
+	tip := c.head[:]
 	if c.next == 1 {
-		return streams.Head{}
+		tip = nil
 	}
-	return streams.Head{Seq: c.next - 1, Hash: string(c.head[:])}
+	return streams.LinkOf(c.next-1, seq, bytes.Equal(prev, tip))
 }
 
 func (v *verifier) chain(p int32) *chain {
@@ -328,7 +331,7 @@ func (v *verifier) add(r Record) error {
 	if v.opts.Superseded && c.superseded(hdr, sum) {
 		return nil
 	}
-	link := c.tip().Link(hdr.seq, string(hdr.prev))
+	link := c.link(hdr.seq, hdr.prev)
 	switch {
 	case !c.started && v.opts.Partial:
 		c.next = hdr.seq
@@ -395,7 +398,7 @@ func (c *chain) superseded(h header, sum [64]byte) bool {
 	var prev [64]byte
 	copy(prev[:], h.prev)
 	_, fork := c.forks[prev]
-	if c.tip().Link(h.seq, "") != streams.LinkBehind && !(fork && len(h.prev) == 64) {
+	if c.link(h.seq, nil) != streams.LinkBehind && !(fork && len(h.prev) == 64) {
 		return false
 	}
 	if c.forks == nil {
