@@ -22,8 +22,16 @@ const benchParallelism = 256
 // request is a new, APPROVED decision: each goroutine has its own agent and
 // walks its own conversations step by step (an agent acts sequentially, so
 // requests in flight are spread over agents, as in a deployment).
+//
+// The gate has no engine Verifier: the benchmark measures the request path
+// (HTTP, authentication, decode, decide, fsync'd append, projections,
+// answer), as it has since it was written; the engines have their own
+// benchmarks. With the test gate's in-process sql engine registered, every
+// calculate action would also read the agent from the projections to
+// decide whether an engine may run (Worker.verdictJob): about 20
+// allocations more per request.
 func BenchmarkHTTPVerify(b *testing.B) {
-	g := newTestGate(b, gateOptions{})
+	g := newTestGate(b, gateOptions{noVerifier: true})
 	key := g.issueKey("org_bench")
 	workers := runtime.GOMAXPROCS(0) * benchParallelism
 	agents := make([]agent, workers)

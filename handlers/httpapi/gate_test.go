@@ -60,6 +60,10 @@ type gateOptions struct {
 	dataDir string
 	fs      vfs.FS
 	logOut  io.Writer
+	// noVerifier opens the gate without an engine Verifier: every action
+	// is decided by the rules alone and no engine is consulted (the
+	// request-path benchmark measures the path without engine time).
+	noVerifier bool
 }
 
 // newTestGate opens a gate in t.TempDir(), runs its worker and serves the
@@ -85,6 +89,9 @@ func newTestGate(t testing.TB, opts gateOptions) *testGate {
 	}
 	gopts := embedded.Options{DataDir: opts.dataDir, AdminKey: testAdminKey, Clock: clock.Now, Logger: logger, Config: &cfg,
 		Verifier: verify.NewActionVerifier(sqlEngine, 0)}
+	if opts.noVerifier {
+		gopts.Verifier = nil
+	}
 	if opts.fs != nil {
 		gopts.FS, gopts.MinFreeBytes = opts.fs, 1<<20
 	}
