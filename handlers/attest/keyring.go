@@ -94,8 +94,12 @@ func ReadKeyring(dir string) (*Keyring, error) {
 // added (agentgate keys rotate-signing on a running gate's data dir) is
 // used: the highest sequence becomes active and the JWKS lists every key.
 // On an error (a key file that does not load, fail closed) the keys in use
-// stay as they were.
-func (kr *Keyring) Reload() error { return kr.load() }
+// stay as they were. Reloads are serialized with Rotate.
+func (kr *Keyring) Reload() error {
+	kr.rotateMu.Lock()
+	defer kr.rotateMu.Unlock()
+	return kr.load()
+}
 
 // load reads every key file of the directory.
 func (kr *Keyring) load() error {
@@ -125,7 +129,10 @@ func (kr *Keyring) load() error {
 		byKID[k.kid] = k
 		keys = append(keys, k)
 	}
-	if len(keys) == 0 && len(kr.keys) > 0 {
+	kr.mu.RLock()
+	had := len(kr.keys)
+	kr.mu.RUnlock()
+	if len(keys) == 0 && had > 0 {
 		return fmt.Errorf("reloading signing keys: no key in %s", kr.dir)
 	}
 	slices.SortFunc(keys, func(a, b *signingKey) int { return a.seq - b.seq })
