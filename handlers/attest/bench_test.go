@@ -50,3 +50,33 @@ func BenchmarkKeySetVerify(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSignA2A measures the signing of a verdict's attestation (claims
+// encoding, SHA-256, RFC 6979 ECDSA, base64url): what each verdict of
+// POST /a2a/intercept pays to be signed.
+func BenchmarkSignA2A(b *testing.B) {
+	s := a2aSigner(b, fixedRing(b).Signer("local"))
+	c := seedA2AClaims()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.SignA2A(c); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkVerifyA2A measures a relying party's check of a verdict's
+// attestation against a JWKS parsed once.
+func BenchmarkVerifyA2A(b *testing.B) {
+	kr := fixedRing(b)
+	set, err := ParseJWKS(kr.JWKS())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := set.VerifyA2A(frozenA2AToken, seedIAT); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

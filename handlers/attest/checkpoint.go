@@ -96,7 +96,7 @@ var _ domain.CheckpointSigner = (*signer)(nil)
 // low-S). Failures wrap the package's sentinel errors.
 func (s *KeySet) VerifyCheckpoint(token string) (*CheckpointClaims, error) {
 	claims := &CheckpointClaims{}
-	if err := s.parse(token, CheckpointTyp, claims, asRecord); err != nil {
+	if err := s.parse(token, CheckpointTyp, IssuerPrefix, claims, asRecord); err != nil {
 		return nil, err
 	}
 	return claims, nil

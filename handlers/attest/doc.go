@@ -23,5 +23,12 @@
 // and the issuer must be a node DID. Every failure wraps one of the
 // package's sentinel errors.
 //
+// The same signers sign QWED A2A verdicts (a2a.Signer): header typ
+// "qwed-a2a-attestation+jwt", issuer "did:qwed:a2a:<node ID>", sub the
+// payload digest, jti the trace ID, exp iat + 24 h and the private claim
+// qwed_a2a. KeySet.VerifyA2A checks them as Verify checks attestations,
+// with the expiry taken against the time its caller passes; the typ keeps
+// each kind of token from passing for another.
+//
 // Keyring, KeySet and the signers are safe for concurrent use.
 package attest

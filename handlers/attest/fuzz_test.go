@@ -4,6 +4,8 @@ import (
 	"errors"
 	"slices"
 	"testing"
+
+	"github.com/agentgate/agentgate/domain/a2a"
 )
 
 // FuzzVerify checks that Verify never panics on any token, that every
@@ -93,5 +95,60 @@ func FuzzParseJWKS(f *testing.F) {
 		if _, err := set.Verify(tok); err == nil && !slices.Contains(kids, realKID) {
 			t.Fatalf("a set without the signing key %s verified its token", realKID)
 		}
+	})
+}
+
+// FuzzVerifyA2A checks VerifyA2A as FuzzVerify checks Verify: never a
+// panic, every refusal wraps a sentinel, and it accepts only the A2A
+// tokens the key signed; the decision attestation among the seeds, signed
+// by the same key, is always a refusal (typ confusion).
+func FuzzVerifyA2A(f *testing.F) {
+	kr := fixedRing(f)
+	set, err := ParseJWKS(kr.JWKS())
+	if err != nil {
+		f.Fatal(err)
+	}
+	signed := map[string]bool{}
+	for i, verdict := range []a2a.Status{a2a.StatusForwarded, a2a.StatusBlocked} {
+		c := seedA2AClaims()
+		c.Verdict = verdict
+		c.TraceID += string(rune('a' + i))
+		tok, err := a2aSigner(f, kr.Signer("local")).SignA2A(c)
+		if err != nil {
+			f.Fatal(err)
+		}
+		signed[tok] = true
+		f.Add(tok)
+	}
+	decision, err := kr.Signer("local").Sign(typicalClaims())
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(decision)
+	f.Add(twin(frozenA2AToken))
+	for _, s := range []string{"", ".", "..", "a.b.c", "eyJhbGciOiJub25lIn0..", "eyJhbGciOiJFUzI1NiJ9.e30.AA", "\x00.\xff.\n"} {
+		f.Add(s)
+	}
+	sentinels := []error{ErrMalformed, ErrAlgorithm, ErrType, ErrUnknownKey, ErrSignature, ErrExpired, ErrIssuer}
+	f.Fuzz(func(t *testing.T, token string) {
+		claims, err := set.VerifyA2A(token, seedIAT)
+		if err == nil {
+			if !signed[token] {
+				t.Fatalf("accepted a token the key never signed: %q", token)
+			}
+			if claims == nil || claims.ID == "" {
+				t.Fatalf("claims %+v without an error", claims)
+			}
+			return
+		}
+		if claims != nil {
+			t.Fatalf("claims %+v with error %v", claims, err)
+		}
+		for _, s := range sentinels {
+			if errors.Is(err, s) {
+				return
+			}
+		}
+		t.Fatalf("error %v wraps no sentinel", err)
 	})
 }

@@ -4,12 +4,17 @@ import (
 	"crypto/x509"
 	"encoding/asn1"
 	"encoding/pem"
+	"errors"
+	"fmt"
 	"math/big"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
 )
 
 // TestInteropOpenSSLVerifiesAttestation checks a fresh attestation with an
@@ -17,10 +22,6 @@ import (
 // r||s signature (converted to DER) over the JWS signing input with the
 // public key taken from the JWKS.
 func TestInteropOpenSSLVerifiesAttestation(t *testing.T) {
-	openssl, err := exec.LookPath("openssl")
-	if err != nil {
-		t.Skip("openssl not installed")
-	}
 	kr, err := OpenKeyring(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -28,6 +29,32 @@ func TestInteropOpenSSLVerifiesAttestation(t *testing.T) {
 	tok, err := kr.Signer("node-1").Sign(typicalClaims())
 	if err != nil {
 		t.Fatal(err)
+	}
+	opensslVerifies(t, kr, tok)
+}
+
+// TestInteropOpenSSLVerifiesA2AAttestation is the same check on an A2A
+// verdict attestation.
+func TestInteropOpenSSLVerifiesA2AAttestation(t *testing.T) {
+	kr, err := OpenKeyring(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := a2aSigner(t, kr.Signer("node-1")).SignA2A(seedA2AClaims())
+	if err != nil {
+		t.Fatal(err)
+	}
+	opensslVerifies(t, kr, tok)
+}
+
+// opensslVerifies has `openssl dgst -verify` check tok's signature with the
+// active key of kr as its JWKS publishes it, then fail on a tampered
+// signing input (so the check can fail).
+func opensslVerifies(t *testing.T, kr *Keyring, tok string) {
+	t.Helper()
+	openssl, err := exec.LookPath("openssl")
+	if err != nil {
+		t.Skip("openssl not installed")
 	}
 	set, err := ParseJWKS(kr.JWKS())
 	if err != nil {
@@ -64,7 +91,7 @@ func TestInteropOpenSSLVerifiesAttestation(t *testing.T) {
 		return string(out), err
 	}
 	if out, err := run(); err != nil || !strings.Contains(out, "Verified OK") {
-		t.Fatalf("openssl refused the attestation: %v\n%s", err, out)
+		t.Fatalf("openssl refused the token: %v\n%s", err, out)
 	}
 	// The same check fails on a tampered signing input: the test can fail.
 	if err := os.WriteFile(filepath.Join(dir, "data.txt"), []byte(tok[:i]+"x"), 0o600); err != nil {
@@ -72,5 +99,51 @@ func TestInteropOpenSSLVerifiesAttestation(t *testing.T) {
 	}
 	if out, err := run(); err == nil {
 		t.Fatalf("openssl accepted a tampered input:\n%s", out)
+	}
+}
+
+// TestInteropGolangJWTParsesA2AAttestation checks an A2A attestation with
+// a general-purpose JWT library used the way a relying party would: stock
+// golang-jwt ES256 (not this package's signing method), the key from the
+// JWKS, its own exp check at a fixed time, the typ header and the claims
+// as a generic map.
+func TestInteropGolangJWTParsesA2AAttestation(t *testing.T) {
+	kr := fixedRing(t)
+	set, err := ParseJWKS(kr.JWKS())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := a2aSigner(t, kr.Signer("local")).SignA2A(seedA2AClaims())
+	if err != nil {
+		t.Fatal(err)
+	}
+	parse := func(at time.Time) (*jwt.Token, jwt.MapClaims, error) {
+		claims := jwt.MapClaims{}
+		p := jwt.NewParser(jwt.WithValidMethods([]string{jwt.SigningMethodES256.Alg()}), jwt.WithExpirationRequired(),
+			jwt.WithIssuedAt(), jwt.WithTimeFunc(func() time.Time { return at }))
+		parsed, err := p.ParseWithClaims(tok, claims, func(tk *jwt.Token) (any, error) {
+			kid, _ := tk.Header["kid"].(string)
+			if pub := set.keys[kid]; pub != nil {
+				return pub, nil
+			}
+			return nil, fmt.Errorf("kid %q not in the JWKS", kid)
+		})
+		return parsed, claims, err
+	}
+	parsed, claims, err := parse(seedIAT.Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if parsed.Method != jwt.SigningMethodES256 || parsed.Header["typ"] != A2ATyp {
+		t.Errorf("method %v, header %v", parsed.Method, parsed.Header)
+	}
+	q, _ := claims["qwed_a2a"].(map[string]any)
+	if claims["iss"] != "did:qwed:a2a:local" || claims["jti"] != "a2a_trace_001" || claims["exp"] != float64(1711497600) ||
+		q["version"] != "1.0" || q["verdict"] != "forwarded" || q["engine"] != "finance_guard" ||
+		q["sender"] != "procurement-agent" || q["receiver"] != "treasury-agent" {
+		t.Errorf("claims %v", claims)
+	}
+	if _, _, err := parse(seedIAT.Add(A2AValidity)); !errors.Is(err, jwt.ErrTokenExpired) {
+		t.Errorf("golang-jwt after exp: %v, want ErrTokenExpired", err)
 	}
 }

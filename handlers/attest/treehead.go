@@ -84,7 +84,7 @@ func (kr *Keyring) SignTreeHead(nodeID string, c TreeHeadClaims) (string, error)
 // sentinel errors.
 func (s *KeySet) VerifyTreeHead(token string) (*TreeHeadClaims, error) {
 	claims := &TreeHeadClaims{}
-	if err := s.parse(token, TreeHeadTyp, claims, asToken); err != nil {
+	if err := s.parse(token, TreeHeadTyp, IssuerPrefix, claims, asToken); err != nil {
 		return nil, err
 	}
 	return claims, nil

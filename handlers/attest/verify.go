@@ -63,13 +63,9 @@ func parseHeaderTyp(token, wantTyp string) (header, error) {
 	if !ok {
 		return header{}, fmt.Errorf("%w: not a compact JWS", ErrMalformed)
 	}
-	raw, err := b64.DecodeString(seg)
+	fields, err := decodeHeader(seg)
 	if err != nil {
-		return header{}, fmt.Errorf("%w: decoding header: %w", ErrMalformed, err)
-	}
-	var fields map[string]any
-	if err := json.Unmarshal(raw, &fields); err != nil {
-		return header{}, fmt.Errorf("%w: decoding header: %w", ErrMalformed, err)
+		return header{}, err
 	}
 	if _, ok := fields["crit"]; ok {
 		return header{}, fmt.Errorf("%w: critical header extensions are not supported", ErrMalformed)
@@ -90,12 +86,29 @@ func parseHeaderTyp(token, wantTyp string) (header, error) {
 	return h, nil
 }
 
-// headerKID returns the kid of a token's header (an attestation or a
-// checkpoint) without verifying it.
+// decodeHeader decodes the base64url JOSE header segment seg as a JSON
+// object.
+func decodeHeader(seg string) (map[string]any, error) {
+	raw, err := b64.DecodeString(seg)
+	if err != nil {
+		return nil, fmt.Errorf("%w: decoding header: %w", ErrMalformed, err)
+	}
+	var fields map[string]any
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return nil, fmt.Errorf("%w: decoding header: %w", ErrMalformed, err)
+	}
+	return fields, nil
+}
+
+// headerKID returns the kid of a token's header (an attestation, an A2A
+// attestation or a checkpoint) without verifying it.
 func headerKID(token string) (string, error) {
 	h, err := parseHeader(token)
-	if errors.Is(err, ErrType) {
-		h, err = parseHeaderTyp(token, CheckpointTyp)
+	for _, typ := range []string{A2ATyp, CheckpointTyp} {
+		if !errors.Is(err, ErrType) {
+			break
+		}
+		h, err = parseHeaderTyp(token, typ)
 	}
 	return h.kid, err
 }
@@ -123,7 +136,7 @@ func (s *KeySet) keyFor(token, typ string) (*ecdsa.PublicKey, error) {
 // (ErrSignature) and an exp that has passed is ErrExpired.
 func (s *KeySet) Verify(token string) (*Claims, error) {
 	claims := &Claims{}
-	if err := s.parse(token, Typ, claims, asToken); err != nil {
+	if err := s.parse(token, Typ, IssuerPrefix, claims, asToken); err != nil {
 		return nil, err
 	}
 	return claims, nil
@@ -137,34 +150,38 @@ func (s *KeySet) Verify(token string) (*Claims, error) {
 // bytes (tokens signed before signatures were low-S stay verifiable).
 func (s *KeySet) VerifyRecord(token string) (*Claims, error) {
 	claims := &Claims{}
-	if err := s.parse(token, Typ, claims, asRecord); err != nil {
+	if err := s.parse(token, Typ, IssuerPrefix, claims, asRecord); err != nil {
 		return nil, err
 	}
 	return claims, nil
 }
 
-// use says how a token is checked: as a token a relying party acts on, or
-// as a record of the log.
+// use says how a token is checked: as a token a relying party acts on, as
+// one whose time claims the caller checks against its own clock, or as a
+// record of the log.
 type use int
 
 const (
 	asToken use = iota
+	asOffline
 	asRecord
 )
 
 // parse checks token (size, header with the type typ, kid in the set,
-// ES256 signature, strict decoding, a node issuer; as a token also low-S
-// and expiry) and decodes its claims into claims. Failures wrap the
+// ES256 signature, strict decoding, an issuer of issuerPrefix and a node
+// ID; as a token or offline also low-S; as a token also expiry by the
+// wall clock) and decodes its claims into claims. Failures wrap the
 // package's sentinel errors.
-func (s *KeySet) parse(token, typ string, claims jwt.Claims, u use) error {
+func (s *KeySet) parse(token, typ, issuerPrefix string, claims jwt.Claims, u use) error {
 	pub, err := s.keyFor(token, typ)
 	if err != nil {
 		return err
 	}
 	opts := []jwt.ParserOption{jwt.WithValidMethods([]string{"ES256"}), jwt.WithStrictDecoding()}
-	if u == asRecord {
+	if u != asToken {
 		opts = append(opts, jwt.WithoutClaimsValidation())
-	} else if i := strings.LastIndexByte(token, '.'); i >= 0 {
+	}
+	if i := strings.LastIndexByte(token, '.'); u != asRecord && i >= 0 {
 		if sig, err := b64.DecodeString(token[i+1:]); err == nil && highS(sig) {
 			return fmt.Errorf("%w: high-S signature (only s <= n/2 is accepted)", ErrSignature)
 		}
@@ -182,7 +199,7 @@ func (s *KeySet) parse(token, typ string, claims jwt.Claims, u use) error {
 	default:
 		return fmt.Errorf("%w: %w", ErrMalformed, err)
 	}
-	if iss, _ := claims.GetIssuer(); !strings.HasPrefix(iss, IssuerPrefix) || len(iss) == len(IssuerPrefix) {
+	if iss, _ := claims.GetIssuer(); !strings.HasPrefix(iss, issuerPrefix) || len(iss) == len(issuerPrefix) {
 		return fmt.Errorf("%w: iss %q", ErrIssuer, iss)
 	}
 	return nil
