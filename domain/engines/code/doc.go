@@ -20,9 +20,14 @@
 //     __builtins__['exec'] and globals()['eval'] resolve, data flow of
 //     decoded payloads (base64, hex, rot13 …) through assignments into
 //     exec/eval, and analysis of the code such a constant or statically
-//     decoded payload contains.
+//     decoded payload contains. Every form the QWED A2A code_guard
+//     refuses blocks: eval/exec even of a harmless constant, compile,
+//     __import__ and importlib.import_module of any module, and the mere
+//     import of what exists to run processes or code (subprocess,
+//     importlib, runpy, pty; from os import system).
 //   - JavaScript (javascript.go): eval, the Function constructor,
-//     child_process through require/import aliases and destructuring, vm,
+//     child_process (its require or import alone blocks) through
+//     require/import aliases and destructuring, vm,
 //     fs writes and deletions, net/http, decoded payloads.
 //   - shell (shell.go): rm -rf, curl|sh, eval, dd, mkfs, chmod 777, writes
 //     to /etc, reverse shells, fork bombs, command substitution.

@@ -19,7 +19,7 @@ var (
 	jsExec     = rule("JS-EXEC-001", SevCritical, "execution", "eval of code not known statically, or a string handed to setTimeout/setInterval")
 	jsFunction = rule("JS-EXEC-002", SevCritical, "execution", "the Function constructor (new Function, Function(), x.constructor.constructor)")
 	jsVM       = rule("JS-EXEC-003", SevHigh, "execution", "vm module, or require/import of a module named at run time")
-	jsEvalK    = rule("JS-EXEC-004", SevMedium, "execution", "eval of a constant string whose own analysis found nothing blocking")
+	jsEvalK    = rule("JS-EXEC-004", SevHigh, "execution", "eval of a constant string whose own analysis found nothing blocking: dynamic execution all the same")
 	jsProc     = rule("JS-PROC-001", SevCritical, "process", "child_process (exec, execSync, spawn, fork, execFile)")
 	jsNative   = rule("JS-NATIVE-001", SevCritical, "native", "process.binding / process.dlopen: native code")
 	jsProcCtl  = rule("JS-PROC-002", SevHigh, "process", "process.kill / process.setuid")
@@ -31,7 +31,8 @@ var (
 	jsObf      = rule("JS-OBF-001", SevHigh, "obfuscation", "dynamic lookup of a dangerous name on the global object, process or a module")
 	jsPayload  = rule("JS-OBF-002", SevCritical, "obfuscation", "decoded payload (atob, Buffer.from(…, 'base64'|'hex')) passed to eval or Function")
 	jsDOM      = rule("JS-DOM-001", SevMedium, "injection", "HTML injection sink (document.write, innerHTML, outerHTML, insertAdjacentHTML)")
-	jsImport   = rule("JS-IMPORT-001", SevInfo, "import", "require/import of child_process, vm, fs, net or http")
+	jsImport   = rule("JS-IMPORT-001", SevInfo, "import", "require/import of fs, net or http")
+	jsImportR  = rule("JS-IMPORT-002", SevHigh, "import", "require/import of a module that exists to run processes or code (child_process, vm)")
 	jsEnv      = rule("JS-ENV-001", SevLow, "environment", "process.env access (may read secrets)")
 	jsQualLoop = rule("JS-QUAL-001", SevLow, "quality", "while (true) without break")
 )
@@ -70,6 +71,24 @@ var jsRiskyModules = map[string]bool{
 	"child_process": true, "vm": true, "fs": true, "net": true, "http": true, "https": true, "dgram": true, "tls": true, "http2": true,
 }
 
+// jsRunModules are the modules that exist to run processes or code:
+// requiring or importing one at all is JS-IMPORT-002, as the QWED A2A
+// code_guard blocks any mention of a process or an evaluator.
+var jsRunModules = map[string]bool{"child_process": true, "vm": true}
+
+// jsModuleRule is the rule of requiring or importing the canonical module
+// m: JS-IMPORT-002 for a module of jsRunModules, JS-IMPORT-001 for the
+// other risky modules, "" for the rest.
+func jsModuleRule(m string) string {
+	switch {
+	case jsRunModules[m]:
+		return jsImportR
+	case jsRiskyModules[m]:
+		return jsImport
+	}
+	return ""
+}
+
 func canonJSModule(m string) string {
 	m = strings.TrimPrefix(m, "node:")
 	if m == "fs/promises" {
@@ -89,6 +108,9 @@ func canonJS(name string) string {
 		case "process", "Buffer", "String", "document", "console", "JSON":
 			return rest
 		}
+	}
+	if name == "module.require" {
+		return "global.require" // CommonJS: module.require is require
 	}
 	return strings.TrimSuffix(name, ".")
 }
@@ -272,7 +294,7 @@ func (a *jsAnalyser) jevalUncached(n *node) []value {
 			vals = addVal(vals, jname("global"))
 		}
 		switch name {
-		case "process", "Buffer", "String", "document":
+		case "process", "Buffer", "String", "document", "module":
 			vals = addVal(vals, jname(name))
 		}
 		return vals
@@ -551,8 +573,10 @@ func (a *jsAnalyser) jcheck(n *node) {
 		}
 	case "import_statement":
 		if src := n.child("source"); src != nil {
-			if s, ok := a.jsString(src); ok && jsRiskyModules[canonJSModule(s)] {
-				a.rep.add(jsImport, n, "import of "+canonJSModule(s))
+			if s, ok := a.jsString(src); ok {
+				if r := jsModuleRule(canonJSModule(s)); r != "" {
+					a.rep.add(r, n, "import of "+canonJSModule(s))
+				}
 			}
 		}
 	case "while_statement":
@@ -600,8 +624,14 @@ func (a *jsAnalyser) jcheckCall(n *node, isNew bool) {
 	args := jsArgs(n)
 	written := fn.text(a.src)
 	if fn.kind == "import" {
-		if len(strsOf(a.jeval(nth(args, 0)))) == 0 {
+		mods := strsOf(a.jeval(nth(args, 0)))
+		if len(mods) == 0 {
 			a.rep.add(jsVM, n, "import() of a module named at run time")
+		}
+		for _, m := range mods {
+			if r := jsModuleRule(canonJSModule(m.s)); r != "" {
+				a.rep.add(r, n, "import() of "+canonJSModule(m.s))
+			}
 		}
 	}
 	// x.constructor.constructor(…) reaches Function from any object.
@@ -636,8 +666,8 @@ func (a *jsAnalyser) jcheckCall(n *node, isNew bool) {
 				a.rep.add(jsVM, n, "require() of a module named at run time")
 			}
 			for _, m := range mods {
-				if jsRiskyModules[canonJSModule(m.s)] {
-					a.rep.add(jsImport, n, "require of "+canonJSModule(m.s))
+				if r := jsModuleRule(canonJSModule(m.s)); r != "" {
+					a.rep.add(r, n, "require of "+canonJSModule(m.s))
 				}
 			}
 		default:

@@ -125,7 +125,7 @@ func (a *pyAnalyser) checkCall(n *node) {
 				a.rep.add(pyCompile, n, shortName(c)+"() imports a module named at run time"+how)
 			}
 			for _, m := range mods {
-				a.rep.add(pyImport, n, "dynamic import of "+m.s+how)
+				a.rep.add(pyCompile, n, shortName(c)+"() imports "+m.s+" at run time"+how)
 			}
 		case "builtins.getattr":
 			a.checkLookup(n, a.eval(argAt(pos, kw, 0, "")), argAt(pos, kw, 1, ""), "getattr")
@@ -410,16 +410,37 @@ func (a *pyAnalyser) checkImport(n *node) {
 		}
 		m := canonPy(mod.text(a.src))
 		first, _, _ := strings.Cut(m, ".")
-		if !pyRiskyModules[first] {
-			return
-		}
 		for _, c := range n.children {
 			if c.kind == "wildcard_import" {
-				a.rep.add(pyImportStar, n, "from "+m+" import * hides which of its names are used")
+				switch {
+				case pyImportRuns(m):
+					a.rep.add(pyImportRun, n, "from "+m+" import * binds what runs processes or code")
+				case pyRiskyModules[first]:
+					a.rep.add(pyImportStar, n, "from "+m+" import * hides which of its names are used")
+				}
 				return
 			}
 		}
-		a.rep.add(pyImport, n, "import from "+m)
+		if pyImportRuns(m) {
+			a.rep.add(pyImportRun, n, "import from "+m+", which runs processes or code")
+			return
+		}
+		for _, c := range n.children {
+			name := c
+			if c.kind == "aliased_import" {
+				name = c.child("name")
+			}
+			if c == mod || name == nil || name.kind != "dotted_name" {
+				continue
+			}
+			if full := canonPy(m + "." + name.text(a.src)); pyImportRuns(full) {
+				a.rep.add(pyImportRun, n, "import of "+full+", which runs processes or code")
+				return
+			}
+		}
+		if pyRiskyModules[first] {
+			a.rep.add(pyImport, n, "import from "+m)
+		}
 		return
 	}
 	for _, c := range n.children {
@@ -432,7 +453,10 @@ func (a *pyAnalyser) checkImport(n *node) {
 		}
 		m := canonPy(name.text(a.src))
 		first, _, _ := strings.Cut(m, ".")
-		if pyRiskyModules[first] {
+		switch {
+		case pyImportRuns(m):
+			a.rep.add(pyImportRun, n, "import of "+m+", which runs processes or code")
+		case pyRiskyModules[first]:
 			a.rep.add(pyImport, n, "import of "+m)
 		}
 	}

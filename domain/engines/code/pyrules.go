@@ -5,7 +5,7 @@ import "strings"
 // The Python rules.
 var (
 	pyExec       = rule("PY-EXEC-001", SevCritical, "execution", "dynamic code execution (eval, exec) of code not known statically")
-	pyExecConst  = rule("PY-EXEC-002", SevMedium, "execution", "eval/exec of a constant string whose own analysis found nothing blocking")
+	pyExecConst  = rule("PY-EXEC-002", SevHigh, "execution", "eval/exec of a constant string whose own analysis found nothing blocking: dynamic execution all the same")
 	pyCompile    = rule("PY-EXEC-003", SevHigh, "execution", "compile, dynamic import or runpy: code or modules chosen at run time")
 	pyProc       = rule("PY-PROC-001", SevCritical, "process", "process execution (os.system, os.popen, os.exec*, os.spawn*, subprocess, pty.spawn)")
 	pyProcCtl    = rule("PY-PROC-002", SevHigh, "process", "process control (fork, kill, setuid)")
@@ -22,6 +22,7 @@ var (
 	pyObfIntro   = rule("PY-OBF-004", SevHigh, "obfuscation", "introspection used for sandbox escapes (__subclasses__, __globals__, frames)")
 	pyImport     = rule("PY-IMPORT-001", SevInfo, "import", "import of a module that reaches processes, native code, the network or deserialization")
 	pyImportStar = rule("PY-IMPORT-002", SevLow, "import", "wildcard import of such a module (hides which names are used)")
+	pyImportRun  = rule("PY-IMPORT-003", SevHigh, "import", "import of a module or callable that exists to run processes or load code (subprocess, pty, runpy, importlib, os.system, eval, …)")
 	pyEnv        = rule("PY-ENV-001", SevLow, "environment", "environment variable access (may read secrets)")
 	pyLimit      = rule("PY-LIMIT-001", SevHigh, "obfuscation", "nested code deeper than the analyser follows (MaxPayloadDepth)")
 	pyQualExcept = rule("PY-QUAL-001", SevInfo, "quality", "bare except: swallows every error, KeyboardInterrupt and SystemExit included")
@@ -118,6 +119,41 @@ var pyRiskyModules = map[string]bool{
 	"runpy": true, "code": true, "_posixsubprocess": true, "requests": true, "urllib": true, "http": true,
 	"paramiko": true, "telnetlib": true, "ftplib": true, "smtplib": true, "base64": true, "codecs": true,
 	"multiprocessing": true,
+}
+
+// pyRunModules are the modules that exist to run processes or to load
+// code chosen at run time: importing one at all is PY-IMPORT-003, as the
+// QWED A2A code_guard blocks any mention of subprocess or importlib.
+var pyRunModules = map[string]bool{
+	"subprocess": true, "_posixsubprocess": true, "pty": true, "commands": true, "popen2": true,
+	"runpy": true, "importlib": true,
+}
+
+// pyDataSubmodules are the submodules of a pyRunModules module that only
+// read data (package metadata, resources): importing them is not
+// PY-IMPORT-003.
+var pyDataSubmodules = map[string]bool{"importlib.metadata": true, "importlib.resources": true}
+
+// pyImportRuns reports whether importing the canonical name (a module, or
+// a module's attribute for from-imports) binds something that exists to
+// run processes or code: a module of pyRunModules (or a submodule not in
+// pyDataSubmodules), or a callable whose call is a process or execution
+// rule (os.system, builtins.eval, importlib.import_module).
+func pyImportRuns(name string) bool {
+	first, _, _ := strings.Cut(name, ".")
+	if pyRunModules[first] {
+		for sub := range pyDataSubmodules {
+			if name == sub || strings.HasPrefix(name, sub+".") {
+				return false
+			}
+		}
+		return true
+	}
+	switch pyRuleFor(name) {
+	case pyProc, pyExec, pyCompile:
+		return true
+	}
+	return false
 }
 
 // pyDecoders are the functions whose result is decoded data.

@@ -94,7 +94,7 @@ func TestSeed002_5_2_3_PythonSecurity(t *testing.T) {
 		// Aliasing.
 		{name: "import subprocess as sp", src: "import subprocess as sp\nsp.run('id', shell=True)", block: true, want: []string{"PY-PROC-001@2"}},
 		{name: "from os import system as s", src: "from os import system as s\ns('id')", block: true, want: []string{"PY-PROC-001@2"}},
-		{name: "from subprocess import *", src: "from subprocess import *\ncheck_output(['id'])", block: true, want: []string{"PY-PROC-001@2", "PY-IMPORT-002@1"}},
+		{name: "from subprocess import *", src: "from subprocess import *\ncheck_output(['id'])", block: true, want: []string{"PY-PROC-001@2", "PY-IMPORT-003@1"}},
 		{name: "from os import * then system", src: "from os import *\nsystem('id')", block: true, want: []string{"PY-PROC-001@2"}},
 		{name: "assignment alias of eval", src: "e = eval\ne(payload)", block: true, want: []string{"PY-EXEC-001@2"}},
 		{name: "attribute alias", src: "import os\nrun = os.system\nrun('id')", block: true, want: []string{"PY-PROC-001@3"}},
@@ -161,7 +161,6 @@ func TestSeed002_5_2_3_PythonSecurity(t *testing.T) {
 		{name: "json and math", src: "import json, math\nprint(json.dumps({'a': math.sqrt(2)}))", block: false, not: []string{"PY-IMPORT-001"}},
 		{name: "method named system on own object", src: "class A:\n    def system(self):\n        return 1\nA().system()", block: false},
 		{name: "string mentioning eval", src: "print('eval(x) and os.system are dangerous')", block: false},
-		{name: "exec of a harmless constant", src: "exec('x = 1 + 1')", block: false, want: []string{"PY-EXEC-002@1"}, not: []string{"PY-EXEC-001"}},
 		{name: "f-string", src: "name = 'w'\nprint(f'hello {name}')", block: false},
 		{name: "comprehension", src: "squares = [i * i for i in range(10)]", block: false},
 		{name: "relative import", src: "from . import helpers\nhelpers.run()", block: false},

@@ -110,6 +110,7 @@ func TestIsolated_SameOutcomeAsInProcess(t *testing.T) {
 		{code.New(), engines.Request{Query: "import os; os.system('rm -rf /')", IncludeProof: true,
 			Params: json.RawMessage(`{"language":"python","check_types":["security","quality"]}`)}},
 		{code.New(), engines.Request{Query: "const x = require('child_process'); x.exec(y)", Params: json.RawMessage(`{"language":"js"}`)}},
+		{code.New(), engines.Request{Query: "eval(\"1+1\")\nimport subprocess\n__import__('os')", IncludeProof: true}},
 		{code.New(), engines.Request{Query: "print((1)"}},
 		{code.New(), engines.Request{Query: "x", Params: json.RawMessage(`{"language":"cobol"}`)}},
 		{code.New(), engines.Request{Query: "x", Params: json.RawMessage(`{"language":7}`)}},
