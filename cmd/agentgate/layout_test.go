@@ -34,8 +34,8 @@ var layout = []importEdge{
 
 	{"domain/engines/...", []string{"domain/engines/..."},
 		"engines are pure verifiers: they know nothing of agents or the log"},
-	{"domain/a2a", []string{"domain/jcs"},
-		"A2A rules are pure: the domain imports them, they import only the canonical JSON"},
+	{"domain/a2a", []string{"domain/jcs", "domain/strictjson"},
+		"A2A rules are pure: the domain imports them, they import only the canonical and strict JSON"},
 	{"domain/...", []string{"domain/..."}, "the pure core imports nothing of ours outside itself"},
 
 	{"projections", []string{"domain/...", "streams", "streams/diskspace"},
