@@ -67,6 +67,8 @@ var layout = []importEdge{
 		"the HTTP transport does not know which deployment serves it"},
 	{"handlers/kafkagate", []string{"domain/...", "projections", "streams/...", "schemas", "handlers", "handlers/command", "handlers/attest", "handlers/verify", "handlers/history/..."},
 		"the Kafka deployment: never the SDK, never the HTTP transport"},
+	{"handlers/a2aproxy", []string{"domain/..."},
+		"proxy mode fronts A2A agents; it reaches the gate only through an Interceptor (the HTTP API in process)"},
 	{"handlers/sim", []string{"domain/...", "projections", "streams", "handlers", "handlers/attest", "handlers/command", "handlers/history/replay"},
 		"the seeded simulator drives the worker's state machine and checks it against a replay"},
 	{"handlers", []string{"domain/...", "projections", "streams/...", "handlers/attest", "handlers/fair"},
