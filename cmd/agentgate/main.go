@@ -435,18 +435,25 @@ func offline(ctx context.Context, dataDir string, fn func(context.Context, comma
 }
 
 func verifyAttestationCmd() *cobra.Command {
-	var jwks string
+	var jwks, payload string
 	cmd := &cobra.Command{
-		Use:   "verify-attestation --jwks URL|FILE|DIR|BUNDLE TOKEN",
-		Short: "Verify an attestation offline against a gate's keys (JWKS URL or file, data dir, or compliance bundle)",
+		Use:   "verify-attestation --jwks URL|FILE|DIR|BUNDLE [--payload FILE] TOKEN",
+		Short: "Verify an attestation or an A2A verdict's attestation offline against a gate's keys (JWKS URL or file, data dir, or compliance bundle)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if jwks == "" {
 				return errors.New("--jwks is required")
 			}
+			isA2A := attest.TokenType(args[0]) == attest.A2ATyp
+			if payload != "" && !isA2A {
+				return fmt.Errorf("--payload applies to A2A verdict attestations (typ %s) only", attest.A2ATyp)
+			}
 			set, err := loadJWKS(cmd.Context(), jwks)
 			if err != nil {
 				return err
+			}
+			if isA2A {
+				return verifyA2AAttestation(args[0], set, payload, time.Now())
 			}
 			claims, err := attest.Verify(args[0], set)
 			if err != nil {
@@ -458,5 +465,6 @@ func verifyAttestationCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&jwks, "jwks", "", jwksHelp)
+	cmd.Flags().StringVar(&payload, "payload", "", "an A2A message's payload (a JSON file) to check against the attestation's sub: the SHA-256 of its RFC 8785 form")
 	return cmd
 }

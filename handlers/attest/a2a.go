@@ -159,6 +159,10 @@ var _ a2a.Signer = (*signer)(nil)
 // a node ID, every claim present with qwed_a2a version A2AVersion, and
 // now before exp (else ErrExpired). The caller passes the clock: the
 // check never reads it. Failures wrap the package's sentinel errors.
+//
+// Success means the gate signed these claims, not that the message was
+// forwarded: a relying party acts on A2A.Verdict and checks that
+// A2A.Receiver is itself, and A2A.Sender the agent the message came from.
 func (s *KeySet) VerifyA2A(token string, now time.Time) (*A2AClaims, error) {
 	claims := &A2AClaims{}
 	if err := s.parse(token, A2ATyp, A2AIssuerPrefix, claims, asOffline); err != nil {
