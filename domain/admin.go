@@ -260,6 +260,11 @@ func (d *decider) configure() *Event {
 	if c.ApprovalTTL <= 0 {
 		return d.reject(fieldError(CodeInvalidRequest, "config.approval_ttl", "must be positive"))
 	}
+	if c.A2A != nil {
+		if err := c.A2A.Validate(); err != nil {
+			return d.reject(err)
+		}
+	}
 	d.ev.Type = EvConfigured
 	d.ev.Configured = &c
 	return d.ev

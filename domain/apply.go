@@ -19,6 +19,7 @@ func Apply(s *State, ev *Event) {
 		s.LastTime = t
 	}
 	ensureMaps(s)
+	applyA2AEvict(s, t)
 	switch ev.Type {
 	case EvAgentRegistered:
 		applyRegistered(s, ev.Registered, t)
@@ -88,6 +89,13 @@ func Apply(s *State, ev *Event) {
 	case EvConfigured:
 		if ev.Configured != nil {
 			s.Config = *ev.Configured
+			s.Config.A2A = ev.Configured.A2A.clone()
+		}
+	case EvA2AVerdict:
+		applyA2AVerdict(s, ev.A2AVerdict, ev.Seq, t)
+	case EvA2ABoundaryChanged:
+		if ev.Command != nil {
+			applyA2ABoundary(s, ev.Command.Principal, ev.A2ABoundary)
 		}
 	case EvLogCheckpointed:
 		// A checkpoint vouches for the chain; it changes no decision state

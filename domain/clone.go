@@ -11,7 +11,8 @@ import (
 // applying events to the copy leaves s untouched (replay --verify and the
 // tests re-decide on copies).
 func (s *State) Clone() *State {
-	c := &State{Config: s.Config, LastTime: s.LastTime, Keys: maps.Clone(s.Keys), KeyIDs: maps.Clone(s.KeyIDs)}
+	c := &State{Config: s.Config, LastTime: s.LastTime, Keys: maps.Clone(s.Keys), KeyIDs: maps.Clone(s.KeyIDs), A2A: s.A2A.clone()}
+	c.Config.A2A = s.Config.A2A.clone()
 	if s.Agents != nil {
 		c.Agents = make(map[string]*Agent, len(s.Agents))
 		for id, a := range s.Agents {
@@ -35,6 +36,16 @@ func (s *State) Clone() *State {
 		}
 	}
 	return c
+}
+
+func (c *A2AConfig) clone() *A2AConfig {
+	if c == nil {
+		return nil
+	}
+	v := *c
+	v.BypassAgents = slices.Clone(c.BypassAgents)
+	v.TrustedAgents = slices.Clone(c.TrustedAgents)
+	return &v
 }
 
 func (a *Agent) clone() *Agent {

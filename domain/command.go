@@ -3,6 +3,8 @@ package domain
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/agentgate/agentgate/domain/a2a"
 )
 
 // CommandType names a command. The values are the CloudEvent types of the
@@ -99,6 +101,11 @@ type Command struct {
 	// (CmdRotateAgentToken: the SHA-256 hex of the token the transport
 	// minted; CmdRevokeAgentToken: empty, the agent then has none).
 	NewToken *AgentTokenChange `json:"new_token,omitempty"`
+
+	// A2A is the AgentMessage of a qwed.a2a.message (a2a.go).
+	A2A *a2a.Message `json:"a2a,omitempty"`
+	// A2ABoundary is the change of a qwed.a2a.boundary.
+	A2ABoundary *A2ABoundaryChange `json:"a2a_boundary,omitempty"`
 }
 
 // RegisterAgent is the body of POST /agents/register (QWED-Agent spec v1.1 §3.1).
@@ -340,6 +347,10 @@ type Config struct {
 	// and on in DefaultConfig: a gate started with it records the switch
 	// in a gate.configured event.
 	EngineSQLRisk bool `json:"engine_sql_risk,omitempty"`
+	// A2A configures agent-to-agent interception; nil stands for
+	// DefaultA2AConfig (a2a.go), so configurations recorded before it
+	// encode unchanged.
+	A2A *A2AConfig `json:"a2a,omitempty"`
 }
 
 // DefaultConfig is the configuration of a new gate.

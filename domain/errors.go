@@ -29,6 +29,14 @@ const (
 	CodeInsufficientTrust Code = "QWED-AGENT-TRUST-001"
 	CodeRequiresApproval  Code = "QWED-AGENT-TRUST-002"
 
+	CodeA2AFinance      Code = "QWED-A2A-001"
+	CodeA2ALogic        Code = "QWED-A2A-002"
+	CodeA2ACode         Code = "QWED-A2A-003"
+	CodeA2ATrustBlocked Code = "QWED-A2A-004"
+	CodeA2ARateLimited  Code = "QWED-A2A-005"
+	CodeA2AEngineError  Code = "QWED-A2A-006"
+	CodeA2AAttestation  Code = "QWED-A2A-007"
+
 	CodeInvalidRequest   Code = "QWED-REQ-001"
 	CodeMissingField     Code = "QWED-REQ-002"
 	CodeInvalidSyntax    Code = "QWED-REQ-003"
@@ -60,7 +68,7 @@ type CodeInfo struct {
 }
 
 // Catalogue lists every code in code order: by family (AGENT, its CTX,
-// LOOP, BUDGET and TRUST codes, REQ, AUTH, ENG, SEC, SYS), then by number.
+// LOOP, BUDGET and TRUST codes, A2A, REQ, AUTH, ENG, SEC, SYS), then by number.
 // It is rendered into docs/errors.md; a test holds the order.
 var Catalogue = []CodeInfo{
 	{CodeAgentNotRegistered, 404, "Agent not registered"},
@@ -79,6 +87,13 @@ var Catalogue = []CodeInfo{
 	{CodeBudgetTokens, 429, "Token limit exceeded"},
 	{CodeInsufficientTrust, 403, "Insufficient trust level"},
 	{CodeRequiresApproval, 202, "Action requires approval"},
+	{CodeA2AFinance, 403, "A2A message blocked: mathematical hallucination (finance_guard)"},
+	{CodeA2ALogic, 403, "A2A message blocked: logical contradiction (logic_guard)"},
+	{CodeA2ACode, 403, "A2A message blocked: dangerous code pattern (code_guard)"},
+	{CodeA2ATrustBlocked, 403, "A2A message blocked by the trust boundary"},
+	{CodeA2ARateLimited, 429, "A2A pair rate limited (token bucket)"},
+	{CodeA2AEngineError, 500, "A2A verification engine error (block_on_error)"},
+	{CodeA2AAttestation, 500, "A2A attestation could not be issued (fail closed)"},
 	{CodeInvalidRequest, 400, "Invalid request format"},
 	{CodeMissingField, 400, "Missing required field"},
 	{CodeInvalidSyntax, 400, "Invalid query syntax"},

@@ -70,6 +70,11 @@ type Event struct {
 	// hash); TokenChanged the agent's new token hash (empty: revoked).
 	KeyRevoked   *IssuePrincipalKey `json:"key_revoked,omitempty"`
 	TokenChanged *AgentTokenChange  `json:"token_changed,omitempty"`
+	// A2AVerdict is the verdict of an a2a.verdict event; A2ABoundary the
+	// change of an a2a.boundary_changed event (whose boundary is
+	// Command.Principal's).
+	A2AVerdict  *A2AVerdict        `json:"a2a_verdict,omitempty"`
+	A2ABoundary *A2ABoundaryChange `json:"a2a_boundary,omitempty"`
 }
 
 // AgentRegistered records a new agent with everything Apply needs.

@@ -17,6 +17,7 @@ import (
 // its imports in pureImports, before TestDesign5_DomainIsPure accepts it.
 var domainPackages = map[string]string{
 	".":                  "the rules: Decide, the fold, risk, trust, budgets",
+	"a2a":                "agent-to-agent interception's rules (QWED A2A)",
 	"jcs":                "RFC 8785 canonical JSON",
 	"strictjson":         "strict JSON checks of request bodies",
 	"eventjson":          "the event codec",
@@ -79,7 +80,7 @@ var pureImports = []pureImport{
 	{"crypto/subtle", []string{"."}, "constant-time comparison of token hashes (DESIGN.md §2.6)"},
 	{"sync", []string{".", "jcs", "eventjson", "strictjson", "engines/code"},
 		"pools of scratch buffers and tables built once; never a goroutine (the test refuses go statements)"},
-	{"time", []string{".", "eventjson"}, "times and durations as values; reading the clock is refused below"},
+	{"time", []string{".", "eventjson", "a2a"}, "times and durations as values; reading the clock is refused below"},
 	{"context", engineDirs, "the Engine interface's cancellation: the logic engine waits on its Solver"},
 	{"io", []string{"engines/stats"}, "in-memory readers (encoding/csv)"},
 	{"reflect", codecDirs, "the codecs' checks of decoded types"},
@@ -100,6 +101,7 @@ var pureImports = []pureImport{
 	{"google.golang.org/protobuf/reflect/protoreflect", []string{"engines/sql"}, "walking pg_query's parse tree"},
 	{"github.com/agentgate/agentgate/domain", []string{"eventjson"}, "the types it encodes"},
 	{"github.com/agentgate/agentgate/domain/jcs", []string{"."}, "canonical JSON of digests"},
+	{"github.com/agentgate/agentgate/domain/a2a", []string{".", "eventjson"}, "the AgentMessage, its guards and token bucket"},
 	{"github.com/agentgate/agentgate/domain/engines", append([]string{".", "eventjson"}, engineDirs[1:]...), "the engine interface and outcome types"},
 	{"github.com/agentgate/agentgate/domain/engines/math", []string{"engines/reasoning"}, "reasoning's arithmetic steps"},
 }

@@ -45,6 +45,9 @@ func Decide(s *State, env Env, cmd *Command) *Event {
 	if cmd != nil && (cmd.Type == CmdVerifyAction || cmd.Type == CmdVerifyToolCall) {
 		d.block = new(decisionBlock)
 		ev = &d.block.ev
+	} else if cmd != nil && cmd.Type == CmdA2AMessage {
+		d.a2a = new(a2aBlock)
+		ev = &d.a2a.ev
 	} else {
 		ev = new(Event)
 	}
@@ -93,6 +96,10 @@ func Decide(s *State, env Env, cmd *Command) *Event {
 		return d.rejectRequest()
 	case CmdQWEDVerify:
 		return d.qwedVerify()
+	case CmdA2AMessage:
+		return d.a2aMessage()
+	case CmdA2ABoundary:
+		return d.a2aBoundary()
 	}
 	return d.reject(Errorf(CodeUnsupportedType, "unknown command type '%s'", cmd.Type))
 }
@@ -105,6 +112,7 @@ type decider struct {
 	cmd   *Command
 	ev    *Event
 	block *decisionBlock // verify commands only
+	a2a   *a2aBlock      // A2A messages only
 	// unauthenticated is set when authAgent or agentForPrincipal refused
 	// the command: its refusal withholds the payload (withhold.go).
 	unauthenticated bool

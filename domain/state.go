@@ -21,6 +21,9 @@ type State struct {
 	// LastTime is the time of the last applied event; the worker never
 	// passes an earlier Now.
 	LastTime time.Time `json:"last_time"`
+	// A2A is the state of agent-to-agent interception (a2a.go); nil until
+	// the first A2A event.
+	A2A *A2AState `json:"a2a,omitempty"`
 }
 
 // NewState returns the empty state of a new gate.

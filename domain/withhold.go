@@ -51,6 +51,8 @@ func (c *Command) payload() any {
 		p, ok = c.Suspend, c.Suspend != nil
 	case CmdFileComplaint:
 		p, ok = c.Complaint, c.Complaint != nil
+	case CmdA2AMessage:
+		p, ok = c.A2A, c.A2A != nil
 	}
 	if !ok {
 		return nil
@@ -98,6 +100,14 @@ func (d *decider) withheld() *Event {
 		_, err = d.authAgent(true)
 	case CmdSetTrustLevel, CmdSuspendAgent, CmdFileComplaint:
 		_, err = d.agentForPrincipal()
+	case CmdA2AMessage:
+		// Only a message sent with an agent token, or with no
+		// credentials, is refused at authentication.
+		if d.cmd.Principal == "" && d.cmd.TokenHash == "" {
+			err = Errorf(CodeMissingAPIKey, "an API key or an agent token is required")
+		} else if d.cmd.Principal == "" {
+			_, err = d.authAgent(false)
+		}
 	}
 	if err == nil {
 		return d.reject(fieldError(CodeInvalidRequest, "withheld", "a command without its payload can only be refused at authentication"))

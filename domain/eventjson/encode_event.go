@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/domain/a2a"
 	"github.com/agentgate/agentgate/domain/engines"
 )
 
@@ -91,6 +92,14 @@ func (e *encoder) event(ev *domain.Event) {
 	if ev.TokenChanged != nil {
 		e.key("token_changed")
 		e.tokenChange(ev.TokenChanged)
+	}
+	if ev.A2AVerdict != nil {
+		e.key("a2a_verdict")
+		e.a2aVerdict(ev.A2AVerdict)
+	}
+	if ev.A2ABoundary != nil {
+		e.key("a2a_boundary")
+		e.a2aBoundary(ev.A2ABoundary)
 	}
 	e.close()
 }
@@ -211,6 +220,14 @@ func (e *encoder) command(c *domain.Command) {
 	if c.NewToken != nil {
 		e.key("new_token")
 		e.tokenChange(c.NewToken)
+	}
+	if c.A2A != nil {
+		e.key("a2a")
+		e.a2aMessage(c.A2A)
+	}
+	if c.A2ABoundary != nil {
+		e.key("a2a_boundary")
+		e.a2aBoundary(c.A2ABoundary)
 	}
 	e.close()
 }
@@ -439,6 +456,26 @@ func (e *encoder) config(c *domain.Config) {
 	e.intField("max_steps", c.MaxSteps)
 	e.optBool("withhold_refusals", c.WithholdRefusals)
 	e.optBool("engine_sql_risk", c.EngineSQLRisk)
+	if c.A2A != nil {
+		e.key("a2a")
+		e.a2aConfig(c.A2A)
+	}
+	e.close()
+}
+
+func (e *encoder) a2aConfig(c *domain.A2AConfig) {
+	e.open()
+	e.boolField("enable_financial_verification", c.EnableFinancialVerification)
+	e.boolField("enable_logic_verification", c.EnableLogicVerification)
+	e.boolField("enable_code_verification", c.EnableCodeVerification)
+	e.boolField("block_on_error", c.BlockOnError)
+	e.intField("max_payload_size_bytes", c.MaxPayloadSizeBytes)
+	e.intField("rate_per_minute", c.RatePerMinute)
+	e.intField("burst", c.Burst)
+	e.durationField("idle_evict", c.IdleEvict)
+	e.boolField("default_allow", c.DefaultAllow)
+	e.optStrings("bypass_agents", c.BypassAgents)
+	e.optStrings("trusted_agents", c.TrustedAgents)
 	e.close()
 }
 
@@ -759,5 +796,58 @@ func (e *encoder) checkpoint(c *domain.LogCheckpoint) {
 	e.durationField("interval", c.Next.Interval)
 	e.close()
 	e.strField("signature", c.Signature)
+	e.close()
+}
+
+func (e *encoder) a2aMessage(m *a2a.Message) {
+	e.open()
+	e.strField("sender_agent_id", m.SenderAgentID)
+	e.strField("receiver_agent_id", m.ReceiverAgentID)
+	e.strField("payload_type", string(m.PayloadType))
+	e.key("payload")
+	e.raw(m.Payload)
+	e.optStr("timestamp", m.Timestamp)
+	e.optStr("trace_id", m.TraceID)
+	e.close()
+}
+
+func (e *encoder) a2aBoundary(c *domain.A2ABoundaryChange) {
+	e.open()
+	e.strField("op", c.Op)
+	e.optStr("agent", c.Agent)
+	e.optStr("sender", c.Sender)
+	e.optStr("receiver", c.Receiver)
+	e.close()
+}
+
+func (e *encoder) a2aVerdict(v *domain.A2AVerdict) {
+	e.open()
+	e.strField("boundary", v.Boundary)
+	e.strField("sender", v.Sender)
+	e.strField("receiver", v.Receiver)
+	e.strField("payload_type", string(v.PayloadType))
+	e.strField("status", string(v.Status))
+	e.strField("reason", v.Reason)
+	e.strField("engine_used", v.Engine)
+	e.strField("trace_id", v.TraceID)
+	e.strField("payload_digest", v.PayloadDigest)
+	e.strField("attestation_jwt", v.Attestation)
+	e.optInt("retry_after_ms", v.RetryAfterMs)
+	e.optBool("shadow", v.Shadow)
+	if v.Details != nil {
+		e.key("details")
+		e.a2aDetails(v.Details)
+	}
+	e.close()
+}
+
+func (e *encoder) a2aDetails(d *domain.A2ADetails) {
+	e.open()
+	e.optStr("claimed_total", d.ClaimedTotal)
+	e.optStr("computed_total", d.ComputedTotal)
+	e.optStrings("contradictions", d.Contradictions)
+	e.optStrings("patterns", d.Patterns)
+	e.optFindings(d.Findings)
+	e.optStr("engine_error", d.EngineError)
 	e.close()
 }

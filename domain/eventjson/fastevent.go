@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/domain/a2a"
 	"github.com/agentgate/agentgate/domain/engines"
 )
 
@@ -236,6 +237,14 @@ func (d *decoder) event() *domain.Event {
 			d.once(&seen, 22)
 			ev.TokenChanged = new(domain.AgentTokenChange)
 			d.tokenChange(ev.TokenChanged)
+		case "a2a_verdict":
+			d.once(&seen, 23)
+			ev.A2AVerdict = new(domain.A2AVerdict)
+			d.a2aVerdict(ev.A2AVerdict)
+		case "a2a_boundary":
+			d.once(&seen, 24)
+			ev.A2ABoundary = new(domain.A2ABoundaryChange)
+			d.a2aBoundary(ev.A2ABoundary)
 		default:
 			d.unknown(k, reflect.TypeFor[domain.Event]())
 		}
@@ -355,6 +364,14 @@ func (d *decoder) command(c *domain.Command) {
 			d.once(&seen, 23)
 			c.NewToken = new(domain.AgentTokenChange)
 			d.tokenChange(c.NewToken)
+		case "a2a":
+			d.once(&seen, 24)
+			c.A2A = new(a2a.Message)
+			d.a2aMessage(c.A2A)
+		case "a2a_boundary":
+			d.once(&seen, 25)
+			c.A2ABoundary = new(domain.A2ABoundaryChange)
+			d.a2aBoundary(c.A2ABoundary)
 		default:
 			d.unknown(k, reflect.TypeFor[domain.Command]())
 		}
@@ -866,6 +883,10 @@ func (d *decoder) config(c *domain.Config) {
 		case "engine_sql_risk":
 			d.once(&seen, 4)
 			c.EngineSQLRisk = d.bool()
+		case "a2a":
+			d.once(&seen, 5)
+			c.A2A = new(domain.A2AConfig)
+			d.a2aConfig(c.A2A)
 		default:
 			d.unknown(k, reflect.TypeFor[domain.Config]())
 		}
@@ -1692,6 +1713,182 @@ func (d *decoder) checkpointPolicy(p *domain.CheckpointPolicy) {
 			p.Interval = d.duration()
 		default:
 			d.unknown(k, reflect.TypeFor[domain.CheckpointPolicy]())
+		}
+	}
+}
+
+func (d *decoder) a2aConfig(c *domain.A2AConfig) {
+	var seen uint64
+	d.openObject()
+	for k := d.next(); k != nil; k = d.next() {
+		switch string(k) {
+		case "enable_financial_verification":
+			d.once(&seen, 0)
+			c.EnableFinancialVerification = d.bool()
+		case "enable_logic_verification":
+			d.once(&seen, 1)
+			c.EnableLogicVerification = d.bool()
+		case "enable_code_verification":
+			d.once(&seen, 2)
+			c.EnableCodeVerification = d.bool()
+		case "block_on_error":
+			d.once(&seen, 3)
+			c.BlockOnError = d.bool()
+		case "max_payload_size_bytes":
+			d.once(&seen, 4)
+			c.MaxPayloadSizeBytes = d.int64()
+		case "rate_per_minute":
+			d.once(&seen, 5)
+			c.RatePerMinute = d.int64()
+		case "burst":
+			d.once(&seen, 6)
+			c.Burst = d.int64()
+		case "idle_evict":
+			d.once(&seen, 7)
+			c.IdleEvict = d.duration()
+		case "default_allow":
+			d.once(&seen, 8)
+			c.DefaultAllow = d.bool()
+		case "bypass_agents":
+			d.once(&seen, 9)
+			c.BypassAgents = d.strings()
+		case "trusted_agents":
+			d.once(&seen, 10)
+			c.TrustedAgents = d.strings()
+		default:
+			d.unknown(k, reflect.TypeFor[domain.A2AConfig]())
+		}
+	}
+}
+
+func (d *decoder) a2aMessage(m *a2a.Message) {
+	var seen uint64
+	d.openObject()
+	for k := d.next(); k != nil; k = d.next() {
+		switch string(k) {
+		case "sender_agent_id":
+			d.once(&seen, 0)
+			m.SenderAgentID = d.str()
+		case "receiver_agent_id":
+			d.once(&seen, 1)
+			m.ReceiverAgentID = d.str()
+		case "payload_type":
+			d.once(&seen, 2)
+			m.PayloadType = a2a.PayloadType(d.enum())
+		case "payload":
+			d.once(&seen, 3)
+			m.Payload = d.rawMessage()
+		case "timestamp":
+			d.once(&seen, 4)
+			m.Timestamp = d.str()
+		case "trace_id":
+			d.once(&seen, 5)
+			m.TraceID = d.str()
+		default:
+			d.unknown(k, reflect.TypeFor[a2a.Message]())
+		}
+	}
+}
+
+func (d *decoder) a2aBoundary(c *domain.A2ABoundaryChange) {
+	var seen uint64
+	d.openObject()
+	for k := d.next(); k != nil; k = d.next() {
+		switch string(k) {
+		case "op":
+			d.once(&seen, 0)
+			c.Op = d.enum()
+		case "agent":
+			d.once(&seen, 1)
+			c.Agent = d.str()
+		case "sender":
+			d.once(&seen, 2)
+			c.Sender = d.str()
+		case "receiver":
+			d.once(&seen, 3)
+			c.Receiver = d.str()
+		default:
+			d.unknown(k, reflect.TypeFor[domain.A2ABoundaryChange]())
+		}
+	}
+}
+
+func (d *decoder) a2aVerdict(v *domain.A2AVerdict) {
+	var seen uint64
+	d.openObject()
+	for k := d.next(); k != nil; k = d.next() {
+		switch string(k) {
+		case "boundary":
+			d.once(&seen, 0)
+			v.Boundary = d.enum()
+		case "sender":
+			d.once(&seen, 1)
+			v.Sender = d.str()
+		case "receiver":
+			d.once(&seen, 2)
+			v.Receiver = d.str()
+		case "payload_type":
+			d.once(&seen, 3)
+			v.PayloadType = a2a.PayloadType(d.enum())
+		case "status":
+			d.once(&seen, 4)
+			v.Status = a2a.Status(d.enum())
+		case "reason":
+			d.once(&seen, 5)
+			v.Reason = d.str()
+		case "engine_used":
+			d.once(&seen, 6)
+			v.Engine = d.enum()
+		case "trace_id":
+			d.once(&seen, 7)
+			v.TraceID = d.str()
+		case "payload_digest":
+			d.once(&seen, 8)
+			v.PayloadDigest = d.str()
+		case "attestation_jwt":
+			d.once(&seen, 9)
+			v.Attestation = d.str()
+		case "retry_after_ms":
+			d.once(&seen, 10)
+			v.RetryAfterMs = d.int64()
+		case "shadow":
+			d.once(&seen, 11)
+			v.Shadow = d.bool()
+		case "details":
+			d.once(&seen, 12)
+			v.Details = new(domain.A2ADetails)
+			d.a2aDetails(v.Details)
+		default:
+			d.unknown(k, reflect.TypeFor[domain.A2AVerdict]())
+		}
+	}
+}
+
+func (d *decoder) a2aDetails(x *domain.A2ADetails) {
+	var seen uint64
+	d.openObject()
+	for k := d.next(); k != nil; k = d.next() {
+		switch string(k) {
+		case "claimed_total":
+			d.once(&seen, 0)
+			x.ClaimedTotal = d.str()
+		case "computed_total":
+			d.once(&seen, 1)
+			x.ComputedTotal = d.str()
+		case "contradictions":
+			d.once(&seen, 2)
+			x.Contradictions = d.strings()
+		case "patterns":
+			d.once(&seen, 3)
+			x.Patterns = d.strings()
+		case "findings":
+			d.once(&seen, 4)
+			x.Findings = d.findings()
+		case "engine_error":
+			d.once(&seen, 5)
+			x.EngineError = d.str()
+		default:
+			d.unknown(k, reflect.TypeFor[domain.A2ADetails]())
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/domain/a2a"
 	"github.com/agentgate/agentgate/domain/engines"
 )
 
@@ -159,9 +160,27 @@ func fullEvents() []*domain.Event {
 	ev.Command.NewToken = &domain.AgentTokenChange{TokenHash: "th"}
 	ev.TokenChanged = &domain.AgentTokenChange{TokenHash: "th"}
 	add(ev)
-	cfg := domain.Config{ApprovalTTL: domain.Duration(90 * time.Minute), DoomLoopGuardRequired: true, MaxSteps: 20, WithholdRefusals: true, EngineSQLRisk: true}
+	cfg := domain.Config{ApprovalTTL: domain.Duration(90 * time.Minute), DoomLoopGuardRequired: true, MaxSteps: 20, WithholdRefusals: true, EngineSQLRisk: true,
+		A2A: &domain.A2AConfig{EnableFinancialVerification: true, EnableLogicVerification: true, EnableCodeVerification: true, BlockOnError: true,
+			MaxPayloadSizeBytes: 1 << 20, RatePerMinute: 60, Burst: 7, IdleEvict: domain.Duration(5 * time.Minute), DefaultAllow: true,
+			BypassAgents: []string{"b", text}, TrustedAgents: []string{"t"}}}
 	ev = event(domain.EvConfigured, cmd(domain.CmdConfigure))
 	ev.Command.Configure, ev.Configured = &domain.Configure{Config: cfg}, &cfg
+	add(ev)
+	msg := cmd(domain.CmdA2AMessage)
+	msg.A2A = &a2a.Message{SenderAgentID: "s", ReceiverAgentID: text, PayloadType: a2a.PayloadCode,
+		Payload: json.RawMessage(`{"code":"eval(\"1\") <b>","n":[1,2.5e3]}`), Timestamp: "2026-11-24T09:30:15Z", TraceID: "tr"}
+	msg.Verdict = verify.Verdict
+	ev = event(domain.EvA2AVerdict, msg)
+	ev.Error = &domain.Error{Code: domain.CodeA2ACode, Message: text}
+	ev.A2AVerdict = &domain.A2AVerdict{Boundary: "org_1", Sender: "s", Receiver: text, PayloadType: a2a.PayloadCode, Status: a2a.StatusBlocked,
+		Reason: text, Engine: a2a.EngineCode, TraceID: "tr", PayloadDigest: "sha256:ab", Attestation: "jwt", RetryAfterMs: 1500, Shadow: true,
+		Details: &domain.A2ADetails{ClaimedTotal: "1.00", ComputedTotal: "2.00", Contradictions: []string{"c"}, Patterns: []string{"eval", text},
+			Findings: findings, EngineError: text}}
+	add(ev)
+	change := &domain.A2ABoundaryChange{Op: domain.A2AOpBlockPair, Agent: "a", Sender: "s", Receiver: text}
+	ev = event(domain.EvA2ABoundaryChanged, cmd(domain.CmdA2ABoundary))
+	ev.Command.A2ABoundary, ev.A2ABoundary = change, change
 	add(ev)
 	evidence := domain.TrustEvidence{DaysActive: 3, TotalActions: 100, DeniedActions: 7, DenialRate: "0.07", Attestations: 9}
 	claim := domain.RequestTrustElevation{Request: "r", FromLevel: 1, ToLevel: 2, Justification: text, Evidence: evidence}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/domain/a2a"
 	"github.com/agentgate/agentgate/domain/engines"
 	"github.com/agentgate/agentgate/domain/eventjson"
 )
@@ -94,7 +95,7 @@ var allEventTypes = []domain.EventType{
 	domain.EvApprovalResolved, domain.EvTrustChanged, domain.EvAgentStatusChanged, domain.EvToolRegistrySet,
 	domain.EvPrincipalKeyIssued, domain.EvPrincipalKeyRevoked, domain.EvAgentTokenRotated, domain.EvAgentTokenRevoked,
 	domain.EvConfigured, domain.EvApprovalsExpired, domain.EvCommandRejected, domain.EvLogCheckpointed,
-	domain.EvQWEDVerified,
+	domain.EvQWEDVerified, domain.EvA2AVerdict, domain.EvA2ABoundaryChanged,
 }
 
 func fixtureNames(t testing.TB) []string {
@@ -269,6 +270,69 @@ func fixtureEvents(t *testing.T) []fixture {
 		ev.Command = &domain.Command{Type: domain.CmdRejectRequest, Request: req, Principal: "org_1",
 			Reject: &domain.RejectRequest{Error: *ev.Error, Endpoint: "/verify/code", BodyDigest: strings.Repeat("01", 32), BodyBytes: 120}}
 		evs["details.struct_order"] = ev
+	}
+	// Agent-to-agent interception (issue 13): a verdict of each status and
+	// guard, a boundary change, a configuration with A2A settings.
+	a2aVerdict := func(seq uint64, name string, typ a2a.PayloadType, payload string, v domain.A2AVerdict, e *domain.Error) {
+		ev := base(seq, domain.EvA2AVerdict)
+		ev.AgentID = ""
+		ev.Command = &domain.Command{Type: domain.CmdA2AMessage, Request: domain.RequestID{Source: "http", ID: "a2a-" + name, Scope: "principal:org_1"},
+			Principal: "org_1", A2A: &a2a.Message{SenderAgentID: "procurement-agent", ReceiverAgentID: "treasury-agent", PayloadType: typ,
+				Payload: json.RawMessage(payload), TraceID: "demo_" + name}}
+		v.Boundary, v.Sender, v.Receiver, v.PayloadType, v.TraceID = "org_1", "procurement-agent", "treasury-agent", typ, "demo_"+name
+		v.PayloadDigest = "sha256:" + strings.Repeat("5a", 32)
+		if v.Status != a2a.StatusError {
+			v.Attestation = "eyJhbGciOiJFUzI1NiIsInR5cCI6InF3ZWQtYTJhLWF0dGVzdGF0aW9uK2p3dCJ9.e30.c2ln"
+		}
+		ev.A2AVerdict, ev.Error = &v, e
+		evs["type.a2a.verdict."+name] = ev
+	}
+	fin := `{"data":{"claimed_total":150.00,"line_items":[{"description":"Widget A","amount":50.00,"quantity":2},{"description":"Widget B","amount":25.00,"quantity":2}]}}`
+	a2aVerdict(14, "forwarded", a2a.PayloadFinancial, fin, domain.A2AVerdict{Status: a2a.StatusForwarded, Engine: a2a.EngineFinance,
+		Reason: "verified by finance_guard"}, nil)
+	why := "Mathematical hallucination detected: claimed_total=999.99, computed_total=150.00"
+	a2aVerdict(15, "blocked_finance", a2a.PayloadFinancial, strings.Replace(fin, "150.00", "999.99", 1), domain.A2AVerdict{Status: a2a.StatusBlocked,
+		Engine: a2a.EngineFinance, Reason: why, Details: &domain.A2ADetails{ClaimedTotal: "999.99", ComputedTotal: "150.00"}},
+		&domain.Error{Code: domain.CodeA2AFinance, Message: why})
+	why = "Logical contradiction detected: claims both asserted and negated: ['budget_approved']"
+	a2aVerdict(16, "blocked_logic", a2a.PayloadLogic, `{"assertions":[{"claim":"budget_approved"},{"claim":"budget_approved","negated":true}]}`,
+		domain.A2AVerdict{Status: a2a.StatusBlocked, Engine: a2a.EngineLogic, Reason: why, Details: &domain.A2ADetails{Contradictions: []string{"budget_approved"}}},
+		&domain.Error{Code: domain.CodeA2ALogic, Message: why})
+	why = "Dangerous code pattern detected: os.system"
+	a2aVerdict(17, "blocked_code", a2a.PayloadCode, `{"code":"import os\nos.system(\"rm -rf /\")","language":"python"}`,
+		domain.A2AVerdict{Status: a2a.StatusBlocked, Engine: a2a.EngineCode, Reason: why, Details: &domain.A2ADetails{Patterns: []string{"os.system"},
+			Findings: []engines.Finding{{Rule: "py.os_system", Severity: "critical", Message: "os.system runs a shell command", Line: 2, Column: 1, Snippet: "os.system"}}}},
+		&domain.Error{Code: domain.CodeA2ACode, Message: why})
+	why = "sender 'procurement-agent' is blocked"
+	a2aVerdict(18, "blocked_trust", a2a.PayloadGeneral, `{"message":"Hello!"}`,
+		domain.A2AVerdict{Status: a2a.StatusBlocked, Engine: a2a.EngineTrust, Reason: why}, &domain.Error{Code: domain.CodeA2ATrustBlocked, Message: why})
+	why = "rate limit of pair 'procurement-agent' -> 'treasury-agent' exceeded: retry after 1000 ms"
+	a2aVerdict(19, "rate_limited", a2a.PayloadDataQuery, `{"query":"balance"}`,
+		domain.A2AVerdict{Status: a2a.StatusRateLimited, Engine: a2a.EngineTrust, Reason: why, RetryAfterMs: 1000},
+		&domain.Error{Code: domain.CodeA2ARateLimited, Message: why})
+	a2aVerdict(20, "error", a2a.PayloadGeneral, `{"message":"Hello!"}`,
+		domain.A2AVerdict{Status: a2a.StatusError, Engine: a2a.EnginePassthrough, Reason: "attestation could not be issued"},
+		&domain.Error{Code: domain.CodeA2AAttestation, Message: "attestation could not be issued"})
+	a2aVerdict(21, "shadow", a2a.PayloadFinancial, `{"data":{"claimed_total":"NaN","line_items":[]}}`,
+		domain.A2AVerdict{Status: a2a.StatusForwarded, Engine: a2a.EngineFinance, Shadow: true,
+			Reason: "finance_guard failed; forwarded in shadow mode (block_on_error false)", Details: &domain.A2ADetails{EngineError: "claimed_total is not a number"}}, nil)
+	{
+		ev := base(22, domain.EvA2ABoundaryChanged)
+		ev.AgentID = ""
+		change := &domain.A2ABoundaryChange{Op: domain.A2AOpBlockPair, Sender: "agent-A", Receiver: "agent-B"}
+		ev.Command = &domain.Command{Type: domain.CmdA2ABoundary, Request: req, Principal: "org_1", A2ABoundary: change}
+		ev.A2ABoundary = change
+		evs["type.a2a.boundary_changed"] = ev
+	}
+	{
+		ev := base(23, domain.EvConfigured)
+		ev.AgentID = ""
+		a := domain.DefaultA2AConfig()
+		a.TrustedAgents, a.BypassAgents = []string{"agent-A", "agent-B"}, []string{"audit-agent"}
+		cfg := domain.Config{ApprovalTTL: domain.Duration(24 * time.Hour), MaxSteps: 50, WithholdRefusals: true, EngineSQLRisk: true, A2A: &a}
+		ev.Configured = &cfg
+		ev.Command = &domain.Command{Type: domain.CmdConfigure, Request: req, Principal: domain.AdminPrincipal, Configure: &domain.Configure{Config: cfg}}
+		evs["type.gate.configured.a2a"] = ev
 	}
 	// The escaping and field cases: edits of a recorded approved decision.
 	typical := func(t *testing.T) *domain.Event {

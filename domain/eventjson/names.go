@@ -2,6 +2,7 @@ package eventjson
 
 import (
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/domain/a2a"
 	"github.com/agentgate/agentgate/domain/engines"
 )
 
@@ -19,6 +20,8 @@ var names = newInternTable(func() []string {
 		string(domain.EvConfigured), string(domain.EvApprovalsExpired), string(domain.EvCommandRejected),
 		string(domain.EvLogCheckpointed), string(domain.EvQWEDVerified), string(domain.EvPrincipalKeyRevoked),
 		string(domain.EvAgentTokenRotated), string(domain.EvAgentTokenRevoked),
+		string(domain.EvA2AVerdict), string(domain.EvA2ABoundaryChanged),
+		string(domain.CmdA2AMessage), string(domain.CmdA2ABoundary),
 		string(domain.CmdRegisterAgent), string(domain.CmdVerifyAction), string(domain.CmdVerifyToolCall),
 		string(domain.CmdLogExecution), string(domain.CmdRequestTrust), string(domain.CmdResolveApproval),
 		string(domain.CmdSetTrustLevel), string(domain.CmdSuspendAgent), string(domain.CmdFileComplaint),
@@ -34,6 +37,13 @@ var names = newInternTable(func() []string {
 		string(engines.Error), string(engines.Timeout), string(engines.Unsupported), domain.StatusSkipped,
 		string(domain.RiskLow), string(domain.RiskMedium), string(domain.RiskHigh), string(domain.RiskCritical),
 		"info", domain.AdminPrincipal, "http",
+		// A2A payload types, statuses, engines and boundary operations.
+		string(a2a.PayloadFinancial), string(a2a.PayloadLogic), string(a2a.PayloadCode),
+		string(a2a.PayloadDataQuery), string(a2a.PayloadGeneral),
+		string(a2a.StatusForwarded), string(a2a.StatusBlocked), string(a2a.StatusRateLimited), string(a2a.StatusError),
+		a2a.EngineBypass, a2a.EnginePassthrough, a2a.EngineFinance, a2a.EngineLogic, a2a.EngineCode, a2a.EngineTrust,
+		domain.A2AOpTrust, domain.A2AOpUntrust, domain.A2AOpBlock, domain.A2AOpUnblock,
+		domain.A2AOpBlockPair, domain.A2AOpUnblockPair,
 		// Checks of verification.checks_passed / checks_failed.
 		"context_valid", "within_step_limit", "no_replay", "no_repetition", "no_doom_loop",
 		"action_type_known", "tool_allowed", "engine_allowed", "no_sql_injection", "read_only_query",

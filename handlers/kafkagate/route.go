@@ -52,9 +52,10 @@ func RouteKey(cmd *domain.Command) string {
 }
 
 // broadcast reports whether a command changes principal-wide state that
-// every partition needs (API keys, tool registries).
+// every partition needs (API keys, tool registries, A2A trust boundaries).
 func broadcast(t domain.CommandType) bool {
-	return t == domain.CmdIssuePrincipalKey || t == domain.CmdRevokePrincipalKey || t == domain.CmdPutToolRegistry || t == domain.CmdConfigure
+	return t == domain.CmdIssuePrincipalKey || t == domain.CmdRevokePrincipalKey || t == domain.CmdPutToolRegistry || t == domain.CmdConfigure ||
+		t == domain.CmdA2ABoundary
 }
 
 // MACKey derives the key that signs internal commands from the admin key

@@ -130,6 +130,9 @@ func (d *Redecider) Next(ev *domain.Event, payload []byte) string {
 			if ev.QWEDVerified != nil {
 				toks = ev.QWEDVerified.Attestations
 			}
+			if ev.A2AVerdict != nil {
+				toks = []string{ev.A2AVerdict.Attestation}
+			}
 			signer = d.signerFor(toks...)
 		}
 		env := domain.Env{Now: ev.Time, Seq: ev.Seq, Partition: ev.Partition, Signer: signer, RetiredStep: d.retired.Step}
