@@ -57,6 +57,7 @@ func TestEngines_FinanceArithmetic(t *testing.T) {
 		// 0.1 + 0.2 is 0.3 exactly (a float sum is 0.30000000000000004).
 		{"no float", `{"data":{"claimed_total":0.3,"line_items":[{"amount":0.1},{"amount":0.2}]}}`, false, "0.30", "0.30"},
 		{"half up", `{"data":{"claimed_total":"0.01","line_items":[{"amount":"0.005"}]}}`, false, "0.01", "0.01"},
+		{"negative zero", `{"data":{"claimed_total":-0.001,"line_items":[{"amount":"-0.004"}]}}`, false, "0.00", "0.00"},
 		{"half up negative", `{"data":{"claimed_total":-0.01,"line_items":[{"amount":-0.005}]}}`, false, "-0.01", "-0.01"},
 		{"quantity default 1", `{"data":{"claimed_total":12.5,"line_items":[{"amount":12.5}]}}`, false, "12.50", "12.50"},
 		{"amount default 0", `{"data":{"claimed_total":0,"line_items":[{"quantity":3}]}}`, false, "0.00", "0.00"},
@@ -67,6 +68,10 @@ func TestEngines_FinanceArithmetic(t *testing.T) {
 		{"credit line", `{"data":{"claimed_total":90,"line_items":[{"amount":100},{"amount":-10,"description":"discount"}]}}`, false, "90.00", "90.00"},
 		{"long coefficient", `{"data":{"claimed_total":"123456789012345.00","line_items":[{"amount":"123456789012344.999999999999999999"}]}}`, false, "123456789012345.00", "123456789012345.00"},
 		{"big product", `{"data":{"claimed_total":1,"line_items":[{"amount":"999999999999999.999999999999999999","quantity":"999999999.999999999999999999"}]}}`, true, "1.00", "1000000000000000000000000.00"},
+		// The int64 sum overflows at the first item and continues in apd.
+		{"past int64", `{"data":{"claimed_total":1,"line_items":[{"amount":1e14,"quantity":99999999},{"amount":"0.005"},{"amount":0.000000000000000001,"quantity":0.000000000000000001}]}}`, true, "1.00", "9999999900000000000000.01"},
+		// Scales that cannot be aligned in an int64 (10^-36).
+		{"fine scales", `{"data":{"claimed_total":0,"line_items":[{"amount":5,"quantity":3},{"amount":0.000000000000000001,"quantity":0.000000000000000001}]}}`, true, "0.00", "15.00"},
 		{"other members ignored", `{"note":[1,{"x":null}],"data":{"currency":"EUR","claimed_total":1,"line_items":[{"amount":1,"sku":{"a":[true,false]}}]}}`, false, "1.00", "1.00"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -284,6 +289,11 @@ func TestEngines_CodePatterns(t *testing.T) {
 		{`import importlib`, []string{"importlib"}},
 		{`from importlib import import_module`, []string{"importlib"}},
 		{`eval(x); exec(y); os.system(z)`, []string{"eval", "exec", "os.system"}},
+		// Python reads identifiers in NFKC form: fullwidth letters are
+		// ASCII ones, and the long s is an s.
+		{"ｅｖａｌ('1')", []string{"eval"}},
+		{"import ſubprocess", []string{"subprocess"}},
+		{"# café\nos.system('x')", []string{"os.system"}},
 	} {
 		r := CodeGuard(tc.code)
 		if !r.Blocked || r.Code != CodeDangerousCode || !slices.Equal(r.Patterns, tc.want) ||

@@ -2,6 +2,8 @@ package a2a
 
 import (
 	"encoding/json"
+	"math"
+	"math/bits"
 	"strconv"
 
 	"github.com/cockroachdb/apd/v3"
@@ -29,10 +31,8 @@ var financeCtx = func() *apd.Context {
 	return c
 }()
 
-var (
-	tolerance = apd.New(1, -2)
-	one       = apd.New(1, 0)
-)
+// tolerance is FinanceTolerance.
+var tolerance = apd.New(1, -2)
 
 // FinanceGuard is finance_guard (QWED A2A "Engines"): it recomputes the
 // total of a financial payload, {"data": {"claimed_total": X,
@@ -58,8 +58,9 @@ var (
 func FinanceGuard(payload json.RawMessage) Result {
 	s := scanner{p: payload}
 	var (
-		claimed, sum, amount, qty, prod apd.Decimal
-		hasClaim, hasItems              bool
+		claimed            apd.Decimal
+		t                  total
+		hasClaim, hasItems bool
 	)
 	const dataField = "payload.data"
 	if !s.begin('{', "payload", "an object") {
@@ -103,7 +104,10 @@ func FinanceGuard(payload json.RawMessage) Result {
 				if s.isNull() {
 					continue
 				}
-				hasClaim = s.decimal(&claimed, -1, "claimed_total", MaxAmountDigits, true)
+				var c num
+				if c, hasClaim = s.decimal(&claimed, -1, "claimed_total", MaxAmountDigits, true); hasClaim && !c.big {
+					claimed.SetFinite(c.coef, c.exp)
+				}
 			case s.nameIs(name, esc, "line_items"):
 				const f = dataField + ".line_items"
 				if seenItems {
@@ -114,7 +118,7 @@ func FinanceGuard(payload json.RawMessage) Result {
 				if s.isNull() {
 					continue
 				}
-				hasItems = s.lineItems(&sum, &amount, &qty, &prod) > 0
+				hasItems = s.lineItems(&t) > 0
 			default:
 				s.skip(dataField)
 			}
@@ -133,7 +137,8 @@ func FinanceGuard(payload json.RawMessage) Result {
 		return Result{Engine: EngineFinance, Reason: reasonNoFinancialClaim}
 	}
 	var computed, claimedQ, diff apd.Decimal
-	_, err1 := financeCtx.Quantize(&computed, &sum, -2)
+	sum := t.decimal()
+	_, err1 := financeCtx.Quantize(&computed, sum, -2)
 	_, err2 := financeCtx.Quantize(&claimedQ, &claimed, -2)
 	_, err3 := financeCtx.Sub(&diff, &computed, &claimedQ)
 	if err1 != nil || err2 != nil || err3 != nil {
@@ -141,6 +146,9 @@ func FinanceGuard(payload json.RawMessage) Result {
 		return refused(EngineFinance, problem(CodeInvalidRequest, dataField, "payload.data's totals cannot be computed exactly"))
 	}
 	diff.Abs(&diff)
+	// A total that rounds to zero is 0.00, never -0.00.
+	computed.Negative = computed.Negative && !computed.IsZero()
+	claimedQ.Negative = claimedQ.Negative && !claimedQ.IsZero()
 	var buf [2 * 48]byte
 	b := claimedQ.Append(buf[:0], 'f')
 	nc := len(b)
@@ -155,9 +163,141 @@ func FinanceGuard(payload json.RawMessage) Result {
 	return r
 }
 
-// lineItems reads data.line_items, adding each amount × quantity to sum;
-// it returns the number of items (0 on a problem).
-func (s *scanner) lineItems(sum, amount, qty, prod *apd.Decimal) int {
+// num is a number read by decimal: coef × 10^exp, or, when big (more
+// than 18 significant digits), the apd.Decimal decimal was given.
+type num struct {
+	coef int64
+	exp  int32
+	big  bool
+}
+
+// total is the running sum of amount × quantity: in an int64 at a decimal
+// scale (sum = small × 10^-scale) while every product and sum fits, which
+// is the common case (cents times units), else in apd decimals. Both are
+// exact; the int64 form only spares the work.
+type total struct {
+	small int64
+	scale int32
+	isBig bool
+	big   apd.Decimal
+	// amount and qty receive numbers of more than 18 digits; prod is
+	// scratch.
+	amount, qty, prod apd.Decimal
+}
+
+// pow10 are the powers of ten an int64 holds.
+var pow10 = func() (p [19]int64) {
+	p[0] = 1
+	for i := 1; i < len(p); i++ {
+		p[i] = p[i-1] * 10
+	}
+	return p
+}()
+
+// mulInt64 returns a × b, false on overflow.
+func mulInt64(a, b int64) (int64, bool) {
+	if a == 0 || b == 0 {
+		return 0, true
+	}
+	neg := (a < 0) != (b < 0)
+	ua, ub := uint64(a), uint64(b)
+	if a < 0 {
+		ua = uint64(-a)
+	}
+	if b < 0 {
+		ub = uint64(-b)
+	}
+	hi, lo := bits.Mul64(ua, ub)
+	if hi != 0 || lo > math.MaxInt64 {
+		return 0, false
+	}
+	if neg {
+		return -int64(lo), true
+	}
+	return int64(lo), true
+}
+
+// rescale returns v × 10^k (k >= 0), false on overflow.
+func rescale(v int64, k int32) (int64, bool) {
+	if k == 0 {
+		return v, true
+	}
+	if k >= int32(len(pow10)) {
+		return 0, v == 0
+	}
+	return mulInt64(v, pow10[k])
+}
+
+// add adds amount × quantity to the total; false when apd reports a
+// condition (unreachable within the bounds).
+func (t *total) add(a, q num) bool {
+	if !t.isBig && !a.big && !q.big && t.addSmall(a, q) {
+		return true
+	}
+	if !t.isBig {
+		t.big.SetFinite(t.small, -t.scale)
+		t.isBig = true
+	}
+	if !a.big {
+		t.amount.SetFinite(a.coef, a.exp)
+	}
+	if !q.big {
+		t.qty.SetFinite(q.coef, q.exp)
+	}
+	if _, err := financeCtx.Mul(&t.prod, &t.amount, &t.qty); err != nil {
+		return false
+	}
+	_, err := financeCtx.Add(&t.big, &t.big, &t.prod)
+	return err == nil
+}
+
+// addSmall adds a × q in int64 arithmetic; false (the total unchanged)
+// when a step would overflow.
+func (t *total) addSmall(a, q num) bool {
+	p, ok := mulInt64(a.coef, q.coef)
+	if !ok {
+		return false
+	}
+	exp := a.exp + q.exp
+	var pscale int32
+	if exp > 0 {
+		if p, ok = rescale(p, exp); !ok {
+			return false
+		}
+	} else {
+		pscale = -exp
+	}
+	sum, scale := t.small, t.scale
+	switch {
+	case pscale > scale:
+		if sum, ok = rescale(sum, pscale-scale); !ok {
+			return false
+		}
+		scale = pscale
+	case pscale < scale:
+		if p, ok = rescale(p, scale-pscale); !ok {
+			return false
+		}
+	}
+	r := sum + p
+	if (sum > 0 && p > 0 && r < 0) || (sum < 0 && p < 0 && r >= 0) {
+		return false
+	}
+	t.small, t.scale = r, scale
+	return true
+}
+
+// decimal returns the total as an apd decimal.
+func (t *total) decimal() *apd.Decimal {
+	if !t.isBig {
+		t.big.SetFinite(t.small, -t.scale)
+	}
+	return &t.big
+}
+
+// lineItems reads data.line_items, adding each amount × quantity to t; it
+// returns the number of items (0 on a problem).
+func (s *scanner) lineItems(t *total) int {
 	const f = "payload.data.line_items"
 	if !s.begin('[', f, "an array") {
 		return 0
@@ -169,14 +309,11 @@ func (s *scanner) lineItems(sum, amount, qty, prod *apd.Decimal) int {
 				Message: f + " has more than " + strconv.Itoa(MaxLineItems) + " items"})
 			return 0
 		}
-		if !s.lineItem(n, amount, qty) {
+		a, q, ok := s.lineItem(n, t)
+		if !ok {
 			return 0
 		}
-		if _, err := financeCtx.Mul(prod, amount, qty); err != nil {
-			s.fail(problem(CodeInvalidRequest, itemField(n, ""), itemField(n, "")+" cannot be computed exactly"))
-			return 0
-		}
-		if _, err := financeCtx.Add(sum, sum, prod); err != nil {
+		if !t.add(a, q) {
 			s.fail(problem(CodeInvalidRequest, itemField(n, ""), itemField(n, "")+" cannot be computed exactly"))
 			return 0
 		}
@@ -201,104 +338,105 @@ func itemField(i int, member string) string {
 }
 
 // lineItem reads one item's amount (0 when absent) and quantity (1 when
-// absent).
-func (s *scanner) lineItem(i int, amount, qty *apd.Decimal) bool {
+// absent); numbers of more than 18 digits go to t.amount and t.qty.
+func (s *scanner) lineItem(i int, t *total) (amount, qty num, ok bool) {
 	if s.peek() != '{' {
 		f := itemField(i, "")
-		return s.fail(problem(CodeInvalidRequest, f, f+" must be an object, not "+kindOf(s.p[s.i:])))
+		return num{}, num{}, s.fail(problem(CodeInvalidRequest, f, f+" must be an object, not "+kindOf(s.p[s.i:])))
 	}
 	s.begin('{', "", "")
-	amount.SetFinite(0, 0)
-	qty.Set(one)
+	qty.coef = 1
 	var seenAmount, seenQty bool
 	for m := 0; ; m++ {
-		name, esc, ok := s.member(m == 0, "payload.data.line_items")
-		if !ok {
+		name, esc, more := s.member(m == 0, "payload.data.line_items")
+		if !more {
 			break
 		}
 		switch {
 		case s.nameIs(name, esc, "amount"):
 			if seenAmount {
-				return s.fail(problem(CodeInvalidRequest, itemField(i, "amount"), itemField(i, "")+" repeats the member amount"))
+				return num{}, num{}, s.fail(problem(CodeInvalidRequest, itemField(i, "amount"), itemField(i, "")+" repeats the member amount"))
 			}
 			seenAmount = true
-			if !s.decimal(amount, i, "amount", MaxAmountDigits, true) {
-				return false
+			if amount, ok = s.decimal(&t.amount, i, "amount", MaxAmountDigits, true); !ok {
+				return num{}, num{}, false
 			}
 		case s.nameIs(name, esc, "quantity"):
 			if seenQty {
-				return s.fail(problem(CodeInvalidRequest, itemField(i, "quantity"), itemField(i, "")+" repeats the member quantity"))
+				return num{}, num{}, s.fail(problem(CodeInvalidRequest, itemField(i, "quantity"), itemField(i, "")+" repeats the member quantity"))
 			}
 			seenQty = true
-			if !s.decimal(qty, i, "quantity", MaxQuantityDigits, false) {
-				return false
+			if qty, ok = s.decimal(&t.qty, i, "quantity", MaxQuantityDigits, false); !ok {
+				return num{}, num{}, false
 			}
 		default:
 			if !s.skip("payload.data.line_items") {
-				return false
+				return num{}, num{}, false
 			}
 		}
 	}
-	return s.prob == nil
+	return amount, qty, s.prob == nil
 }
 
-// decimal reads a number (a JSON number, or a string holding one) into d
-// exactly, within the bounds: at most intDigits integer digits, MaxScale
-// decimal places, MaxNumberBytes of text; negative only when signed. The
-// number is member of line item i (of data when i < 0).
-func (s *scanner) decimal(d *apd.Decimal, i int, member string, intDigits int, signed bool) bool {
+// decimal reads a number (a JSON number, or a string holding one) exactly,
+// within the bounds: at most intDigits integer digits, MaxScale decimal
+// places, MaxNumberBytes of text; negative only when signed. The number is
+// member of line item i (of data when i < 0). A number of more than 18
+// significant digits is set in big.
+func (s *scanner) decimal(big *apd.Decimal, i int, member string, intDigits int, signed bool) (num, bool) {
 	var text []byte
 	switch c := s.peek(); {
 	case c == '"':
 		raw, esc, ok := s.str("payload.data")
 		if !ok {
-			return false
+			return num{}, false
 		}
 		if esc || len(raw) == 0 || numberLen(raw) != len(raw) {
 			f := itemField(i, member)
-			return s.fail(problem(CodeInvalidRequest, f, f+" must be a decimal number, not the string "+strconv.Quote(clip(string(raw)))))
+			return num{}, s.fail(problem(CodeInvalidRequest, f, f+" must be a decimal number, not the string "+strconv.Quote(clip(string(raw)))))
 		}
 		text = raw
 	case c == '-' || '0' <= c && c <= '9':
 		text = s.p[s.i : s.i+numberLen(s.p[s.i:])]
 		if len(text) == 0 {
-			return s.syntax(itemField(i, member))
+			return num{}, s.syntax(itemField(i, member))
 		}
 		s.i += len(text)
 	default:
 		f := itemField(i, member)
 		if c == 'N' || c == 'I' {
-			return s.fail(problem(CodeInvalidRequest, f, f+" must be a finite decimal number: NaN and Infinity are not JSON numbers"))
+			return num{}, s.fail(problem(CodeInvalidRequest, f, f+" must be a finite decimal number: NaN and Infinity are not JSON numbers"))
 		}
-		return s.fail(problem(CodeInvalidRequest, f, f+" must be a decimal number, not "+kindOf(s.p[s.i:])))
+		return num{}, s.fail(problem(CodeInvalidRequest, f, f+" must be a decimal number, not "+kindOf(s.p[s.i:])))
 	}
 	if len(text) > MaxNumberBytes {
-		return s.fail(tooLong(itemField(i, member), len(text), MaxNumberBytes, "bytes"))
+		return num{}, s.fail(tooLong(itemField(i, member), len(text), MaxNumberBytes, "bytes"))
 	}
-	if p := parseDecimal(d, text, i, member, intDigits, signed); p != nil {
-		return s.fail(p)
+	n, p := parseDecimal(big, text, i, member, intDigits, signed)
+	if p != nil {
+		return num{}, s.fail(p)
 	}
-	return true
+	return n, true
 }
 
-// parseDecimal sets d to the value of text, a JSON number of at most
-// MaxNumberBytes, within the bounds of decimal.
-func parseDecimal(d *apd.Decimal, text []byte, i int, member string, intDigits int, signed bool) *Problem {
-	neg := text[0] == '-'
-	// The digits of the mantissa, without the point; frac counts those
-	// after it.
+// parseDecimal reads text, a JSON number of at most MaxNumberBytes, within
+// the bounds of decimal, in one pass: significant digits accumulate in an
+// int64 (trailing zeros held back, so that 1.500 is 15 × 10^-1) while
+// there are at most 18 of them; past that apd parses the text into big.
+func parseDecimal(big *apd.Decimal, text []byte, i int, member string, intDigits int, signed bool) (num, *Problem) {
 	var (
-		digits        [MaxNumberBytes]byte
-		nd, frac      int
-		afterPoint    bool
-		exp           int64
-		expNeg, inExp bool
+		coef              int64
+		sig, zeros, frac  int
+		exp               int64
+		neg, point, inExp bool
+		expNeg            bool
 	)
 	for _, c := range text {
 		switch {
 		case c == '-' && !inExp:
+			neg = true
 		case c == '.':
-			afterPoint = true
+			point = true
 		case c == 'e' || c == 'E':
 			inExp = true
 		case inExp && c == '-':
@@ -309,52 +447,48 @@ func parseDecimal(d *apd.Decimal, text []byte, i int, member string, intDigits i
 				exp = exp*10 + int64(c-'0')
 			}
 		default:
-			digits[nd] = c
-			nd++
-			if afterPoint {
+			if point {
 				frac++
 			}
+			switch {
+			case c == '0' && sig == 0:
+				// a leading zero
+			case c == '0':
+				zeros++
+			default:
+				sig += zeros + 1
+				if sig <= 18 {
+					coef = coef*pow10[zeros+1] + int64(c-'0')
+				}
+				zeros = 0
+			}
 		}
+	}
+	if sig == 0 {
+		return num{}, nil
 	}
 	if expNeg {
 		exp = -exp
 	}
-	// Strip leading and trailing zeros: sig digits[lo:hi] × 10^e.
-	lo, hi := 0, nd
-	for lo < hi && digits[lo] == '0' {
-		lo++
-	}
-	for hi > lo && digits[hi-1] == '0' {
-		hi--
-	}
-	if lo == hi {
-		d.SetFinite(0, 0)
-		return nil
-	}
 	field := func() string { return itemField(i, member) }
 	if neg && !signed {
-		return problem(CodeInvalidRequest, field(), field()+" must not be negative, not "+string(text))
+		return num{}, problem(CodeInvalidRequest, field(), field()+" must not be negative, not "+string(text))
 	}
-	e := exp - int64(frac) + int64(nd-hi)
+	e := exp - int64(frac) + int64(zeros)
 	if e < -MaxScale {
-		return problem(CodeInvalidRequest, field(), field()+" "+string(text)+" has more than "+strconv.Itoa(MaxScale)+" decimal places")
+		return num{}, problem(CodeInvalidRequest, field(), field()+" "+string(text)+" has more than "+strconv.Itoa(MaxScale)+" decimal places")
 	}
-	if int64(hi-lo)+e > int64(intDigits) {
-		return problem(CodeInvalidRequest, field(), field()+" "+string(text)+" is out of range: its magnitude must be less than 10^"+strconv.Itoa(intDigits))
+	if int64(sig)+e > int64(intDigits) {
+		return num{}, problem(CodeInvalidRequest, field(), field()+" "+string(text)+" is out of range: its magnitude must be less than 10^"+strconv.Itoa(intDigits))
 	}
-	if hi-lo <= 18 {
-		var c int64
-		for _, ch := range digits[lo:hi] {
-			c = c*10 + int64(ch-'0')
+	if sig > 18 {
+		if _, _, err := big.SetString(string(text)); err != nil {
+			return num{}, problem(CodeInvalidRequest, field(), field()+" must be a decimal number, not "+string(text))
 		}
-		if neg {
-			c = -c
-		}
-		d.SetFinite(c, int32(e))
-		return nil
+		return num{big: true}, nil
 	}
-	if _, _, err := d.SetString(string(text)); err != nil {
-		return problem(CodeInvalidRequest, field(), field()+" must be a decimal number, not "+string(text))
+	if neg {
+		coef = -coef
 	}
-	return nil
+	return num{coef: coef, exp: int32(e)}, nil
 }

@@ -108,6 +108,8 @@ func refTotals(t *testing.T, payload []byte) (claimed, computed string, ok bool)
 	var c, s apd.Decimal
 	financeCtx.Quantize(&c, num(data["claimed_total"], ""), -2)
 	financeCtx.Quantize(&s, sum, -2)
+	c.Negative = c.Negative && !c.IsZero()
+	s.Negative = s.Negative && !s.IsZero()
 	return c.Text('f'), s.Text('f'), true
 }
 

@@ -19,15 +19,13 @@ type scanner struct {
 }
 
 func (s *scanner) ws() {
-	for s.i < len(s.p) {
-		switch s.p[s.i] {
-		case ' ', '\t', '\r', '\n':
-			s.i++
-		default:
-			return
-		}
+	for s.i < len(s.p) && space[s.p[s.i]] {
+		s.i++
 	}
 }
+
+// space marks JSON's white space.
+var space = [256]bool{' ': true, '\t': true, '\r': true, '\n': true}
 
 // fail records the first problem and stops the scan.
 func (s *scanner) fail(p *Problem) bool {
@@ -135,8 +133,18 @@ func (s *scanner) str(field string) (raw []byte, esc, ok bool) {
 	}
 	s.i++
 	start := s.i
-	for s.i < len(s.p) {
-		c := s.p[s.i]
+	p := s.p
+	for s.i < len(p) {
+		// Plain bytes, the most of any string, in a tight loop.
+		i := s.i
+		for i < len(p) && plain[p[i]] {
+			i++
+		}
+		s.i = i
+		if i == len(p) {
+			break
+		}
+		c := p[i]
 		switch {
 		case c == '"':
 			raw = s.p[start:s.i]
@@ -166,6 +174,15 @@ func (s *scanner) str(field string) (raw []byte, esc, ok bool) {
 	}
 	return nil, false, s.syntax(field)
 }
+
+// plain marks the bytes a JSON string holds as they are: all but the
+// quote, the backslash and the control characters.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < 256; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 func isHex4(b []byte) bool {
 	for _, c := range b {
