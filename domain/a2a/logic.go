@@ -156,31 +156,39 @@ func (s *scanner) assertion(i int) (claim string, negated, ok bool) {
 		}
 		switch {
 		case s.nameIs(name, esc, "claim"):
-			f := assertionField(i, "claim")
 			if seenClaim {
-				return "", false, s.fail(problem(CodeInvalidRequest, f, assertionField(i, "")+" repeats the member claim"))
+				return "", false, s.fail(problem(CodeInvalidRequest, assertionField(i, "claim"), assertionField(i, "")+" repeats the member claim"))
 			}
 			seenClaim = true
 			if s.peek() != '"' {
+				f := assertionField(i, "claim")
 				return "", false, s.fail(problem(CodeInvalidRequest, f, f+" must be a string, not "+kindOf(s.p[s.i:])))
 			}
-			raw, esc, ok := s.str(f)
+			raw, esc, ok := s.str("payload.assertions")
 			if !ok {
 				return "", false, false
 			}
 			if len(raw) > MaxClaimBytes {
-				return "", false, s.fail(tooLong(f, len(raw), MaxClaimBytes, "bytes"))
+				return "", false, s.fail(tooLong(assertionField(i, "claim"), len(raw), MaxClaimBytes, "bytes"))
 			}
-			if claim, ok = s.text(raw, esc, f); !ok {
+			if claim, ok = s.claimText(raw, esc, i); !ok {
 				return "", false, false
 			}
 		case s.nameIs(name, esc, "negated"):
-			f := assertionField(i, "negated")
 			if seenNegated {
-				return "", false, s.fail(problem(CodeInvalidRequest, f, assertionField(i, "")+" repeats the member negated"))
+				return "", false, s.fail(problem(CodeInvalidRequest, assertionField(i, "negated"), assertionField(i, "")+" repeats the member negated"))
 			}
 			seenNegated = true
-			if negated, ok = s.boolean(f); !ok {
+			switch s.peek() {
+			case 't':
+				negated, ok = true, s.literal("true", "payload.assertions")
+			case 'f':
+				negated, ok = false, s.literal("false", "payload.assertions")
+			default:
+				f := assertionField(i, "negated")
+				return "", false, s.fail(problem(CodeInvalidRequest, f, f+" must be a boolean, not "+kindOf(s.p[s.i:])))
+			}
+			if !ok {
 				return "", false, false
 			}
 		default:
@@ -190,6 +198,15 @@ func (s *scanner) assertion(i int) (claim string, negated, ok bool) {
 		}
 	}
 	return claim, negated, s.prob == nil
+}
+
+// claimText is text for assertion i's claim, naming the member only on a
+// problem.
+func (s *scanner) claimText(raw []byte, esc bool, i int) (string, bool) {
+	if !esc && utf8.Valid(raw) {
+		return string(raw), true
+	}
+	return s.text(raw, esc, assertionField(i, "claim"))
 }
 
 // dsl checks the dsl member: a string of at most MaxDSLBytes.

@@ -345,14 +345,3 @@ func (s *scanner) end() bool {
 	}
 	return true
 }
-
-// boolean consumes true or false.
-func (s *scanner) boolean(field string) (bool, bool) {
-	switch s.peek() {
-	case 't':
-		return true, s.literal("true", field)
-	case 'f':
-		return false, s.literal("false", field)
-	}
-	return false, s.fail(problem(CodeInvalidRequest, field, field+" must be a boolean, not "+kindOf(s.p[s.i:])))
-}
