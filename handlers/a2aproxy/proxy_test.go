@@ -27,6 +27,8 @@ type upstreamAgent struct {
 	hold chan struct{}
 	// card, when set, replaces the card's members.
 	card map[string]any
+	// cards counts the card fetches.
+	cards int
 }
 
 func newUpstream(t *testing.T) *upstreamAgent {
@@ -34,6 +36,9 @@ func newUpstream(t *testing.T) *upstreamAgent {
 	u := &upstreamAgent{}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /.well-known/agent-card.json", func(w http.ResponseWriter, r *http.Request) {
+		u.mu.Lock()
+		u.cards++
+		u.mu.Unlock()
 		card := map[string]any{
 			"name": "Treasury Agent", "version": "1.0.0",
 			"supportedInterfaces": []any{
@@ -535,5 +540,35 @@ func TestParseUpstream(t *testing.T) {
 	u, err := ParseUpstream("treasury=http://127.0.0.1:9/agents/t")
 	if err != nil || u.Name != "treasury" || u.URL.String() != "http://127.0.0.1:9/agents/t/" {
 		t.Fatalf("ParseUpstream: %+v %v", u, err)
+	}
+}
+
+func TestProxy_CardIsCachedForItsTTLAndKeptWhenARefreshFails(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	f := newFixture(t, func(c *Config) { c.Clock = clock })
+	get := func() int {
+		resp, err := http.Get(f.proxy.URL + "/a2a/proxy/treasury/" + CardPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	fetches := func() int { f.up.mu.Lock(); defer f.up.mu.Unlock(); return f.up.cards }
+	for range 3 {
+		if s := get(); s != http.StatusOK {
+			t.Fatalf("status %d", s)
+		}
+	}
+	if n := fetches(); n != 1 {
+		t.Fatalf("%d fetches within the TTL, want 1", n)
+	}
+	advance(DefaultCardTTL)
+	f.up.srv.Close()
+	if s := get(); s != http.StatusOK {
+		t.Fatalf("a failed refresh: status %d, want the last card", s)
 	}
 }
