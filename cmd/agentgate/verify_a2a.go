@@ -1,14 +1,12 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
 	"time"
 
-	"github.com/agentgate/agentgate/domain/jcs"
+	"github.com/agentgate/agentgate/domain/a2a"
 	"github.com/agentgate/agentgate/handlers/attest"
 )
 
@@ -51,8 +49,9 @@ func verifyA2AAttestation(token string, jwks []byte, payloadFile string, now tim
 	return printJSON(claims)
 }
 
-// payloadFileDigest returns "sha256:" + the hex SHA-256 of the RFC 8785
-// form of the JSON in file: the sub of an A2A attestation of that payload.
+// payloadFileDigest returns the digest of the payload in file as the gate
+// computes it (a2a.PayloadDigest: "sha256:" + the hex SHA-256 of its RFC
+// 8785 form), the sub of an A2A attestation of that payload.
 func payloadFileDigest(file string) (string, error) {
 	f, err := os.Open(file)
 	if err != nil {
@@ -66,10 +65,9 @@ func payloadFileDigest(file string) (string, error) {
 	if len(raw) > maxPayloadFileBytes {
 		return "", fmt.Errorf("reading --payload: %s exceeds %d bytes", file, maxPayloadFileBytes)
 	}
-	canon, err := jcs.Transform(raw)
+	digest, err := a2a.PayloadDigest(raw)
 	if err != nil {
-		return "", fmt.Errorf("canonicalizing --payload %s: %w", file, err)
+		return "", fmt.Errorf("digesting --payload %s: %w", file, err)
 	}
-	sum := sha256.Sum256(canon)
-	return "sha256:" + hex.EncodeToString(sum[:]), nil
+	return digest, nil
 }

@@ -22,7 +22,8 @@ import (
 // --payload recomputes the digest of the payload's RFC 8785 form and
 // accepts it only when it is the token's sub; a tampered token, a token
 // of another key set, an expired token and a changed payload are INVALID
-// (exit 1); --payload on a decision attestation is refused.
+// (exit 1); a payload that is not a JSON object, and --payload on a
+// decision attestation, are errors.
 func TestCLIVerifyA2AAttestation(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
@@ -107,6 +108,10 @@ func TestCLIVerifyA2AAttestation(t *testing.T) {
 	}
 	if out, code := cliRun(t, bin, "verify-attestation", "--jwks", jwksFile, "--payload", changed, token); !strings.Contains(out, "is not the attestation's sub "+digest) || code != 1 {
 		t.Errorf("changed payload: exit %d\n%s", code, out)
+	}
+
+	if out, code := cliRun(t, bin, "verify-attestation", "--jwks", jwksFile, "--payload", write("array.json", "[1]"), token); code != 1 || !strings.Contains(out, "digesting --payload") {
+		t.Errorf("a payload that is not an object: exit %d\n%s", code, out)
 	}
 
 	decision, err := kr.Signer("node_cli").Sign(domain.AttestationClaims{
