@@ -119,18 +119,33 @@ func (m *memo) finish(key [sha256.Size]byte, e *memoEntry) {
 	}
 }
 
-// send forwards a SendMessage whose parts were all forwarded by the gate,
-// or answers a retry of it from memory.
-func (p *Proxy) send(w http.ResponseWriter, r *http.Request, u *upstream, req *request, key [sha256.Size]byte, body []byte) {
+// forward forwards a message whose parts were all forwarded by the gate,
+// or answers a retry of it from memory. A SendMessage's answer is read
+// whole within Timeout; a SendStreamingMessage answered with a stream is
+// relayed (relayStream), any other answer is handled as SendMessage's.
+func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, u *upstream, req *request, key [sha256.Size]byte, body []byte) {
 	e, leader := p.memo.begin(key)
 	if !leader {
 		p.replay(w, r, req, e)
 		return
 	}
 	start := time.Now()
-	resp, wrote, err := p.post(r, u, body, "application/json", p.cfg.Timeout)
+	accept, d := "application/json", p.cfg.Timeout
+	if req.Stream {
+		accept, d = "text/event-stream", p.cfg.StreamTimeout
+	}
+	// The answer may take longer than the server's write timeout allows.
+	rc := http.NewResponseController(w)
+	_ = rc.SetWriteDeadline(time.Now().Add(d + 5*time.Second))
+	resp, wrote, err := p.post(r, u, body, accept, d)
 	if err == nil {
 		defer resp.Body.Close()
+		if req.Stream && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+			e.state = streamed
+			p.memo.finish(key, e)
+			p.relayStream(w, rc, u, req, resp, start)
+			return
+		}
 		e.body, err = readBounded(resp.Body, p.cfg.MaxResponseBytes)
 		e.status, e.contentType = resp.StatusCode, resp.Header.Get("Content-Type")
 	}
@@ -286,35 +301,11 @@ func (b *cancelBody) Close() error {
 	return err
 }
 
-// stream forwards a SendStreamingMessage and relays the upstream's events
-// as they come, within StreamTimeout and MaxStreamBytes; an answer that is
-// not a stream is handled as send handles it. A retry of a streamed
-// message is refused (streams are not replayed).
-func (p *Proxy) stream(w http.ResponseWriter, r *http.Request, u *upstream, req *request, key [sha256.Size]byte, body []byte) {
-	e, leader := p.memo.begin(key)
-	if !leader {
-		p.replay(w, r, req, e)
-		return
-	}
-	start := time.Now()
-	rc := http.NewResponseController(w)
-	_ = rc.SetWriteDeadline(time.Now().Add(p.cfg.StreamTimeout + 5*time.Second))
-	resp, wrote, err := p.post(r, u, body, "text/event-stream", p.cfg.StreamTimeout)
-	if err != nil || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		if err == nil {
-			defer resp.Body.Close()
-			e.body, err = readBounded(resp.Body, p.cfg.MaxResponseBytes)
-			e.status, e.contentType = resp.StatusCode, resp.Header.Get("Content-Type")
-		}
-		p.settle(e, wrote, err)
-		p.memo.finish(key, e)
-		p.logForward(u, req, e, time.Since(start), err)
-		p.answer(w, req, e)
-		return
-	}
-	defer resp.Body.Close()
-	e.state = streamed
-	p.memo.finish(key, e)
+// relayStream relays the upstream's stream as it comes, within
+// StreamTimeout and MaxStreamBytes; a stream cut short ends with one last
+// event carrying a CodeUpstream error. A retry of a streamed message is
+// refused (streams are not replayed).
+func (p *Proxy) relayStream(w http.ResponseWriter, rc *http.ResponseController, u *upstream, req *request, resp *http.Response, start time.Time) {
 	h := w.Header()
 	h.Set("Content-Type", resp.Header.Get("Content-Type"))
 	h.Set("Cache-Control", "no-store")
@@ -327,12 +318,7 @@ func (p *Proxy) stream(w http.ResponseWriter, r *http.Request, u *upstream, req 
 		if errors.Is(err, context.DeadlineExceeded) {
 			e = upstreamError(domain.CodeTimeout, "the upstream agent's stream did not end within %s", p.cfg.StreamTimeout)
 		}
-		b, _ := json.Marshal(struct {
-			JSONRPC string          `json:"jsonrpc"`
-			ID      json.RawMessage `json:"id"`
-			Error   *rpcError       `json:"error"`
-		}{"2.0", req.ID, e})
-		_, _ = fmt.Fprintf(w, "data: %s\n\n", b)
+		_, _ = fmt.Fprintf(w, "data: %s\n\n", errorResponse(req.ID, e))
 		_ = rc.Flush()
 	}
 	p.log.Info("a2a proxy streamed", "upstream", u.Name, "message_id", req.MessageID, "status", resp.StatusCode,

@@ -35,9 +35,12 @@ const (
 	// when Config.StreamTimeout is zero.
 	DefaultStreamTimeout = 5 * time.Minute
 	// DefaultMaxBodyBytes bounds a request body when Config.MaxBodyBytes is
-	// zero: the gate's AgentMessage payload limit (1 MiB) and room for the
-	// JSON-RPC envelope.
-	DefaultMaxBodyBytes = 1<<20 + 64<<10
+	// zero: the gate's default AgentMessage payload limit (1 MiB) and
+	// EnvelopeBytes.
+	DefaultMaxBodyBytes = a2a.DefaultMaxPayloadBytes + EnvelopeBytes
+	// EnvelopeBytes is the room a request body has beyond the payload
+	// limit: the JSON-RPC envelope and the message's other members.
+	EnvelopeBytes = 64 << 10
 	// DefaultMaxResponseBytes bounds an upstream's answer to SendMessage
 	// (and the bytes of one stream) when Config.MaxResponseBytes is zero.
 	DefaultMaxResponseBytes = 4 << 20
@@ -288,12 +291,7 @@ func (p *Proxy) serveRPC(w http.ResponseWriter, r *http.Request, u *upstream) {
 		writeRPCError(w, status, req.ID, e)
 		return
 	}
-	key := memoKey(u.Name, req.MessageID, creds)
-	if req.Stream {
-		p.stream(w, r, u, req, key, body)
-		return
-	}
-	p.send(w, r, u, req, key, body)
+	p.forward(w, r, u, req, memoKey(u.Name, req.MessageID, creds), body)
 }
 
 // credentials returns the caller's credential headers, the only headers
@@ -372,19 +370,25 @@ func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, e *rpc
 	if e.retryAfter != "" {
 		w.Header().Set("Retry-After", e.retryAfter)
 	}
+	body := errorResponse(id, e)
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(body, '\n'))
+}
+
+// errorResponse is the JSON-RPC response carrying e.
+func errorResponse(id json.RawMessage, e *rpcError) []byte {
 	body, err := json.Marshal(struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
 		Error   *rpcError       `json:"error"`
 	}{"2.0", id, e})
 	if err != nil {
-		body = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"the error cannot be encoded"}}`)
+		return []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"the error cannot be encoded"}}`)
 	}
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	_, _ = w.Write(append(body, '\n'))
+	return body
 }
 
 // writeGateError answers a gate error body (paths that are not JSON-RPC).
