@@ -3,6 +3,8 @@ package domain
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/agentgate/agentgate/domain/a2a"
 )
 
 // Reply renders the reply to the command that produced ev: the HTTP status
@@ -14,6 +16,7 @@ import (
 //	action.decided        APPROVED/CORRECTED 200, PENDING 202, BUDGET_EXCEEDED 429,
 //	                      DENIED the error code's status; DecisionReply
 //	command.rejected      the error code's status; ErrorReply
+//	a2a.verdict           rate_limited 429, every other status 200; A2AReply
 //	everything else       200 with the body named below
 func Reply(ev *Event) (status int, body any) {
 	if ev == nil {
@@ -91,6 +94,14 @@ func Reply(ev *Event) (status int, body any) {
 	case EvQWEDVerified:
 		if q := ev.QWEDVerified; q != nil {
 			return 200, QWEDVerifiedReply{VerificationID: q.VerificationID, Seq: ev.Seq, Attestations: q.Attestations}
+		}
+	case EvA2AVerdict:
+		if v := ev.A2AVerdict; v != nil {
+			return a2aStatus(v), A2AReplyOf(ev)
+		}
+	case EvA2ABoundaryChanged:
+		if c := ev.A2ABoundary; c != nil && ev.Command != nil {
+			return 200, A2ABoundaryReply{Boundary: ev.Command.Principal, Op: c.Op, Agent: c.Agent, Sender: c.Sender, Receiver: c.Receiver}
 		}
 	case EvApprovalsExpired:
 		if x := ev.Expired; x != nil {
@@ -243,4 +254,50 @@ type TokenReply struct {
 // ExpiredReply lists the approvals a Tick expired, in ID order.
 type ExpiredReply struct {
 	Expired []string `json:"expired"`
+}
+
+// A2AReply is the verdict of QWED A2A as an answer carries it (the HTTP
+// body of POST /a2a/intercept, the data of the Kafka reply): details is
+// always an object ({} when there are none); verified_at is the event's
+// time.
+type A2AReply struct {
+	Status      a2a.Status `json:"status"`
+	Reason      string     `json:"reason"`
+	Engine      string     `json:"engine_used"`
+	Attestation string     `json:"attestation_jwt"`
+	TraceID     string     `json:"trace_id"`
+	VerifiedAt  time.Time  `json:"verified_at"`
+	Details     A2ADetails `json:"details"`
+	// RetryAfterMs says when a rate-limited sender may retry; Shadow marks
+	// a message forwarded despite an engine error.
+	RetryAfterMs int64 `json:"retry_after_ms,omitempty"`
+	Shadow       bool  `json:"shadow,omitempty"`
+}
+
+// A2AReplyOf returns the reply of an a2a.verdict event.
+func A2AReplyOf(ev *Event) A2AReply {
+	v := ev.A2AVerdict
+	r := A2AReply{Status: v.Status, Reason: v.Reason, Engine: v.Engine, Attestation: v.Attestation, TraceID: v.TraceID,
+		VerifiedAt: ev.Time, RetryAfterMs: v.RetryAfterMs, Shadow: v.Shadow}
+	if v.Details != nil {
+		r.Details = *v.Details
+	}
+	return r
+}
+
+func a2aStatus(v *A2AVerdict) int {
+	if v.Status == a2a.StatusRateLimited {
+		return 429
+	}
+	return 200
+}
+
+// A2ABoundaryReply answers a boundary change: whose boundary ("*" the
+// gate-wide one) and the change.
+type A2ABoundaryReply struct {
+	Boundary string `json:"boundary"`
+	Op       string `json:"op"`
+	Agent    string `json:"agent,omitempty"`
+	Sender   string `json:"sender,omitempty"`
+	Receiver string `json:"receiver,omitempty"`
 }

@@ -44,6 +44,8 @@ var commandBodies = map[string]string{
 	"qwed.principal.tools.put":  "tools-put",
 	"qwed.principal.key.issue":  "empty",
 	"qwed.principal.key.revoke": "empty",
+	"qwed.a2a.message":          "a2a-message",
+	"qwed.a2a.boundary":         "a2a-boundary",
 }
 
 // replyBodies maps each command type to the name of the schema of its
@@ -67,6 +69,8 @@ var replyBodies = map[string]string{
 	"qwed.gate.configure":       "configured",
 	"qwed.gate.tick":            "expired",
 	"qwed.gate.reject":          "error",
+	"qwed.a2a.message":          "a2a-verdict",
+	"qwed.a2a.boundary":         "a2a-boundary",
 }
 
 // CommandTypes returns, sorted, the command types that have a body

@@ -35,6 +35,9 @@ type Input struct {
 	ApprovalID  string
 	PrincipalID string
 	KeyID       string
+	// MaxPayload bounds an AgentMessage's payload (A2AMessage): the
+	// gate's max_payload_size_bytes; 0 for a2a.DefaultMaxPayloadBytes.
+	MaxPayload int
 }
 
 // Credentials are the credentials a request presented, verified or

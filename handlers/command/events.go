@@ -22,6 +22,10 @@ var eventEndpoints = map[string]*Endpoint{
 	// through the HTTP API only (every partition must record the change).
 	string(domain.CmdRotateAgentToken): RotateToken,
 	string(domain.CmdRevokeAgentToken): RevokeToken,
+	// Agent-to-agent interception (issue 13): messages, and boundary
+	// changes (the Kafka gate broadcasts those to every partition).
+	string(domain.CmdA2AMessage):  A2AMessage,
+	string(domain.CmdA2ABoundary): A2ABoundary,
 }
 
 // EventTypes returns, sorted, the CloudEvent types that are commands of

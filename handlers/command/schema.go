@@ -39,7 +39,8 @@ type bodySchema struct {
 // endpoints are every command endpoint.
 var endpoints = []*Endpoint{RegisterAgent, VerifyAction, VerifyToolCall, LogExecution, RequestTrust, SetTrustLevel,
 	SuspendAgent, FileComplaint, PutToolRegistry, IssuePrincipalKey, RevokePrincipalKey, RotateToken, RevokeToken,
-	Approve, Deny, ResolveApproval}
+	Approve, Deny, ResolveApproval, A2AMessage, A2ABoundary, A2ATrust, A2AUntrust, A2ABlock, A2AUnblock,
+	A2ABlockPair, A2AUnblockPair}
 
 // bodySchemas are the schemas of every endpoint's body, by name.
 var bodySchemas = sync.OnceValue(func() map[string]bodySchema {

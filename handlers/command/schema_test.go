@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/domain/a2a"
 	"github.com/agentgate/agentgate/schemas"
 )
 
@@ -257,6 +258,11 @@ func TestSchemasAgreeWithGoTypes(t *testing.T) {
 		{schemas.ReplyBodyID("configured"), reflect.TypeFor[domain.Config]()},
 		{schemas.ReplyBodyID("expired"), reflect.TypeFor[domain.ExpiredReply]()},
 		{schemas.ReplyBodyID("qwed-verified"), reflect.TypeFor[domain.QWEDVerifiedReply]()},
+		{schemas.CommandBodyID(A2AMessage.body), reflect.TypeFor[a2a.Message]()},
+		{schemas.CommandBodyID(A2ABoundary.body), reflect.TypeFor[a2aBoundaryBody]()},
+		{schemas.CommandBodyID(A2ABlockPair.body), reflect.TypeFor[a2aPairBody]()},
+		{schemas.ReplyBodyID("a2a-verdict"), reflect.TypeFor[domain.A2AReply]()},
+		{schemas.ReplyBodyID("a2a-boundary"), reflect.TypeFor[domain.A2ABoundaryReply]()},
 	}
 	covered := map[string]bool{}
 	for _, c := range cases {
