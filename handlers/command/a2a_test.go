@@ -14,7 +14,7 @@ import (
 type a2aSigner struct{}
 
 func (a2aSigner) Sign(domain.AttestationClaims) (string, error) { return "att", nil }
-func (a2aSigner) SignA2A(c a2a.Claims) (string, error)         { return "jwt." + c.TraceID, nil }
+func (a2aSigner) SignA2A(c a2a.Claims) (string, error)          { return "jwt." + c.TraceID, nil }
 
 // The AgentMessage of POST /a2a/intercept and qwed.a2a.message builds the
 // same command; an agent token makes the sender the command's agent.
