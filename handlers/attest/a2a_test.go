@@ -55,24 +55,9 @@ func TestSignA2AShape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	parts := strings.Split(tok, ".")
-	if len(parts) != 3 {
-		t.Fatalf("token has %d segments", len(parts))
-	}
-	h, _ := b64.DecodeString(parts[0])
-	if want := `{"alg":"ES256","kid":"` + rfc7517KID + `","typ":"qwed-a2a-attestation+jwt"}`; string(h) != want {
-		t.Errorf("header = %s, want %s", h, want)
-	}
-	p, _ := b64.DecodeString(parts[1])
-	want := `{"iss":"did:qwed:a2a:local","sub":"sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",` +
-		`"iat":1711411200,"exp":1711497600,"jti":"a2a_trace_001","qwed_a2a":{"version":"1.0","verdict":"forwarded",` +
-		`"engine":"finance_guard","sender":"procurement-agent","receiver":"treasury-agent"}}`
-	if string(p) != want {
-		t.Errorf("claims = %s\nwant     %s", p, want)
-	}
-	if sig, err := b64.DecodeString(parts[2]); err != nil || len(sig) != 64 || highS(sig) {
-		t.Errorf("signature is %d bytes (%v), high-S %v; want 64 low-S bytes", len(sig), err, highS(sig))
-	}
+	checkTokenShape(t, tok, A2ATyp, `{"iss":"did:qwed:a2a:local","sub":"sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",`+
+		`"iat":1711411200,"exp":1711497600,"jti":"a2a_trace_001","qwed_a2a":{"version":"1.0","verdict":"forwarded",`+
+		`"engine":"finance_guard","sender":"procurement-agent","receiver":"treasury-agent"}}`)
 	if tok != frozenA2AToken {
 		t.Errorf("token differs from the frozen fixture:\n%s\nwant\n%s", tok, frozenA2AToken)
 	}

@@ -178,24 +178,29 @@ func TestTokenShape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkTokenShape(t, tok, Typ, `{"iss":"did:qwed:node:node-1","sub":"did:qwed:agent:agent_7f3c","jti":"act_0001","iat":1741964966,`+
+		`"decision":"APPROVED","request_digest":"sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",`+
+		`"agent_id":"agent_7f3c","conversation_id":"conv-001","step":3,"seq":42,"partition":1,"risk_level":"high"}`)
+}
+
+// checkTokenShape checks that tok, signed by the RFC 7517 key, is a compact
+// JWS with the header {"alg":"ES256","kid":…,"typ":typ}, the claims
+// wantClaims byte for byte and a 64-byte low-S r||s signature.
+func checkTokenShape(t *testing.T, tok, typ, wantClaims string) {
+	t.Helper()
 	parts := strings.Split(tok, ".")
 	if len(parts) != 3 {
 		t.Fatalf("token has %d segments", len(parts))
 	}
 	h, _ := b64.DecodeString(parts[0])
-	if want := `{"alg":"ES256","kid":"` + rfc7517KID + `","typ":"qwed-attestation+jwt"}`; string(h) != want {
+	if want := `{"alg":"ES256","kid":"` + rfc7517KID + `","typ":"` + typ + `"}`; string(h) != want {
 		t.Errorf("header = %s, want %s", h, want)
 	}
-	p, _ := b64.DecodeString(parts[1])
-	want := `{"iss":"did:qwed:node:node-1","sub":"did:qwed:agent:agent_7f3c","jti":"act_0001","iat":1741964966,` +
-		`"decision":"APPROVED","request_digest":"sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",` +
-		`"agent_id":"agent_7f3c","conversation_id":"conv-001","step":3,"seq":42,"partition":1,"risk_level":"high"}`
-	if string(p) != want {
-		t.Errorf("claims = %s\nwant     %s", p, want)
+	if p, _ := b64.DecodeString(parts[1]); string(p) != wantClaims {
+		t.Errorf("claims = %s\nwant     %s", p, wantClaims)
 	}
-	sig, err := b64.DecodeString(parts[2])
-	if err != nil || len(sig) != 64 {
-		t.Errorf("signature is %d bytes (%v), want 64", len(sig), err)
+	if sig, err := b64.DecodeString(parts[2]); err != nil || len(sig) != 64 || highS(sig) {
+		t.Errorf("signature is %d bytes (%v), high-S %v; want 64 low-S bytes", len(sig), err, highS(sig))
 	}
 }
 
