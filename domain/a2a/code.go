@@ -148,19 +148,13 @@ func CodeOf(payload json.RawMessage) (code, language string, p *Problem) {
 		}
 		switch {
 		case s.nameIs(name, esc, "code"):
-			if seenCode {
-				s.fail(problem(CodeInvalidRequest, "payload.code", "payload repeats the member code"))
-				break
+			if s.once(&seenCode, "payload.code", "payload", "code") {
+				code = s.stringMember("payload.code", MaxCodeBytes)
 			}
-			seenCode = true
-			code = s.codeString("payload.code", MaxCodeBytes)
 		case s.nameIs(name, esc, "language"):
-			if seenLang {
-				s.fail(problem(CodeInvalidRequest, "payload.language", "payload repeats the member language"))
-				break
+			if s.once(&seenLang, "payload.language", "payload", "language") {
+				language = s.stringMember("payload.language", MaxLanguageBytes)
 			}
-			seenLang = true
-			language = s.codeString("payload.language", MaxLanguageBytes)
 		default:
 			s.skip("payload")
 		}
@@ -172,28 +166,6 @@ func CodeOf(payload json.RawMessage) (code, language string, p *Problem) {
 		return "", "", s.prob
 	}
 	return code, language, nil
-}
-
-// codeString reads an optional string member of at most limit bytes (of
-// its JSON text).
-func (s *scanner) codeString(f string, limit int) string {
-	if s.isNull() {
-		return ""
-	}
-	if s.peek() != '"' {
-		s.fail(problem(CodeInvalidRequest, f, f+" must be a string, not "+kindOf(s.p[s.i:])))
-		return ""
-	}
-	raw, esc, ok := s.str(f)
-	if !ok {
-		return ""
-	}
-	if len(raw) > limit {
-		s.fail(tooLong(f, len(raw), limit, "bytes"))
-		return ""
-	}
-	v, _ := s.text(raw, esc, f)
-	return v
 }
 
 // CodeGuardPayload is CodeGuard on a code payload's code (CodeOf); a

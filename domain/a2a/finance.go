@@ -76,11 +76,9 @@ func FinanceGuard(payload json.RawMessage) Result {
 			s.skip("payload")
 			continue
 		}
-		if seenData {
-			s.fail(problem(CodeInvalidRequest, dataField, "payload repeats the member data"))
+		if !s.once(&seenData, dataField, "payload", "data") {
 			break
 		}
-		seenData = true
 		if s.isNull() {
 			continue
 		}
@@ -95,12 +93,9 @@ func FinanceGuard(payload json.RawMessage) Result {
 			}
 			switch {
 			case s.nameIs(name, esc, "claimed_total"):
-				const f = dataField + ".claimed_total"
-				if seenClaim {
-					s.fail(problem(CodeInvalidRequest, f, "payload.data repeats the member claimed_total"))
+				if !s.once(&seenClaim, dataField+".claimed_total", dataField, "claimed_total") {
 					break
 				}
-				seenClaim = true
 				if s.isNull() {
 					continue
 				}
@@ -109,12 +104,9 @@ func FinanceGuard(payload json.RawMessage) Result {
 					claimed.SetFinite(c.coef, c.exp)
 				}
 			case s.nameIs(name, esc, "line_items"):
-				const f = dataField + ".line_items"
-				if seenItems {
-					s.fail(problem(CodeInvalidRequest, f, "payload.data repeats the member line_items"))
+				if !s.once(&seenItems, dataField+".line_items", dataField, "line_items") {
 					break
 				}
-				seenItems = true
 				if s.isNull() {
 					continue
 				}

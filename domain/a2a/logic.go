@@ -30,7 +30,7 @@ const (
 //
 // A logic-DSL formula under "dsl" is the logic engine's to check (see
 // LogicDSL); LogicGuard only checks that it is a string of at most
-// MaxDSLBytes. What the guard cannot read is refused with a Problem (see
+// MaxDSLBytes (absent or null: none). What the guard cannot read is refused with a Problem (see
 // Result): assertions not an array, an item not an object, claim not a
 // string (or over MaxClaimBytes, or invalid UTF-8), negated not a
 // boolean, more than MaxAssertions items, a repeated member.
@@ -48,21 +48,13 @@ func LogicGuard(payload json.RawMessage) Result {
 		}
 		switch {
 		case s.nameIs(name, esc, "assertions"):
-			if seenAssertions {
-				s.fail(problem(CodeInvalidRequest, "payload.assertions", "payload repeats the member assertions"))
-				break
-			}
-			seenAssertions = true
-			if !s.isNull() {
+			if s.once(&seenAssertions, "payload.assertions", "payload", "assertions") && !s.isNull() {
 				asserted, negated = s.assertions()
 			}
 		case s.nameIs(name, esc, "dsl"):
-			if seenDSL {
-				s.fail(problem(CodeInvalidRequest, "payload.dsl", "payload repeats the member dsl"))
-				break
+			if s.once(&seenDSL, "payload.dsl", "payload", "dsl") {
+				s.stringMember("payload.dsl", MaxDSLBytes)
 			}
-			seenDSL = true
-			s.dsl()
 		default:
 			s.skip("payload")
 		}
@@ -209,30 +201,11 @@ func (s *scanner) claimText(raw []byte, esc bool, i int) (string, bool) {
 	return s.text(raw, esc, assertionField(i, "claim"))
 }
 
-// dsl checks the dsl member: a string of at most MaxDSLBytes.
-func (s *scanner) dsl() string {
-	const f = "payload.dsl"
-	if s.peek() != '"' {
-		s.fail(problem(CodeInvalidRequest, f, f+" must be a string, not "+kindOf(s.p[s.i:])))
-		return ""
-	}
-	raw, esc, ok := s.str(f)
-	if !ok {
-		return ""
-	}
-	if len(raw) > MaxDSLBytes {
-		s.fail(tooLong(f, len(raw), MaxDSLBytes, "bytes"))
-		return ""
-	}
-	v, _ := s.text(raw, esc, f)
-	return v
-}
-
 // LogicDSL returns the logic-DSL formula a logic payload carries under
 // "dsl", for the logic engine to check (the worker attaches its verdict to
-// the command before Decide). ok is false when the payload has no dsl, or
-// when LogicGuard refuses the payload (then no engine runs: the guard's
-// Problem decides).
+// the command before Decide). ok is false when the payload has no dsl
+// (absent, null or ""), or when LogicGuard refuses the payload (then no
+// engine runs: the guard's Problem decides).
 func LogicDSL(payload json.RawMessage) (dsl string, ok bool) {
 	if r := LogicGuard(payload); r.Problem != nil {
 		return "", false
@@ -247,8 +220,8 @@ func LogicDSL(payload json.RawMessage) (dsl string, ok bool) {
 			return "", false
 		}
 		if s.nameIs(name, esc, "dsl") {
-			v := s.dsl()
-			return v, s.prob == nil
+			v := s.stringMember("payload.dsl", MaxDSLBytes)
+			return v, s.prob == nil && v != ""
 		}
 		if !s.skip("payload") {
 			return "", false

@@ -254,19 +254,14 @@ func numberLen(b []byte) int {
 	case i < len(b) && b[i] == '0':
 		i++
 	case i < len(b) && '1' <= b[i] && b[i] <= '9':
-		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
-			i++
-		}
+		i = digits(b, i)
 	default:
 		return 0
 	}
 	if i < len(b) && b[i] == '.' {
-		i++
-		j := i
-		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
-			i++
-		}
-		if i == j {
+		if j := digits(b, i+1); j > i+1 {
+			i = j
+		} else {
 			return 0
 		}
 	}
@@ -275,15 +270,54 @@ func numberLen(b []byte) int {
 		if i < len(b) && (b[i] == '+' || b[i] == '-') {
 			i++
 		}
-		j := i
-		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
-			i++
-		}
-		if i == j {
+		if j := digits(b, i); j > i {
+			i = j
+		} else {
 			return 0
 		}
 	}
 	return i
+}
+
+// digits returns the index after the decimal digits of b from i.
+func digits(b []byte, i int) int {
+	for i < len(b) && '0' <= b[i] && b[i] <= '9' {
+		i++
+	}
+	return i
+}
+
+// once marks a member of an object as read, or fails when it was already:
+// the guards refuse a repeated member they read (two readers could take
+// either).
+func (s *scanner) once(seen *bool, field, object, member string) bool {
+	if *seen {
+		return s.fail(problem(CodeInvalidRequest, field, object+" repeats the member "+member))
+	}
+	*seen = true
+	return true
+}
+
+// stringMember reads an optional string member (absent or null: "") of at
+// most limit bytes of JSON text.
+func (s *scanner) stringMember(f string, limit int) string {
+	if s.isNull() {
+		return ""
+	}
+	if s.peek() != '"' {
+		s.fail(problem(CodeInvalidRequest, f, f+" must be a string, not "+kindOf(s.p[s.i:])))
+		return ""
+	}
+	raw, esc, ok := s.str(f)
+	if !ok {
+		return ""
+	}
+	if len(raw) > limit {
+		s.fail(tooLong(f, len(raw), limit, "bytes"))
+		return ""
+	}
+	v, _ := s.text(raw, esc, f)
+	return v
 }
 
 // skip consumes any value, checking its syntax.
