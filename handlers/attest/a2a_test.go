@@ -345,3 +345,25 @@ func TestA2AClaimsJSON(t *testing.T) {
 		t.Fatalf("claims encode to\n%s\nsigned\n%s", b, signed)
 	}
 }
+
+// TestSignA2AWorstCaseFits pins that the largest claims a valid message
+// gives (256-character agent ids and a 128-byte trace id, every character
+// one json.Marshal escapes to six bytes) sign to a token VerifyA2A takes:
+// MaxTokenBytes refuses only what no valid message produces.
+func TestSignA2AWorstCaseFits(t *testing.T) {
+	kr := fixedRing(t)
+	set, err := ParseJWKS(kr.JWKS())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := seedA2AClaims()
+	c.Sender, c.Receiver, c.TraceID = strings.Repeat("<", 256), strings.Repeat("\u2028", 256), strings.Repeat("&", 128)
+	tok, err := a2aSigner(t, kr.Signer("node_0123456789abcdef")).SignA2A(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := set.VerifyA2A(tok, seedIAT); err != nil || got.Claims() != c {
+		t.Fatalf("a %d-byte token: %+v, %v", len(tok), got, err)
+	}
+	t.Logf("worst-case token: %d bytes of %d", len(tok), MaxTokenBytes)
+}
