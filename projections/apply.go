@@ -79,6 +79,7 @@ func (s *Store) Prepare(st *domain.State, f *Fold) (*Prepared, error) {
 	}
 	w.refs = f.refs
 	w.retired = f.retired
+	w.a2aEvicted = f.evicted
 	if len(events) > 0 {
 		w.first = events[0].Seq
 	}
@@ -192,6 +193,13 @@ type batchWriter struct {
 	actionIdx map[string]string
 	// retired are the conversations the batch evicted (Fold.retired).
 	retired []Retired
+	// a2a holds the A2A verdict counters the batch changed (a2a.go).
+	a2a a2aBatch
+	// a2aEntries, a2aBuckets and a2aEvicted are the boundary entries and
+	// token buckets the batch touched (a2astate.go).
+	a2aEntries []a2aEntry
+	a2aBuckets []domain.A2APair
+	a2aEvicted []domain.A2APair
 }
 
 // touch records the entities ev touched, to be copied from the state.
@@ -243,6 +251,8 @@ func (w *batchWriter) touch(ev *domain.Event) {
 	case ev.KeyRevoked != nil:
 		w.keys = append(w.keys, ev.KeyRevoked.KeyHash)
 		w.keyIDs = append(w.keyIDs, ev.KeyRevoked.KeyID)
+	case ev.A2ABoundary != nil, ev.A2AVerdict != nil:
+		w.touchA2A(ev)
 	}
 }
 
@@ -275,6 +285,8 @@ func (w *batchWriter) event(ev *domain.Event) error {
 		}
 	case ev.Checkpoint != nil:
 		return w.logCheckpoint(ev)
+	case ev.A2AVerdict != nil:
+		return w.a2aVerdict(ev.A2AVerdict)
 	}
 	return nil
 }
@@ -537,6 +549,9 @@ func (w *batchWriter) flushState(st *domain.State) error {
 			return fmt.Errorf("deleting a revoked key id: %w", err)
 		}
 	}
+	if err := w.flushA2AState(st); err != nil {
+		return err
+	}
 	return w.setJSON(key(tMeta, "gate"), gateMeta{Config: st.Config, LastTime: st.LastTime})
 }
 
@@ -564,6 +579,9 @@ func (w *batchWriter) flushStore(head Checkpoint) error {
 		if err := w.setJSON([]byte(k), w.summaries[k]); err != nil {
 			return err
 		}
+	}
+	if err := w.flushA2A(); err != nil {
+		return err
 	}
 	return w.setJSON(key(tMeta, "ckpt"), head)
 }

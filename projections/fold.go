@@ -21,6 +21,8 @@ type Fold struct {
 	// retired are the conversations the events evicted from the state,
 	// with their last committed steps, in event order.
 	retired []Retired
+	// evicted are the A2A token buckets the events evicted.
+	evicted []domain.A2APair
 }
 
 // Retired is a conversation evicted from the state (at
@@ -72,6 +74,7 @@ func (f *Fold) Add(st *domain.State, ev *domain.Event) {
 			}
 		}
 	}
+	f.noteA2AEvictions(st, ev)
 	domain.Apply(st, ev)
 	f.events = append(f.events, ev)
 }

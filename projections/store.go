@@ -558,6 +558,9 @@ func (s *Store) LoadState() (*domain.State, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := s.loadA2A(st); err != nil {
+		return nil, err
+	}
 	return st, nil
 }
 

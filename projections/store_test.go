@@ -27,6 +27,9 @@ type testGate struct {
 	seq     uint64
 	pending Fold
 	batch   int // events per Apply; 1 applies each event on its own
+	// keepEvents makes do keep every event in allEvents.
+	keepEvents bool
+	allEvents  []*domain.Event
 }
 
 func newTestGate(t *testing.T, batch int) *testGate {
@@ -65,12 +68,20 @@ func (g *testGate) do(cmd *domain.Command) *domain.Event {
 	if ev == nil {
 		return nil
 	}
+	g.add(ev)
+	return ev
+}
+
+// add folds ev and projects it (at once, or when the batch is full).
+func (g *testGate) add(ev *domain.Event) {
 	g.seq = ev.Seq
+	if g.keepEvents {
+		g.allEvents = append(g.allEvents, ev)
+	}
 	g.pending.Add(g.st, ev)
 	if g.pending.Len() >= g.batch {
 		g.flush()
 	}
-	return ev
 }
 
 func (g *testGate) flush() {
