@@ -177,6 +177,7 @@ func New(cfg Config) http.Handler {
 		cfg.MaxConcurrentReports = DefaultMaxConcurrentReports
 	}
 	a := &api{reports: make(chan struct{}, cfg.MaxConcurrentReports), cfg: cfg, log: cfg.Logger, m: newMetrics(cfg.Registry), mux: http.NewServeMux()}
+	register(cfg.Registry, newA2ACollector(cfg.Store))
 	a.keys = command.NewKeys(cfg.AdminKeyHash, cfg.Store, a.catchUp)
 	a.bufs.New = func() any { return new(bytes.Buffer) }
 	a.qwed = qwedService(&cfg)
@@ -221,6 +222,9 @@ func (a *api) routes() {
 	a.handle("GET /.well-known/jwks.json", a.jwks)
 	a.handle("GET /healthz", a.healthz)
 	a.handle("GET /metrics", a.m.handler.ServeHTTP)
+	a.handle("GET /a2a/boundary", a.getA2ABoundary)
+	a.handle("GET /a2a/metrics", a.getA2AMetrics)
+	a.handle("GET /a2a/health", a.getA2AHealth)
 }
 
 func (a *api) handle(pattern string, h http.HandlerFunc) {

@@ -1,0 +1,119 @@
+package kafkagate_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/domain/a2a"
+	"github.com/agentgate/agentgate/handlers/httpapi"
+)
+
+// Issue 13 item 10 on Kafka: the A2A reads of an HTTP instance in Kafka
+// mode are served by its read model, folded from every events partition:
+// each answer reads its own writes (the read model polls once an hour
+// here, so only the write's own wait makes it readable), the counters and
+// boundaries are tenant-scoped, and the gate-wide counters reach
+// /metrics.
+func TestKafkaA2AReadsFromTheReadModel(t *testing.T) {
+	_, brokers := broker(t)
+	lg := &logs{brokers: brokers}
+	startGate(t, brokers, lg, t.TempDir())
+	var gate httpapi.Gate
+	h := startHTTPOverKafkaPolling(t, brokers, lg, engines(t), 20*time.Second, time.Hour, func(c *httpapi.Config) { gate = c.Gate })
+	admin := map[string]string{"X-API-Key": adminKey}
+	key := func(p string) map[string]string {
+		st, k := h.do(t, "POST", "/principals/"+p+"/keys", admin, "")
+		s, _ := k["api_key"].(string)
+		if st != 201 || s == "" {
+			t.Fatalf("issuing a key of %s: %d %v", p, st, k)
+		}
+		return map[string]string{"X-API-Key": s}
+	}
+	ka, kb := key("org_a"), key("org_b")
+	n := 0
+	submit := func(cmd *domain.Command) *domain.Event {
+		t.Helper()
+		n++
+		cmd.Request = domain.RequestID{Source: "kafka-a2a-reads", ID: fmt.Sprint(n)}
+		ev, err := gate.Submit(context.Background(), cmd)
+		if err != nil {
+			t.Fatalf("submitting %s: %v", cmd.Type, err)
+		}
+		return ev
+	}
+	// Deny-all off and a burst of one, on every partition.
+	cfg := domain.DefaultConfig()
+	c := domain.DefaultA2AConfig()
+	c.DefaultAllow, c.Burst, c.RatePerMinute = true, 1, 1
+	cfg.A2A = &c
+	if ev := submit(&domain.Command{Type: domain.CmdConfigure, Principal: domain.AdminPrincipal, Configure: &domain.Configure{Config: cfg}}); ev.Error != nil {
+		t.Fatalf("configuring: %+v", ev.Error)
+	}
+	boundary := func(principal, op, agent string) {
+		t.Helper()
+		ev := submit(&domain.Command{Type: domain.CmdA2ABoundary, Principal: principal, A2ABoundary: &domain.A2ABoundaryChange{Op: op, Agent: agent}})
+		if ev.Type != domain.EvA2ABoundaryChanged {
+			t.Fatalf("boundary change: %+v", ev.Error)
+		}
+	}
+	message := func(principal, sender, receiver string, pt a2a.PayloadType, payload string) a2a.Status {
+		t.Helper()
+		ev := submit(&domain.Command{Type: domain.CmdA2AMessage, Principal: principal, AgentID: sender,
+			A2A: &a2a.Message{SenderAgentID: sender, ReceiverAgentID: receiver, PayloadType: pt, Payload: json.RawMessage(payload)}})
+		if ev.A2AVerdict == nil {
+			t.Fatalf("message refused: %+v", ev.Error)
+		}
+		return ev.A2AVerdict.Status
+	}
+	boundary("org_a", domain.A2AOpTrust, "alice")
+	boundary("org_a", domain.A2AOpBlock, "mallory")
+	boundary("org_b", domain.A2AOpTrust, "zed")
+	// Read at once: each write is readable when its answer arrives.
+	st, b := h.do(t, "GET", "/a2a/boundary", ka, "")
+	if tr, _ := b["trusted_agents"].(map[string]any); st != 200 || tr["count"] != 1.0 || fmt.Sprint(tr["agents"]) != "[alice]" {
+		t.Fatalf("org_a's boundary: %d %v", st, b)
+	}
+	got := []a2a.Status{
+		message("org_a", "alice", "bob", a2a.PayloadGeneral, `{}`),
+		message("org_a", "alice", "bob", a2a.PayloadGeneral, `{}`),
+		message("org_a", "carol", "bob", a2a.PayloadFinancial, `{"data":{"claimed_total":5,"line_items":[{"description":"w","amount":2,"quantity":2}]}}`),
+		message("org_b", "zed", "yan", a2a.PayloadGeneral, `{}`),
+	}
+	if want := []a2a.Status{a2a.StatusForwarded, a2a.StatusRateLimited, a2a.StatusBlocked, a2a.StatusForwarded}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("verdicts %v, want %v", got, want)
+	}
+	st, m := h.do(t, "GET", "/a2a/metrics", ka, "")
+	if st != 200 || m["scope"] != "org_a" || m["total_intercepted"] != 3.0 || m["forwarded"] != 1.0 || m["rate_limited"] != 1.0 ||
+		m["blocked"] != 1.0 || m["pairs_counted"] != 2.0 {
+		t.Fatalf("org_a's metrics: %d %v", st, m)
+	}
+	st, m = h.do(t, "GET", "/a2a/metrics", kb, "")
+	if st != 200 || m["total_intercepted"] != 1.0 || strings.Contains(fmt.Sprint(m), "alice") {
+		t.Fatalf("org_b's metrics: %d %v", st, m)
+	}
+	st, b = h.do(t, "GET", "/a2a/boundary", kb, "")
+	if st != 200 || strings.Contains(fmt.Sprint(b), "alice") || strings.Contains(fmt.Sprint(b), "mallory") {
+		t.Fatalf("org_b's boundary shows org_a's: %d %v", st, b)
+	}
+	if st, _ := h.do(t, "GET", "/a2a/metrics?principal=org_a", kb, ""); st != 403 {
+		t.Fatalf("org_b reading org_a's metrics: %d", st)
+	}
+	st, m = h.do(t, "GET", "/a2a/metrics", admin, "")
+	if st != 200 || m["scope"] != "gate" || m["total_intercepted"] != 4.0 {
+		t.Fatalf("the gate's metrics: %d %v", st, m)
+	}
+	st, hl := h.do(t, "GET", "/a2a/health", nil, "")
+	if cfgv, _ := hl["config"].(map[string]any); st != 200 || cfgv["default_allow"] != true || cfgv["burst"] != 1.0 {
+		t.Fatalf("health: %d %v", st, hl)
+	}
+	_, prom := h.raw(t, "GET", "/metrics", nil)
+	if !strings.Contains(string(prom), `agentgate_a2a_verdicts_total{engine="passthrough",status="forwarded"} 2`) ||
+		!strings.Contains(string(prom), `agentgate_a2a_verdicts_total{engine="finance_guard",status="blocked"} 1`) {
+		t.Fatalf("/metrics lacks the gate's A2A counters:\n%s", prom)
+	}
+}
