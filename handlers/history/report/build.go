@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -44,8 +46,19 @@ type Own func(r streams.Record) error
 // agent_id is the agent's, except refusals (command.rejected records a
 // request that names the agent, whoever sent it). Events of several
 // agents (approvals.expired) are nobody's own.
+//
+// A2A verdicts are not: the agent's own ones are those of IsOwnVerdict.
 func IsOwn(ev *domain.Event, agentID string) bool {
-	return ev.AgentID == agentID && ev.Type != domain.EvCommandRejected
+	return ev.AgentID == agentID && ev.Type != domain.EvCommandRejected && ev.A2AVerdict == nil
+}
+
+// IsOwnVerdict reports whether ev is an A2A verdict on a message the
+// agent sent under its principal's trust boundary: the verdicts a report
+// counts and a bundle holds (tenant-scoped: the same sender id relayed
+// under another principal's boundary is that principal's).
+func IsOwnVerdict(ev *domain.Event, agentID, principal string) bool {
+	v := ev.A2AVerdict
+	return v != nil && v.Sender == agentID && v.Boundary == principal && ev.Type == domain.EvA2AVerdict
 }
 
 // Build reads log from its first record and builds the report of
@@ -95,8 +108,12 @@ var errStop = errors.New("report end reached")
 type builder struct {
 	opts   Options
 	needle []byte
+	// sender is in the bytes of the agent's A2A verdicts.
+	sender []byte
 	st     *domain.State
 	rep    *Report
+	// a2a counts the agent's A2A verdicts in the period.
+	a2a projections.A2ATally
 	// agentSeen is set once the agent's registration was folded.
 	agentSeen bool
 	// at replaces the position the log says (see run).
@@ -138,6 +155,7 @@ func newBuilder(opts Options) *builder {
 	return &builder{
 		opts:       opts,
 		needle:     append([]byte(`"agent_id":`), id...),
+		sender:     append([]byte(`"sender":`), id...),
 		st:         domain.NewState(),
 		days:       map[int64]*Day{},
 		actions:    map[string]*costEntry{},
@@ -189,10 +207,13 @@ func (b *builder) record(r streams.Record, own Own) error {
 			return nil
 		}
 	}
-	if bytes.Contains(r.Payload, b.needle) {
+	if bytes.Contains(r.Payload, b.needle) || bytes.Contains(r.Payload, b.sender) {
 		ev, err := eventjson.DecodeEvent(r.Payload)
 		if err != nil {
 			return fmt.Errorf("decoding log record %d: %w", r.Seq, err)
+		}
+		if ev.A2AVerdict != nil {
+			return b.verdict(r, ev, own)
 		}
 		if !IsOwn(ev, b.opts.AgentID) {
 			return nil
@@ -205,6 +226,51 @@ func (b *builder) record(r streams.Record, own Own) error {
 		b.fold(ev)
 	}
 	return nil
+}
+
+// verdict counts an A2A verdict of the agent's (IsOwnVerdict, once the
+// agent is registered: its principal names the boundary) in the period.
+func (b *builder) verdict(r streams.Record, ev *domain.Event, own Own) error {
+	a := b.st.Agents[b.opts.AgentID]
+	if a == nil || !IsOwnVerdict(ev, b.opts.AgentID, a.Info.PrincipalID) {
+		return nil
+	}
+	if own != nil {
+		if err := own(r); err != nil {
+			return err
+		}
+	}
+	if t := ev.Time.UTC(); !t.Before(b.opts.From) && t.Before(b.opts.To) {
+		b.a2a.Add(ev)
+	}
+	return nil
+}
+
+// a2aSection renders the verdicts counted (nil when none).
+func (b *builder) a2aSection() *A2A {
+	if len(b.a2a.Boundaries) == 0 {
+		return nil
+	}
+	// One boundary: the agent's principal's.
+	var c *projections.A2ACounts
+	var pairs map[[2]string]*projections.StatusCounts
+	for k := range b.a2a.Boundaries {
+		c, pairs = b.a2a.Boundaries[k], b.a2a.PairCounts[k]
+	}
+	out := &A2A{StatusCounts: c.StatusCounts, Total: c.Total(), OtherPairs: c.Other,
+		ByEngine: make([]A2AEngine, 0, len(c.ByEngine)), Pairs: make([]projections.A2APair, 0, len(pairs))}
+	for _, e := range slices.Sorted(maps.Keys(c.ByEngine)) {
+		out.ByEngine = append(out.ByEngine, A2AEngine{Engine: e, StatusCounts: c.ByEngine[e]})
+	}
+	for _, k := range slices.SortedFunc(maps.Keys(pairs), func(x, y [2]string) int {
+		if c := strings.Compare(x[0], y[0]); c != 0 {
+			return c
+		}
+		return strings.Compare(x[1], y[1])
+	}) {
+		out.Pairs = append(out.Pairs, projections.A2APair{Sender: k[0], Receiver: k[1], StatusCounts: *pairs[k]})
+	}
+	return out
 }
 
 // eventTime reads the time of an encoded event from its leading fields
@@ -485,6 +551,7 @@ func (b *builder) finish() error {
 		}
 	}
 	rep.Summary.DenialRate = rate(rep.Summary.Denied+rep.Summary.BudgetExceeded, rep.Summary.TotalActions)
+	rep.A2A = b.a2aSection()
 	return nil
 }
 

@@ -320,7 +320,7 @@ func VerifyBundle(ctx context.Context, b *Bundle, opts VerifyOptions) (*BundleCh
 		case ev.Partition != b.Partition:
 			problem("event %d (seq %d) belongs to partition %d", i, e.Seq, ev.Partition)
 			continue
-		case !IsOwn(ev, rep.Agent.AgentID):
+		case !IsOwn(ev, rep.Agent.AgentID) && !IsOwnVerdict(ev, rep.Agent.AgentID, rep.Agent.PrincipalID):
 			problem("event %d (seq %d, %s of %q) is not one of %s's own events", i, e.Seq, ev.Type, ev.AgentID, rep.Agent.AgentID)
 			continue
 		}
@@ -374,6 +374,7 @@ func VerifyBundle(ctx context.Context, b *Bundle, opts VerifyOptions) (*BundleCh
 	same("budget_limits", rep.Limits, again.rep.Limits)
 	same("exceptions", rep.Exceptions, again.rep.Exceptions)
 	same("attestations", rep.Attestations, again.rep.Attestations)
+	same("a2a", rep.A2A, again.rep.A2A)
 	if len(rep.Days) != len(again.rep.Days) {
 		problem("days: the report has %d, the agent's events %d", len(rep.Days), len(again.rep.Days))
 	} else {

@@ -36,6 +36,9 @@ type Report struct {
 	Exceptions []Exception `json:"exceptions"`
 	// Attestations are the attestations issued in the period.
 	Attestations []Attestation `json:"attestations"`
+	// A2A counts the verdicts on the agent's A2A messages in the period;
+	// nil when it sent none.
+	A2A *A2A `json:"a2a,omitempty"`
 }
 
 // Agent identifies the agent and its principal.
@@ -146,4 +149,26 @@ type Attestation struct {
 	KeyID    string          `json:"kid"`
 	// Token is the ES256 JWT (verify it against the JWKS).
 	Token string `json:"token"`
+}
+
+// A2A counts the agent-to-agent verdicts on the messages the agent sent
+// in the period under its principal's trust boundary (QWED A2A): those
+// the gate forwarded, blocked, rate limited or answered with an error, by
+// engine and by (sender, receiver) pair. Messages relayed under another
+// boundary (another principal's key, or the admin's) are not the
+// principal's and are not counted. Pairs holds at most
+// projections.MaxA2APairsPerPrincipal pairs, the first seen; the verdicts
+// of the later ones are counted in OtherPairs.
+type A2A struct {
+	projections.StatusCounts
+	Total      int64                    `json:"total"`
+	ByEngine   []A2AEngine              `json:"by_engine"`
+	Pairs      []projections.A2APair    `json:"pairs"`
+	OtherPairs projections.StatusCounts `json:"other_pairs"`
+}
+
+// A2AEngine is the verdicts one engine gave.
+type A2AEngine struct {
+	Engine string `json:"engine"`
+	projections.StatusCounts
 }

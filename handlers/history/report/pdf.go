@@ -16,6 +16,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/projections"
 )
 
 // MaxPDFRows bounds each table of the PDF (exceptions, attestations,
@@ -60,6 +61,7 @@ func WritePDF(w io.Writer, rep *Report) error {
 	p.budget(rep)
 	p.exceptions(rep)
 	p.attestations(rep)
+	p.a2a(rep)
 	if err := pdf.Error(); err != nil {
 		return fmt.Errorf("rendering PDF: %w", err)
 	}
@@ -393,4 +395,45 @@ func (p *pdfWriter) attestations(rep *Report) {
 	}
 	p.table([]float64{14, 34, 50, 26, 66}, []string{"seq", "time", "action", "decision", "key id"}, rows)
 	p.more(len(rep.Attestations), "attestations")
+}
+
+// a2a renders the agent's A2A verdicts: forwarded against blocked (and
+// rate limited, errors) in all, per engine and per pair.
+func (p *pdfWriter) a2a(rep *Report) {
+	p.heading("Agent-to-agent messages (QWED A2A)")
+	x := rep.A2A
+	if x == nil {
+		p.text("The agent sent no agent-to-agent message in the period.")
+		return
+	}
+	p.pairs([][2]string{
+		{"Messages", itoa(x.Total)},
+		{"Forwarded", itoa(x.Forwarded)},
+		{"Blocked", itoa(x.Blocked)},
+		{"Rate limited", itoa(x.RateLimited)},
+		{"Errors", itoa(x.Errors)},
+	})
+	counts := func(c projections.StatusCounts) []string {
+		return []string{itoa(c.Forwarded), itoa(c.Blocked), itoa(c.RateLimited), itoa(c.Errors)}
+	}
+	var rows [][]string
+	for _, e := range x.ByEngine {
+		rows = append(rows, append([]string{e.Engine}, counts(e.StatusCounts)...))
+	}
+	p.pdf.Ln(2)
+	p.table([]float64{50, 35, 35, 35, 35}, []string{"engine", "forwarded", "blocked", "rate limited", "errors"}, rows)
+	rows = rows[:0]
+	for i, pr := range x.Pairs {
+		if i == MaxPDFRows {
+			break
+		}
+		rows = append(rows, append([]string{pr.Sender, pr.Receiver}, counts(pr.StatusCounts)...))
+	}
+	p.pdf.Ln(2)
+	p.table([]float64{45, 45, 25, 25, 25, 25}, []string{"sender", "receiver", "forwarded", "blocked", "rate limited", "errors"}, rows)
+	p.more(len(x.Pairs), "pairs")
+	if o := x.OtherPairs; o.Total() > 0 {
+		p.text(fmt.Sprintf("Pairs past the first %d: %d forwarded, %d blocked, %d rate limited, %d errors.",
+			projections.MaxA2APairsPerPrincipal, o.Forwarded, o.Blocked, o.RateLimited, o.Errors))
+	}
 }
