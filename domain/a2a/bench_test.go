@@ -76,3 +76,19 @@ func BenchmarkBucketTake(b *testing.B) {
 		bk.Take(t0.Add(time.Duration(i)*time.Second), 60, 60)
 	}
 }
+
+// BenchmarkCodeGuard100KB is the worst case of code_guard on the Decide
+// path: MaxCodeBytes of code dense with every pattern's words, none of
+// them a match.
+func BenchmarkCodeGuard100KB(b *testing.B) {
+	unit := "eval x subprocess y system z popen w compile v importlib u exec t __import__ s from os import q\n"
+	code := strings.Repeat(unit, MaxCodeBytes/len(unit))
+	if r := CodeGuard(code); r.Blocked {
+		b.Fatalf("CodeGuard = %v", r.Patterns)
+	}
+	b.SetBytes(int64(len(code)))
+	b.ReportAllocs()
+	for b.Loop() {
+		CodeGuard(code)
+	}
+}

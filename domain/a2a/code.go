@@ -1,9 +1,7 @@
 package a2a
 
 import (
-	"bytes"
 	"encoding/json"
-	"regexp"
 	"strings"
 	"unicode/utf8"
 
@@ -19,22 +17,7 @@ const (
 	reasonNoDangerous = "No dangerous patterns found in code"
 )
 
-// codePattern is one of code_guard's dangerous patterns: its name (as
-// verdicts list it) and its regular expression.
-type codePattern struct {
-	name string
-	// key is a word every match holds (in some case): ASCII code without
-	// it cannot match, and is not run through re.
-	key string
-	re  *regexp.Regexp
-}
-
-// codePatterns are code_guard's patterns, compiled once, sorted by name.
-// They are RE2 expressions (Go's regexp): matching is linear in the code's
-// length, whatever the code. Each is case-insensitive and tolerates white
-// space where Python does, and matches a call, an attribute access or an
-// import, not a word inside an identifier or a string (evaluate(),
-// executor.run(), my_subprocess.run() and print("eval") pass):
+// CodePatternNames lists code_guard's pattern names, sorted:
 //
 //   - __import__: __import__( — any dynamic import;
 //   - compile: compile( or builtins.compile(, not a method such as
@@ -42,35 +25,27 @@ type codePattern struct {
 //     expression's compile does not);
 //   - eval: eval( — any call of a function or method named eval;
 //   - exec: exec( — likewise;
-//   - importlib: importlib., import importlib, from importlib;
+//   - importlib: importlib. and importlib named in an import statement
+//     (import importlib, from importlib import ...);
 //   - os.popen: os.popen( and from os import ... popen;
 //   - os.system: os.system( and from os import ... system;
-//   - subprocess: subprocess. (subprocess.run, .Popen, ...), import
-//     subprocess (also as an alias, import subprocess as sp, and in a list,
-//     import os, subprocess), from subprocess import, and
+//   - subprocess: subprocess. (subprocess.run, .Popen, ...), subprocess
+//     named in an import statement (import subprocess, import subprocess
+//     as sp, import os, subprocess, from subprocess import ...), and
 //     __import__("subprocess") / import_module("subprocess").
-var codePatterns = []codePattern{
-	{"__import__", "__import__", regexp.MustCompile(`(?i)__import__\s*\(`)},
-	{"compile", "compile", regexp.MustCompile(`(?i)(?:^|[^\w.])compile\s*\(|\bbuiltins\s*\.\s*compile\s*\(`)},
-	{"eval", "eval", regexp.MustCompile(`(?i)\beval\s*\(`)},
-	{"exec", "exec", regexp.MustCompile(`(?i)\bexec\s*\(`)},
-	{"importlib", "importlib", regexp.MustCompile(`(?i)\bimportlib\s*\.|\bimport\s+importlib\b|\bfrom\s+importlib\b`)},
-	{"os.popen", "popen", regexp.MustCompile(`(?i)\bos\s*\.\s*popen\s*\(|\bfrom\s+os\s+import\b[^\n;]*\bpopen\b`)},
-	{"os.system", "system", regexp.MustCompile(`(?i)\bos\s*\.\s*system\s*\(|\bfrom\s+os\s+import\b[^\n;]*\bsystem\b`)},
-	{"subprocess", "subprocess", regexp.MustCompile(`(?i)\bsubprocess\s*\.|\bimport\s+(?:[\w.]+(?:\s+as\s+\w+)?\s*,\s*)*subprocess\b|\bfrom\s+subprocess\s+import\b|(?:__import__|import_module)\s*\(\s*['"]subprocess\b`)},
-}
-
-// CodePatternNames lists code_guard's pattern names, sorted.
+//
+// Names are matched as words in any ASCII case, with any white space
+// between tokens (os . system (x) is os.system(x)); a word that only
+// contains a name is not the name (evaluate(), executor.run(),
+// my_subprocess.run() and print("evaluate") pass). An import statement
+// runs to the end of its line (a backslash or an open bracket continues
+// it) or to a semicolon.
 func CodePatternNames() []string {
-	names := make([]string, len(codePatterns))
-	for i, p := range codePatterns {
-		names[i] = p.name
-	}
-	return names
+	return append([]string(nil), codePatternNames[:]...)
 }
 
 // CodeGuard is code_guard (QWED A2A "Engines"): it scans code for the
-// dangerous patterns (see codePatterns) and blocks it, with the code
+// dangerous patterns (see CodePatternNames) and blocks it, with the code
 // CodeDangerousCode and the reason "Dangerous code patterns detected:
 // eval, subprocess", when any matches; Patterns lists the names matched,
 // sorted. Empty code is forwarded ("No code to verify"). Code over
@@ -83,23 +58,17 @@ func CodeGuard(code string) Result {
 		return refused(EngineCode, tooLong("payload.code", len(code), MaxCodeBytes, "bytes"))
 	}
 	// Python reads identifiers in their NFKC form (PEP 3131): ｅｖａｌ is
-	// eval. Non-ASCII code is matched in that form.
-	ascii := isASCII(code)
-	if !ascii {
+	// eval, ſubprocess is subprocess. Non-ASCII code is matched in that
+	// form.
+	if !isASCII(code) {
 		code = norm.NFKC.String(code)
-		ascii = isASCII(code)
-	}
-	var lower []byte
-	if ascii {
-		lower = asciiLower(code)
 	}
 	var found []string
-	for _, p := range codePatterns {
-		if ascii && !bytes.Contains(lower, []byte(p.key)) {
-			continue
-		}
-		if p.re.MatchString(code) {
-			found = append(found, p.name)
+	if bits := scanCode(code); bits != 0 {
+		for i, name := range codePatternNames {
+			if bits&(1<<i) != 0 {
+				found = append(found, name)
+			}
 		}
 	}
 	if len(found) == 0 {
@@ -116,19 +85,6 @@ func isASCII(s string) bool {
 		}
 	}
 	return true
-}
-
-// asciiLower returns ASCII s in lower case.
-func asciiLower(s string) []byte {
-	b := make([]byte, len(s))
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		b[i] = c
-	}
-	return b
 }
 
 // CodeOf reads a code payload, {"code": "...", "language": "python"}:

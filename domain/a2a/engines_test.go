@@ -292,6 +292,13 @@ func TestEngines_CodePatterns(t *testing.T) {
 		// Python reads identifiers in NFKC form: fullwidth letters are
 		// ASCII ones, and the long s is an s.
 		{"ｅｖａｌ('1')", []string{"eval"}},
+		{"eval\n(x)", []string{"eval"}},
+		{"from os import (\n    path,\n    system,\n)", []string{"os.system"}},
+		{"import os, \\\n    subprocess", []string{"subprocess"}},
+		{"x = 1; import subprocess", []string{"subprocess"}},
+		{"importlib .util.find_spec('x')", []string{"importlib"}},
+		{"# eval(x) in a comment still counts", []string{"eval"}},
+		{"print('exec(y)')", []string{"exec"}},
 		{"import ſubprocess", []string{"subprocess"}},
 		{"# café\nos.system('x')", []string{"os.system"}},
 	} {
@@ -317,6 +324,11 @@ func TestEngines_CodeBenign(t *testing.T) {
 		`def retrieval(q): return q`,
 		`os.path.join("a", "b")`,
 		`importlibrary = 1`,
+		"import os\nprint('subprocess')",
+		"from os.path import system",
+		"from os import path\nsystem = 1",
+		"import os  # a note (\nfrom x import y",
+		"x.compile (pattern)",
 	} {
 		if r := CodeGuard(code); r.Blocked || r.Patterns != nil || r.Reason != "No dangerous patterns found in code" {
 			t.Errorf("CodeGuard(%q) = %+v", code, r)
