@@ -26,8 +26,8 @@ type Pending struct {
 // commands enqueued by one goroutine are decided in the order they were
 // enqueued (a transport that must keep its input order, such as a Kafka
 // partition, enqueues from one goroutine and waits from another). Nor does
-// it wait for the engine verdict of a verify_action (WorkerConfig.Verifier):
-// the engine runs on a goroutine of its own, under ctx, and the command and
+// it wait for the engine verdict of a verify_action or an A2A message
+// (WorkerConfig.Verifier): the engine runs on a goroutine of its own, under ctx, and the command and
 // those enqueued after it are decided once the verdict is in; should ctx
 // end first, the command is answered ErrUnavailable, undecided. It blocks
 // only while the queue is full; it returns ErrUnavailable when the worker
@@ -42,8 +42,9 @@ func (w *Worker) Enqueue(ctx context.Context, cmd *domain.Command) (*Pending, er
 }
 
 // enqueue queues cmd (the one path of Submit and Enqueue); run, when set,
-// is the engine run of an enqueued verify_action (verdictJob), started on
-// a goroutine of its own once the command is queued.
+// is the engine run of an enqueued verify_action or A2A message
+// (verdictJob), started on a goroutine of its own once the command is
+// queued.
 func (w *Worker) enqueue(ctx context.Context, cmd *domain.Command, run func()) (*request, error) {
 	r := &request{cmd: cmd, done: make(chan struct{})}
 	if run == nil {

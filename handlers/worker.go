@@ -59,7 +59,10 @@ type WorkerConfig struct {
 	// OnBatch, if set, observes each committed batch (metrics).
 	OnBatch func(events []*domain.Event, appendDur time.Duration)
 	// Verifier, if set, runs the verification engine of a verify_action
-	// command before it is decided (issue 4), never on the worker's
+	// command, and of an A2A message that one checks (the code engine on
+	// a code_execution payload's code, the logic engine on a
+	// logic_assertion payload's "dsl": domain.A2AEngineAction; issue 13),
+	// before it is decided (issue 4), never on the worker's
 	// goroutine: Submit attaches its verdict in the caller's goroutine
 	// before queueing the command; Enqueue queues it at once and runs the
 	// engine on a goroutine of its own, so that the verdicts of commands
@@ -167,8 +170,9 @@ func EncodeEvent(ev *domain.Event) ([]byte, error) { return eventjson.Marshal(ev
 // log, or nil when the command had nothing to record. It returns
 // ErrUnavailable when the worker cannot decide, and ctx's error if ctx ends
 // first (the command may still be decided: retry with the same RequestID).
-// It is Enqueue and Wait, with the engine verdict of a verify_action
-// attached on the caller's goroutine before the command is queued.
+// It is Enqueue and Wait, with the engine verdict of a verify_action or an
+// A2A message attached on the caller's goroutine before the command is
+// queued.
 func (w *Worker) Submit(ctx context.Context, cmd *domain.Command) (*domain.Event, error) {
 	w.attachVerdict(ctx, cmd)
 	r, err := w.enqueue(ctx, cmd, nil)
@@ -178,28 +182,40 @@ func (w *Worker) Submit(ctx context.Context, cmd *domain.Command) (*domain.Event
 	return w.wait(ctx, r)
 }
 
-// attachVerdict sets cmd.Verdict on a verify_action command that has none
-// when a Verifier is configured, running the engine on the caller's
-// goroutine (verdictJob).
+// attachVerdict sets cmd.Verdict on a verify_action or A2A command that
+// has none when a Verifier is configured, running the engine on the
+// caller's goroutine (verdictJob).
 func (w *Worker) attachVerdict(ctx context.Context, cmd *domain.Command) {
 	if run := w.verdictJob(ctx, cmd); run != nil {
 		run()
 	}
 }
 
-// verdictJob prepares cmd.Verdict on a verify_action command that has none
-// when a Verifier is configured; it returns the engine run that sets it,
-// or nil when no engine is to run. The verdict is recorded with the
-// command: re-deciding it reproduces the decision without running the
-// engine. The engine runs only for a request that authenticates, as the
-// agent was last committed, as an active agent allowed to use it
-// (domain.MayRunEngine): anything else gets domain.NotRunVerdict at once
-// and costs no engine time. The engine runs in the turn of the agent and
-// its principal (fair.Tenant) on the Verifier's queues.
+// verdictJob prepares cmd.Verdict on a verify_action or A2A command that
+// has none when a Verifier is configured; it returns the engine run that
+// sets it, or nil when no engine is to run. The verdict is recorded with
+// the command: re-deciding it reproduces the decision without running
+// the engine.
 func (w *Worker) verdictJob(ctx context.Context, cmd *domain.Command) func() {
-	if w.cfg.Verifier == nil || cmd == nil || cmd.Type != domain.CmdVerifyAction || cmd.Verify == nil || cmd.Verdict != nil {
+	if w.cfg.Verifier == nil || cmd == nil || cmd.Verdict != nil {
 		return nil
 	}
+	switch {
+	case cmd.Type == domain.CmdVerifyAction && cmd.Verify != nil:
+		return w.actionVerdictJob(ctx, cmd)
+	case cmd.Type == domain.CmdA2AMessage && cmd.A2A != nil:
+		return w.a2aVerdictJob(ctx, cmd)
+	}
+	return nil
+}
+
+// actionVerdictJob is verdictJob of a verify_action. The engine runs only
+// for a request that authenticates, as the agent was last committed, as
+// an active agent allowed to use it (domain.MayRunEngine): anything else
+// gets domain.NotRunVerdict at once and costs no engine time. The engine
+// runs in the turn of the agent and its principal (fair.Tenant) on the
+// Verifier's queues.
+func (w *Worker) actionVerdictJob(ctx context.Context, cmd *domain.Command) func() {
 	if domain.EngineFor(cmd.Verify.Action.Type) == "" {
 		return nil
 	}
@@ -213,6 +229,34 @@ func (w *Worker) verdictJob(ctx context.Context, cmd *domain.Command) func() {
 	}
 	ctx = fair.WithTenant(ctx, fair.Tenant{Principal: a.Info.PrincipalID, Agent: a.ID})
 	return func() { cmd.Verdict = w.cfg.Verifier.Verdict(ctx, &cmd.Verify.Action) }
+}
+
+// a2aVerdictJob is verdictJob of an A2A message: the engine of its
+// payload (domain.A2AEngineAction) runs on it as on the action of that
+// engine, only for a message that comes with an API key the transport
+// authenticated or with its sender's token as that agent was last
+// committed (domain.MayRunA2AEngine): anything else gets
+// domain.NotRunVerdict. It runs in the turn of the boundary's principal
+// and the sender (fair.Tenant).
+func (w *Worker) a2aVerdictJob(ctx context.Context, cmd *domain.Command) func() {
+	act := domain.A2AEngineAction(cmd.A2A)
+	if act == nil {
+		return nil
+	}
+	tenant := fair.Tenant{Principal: cmd.Principal, Agent: cmd.A2A.SenderAgentID}
+	if cmd.Principal == "" {
+		a, err := w.cfg.Store.AgentAuth(cmd.AgentID)
+		if err != nil {
+			a = nil // unknown (or unreadable): fail closed, no engine time
+		}
+		if !domain.MayRunA2AEngine(a, cmd) {
+			cmd.Verdict = domain.NotRunVerdict(act.Type)
+			return nil
+		}
+		tenant.Principal = a.Info.PrincipalID
+	}
+	ctx = fair.WithTenant(ctx, tenant)
+	return func() { cmd.Verdict = w.cfg.Verifier.Verdict(ctx, act) }
 }
 
 // Run decides batches until ctx ends, then answers what is queued with
