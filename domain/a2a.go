@@ -148,6 +148,26 @@ func DefaultA2AConfig() A2AConfig {
 	}
 }
 
+// Equal reports whether c and o are the same configuration.
+func (c *A2AConfig) Equal(o *A2AConfig) bool {
+	if c == nil || o == nil {
+		return c == o
+	}
+	return c.EnableFinancialVerification == o.EnableFinancialVerification && c.EnableLogicVerification == o.EnableLogicVerification &&
+		c.EnableCodeVerification == o.EnableCodeVerification && c.BlockOnError == o.BlockOnError &&
+		c.MaxPayloadSizeBytes == o.MaxPayloadSizeBytes && c.RatePerMinute == o.RatePerMinute && c.Burst == o.Burst &&
+		c.IdleEvict == o.IdleEvict && c.DefaultAllow == o.DefaultAllow &&
+		slices.Equal(c.BypassAgents, o.BypassAgents) && slices.Equal(c.TrustedAgents, o.TrustedAgents)
+}
+
+// Equal reports whether c and o are the same configuration (A2A compared
+// by value; a nil A2A equals only a nil one).
+func (c Config) Equal(o Config) bool {
+	a, b := c.A2A, o.A2A
+	c.A2A, o.A2A = nil, nil
+	return c == o && a.Equal(b)
+}
+
 // defaultA2A is DefaultA2AConfig, built once: Decide reads it for every
 // message of a gate with no A2A configuration.
 var defaultA2A = DefaultA2AConfig()

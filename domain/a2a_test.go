@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -442,3 +444,33 @@ func TestA2ABucketBound(t *testing.T) {
 }
 
 func itoa(i int) string { return hex.EncodeToString([]byte{byte(i >> 16), byte(i >> 8), byte(i)}) }
+
+// Equal compares every field of A2AConfig: one that differs makes two
+// configurations unequal (a field added without Equal fails here).
+func TestA2AConfigEqual(t *testing.T) {
+	base := DefaultA2AConfig()
+	base.TrustedAgents, base.BypassAgents = []string{"a"}, []string{"b"}
+	typ := reflect.TypeFor[A2AConfig]()
+	for i := range typ.NumField() {
+		c := base
+		c.TrustedAgents, c.BypassAgents = slices.Clone(base.TrustedAgents), slices.Clone(base.BypassAgents)
+		f := reflect.ValueOf(&c).Elem().Field(i)
+		switch f.Kind() {
+		case reflect.Bool:
+			f.SetBool(!f.Bool())
+		case reflect.Int64:
+			f.SetInt(f.Int() + 1)
+		case reflect.Slice:
+			f.Set(reflect.ValueOf([]string{"other"}))
+		default:
+			t.Fatalf("field %s: kind %s", typ.Field(i).Name, f.Kind())
+		}
+		if c.Equal(&base) || !base.Equal(&base) {
+			t.Errorf("field %s: not compared", typ.Field(i).Name)
+		}
+		x, y := Config{A2A: &c}, Config{A2A: &base}
+		if x.Equal(y) || (Config{}).Equal(y) || !(Config{}).Equal(Config{}) {
+			t.Errorf("Config.Equal on %s", typ.Field(i).Name)
+		}
+	}
+}

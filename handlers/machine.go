@@ -173,7 +173,7 @@ func (m *Machine) State() *domain.State { return m.state }
 // ConfigureCommand returns the command that records the configured
 // decision options, or nil when they are those in force.
 func (m *Machine) ConfigureCommand() *domain.Command {
-	if m.cfg.Config == nil || *m.cfg.Config == m.state.Config {
+	if m.cfg.Config == nil || m.cfg.Config.Equal(m.state.Config) {
 		return nil
 	}
 	return &domain.Command{

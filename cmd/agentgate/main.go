@@ -125,6 +125,7 @@ func serveCmd() *cobra.Command {
 		z3Opts                *z3Flags
 		engineOpts            *engineFlags
 		rateOpts              *rateFlags
+		a2aOpts               *a2aFlags
 		checkpoints           domain.CheckpointPolicy
 		minFree               int64
 	)
@@ -147,6 +148,9 @@ func serveCmd() *cobra.Command {
 			cfg := domain.DefaultConfig()
 			cfg.ApprovalTTL = domain.Duration(approvalTTL)
 			cfg.DoomLoopGuardRequired = doomRequired
+			if cfg.A2A, err = a2aOpts.config(); err != nil {
+				return err
+			}
 			if kafkaOpts.enabled() {
 				kafkaOpts.minFree = minFree
 				return serveKafka(kafkaOpts, z3Opts, engineOpts, rateOpts, dataDir, addr, apiKey, cfg, checkpoints, attestTTL, drain, log)
@@ -232,6 +236,7 @@ func serveCmd() *cobra.Command {
 	z3Opts = addZ3Flags(f)
 	engineOpts = addEngineFlags(f)
 	rateOpts = addRateFlags(f)
+	a2aOpts = addA2AFlags(f)
 	return cmd
 }
 
