@@ -59,6 +59,7 @@ func FinanceGuard(payload json.RawMessage) Result {
 	s := scanner{p: payload}
 	var (
 		claimed            apd.Decimal
+		claimedNum         num
 		t                  total
 		hasClaim, hasItems bool
 	)
@@ -99,10 +100,7 @@ func FinanceGuard(payload json.RawMessage) Result {
 				if s.isNull() {
 					continue
 				}
-				var c num
-				if c, hasClaim = s.decimal(&claimed, -1, "claimed_total", MaxAmountDigits, true); hasClaim && !c.big {
-					claimed.SetFinite(c.coef, c.exp)
-				}
+				claimedNum, hasClaim = s.decimal(&claimed, -1, "claimed_total", MaxAmountDigits, true)
 			case s.nameIs(name, esc, "line_items"):
 				if !s.once(&seenItems, dataField+".line_items", dataField, "line_items") {
 					break
@@ -128,31 +126,112 @@ func FinanceGuard(payload json.RawMessage) Result {
 	if !hasClaim || !hasItems {
 		return Result{Engine: EngineFinance, Reason: reasonNoFinancialClaim}
 	}
-	var computed, claimedQ, diff apd.Decimal
-	sum := t.decimal()
-	_, err1 := financeCtx.Quantize(&computed, sum, -2)
-	_, err2 := financeCtx.Quantize(&claimedQ, &claimed, -2)
-	_, err3 := financeCtx.Sub(&diff, &computed, &claimedQ)
-	if err1 != nil || err2 != nil || err3 != nil {
-		// Unreachable within the bounds; fail closed all the same.
-		return refused(EngineFinance, problem(CodeInvalidRequest, dataField, "payload.data's totals cannot be computed exactly"))
+	var (
+		buf     [2 * 48]byte
+		b       []byte
+		nc      int
+		blocked bool
+	)
+	claimedCents, ok1 := claimedNum.cents()
+	computedCents, ok2 := t.cents()
+	if ok1 && ok2 {
+		// The common case, in integers: both totals in cents.
+		b = appendCents(buf[:0], claimedCents)
+		nc = len(b)
+		b = appendCents(b, computedCents)
+		diff := computedCents - claimedCents
+		blocked = diff > 1 || diff < -1
+	} else {
+		if !claimedNum.big {
+			claimed.SetFinite(claimedNum.coef, claimedNum.exp)
+		}
+		var computed, claimedQ, diff apd.Decimal
+		_, err1 := financeCtx.Quantize(&computed, t.decimal(), -2)
+		_, err2 := financeCtx.Quantize(&claimedQ, &claimed, -2)
+		_, err3 := financeCtx.Sub(&diff, &computed, &claimedQ)
+		if err1 != nil || err2 != nil || err3 != nil {
+			// Unreachable within the bounds; fail closed all the same.
+			return refused(EngineFinance, problem(CodeInvalidRequest, dataField, "payload.data's totals cannot be computed exactly"))
+		}
+		diff.Abs(&diff)
+		blocked = diff.Cmp(tolerance) > 0
+		// A total that rounds to zero is 0.00, never -0.00.
+		computed.Negative = computed.Negative && !computed.IsZero()
+		claimedQ.Negative = claimedQ.Negative && !claimedQ.IsZero()
+		b = claimedQ.Append(buf[:0], 'f')
+		nc = len(b)
+		b = computed.Append(b, 'f')
 	}
-	diff.Abs(&diff)
-	// A total that rounds to zero is 0.00, never -0.00.
-	computed.Negative = computed.Negative && !computed.IsZero()
-	claimedQ.Negative = claimedQ.Negative && !claimedQ.IsZero()
-	var buf [2 * 48]byte
-	b := claimedQ.Append(buf[:0], 'f')
-	nc := len(b)
-	b = computed.Append(b, 'f')
 	totals := string(b)
 	r := Result{Engine: EngineFinance, ClaimedTotal: totals[:nc], ComputedTotal: totals[nc:], Reason: reasonTotalsVerified}
-	if diff.Cmp(tolerance) > 0 {
+	if blocked {
 		r.Blocked = true
 		r.Code = CodeFinanceMismatch
 		r.Reason = "Mathematical hallucination detected: claimed_total=" + r.ClaimedTotal + ", computed_total=" + r.ComputedTotal
 	}
 	return r
+}
+
+// centsOf rounds coef × 10^-scale half up (away from zero) to a whole
+// number of cents; false when that needs more than an int64.
+func centsOf(coef int64, scale int32) (int64, bool) {
+	if scale <= 2 {
+		if 2-scale >= int32(len(pow10)) {
+			return 0, coef == 0
+		}
+		return mulInt64(coef, pow10[2-scale])
+	}
+	if scale-2 >= int32(len(pow10)) {
+		return 0, false
+	}
+	d := pow10[scale-2]
+	q, r := coef/d, coef%d
+	if r < 0 {
+		r = -r
+	}
+	if r >= d-r {
+		if coef < 0 {
+			q--
+		} else {
+			q++
+		}
+	}
+	return q, true
+}
+
+// maxCents bounds the totals compared in integers, so that their
+// difference cannot overflow.
+const maxCents = 1 << 62
+
+// cents is n rounded to cents; false for a big number or past maxCents.
+func (n num) cents() (int64, bool) {
+	if n.big {
+		return 0, false
+	}
+	c, ok := centsOf(n.coef, -n.exp)
+	return c, ok && c < maxCents && c > -maxCents
+}
+
+// cents is the total rounded to cents; false when it is held in apd or
+// is past maxCents.
+func (t *total) cents() (int64, bool) {
+	if t.isBig {
+		return 0, false
+	}
+	c, ok := centsOf(t.small, t.scale)
+	return c, ok && c < maxCents && c > -maxCents
+}
+
+// appendCents appends c cents as a decimal with two places ("-0.05",
+// "150.00"); zero is "0.00".
+func appendCents(b []byte, c int64) []byte {
+	u := uint64(c)
+	if c < 0 {
+		b = append(b, '-')
+		u = uint64(-c)
+	}
+	b = strconv.AppendUint(b, u/100, 10)
+	return append(b, '.', byte('0'+u%100/10), byte('0'+u%10))
 }
 
 // num is a number read by decimal: coef × 10^exp, or, when big (more
@@ -411,51 +490,69 @@ func (s *scanner) decimal(big *apd.Decimal, i int, member string, intDigits int,
 	return n, true
 }
 
+// mantissa accumulates a number's significant digits: leading zeros are
+// dropped, trailing ones held back (zeros) until a non-zero digit
+// follows; coef holds the first 18 significant digits.
+type mantissa struct {
+	coef       int64
+	sig, zeros int
+}
+
+func (m *mantissa) digit(c byte) {
+	switch {
+	case c != '0':
+		m.sig += m.zeros + 1
+		if m.sig <= 18 {
+			m.coef = m.coef*pow10[m.zeros+1] + int64(c-'0')
+		}
+		m.zeros = 0
+	case m.sig != 0:
+		m.zeros++
+	}
+}
+
 // parseDecimal reads text, a JSON number of at most MaxNumberBytes, within
 // the bounds of decimal, in one pass: significant digits accumulate in an
 // int64 (trailing zeros held back, so that 1.500 is 15 × 10^-1) while
 // there are at most 18 of them; past that apd parses the text into big.
 func parseDecimal(big *apd.Decimal, text []byte, i int, member string, intDigits int, signed bool) (num, *Problem) {
 	var (
-		coef              int64
-		sig, zeros, frac  int
-		exp               int64
-		neg, point, inExp bool
-		expNeg            bool
+		m           mantissa
+		frac        int
+		exp         int64
+		neg, expNeg bool
 	)
-	for _, c := range text {
-		switch {
-		case c == '-' && !inExp:
-			neg = true
-		case c == '.':
-			point = true
-		case c == 'e' || c == 'E':
-			inExp = true
-		case inExp && c == '-':
+	// text is a JSON number (numberLen): -?int(.frac)?([eE][+-]?exp)?
+	k := 0
+	if text[0] == '-' {
+		neg = true
+		k++
+	}
+	for ; k < len(text) && '0' <= text[k] && text[k] <= '9'; k++ {
+		m.digit(text[k])
+	}
+	if k < len(text) && text[k] == '.' {
+		for k++; k < len(text) && '0' <= text[k] && text[k] <= '9'; k++ {
+			m.digit(text[k])
+			frac++
+		}
+	}
+	if k < len(text) {
+		k++ // e or E
+		switch text[k] {
+		case '-':
 			expNeg = true
-		case inExp && c == '+':
-		case inExp:
+			k++
+		case '+':
+			k++
+		}
+		for ; k < len(text); k++ {
 			if exp < 1_000_000 {
-				exp = exp*10 + int64(c-'0')
-			}
-		default:
-			if point {
-				frac++
-			}
-			switch {
-			case c == '0' && sig == 0:
-				// a leading zero
-			case c == '0':
-				zeros++
-			default:
-				sig += zeros + 1
-				if sig <= 18 {
-					coef = coef*pow10[zeros+1] + int64(c-'0')
-				}
-				zeros = 0
+				exp = exp*10 + int64(text[k]-'0')
 			}
 		}
 	}
+	coef, sig, zeros := m.coef, m.sig, m.zeros
 	if sig == 0 {
 		return num{}, nil
 	}

@@ -96,7 +96,7 @@ func (s *scanner) member(first bool, field string) (name []byte, esc, ok bool) {
 	if c != '"' {
 		return nil, false, s.syntax(field)
 	}
-	name, esc, ok = s.str(field)
+	name, esc, ok = s.strBody(field)
 	if !ok {
 		return nil, false, false
 	}
@@ -131,6 +131,11 @@ func (s *scanner) str(field string) (raw []byte, esc, ok bool) {
 	if s.peek() != '"' {
 		return nil, false, s.syntax(field)
 	}
+	return s.strBody(field)
+}
+
+// strBody is str once the next byte is known to be the opening quote.
+func (s *scanner) strBody(field string) (raw []byte, esc, ok bool) {
 	s.i++
 	start := s.i
 	p := s.p
