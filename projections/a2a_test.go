@@ -326,3 +326,30 @@ func TestA2ABoundaryListPages(t *testing.T) {
 	}
 	g.assertLoadStateEqual()
 }
+
+// TestA2AStoreReopens pins that a store holding A2A keys reopens and
+// goes on: its first batch after the reopen loads the snapshot index,
+// which once read the A2A counters' keys as its own and failed.
+func TestA2AStoreReopens(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	s, err := Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &testGate{t: t, st: domain.NewState(), store: s, now: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC), batch: 1}
+	a2aWorkload(t, g)
+	g.checkpoint(10)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if g.store, err = Open(dir, nil); err != nil {
+		t.Fatal(err)
+	}
+	defer g.store.Close()
+	if g.st, err = g.store.LoadState(); err != nil {
+		t.Fatal(err)
+	}
+	g.message("org_2", "zed", "alice", a2a.PayloadGeneral, `{}`)
+	g.checkpoint(10)
+	g.assertLoadStateEqual()
+}

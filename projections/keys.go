@@ -28,10 +28,10 @@ const (
 	tRequest     = 'r' // r + source + id [+ scope] -> seq(8) (requestKey)
 	tOpen        = 'n' // n + agent + seq(8) of the deciding event (domain.OpenAction.Seq) -> binary (codec.go)
 	tRetired     = 'e' // e + agent + conversation -> last committed step(8) of a conversation evicted from the state
-	tA2ACount    = 'g' // g + boundary -> A2ACounts (JSON); the gate's are m + "a2a"
+	tA2ACount    = 'w' // w + boundary -> A2ACounts (JSON); the gate's are m + "a2a"
 	tA2ABound    = 'b' // b + boundary + kind + entry -> "" (a2astate.go)
 	tA2ABucket   = 'u' // u + boundary + sender 0x00 receiver -> domain.A2ABucket (JSON)
-	tA2APair     = 'h' // h + boundary + sender 0x00 receiver -> StatusCounts (JSON), at most MaxA2APairsPerPrincipal per boundary
+	tA2APair     = 'y' // y + boundary + sender 0x00 receiver -> StatusCounts (JSON), at most MaxA2APairsPerPrincipal per boundary
 )
 
 // requestKey is the request index key of r: an unscoped request (logs
