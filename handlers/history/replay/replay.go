@@ -160,6 +160,10 @@ func compareEvent(recorded, got *domain.Event, payload []byte) string {
 		return fmt.Sprintf("decision %s, re-decided %s", recorded.Decided.Decision, got.Decided.Decision)
 	case recorded.Decided != nil && got.Decided != nil && recorded.Decided.Attestation != got.Decided.Attestation:
 		return "attestation differs"
+	case recorded.A2AVerdict != nil && got.A2AVerdict != nil && recorded.A2AVerdict.Status != got.A2AVerdict.Status:
+		return fmt.Sprintf("A2A verdict %s, re-decided %s", recorded.A2AVerdict.Status, got.A2AVerdict.Status)
+	case recorded.A2AVerdict != nil && got.A2AVerdict != nil && recorded.A2AVerdict.Attestation != got.A2AVerdict.Attestation:
+		return "A2A attestation differs"
 	}
 	return fmt.Sprintf("event differs:\n  recorded %s\n  decided  %s", payload, b)
 }
