@@ -7,6 +7,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/domain/a2a"
 	"github.com/agentgate/agentgate/domain/eventjson"
 	"github.com/agentgate/agentgate/handlers"
 	"github.com/agentgate/agentgate/projections"
@@ -94,5 +95,16 @@ func (w *world) count(ev *domain.Event) {
 		st.Rejected++
 	case domain.EvLogCheckpointed:
 		st.Checkpoints++
+	case domain.EvA2AVerdict:
+		switch ev.A2AVerdict.Status {
+		case a2a.StatusForwarded:
+			st.A2AForwarded++
+		case a2a.StatusBlocked:
+			st.A2ABlocked++
+		case a2a.StatusRateLimited:
+			st.A2ARateLimited++
+		}
+	case domain.EvA2ABoundaryChanged:
+		st.A2ABoundaryChanges++
 	}
 }

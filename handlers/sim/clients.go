@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/domain/a2a"
 	"github.com/agentgate/agentgate/handlers/command"
 )
 
@@ -25,6 +26,11 @@ type clients struct {
 	// that a daily cost over budget is the gate's fault) and resolutions.
 	open    []openAction
 	agentOf map[string]*agent
+	// a2aBurst are A2A messages of one pair queued to be sent next (a
+	// burst, so that the pair's bucket runs dry); a2aConfigured is set
+	// once the first A2A configuration was sent.
+	a2aBurst      []*domain.Command
+	a2aConfigured bool
 }
 
 type agent struct {
@@ -49,6 +55,18 @@ func (c *clients) next(w *world) *domain.Command {
 	r := w.r
 	tok := command.HashSecret(token)
 	cmd := &domain.Command{Request: domain.RequestID{Source: "sim", ID: fmt.Sprint("r", c.n)}}
+	if len(c.a2aBurst) > 0 {
+		m := c.a2aBurst[0]
+		c.a2aBurst = c.a2aBurst[1:]
+		cmd.Type, cmd.Principal, cmd.A2A = m.Type, m.Principal, m.A2A
+		c.sent = append(c.sent, cmd)
+		return cmd
+	}
+	if r.IntN(6) == 0 {
+		c.a2aCommand(w, cmd)
+		c.sent = append(c.sent, cmd)
+		return cmd
+	}
 	switch p := r.IntN(100); {
 	case len(c.agents) == 0 || p < 5:
 		tl := domain.TrustLevel(r.IntN(4))
@@ -147,5 +165,75 @@ func (c *clients) learn(cmd *domain.Command, ev *domain.Event) {
 		if len(c.open) > 64 {
 			c.open = c.open[len(c.open)-64:]
 		}
+	}
+}
+
+// a2aAgents are the agents of the simulated agent-to-agent traffic.
+var a2aAgents = []string{"a2a-0", "a2a-1", "a2a-2", "a2a-3", "a2a-4"}
+
+// a2aPayloads are payloads of each type, verified and not.
+var a2aPayloads = []struct {
+	typ     a2a.PayloadType
+	payload string
+}{
+	{a2a.PayloadGeneral, `{"message":"Hello!"}`},
+	{a2a.PayloadDataQuery, `{"query":"balance","account":7}`},
+	{a2a.PayloadFinancial, `{"data":{"claimed_total":150.00,"line_items":[{"amount":50.00,"quantity":2},{"amount":25.00,"quantity":2}]}}`},
+	{a2a.PayloadFinancial, `{"data":{"claimed_total":999.99,"line_items":[{"amount":50.00,"quantity":2}]}}`},
+	{a2a.PayloadLogic, `{"assertions":[{"claim":"budget_approved"},{"claim":"budget_approved","negated":true}]}`},
+	{a2a.PayloadLogic, `{"assertions":[{"claim":"in_stock"}]}`},
+	{a2a.PayloadCode, `{"code":"import subprocess as sp\nsp.run(['ls'])"}`},
+	{a2a.PayloadCode, `{"code":"total = sum(x for x in range(10))"}`},
+	{a2a.PayloadFinancial, `{"data":{"claimed_total":"NaN","line_items":[]}}`},
+}
+
+// a2aCommand makes cmd an agent-to-agent command: mostly a message (a
+// principal's or the admin's; a third of them a burst on one hot pair),
+// else a boundary change, now and then a new A2A configuration (small
+// buckets, so that pairs are rate limited and evicted as time passes; the
+// first one allows every agent not blocked).
+func (c *clients) a2aCommand(w *world, cmd *domain.Command) {
+	r := w.r
+	pick := func() string { return a2aAgents[r.IntN(len(a2aAgents))] }
+	cmd.Principal = "org_1"
+	if r.IntN(10) == 0 {
+		cmd.Principal = domain.AdminPrincipal
+	}
+	p := r.IntN(100)
+	if !c.a2aConfigured {
+		p = 99
+	}
+	switch {
+	case p < 25:
+		cmd.Type = domain.CmdA2AMessage
+		cmd.A2A = &a2a.Message{SenderAgentID: "a2a-0", ReceiverAgentID: "a2a-1", PayloadType: a2a.PayloadGeneral, Payload: json.RawMessage(`{"n":1}`)}
+		for range r.IntN(4) + 1 {
+			c.a2aBurst = append(c.a2aBurst, cmd)
+		}
+	case p < 70:
+		pl := a2aPayloads[r.IntN(len(a2aPayloads))]
+		cmd.Type = domain.CmdA2AMessage
+		cmd.A2A = &a2a.Message{SenderAgentID: pick(), ReceiverAgentID: pick(), PayloadType: pl.typ, Payload: json.RawMessage(pl.payload)}
+		if r.IntN(3) == 0 {
+			cmd.A2A.TraceID = fmt.Sprint("trace-", cmd.Request.ID)
+		}
+	case p < 95:
+		ops := []string{domain.A2AOpTrust, domain.A2AOpTrust, domain.A2AOpUntrust, domain.A2AOpBlock, domain.A2AOpUnblock,
+			domain.A2AOpBlockPair, domain.A2AOpUnblockPair}
+		ch := &domain.A2ABoundaryChange{Op: ops[r.IntN(len(ops))]}
+		if ch.Op == domain.A2AOpBlockPair || ch.Op == domain.A2AOpUnblockPair {
+			ch.Sender, ch.Receiver = pick(), pick()
+		} else {
+			ch.Agent = pick()
+		}
+		cmd.Type, cmd.A2ABoundary = domain.CmdA2ABoundary, ch
+	default:
+		cfg := domain.DefaultConfig()
+		a := domain.DefaultA2AConfig()
+		a.RatePerMinute, a.Burst, a.DefaultAllow = int64(r.IntN(6)+1), int64(r.IntN(4)+1), !c.a2aConfigured || r.IntN(3) > 0
+		a.BlockOnError = r.IntN(2) == 0
+		c.a2aConfigured = true
+		cfg.A2A = &a
+		cmd.Type, cmd.Principal, cmd.Configure = domain.CmdConfigure, domain.AdminPrincipal, &domain.Configure{Config: cfg}
 	}
 }

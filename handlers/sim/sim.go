@@ -86,6 +86,8 @@ type Stats struct {
 	// clients' commands make.
 	Approved, Denied, Pending, BudgetExceeded          int
 	Executed, Resolved, Expired, Rejected, Checkpoints int
+	// Agent-to-agent verdicts by status, and boundary changes.
+	A2AForwarded, A2ABlocked, A2ARateLimited, A2ABoundaryChanges int
 }
 
 // Run runs one simulation and returns its statistics, and a *Failure when
