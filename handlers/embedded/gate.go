@@ -36,8 +36,8 @@ type Options struct {
 	Logger *slog.Logger
 	// OnBatch observes committed batches (metrics).
 	OnBatch func(events []*domain.Event, appendDur time.Duration)
-	// Verifier runs the engines on verify_action commands (nil: the rules
-	// alone decide).
+	// Verifier runs the engines on verify_action commands and on A2A
+	// code and logic messages (nil: the rules and guards alone decide).
 	Verifier handlers.ActionVerifier
 	// Checkpoint is the log checkpoint policy (zero: every 1,000 events
 	// or 10 s).

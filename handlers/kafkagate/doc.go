@@ -16,8 +16,9 @@
 // batches whatever was answered while the previous flush was in flight.
 //
 // Engines. Config.Verifier runs the verification engines on every
-// verify_action before its decision (handlers.WorkerConfig.Verifier), as
-// in embedded mode. A qwed.verify request (QWED protocol v1.0; data = the body of
+// verify_action, and on every qwed.a2a.message of code or with a logic
+// dsl, before its decision (handlers.WorkerConfig.Verifier), as in
+// embedded mode. A qwed.verify request (QWED protocol v1.0; data = the body of
 // POST /verify, the API key in x-api-key, the protocol version in the
 // header qwed-protocol-version) is verified by Config.Engines off the
 // reading goroutine, recorded in the partition's log (its attestations

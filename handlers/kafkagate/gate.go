@@ -71,8 +71,9 @@ type Config struct {
 	// SessionTimeout of the group membership; 0 is 6 s.
 	SessionTimeout time.Duration
 	// Verifier runs the verification engines on verify_action commands
-	// (handlers.WorkerConfig.Verifier of every partition's worker); nil
-	// leaves those decisions to the rules alone.
+	// and on A2A code and logic messages (handlers.WorkerConfig.Verifier
+	// of every partition's worker); nil leaves those decisions to the
+	// rules and guards alone.
 	Verifier handlers.ActionVerifier
 	// Engines answer qwed.verify requests (QWED protocol v1.0) on every partition;
 	// nil is the built-in engines without a solver (the logic engine

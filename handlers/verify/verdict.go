@@ -16,7 +16,8 @@ import (
 // (the decision waits for it).
 const DefaultActionTimeout = 5 * time.Second
 
-// ActionVerifier runs the engines on verify_action commands: the gate's
+// ActionVerifier runs the engines on verify_action commands, and on the
+// action an A2A message is checked as (domain.A2AEngineAction): the gate's
 // worker attaches its verdicts before Decide (handlers.WorkerConfig).
 type ActionVerifier struct {
 	reg     *Registry
