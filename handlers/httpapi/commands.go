@@ -51,12 +51,34 @@ func approvalPath(r *http.Request) (command.Input, *apiError) {
 
 // write returns the handler of a command endpoint.
 func (a *api) write(ep *command.Endpoint, ids pathIDs) http.HandlerFunc {
+	return a.writeWith(ep, ids, writeOptions{})
+}
+
+// writeOptions adapt the handler of a command endpoint (writeWith).
+type writeOptions struct {
+	// maxBody bounds the body; 0 is Config.MaxBodyBytes.
+	maxBody int64
+	// admit, if set, is called once the credentials are known: a non-nil
+	// error is answered instead of building the command (it may set
+	// headers on w, such as Retry-After).
+	admit func(w http.ResponseWriter, c *call) *apiError
+	// answered, if set, is called with the recorded event before its
+	// answer is written (to set headers).
+	answered func(w http.ResponseWriter, ev *domain.Event)
+}
+
+// writeWith returns the handler of a command endpoint, adapted by o.
+func (a *api) writeWith(ep *command.Endpoint, ids pathIDs, o writeOptions) http.HandlerFunc {
+	maxBody := o.maxBody
+	if maxBody <= 0 {
+		maxBody = a.cfg.MaxBodyBytes
+	}
 	return func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		c := newCall(r)
 		buf := a.getBuf()
 		defer a.putBuf(buf)
-		e := readBody(w, r, a.cfg.MaxBodyBytes, buf)
+		e := readBody(w, r, maxBody, buf)
 		c.body = buf.Bytes()
 		if e != nil {
 			a.fail(ctx, w, c, e)
@@ -68,6 +90,9 @@ func (a *api) write(ep *command.Endpoint, ids pathIDs) http.HandlerFunc {
 			return
 		}
 		c.creds, e = a.credentials(r, ep.Auth() == command.AuthPrincipal, ep.Auth() == command.AuthAgent)
+		if e == nil && o.admit != nil {
+			e = o.admit(w, c)
+		}
 		if e != nil {
 			a.fail(ctx, w, c, e)
 			return
@@ -80,28 +105,31 @@ func (a *api) write(ep *command.Endpoint, ids pathIDs) http.HandlerFunc {
 			}
 		}
 		in.Body = c.body
-		status, body, e := a.run(ctx, ep, &in, c, id)
+		ev, status, body, e := a.run(ctx, ep, &in, c, id)
 		if e != nil {
 			a.fail(ctx, w, c, e)
 			return
+		}
+		if o.answered != nil {
+			o.answered(w, ev)
 		}
 		writeJSON(w, status, body)
 	}
 }
 
 // run builds the command of ep (command.HTTP), submits it and renders
-// its answer.
-func (a *api) run(ctx context.Context, ep *command.Endpoint, in *command.Input, c *call, id domain.RequestID) (int, []byte, *apiError) {
+// its answer: the recorded event, the status and the body.
+func (a *api) run(ctx context.Context, ep *command.Endpoint, in *command.Input, c *call, id domain.RequestID) (*domain.Event, int, []byte, *apiError) {
 	b, r := command.HTTP.Build(ep, in, &c.creds, id)
 	if r != nil {
-		return 0, nil, rejected(r)
+		return nil, 0, nil, rejected(r)
 	}
 	ev, e := a.submit(ctx, b.Command)
 	if e != nil {
-		return 0, nil, e
+		return nil, 0, nil, e
 	}
 	if !b.Same(ev) {
-		return 0, nil, reject(domain.CodeConflict, map[string]any{"request_id": id.ID},
+		return nil, 0, nil, reject(domain.CodeConflict, map[string]any{"request_id": id.ID},
 			"the request id %q was already used by a different request", id.ID)
 	}
 	if ev.Type != domain.EvCommandRejected {
@@ -111,9 +139,9 @@ func (a *api) run(ctx context.Context, ep *command.Endpoint, in *command.Input, 
 	status, body, err := b.Render(ev)
 	if err != nil {
 		a.log.Error("rendering the reply", "type", ev.Type, "seq", ev.Seq, "err", err)
-		return 0, nil, failure(domain.CodeInternal, "the decision was recorded at seq %d but could not be rendered", ev.Seq)
+		return nil, 0, nil, failure(domain.CodeInternal, "the decision was recorded at seq %d but could not be rendered", ev.Seq)
 	}
-	return status, body, nil
+	return ev, status, body, nil
 }
 
 // requestID returns the RequestID of an HTTP command.

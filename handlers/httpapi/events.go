@@ -72,13 +72,17 @@ func (a *api) event(w http.ResponseWriter, r *http.Request, c *call, ce cehttp.E
 		return e.status, e.body()
 	}
 	in := command.Input{Body: ce.Data, AgentID: ce.Subject}
-	status, body, e := a.run(ctx, ep, &in, c, domain.RequestID{Source: ce.Source, ID: ce.ID})
+	if ep == command.A2AMessage {
+		in.MaxPayload = int(a.a2aMaxPayload())
+	}
+	ev, status, body, e := a.run(ctx, ep, &in, c, domain.RequestID{Source: ce.Source, ID: ce.ID})
 	if e != nil {
 		if e.record {
 			a.record(ctx, c, e)
 		}
 		return e.status, e.body()
 	}
+	a2aRetryAfter(w, ev)
 	return status, body
 }
 

@@ -64,6 +64,11 @@ type gateOptions struct {
 	// is decided by the rules alone and no engine is consulted (the
 	// request-path benchmark measures the path without engine time).
 	noVerifier bool
+	// a2a is the gate's A2A configuration (nil: the defaults); its
+	// max_payload_size_bytes is also Config.A2AMaxPayloadBytes.
+	a2a *domain.A2AConfig
+	// a2aRate is Config.A2ARateLimit.
+	a2aRate RateLimit
 }
 
 // newTestGate opens a gate in t.TempDir(), runs its worker and serves the
@@ -83,6 +88,7 @@ func newTestGate(t testing.TB, opts gateOptions) *testGate {
 	// (serve runs it in engine workers); the other engines are left out,
 	// so the other action types are decided by the rules alone.
 	cfg := domain.DefaultConfig()
+	cfg.A2A = opts.a2a
 	sqlEngine, err := verify.NewRegistry(sql.New())
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +124,7 @@ func newTestGate(t testing.TB, opts gateOptions) *testGate {
 		Gate: g.Worker, Store: g.Store, AdminKeyHash: g.AdminKeyHash, JWKS: g.Keyring.JWKS,
 		Registry: reg, Logger: logger, Clock: clock.Now,
 		RequestTimeout: opts.requestTimeout, MaxBodyBytes: opts.maxBodyBytes, VerifyRateLimit: opts.verifyRate,
-		RefusalLimit: opts.refusals,
+		RefusalLimit: opts.refusals, A2AMaxPayloadBytes: cfg.A2ASettings().MaxPayloadSizeBytes, A2ARateLimit: opts.a2aRate,
 	})
 	srv := httptest.NewServer(h)
 	tg := &testGate{t: t, gate: g, srv: srv, client: srv.Client(), clock: clock, reg: reg}

@@ -132,6 +132,16 @@ type Config struct {
 	// RefusalLimit bounds refused requests per client address and overall
 	// on every endpoint (edge.go); the zero value sets no limit.
 	RefusalLimit RefusalLimit
+	// A2AMaxPayloadBytes is the gate's max_payload_size_bytes (QWED A2A):
+	// the body of POST /a2a/intercept is refused (413 QWED-REQ-004, before
+	// more of it is read) past it plus a2a.MaxEnvelopeBytes; 0 is
+	// a2a.DefaultMaxPayloadBytes.
+	A2AMaxPayloadBytes int64
+	// A2ARateLimit bounds POST /a2a/intercept per credential (a
+	// principal's API key, an agent token) and overall, before the
+	// message is decided (the trust boundary's own token bucket per
+	// agent pair is a decision, recorded); the zero value sets no limit.
+	A2ARateLimit RateLimit
 }
 
 // api is the handler New returns.
@@ -150,6 +160,8 @@ type api struct {
 	// principal): one tenant holds at most reportShare of them.
 	renderMu  sync.Mutex
 	rendering map[string]int
+	// a2aLimiter is the A2A edge limit (Config.A2ARateLimit); nil: none.
+	a2aLimiter *limiter
 }
 
 // New returns the HTTP API over cfg.Gate and cfg.Store. It panics when
@@ -187,6 +199,9 @@ func New(cfg Config) http.Handler {
 	if cfg.RefusalLimit.enabled() {
 		a.refusals = newRefusalLimiter(cfg.RefusalLimit, cfg.Clock())
 	}
+	if cfg.A2ARateLimit.enabled() {
+		a.a2aLimiter = newLimiter(cfg.A2ARateLimit, cfg.Clock())
+	}
 	a.routes()
 	return a
 }
@@ -219,6 +234,7 @@ func (a *api) routes() {
 	a.handle("POST /events", a.events)
 	a.handle("POST /verify", a.postVerify)
 	a.handle("GET /engines", a.getEngines)
+	a.a2aRoutes()
 	a.handle("GET /.well-known/jwks.json", a.jwks)
 	a.handle("GET /healthz", a.healthz)
 	a.handle("GET /metrics", a.m.handler.ServeHTTP)

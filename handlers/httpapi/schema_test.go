@@ -51,6 +51,13 @@ var commandRoutes = map[string]commandRoute{
 	"DELETE /agents/{id}/token":                  {domain.CmdRevokeAgentToken, "empty"},
 	"POST /approvals/{id}/approve":               {domain.CmdResolveApproval, "approval-decision"},
 	"POST /approvals/{id}/deny":                  {domain.CmdResolveApproval, "approval-decision"},
+	"POST /a2a/intercept":                        {domain.CmdA2AMessage, "a2a-message"},
+	"POST /a2a/boundary/trust/{agent}":           {domain.CmdA2ABoundary, "empty"},
+	"DELETE /a2a/boundary/trust/{agent}":         {domain.CmdA2ABoundary, "empty"},
+	"POST /a2a/boundary/block/{agent}":           {domain.CmdA2ABoundary, "empty"},
+	"DELETE /a2a/boundary/block/{agent}":         {domain.CmdA2ABoundary, "empty"},
+	"POST /a2a/boundary/block-pair":              {domain.CmdA2ABoundary, "a2a-pair"},
+	"DELETE /a2a/boundary/block-pair":            {domain.CmdA2ABoundary, "a2a-pair"},
 }
 
 // commandMux tells a request's command route (its pattern) by the
