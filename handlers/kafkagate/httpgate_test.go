@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentgate/agentgate/handlers/attest"
 	"github.com/agentgate/agentgate/handlers/command"
+	"github.com/agentgate/agentgate/handlers/embedded/gatetest"
 	"github.com/agentgate/agentgate/handlers/history/report"
 	"github.com/agentgate/agentgate/handlers/httpapi"
 	"github.com/agentgate/agentgate/handlers/kafkagate"
@@ -77,7 +78,19 @@ func startHTTPOverKafkaPolling(t testing.TB, brokers []string, lg *logs, reg *ve
 // raw answers method path with its status and body as they are.
 func (h *httpOverKafka) raw(t *testing.T, method, path string, hdr map[string]string) (int, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(method, h.url+path, nil)
+	a := h.send(t, method, path, hdr, "")
+	return a.Status, a.Body
+}
+
+// send sends method path with the headers and body ("": none) and
+// returns the answer as it is.
+func (h *httpOverKafka) send(t testing.TB, method, path string, hdr map[string]string, body string) gatetest.Answer {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, h.url+path, rd)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +106,7 @@ func (h *httpOverKafka) raw(t *testing.T, method, path string, hdr map[string]st
 	if err != nil {
 		t.Fatal(err)
 	}
-	return resp.StatusCode, b
+	return gatetest.Answer{Status: resp.StatusCode, Header: resp.Header, Body: b}
 }
 
 func (h *httpOverKafka) do(t *testing.T, method, path string, hdr map[string]string, body string) (int, map[string]any) {

@@ -43,10 +43,15 @@ const (
 func PartitionFor(key string, n int) int32 { return kafkaout.PartitionFor(key, n) }
 
 // RouteKey returns the Kafka key of a command: its agent, the agent a
-// registration mints, or "" when the command is about no single agent.
+// registration mints, the sender of an A2A message (the partition that
+// holds the token bucket of its pairs and, when an agent token sends it,
+// that agent), or "" when the command is about no single agent.
 func RouteKey(cmd *domain.Command) string {
-	if cmd.Type == domain.CmdRegisterAgent {
+	switch {
+	case cmd.Type == domain.CmdRegisterAgent:
 		return domain.AgentIDFor(cmd.Request)
+	case cmd.Type == domain.CmdA2AMessage && cmd.A2A != nil:
+		return cmd.A2A.SenderAgentID
 	}
 	return cmd.AgentID
 }
