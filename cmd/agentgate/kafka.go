@@ -165,6 +165,7 @@ func serveKafka(k *kafkaFlags, z3 *z3Flags, eng *engineFlags, rate *rateFlags, d
 		Gate: hg, Store: reads.Store(), Verify: qwed,
 		AdminKeyHash: adminHash, JWKS: kr.JWKS, Registry: reg, Logger: log, Clock: time.Now, RequestTimeout: k.timeout,
 		VerifyRateLimit: rate.limit(), RefusalLimit: rate.refusalLimit(), // per instance
+		A2ARateLimit: rate.a2aLimit(), A2AMaxPayloadBytes: cfg.A2ASettings().MaxPayloadSizeBytes,
 		// Compliance reports and time travel read the agent's events
 		// partition.
 		History:      kafkagate.PartitionHistory(n, openLog),

@@ -194,6 +194,7 @@ func serveCmd() *cobra.Command {
 				JWKS: g.Keyring.JWKS, Registry: reg, Logger: log, Clock: time.Now, Verify: qwed, Log: g.Log,
 				SignTreeHead:    func(c attest.TreeHeadClaims) (string, error) { return g.Keyring.SignTreeHead(g.NodeID, c) },
 				VerifyRateLimit: rateOpts.limit(), RefusalLimit: rateOpts.refusalLimit(),
+				A2ARateLimit: rateOpts.a2aLimit(), A2AMaxPayloadBytes: cfg.A2ASettings().MaxPayloadSizeBytes,
 			})
 			srv := httpapi.NewServer(addr, h)
 			serr := make(chan error, 1)

@@ -50,10 +50,13 @@ func readmeBlock(t *testing.T, after string, set map[string]string) string {
 }
 
 // tourScript extracts the README's five-minute tour: the sh block after
-// "In another terminal", with ADMIN and GATE set to the test's server.
+// "In another terminal", with ADMIN and GATE set to the test's server,
+// followed by the block of "A2A over HTTP", which runs in the same
+// terminal.
 func tourScript(t *testing.T, admin, gate string) string {
 	t.Helper()
-	return readmeBlock(t, "In another terminal", map[string]string{"ADMIN=": admin, "GATE=": gate})
+	return readmeBlock(t, "In another terminal", map[string]string{"ADMIN=": admin, "GATE=": gate}) +
+		readmeBlock(t, "### A2A over HTTP", nil)
 }
 
 // tourSteps are what each step of the tour promises, as patterns of its
@@ -77,6 +80,11 @@ var tourSteps = []struct{ what, pattern string }{
 	// (real dates, not 1970-01-01 to 9999-12-31 or the last 30 days).
 	{"8. the report covers the agent's days", `(?m)^bundle: agent agent_\S+, 20\d\d-\d\d-\d\dT00:00:00Z to 20\d\d-\d\d-\d\dT00:00:00Z, produced at seq \d+$`},
 	{"8. the bundle verifies offline", `(?m)^INTACT$`},
+	// Issue 13: "A2A over HTTP".
+	{"A2A: the agents are trusted", `(?s)"op":"trust".*"op":"trust"`},
+	{"A2A 1. the seed's financial message is forwarded by finance_guard", `(?s)"status": "forwarded",\s*"engine_used": "finance_guard",\s*"trace_id": "demo_001"`},
+	{"A2A 2. claiming 999.99 is blocked with the seed's message", `\{"status":"blocked","reason":"Mathematical hallucination detected: claimed_total=999.99, computed_total=150.00"\}`},
+	{"A2A 3. the verdict's attestation verifies offline", `(?m)^VALID\n\{\s*"iss":\s*"did:qwed:a2a:`},
 }
 
 // runTour runs the tour as the README says: from the repository root, in
