@@ -270,6 +270,11 @@ func TestA2ARateLimit(t *testing.T) {
 	if v := verdictOf(t, g.exec(a2aMsg("b", "a", a2a.PayloadGeneral, `{}`))); v.Status != a2a.StatusForwarded {
 		t.Fatalf("other pair: %+v", v)
 	}
+	other := a2aMsg("a", "b", a2a.PayloadGeneral, `{}`)
+	other.Principal = "org_2"
+	if v := verdictOf(t, g.exec(other)); v.Status != a2a.StatusForwarded || v.Boundary != "org_2" {
+		t.Fatalf("the same pair in another tenant's boundary: %+v", v)
+	}
 	g.now = g.now.Add(9 * time.Second)
 	if v := verdictOf(t, send()); v.Status != a2a.StatusRateLimited || v.RetryAfterMs != 1000 {
 		t.Fatalf("after 9s: %+v", v)
@@ -281,7 +286,7 @@ func TestA2ARateLimit(t *testing.T) {
 	// Idle and full again: the pair's bucket is evicted at the next event.
 	g.now = g.now.Add(5 * time.Minute)
 	pair := A2APair{Boundary: "org_1", A2AAgents: A2AAgents{Sender: "a", Receiver: "b"}}
-	if got := g.s.A2AEvictions(g.now); len(got) != 2 {
+	if got := g.s.A2AEvictions(g.now); len(got) != 3 {
 		t.Fatalf("evictable %v", got)
 	}
 	g.exec(boundary("org_1", A2AOpTrust, "z", "", ""))

@@ -17,7 +17,8 @@ import (
 // transport's path (command.A2AMessage), the configured allowlist and
 // bucket, a pair blocked over the boundary route, answers rendered with
 // their statuses. A restart under the same configuration records no new
-// configuration; replay --verify re-decides the log byte for byte.
+// configuration and keeps the boundary and the buckets (restored from the
+// projections); replay --verify re-decides the log byte for byte.
 func TestA2AEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	clock := gatetest.NewClock(time.Date(2026, 11, 26, 5, 0, 0, 0, time.UTC))
@@ -81,6 +82,16 @@ func TestA2AEndToEnd(t *testing.T) {
 	}
 	if configured != 1 {
 		t.Fatalf("%d gate.configured events: the restart under the same configuration recorded it again", configured)
+	}
+	if status, _, retry := do(command.A2AMessage, msg("agent-A", "agent-B")); status != 429 || retry != "30" {
+		t.Fatalf("the bucket did not survive the restart: %d %q", status, retry)
+	}
+	if _, body, _ := do(command.A2AMessage, msg("agent-C", "agent-B")); !strings.Contains(body, "pair 'agent-C' -\\u003e 'agent-B' is blocked") {
+		t.Fatalf("the boundary did not survive the restart: %s", body)
+	}
+	clock.Advance(30 * time.Second)
+	if status, _, _ := do(command.A2AMessage, msg("agent-A", "agent-B")); status != 200 {
+		t.Fatalf("the bucket did not refill: %d", status)
 	}
 	rep, err := replay.Replay(context.Background(), g.Log, g.Store, true, g.Keyring.SignerFor(g.NodeID))
 	if err != nil || !rep.OK() {
