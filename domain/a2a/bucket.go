@@ -81,19 +81,23 @@ func (b *Bucket) refill(now, rate int64) {
 // Take refills the bucket to now (the decision time, Env.Now; never a
 // clock) at ratePerMinute tokens a minute, up to burst tokens, then takes
 // one token: ok when there was one. Otherwise the bucket is left as
-// refilled and retryAfter is how long until a token is back (at least one
-// nanosecond). rate and burst are clamped to [1, MaxRatePerMinute] and
+// refilled and retryAfter is how long from now until a token is back (at
+// least one nanosecond; exact: a Take at now+retryAfter succeeds, one a
+// nanosecond earlier does not). rate and burst are clamped to [1, MaxRatePerMinute] and
 // [1, MaxBurst]. Integer arithmetic only; Take never panics.
 func (b *Bucket) Take(now time.Time, ratePerMinute, burst int64) (ok bool, retryAfter time.Duration) {
 	rate, burst := clampRate(ratePerMinute, burst)
-	b.refill(now.UnixNano(), rate)
+	n := now.UnixNano()
+	b.refill(n, rate)
 	capacity := burst * TokenUnit
 	if b.Spent+TokenUnit <= capacity {
 		b.Spent += TokenUnit
 		return true, 0
 	}
+	// Tokens come back from Last on, which is later than now when now
+	// ran backwards.
 	deficit := b.Spent + TokenUnit - capacity
-	wait := (deficit + rate - 1) / rate
+	wait := (deficit+rate-1)/rate + max(b.Last-n, 0)
 	return false, time.Duration(max(wait, 1))
 }
 

@@ -416,8 +416,9 @@ func TestTrustBoundary_TokenBucket(t *testing.T) {
 	if ok, _ := b.Take(t0.Add(time.Second), 60, 60); !ok {
 		t.Fatal("take after 1s refused")
 	}
-	// A time before the last refill mints nothing and does not panic.
-	if ok, retry := b.Take(t0, 60, 60); ok || retry != time.Second {
+	// A time before the last refill mints nothing and does not panic;
+	// the retry counts from then (1 s back, then 1 s for the token).
+	if ok, retry := b.Take(t0, 60, 60); ok || retry != 2*time.Second {
 		t.Fatalf("take in the past = %v, %v", ok, retry)
 	}
 	if b.Last != t0.Add(time.Second).UnixNano() {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unicode"
 
 	"github.com/cockroachdb/apd/v3"
@@ -238,6 +239,58 @@ func FuzzCodeGuard(f *testing.F) {
 		if ascii {
 			if u := CodeGuard(strings.ToUpper(code)); !slices.Equal(u.Patterns, r.Patterns) {
 				t.Fatalf("upper case: %v, lower: %v", u.Patterns, r.Patterns)
+			}
+		}
+	})
+}
+
+// FuzzBucket checks the token bucket against its contract over a run of
+// takes: from a full bucket, the takes granted by a time never exceed the
+// burst plus what the rate refilled since the first take (exactly, in
+// TokenUnit units); a refusal's retry after is exact (a take a
+// nanosecond earlier is refused, one then is granted); time running
+// backwards mints nothing.
+func FuzzBucket(f *testing.F) {
+	f.Add(int64(60), int64(60), []byte{0, 0, 0, 1, 255, 3, 0, 0})
+	f.Add(int64(7), int64(1), []byte{9, 9, 9, 200, 0, 100})
+	f.Add(int64(0), int64(-3), []byte{1, 2, 3})
+	f.Add(int64(1_000_000), int64(1_000_000), []byte{0, 0, 0})
+	f.Fuzz(func(t *testing.T, rate, burst int64, steps []byte) {
+		r, bu := clampRate(rate, burst)
+		t0 := time.Date(2026, 3, 26, 0, 0, 0, 0, time.UTC)
+		now, first := t0, t0
+		var b Bucket
+		granted := int64(0)
+		for i, step := range steps {
+			// A step moves the time by step² milliseconds; every 7th
+			// step moves it back.
+			d := time.Duration(step) * time.Duration(step) * time.Millisecond
+			if i%7 == 6 {
+				d = -d
+			}
+			now = now.Add(d)
+			before := b
+			ok, wait := b.Take(now, rate, burst)
+			if b.Last < before.Last {
+				t.Fatalf("Last moved back from %d to %d", before.Last, b.Last)
+			}
+			if !ok {
+				if wait <= 0 || b.Spent != max(before.Spent-max(now.UnixNano()-before.Last, 0)*r, 0) && now.UnixNano() > before.Last {
+					t.Fatalf("refusal: wait %v, bucket %+v from %+v", wait, b, before)
+				}
+				early, on := b, b
+				if ok, _ := early.Take(now.Add(wait-1), rate, burst); ok && wait > 1 {
+					t.Fatalf("a token back before the retry after %v", wait)
+				}
+				if ok, _ := on.Take(now.Add(wait), rate, burst); !ok {
+					t.Fatalf("no token back after the retry after %v", wait)
+				}
+				continue
+			}
+			granted++
+			elapsed := max(time.Unix(0, b.Last).Sub(first), 0)
+			if granted*TokenUnit > bu*TokenUnit+r*int64(elapsed) {
+				t.Fatalf("%d takes granted in %v at %d/min, burst %d", granted, elapsed, r, bu)
 			}
 		}
 	})
