@@ -66,6 +66,7 @@ func FuzzParsePython(f *testing.F) {
 		"x = 'lave'[::-1]\nglobals()[x](y)", "f'{a}{b!r:>10}'", "print((1)", "'\\x4", "exec(\"exec('1')\")",
 		"from os import *\nsystem(chr(105) + chr(100))", "s = ''.join(map(chr, [101, 118]))",
 		"ж = 'é\U0010FFFD'\nexec(ж)", "f'{\u3000x}'", "\ufeffprint(1)", "#\u2028\nx = 0x\U0001F600",
+		"import subprocess as sp, importlib.metadata", "from importlib import import_module as im\nim('os')", "__import__('json')",
 	} {
 		f.Add(s)
 	}
@@ -79,6 +80,7 @@ func FuzzParseJavaScript(f *testing.F) {
 		"''.constructor.constructor('x')()", "`${a}${'b'}`", "import * as cp from 'node:child_process'",
 		"'lave'.split('').reverse().join('')", "function f( {",
 		"let ж = `${'\U0010FFFD'}`\u2028eval(ж)", "x = /\u00e9\U0001F600/u", "<div>\u3000</div>",
+		"module.require('vm')", "await import('node:child_process')",
 	} {
 		f.Add(s)
 	}
