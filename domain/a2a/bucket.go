@@ -1,13 +1,9 @@
 package a2a
 
-import (
-	"fmt"
-	"time"
-)
+import "time"
 
-// The bounds of a token bucket's configuration: Take clamps rate and
-// burst into them, and the configuration refuses values outside them
-// (CheckRate).
+// The bounds of a token bucket's rate and burst: Take clamps them into
+// [1, Max] (the gate's configuration refuses values outside them).
 const (
 	// MaxRatePerMinute bounds the refill rate of a pair's bucket.
 	MaxRatePerMinute = 1_000_000
@@ -41,18 +37,6 @@ type Bucket struct {
 // clampRate bounds rate and burst to [1, Max].
 func clampRate(rate, burst int64) (int64, int64) {
 	return min(max(rate, 1), MaxRatePerMinute), min(max(burst, 1), MaxBurst)
-}
-
-// CheckRate reports whether a configuration's rate per minute and burst
-// are within [1, MaxRatePerMinute] and [1, MaxBurst].
-func CheckRate(ratePerMinute, burst int64) error {
-	if ratePerMinute < 1 || ratePerMinute > MaxRatePerMinute {
-		return fmt.Errorf("checking rate_per_minute %d: it must be 1 to %d", ratePerMinute, MaxRatePerMinute)
-	}
-	if burst < 1 || burst > MaxBurst {
-		return fmt.Errorf("checking burst %d: it must be 1 to %d", burst, MaxBurst)
-	}
-	return nil
 }
 
 // refill credits the bucket for the time from Last to now at rate tokens

@@ -458,9 +458,6 @@ func TestTrustBoundary_BucketRates(t *testing.T) {
 		}
 		b.Take(t0, rb[0], rb[1])
 	}
-	if CheckRate(60, 60) != nil || CheckRate(0, 60) == nil || CheckRate(60, MaxBurst+1) == nil {
-		t.Fatal("CheckRate bounds")
-	}
 }
 
 func TestTrustBoundary_BucketIdle(t *testing.T) {
