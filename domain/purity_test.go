@@ -103,7 +103,6 @@ var pureImports = []pureImport{
 	{"github.com/agentgate/agentgate/domain/jcs", []string{".", "a2a"}, "canonical JSON of digests"},
 	{"github.com/agentgate/agentgate/domain/a2a", []string{".", "eventjson"}, "the AgentMessage, its guards and token bucket"},
 	{"github.com/agentgate/agentgate/domain/strictjson", []string{"a2a"}, "strict decoding of the AgentMessage"},
-	{"regexp", []string{"a2a"}, "code_guard's patterns, compiled once"},
 	{"golang.org/x/text/unicode/norm", []string{"a2a"}, "code_guard's normalization of the code it scans"},
 	{"github.com/agentgate/agentgate/domain/engines", append([]string{".", "eventjson"}, engineDirs[1:]...), "the engine interface and outcome types"},
 	{"github.com/agentgate/agentgate/domain/engines/math", []string{"engines/reasoning"}, "reasoning's arithmetic steps"},
