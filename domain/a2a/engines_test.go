@@ -195,6 +195,7 @@ func TestEngines_LogicContradiction(t *testing.T) {
 
 func TestEngines_LogicForwarded(t *testing.T) {
 	for payload, reason := range map[string]string{
+		`{"assertions":[{"claim":"\ufffd \ud83d\ude00 \u00e9"}]}`: "No contradictions found in assertions",
 		`{}`:                  "No assertions to verify",
 		`{"assertions":null}`: "No assertions to verify",
 		`{"assertions":[]}`:   "No assertions to verify",
@@ -215,6 +216,9 @@ func TestEngines_LogicRefusals(t *testing.T) {
 		{`{"assertions":[{"claim":"a","negated":"yes"}]}`, CodeInvalidRequest, "payload.assertions[0].negated", "must be a boolean"},
 		{`{"assertions":[{"claim":"a","claim":"b"}]}`, CodeInvalidRequest, "payload.assertions[0].claim", "repeats"},
 		{`{"assertions":[{"claim":"\ud800"}]}`, CodeInvalidRequest, "payload.assertions[0].claim", "surrogate"},
+		{`{"assertions":[{"claim":"a\udc00b"}]}`, CodeInvalidRequest, "payload.assertions[0].claim", "surrogate"},
+		{`{"assertions":[{"claim":"\ud800\u0041"}]}`, CodeInvalidRequest, "payload.assertions[0].claim", "surrogate"},
+		{`{"assertions":[{"claim":"x\ud83d"}]}`, CodeInvalidRequest, "payload.assertions[0].claim", "surrogate"},
 		{`{"assertions":[{"claim":"` + strings.Repeat("c", MaxClaimBytes+1) + `"}]}`, CodeTooLong, "payload.assertions[0].claim", "bytes"},
 		{`{"dsl":7}`, CodeInvalidRequest, "payload.dsl", "must be a string"},
 		{`{"dsl":"` + strings.Repeat("d", MaxDSLBytes+1) + `"}`, CodeTooLong, "payload.dsl", "bytes"},

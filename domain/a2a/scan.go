@@ -211,16 +211,62 @@ func (s *scanner) text(raw []byte, esc bool, field string) (string, bool) {
 	// raw sits between two quotes in s.p.
 	off := cap(s.p[:0]) - cap(raw)
 	quoted := s.p[off-1 : off+len(raw)+1]
+	if !utf8.Valid(raw) || unpairedSurrogate(raw) {
+		return "", s.fail(problem(CodeInvalidRequest, field, field+" holds invalid UTF-8 or an unpaired surrogate escape"))
+	}
 	var v string
-	if err := json.Unmarshal(quoted, &v); err != nil || !utf8.Valid(raw) {
+	if err := json.Unmarshal(quoted, &v); err != nil {
 		return "", s.fail(problem(CodeInvalidRequest, field, field+" is not a valid JSON string"))
 	}
-	for _, r := range v {
-		if r == utf8.RuneError {
-			return "", s.fail(problem(CodeInvalidRequest, field, field+" holds invalid UTF-8 or an unpaired surrogate escape"))
+	return v, true
+}
+
+// unpairedSurrogate reports whether the escapes of a string's raw content
+// (its syntax checked) hold a UTF-16 surrogate that is not half of a
+// pair: encoding/json would read it as U+FFFD, so two different texts
+// would read alike.
+func unpairedSurrogate(raw []byte) bool {
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' {
+			continue
+		}
+		if raw[i+1] != 'u' {
+			i++
+			continue
+		}
+		r := hex4(raw[i+2 : i+6])
+		i += 5
+		switch {
+		case 0xDC00 <= r && r <= 0xDFFF:
+			return true
+		case 0xD800 <= r && r <= 0xDBFF:
+			if i+6 >= len(raw) || raw[i+1] != '\\' || raw[i+2] != 'u' {
+				return true
+			}
+			if lo := hex4(raw[i+3 : i+7]); lo < 0xDC00 || lo > 0xDFFF {
+				return true
+			}
+			i += 6
 		}
 	}
-	return v, true
+	return false
+}
+
+// hex4 is the value of four hex digits (checked by str).
+func hex4(b []byte) rune {
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case c <= '9':
+			c -= '0'
+		case c >= 'a':
+			c -= 'a' - 10
+		default:
+			c -= 'A' - 10
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
 }
 
 // nameIs reports whether a member's raw name is want (escapes decoded).
