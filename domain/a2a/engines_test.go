@@ -481,3 +481,34 @@ func TestTrustBoundary_BucketIdle(t *testing.T) {
 		t.Fatal("the zero Bucket is not full")
 	}
 }
+
+// Digests computed at once on several goroutines (the pooled scratch
+// buffers are shared) equal the ones computed one by one.
+func TestPayloadDigest_Concurrent(t *testing.T) {
+	payloads := make([][]byte, 16)
+	want := make([]string, len(payloads))
+	for i := range payloads {
+		payloads[i] = fmt.Appendf(nil, `{"i":%d,"pad":"%s"}`, i, strings.Repeat("x", i*4000))
+		want[i], _ = PayloadDigest(payloads[i])
+	}
+	errs := make(chan string, len(payloads)*8)
+	done := make(chan struct{})
+	for g := range 8 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for k := range payloads {
+				i := (k + g) % len(payloads)
+				if got, _ := PayloadDigest(payloads[i]); got != want[i] {
+					errs <- fmt.Sprintf("payload %d: %s, want %s", i, got, want[i])
+				}
+			}
+		}()
+	}
+	for range 8 {
+		<-done
+	}
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+}
