@@ -18,15 +18,7 @@ import (
 // batch. Deciding the events is outside the timer. The figure is events/s.
 func BenchmarkApply(b *testing.B) {
 	const agents, batch = 16, 256
-	s, err := OpenWith(b.TempDir(), Options{})
-	if err != nil {
-		b.Fatalf("opening store: %v", err)
-	}
-	defer func() {
-		if err := s.Close(); err != nil {
-			b.Errorf("closing store: %v", err)
-		}
-	}()
+	s := benchStore(b)
 	st := domain.NewState()
 	now := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
 	var seq uint64
@@ -99,15 +91,7 @@ func BenchmarkApply(b *testing.B) {
 // boundary and each pair read and written). The figure is events/s.
 func BenchmarkApplyA2A(b *testing.B) {
 	const batch, pairs = 256, 64
-	s, err := OpenWith(b.TempDir(), Options{})
-	if err != nil {
-		b.Fatalf("opening store: %v", err)
-	}
-	defer func() {
-		if err := s.Close(); err != nil {
-			b.Errorf("closing store: %v", err)
-		}
-	}()
+	s := benchStore(b)
 	st := domain.NewState()
 	cfg := domain.DefaultConfig()
 	c := domain.DefaultA2AConfig()
@@ -151,4 +135,20 @@ func BenchmarkApplyA2A(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N*batch)/b.Elapsed().Seconds(), "events/s")
+}
+
+// benchStore opens a store in b's temporary directory, closed when the
+// benchmark ends.
+func benchStore(b *testing.B) *Store {
+	b.Helper()
+	s, err := OpenWith(b.TempDir(), Options{})
+	if err != nil {
+		b.Fatalf("opening store: %v", err)
+	}
+	b.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			b.Errorf("closing store: %v", err)
+		}
+	})
+	return s
 }

@@ -1,16 +1,12 @@
 package replay_test
 
 import (
-	"context"
 	"maps"
 	"path/filepath"
 	"testing"
 
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/domain/eventjson"
-	"github.com/agentgate/agentgate/handlers/history/replay"
-	"github.com/agentgate/agentgate/streams"
-	"github.com/agentgate/agentgate/streams/pebblelog"
 )
 
 // frozenA2ALog is the log of an embedded gate deciding A2A boundary
@@ -25,36 +21,7 @@ const frozenA2ALog = "testdata/log-a2a"
 // gate's restarts, shadow mode) and rebuilds projections equal to the
 // frozen store key by key (boundaries, buckets, counters).
 func TestReplayVerifyReproducesTheA2ALog(t *testing.T) {
-	ctx := context.Background()
-	dir := t.TempDir()
-	recs := readFrozenLog(t, filepath.Join(frozenA2ALog, "log.jsonl"))
-	log, err := pebblelog.Open(filepath.Join(dir, "log"), pebblelog.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer log.Close()
-	if err := log.Append(ctx, recs); err != nil {
-		t.Fatalf("appending the frozen records: %v", err)
-	}
-	if err := streams.VerifyChain(ctx, log, 1); err != nil {
-		t.Fatalf("the frozen log does not chain: %v", err)
-	}
-	live := openFrozenStore(t, filepath.Join(frozenA2ALog, "state.jsonl"), filepath.Join(dir, "state"))
-	defer live.Close()
-	kr := openFrozenKeyring(t, frozenA2ALog, dir)
-	rep, err := replay.Replay(ctx, log, live, true, kr.SignerFor(frozenNodeID(t, frozenA2ALog)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rep.ProjectionDiff != "" {
-		t.Errorf("projections rebuilt from the log differ from those the gate wrote: %s", rep.ProjectionDiff)
-	}
-	for _, m := range rep.Mismatches {
-		t.Errorf("re-deciding: %s", m)
-	}
-	if rep.Events != len(recs) || rep.Redecided != 59 {
-		t.Errorf("replayed %d events and re-decided %d commands, want %d and 59", rep.Events, rep.Redecided, len(recs))
-	}
+	replayFrozen(t, frozenA2ALog, 59)
 }
 
 // TestFrozenA2ALogCoversEveryOutcome pins what the frozen A2A log holds,

@@ -43,10 +43,20 @@ const frozenLog = "testdata/log-7d57834"
 // bytes. A change to the decision rules, the event codec, the fold or the
 // projections that alters what an existing input produces fails here.
 func TestReplayVerifyReproducesTheLogOf7d57834(t *testing.T) {
+	replayFrozen(t, frozenLog, 316)
+}
+
+// replayFrozen appends the frozen records of fixture, as stored, to a
+// fresh Pebble log, opens the frozen projection store as the live store
+// and the frozen keys, and runs the real Replay with verification: it
+// must rebuild projections equal to the store key by key, re-decide each
+// of the commands (there must be redecided of them) and re-sign each
+// checkpoint to the recorded bytes.
+func replayFrozen(t *testing.T, fixture string, redecided int) {
+	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
-
-	recs := readFrozenLog(t, filepath.Join(frozenLog, "log.jsonl"))
+	recs := readFrozenLog(t, filepath.Join(fixture, "log.jsonl"))
 	log, err := pebblelog.Open(filepath.Join(dir, "log"), pebblelog.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -59,21 +69,21 @@ func TestReplayVerifyReproducesTheLogOf7d57834(t *testing.T) {
 		t.Fatalf("the frozen log does not chain: %v", err)
 	}
 
-	live := openFrozenStore(t, filepath.Join(frozenLog, "state.jsonl"), filepath.Join(dir, "state"))
+	live := openFrozenStore(t, filepath.Join(fixture, "state.jsonl"), filepath.Join(dir, "state"))
 	defer live.Close()
-	kr := openFrozenKeyring(t, frozenLog, dir)
-	rep, err := replay.Replay(ctx, log, live, true, kr.SignerFor(frozenNodeID(t, frozenLog)))
+	kr := openFrozenKeyring(t, fixture, dir)
+	rep, err := replay.Replay(ctx, log, live, true, kr.SignerFor(frozenNodeID(t, fixture)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rep.ProjectionDiff != "" {
-		t.Errorf("projections rebuilt from the log differ from those the gate of 7d57834 wrote: %s", rep.ProjectionDiff)
+		t.Errorf("projections rebuilt from the log differ from those the gate of %s wrote: %s", fixture, rep.ProjectionDiff)
 	}
 	for _, m := range rep.Mismatches {
 		t.Errorf("re-deciding: %s", m)
 	}
-	if rep.Events != len(recs) || rep.Redecided != 316 {
-		t.Errorf("replayed %d events and re-decided %d commands, want %d and 316", rep.Events, rep.Redecided, len(recs))
+	if rep.Events != len(recs) || rep.Redecided != redecided {
+		t.Errorf("replayed %d events and re-decided %d commands, want %d and %d", rep.Events, rep.Redecided, len(recs), redecided)
 	}
 }
 

@@ -3,8 +3,6 @@ package report_test
 import (
 	"bytes"
 	"encoding/json"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -120,15 +118,7 @@ func TestComplianceReportCountsA2AVerdicts(t *testing.T) {
 			t.Errorf("the CSV lacks %s", s)
 		}
 	}
-	file := filepath.Join(t.TempDir(), "r.pdf")
-	if err := os.WriteFile(file, pdf, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command("pdftotext", "-layout", file, "-").CombinedOutput()
-	if err != nil {
-		t.Fatalf("pdftotext: %v\n%s", err, out)
-	}
-	text := string(out)
+	text := pdfText(t, pdf, filepath.Join(t.TempDir(), "r.pdf"))
 	for _, s := range []string{"Agent-to-agent messages (QWED A2A)", "Rate limited", "finance_guard", "code_guard", "trust_boundary", "r3"} {
 		if !strings.Contains(text, s) {
 			t.Errorf("the PDF text lacks %q", s)

@@ -266,14 +266,7 @@ func TestComplianceReportPDFReadsBack(t *testing.T) {
 	_, _, pdf := renderAll(t, rep)
 	dir := t.TempDir()
 	file := filepath.Join(dir, "r.pdf")
-	if err := os.WriteFile(file, pdf, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command("pdftotext", "-layout", file, "-").CombinedOutput()
-	if err != nil {
-		t.Fatalf("pdftotext: %v\n%s", err, out)
-	}
-	text := string(out)
+	text := pdfText(t, pdf, file)
 	for _, s := range []string{
 		"Compliance report", h.a, "org_1", "bot-a", "2026-11-01 00:00:00Z", "2026-11-03 00:00:00Z",
 		"Signed checkpoint", "covers seq " + itoa(int(rep.ProducedAt.Seq)), rep.ProducedAt.Hash,
@@ -308,6 +301,20 @@ func TestComplianceReportPDFReadsBack(t *testing.T) {
 	if n := countNear(img, 46, 139, 87); n < 20 {
 		t.Fatalf("the chart page shows %d green pixels: no approved bars", n)
 	}
+}
+
+// pdfText writes pdf to file and returns its text as pdftotext -layout
+// reads it.
+func pdfText(t *testing.T, pdf []byte, file string) string {
+	t.Helper()
+	if err := os.WriteFile(file, pdf, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("pdftotext", "-layout", file, "-").CombinedOutput()
+	if err != nil {
+		t.Fatalf("pdftotext: %v\n%s", err, out)
+	}
+	return string(out)
 }
 
 func countNear(img image.Image, r, g, b int) int {

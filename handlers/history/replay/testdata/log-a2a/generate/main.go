@@ -20,7 +20,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -30,6 +29,7 @@ import (
 	"github.com/agentgate/agentgate/domain/engines"
 	"github.com/agentgate/agentgate/handlers/command"
 	"github.com/agentgate/agentgate/handlers/embedded"
+	"github.com/agentgate/agentgate/handlers/embedded/gatetest"
 	"github.com/agentgate/agentgate/streams"
 )
 
@@ -46,58 +46,35 @@ func main() {
 	}
 }
 
-// clock is the gate's clock: one second per command.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 // session is one run of the gate.
 type session struct {
-	g      *embedded.Gate
-	clk    *clock
-	cancel context.CancelFunc
-	done   chan error
-	n      *int
-	errs   []error
+	*gatetest.Gate
+	clk  *gatetest.Clock
+	n    *int
+	errs []error
 }
 
-func start(dir string, clk *clock, cfg domain.Config, n *int) (*session, error) {
+func start(dir string, clk *gatetest.Clock, cfg domain.Config, n *int) (*session, error) {
 	g, err := embedded.OpenGate(embedded.Options{DataDir: dir, AdminKey: "a2a-fixture-admin-key", Clock: clk.Now, Config: &cfg,
 		Logger:     slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Checkpoint: domain.CheckpointPolicy{Events: 25, Interval: domain.Duration(time.Hour)}})
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	s := &session{g: g, clk: clk, cancel: cancel, done: make(chan error, 1), n: n}
-	go func() { s.done <- g.Worker.Run(ctx) }()
-	return s, nil
+	return &session{Gate: gatetest.Run(g), clk: clk, n: n}, nil
 }
 
 func (s *session) stop() error {
-	s.cancel()
-	return errors.Join(append(s.errs, <-s.done, s.g.Close())...)
+	s.Cancel()
+	return errors.Join(append(s.errs, <-s.Done, s.Close())...)
 }
 
 // submit decides cmd a second after the last one.
 func (s *session) submit(cmd *domain.Command) *domain.Event {
 	*s.n++
-	s.clk.add(time.Second)
+	s.clk.Advance(time.Second)
 	cmd.Request = domain.RequestID{Source: "a2a-fixture", ID: fmt.Sprint("r", *s.n)}
-	ev, err := s.g.Worker.Submit(context.Background(), cmd)
+	ev, err := s.Worker.Submit(context.Background(), cmd)
 	if err != nil {
 		s.errs = append(s.errs, fmt.Errorf("submitting %s: %w", cmd.Type, err))
 		return &domain.Event{}
@@ -140,7 +117,7 @@ func run(out string) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	clk := &clock{t: time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)}
+	clk := gatetest.NewClock(time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC))
 	n := 0
 	engineErr := &domain.EngineVerdict{Engine: "logic", Status: engines.Error, Reason: "solver unavailable", Code: "QWED-ENG-002"}
 
@@ -219,7 +196,7 @@ func run(out string) error {
 		return err
 	}
 	s.msg("org_a", "dave", "carol", a2a.PayloadGeneral, `{}`, nil)
-	clk.add(20 * time.Second) // two tokens back at 6 a minute
+	clk.Advance(20 * time.Second) // two tokens back at 6 a minute
 	s.msg("org_a", "dave", "carol", a2a.PayloadGeneral, `{}`, nil)
 	if err := s.stop(); err != nil {
 		return err
@@ -231,7 +208,7 @@ func run(out string) error {
 		return err
 	}
 	s.msg("org_a", "carol", "dave", a2a.PayloadLogic, `{"assertions":[],"dsl":"(AND x (NOT x))"}`, engineErr)
-	clk.add(10 * time.Minute)
+	clk.Advance(10 * time.Minute)
 	s.msg("org_a", "dave", "carol", a2a.PayloadGeneral, `{}`, nil)
 	s.boundary("org_a", domain.A2AOpUntrust, "bob", "", "")
 	s.msg("org_a", "alice", "bob", a2a.PayloadGeneral, `{}`, nil)
