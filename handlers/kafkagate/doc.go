@@ -72,6 +72,17 @@
 // an agent's requests are always decided by one writer and identifiers minted
 // from request ids never collide across partitions.
 //
+// A2A (QWED A2A, issue 13). A qwed.a2a.message (data = the AgentMessage,
+// keyed by its sender, decided by the sender's partition) is answered
+// with its verdict and published on the decisions topic whatever its
+// status; a forwarded one's message is produced to the forwarded topic
+// (agentgate.a2a.forwarded) by the partition's forwarder (forward.go): an
+// outbox read from the log, once per verdict across restarts and
+// rebalances, its progress a cursor committed in Kafka. A qwed.a2a.boundary
+// is principal-wide: the partition it arrives on copies it to every other
+// partition, each records it, and only the original is answered. An agent
+// token travels in the header authorization ("Bearer <token>").
+//
 // HTTP over Kafka. HTTPGate is the Gate the HTTP API submits to (this
 // package does not import the API: cmd/agentgate wires one into the
 // other): the API builds and authenticates the command as in embedded mode

@@ -27,3 +27,9 @@ func LeaveFlight(dataDir string, p int32, lo, hi, cur, deaths int64) error {
 	fl.close(false)
 	return nil
 }
+
+// WithForwardHook sets the forwarders' fault hook (Config.forwardHook):
+// an error it returns at a stage stands for the process dying there.
+func WithForwardHook(h func(stage ForwardStage, p int32, seqs []uint64) error) func(*Config) {
+	return func(c *Config) { c.forwardHook = h }
+}

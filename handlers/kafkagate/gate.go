@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -42,6 +43,9 @@ const (
 	// commitInterval is how often a partition commits its request offset
 	// while requests flow.
 	commitInterval = 200 * time.Millisecond
+	// forwardDrain bounds how long a released partition's forwarder goes
+	// on producing what its worker appended.
+	forwardDrain = 10 * time.Second
 )
 
 // Config configures a Gate.
@@ -88,6 +92,11 @@ type Config struct {
 	// with QWED-SYS-003 and keeps its state (streams/diskspace).
 	MinFreeBytes int64
 	FS           vfs.FS
+
+	// forwardHook, set by tests (export_test.go), is called by each
+	// partition's forwarder at each ForwardStage; an error stands for the
+	// process dying there.
+	forwardHook func(stage ForwardStage, p int32, seqs []uint64) error
 }
 
 // Gate consumes the requests topic in a consumer group and runs one worker
@@ -105,6 +114,8 @@ type Gate struct {
 	macKey     []byte
 	partitions int
 	out        *kafkaout.Producer // replies, decisions, dead letters, forwards
+	fwdClient  *kafka.Client      // the forwarders' scans and cursors
+	fwdTr      *kafka.Transport
 	log        *slog.Logger
 
 	mu    sync.Mutex
@@ -155,11 +166,14 @@ func New(cfg Config, partitions int) (*Gate, error) {
 	// batch up to its BatchTimeout, which was most of a request-reply's
 	// latency; complete batches the writes itself.
 	g.out = kafkaout.NewProducer(cfg.Brokers)
+	g.fwdTr = &kafka.Transport{}
+	g.fwdClient = &kafka.Client{Addr: kafka.TCP(cfg.Brokers...), Timeout: 10 * time.Second, Transport: g.fwdTr}
 	return g, nil
 }
 
 // Close closes the producer (after Run has returned).
 func (g *Gate) Close() error {
+	g.fwdTr.CloseIdleConnections()
 	return g.out.Close()
 }
 
@@ -235,6 +249,7 @@ type partition struct {
 	log    streams.Log
 	worker *handlers.Worker
 	flight *flight // the requests in flight, for a restart after a death
+	fwd    *forwarder
 }
 
 // openPartition restores partition p: its projections, its log, its worker.
@@ -266,15 +281,26 @@ func (g *Gate) openPartition(ctx context.Context, p int32) (_ *partition, err er
 		return nil, fmt.Errorf("opening log of partition %d: %w", p, err)
 	}
 	pr.log = lg
+	// The forwarder is handed every committed batch (it produces the
+	// forwarded A2A messages after the log took them); a batch it cannot
+	// take before the generation ends is the next owner's to recover.
+	pr.fwd = g.newForwarder(p, lg)
+	onBatch := func(evs []*domain.Event, d time.Duration) {
+		if g.cfg.OnBatch != nil {
+			g.cfg.OnBatch(evs, d)
+		}
+		pr.fwd.add(ctx, evs)
+	}
 	start := time.Now()
 	pr.worker, err = handlers.NewWorker(handlers.WorkerConfig{
 		Log: pr.log, Store: pr.store, Signer: g.cfg.Signer, Partition: p,
-		Clock: g.cfg.Clock, Config: g.cfg.Config, Logger: g.log.With("partition", p), OnBatch: g.cfg.OnBatch,
+		Clock: g.cfg.Clock, Config: g.cfg.Config, Logger: g.log.With("partition", p), OnBatch: onBatch,
 		Verifier: g.cfg.Verifier, VerdictSlots: g.verdicts, Checkpoint: g.cfg.Checkpoint,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("restoring partition %d: %w", p, err)
 	}
+	pr.fwd.restored(pr.worker.Head().Seq)
 	g.log.Info("partition restored", "partition", p, "seq", pr.worker.Head().Seq, "took", time.Since(start).Round(time.Millisecond))
 	return pr, nil
 }
@@ -318,6 +344,12 @@ func (g *Gate) runPartition(ctx context.Context, gen *kafka.Generation, p int32,
 	defer func() { fl.close(clean) }()
 	wctx, wcancel := context.WithCancel(context.Background())
 	werr := make(chan error, 1)
+	fctx, fcancel := context.WithCancel(context.Background())
+	fdone := make(chan struct{})
+	go func() {
+		defer close(fdone)
+		pr.fwd.run(fctx)
+	}()
 	go func() { werr <- pr.worker.Run(wctx) }()
 	g.mu.Lock()
 	g.owned[p] = pr
@@ -368,6 +400,15 @@ func (g *Gate) runPartition(ctx context.Context, gen *kafka.Generation, p int32,
 	// are not committed: the next owner decides them).
 	wcancel()
 	<-werr
+	// The forwarder produces what the worker handed it, up to a bound
+	// (the next owner recovers the rest from the log).
+	pr.fwd.close()
+	select {
+	case <-fdone:
+	case <-time.After(forwardDrain):
+	}
+	fcancel()
+	<-fdone
 	_ = r.Close()
 	clean = true
 	g.log.Info("partition released", "partition", p, "seq", pr.worker.Head().Seq)
@@ -384,6 +425,7 @@ type item struct {
 	rej      *command.Rejection
 	dead     string // dead-letter reason
 	done     bool   // nothing to answer (forwarded)
+	quiet    bool   // a copy of a principal-wide request: recorded, not answered
 	abandon  bool   // not enqueued because the partition is stopping
 	qwed     *qwedCall
 	// sync, when set, is closed once the item is answered and written
@@ -486,6 +528,11 @@ func (g *Gate) handle(ctx context.Context, pr *partition, msg kafka.Message) *it
 		return it
 	}
 	it.req, it.decoded = ev, true
+	if _, copied := header(&msg, HeaderForwarded); copied && broadcast(domain.CommandType(ev.Type)) {
+		// A copy of a principal-wide request (fanOut): recorded, never
+		// answered (the original is), even when refused here.
+		it.quiet = true
+	}
 	if mac, ok := header(&msg, HeaderMAC); ok {
 		return g.handleInternal(ctx, pr, it, mac)
 	}
@@ -518,7 +565,11 @@ func (g *Gate) handle(ctx context.Context, pr *partition, msg kafka.Message) *it
 		it.qwed = g.startVerify(ctx, pr, it, id, principal)
 		return it
 	}
-	ec, rej := command.Kafka.BuildEvent(ev.Type, ev.Subject, ev.Data, id, command.Credentials{Principal: principal})
+	cr := command.Credentials{Principal: principal}
+	if tok, ok := bearer(&msg); ok {
+		cr.TokenHash = command.HashSecret(tok)
+	}
+	ec, rej := command.Kafka.BuildEvent(ev.Type, ev.Subject, ev.Data, id, cr)
 	if rej != nil {
 		it.rej = rej
 		if rej.Err.Code != domain.CodeMissingAPIKey && rej.Err.Code != domain.CodeInvalidAgentToken {
@@ -527,7 +578,15 @@ func (g *Gate) handle(ctx context.Context, pr *partition, msg kafka.Message) *it
 		it.pend = g.audit(ctx, pr, it, principal)
 		return it
 	}
-	if key := RouteKey(ec.Command); key != "" {
+	if broadcast(ec.Command.Type) {
+		// Principal-wide (an A2A trust boundary): every partition
+		// decides it. The partition it arrived on sends a copy to every
+		// other one and answers; a copy is recorded and published on
+		// the decisions topic, never answered.
+		if !it.quiet {
+			g.fanOut(ctx, msg, pr.id)
+		}
+	} else if key := RouteKey(ec.Command); key != "" {
 		if want := PartitionFor(key, g.partitions); want != pr.id {
 			if _, fwd := header(&msg, HeaderForwarded); !fwd {
 				g.forward(ctx, msg, want)
@@ -614,16 +673,43 @@ func unavailable(err error) *command.Rejection {
 
 // forward sends a request to the partition of its agent.
 func (g *Gate) forward(ctx context.Context, msg kafka.Message, to int32) {
-	fwd := kafka.Message{
+	g.resend(ctx, g.copyTo(msg, to))
+}
+
+// fanOut sends a copy of a principal-wide request to every partition but
+// from (the copies carry HeaderForwarded).
+func (g *Gate) fanOut(ctx context.Context, msg kafka.Message, from int32) {
+	copies := make([]kafka.Message, 0, g.partitions-1)
+	for p := range int32(g.partitions) {
+		if p != from {
+			copies = append(copies, g.copyTo(msg, p))
+		}
+	}
+	g.resend(ctx, copies...)
+}
+
+// copyTo is msg on partition to of the requests topic, marked with
+// HeaderForwarded (the partition it came from).
+func (g *Gate) copyTo(msg kafka.Message, to int32) kafka.Message {
+	return kafka.Message{
 		Topic: g.cfg.Topics.Requests, Partition: int(to), Key: msg.Key, Value: msg.Value,
 		Headers: append(append([]kafka.Header(nil), msg.Headers...), kafka.Header{Key: HeaderForwarded, Value: []byte(strconv.Itoa(msg.Partition))}),
 	}
+}
+
+// resend writes msgs to the requests topic, retrying until it succeeds or
+// ctx ends (then the request is not committed: the next owner sends
+// them again, and each partition drops a repeat by its request id).
+func (g *Gate) resend(ctx context.Context, msgs ...kafka.Message) {
+	if len(msgs) == 0 {
+		return
+	}
 	for {
-		err := g.out.Write(ctx, fwd)
+		err := g.out.Write(ctx, msgs...)
 		if err == nil {
 			return
 		}
-		g.log.Error("forwarding a request to its agent's partition", "to", to, "err", err)
+		g.log.Error("forwarding a request to another partition", "to", msgs[0].Partition, "copies", len(msgs), "err", err)
 		select {
 		case <-ctx.Done():
 			return
@@ -814,14 +900,19 @@ func (g *Gate) answer(p int32, it *item, out *[]kafka.Message) bool {
 			*out = append(*out, m)
 		}
 	}
-	if it.decoded {
+	if it.decoded && !it.quiet {
 		if to := it.req.Extensions[ce.ExtReplyTo]; to != "" {
 			if m, ok := g.reply(it.req, to, status, body, now); ok {
+				if status == http.StatusTooManyRequests {
+					if s := retryAfter(ev); s != "" {
+						m.Headers = append(m.Headers, kafka.Header{Key: kafkaout.HeaderRetryAfter, Value: []byte(s)})
+					}
+				}
 				m.WriterData = &it.msg // its origin, if it is dead-lettered (undeliverable)
 				*out = append(*out, m)
 			}
 		}
-	} else if to, ok := header(&it.msg, "ce_replyto"); ok && to != "" {
+	} else if to, ok := header(&it.msg, "ce_replyto"); ok && to != "" && !it.quiet {
 		// Not a CloudEvent, but it said where to answer: answer there.
 		req := ce.Event{Type: "agentgate.invalid", Source: "unknown", ID: fmt.Sprintf("%d/%d", it.msg.Partition, it.msg.Offset), Mode: ce.ModeBinary,
 			Extensions: map[string]string{}}

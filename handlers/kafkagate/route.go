@@ -4,6 +4,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"strings"
 
 	"github.com/segmentio/kafka-go"
 
@@ -86,6 +87,18 @@ func verifyMAC(key, value []byte, mac string) bool {
 	m := hmac.New(sha256.New, key)
 	m.Write(value)
 	return hmac.Equal(m.Sum(nil), want)
+}
+
+// bearer returns the agent token of the header HeaderAgentToken
+// ("Bearer <token>", the scheme's case ignored, as HTTP's Authorization).
+func bearer(msg *kafka.Message) (string, bool) {
+	v, ok := header(msg, kafkaout.HeaderAgentToken)
+	const scheme = "bearer "
+	if !ok || len(v) <= len(scheme) || !strings.EqualFold(v[:len(scheme)], scheme) {
+		return "", false
+	}
+	tok := strings.TrimSpace(v[len(scheme):])
+	return tok, tok != ""
 }
 
 // header returns the value of the first header named name.

@@ -29,6 +29,41 @@ const (
 	// DecisionType is the CloudEvent type of a message on the decisions
 	// topic.
 	DecisionType = "agentgate.decision"
+	// HeaderAgentToken carries an agent's token ("Bearer <token>", the
+	// Authorization of HTTP) on a command whose data has no agent_token
+	// member (qwed.a2a.message).
+	HeaderAgentToken = "authorization"
+	// HeaderRetryAfter carries, on a rate-limited reply (status 429), the
+	// seconds to wait (the Retry-After of HTTP).
+	HeaderRetryAfter = "retry-after"
+)
+
+// Wire names of a message on the forwarded topic (agentgate.a2a.forwarded):
+// a CloudEvent of type ForwardedType whose data is the AgentMessage, keyed
+// by its receiver, with the verdict in these headers.
+const (
+	// ForwardedType is the CloudEvent type of a forwarded message.
+	ForwardedType = "qwed.a2a.forwarded"
+	// HeaderEventsPartition and HeaderEventsSeq name the verdict's event
+	// in the log (its events partition and seq): unique per verdict, so a
+	// consumer drops repeats by them (the CloudEvent id is "P-SEQ" too).
+	HeaderEventsPartition = "agentgate-events-partition"
+	HeaderEventsSeq       = "agentgate-events-seq"
+	// HeaderA2AStatus carries the verdict's status (forwarded).
+	HeaderA2AStatus = "qwed-a2a-status"
+	// HeaderA2AEngine carries the engine that gave the verdict.
+	HeaderA2AEngine = "qwed-a2a-engine"
+	// HeaderA2ATraceID carries the verdict's trace id (the attestation's
+	// jti).
+	HeaderA2ATraceID = "qwed-a2a-trace-id"
+	// HeaderA2AAttestation carries the verdict's attestation (an ES256
+	// JWT, verifiable offline against the gate's JWKS).
+	HeaderA2AAttestation = "qwed-a2a-attestation"
+	// HeaderA2ASender carries the sender agent.
+	HeaderA2ASender = "qwed-a2a-sender"
+	// HeaderA2AShadow is "true" on a message forwarded despite an engine
+	// error (shadow mode, block_on_error false).
+	HeaderA2AShadow = "qwed-a2a-shadow"
 )
 
 // DefaultTimeout bounds a Send whose context has no deadline, when
@@ -65,6 +100,9 @@ type Reply struct {
 	CorrelationID string
 	// Data is the endpoint's JSON response body.
 	Data json.RawMessage
+	// RetryAfter is the wait a rate-limited reply (status 429) asks for
+	// (HeaderRetryAfter), 0 when it names none.
+	RetryAfter time.Duration
 }
 
 // Requester writes commands and routes the replies of its reply topic to
@@ -239,8 +277,13 @@ func (c *Requester) readReplies(ctx context.Context, r *kafka.Reader) {
 		}
 		rep := &Reply{Type: ev.Type, CorrelationID: corr, Data: json.RawMessage(ev.Data)}
 		for _, h := range msg.Headers {
-			if h.Key == HeaderStatus {
+			switch h.Key {
+			case HeaderStatus:
 				rep.Status, _ = strconv.Atoi(string(h.Value))
+			case HeaderRetryAfter:
+				if s, err := strconv.ParseInt(string(h.Value), 10, 64); err == nil && s > 0 && s < 1<<31 {
+					rep.RetryAfter = time.Duration(s) * time.Second
+				}
 			}
 		}
 		select {
