@@ -63,6 +63,9 @@ type Command struct {
 	Data any
 	// APIKey is sent in the x-api-key header (principal commands).
 	APIKey string
+	// AgentToken is sent in the authorization header ("Bearer <token>"),
+	// for a command whose data carries no agent_token (qwed.a2a.message).
+	AgentToken string
 	// principal is the principal a registration's key is expected to
 	// authenticate (the agent's principal_id, set by Register): the agent
 	// id the gate mints depends on it.
@@ -234,6 +237,9 @@ func (c *Client) message(cmd Command, replyTo, corr string) (kafka.Message, doma
 	}
 	if cmd.APIKey != "" {
 		msg.Headers = append(msg.Headers, kafka.Header{Key: HeaderAPIKey, Value: []byte(cmd.APIKey)})
+	}
+	if cmd.AgentToken != "" {
+		msg.Headers = append(msg.Headers, kafka.Header{Key: kafkaout.HeaderAgentToken, Value: []byte("Bearer " + cmd.AgentToken)})
 	}
 	return msg, id, nil
 }

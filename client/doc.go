@@ -9,6 +9,10 @@
 //     reply, up to the context's deadline or Config.Timeout (ErrTimeout).
 //   - PublishBatch sends many in one write (one produce request per
 //     partition): the way to publish at a sustained rate.
+//   - Intercept sends an AgentMessage (QWED A2A) and returns the typed
+//     Verdict, a refusal as an *Error carrying its code; PublishA2A sends
+//     it async (forwarded, it appears on agentgate.a2a.forwarded, keyed by
+//     the receiver, the verdict in its headers).
 //   - ConsumeDecisions reads the decisions topic in a consumer group, on
 //     Watermill's router (streams/wmkafka): at least once, a failing or
 //     panicking handler's decision dead-lettered with the reason.
