@@ -13,11 +13,13 @@ import (
 	"time"
 )
 
-// kafkaScript extracts the README's kcat block (the sh block after "With
-// `make run-kafka` running"), with BROKER and ADMIN set to the test's.
+// kafkaScript extracts the README's kcat blocks (the sh block after "With
+// `make run-kafka` running", then the one of "A2A over Kafka", run in the
+// same shell), with BROKER and ADMIN set to the test's.
 func kafkaScript(t *testing.T, broker, admin string) string {
 	t.Helper()
-	return readmeBlock(t, "With `make run-kafka` running", map[string]string{"BROKER=": broker, "ADMIN=": admin})
+	set := map[string]string{"BROKER=": broker, "ADMIN=": admin}
+	return readmeBlock(t, "With `make run-kafka` running", set) + readmeBlock(t, "Agent-to-agent messages (QWED A2A) go through", set)
 }
 
 // runScript runs script with bash -euo pipefail in dir (a scratch
@@ -59,6 +61,9 @@ func listening(addr string) bool {
 // it) stops both. Issue 11 item 5 "the README tour fails in Kafka mode":
 // before Ctrl-C, the five-minute tour's HTTP calls run as written against
 // that gate, from a scratch directory, and show what each step promises.
+// Issue 13 item 8: the README's "A2A over Kafka" kcat commands run as
+// written after them (trust, a forwarded verdict, the forwarded message
+// with its headers, a blocked verdict on agentgate.decisions).
 func TestReadmeKafkaMakeRunKafkaAndKcat(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
@@ -84,6 +89,14 @@ func TestReadmeKafkaMakeRunKafkaAndKcat(t *testing.T) {
 		{"2. the decision", `"decision":"APPROVED"`},
 		{"3. the async request's decision on agentgate.decisions", "ce_correlationid=verify-2"},
 		{"3. its type", "ce_type=agentgate.decision"},
+		{"A2A 1. the boundary change answered", "ce_type=qwed.a2a.boundary.reply"},
+		{"A2A 2. the forwarded verdict", `"status":"forwarded"`},
+		{"A2A 2. its engine", `"engine_used":"finance_guard"`},
+		{"A2A 3. the forwarded message", "ce_type=qwed.a2a.forwarded"},
+		{"A2A 3. its verdict header", "qwed-a2a-status=forwarded"},
+		{"A2A 3. its attestation header", "qwed-a2a-attestation=eyJ"},
+		{"A2A 4. the blocked verdict", "claimed_total=999.99, computed_total=150.00"},
+		{"A2A 4. the blocked verdict on agentgate.decisions", "ce_correlationid=a2a-2"},
 	} {
 		if !strings.Contains(out, want.text) {
 			t.Errorf("%s: %q not in the output:\n%s", want.what, want.text, out)
