@@ -2,6 +2,8 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -13,6 +15,7 @@ import (
 	"github.com/agentgate/agentgate/handlers/attest"
 	"github.com/agentgate/agentgate/handlers/command"
 	"github.com/agentgate/agentgate/handlers/embedded/gatetest"
+	"github.com/agentgate/agentgate/streams/cehttp"
 )
 
 // a2aHTTP is the gate's API as gatetest's A2A examples send to it.
@@ -394,4 +397,53 @@ func buildA2A(body []byte, cr command.Credentials) (*domain.Command, *apiError) 
 		return nil, rejected(r)
 	}
 	return b.Command, nil
+}
+
+// Issue 13: the same commands as CloudEvents on POST /events: boundary
+// changes and messages; a rate-limited verdict is 429 with Retry-After; a
+// payload over the gate's max_payload_size_bytes is refused before it is
+// a command (the record holds no part of it).
+func TestA2AEvents(t *testing.T) {
+	cfg := domain.DefaultA2AConfig()
+	cfg.RatePerMinute, cfg.Burst, cfg.MaxPayloadSizeBytes = 1, 1, 1024
+	g := newTestGate(t, gateOptions{a2a: &cfg})
+	key := g.issueKey("org_events")
+	send := func(typ, id, data string) (*http.Response, []byte) {
+		t.Helper()
+		req, err := cehttp.NewRequest(context.Background(), g.srv.URL+"/events", cloudEvent(cehttp.ModeBinary, typ, id, "", data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("X-API-Key", key)
+		resp, err := g.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp, b
+	}
+	for i, a := range []string{"ev-x", "ev-y"} {
+		if resp, b := send(string(domain.CmdA2ABoundary), "trust-"+strconv.Itoa(i), `{"op":"trust","agent":"`+a+`"}`); resp.StatusCode != 200 {
+			t.Fatalf("trusting %s: %d %s", a, resp.StatusCode, b)
+		}
+	}
+	msg := gatetest.A2AMessage("ev-x", "ev-y", "general", `{"m":1}`)
+	if resp, b := send(string(domain.CmdA2AMessage), "m-1", msg); resp.StatusCode != 200 || !bytes.Contains(b, []byte(`"status":"forwarded"`)) {
+		t.Fatalf("a message: %d %s", resp.StatusCode, b)
+	}
+	resp, b := send(string(domain.CmdA2AMessage), "m-2", msg)
+	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") != "60" || !bytes.Contains(b, []byte(`"status":"rate_limited"`)) {
+		t.Fatalf("the message over the bucket: %d %v %s", resp.StatusCode, resp.Header, b)
+	}
+	const marker = "EVENT-PAYLOAD-MARKER"
+	before := g.head()
+	resp, b = send(string(domain.CmdA2AMessage), "m-3", gatetest.A2AMessage("ev-x", "ev-y", "general", `{"m":"`+marker+strings.Repeat("x", 1100)+`"}`))
+	if resp.StatusCode != http.StatusRequestEntityTooLarge || !bytes.Contains(b, []byte(domain.CodeTooLong)) {
+		t.Fatalf("a payload over max_payload_size_bytes: %d %s", resp.StatusCode, b)
+	}
+	g.expectRejected(before, domain.CodeTooLong, marker)
 }
