@@ -3,12 +3,15 @@ package kafkagate_test
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/domain/a2a"
 	"github.com/agentgate/agentgate/handlers/attest"
 	"github.com/agentgate/agentgate/handlers/embedded/gatetest"
+	"github.com/agentgate/agentgate/handlers/httpapi"
 	"github.com/agentgate/agentgate/handlers/kafkagate"
 )
 
@@ -44,9 +47,40 @@ func TestKafkaA2AOverHTTP(t *testing.T) {
 	lg := &logs{brokers: brokers}
 	clock := a2aClock()
 	dir := t.TempDir()
-	startGate(t, brokers, lg, dir, func(c *kafkagate.Config) { c.Clock = clock.Now })
-	h := startHTTPOverKafka(t, brokers, lg, engines(t), 20*time.Second)
+	// Started as with QWED_A2A_TRUSTED_AGENTS="agent-A,agent-B" and 4 KiB
+	// payloads.
+	a2aCfg := domain.DefaultA2AConfig()
+	a2aCfg.TrustedAgents, a2aCfg.MaxPayloadSizeBytes = []string{"agent-A", "agent-B"}, 4096
+	cfg := domain.DefaultConfig()
+	cfg.A2A = &a2aCfg
+	startGate(t, brokers, lg, dir, func(c *kafkagate.Config) { c.Clock, c.Config = clock.Now, &cfg })
+	h := startHTTPOverKafka(t, brokers, lg, engines(t), 20*time.Second,
+		func(c *httpapi.Config) { c.A2AMaxPayloadBytes = a2aCfg.MaxPayloadSizeBytes })
 	do := h.a2aHTTP()
+	t.Run("the seed's curl", func(t *testing.T) {
+		a := gatetest.Intercept(t, do, map[string]string{"X-API-Key": issueKeyOver(t, h, "org_curl"), "Content-Type": "application/json"}, `{
+    "sender_agent_id": "agent-A",
+    "receiver_agent_id": "agent-B",
+    "payload_type": "general",
+    "payload": {"message": "Hello!"}
+  }`)
+		if v := a.Verdict(t); a.Status != 200 || v.Status != "forwarded" || v.EngineUsed != "passthrough" {
+			t.Fatalf("the seed's curl: %d %s", a.Status, a.Body)
+		}
+	})
+	t.Run("over size", func(t *testing.T) {
+		key := issueKeyOver(t, h, "org_size")
+		a := gatetest.Intercept(t, do, gatetest.Key(key), gatetest.A2AMessage("agent-A", "agent-B", "general",
+			`{"m":"`+strings.Repeat("x", 4096+a2a.MaxEnvelopeBytes)+`"}`))
+		if a.Status != http.StatusRequestEntityTooLarge || a.ErrorCode() != string(domain.CodeTooLong) {
+			t.Fatalf("a body over the bound: %d %s", a.Status, a.Body)
+		}
+		a = gatetest.Intercept(t, do, gatetest.Key(key), gatetest.A2AMessage("agent-A", "agent-B", "general",
+			`{"m":"`+strings.Repeat("x", 5000)+`"}`))
+		if a.Status != http.StatusRequestEntityTooLarge || a.ErrorCode() != string(domain.CodeTooLong) {
+			t.Fatalf("a payload over max_payload_size_bytes: %d %s", a.Status, a.Body)
+		}
+	})
 	t.Run("seed examples", func(t *testing.T) {
 		att := gatetest.A2ASeedExamples(t, do, issueKeyOver(t, h, "org_seed"))
 		// Signed by the partition's gate: verifiable against its keys.
