@@ -2,9 +2,11 @@ package domain
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/agentgate/agentgate/domain/a2a"
+	"github.com/agentgate/agentgate/domain/engines"
 )
 
 // TestIssue13_A2AEngineAction pins which engine checks which A2A message:
@@ -90,5 +92,58 @@ func TestIssue13_MayRunA2AEngine(t *testing.T) {
 		if got := MayRunA2AEngine(c.agent, c.cmd); got != c.want {
 			t.Errorf("%s: MayRunA2AEngine = %v, want %v", c.name, got, c.want)
 		}
+	}
+}
+
+// TestIssue13_A2AVerdictOfAnotherEngine: an engine verdict attached to an
+// A2A message counts only when it comes from the engine its payload type
+// expects (the code engine for code_execution, the logic engine for a
+// logic "dsl"), as applyVerdict checks for a verify_action. Another
+// engine's verdict is a transport fault: an engine error (fail closed),
+// never a pass, and its findings are never reported as the message's.
+func TestIssue13_A2AVerdictOfAnotherEngine(t *testing.T) {
+	g := newGate(t)
+	cfg := DefaultConfig()
+	a := DefaultA2AConfig()
+	a.DefaultAllow = true
+	cfg.A2A = &a
+	g.exec(&Command{Type: CmdConfigure, Principal: AdminPrincipal, Configure: &Configure{Config: cfg}})
+	finding := []engines.Finding{{Rule: "sql.drop", Severity: "low", Message: "not this message's"}}
+	cases := []struct {
+		name    string
+		typ     a2a.PayloadType
+		payload string
+		verdict *EngineVerdict
+	}{
+		{"code answered by logic", a2a.PayloadCode, `{"code":"x = 1"}`, &EngineVerdict{Engine: "logic", Status: engines.Verified}},
+		{"code answered by sql", a2a.PayloadCode, `{"code":"x = 1"}`, &EngineVerdict{Engine: "sql", Status: engines.Verified, Findings: finding}},
+		{"dsl answered by code", a2a.PayloadLogic, `{"dsl":"(GT x 1)"}`, &EngineVerdict{Engine: "code", Status: engines.Verified}},
+		{"dsl answered by math", a2a.PayloadLogic, `{"dsl":"(GT x 1)","assertions":[{"claim":"c","negated":false}]}`, &EngineVerdict{Engine: "math", Status: engines.Corrected}},
+	}
+	for _, c := range cases {
+		cmd := a2aMsg("a", "b", c.typ, c.payload)
+		cmd.Verdict = c.verdict
+		ev := g.exec(cmd)
+		v := verdictOf(t, ev)
+		if v.Status != a2a.StatusError || ev.Error == nil || ev.Error.Code != CodeA2AEngineError || v.Attestation == "" {
+			t.Errorf("%s: %+v %+v", c.name, v, ev.Error)
+			continue
+		}
+		if v.Details == nil || !strings.Contains(v.Details.EngineError, c.verdict.Engine) || len(v.Details.Findings) != 0 {
+			t.Errorf("%s: details %+v", c.name, v.Details)
+		}
+	}
+	// A guard that blocks reports only its own engine's findings.
+	cmd := a2aMsg("a", "b", a2a.PayloadFinancial, strings.Replace(finPayload, "%s", "999.99", 1))
+	cmd.Verdict = &EngineVerdict{Engine: "code", Status: engines.Blocked, Findings: finding}
+	v := verdictOf(t, g.exec(cmd))
+	if v.Status != a2a.StatusBlocked || v.Details == nil || len(v.Details.Findings) != 0 {
+		t.Errorf("finance with a stray verdict: %+v %+v", v, v.Details)
+	}
+	// The expected engine's verdict still counts.
+	cmd = a2aMsg("a", "b", a2a.PayloadLogic, `{"dsl":"(GT x 1)"}`)
+	cmd.Verdict = &EngineVerdict{Engine: "logic", Status: engines.Verified}
+	if v := verdictOf(t, g.exec(cmd)); v.Status != a2a.StatusForwarded || v.Shadow {
+		t.Errorf("logic verdict of the logic engine: %+v", v)
 	}
 }

@@ -239,7 +239,7 @@ func (d *decider) a2aRoute(cfg *A2AConfig, m *a2a.Message, v *A2AVerdict) *a2a.P
 	if r.Blocked {
 		dt := &d.a2a.dt
 		dt.ClaimedTotal, dt.ComputedTotal, dt.Contradictions, dt.Patterns = r.ClaimedTotal, r.ComputedTotal, r.Contradictions, r.Patterns
-		if ev := d.cmd.Verdict; ev != nil {
+		if ev := d.cmd.Verdict; ev != nil && ev.Engine == a2aVerdictEngine(m.PayloadType) {
 			dt.Findings = ev.Findings
 		}
 		d.a2aBlock(Code(r.Code), v, r.Reason, dt)
@@ -249,19 +249,39 @@ func (d *decider) a2aRoute(cfg *A2AConfig, m *a2a.Message, v *A2AVerdict) *a2a.P
 		v.Reason = r.Reason
 		return nil
 	}
-	d.a2aVerdict(cfg, v, code, r.Reason)
+	d.a2aVerdict(cfg, v, code, r.Reason, a2aVerdictEngine(m.PayloadType))
 	return nil
+}
+
+// a2aVerdictEngine returns the engine whose verdict a message of payload
+// type pt takes (A2AEngineAction's action type's): the code engine for
+// code_execution, the logic engine for logic_assertion (its "dsl"); ""
+// for the others.
+func a2aVerdictEngine(pt a2a.PayloadType) string {
+	switch pt {
+	case a2a.PayloadCode:
+		return actionSpecs["execute_code"].Engine
+	case a2a.PayloadLogic:
+		return actionSpecs["verify_logic"].Engine
+	}
+	return ""
 }
 
 // a2aVerdict folds the engine verdict attached to a logic or code message
 // (the logic engine on its "dsl", the code engine on its code) into v, a
 // message its guard passed: FAILED or BLOCKED, or a critical or high
 // finding, blocks it; ERROR, TIMEOUT or UNSUPPORTED is an engine error.
-// Without a verdict the guard's word stands.
-func (d *decider) a2aVerdict(cfg *A2AConfig, v *A2AVerdict, code Code, ok string) {
+// Without a verdict the guard's word stands. A verdict of another engine
+// than want (the payload type's) is a transport fault, never trusted: an
+// engine error, as applyVerdict makes it uncertain for a verify_action.
+func (d *decider) a2aVerdict(cfg *A2AConfig, v *A2AVerdict, code Code, ok, want string) {
 	ev := d.cmd.Verdict
 	if ev == nil {
 		v.Reason = ok
+		return
+	}
+	if ev.Engine != want {
+		d.a2aEngineError(cfg, v, "verdict of engine '"+ev.Engine+"' does not answer a "+string(v.PayloadType)+" message")
 		return
 	}
 	severeFinding := false
