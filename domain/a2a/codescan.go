@@ -1,5 +1,7 @@
 package a2a
 
+import "strings"
+
 // code_guard's matcher: one pass over the code's tokens, no regular
 // expressions (a scan of 100,000 bytes by eight RE2 patterns took tens of
 // milliseconds, long enough to stall the partition's Decide).
@@ -10,7 +12,10 @@ package a2a
 // \s* was, so eval (x) and eval\n(x) are calls. A pattern is a short run
 // of tokens ending at the current one, or a name inside an import
 // statement. Strings and comments are read as code, as the seed's regular
-// expressions read them: print("eval(x)") matches eval (fail closed).
+// expressions read them: print("eval(x)") matches eval (fail closed). A
+// line continuation (a backslash ending a line) is white space too, and a
+// comment separates no tokens (scanCode), as for Python: neither hides a
+// call.
 
 // The pattern bits, in the order of codePatternNames (sorted).
 const (
@@ -91,12 +96,36 @@ func isWordByte(b byte) bool {
 	return 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9' || b == '_'
 }
 
-// scanCode returns the bits of the patterns code holds.
+// scanCode returns the bits of the patterns code holds. Code with a '#'
+// is scanned twice: as it is, and with each comment (from a '#' to the
+// end of its line) left out, so that the tokens either side of a comment
+// inside brackets, which Python reads as adjacent (f(eval # x⏎(y))), are
+// adjacent to the scan too; the patterns of both scans count (a '#' in a
+// string is not a comment, and its line's tail is matched by the first).
 func scanCode(code string) uint8 {
+	found := scanTokens(code, false)
+	if strings.IndexByte(code, '#') >= 0 {
+		found |= scanTokens(code, true)
+	}
+	return found
+}
+
+// scanTokens scans code's tokens, leaving out comments when
+// skipComments.
+func scanTokens(code string, skipComments bool) uint8 {
 	c := codeScan{code: code}
 	for i := 0; i < len(code); {
 		b := code[i]
 		switch {
+		case b == '#' && skipComments:
+			for i < len(code) && code[i] != '\n' {
+				i++
+			}
+			continue
+		case b == '\\' && !c.comment && continuation(code, i+1) > i+1:
+			// A line continuation is white space between tokens.
+			i = continuation(code, i+1)
+			continue
 		case b == ' ' || b == '\t' || b == '\r' || b == '\f' || b == '\v':
 			i++
 			continue
@@ -117,6 +146,18 @@ func scanCode(code string) uint8 {
 		}
 	}
 	return c.found
+}
+
+// continuation returns the offset past the line end at code[i:] (\n,
+// \r\n or \r), i when there is none there.
+func continuation(code string, i int) int {
+	if i < len(code) && code[i] == '\r' {
+		i++
+	}
+	if i < len(code) && code[i] == '\n' {
+		i++
+	}
+	return i
 }
 
 // push makes t the latest token.

@@ -305,6 +305,19 @@ func TestEngines_CodePatterns(t *testing.T) {
 		{"print('exec(y)')", []string{"exec"}},
 		{"import ſubprocess", []string{"subprocess"}},
 		{"# café\nos.system('x')", []string{"os.system"}},
+		// A backslash at the end of a line joins it to the next (a
+		// Python line continuation is white space between tokens).
+		{"eval \\\n(x)", []string{"eval"}},
+		{"eval\\\r\n(x)", []string{"eval"}},
+		{"os.\\\nsystem('x')", []string{"os.system"}},
+		{"subprocess\\\n.run(['ls'])", []string{"subprocess"}},
+		// A comment inside brackets sits between two tokens Python
+		// reads as adjacent.
+		{"f(eval # note\n('1+1'))", []string{"eval"}},
+		{"[os. # note\n system('x')]", []string{"os.system"}},
+		{"f(subprocess # note\n .run)", []string{"subprocess"}},
+		{"(__import__ # note\n ('os'))", []string{"__import__"}},
+		{"x = ('#', eval\n(y))", []string{"eval"}},
 	} {
 		r := CodeGuard(tc.code)
 		if !r.Blocked || r.Code != CodeDangerousCode || !slices.Equal(r.Patterns, tc.want) ||
