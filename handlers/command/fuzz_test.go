@@ -19,7 +19,8 @@ var fuzzEndpoints = []struct {
 	{"trust", RequestTrust}, {"trust-level", SetTrustLevel}, {"suspend", SuspendAgent}, {"complaint", FileComplaint},
 	{"tools", PutToolRegistry}, {"keys", IssuePrincipalKey}, {"approve", Approve}, {"deny", Deny},
 	{"resolve-event", ResolveApproval}, {"revoke-key", RevokePrincipalKey}, {"rotate-token", RotateToken},
-	{"revoke-token", RevokeToken},
+	{"revoke-token", RevokeToken}, {"a2a-message", A2AMessage}, {"a2a-boundary", A2ABoundary}, {"a2a-trust", A2ATrust},
+	{"a2a-block-pair", A2ABlockPair},
 }
 
 // checkRejection checks that e is a well-formed refusal: a JSON error body
@@ -49,6 +50,9 @@ var fuzzBodySeeds = []string{
 	`{"trust_level":2,"reason":"r"}`, `{"suspended":true,"reason":"r"}`, `{"reason":"spam"}`,
 	`{"tools":{"t":{"risk_level":"high","requires_approval":true,"sandbox_required":false}}}`,
 	`{"approval_id":"act_1","approve":true,"reason":"ok"}`,
+	`{"sender_agent_id":"agent_x","receiver_agent_id":"b","payload_type":"financial_transaction","payload":{"data":{"claimed_total":1,"line_items":[]}},"trace_id":"t"}`,
+	`{"sender_agent_id":"agent_x","receiver_agent_id":"b","payload":{"code":"eval(1)"},"payload_type":"code_execution","timestamp":"2026-01-01T00:00:00Z"}`,
+	`{"op":"block_pair","sender":"s","receiver":"r"}`, `{"sender":"s","receiver":"r"}`,
 	``, `{}`, `null`, `[]`, `{"x":1}`, `{"trust_level":"9"}`, `{"agent":1}`, `{} {}`, `{"a":1e999}`, "\xff",
 }
 
