@@ -1,6 +1,9 @@
 package a2a
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // The bounds of a token bucket's rate and burst: Take clamps them into
 // [1, Max] (the gate's configuration refuses values outside them).
@@ -81,7 +84,15 @@ func (b *Bucket) Take(now time.Time, ratePerMinute, burst int64) (ok bool, retry
 	// Tokens come back from Last on, which is later than now when now
 	// ran backwards.
 	deficit := b.Spent + TokenUnit - capacity
-	wait := (deficit+rate-1)/rate + max(b.Last-n, 0)
+	wait := (deficit + rate - 1) / rate
+	if n < b.Last {
+		// Saturating: a now centuries before Last overflows.
+		if back := b.Last - n; back < 0 || wait > math.MaxInt64-back {
+			wait = math.MaxInt64
+		} else {
+			wait += back
+		}
+	}
 	return false, time.Duration(max(wait, 1))
 }
 

@@ -2,6 +2,7 @@ package a2a
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -466,6 +467,11 @@ func TestTrustBoundary_BucketRates(t *testing.T) {
 	}
 	if ok, _ := b.Take(t0.Add(8571428572), 7, 1); !ok {
 		t.Fatal("token not back on time")
+	}
+	// A time centuries back saturates the wait rather than overflowing.
+	far := Bucket{Spent: TokenUnit, Last: math.MaxInt64 - 5}
+	if ok, retry := far.Take(time.Unix(0, math.MinInt64+5), 60, 1); ok || retry != math.MaxInt64 {
+		t.Fatalf("take centuries back = %v, %v", ok, retry)
 	}
 	// Out-of-range rates are clamped, never a division by zero.
 	for _, rb := range [][2]int64{{0, 0}, {-5, -5}, {1 << 62, 1 << 62}} {

@@ -3,6 +3,7 @@ package a2a
 import (
 	"bytes"
 	"encoding/json"
+	"math/big"
 	"slices"
 	"strings"
 	"testing"
@@ -289,7 +290,13 @@ func FuzzBucket(f *testing.F) {
 			}
 			granted++
 			elapsed := max(time.Unix(0, b.Last).Sub(first), 0)
-			if granted*TokenUnit > bu*TokenUnit+r*int64(elapsed) {
+			// granted·TokenUnit <= burst·TokenUnit + rate·elapsed, in big
+			// integers (rate·elapsed overflows an int64 past 2.5 hours at
+			// the largest rate).
+			lhs := new(big.Int).Mul(big.NewInt(granted), big.NewInt(TokenUnit))
+			rhs := new(big.Int).Mul(big.NewInt(r), big.NewInt(int64(elapsed)))
+			rhs.Add(rhs, new(big.Int).Mul(big.NewInt(bu), big.NewInt(TokenUnit)))
+			if lhs.Cmp(rhs) > 0 {
 				t.Fatalf("%d takes granted in %v at %d/min, burst %d", granted, elapsed, r, bu)
 			}
 		}
