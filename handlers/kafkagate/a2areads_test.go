@@ -1,6 +1,7 @@
 package kafkagate_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/domain/a2a"
+	"github.com/agentgate/agentgate/handlers/attest"
+	"github.com/agentgate/agentgate/handlers/history/report"
 	"github.com/agentgate/agentgate/handlers/httpapi"
 )
 
@@ -22,9 +25,18 @@ import (
 func TestKafkaA2AReadsFromTheReadModel(t *testing.T) {
 	_, brokers := broker(t)
 	lg := &logs{brokers: brokers}
-	startGate(t, brokers, lg, t.TempDir())
+	dir := t.TempDir()
+	startGate(t, brokers, lg, dir)
+	kr, err := attest.OpenKeyring(dir) // the gate's signing keys
+	if err != nil {
+		t.Fatal(err)
+	}
 	var gate httpapi.Gate
-	h := startHTTPOverKafkaPolling(t, brokers, lg, engines(t), 20*time.Second, time.Hour, func(c *httpapi.Config) { gate = c.Gate })
+	h := startHTTPOverKafkaPolling(t, brokers, lg, engines(t), 20*time.Second, time.Hour, func(c *httpapi.Config) {
+		gate = c.Gate
+		c.JWKS = kr.JWKS
+		c.SignTreeHead = func(cl attest.TreeHeadClaims) (string, error) { return kr.SignTreeHead("node_test", cl) }
+	})
 	admin := map[string]string{"X-API-Key": adminKey}
 	key := func(p string) map[string]string {
 		st, k := h.do(t, "POST", "/principals/"+p+"/keys", admin, "")
@@ -54,6 +66,7 @@ func TestKafkaA2AReadsFromTheReadModel(t *testing.T) {
 	if ev := submit(&domain.Command{Type: domain.CmdConfigure, Principal: domain.AdminPrincipal, Configure: &domain.Configure{Config: cfg}}); ev.Error != nil {
 		t.Fatalf("configuring: %+v", ev.Error)
 	}
+	var messageEvent func(principal, sender, receiver string, pt a2a.PayloadType, payload string) *domain.Event
 	boundary := func(principal, op, agent string) {
 		t.Helper()
 		ev := submit(&domain.Command{Type: domain.CmdA2ABoundary, Principal: principal, A2ABoundary: &domain.A2ABoundaryChange{Op: op, Agent: agent}})
@@ -63,12 +76,16 @@ func TestKafkaA2AReadsFromTheReadModel(t *testing.T) {
 	}
 	message := func(principal, sender, receiver string, pt a2a.PayloadType, payload string) a2a.Status {
 		t.Helper()
+		return messageEvent(principal, sender, receiver, pt, payload).A2AVerdict.Status
+	}
+	messageEvent = func(principal, sender, receiver string, pt a2a.PayloadType, payload string) *domain.Event {
+		t.Helper()
 		ev := submit(&domain.Command{Type: domain.CmdA2AMessage, Principal: principal, AgentID: sender,
 			A2A: &a2a.Message{SenderAgentID: sender, ReceiverAgentID: receiver, PayloadType: pt, Payload: json.RawMessage(payload)}})
 		if ev.A2AVerdict == nil {
 			t.Fatalf("message refused: %+v", ev.Error)
 		}
-		return ev.A2AVerdict.Status
+		return ev
 	}
 	boundary("org_a", domain.A2AOpTrust, "alice")
 	boundary("org_a", domain.A2AOpBlock, "mallory")
@@ -115,5 +132,36 @@ func TestKafkaA2AReadsFromTheReadModel(t *testing.T) {
 	if !strings.Contains(string(prom), `agentgate_a2a_verdicts_total{engine="passthrough",status="forwarded"} 2`) ||
 		!strings.Contains(string(prom), `agentgate_a2a_verdicts_total{engine="finance_guard",status="blocked"} 1`) {
 		t.Fatalf("/metrics lacks the gate's A2A counters:\n%s", prom)
+	}
+
+	// The compliance report of an agent of org_a counts the verdicts on
+	// its messages, read from its events partition (messages are keyed by
+	// their sender), and its bundle verifies.
+	st, reg := h.do(t, "POST", "/agents/register", ka, `{"agent":{"name":"a2a-bot","type":"autonomous","principal_id":"org_a"},"permissions":{},"budget":{}}`)
+	bot, _ := reg["agent_id"].(string)
+	if st != 201 || bot == "" {
+		t.Fatalf("registering: %d %v", st, reg)
+	}
+	first := messageEvent("org_a", bot, "bob", a2a.PayloadGeneral, `{}`)
+	messageEvent("org_a", bot, "carol", a2a.PayloadFinancial, `{"data":{"claimed_total":5,"line_items":[{"description":"w","amount":2,"quantity":2}]}}`)
+	messageEvent("org_b", bot, "carol", a2a.PayloadGeneral, `{}`) // org_b's, not the agent's principal's
+	st, body := h.raw(t, "GET", "/agents/"+bot+"/compliance-report?format=json", ka)
+	if st != 200 {
+		t.Fatalf("report: %d %s", st, body)
+	}
+	rb, err := report.ReadBundle(bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x := rb.Report.A2A; x == nil || x.Total != 2 || x.Forwarded != 1 || x.Blocked != 1 || len(x.Pairs) != 2 {
+		t.Fatalf("the report's A2A section: %+v", rb.Report.A2A)
+	}
+	if chk, err := report.VerifyBundle(context.Background(), rb, report.VerifyOptions{}); err != nil || !chk.OK() {
+		t.Fatalf("bundle: %v %+v", err, chk)
+	}
+	// Time travel in the partition of the sender's messages.
+	st, m = h.do(t, "GET", fmt.Sprintf("/a2a/metrics?at_seq=%d&sender=%s", first.Seq, bot), ka, "")
+	if v, _ := m["verdict"].(map[string]any); st != 200 || v["sender"] != bot || v["status"] != "forwarded" {
+		t.Fatalf("metrics as of the agent's first message: %d %v", st, m)
 	}
 }
