@@ -38,7 +38,9 @@ func (m *a2aModel) set(l map[string]map[string]bool, b, a string, on bool) {
 
 // verdict is the model's status for a message of boundary b at now.
 func (m *a2aModel) verdict(cfg *A2AConfig, b, s, r string, now time.Time) a2a.Status {
-	in := func(l map[string]map[string]bool, a string) bool { return l[AdminPrincipal][a] || b != AdminPrincipal && l[b][a] }
+	in := func(l map[string]map[string]bool, a string) bool {
+		return l[AdminPrincipal][a] || b != AdminPrincipal && l[b][a]
+	}
 	p := [2]string{s, r}
 	switch {
 	case in(m.blocked, s), in(m.blocked, r), m.pairs[AdminPrincipal][p], b != AdminPrincipal && m.pairs[b][p]:
