@@ -6,9 +6,13 @@ import (
 	"io"
 	"net/http"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/handlers/embedded/gatetest"
 )
 
 // benchParallelism is the number of requests in flight per GOMAXPROCS: the
@@ -78,4 +82,60 @@ func BenchmarkHTTPVerify(b *testing.B) {
 	})
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+}
+
+// BenchmarkHTTPA2AIntercept measures POST /a2a/intercept over real
+// keep-alive HTTP connections against the real worker (Pebble log with
+// fsync, projections) with GOMAXPROCS×benchParallelism requests in
+// flight: each request the seed's financial message (finance_guard
+// recomputes 150.00, forwarded), decided, recorded and answered with its
+// signed ES256 attestation. Each goroutine sends as its own pair of agents
+// (the pairs' token buckets are set far above the rate reached), with a
+// principal's API key, the agents trusted gate-wide.
+func BenchmarkHTTPA2AIntercept(b *testing.B) {
+	workers := runtime.GOMAXPROCS(0) * benchParallelism
+	cfg := domain.DefaultA2AConfig()
+	cfg.RatePerMinute, cfg.Burst = domain.MaxA2ARatePerMinute, domain.MaxA2ARatePerMinute
+	for i := range workers {
+		cfg.TrustedAgents = append(cfg.TrustedAgents, fmt.Sprintf("bench-sender-%d", i))
+	}
+	cfg.TrustedAgents = append(cfg.TrustedAgents, "bench-receiver")
+	slices.Sort(cfg.TrustedAgents)
+	g := newTestGate(b, gateOptions{noVerifier: true, a2a: &cfg})
+	key := g.issueKey("org_bench")
+	tr := &http.Transport{MaxIdleConns: workers * 2, MaxIdleConnsPerHost: workers * 2, DisableCompression: true}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr}
+	url := g.srv.URL + "/a2a/intercept"
+	var next atomic.Int64
+	var failed atomic.Int64
+	b.SetParallelism(benchParallelism)
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		i := int(next.Add(1)-1) % workers
+		body := []byte(gatetest.A2AMessage(fmt.Sprintf("bench-sender-%d", i), "bench-receiver", "financial_transaction",
+			gatetest.SeedFinancial("150.00")))
+		for pb.Next() {
+			req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			req.Header.Set("X-API-Key", key)
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := client.Do(req)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			out, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if (resp.StatusCode != http.StatusOK || !bytes.Contains(out, []byte(`"status":"forwarded"`))) && failed.Add(1) == 1 {
+				b.Errorf("status %d %s", resp.StatusCode, out)
+			}
+		}
+	})
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msg/s")
 }
