@@ -390,3 +390,36 @@ func decodeFresh[T any](b []byte, v *T) error {
 	*v = zero
 	return json.Unmarshal(b, v)
 }
+
+// TestA2AReadsFollowTheWritesOverHTTP: through the public endpoints
+// alone, each A2A read reflects the write answered just before it: a
+// trust, an intercepted message, an untrust.
+func TestA2AReadsFollowTheWritesOverHTTP(t *testing.T) {
+	g := newTestGate(t, gateOptions{})
+	ka := g.issueKey("org_a")
+	for _, a := range []string{"alice", "bob"} {
+		if r := g.do("POST", "/a2a/boundary/trust/"+a, apiKey(ka), nil); r.status/100 != 2 {
+			t.Fatalf("trusting %s: %d %s", a, r.status, r.body)
+		}
+	}
+	var b struct {
+		TrustedAgents a2aListView `json:"trusted_agents"`
+	}
+	if r := g.do("GET", "/a2a/boundary", apiKey(ka), nil); decodeFresh(r.body, &b) != nil || strings.Join(b.TrustedAgents.Agents, ",") != "alice,bob" {
+		t.Fatalf("boundary after two trusts: %d %s", r.status, r.body)
+	}
+	r := g.do("POST", "/a2a/intercept", apiKey(ka), `{"sender_agent_id":"alice","receiver_agent_id":"bob","payload_type":"general","payload":{"message":"Hello!"}}`)
+	if r.status != 200 || r.json(t)["status"] != "forwarded" {
+		t.Fatalf("intercept: %d %s", r.status, r.body)
+	}
+	var m a2aMetricsView
+	if r := g.do("GET", "/a2a/metrics", apiKey(ka), nil); decodeFresh(r.body, &m) != nil || m.Forwarded != 1 || len(m.Pairs) != 1 {
+		t.Fatalf("metrics after the message: %d %s", r.status, r.body)
+	}
+	if r := g.do("DELETE", "/a2a/boundary/trust/bob", apiKey(ka), nil); r.status/100 != 2 {
+		t.Fatalf("untrusting bob: %d %s", r.status, r.body)
+	}
+	if r := g.do("GET", "/a2a/boundary", apiKey(ka), nil); decodeFresh(r.body, &b) != nil || strings.Join(b.TrustedAgents.Agents, ",") != "alice" {
+		t.Fatalf("boundary after the untrust: %d %s", r.status, r.body)
+	}
+}

@@ -164,4 +164,17 @@ func TestKafkaA2AReadsFromTheReadModel(t *testing.T) {
 	if v, _ := m["verdict"].(map[string]any); st != 200 || v["sender"] != bot || v["status"] != "forwarded" {
 		t.Fatalf("metrics as of the agent's first message: %d %v", st, m)
 	}
+	// Over the public endpoints: each read follows the write before it.
+	if st, res := h.do(t, "POST", "/a2a/boundary/trust/erin", ka, ""); st/100 != 2 {
+		t.Fatalf("trusting erin over HTTP: %d %v", st, res)
+	}
+	if st, b := h.do(t, "GET", "/a2a/boundary", ka, ""); st != 200 || !strings.Contains(fmt.Sprint(b["trusted_agents"]), "erin") {
+		t.Fatalf("boundary after the trust over HTTP: %d %v", st, b)
+	}
+	if st, res := h.do(t, "POST", "/a2a/intercept", ka, `{"sender_agent_id":"erin","receiver_agent_id":"alice","payload_type":"general","payload":{}}`); st != 200 || res["status"] != "forwarded" {
+		t.Fatalf("intercept over HTTP: %d %v", st, res)
+	}
+	if st, m := h.do(t, "GET", "/a2a/metrics", ka, ""); st != 200 || m["total_intercepted"] != 6.0 {
+		t.Fatalf("metrics after the intercept over HTTP: %d %v", st, m)
+	}
 }
