@@ -21,9 +21,11 @@ API_KEY   ?= dev-admin-key
 run: build
 	bin/agentgate serve --data $(DATA) --http $(HTTP)
 
-## deps: the Debian packages the tests use (z3, kcat, poppler-utils, curl, jq); .ci/run does the same
+## deps: the Debian packages the tests use (z3, kcat, poppler-utils, curl, jq) and the A2A interop
+## test's npm packages (interop/a2a-js, exactly its lockfile: npm ci); .ci/run does the same
 deps:
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends z3 kcat poppler-utils curl jq
+	cd interop/a2a-js && npm ci --no-audit --no-fund
 
 ## run-kafka: a dev Kafka broker (dev-kafka on $(KAFKA), kept in $(DEV_KAFKA_DATA)) and the gate on it
 ## (state in $(KAFKA_GATE_DATA), HTTP on $(HTTP), admin key $(API_KEY)); Ctrl-C stops both

@@ -73,7 +73,7 @@ func (k *kafkaFlags) brokerList() []string {
 
 // serveKafka runs serve in Kafka mode: the partition workers of this
 // instance's share of the requests topic, and the HTTP API over Kafka.
-func serveKafka(k *kafkaFlags, z3 *z3Flags, eng *engineFlags, rate *rateFlags, dataDir, addr, apiKey string, cfg domain.Config, ck domain.CheckpointPolicy, attestTTL, drain time.Duration, log *slog.Logger) error {
+func serveKafka(k *kafkaFlags, z3 *z3Flags, eng *engineFlags, rate *rateFlags, proxy *proxyFlags, dataDir, addr, apiKey string, cfg domain.Config, ck domain.CheckpointPolicy, attestTTL, drain time.Duration, log *slog.Logger) error {
 	if apiKey == "" {
 		return errors.New("serving on Kafka needs --api-key (AGENTGATE_API_KEY): every instance shares the admin key")
 	}
@@ -174,6 +174,12 @@ func serveKafka(k *kafkaFlags, z3 *z3Flags, eng *engineFlags, rate *rateFlags, d
 		// found once the read model has caught up.
 		CatchUp: reads.CatchUp,
 	})
+	if h, err = proxy.wrap(h, cfg.A2ASettings().MaxPayloadSizeBytes, log); err != nil {
+		cancel()
+		<-gerr
+		<-rdone
+		return err
+	}
 	srv := httpapi.NewServer(addr, h)
 	serr := make(chan error, 1)
 	go func() { serr <- rate.serve(srv) }()

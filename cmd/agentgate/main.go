@@ -126,6 +126,7 @@ func serveCmd() *cobra.Command {
 		engineOpts            *engineFlags
 		rateOpts              *rateFlags
 		a2aOpts               *a2aFlags
+		proxyOpts             *proxyFlags
 		checkpoints           domain.CheckpointPolicy
 		minFree               int64
 	)
@@ -153,7 +154,7 @@ func serveCmd() *cobra.Command {
 			}
 			if kafkaOpts.enabled() {
 				kafkaOpts.minFree = minFree
-				return serveKafka(kafkaOpts, z3Opts, engineOpts, rateOpts, dataDir, addr, apiKey, cfg, checkpoints, attestTTL, drain, log)
+				return serveKafka(kafkaOpts, z3Opts, engineOpts, rateOpts, proxyOpts, dataDir, addr, apiKey, cfg, checkpoints, attestTTL, drain, log)
 			}
 			solver, closeSolver := startSolver(z3Opts, log)
 			defer closeSolver()
@@ -196,6 +197,11 @@ func serveCmd() *cobra.Command {
 				VerifyRateLimit: rateOpts.limit(), RefusalLimit: rateOpts.refusalLimit(),
 				A2ARateLimit: rateOpts.a2aLimit(), A2AMaxPayloadBytes: cfg.A2ASettings().MaxPayloadSizeBytes,
 			})
+			if h, err = proxyOpts.wrap(h, cfg.A2ASettings().MaxPayloadSizeBytes, log); err != nil {
+				wcancel()
+				<-werr
+				return err
+			}
 			srv := httpapi.NewServer(addr, h)
 			serr := make(chan error, 1)
 			go func() { serr <- rateOpts.serve(srv) }()
@@ -238,6 +244,7 @@ func serveCmd() *cobra.Command {
 	engineOpts = addEngineFlags(f)
 	rateOpts = addRateFlags(f)
 	a2aOpts = addA2AFlags(f)
+	proxyOpts = addProxyFlags(f)
 	return cmd
 }
 
