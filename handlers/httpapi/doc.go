@@ -1,13 +1,18 @@
 // Package httpapi is agentgate's HTTP API: the endpoints of the QWED-Agent spec v1.1
-// Appendix B, the principal and approval endpoints, CloudEvents over HTTP
-// on POST /events, and the operational endpoints (/healthz, /metrics,
-// /.well-known/jwks.json). See docs/ARCHITECTURE.md, "Contracts".
+// Appendix B, the principal and approval endpoints, QWED A2A's gateway
+// (POST /a2a/intercept, the trust boundary's writes and reads, /a2a/health
+// and /a2a/metrics), CloudEvents over HTTP on POST /events, and the
+// operational endpoints (/healthz, /metrics, /.well-known/jwks.json). See
+// docs/ARCHITECTURE.md, "Contracts" and "The HTTP gateway".
 //
 // Every write endpoint turns its request into one domain.Command and hands
 // it to the Gate (the partition worker); the answer is the recorded event,
 // rendered by domain.Reply. In order, a write request is:
 //
-//  1. read, bounded by Config.MaxBodyBytes (QWED-REQ-004, 413);
+//  1. read, bounded by Config.MaxBodyBytes (QWED-REQ-004, 413); POST
+//     /a2a/intercept by Config.A2AMaxPayloadBytes plus a2a.MaxEnvelopeBytes,
+//     and over Config.A2ARateLimit its credential is answered QWED-AUTH-004
+//     (429, Retry-After, unrecorded) once step 3 knows it;
 //  2. identified: RequestID{Source: "http", ID: the Idempotency-Key header
 //     (at most MaxIdempotencyKeyBytes, else QWED-REQ-001), or a fresh random
 //     id}; CloudEvents use RequestID{source, id} (a source in the "http"
