@@ -143,6 +143,12 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, u *upstream, req
 		if req.Stream && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 			e.state = streamed
 			p.memo.finish(key, e)
+			// A stream is never replayed, so nothing waits on its end: a
+			// caller that leaves ends the forward at once rather than at
+			// StreamTimeout.
+			if cb, ok := resp.Body.(*cancelBody); ok {
+				defer context.AfterFunc(r.Context(), cb.cancel)()
+			}
 			p.relayStream(w, rc, u, req, resp, start)
 			return
 		}

@@ -29,6 +29,10 @@ type upstreamAgent struct {
 	card map[string]any
 	// cards counts the card fetches.
 	cards int
+	// streamGone, when set, makes a stream hang after its first event
+	// until its request is cancelled, then closes streamGone (or until
+	// streamEnd is closed).
+	streamGone, streamEnd chan struct{}
 }
 
 func newUpstream(t *testing.T) *upstreamAgent {
@@ -97,6 +101,14 @@ func newUpstream(t *testing.T) *upstreamAgent {
 			for i := range 3 {
 				fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"statusUpdate\":{\"n\":%d}}}\n\n", req.ID, i)
 				w.(http.Flusher).Flush()
+				if u.streamGone != nil {
+					select {
+					case <-r.Context().Done():
+						close(u.streamGone)
+					case <-u.streamEnd:
+					}
+					return
+				}
 			}
 			fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":%s}\n\n", req.ID, result)
 			return
@@ -441,6 +453,33 @@ func TestProxy_StreamIsRelayedEventByEvent(t *testing.T) {
 	}
 	if got := f.up.received(); len(got) != 1 {
 		t.Fatalf("upstream received %v", got)
+	}
+}
+
+// A caller that leaves a stream releases it: the forward to the upstream
+// is cancelled at once, not held (a goroutine and an upstream connection)
+// until StreamTimeout.
+func TestProxy_StreamEndsWhenTheCallerLeaves(t *testing.T) {
+	f := newFixture(t, func(c *Config) { c.StreamTimeout = 10 * time.Minute })
+	f.up.streamGone, f.up.streamEnd = make(chan struct{}), make(chan struct{})
+	t.Cleanup(func() { close(f.up.streamEnd) })
+	body := strings.Replace(send("5", "m-leave", "procurement", `{"text":"hi"}`), "SendMessage", "SendStreamingMessage", 1)
+	r, _ := http.NewRequest(http.MethodPost, f.proxy.URL+"/a2a/proxy/treasury", strings.NewReader(body))
+	r.Header.Set("X-API-Key", "k1")
+	resp, err := http.DefaultClient.Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := make([]byte, len("data: "))
+	if _, err := io.ReadFull(resp.Body, first); err != nil || string(first) != "data: " {
+		t.Fatalf("first event %q: %v", first, err)
+	}
+	// Closing the body before its end closes the connection.
+	resp.Body.Close()
+	select {
+	case <-f.up.streamGone:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the upstream's stream is still open 30s after its caller left")
 	}
 }
 
