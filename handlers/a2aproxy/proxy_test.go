@@ -1,7 +1,7 @@
 package a2aproxy
 
 import (
-	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,6 +14,10 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/domain/a2a"
+	"github.com/agentgate/agentgate/handlers/command"
+	"github.com/agentgate/agentgate/handlers/embedded"
+	"github.com/agentgate/agentgate/handlers/embedded/gatetest"
+	"github.com/agentgate/agentgate/handlers/httpapi"
 )
 
 // upstreamAgent is a minimal A2A agent over real HTTP: its card names its
@@ -127,66 +131,71 @@ func (u *upstreamAgent) received() []string {
 	return append([]string(nil), u.got...)
 }
 
-// gateAPI stands for the gate's HTTP API in these tests of the proxy's
-// own mechanics: POST /a2a/intercept answers a verdict, blocking a
-// financial payload whose claimed_total is 999.99 and refusing a request
-// without an API key. It records the AgentMessages it was given. The
-// whole path through the real gate is tested in cmd/agentgate.
-type gateAPI struct {
-	mu   sync.Mutex
-	msgs []a2a.Message
-	keys []string
+// gate is a real embedded gate behind its HTTP API: the proxy's
+// interceptor serves each part to its POST /a2a/intercept. Principals
+// org_a and org_b trust procurement and treasury in their own boundaries
+// (keys ka, kb); org_c trusts no one (kc).
+type gate struct {
+	g   *gatetest.Gate
+	api http.Handler
+	// keys by name: ka, kb, kc.
+	keys map[string]string
 }
 
-func (g *gateAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost || r.URL.Path != InterceptPath {
-		http.NotFound(w, r)
-		return
+func newGate(t *testing.T) *gate {
+	t.Helper()
+	g := gatetest.StartWith(t, embedded.Options{DataDir: t.TempDir(), AdminKey: "admin", Logger: slog.New(slog.DiscardHandler)})
+	t.Cleanup(func() { g.Stop(t) })
+	api := httpapi.New(httpapi.Config{Gate: g.Worker, Store: g.Store, AdminKeyHash: g.AdminKeyHash, JWKS: g.Keyring.JWKS, Logger: slog.New(slog.DiscardHandler)})
+	gt := &gate{g: g, api: api, keys: map[string]string{}}
+	for name, principal := range map[string]string{"ka": "org_a", "kb": "org_b", "kc": "org_c"} {
+		key, _, err := command.IssueKey(context.Background(), g.Worker, principal)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gt.keys[name] = key
 	}
-	if r.Header.Get("X-Api-Key") == "" {
-		w.WriteHeader(http.StatusUnauthorized)
-		_, _ = io.WriteString(w, `{"error":{"code":"QWED-AUTH-001","message":"X-API-Key is required","details":{}}}`)
-		return
-	}
-	var m a2a.Message
-	if err := json.NewDecoder(r.Body).Decode(&m); err != nil {
-		w.WriteHeader(http.StatusBadRequest)
-		return
-	}
-	g.mu.Lock()
-	g.msgs = append(g.msgs, m)
-	g.keys = append(g.keys, r.Header.Get("Idempotency-Key"))
-	g.mu.Unlock()
-	status, engine, reason := a2a.StatusForwarded, a2a.EnginePassthrough, "general payload forwarded"
-	if m.PayloadType == a2a.PayloadFinancial {
-		engine, reason = a2a.EngineFinance, "totals match"
-		if bytes.Contains(m.Payload, []byte("999.99")) {
-			status, reason = a2a.StatusBlocked, "Mathematical hallucination detected: claimed_total=999.99, computed_total=150.00"
+	for _, k := range []string{"ka", "kb"} {
+		for _, agent := range []string{"procurement", "treasury"} {
+			rec := httptest.NewRecorder()
+			r := httptest.NewRequest(http.MethodPost, "/a2a/boundary/trust/"+agent, nil)
+			r.Header.Set("X-API-Key", gt.keys[k])
+			api.ServeHTTP(rec, r)
+			if rec.Code != http.StatusOK {
+				t.Fatalf("trusting %s: %d %s", agent, rec.Code, rec.Body)
+			}
 		}
 	}
-	fmt.Fprintf(w, `{"status":%q,"reason":%q,"engine_used":%q,"attestation_jwt":"eyJ.test.sig","trace_id":"a2a_test","verified_at":"2026-03-02T10:00:00Z","details":{}}`, status, reason, engine)
+	return gt
 }
 
-func (g *gateAPI) messages() []a2a.Message {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return append([]a2a.Message(nil), g.msgs...)
+// intercepted returns the A2A commands the gate recorded (decided or
+// refused), with their request ids, in order.
+func (g *gate) intercepted(t *testing.T) (msgs []a2a.Message, keys []string) {
+	t.Helper()
+	for _, ev := range gatetest.LogEvents(t, g.g.Log) {
+		if ev.Command != nil && ev.Command.A2A != nil {
+			msgs = append(msgs, *ev.Command.A2A)
+			keys = append(keys, ev.Command.Request.ID)
+		}
+	}
+	return msgs, keys
 }
 
 type fixture struct {
 	up    *upstreamAgent
-	gate  *gateAPI
+	gate  *gate
 	proxy *httptest.Server
 }
 
 func newFixture(t *testing.T, mod func(*Config)) *fixture {
 	t.Helper()
-	f := &fixture{up: newUpstream(t), gate: &gateAPI{}}
+	f := &fixture{up: newUpstream(t), gate: newGate(t)}
 	u, err := ParseUpstream("treasury=" + f.up.srv.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{Upstreams: []Upstream{u}, Interceptor: InProcess(f.gate), Logger: slog.New(slog.DiscardHandler)}
+	cfg := Config{Upstreams: []Upstream{u}, Interceptor: InProcess(f.gate.api), Logger: slog.New(slog.DiscardHandler)}
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -194,19 +203,19 @@ func newFixture(t *testing.T, mod func(*Config)) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.proxy = httptest.NewServer(Wrap(p, f.gate))
+	f.proxy = httptest.NewServer(Wrap(p, f.gate.api))
 	t.Cleanup(f.proxy.Close)
 	return f
 }
 
-// rpc posts body to the proxied agent with an API key and returns the
-// HTTP status and the decoded answer.
+// rpc posts body to the proxied agent with the API key named key ("" for
+// none) and returns the HTTP status and the decoded answer.
 func (f *fixture) rpc(t *testing.T, key, body string) (int, map[string]json.RawMessage) {
 	t.Helper()
 	r, _ := http.NewRequest(http.MethodPost, f.proxy.URL+"/a2a/proxy/treasury", strings.NewReader(body))
 	r.Header.Set("Content-Type", "application/json")
 	if key != "" {
-		r.Header.Set("X-API-Key", key)
+		r.Header.Set("X-API-Key", f.gate.keys[key])
 	}
 	resp, err := http.DefaultClient.Do(r)
 	if err != nil {
@@ -291,7 +300,7 @@ func TestProxy_CardOnAnotherOriginIsRefused(t *testing.T) {
 	if resp.StatusCode != http.StatusBadGateway {
 		t.Fatalf("card naming another origin: status %d, want 502", resp.StatusCode)
 	}
-	status, m := f.rpc(t, "k1", send("1", "m-ssrf", "procurement", `{"text":"hi"}`))
+	status, m := f.rpc(t, "ka", send("1", "m-ssrf", "procurement", `{"text":"hi"}`))
 	if e := errorOf(t, m); status != http.StatusBadGateway || e.Code != CodeUpstream {
 		t.Fatalf("send with a card on another origin: %d %+v", status, e)
 	}
@@ -302,14 +311,14 @@ func TestProxy_CardOnAnotherOriginIsRefused(t *testing.T) {
 
 func TestProxy_TextIsInterceptedThenForwardedAndAnsweredAsIs(t *testing.T) {
 	f := newFixture(t, nil)
-	status, m := f.rpc(t, "k1", send(`"r1"`, "m-1", "procurement", `{"text":"Hello"}`))
+	status, m := f.rpc(t, "ka", send(`"r1"`, "m-1", "procurement", `{"text":"Hello"}`))
 	if status != http.StatusOK || string(m["id"]) != `"r1"` {
 		t.Fatalf("status %d, answer %s", status, mustJSON(m))
 	}
 	if got := string(m["result"]); !strings.Contains(got, `"echo: Hello"`) {
 		t.Fatalf("result %s, want the upstream's echo", got)
 	}
-	msgs := f.gate.messages()
+	msgs, _ := f.gate.intercepted(t)
 	if len(msgs) != 1 {
 		t.Fatalf("intercepted %d messages, want 1", len(msgs))
 	}
@@ -324,7 +333,7 @@ func TestProxy_TextIsInterceptedThenForwardedAndAnsweredAsIs(t *testing.T) {
 
 func TestProxy_BlockedPartIsAJSONRPCErrorCarryingTheVerdict(t *testing.T) {
 	f := newFixture(t, nil)
-	status, m := f.rpc(t, "k1", send("7", "m-bad", "procurement", `{"text":"invoice"}`, financeBad))
+	status, m := f.rpc(t, "ka", send("7", "m-bad", "procurement", `{"text":"invoice"}`, financeBad))
 	e := errorOf(t, m)
 	if status != http.StatusOK || e.Code != CodeNotForwarded || string(m["id"]) != "7" {
 		t.Fatalf("status %d error %+v", status, e)
@@ -333,15 +342,20 @@ func TestProxy_BlockedPartIsAJSONRPCErrorCarryingTheVerdict(t *testing.T) {
 	if err := json.Unmarshal(e.Data, &v); err != nil {
 		t.Fatal(err)
 	}
-	for k, want := range map[string]any{"status": "blocked", "engine_used": "finance_guard", "attestation_jwt": "eyJ.test.sig", "trace_id": "a2a_test"} {
+	for k, want := range map[string]any{"status": "blocked", "engine_used": "finance_guard"} {
 		if v[k] != want {
 			t.Errorf("data.%s = %v, want %v", k, v[k], want)
 		}
 	}
+	jwt, _ := v["attestation_jwt"].(string)
+	reason, _ := v["reason"].(string)
+	if strings.Count(jwt, ".") != 2 || v["trace_id"] == "" || !strings.Contains(reason, "claimed_total=999.99") {
+		t.Errorf("verdict %s: want a signed attestation, a trace id and the guard's reason", e.Data)
+	}
 	if !strings.Contains(e.Message, "part 1") {
 		t.Errorf("message %q does not name the part", e.Message)
 	}
-	msgs := f.gate.messages()
+	msgs, _ := f.gate.intercepted(t)
 	if len(msgs) != 2 || msgs[1].PayloadType != a2a.PayloadFinancial || !strings.HasPrefix(string(msgs[1].Payload), `{"data":{"claimed_total":999.99`) {
 		t.Fatalf("intercepted %s", mustJSON(msgs))
 	}
@@ -354,7 +368,8 @@ func TestProxy_RefusalCarriesTheGateError(t *testing.T) {
 	f := newFixture(t, nil)
 	status, m := f.rpc(t, "", send("1", "m-nokey", "procurement", `{"text":"hi"}`))
 	e := errorOf(t, m)
-	if status != http.StatusUnauthorized || e.Code != CodeRefused || !strings.Contains(string(e.Data), "QWED-AUTH-001") {
+	// No API key and no agent token: the endpoint's own refusal.
+	if status != http.StatusUnauthorized || e.Code != CodeRefused || !strings.Contains(string(e.Data), `"code":"QWED-AGENT-002"`) {
 		t.Fatalf("status %d error %+v", status, e)
 	}
 	if got := f.up.received(); len(got) != 0 {
@@ -364,34 +379,67 @@ func TestProxy_RefusalCarriesTheGateError(t *testing.T) {
 
 func TestProxy_RetryIsAnsweredFromMemoryNotForwardedTwice(t *testing.T) {
 	f := newFixture(t, nil)
-	_, first := f.rpc(t, "k1", send("1", "m-once", "procurement", `{"text":"pay"}`))
-	_, again := f.rpc(t, "k1", send(`"retry"`, "m-once", "procurement", `{"text":"pay"}`))
+	_, first := f.rpc(t, "ka", send("1", "m-once", "procurement", `{"text":"pay"}`))
+	_, again := f.rpc(t, "ka", send(`"retry"`, "m-once", "procurement", `{"text":"pay"}`))
 	if got := f.up.received(); len(got) != 1 {
 		t.Fatalf("upstream received %v, want the message once", got)
 	}
 	if string(again["id"]) != `"retry"` || string(again["result"]) != string(first["result"]) {
 		t.Fatalf("retry answered %s, want the first result with id \"retry\"", mustJSON(again))
 	}
-	keys := f.gate.keys
-	if len(keys) != 2 || keys[0] != keys[1] || !strings.HasPrefix(keys[0], "a2aproxy_") {
-		t.Fatalf("idempotency keys %v: a retry must reuse the first's", keys)
+	// The retry reused the first's Idempotency-Key: the gate answered the
+	// recorded verdict and recorded nothing more.
+	if _, keys := f.gate.intercepted(t); len(keys) != 1 || !strings.HasPrefix(keys[0], "a2aproxy_") {
+		t.Fatalf("recorded A2A requests %v, want one", keys)
 	}
-	// Another tenant's message with the same messageId is its own.
-	_, other := f.rpc(t, "k2", send("1", "m-once", "procurement", `{"text":"pay"}`))
+	// Another tenant's message with the same messageId is its own: decided
+	// on its own boundary and forwarded.
+	_, other := f.rpc(t, "kb", send("1", "m-once", "procurement", `{"text":"pay"}`))
 	if _, ok := other["result"]; !ok || len(f.up.received()) != 2 {
 		t.Fatalf("another tenant's message: %s, upstream %v", mustJSON(other), f.up.received())
+	}
+	if _, keys := f.gate.intercepted(t); len(keys) != 2 || keys[0] != keys[1] {
+		t.Fatalf("recorded A2A requests %v, want one per tenant under the same key", keys)
+	}
+}
+
+func TestProxy_EachTenantIsCheckedAgainstItsOwnBoundary(t *testing.T) {
+	f := newFixture(t, nil)
+	// org_c trusts no one: the agents org_a trusts are not trusted for it.
+	status, m := f.rpc(t, "kc", send("1", "m-c", "procurement", `{"text":"hi"}`))
+	e := errorOf(t, m)
+	var v map[string]any
+	_ = json.Unmarshal(e.Data, &v)
+	if status != http.StatusOK || e.Code != CodeNotForwarded || v["status"] != "blocked" || v["engine_used"] != "trust_boundary" {
+		t.Fatalf("org_c's message: %d %+v", status, e)
+	}
+	// A key the gate does not know is refused before anything is decided.
+	r, _ := http.NewRequest(http.MethodPost, f.proxy.URL+"/a2a/proxy/treasury", strings.NewReader(send("1", "m-x", "procurement", `{"text":"hi"}`)))
+	r.Header.Set("X-API-Key", "qwed_key_unknown")
+	resp, err := http.DefaultClient.Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out map[string]json.RawMessage
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	resp.Body.Close()
+	if e := errorOf(t, out); resp.StatusCode != http.StatusUnauthorized || e.Code != CodeRefused || !strings.Contains(string(e.Data), "QWED-AUTH-002") {
+		t.Fatalf("an unknown key: %d %+v", resp.StatusCode, e)
+	}
+	if got := f.up.received(); len(got) != 0 {
+		t.Fatalf("the upstream received %v", got)
 	}
 }
 
 func TestProxy_UpstreamDownIsAnErrorAndMayBeRetried(t *testing.T) {
 	f := newFixture(t, nil)
 	// The card is fetched while the upstream is up, then it stops.
-	if _, m := f.rpc(t, "k1", send("1", "m-up", "procurement", `{"text":"hi"}`)); m["result"] == nil {
+	if _, m := f.rpc(t, "ka", send("1", "m-up", "procurement", `{"text":"hi"}`)); m["result"] == nil {
 		t.Fatalf("first send: %s", mustJSON(m))
 	}
 	f.up.srv.Close()
 	start := time.Now()
-	status, m := f.rpc(t, "k1", send("2", "m-down", "procurement", `{"text":"hi"}`))
+	status, m := f.rpc(t, "ka", send("2", "m-down", "procurement", `{"text":"hi"}`))
 	e := errorOf(t, m)
 	if status != http.StatusBadGateway || e.Code != CodeUpstream || !strings.Contains(string(e.Data), "QWED-SYS-002") {
 		t.Fatalf("status %d error %+v", status, e)
@@ -400,7 +448,7 @@ func TestProxy_UpstreamDownIsAnErrorAndMayBeRetried(t *testing.T) {
 		t.Fatalf("answered after %s", d)
 	}
 	// Nothing was delivered: the retry is forwarded again (and fails again).
-	status, m = f.rpc(t, "k1", send("3", "m-down", "procurement", `{"text":"hi"}`))
+	status, m = f.rpc(t, "ka", send("3", "m-down", "procurement", `{"text":"hi"}`))
 	if e := errorOf(t, m); status != http.StatusBadGateway || strings.Contains(e.Message, "not forwarded again") {
 		t.Fatalf("retry of an undelivered message: %d %+v", status, e)
 	}
@@ -411,7 +459,7 @@ func TestProxy_SlowUpstreamTimesOutAndIsNeverSentTwice(t *testing.T) {
 	f.up.hold = make(chan struct{})
 	defer close(f.up.hold)
 	start := time.Now()
-	status, m := f.rpc(t, "k1", send("1", "m-slow", "procurement", `{"text":"hi"}`))
+	status, m := f.rpc(t, "ka", send("1", "m-slow", "procurement", `{"text":"hi"}`))
 	e := errorOf(t, m)
 	if status != http.StatusGatewayTimeout || e.Code != CodeUpstream || !strings.Contains(string(e.Data), "QWED-ENG-003") {
 		t.Fatalf("status %d error %+v", status, e)
@@ -419,7 +467,7 @@ func TestProxy_SlowUpstreamTimesOutAndIsNeverSentTwice(t *testing.T) {
 	if d := time.Since(start); d > 5*time.Second {
 		t.Fatalf("answered after %s, the deadline is 300ms", d)
 	}
-	status, m = f.rpc(t, "k1", send("2", "m-slow", "procurement", `{"text":"hi"}`))
+	status, m = f.rpc(t, "ka", send("2", "m-slow", "procurement", `{"text":"hi"}`))
 	if e := errorOf(t, m); status != http.StatusBadGateway || !strings.Contains(e.Message, "not forwarded again") {
 		t.Fatalf("retry of a message whose outcome is unknown: %d %+v", status, e)
 	}
@@ -432,7 +480,7 @@ func TestProxy_StreamIsRelayedEventByEvent(t *testing.T) {
 	f := newFixture(t, nil)
 	body := strings.Replace(send("5", "m-stream", "procurement", `{"text":"hi"}`), "SendMessage", "SendStreamingMessage", 1)
 	r, _ := http.NewRequest(http.MethodPost, f.proxy.URL+"/a2a/proxy/treasury", strings.NewReader(body))
-	r.Header.Set("X-API-Key", "k1")
+	r.Header.Set("X-API-Key", f.gate.keys["ka"])
 	r.Header.Set("Accept", "text/event-stream")
 	resp, err := http.DefaultClient.Do(r)
 	if err != nil {
@@ -447,7 +495,7 @@ func TestProxy_StreamIsRelayedEventByEvent(t *testing.T) {
 		t.Fatalf("stream %q: want 4 events ending with the echo", raw)
 	}
 	// A stream is not replayed.
-	status, m := f.rpc(t, "k1", body)
+	status, m := f.rpc(t, "ka", body)
 	if e := errorOf(t, m); status != http.StatusConflict || e.Code != CodeUpstream {
 		t.Fatalf("retry of a stream: %d %+v", status, e)
 	}
@@ -465,7 +513,7 @@ func TestProxy_StreamEndsWhenTheCallerLeaves(t *testing.T) {
 	t.Cleanup(func() { close(f.up.streamEnd) })
 	body := strings.Replace(send("5", "m-leave", "procurement", `{"text":"hi"}`), "SendMessage", "SendStreamingMessage", 1)
 	r, _ := http.NewRequest(http.MethodPost, f.proxy.URL+"/a2a/proxy/treasury", strings.NewReader(body))
-	r.Header.Set("X-API-Key", "k1")
+	r.Header.Set("X-API-Key", f.gate.keys["ka"])
 	resp, err := http.DefaultClient.Do(r)
 	if err != nil {
 		t.Fatal(err)
@@ -516,14 +564,14 @@ func TestProxy_BadRequestsAreJSONRPCErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, m := f.rpc(t, "k1", c.body)
+			_, m := f.rpc(t, "ka", c.body)
 			if e := errorOf(t, m); e.Code != c.code {
 				t.Fatalf("code %d (%s), want %d", e.Code, e.Message, c.code)
 			}
 		})
 	}
-	if n := len(f.gate.messages()); n != 0 {
-		t.Fatalf("%d bad requests reached the interceptor", n)
+	if msgs, _ := f.gate.intercepted(t); len(msgs) != 0 {
+		t.Fatalf("%d bad requests reached the gate", len(msgs))
 	}
 	if got := f.up.received(); len(got) != 0 {
 		t.Fatalf("bad requests reached the upstream: %v", got)
@@ -534,10 +582,10 @@ func TestProxy_A2A03MessageIsInterceptedPartByPart(t *testing.T) {
 	f := newFixture(t, nil)
 	body := `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m-03","role":"user","metadata":{"sender_agent_id":"procurement"},` +
 		`"parts":[{"kind":"text","text":"hi"},{"kind":"data","data":{"q":"SELECT 1"},"metadata":{"payload_type":"data_query"}},{"kind":"data","data":[1,2]}]}}}`
-	if _, m := f.rpc(t, "k1", body); m["result"] == nil {
+	if _, m := f.rpc(t, "ka", body); m["result"] == nil {
 		t.Fatalf("answer %s", mustJSON(m))
 	}
-	got := f.gate.messages()
+	got, _ := f.gate.intercepted(t)
 	want := []string{`general {"text":"hi"}`, `data_query {"q":"SELECT 1"}`, `general {"value":[1,2]}`}
 	if len(got) != len(want) {
 		t.Fatalf("intercepted %s", mustJSON(got))
@@ -551,7 +599,7 @@ func TestProxy_A2A03MessageIsInterceptedPartByPart(t *testing.T) {
 
 func TestProxy_BoundsAndUnknownPaths(t *testing.T) {
 	f := newFixture(t, func(c *Config) { c.MaxBodyBytes = 1 << 10 })
-	status, m := f.rpc(t, "k1", send("1", "m", "s", `{"text":"`+strings.Repeat("a", 2<<10)+`"}`))
+	status, m := f.rpc(t, "ka", send("1", "m", "s", `{"text":"`+strings.Repeat("a", 2<<10)+`"}`))
 	if e := errorOf(t, m); status != http.StatusRequestEntityTooLarge || e.Code != CodeInvalidRequest {
 		t.Fatalf("over the body limit: %d %+v", status, e)
 	}
