@@ -21,13 +21,14 @@ const (
 	ForwardedType = kafkaout.ForwardedType
 	// HeaderA2AStatus, HeaderA2AEngine, HeaderA2ATraceID,
 	// HeaderA2AAttestation and HeaderA2ASender carry the verdict of a
-	// forwarded message; HeaderEventsPartition and HeaderEventsSeq the
+	// forwarded message (HeaderA2AShadow "true" in shadow mode); HeaderEventsPartition and HeaderEventsSeq the
 	// verdict's place in the log (drop repeats by them).
 	HeaderA2AStatus       = kafkaout.HeaderA2AStatus
 	HeaderA2AEngine       = kafkaout.HeaderA2AEngine
 	HeaderA2ATraceID      = kafkaout.HeaderA2ATraceID
 	HeaderA2AAttestation  = kafkaout.HeaderA2AAttestation
 	HeaderA2ASender       = kafkaout.HeaderA2ASender
+	HeaderA2AShadow       = kafkaout.HeaderA2AShadow
 	HeaderEventsPartition = kafkaout.HeaderEventsPartition
 	HeaderEventsSeq       = kafkaout.HeaderEventsSeq
 	// HeaderAgentToken carries an agent token ("Bearer <token>").

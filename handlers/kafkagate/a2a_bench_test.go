@@ -4,10 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/segmentio/kafka-go"
 
@@ -42,70 +39,9 @@ func BenchmarkKafkaA2AAsync(b *testing.B) {
 		k := i % 16
 		cmds[i] = client.A2AMessage(client.A2A{Message: general(agents[2*k], agents[2*((i/16)%16)+1], "m"), APIKey: adminKey, ID: fmt.Sprintf("a2a-async-%d", i)})
 	}
-	var forwarded atomic.Int64
-	done := make(chan struct{})
-	ctx, cancel := context.WithCancel(context.Background())
-	var readers sync.WaitGroup
-	defer func() { cancel(); readers.Wait() }()
-	topic := kafkagate.DefaultTopics().A2A
-	for p := range testPartitions {
-		conn, err := kafka.DialLeader(ctx, "tcp", brokers[0], topic, p)
-		if err != nil {
-			b.Fatal(err)
-		}
-		end, err := conn.ReadLastOffset()
-		conn.Close()
-		if err != nil {
-			b.Fatal(err)
-		}
-		r := kafka.NewReader(kafka.ReaderConfig{Brokers: brokers, Topic: topic, Partition: p, MinBytes: 1, MaxBytes: 16 << 20, MaxWait: 50 * time.Millisecond})
-		if err := r.SetOffset(end); err != nil {
-			b.Fatal(err)
-		}
-		readers.Add(1)
-		go func() {
-			defer readers.Done()
-			defer r.Close()
-			for {
-				m, err := r.ReadMessage(ctx)
-				if err != nil {
-					return
-				}
-				if strings.HasPrefix(headerOf(m, "ce_correlationid"), "a2a-async-") && forwarded.Add(1) == int64(b.N) {
-					close(done)
-				}
-			}
-		}()
-	}
-	const producers, chunk = 4, 256
-	b.ResetTimer()
-	var pubs sync.WaitGroup
-	for w := range producers {
-		pubs.Add(1)
-		go func() {
-			defer pubs.Done()
-			var mine []client.Command
-			for i, cmd := range cmds {
-				if (i%16)%producers == w {
-					mine = append(mine, cmd)
-				}
-			}
-			for len(mine) > 0 {
-				n := min(chunk, len(mine))
-				if _, err := c.PublishBatch(context.Background(), mine[:n]...); err != nil {
-					b.Error(err)
-					return
-				}
-				mine = mine[n:]
-			}
-		}()
-	}
-	pubs.Wait()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Minute):
-		b.Fatalf("%d of %d messages forwarded in 5 minutes", forwarded.Load(), b.N)
-	}
+	asyncThroughput(b, brokers, c, kafkagate.DefaultTopics().A2A, cmds, func(i int) int { return i % 16 },
+		func(m kafka.Message) bool { return strings.HasPrefix(headerOf(m, "ce_correlationid"), "a2a-async-") },
+		func(got int64) string { return fmt.Sprintf("%d of %d messages forwarded in 5 minutes", got, b.N) })
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "messages/s")
 }

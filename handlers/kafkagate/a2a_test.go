@@ -56,7 +56,7 @@ func forwardedBy(t *testing.T, brokers []string) map[string][]kafka.Message {
 	t.Helper()
 	out := map[string][]kafka.Message{}
 	for _, m := range readAll(t, brokers, kafkagate.DefaultTopics().A2A) {
-		if headerOf(m, "ce_type") != kafkagate.ForwardedType || headerOf(m, kafkagate.HeaderEventsSeq) == "" {
+		if headerOf(m, "ce_type") != client.ForwardedType || headerOf(m, client.HeaderEventsSeq) == "" {
 			t.Fatalf("a message on the forwarded topic that is not a forward: %v", m.Headers)
 		}
 		corr := headerOf(m, "ce_correlationid")
@@ -128,10 +128,10 @@ func TestKafkaA2AForwardedWithVerdictHeaders(t *testing.T) {
 	want, _ := json.Marshal(msg)
 	p := client.PartitionFor("procurement-agent", testPartitions)
 	if m.Partition != int(client.PartitionFor("treasury-agent", testPartitions)) || string(m.Key) != "treasury-agent" || string(m.Value) != string(want) ||
-		headerOf(m, kafkagate.HeaderA2AStatus) != "forwarded" || headerOf(m, kafkagate.HeaderA2AEngine) != a2a.EngineFinance ||
-		headerOf(m, kafkagate.HeaderA2ATraceID) != "demo_001" || headerOf(m, kafkagate.HeaderA2AAttestation) != v.Attestation ||
-		headerOf(m, kafkagate.HeaderA2ASender) != "procurement-agent" || headerOf(m, kafkagate.HeaderEventsPartition) != strconv.Itoa(int(p)) ||
-		headerOf(m, "ce_id") != fmt.Sprintf("%d-%s", p, headerOf(m, kafkagate.HeaderEventsSeq)) || headerOf(m, "ce_subject") != "treasury-agent" {
+		headerOf(m, client.HeaderA2AStatus) != "forwarded" || headerOf(m, client.HeaderA2AEngine) != a2a.EngineFinance ||
+		headerOf(m, client.HeaderA2ATraceID) != "demo_001" || headerOf(m, client.HeaderA2AAttestation) != v.Attestation ||
+		headerOf(m, client.HeaderA2ASender) != "procurement-agent" || headerOf(m, client.HeaderEventsPartition) != strconv.Itoa(int(p)) ||
+		headerOf(m, "ce_id") != fmt.Sprintf("%d-%s", p, headerOf(m, client.HeaderEventsSeq)) || headerOf(m, "ce_subject") != "treasury-agent" {
 		t.Fatalf("forwarded message: partition %d key %q value %s headers %v", m.Partition, m.Key, m.Value, m.Headers)
 	}
 	// The blocked verdict is on the decisions topic (its event type and
@@ -257,7 +257,7 @@ func TestKafkaA2AWrongPartitionGoesToTheSenders(t *testing.T) {
 		t.Fatalf("reply %d %s: %v", rep.Status, rep.Data, err)
 	}
 	got := waitForwarded(t, brokers, []string{"wrong-partition"})
-	if p := headerOf(got["wrong-partition"][0], kafkagate.HeaderEventsPartition); p != strconv.Itoa(int(want)) {
+	if p := headerOf(got["wrong-partition"][0], client.HeaderEventsPartition); p != strconv.Itoa(int(want)) {
 		t.Fatalf("decided by partition %s, want the sender's %d", p, want)
 	}
 }
@@ -447,4 +447,42 @@ func TestKcatA2AMessageForwarded(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// The forwards of one partition go in one record batch per write, which
+// the broker's max.message.bytes bounds (1 MiB, kfake as Kafka): while a
+// write is held (the hook), 1.2 MB of forwards to one receiver pile up;
+// once it is let go they are produced in writes of at most
+// kafkagate.MaxForwardWriteBytes, each once, rather than refused whole
+// again and again.
+func TestKafkaA2AForwardWritesStayUnderTheBrokerBound(t *testing.T) {
+	_, brokers := broker(t)
+	release := make(chan struct{})
+	var held atomic.Bool
+	startGate(t, brokers, &logs{brokers: brokers}, t.TempDir(), a2aConfig([]string{"agent-A", "agent-B"}, noLimit),
+		kafkagate.WithForwardHook(func(st kafkagate.ForwardStage, p int32, seqs []uint64) error {
+			if st == kafkagate.BeforeProduce && held.CompareAndSwap(false, true) {
+				<-release
+			}
+			return nil
+		}))
+	c := newClient(t, brokers)
+	if _, err := c.PublishA2A(context.Background(), client.A2A{Message: general("agent-A", "agent-B", "first"), APIKey: adminKey, ID: "held"}); err != nil {
+		t.Fatal(err)
+	}
+	ids := []string{"held"}
+	text := strings.Repeat("y", 30_000)
+	for b := range 4 {
+		var cmds []client.Command
+		for i := range 10 {
+			id := fmt.Sprintf("large-%d-%d", b, i)
+			cmds, ids = append(cmds, client.A2AMessage(client.A2A{Message: general("agent-A", "agent-B", text), APIKey: adminKey, ID: id})), append(ids, id)
+		}
+		if _, err := c.PublishBatch(context.Background(), cmds...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitDecided(t, brokers, c.Source(), ids)
+	close(release)
+	waitForwarded(t, brokers, ids)
 }

@@ -110,15 +110,47 @@ func BenchmarkKafkaAsyncDecisions(b *testing.B) {
 		cmds[i] = verifyCmd(agents[k], tokens[k], fmt.Sprintf("bench-%s-%d", agents[k], n/40), n%40+1)
 		cmds[i].ID = fmt.Sprintf("async-%d", i)
 	}
-	// Count the decisions of this run on every partition of the
-	// decisions topic, from its current end.
-	var decided atomic.Int64
+	asyncThroughput(b, brokers, c, kafkagate.DefaultTopics().Decisions, cmds, func(i int) int { return i % len(agents) },
+		func(m kafka.Message) bool {
+			return headerOf(m, "agentgate-event-type") == string(domain.EvActionDecided) && strings.HasPrefix(headerOf(m, "ce_correlationid"), "async-")
+		},
+		func(got int64) string {
+			types := map[string]int{}
+			for _, ev := range recordedEvents(b, brokers, c.Source()) {
+				types[string(ev.Type)]++
+			}
+			var ends []int64
+			for p := range testPartitions {
+				conn, _ := kafka.DialLeader(context.Background(), "tcp", brokers[0], kafkagate.DefaultTopics().Requests, p)
+				e, _ := conn.ReadLastOffset()
+				conn.Close()
+				ends = append(ends, e)
+			}
+			return fmt.Sprintf("%d of %d decisions in 5 minutes; %d requests in the log %v; requests topic ends %v",
+				got, b.N, len(decidedRequests(b, brokers, c.Source())), types, ends)
+		})
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "decisions/s")
+}
+
+// asyncThroughput publishes cmds without replyto by four concurrent
+// batched producers (client.PublishBatch, 256 commands a write; producer
+// w sends the commands i with lane(i) % 4 == w, so that the commands of
+// one lane keep their order) and waits until counted has accepted
+// len(cmds) messages of topic, read from the current end of every
+// partition (one reader each). The benchmark's clock runs from the first
+// publish to the last message counted; past 5 minutes the run fails with
+// onTimeout's account of it.
+func asyncThroughput(b *testing.B, brokers []string, c *client.Client, topic string, cmds []client.Command,
+	lane func(i int) int, counted func(kafka.Message) bool, onTimeout func(got int64) string) {
+	b.Helper()
+	var seen atomic.Int64
 	done := make(chan struct{})
 	ctx, cancel := context.WithCancel(context.Background())
 	var readers sync.WaitGroup
 	defer func() { cancel(); readers.Wait() }()
 	for p := range testPartitions {
-		conn, err := kafka.DialLeader(ctx, "tcp", brokers[0], kafkagate.DefaultTopics().Decisions, p)
+		conn, err := kafka.DialLeader(ctx, "tcp", brokers[0], topic, p)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -127,7 +159,7 @@ func BenchmarkKafkaAsyncDecisions(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		r := kafka.NewReader(kafka.ReaderConfig{Brokers: brokers, Topic: kafkagate.DefaultTopics().Decisions, Partition: p,
+		r := kafka.NewReader(kafka.ReaderConfig{Brokers: brokers, Topic: topic, Partition: p,
 			MinBytes: 1, MaxBytes: 16 << 20, MaxWait: 50 * time.Millisecond})
 		if err := r.SetOffset(end); err != nil {
 			b.Fatal(err)
@@ -141,10 +173,8 @@ func BenchmarkKafkaAsyncDecisions(b *testing.B) {
 				if err != nil {
 					return
 				}
-				if headerOf(m, "agentgate-event-type") == string(domain.EvActionDecided) && strings.HasPrefix(headerOf(m, "ce_correlationid"), "async-") {
-					if decided.Add(1) == int64(b.N) {
-						close(done)
-					}
+				if counted(m) && seen.Add(1) == int64(len(cmds)) {
+					close(done)
 				}
 			}
 		}()
@@ -156,11 +186,9 @@ func BenchmarkKafkaAsyncDecisions(b *testing.B) {
 		pubs.Add(1)
 		go func() {
 			defer pubs.Done()
-			// Producer w sends the agents k with k % producers == w, so
-			// each conversation's steps stay in order.
 			var mine []client.Command
 			for i, cmd := range cmds {
-				if (i%len(agents))%producers == w {
+				if lane(i)%producers == w {
 					mine = append(mine, cmd)
 				}
 			}
@@ -178,22 +206,8 @@ func BenchmarkKafkaAsyncDecisions(b *testing.B) {
 	select {
 	case <-done:
 	case <-time.After(5 * time.Minute):
-		got := decidedRequests(b, brokers, c.Source())
-		types := map[string]int{}
-		for _, ev := range recordedEvents(b, brokers, c.Source()) {
-			types[string(ev.Type)]++
-		}
-		var ends []int64
-		for p := range testPartitions {
-			conn, _ := kafka.DialLeader(ctx, "tcp", brokers[0], kafkagate.DefaultTopics().Requests, p)
-			e, _ := conn.ReadLastOffset()
-			conn.Close()
-			ends = append(ends, e)
-		}
-		b.Fatalf("%d of %d decisions in 5 minutes; %d requests in the log %v; requests topic ends %v", decided.Load(), b.N, len(got), types, ends)
+		b.Fatal(onTimeout(seen.Load()))
 	}
-	b.StopTimer()
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "decisions/s")
 }
 
 // devBroker starts the broker of `agentgate dev-kafka` (cmd/agentgate

@@ -31,7 +31,7 @@ import (
 //     them in seq order, one write at a time (acks=all), a write starting
 //     only once the previous one is acknowledged whole;
 //   - every message carries the events partition and seq it comes from
-//     (HeaderEventsPartition, HeaderEventsSeq);
+//     (kafkaout.HeaderEventsPartition, HeaderEventsSeq);
 //   - the forwarder keeps a cursor in Kafka, as the committed offset of a
 //     consumer group of its own (ForwardGroup) for the events partition: the
 //     next seq whose verdict may not be produced (every forwarded verdict
@@ -47,8 +47,13 @@ import (
 
 // Named limits and defaults of the forwarder.
 const (
-	// MaxForwardWrite is the most forwarded messages in one write.
-	MaxForwardWrite = 1024
+	// MaxForwardWrite is the most forwarded messages in one write, and
+	// MaxForwardWriteBytes the most bytes (keys, values, headers) unless
+	// one message alone is larger: the messages of one partition go in one
+	// record batch, which Kafka's max.message.bytes (1 MiB by default)
+	// bounds.
+	MaxForwardWrite      = 1024
+	MaxForwardWriteBytes = 512 << 10
 	// MaxForwardPending is the most committed events waiting for the
 	// forwarder; the worker's commit waits past it (backpressure: the
 	// gate decides no further ahead of its forwards).
@@ -70,18 +75,6 @@ const (
 	// offset.metadata.max.bytes is 4,096): past it the cursor keeps no end
 	// offsets and a recovery scans the forwarded partitions whole.
 	maxCursorMetadata = 4000
-)
-
-// The headers of a forwarded message, besides its ce_* headers.
-const (
-	HeaderEventsPartition = kafkaout.HeaderEventsPartition
-	HeaderEventsSeq       = kafkaout.HeaderEventsSeq
-	HeaderA2AStatus       = kafkaout.HeaderA2AStatus
-	HeaderA2AEngine       = kafkaout.HeaderA2AEngine
-	HeaderA2ATraceID      = kafkaout.HeaderA2ATraceID
-	HeaderA2AAttestation  = kafkaout.HeaderA2AAttestation
-	HeaderA2ASender       = kafkaout.HeaderA2ASender
-	HeaderA2AShadow       = kafkaout.HeaderA2AShadow
 )
 
 // ForwardGroup is the consumer group whose committed offsets are the
@@ -287,24 +280,18 @@ func (f *forwarder) forward(ctx context.Context, h handover) error {
 	if err != nil {
 		return err
 	}
-	var msgs []kafka.Message
-	var seqs []uint64
+	var w write
 	for _, ev := range h.verdicts {
 		if ev.Seq < f.next {
 			continue
 		}
 		if m, ok := f.message(ev, n); ok {
-			msgs, seqs = append(msgs, m), append(seqs, ev.Seq)
-		}
-		if len(msgs) == MaxForwardWrite {
-			if err := f.produce(ctx, msgs, seqs); err != nil {
+			if err := f.queue(ctx, &w, m, ev.Seq); err != nil {
 				return err
 			}
-			f.next = seqs[len(seqs)-1] + 1
-			msgs, seqs = msgs[:0], seqs[:0]
 		}
 	}
-	if err := f.produce(ctx, msgs, seqs); err != nil {
+	if err := f.flush(ctx, &w); err != nil {
 		return err
 	}
 	if h.handed >= f.next {
@@ -319,6 +306,45 @@ func (f *forwarder) message(ev *domain.Event, n int) (kafka.Message, bool) {
 	m, ok := forwardMessage(f.p, ev, n)
 	m.Topic = f.topic
 	return m, ok
+}
+
+// write is the next write of a forwarder: forwards in seq order.
+type write struct {
+	msgs  []kafka.Message
+	seqs  []uint64
+	bytes int
+}
+
+// queue adds m, the forward of the verdict at seq, to w, producing w
+// first when m would take it past MaxForwardWrite messages or
+// MaxForwardWriteBytes. One forward is never larger than its event
+// (the AgentMessage and the verdict's short headers), which the log
+// bounds under Kafka's default max.message.bytes.
+func (f *forwarder) queue(ctx context.Context, w *write, m kafka.Message, seq uint64) error {
+	size := len(m.Key) + len(m.Value)
+	for _, h := range m.Headers {
+		size += len(h.Key) + len(h.Value)
+	}
+	if len(w.msgs) > 0 && (len(w.msgs) == MaxForwardWrite || w.bytes+size > MaxForwardWriteBytes) {
+		if err := f.flush(ctx, w); err != nil {
+			return err
+		}
+	}
+	w.msgs, w.seqs, w.bytes = append(w.msgs, m), append(w.seqs, seq), w.bytes+size
+	return nil
+}
+
+// flush produces w and moves next past it.
+func (f *forwarder) flush(ctx context.Context, w *write) error {
+	if len(w.msgs) == 0 {
+		return nil
+	}
+	if err := f.produce(ctx, w.msgs, w.seqs); err != nil {
+		return err
+	}
+	f.next = max(f.next, w.seqs[len(w.seqs)-1]+1)
+	w.msgs, w.seqs, w.bytes = w.msgs[:0], w.seqs[:0], 0
+	return nil
 }
 
 // produce writes msgs (the verdicts seqs, in order) in one write and
@@ -390,15 +416,7 @@ func (f *forwarder) recover(ctx context.Context) error {
 	if cursor < 1 {
 		cursor = 1
 	}
-	var msgs []kafka.Message
-	var seqs []uint64
-	flush := func() error {
-		if err := f.produce(ctx, msgs, seqs); err != nil {
-			return err
-		}
-		msgs, seqs = msgs[:0], seqs[:0]
-		return nil
-	}
+	var w write
 	if cursor <= head {
 		err = f.log.Read(ctx, cursor, func(r streams.Record) error {
 			if r.Seq > head {
@@ -415,16 +433,12 @@ func (f *forwarder) recover(ctx context.Context) error {
 			if !ok || uint64(len(high)) <= uint64(m.Partition) || r.Seq <= high[m.Partition] {
 				return nil
 			}
-			msgs, seqs = append(msgs, m), append(seqs, r.Seq)
-			if len(msgs) == MaxForwardWrite {
-				return flush()
-			}
-			return nil
+			return f.queue(ctx, &w, m, r.Seq)
 		})
 		if err != nil && !errors.Is(err, errStopRead) {
 			return fmt.Errorf("reading the log from %d: %w", cursor, err)
 		}
-		if err := flush(); err != nil {
+		if err := f.flush(ctx, &w); err != nil {
 			return err
 		}
 	}
@@ -472,9 +486,9 @@ func (f *forwarder) scan(ctx context.Context, t int, from int64) (uint64, error)
 			var part, seq string
 			for _, h := range rec.Headers {
 				switch h.Key {
-				case HeaderEventsPartition:
+				case kafkaout.HeaderEventsPartition:
 					part = string(h.Value)
-				case HeaderEventsSeq:
+				case kafkaout.HeaderEventsSeq:
 					seq = string(h.Value)
 				}
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/agentgate/agentgate/domain/a2a"
 	"github.com/agentgate/agentgate/streams/cekafka"
 	"github.com/agentgate/agentgate/streams/cekafka/cekafkatest"
+	"github.com/agentgate/agentgate/streams/kafkaout"
 )
 
 // forwardedVerdict is the event of a forwarded finance_guard verdict (QWED
@@ -58,7 +59,7 @@ func TestFrozenForwardedMessageFixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if dec.Type != ForwardedType || dec.ID != "3-42" || dec.Subject != "treasury-agent" || dec.Extensions["correlationid"] != "a2a-1" {
+	if dec.Type != kafkaout.ForwardedType || dec.ID != "3-42" || dec.Subject != "treasury-agent" || dec.Extensions["correlationid"] != "a2a-1" {
 		t.Fatalf("decoded forward %+v", dec)
 	}
 	for _, other := range []func(*domain.Event){
@@ -75,7 +76,7 @@ func TestFrozenForwardedMessageFixture(t *testing.T) {
 	}
 	shadow := forwardedVerdict()
 	shadow.A2AVerdict.Shadow = true
-	if m, _ := forwardMessage(3, shadow, 8); string(m.Headers[len(m.Headers)-1].Value) != "true" || m.Headers[len(m.Headers)-1].Key != HeaderA2AShadow {
+	if m, _ := forwardMessage(3, shadow, 8); string(m.Headers[len(m.Headers)-1].Value) != "true" || m.Headers[len(m.Headers)-1].Key != kafkaout.HeaderA2AShadow {
 		t.Fatalf("a shadow forward's headers %v", m.Headers)
 	}
 }
