@@ -165,7 +165,8 @@ func serveKafka(k *kafkaFlags, z3 *z3Flags, eng *engineFlags, rate *rateFlags, p
 		Gate: hg, Store: reads.Store(), Verify: qwed,
 		AdminKeyHash: adminHash, JWKS: kr.JWKS, Registry: reg, Logger: log, Clock: time.Now, RequestTimeout: k.timeout,
 		VerifyRateLimit: rate.limit(), RefusalLimit: rate.refusalLimit(), // per instance
-		A2ARateLimit: rate.a2aLimit(), A2AMaxPayloadBytes: cfg.A2ASettings().MaxPayloadSizeBytes,
+		// A payload's event must fit one record of the events log.
+		A2ARateLimit: rate.a2aLimit(), A2AMaxPayloadBytes: min(cfg.A2ASettings().MaxPayloadSizeBytes, kafkagate.MaxA2APayloadBytes),
 		// Compliance reports and time travel read the agent's events
 		// partition.
 		History:      kafkagate.PartitionHistory(n, openLog),

@@ -376,6 +376,11 @@ func (a *api) submit(ctx context.Context, cmd *domain.Command) (*domain.Event, *
 		// Not logged per request: the worker logs the refusals, a few
 		// lines a minute (streams/diskspace).
 		return nil, failure(domain.CodeStorageFull, "the gate's disk is full: no decision was acknowledged; retry with the same Idempotency-Key once space is freed")
+	case errors.Is(err, streams.ErrTooLarge):
+		// The deployment's log cannot record it (an A2A payload over
+		// what a Kafka events record holds): a refusal of the request,
+		// not a fault of the gate.
+		return nil, reject(domain.CodeTooLong, nil, "the request is too large for the gate's log to record: %v", err)
 	case errors.Is(err, handlers.ErrUnavailable):
 		a.log.Warn("submitting command", "type", cmd.Type, "err", err)
 		return nil, failure(domain.CodeUnavailable, "the gate is unavailable: retry with the same Idempotency-Key")

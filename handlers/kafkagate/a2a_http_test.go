@@ -188,3 +188,40 @@ func TestKafkaA2ABoundaryOnEveryPartition(t *testing.T) {
 		t.Fatalf("a retry through another instance: %d %s then %d %s", first.Status, first.Body, again.Status, again.Body)
 	}
 }
+
+// Issue 13 on Kafka: an AgentMessage's payload is recorded in its event,
+// one record of the events log, where each <, > and & takes a six-byte
+// escape. The HTTP API of a Kafka instance (bounded as serve bounds it,
+// kafkagate.MaxA2APayloadBytes) forwards the largest payload whose event
+// fits, with the longest ids, trace id and timestamp, and refuses one
+// byte more with 413 QWED-REQ-004, escapes counted; it answered 503
+// (retry) once the append failed.
+func TestKafkaA2APayloadFitsItsEvent(t *testing.T) {
+	_, brokers := broker(t)
+	lg := &logs{brokers: brokers}
+	startGate(t, brokers, lg, t.TempDir())
+	h := startHTTPOverKafka(t, brokers, lg, engines(t), 20*time.Second,
+		func(c *httpapi.Config) { c.A2AMaxPayloadBytes = kafkagate.MaxA2APayloadBytes })
+	key := issueKeyOver(t, h, "org_big")
+	s, r := strings.Repeat("s", 256), strings.Repeat("r", 256)
+	gatetest.A2ATrust(t, h.a2aHTTP(), key, s, r)
+	const fill = len(`{"m":""}`)
+	for _, c := range []struct {
+		char   string
+		n      int
+		status int
+	}{
+		{"x", kafkagate.MaxA2APayloadBytes - fill, 200},
+		{"x", kafkagate.MaxA2APayloadBytes - fill + 1, http.StatusRequestEntityTooLarge},
+		{"<", (kafkagate.MaxA2APayloadBytes - fill) / 6, 200},
+		{"<", (kafkagate.MaxA2APayloadBytes-fill)/6 + 1, http.StatusRequestEntityTooLarge},
+	} {
+		a := gatetest.Intercept(t, h.a2aHTTP(), gatetest.Key(key), `{"sender_agent_id":"`+s+`","receiver_agent_id":"`+r+
+			`","trace_id":"`+strings.Repeat("t", a2a.MaxTraceIDBytes)+`","timestamp":"2026-03-02T10:00:00.123456789+05:30","payload":{"m":"`+
+			strings.Repeat(c.char, c.n)+`"}}`)
+		if a.Status != c.status || c.status == 200 && a.Verdict(t).Status != "forwarded" ||
+			c.status != 200 && a.ErrorCode() != string(domain.CodeTooLong) {
+			t.Fatalf("%d × %q: %d %.300s, want %d", c.n, c.char, a.Status, a.Body, c.status)
+		}
+	}
+}

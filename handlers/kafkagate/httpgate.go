@@ -16,6 +16,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/domain/a2a"
 	"github.com/agentgate/agentgate/domain/eventjson"
 	"github.com/agentgate/agentgate/handlers"
 	"github.com/agentgate/agentgate/projections"
@@ -60,6 +61,12 @@ func NewHTTPGate(c *kafkaout.Requester, adminKeyHash string, topics Topics, node
 // reply came, or the read model did not apply it, in time (the API answers
 // 504; the decision stands, and a retry with the same request id gets it).
 func (h *HTTPGate) Submit(ctx context.Context, cmd *domain.Command) (*domain.Event, error) {
+	if cmd.Type == domain.CmdA2AMessage && cmd.A2A != nil {
+		if n := recordedLen(cmd.A2A.Payload); n > MaxA2APayloadBytes {
+			return nil, fmt.Errorf("%w: the payload takes %d bytes in its event, over the %d an events record holds for it",
+				streams.ErrTooLarge, n, MaxA2APayloadBytes)
+		}
+	}
 	if broadcast(cmd.Type) {
 		var first *domain.Event
 		seqs := make([]uint64, h.partitions)
@@ -161,6 +168,33 @@ func (h *HTTPGate) send(ctx context.Context, cmd *domain.Command, p int32) (*dom
 		return nil, fmt.Errorf("decoding the recorded event: %w", err)
 	}
 	return ev, nil
+}
+
+// MaxA2APayloadBytes bounds the recorded form of an AgentMessage's payload
+// in the Kafka deployment: the payload is recorded in its event, one
+// record of the events log (at most kafkalog.DefaultMaxRequestBytes), with
+// the message's other members and the verdict with its attestation (each
+// bounded below a2a.MaxEnvelopeBytes). serve bounds POST /a2a/intercept
+// by it in Kafka mode (httpapi.Config.A2AMaxPayloadBytes), and Submit
+// refuses (streams.ErrTooLarge) a payload whose recorded form, escapes
+// included, is longer.
+const MaxA2APayloadBytes = kafkalog.DefaultMaxRequestBytes - kafkalog.RecordOverheadBytes - 2*a2a.MaxEnvelopeBytes
+
+// recordedLen is the length of payload as the event codec records it: as
+// encoding/json writes a JSON value, each <, > and & as a six-byte \u
+// escape and U+2028 and U+2029 (three bytes) as one too. A payload of
+// such characters grows up to sixfold in its event.
+func recordedLen(payload []byte) int {
+	n := len(payload)
+	for i, c := range payload {
+		switch {
+		case c == '<' || c == '>' || c == '&':
+			n += 5
+		case c == 0xE2 && i+2 < len(payload) && payload[i+1] == 0x80 && (payload[i+2] == 0xA8 || payload[i+2] == 0xA9):
+			n += 3
+		}
+	}
+	return n
 }
 
 // ReadModel is the read side of an instance in Kafka mode: one projection
