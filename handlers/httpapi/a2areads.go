@@ -491,8 +491,19 @@ func (v *a2aMetricsView) withPairs(c projections.A2ACounts, next string) {
 // error. The log is the one holding q.sender's messages (Config.History:
 // in Kafka mode, the sender's events partition; boundary changes are on
 // every partition).
+//
+// It reads the log from its start, so it takes one of the slots of the
+// compliance reports (Config.MaxConcurrentReports, shared across
+// tenants as theirs): past them, 503 QWED-SYS-002 with Retry-After.
 func (a *api) a2aPast(w http.ResponseWriter, r *http.Request, c *call, q a2aQuery, boundary string) (*timetravel.A2AState, bool) {
 	ctx := r.Context()
+	if e := a.startRender(c.creds.Principal); e != nil {
+		e.err.Message = "as many reads of the log from its start (compliance reports, A2A time travel) as the instance allows are running: retry shortly"
+		w.Header().Set("Retry-After", "1")
+		writeJSON(w, e.status, e.body())
+		return nil, false
+	}
+	defer a.endRender(c.creds.Principal)
 	hist, err := a.history(ctx, q.sender)
 	if err != nil {
 		a.historyUnavailable(w, "time travel", err)

@@ -423,3 +423,33 @@ func TestA2AReadsFollowTheWritesOverHTTP(t *testing.T) {
 		t.Fatalf("boundary after the untrust: %d %s", r.status, r.body)
 	}
 }
+
+// TestA2ATimeTravelIsBoundedInFlight: a read as of a past event folds the
+// log from its start, so it takes a compliance report's slot: past
+// Config.MaxConcurrentReports, 503 QWED-SYS-002 with Retry-After, then
+// served again once the first is done.
+func TestA2ATimeTravelIsBoundedInFlight(t *testing.T) {
+	var bl *blockingLog
+	g := newReportGate(t, func(c *Config) {
+		bl = &blockingLog{Log: c.Log, entered: make(chan struct{}, 1), release: make(chan struct{})}
+		c.Log = bl
+		c.MaxConcurrentReports = 1
+	})
+	key := g.issueKey("org_a")
+	g.a2aBoundary("org_a", domain.A2AOpTrust, "alice", "", "")
+	path := fmt.Sprintf("/a2a/boundary?at_seq=%d", g.head())
+	first := make(chan response, 1)
+	go func() { first <- g.do("GET", path, apiKey(key), nil) }()
+	<-bl.entered
+	r := g.do("GET", path, apiKey(key), nil)
+	if r.status != http.StatusServiceUnavailable || r.errorCode(t) != string(domain.CodeUnavailable) || r.header.Get("Retry-After") != "1" {
+		t.Fatalf("a time-travel read past the limit: %d %v %s", r.status, r.header, r.body)
+	}
+	close(bl.release)
+	if r := <-first; r.status != http.StatusOK || !strings.Contains(string(r.body), "alice") {
+		t.Fatalf("the read in flight: %d %s", r.status, r.body)
+	}
+	if r := g.do("GET", path, apiKey(key), nil); r.status != http.StatusOK {
+		t.Fatalf("a read after the first: %d %s", r.status, r.body)
+	}
+}
