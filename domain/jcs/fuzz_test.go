@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"testing"
 )
@@ -80,6 +81,28 @@ func FuzzAppendNumber(f *testing.F) {
 		again, err := Transform(s)
 		if err != nil || !bytes.Equal(again, s) {
 			t.Fatalf("Transform(%s) = %s, %v", s, again, err)
+		}
+	})
+}
+
+// FuzzFastPaths checks that the fast paths of the canonical form (short
+// decimals, small objects) change nothing: on every input Transform
+// returns the same bytes, or the same error, with them as without them.
+func FuzzFastPaths(f *testing.F) {
+	seeds := []string{
+		benchDoc, `{"b":1,"a":2}`, `{"a":1,"a":2,"b":3,"b":4}`, `{"b":1,"b":2,"a":3,"a":4}`, `[12.50,-0.0,0.000001,0.0000001]`,
+		`{"data":{"claimed_total":687.50,"line_items":[{"description":"Widget 0","amount":12.50,"quantity":1}]}}`,
+		`123456789012345.6`, `1234567890123456.7`, `0.0000123456789012345`, `{"\u20ac":1,"\ufb33":2,"\ud83d\ude00":3}`,
+		`{"z":1,"y":2,"x":3,"w":4,"v":5,"u":6,"t":7,"s":8,"r":9,"q":10,"p":11,"o":12,"n":13,"m":14}`, `-0.0e1`, `1.`,
+	}
+	for _, s := range seeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		got, gerr := Transform(raw)
+		want, werr := general(raw)
+		if !bytes.Equal(got, want) || fmt.Sprint(gerr) != fmt.Sprint(werr) {
+			t.Fatalf("Transform(%q) = %q, %v; general path %q, %v", raw, got, gerr, want, werr)
 		}
 	})
 }

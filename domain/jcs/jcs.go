@@ -283,6 +283,9 @@ func (st *state) object(out []byte) ([]byte, error) {
 		if st.pos >= len(st.in) || st.in[st.pos] != '"' {
 			return out, st.fail(ErrInvalidJSON, st.pos, "expected a string member name")
 		}
+		if len(st.members) > firstMember {
+			out = append(out, ',')
+		}
 		m := member{start: len(out), nameStart: len(st.names)}
 		var err error
 		if out, st.names, err = st.str(out, true); err != nil {
@@ -325,14 +328,37 @@ func (st *state) object(out []byte) ([]byte, error) {
 	return append(out, '}'), nil
 }
 
-// sortMembers reorders the members written contiguously (without commas)
-// from out[body:] into canonical order, separated by commas.
+// sortMembers reorders the members written from out[body:], separated by
+// commas, into canonical order.
 func (st *state) sortMembers(out []byte, body, first int, objStart int) ([]byte, error) {
 	ms := st.members[first:]
 	names := st.names
-	slices.SortStableFunc(ms, func(a, b member) int {
-		return compareUTF16(names[a.nameStart:a.nameEnd], names[b.nameStart:b.nameEnd])
-	})
+	if fastPaths {
+		sorted := true
+		for i := 1; i < len(ms) && sorted; i++ {
+			a, b := ms[i-1], ms[i]
+			sorted = compareUTF16(names[a.nameStart:a.nameEnd], names[b.nameStart:b.nameEnd]) < 0
+		}
+		if sorted {
+			return out, nil // in order and without duplicates: written as is
+		}
+	}
+	if fastPaths && len(ms) <= 12 {
+		// Insertion sort, stable like SortStableFunc, without its
+		// indirect calls: objects are small.
+		for i := 1; i < len(ms); i++ {
+			m := ms[i]
+			j := i
+			for ; j > 0 && compareUTF16(names[m.nameStart:m.nameEnd], names[ms[j-1].nameStart:ms[j-1].nameEnd]) < 0; j-- {
+				ms[j] = ms[j-1]
+			}
+			ms[j] = m
+		}
+	} else {
+		slices.SortStableFunc(ms, func(a, b member) int {
+			return compareUTF16(names[a.nameStart:a.nameEnd], names[b.nameStart:b.nameEnd])
+		})
+	}
 	for i := 1; i < len(ms); i++ {
 		a, b := ms[i-1], ms[i]
 		if string(names[a.nameStart:a.nameEnd]) == string(names[b.nameStart:b.nameEnd]) {
@@ -558,8 +584,10 @@ func (st *state) number(out []byte) ([]byte, error) {
 		return out, st.fail(ErrInvalidJSON, start, "invalid number")
 	}
 	plainInt := true
+	dot := -1
 	if i < len(in) && in[i] == '.' {
 		plainInt = false
+		dot = i
 		i++
 		if i >= len(in) || in[i] < '0' || in[i] > '9' {
 			return out, st.fail(ErrInvalidJSON, start, "invalid number: digit expected after '.'")
@@ -570,6 +598,7 @@ func (st *state) number(out []byte) ([]byte, error) {
 	}
 	if i < len(in) && (in[i] == 'e' || in[i] == 'E') {
 		plainInt = false
+		dot = -1
 		i++
 		if i < len(in) && (in[i] == '+' || in[i] == '-') {
 			i++
@@ -593,12 +622,69 @@ func (st *state) number(out []byte) ([]byte, error) {
 		}
 		return append(out, in[start:i]...), nil
 	}
+	if dot >= 0 && fastPaths {
+		if out, ok := appendShortDecimal(out, in[start:i], dot-start); ok {
+			st.pos = i
+			return out, nil
+		}
+	}
 	f, err := strconv.ParseFloat(string(in[start:i]), 64)
 	if err != nil || math.IsInf(f, 0) {
 		return out, st.fail(ErrInvalidNumber, start, fmt.Sprintf("%.40q overflows an IEEE 754 double", in[start:i]))
 	}
 	st.pos = i
 	return AppendNumber(out, f), nil
+}
+
+// fastPaths enables the shortcuts of the canonical form (short decimals,
+// small objects); the tests turn it off to compare them with the general
+// path.
+var fastPaths = true
+
+// appendShortDecimal appends the canonical form of tok, a JSON number with
+// a fraction and no exponent whose '.' is at tok[dot], when it has at most
+// 15 significant digits and a magnitude of at least 1e-6 (or is zero); it
+// reports false, appending nothing, for any other. Such a decimal is what
+// ECMAScript writes for its double: 15 significant digits survive the round
+// trip through a double (10^15 < 2^53), so no other decimal of 15 digits or
+// fewer reads as the same double and the shortest round-trip digits are
+// tok's own, less the trailing zeros of its fraction; the magnitude, below
+// 10^15 and at least 1e-6, keeps ECMAScript's plain notation. So the form is
+// tok without those zeros (and without the '.' when nothing is left after
+// it), and 0 for a zero ("-0.00"). TestDecimalFastPathMatchesParseFloat and
+// FuzzFastPaths pin it against ParseFloat and AppendNumber.
+func appendShortDecimal(out, tok []byte, dot int) ([]byte, bool) {
+	end := len(tok)
+	for end > dot+1 && tok[end-1] == '0' {
+		end--
+	}
+	intStart := 0
+	if tok[0] == '-' {
+		intStart = 1
+	}
+	intLen := dot - intStart
+	if tok[intStart] != '0' {
+		// |x| >= 1: every digit from the first is significant.
+		if intLen+end-dot-1 > maxExactDigits {
+			return out, false
+		}
+		if end == dot+1 {
+			return append(out, tok[:dot]...), true
+		}
+		return append(out, tok[:end]...), true
+	}
+	// 0.fff: significant digits start after the fraction's leading zeros.
+	if end == dot+1 {
+		return append(out, '0'), true // a zero, of either sign
+	}
+	z := 0
+	for tok[dot+1+z] == '0' {
+		z++
+	}
+	if z >= 6 || end-dot-1-z > maxExactDigits {
+		return out, false
+	}
+	return append(out, tok[:end]...), true
 }
 
 // AppendNumber appends the RFC 8785 §3.2.2.3 serialization of f (ECMAScript
