@@ -15,16 +15,23 @@ type constSigner struct{}
 func (constSigner) Sign(AttestationClaims) (string, error) { return "att", nil }
 func (constSigner) SignA2A(a2a.Claims) (string, error)     { return "a2a", nil }
 
-// BenchmarkDecideA2A measures Decide of one AgentMessage on a warm state
-// (a boundary trusting both agents, strict mode, the pair's bucket
-// holding tokens, a caller-supplied trace id), forwarded every iteration:
+// a2aHotCase is one message of BenchmarkDecideA2A, with the state and
+// environment it is decided in.
+type a2aHotCase struct {
+	name, engine string
+	g            *gate
+	env          Env
+	cmd          *Command
+}
+
+// a2aHotCases sets up BenchmarkDecideA2A's messages on a warm state (a
+// boundary trusting both agents, strict mode, the pair's bucket holding
+// tokens, a caller-supplied trace id), each forwarded:
 //
 //	passthrough: a general payload ({"message":"Hello!"})
 //	finance10:   a financial_transaction of 10 line items whose total holds
-//
-// Decide only: the state is not changed (the bucket is taken on a copy).
-func BenchmarkDecideA2A(b *testing.B) {
-	g := newGate(b)
+func a2aHotCases(tb testing.TB) []a2aHotCase {
+	g := newGate(tb)
 	g.signer = constSigner{}
 	g.trustAll("procurement-agent", "treasury-agent")
 	var items []string
@@ -33,22 +40,35 @@ func BenchmarkDecideA2A(b *testing.B) {
 	}
 	finance := `{"data":{"claimed_total":687.50,"line_items":[` + strings.Join(items, ",") + `]}}`
 	g.exec(a2aMsg("procurement-agent", "treasury-agent", a2a.PayloadGeneral, `{}`)) // the pair's bucket exists
-	run := func(b *testing.B, typ a2a.PayloadType, payload string, engine string) {
+	mk := func(name string, typ a2a.PayloadType, payload, engine string) a2aHotCase {
 		cmd := a2aMsg("procurement-agent", "treasury-agent", typ, payload)
 		cmd.Request = RequestID{Source: "bench", ID: "r"}
 		cmd.A2A.TraceID = "bench_trace"
-		env := Env{Now: g.now, Seq: 1000, Partition: 1, Signer: constSigner{}}
-		if v := Decide(g.s, env, cmd).A2AVerdict; v == nil || v.Status != a2a.StatusForwarded || v.Engine != engine {
-			b.Fatalf("verdict %+v", v)
+		c := a2aHotCase{name: name, engine: engine, g: g, cmd: cmd, env: Env{Now: g.now, Seq: 1000, Partition: 1, Signer: constSigner{}}}
+		if v := Decide(g.s, c.env, cmd).A2AVerdict; v == nil || v.Status != a2a.StatusForwarded || v.Engine != engine {
+			tb.Fatalf("%s: verdict %+v", name, v)
 		}
-		b.ReportAllocs()
-		b.ResetTimer()
-		for i := 0; i < b.N; i++ {
-			if ev := Decide(g.s, env, cmd); ev.A2AVerdict.Status != a2a.StatusForwarded {
-				b.Fatal(ev.A2AVerdict.Status)
-			}
-		}
+		return c
 	}
-	b.Run("passthrough", func(b *testing.B) { run(b, a2a.PayloadGeneral, `{"message":"Hello!"}`, a2a.EnginePassthrough) })
-	b.Run("finance10", func(b *testing.B) { run(b, a2a.PayloadFinancial, finance, a2a.EngineFinance) })
+	return []a2aHotCase{
+		mk("passthrough", a2a.PayloadGeneral, `{"message":"Hello!"}`, a2a.EnginePassthrough),
+		mk("finance10", a2a.PayloadFinancial, finance, a2a.EngineFinance),
+	}
+}
+
+// BenchmarkDecideA2A measures Decide of one AgentMessage of a2aHotCases,
+// forwarded every iteration. Decide only: the state is not changed (the
+// bucket is taken on a copy).
+func BenchmarkDecideA2A(b *testing.B) {
+	for _, c := range a2aHotCases(b) {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if ev := Decide(c.g.s, c.env, c.cmd); ev.A2AVerdict.Status != a2a.StatusForwarded {
+					b.Fatal(ev.A2AVerdict.Status)
+				}
+			}
+		})
+	}
 }

@@ -212,7 +212,7 @@ func (d *decider) a2aRoute(cfg *A2AConfig, m *a2a.Message, v *A2AVerdict) *a2a.P
 			v.Reason = "financial verification disabled: passthrough"
 			return nil
 		}
-		r, code = a2a.FinanceGuard(m.Payload), CodeA2AFinance
+		r, code = a2a.FinanceCheck(m.Payload), CodeA2AFinance
 	case a2a.PayloadLogic:
 		if !cfg.EnableLogicVerification {
 			v.Reason = "logic verification disabled: passthrough"

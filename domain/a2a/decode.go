@@ -221,7 +221,7 @@ func checkAgentID(field, s string) *Problem {
 		switch {
 		case r == utf8.RuneError:
 			return problem(CodeInvalidRequest, field, field+" holds U+FFFD at byte "+strconv.Itoa(i)+" (invalid UTF-8 or an unpaired surrogate)")
-		case unicode.Is(unicode.Cc, r) || unicode.Is(unicode.Cf, r):
+		case isControl(r):
 			return problem(CodeInvalidRequest, field, field+" holds the control character "+strconv.QuoteRuneToASCII(r)+" at byte "+strconv.Itoa(i))
 		}
 	}
@@ -229,6 +229,17 @@ func checkAgentID(field, s string) *Problem {
 		return tooLong(field, n, MaxAgentIDChars, "characters")
 	}
 	return nil
+}
+
+// isControl reports whether r is a control or format character (Unicode
+// categories Cc and Cf); ASCII, the common case of an agent id, is decided
+// without the category tables (its only such characters are Cc: U+0000 to
+// U+001F and U+007F).
+func isControl(r rune) bool {
+	if r < utf8.RuneSelf {
+		return r < 0x20 || r == 0x7f
+	}
+	return unicode.Is(unicode.Cc, r) || unicode.Is(unicode.Cf, r)
 }
 
 func checkPayloadType(t PayloadType) *Problem {

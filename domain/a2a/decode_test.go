@@ -3,6 +3,7 @@ package a2a
 import (
 	"strings"
 	"testing"
+	"unicode"
 )
 
 // The seed's curl to /a2a/intercept ("HTTP Gateway") decodes as is.
@@ -155,5 +156,21 @@ func TestProblem_Details(t *testing.T) {
 	_, p = Decode([]byte(`{"sender_agent_id":1}`), 0)
 	if d := p.Details(); len(d) != 1 || d["field"] != "sender_agent_id" {
 		t.Fatalf("Details = %v", d)
+	}
+}
+
+// TestIsControlMatchesUnicode pins isControl's ASCII shortcut against the
+// category tables, on every code point below U+3000 and on the planes'
+// format characters.
+func TestIsControlMatchesUnicode(t *testing.T) {
+	for r := rune(0); r < 0x3000; r++ {
+		if got, want := isControl(r), unicode.Is(unicode.Cc, r) || unicode.Is(unicode.Cf, r); got != want {
+			t.Fatalf("isControl(%U) = %v, want %v", r, got, want)
+		}
+	}
+	for _, r := range []rune{0xFEFF, 0xFFF9, 0x110BD, 0xE0001, 0xE007F, 0x10FFFF} {
+		if got, want := isControl(r), unicode.Is(unicode.Cc, r) || unicode.Is(unicode.Cf, r); got != want {
+			t.Fatalf("isControl(%U) = %v, want %v", r, got, want)
+		}
 	}
 }

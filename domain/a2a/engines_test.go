@@ -80,6 +80,7 @@ func TestEngines_FinanceArithmetic(t *testing.T) {
 			if r.Problem != nil || r.Blocked != tc.blocked || r.ClaimedTotal != tc.claimed || r.ComputedTotal != tc.computed {
 				t.Fatalf("FinanceGuard = %+v, want blocked %v, %s vs %s", r, tc.blocked, tc.claimed, tc.computed)
 			}
+			checkFinanceCheck(t, []byte(tc.payload), r)
 		})
 	}
 }

@@ -56,6 +56,39 @@ var tolerance = apd.New(1, -2)
 // number text over MaxNumberBytes, a repeated member. Amounts may be
 // negative (credits, discounts).
 func FinanceGuard(payload json.RawMessage) Result {
+	var t totals
+	r := financeGuard(payload, &t)
+	if !r.Blocked && t.nc > 0 {
+		totals := string(t.buf[:t.n])
+		r.ClaimedTotal, r.ComputedTotal = totals[:t.nc], totals[t.nc:]
+	}
+	return r
+}
+
+// FinanceCheck is FinanceGuard for a caller that records a forwarded
+// payload's totals nowhere (the gate's verdict event names them only when
+// it blocks): the same Result, except that ClaimedTotal and ComputedTotal
+// of a forwarded payload are "". It spares their allocation; a blocked
+// payload's totals share the string of its reason.
+func FinanceCheck(payload json.RawMessage) Result {
+	var t totals
+	return financeGuard(payload, &t)
+}
+
+// totals holds finance_guard's two totals, written side by side in buf:
+// buf[:nc] the claimed one, buf[nc:n] the computed one; nc is 0 when the
+// payload makes no financial claim.
+type totals struct {
+	buf   [2 * 48]byte
+	nc, n int
+}
+
+// reasonMismatch starts the reason of a blocked financial payload.
+const reasonMismatch = "Mathematical hallucination detected: claimed_total="
+
+// financeGuard is FinanceGuard with the totals of a forwarded payload
+// left in *tot.
+func financeGuard(payload json.RawMessage, tot *totals) Result {
 	s := scanner{p: payload}
 	var (
 		claimed            apd.Decimal
@@ -127,7 +160,7 @@ func FinanceGuard(payload json.RawMessage) Result {
 		return Result{Engine: EngineFinance, Reason: reasonNoFinancialClaim}
 	}
 	var (
-		buf     [2 * 48]byte
+		buf     = tot.buf[:0]
 		b       []byte
 		nc      int
 		blocked bool
@@ -162,14 +195,15 @@ func FinanceGuard(payload json.RawMessage) Result {
 		nc = len(b)
 		b = computed.Append(b, 'f')
 	}
-	totals := string(b)
-	r := Result{Engine: EngineFinance, ClaimedTotal: totals[:nc], ComputedTotal: totals[nc:], Reason: reasonTotalsVerified}
-	if blocked {
-		r.Blocked = true
-		r.Code = CodeFinanceMismatch
-		r.Reason = "Mathematical hallucination detected: claimed_total=" + r.ClaimedTotal + ", computed_total=" + r.ComputedTotal
+	tot.nc, tot.n = nc, len(b)
+	if !blocked {
+		return Result{Engine: EngineFinance, Reason: reasonTotalsVerified}
 	}
-	return r
+	const sep = ", computed_total="
+	reason := reasonMismatch + string(b[:nc]) + sep + string(b[nc:])
+	cs := len(reasonMismatch)
+	return Result{Engine: EngineFinance, Blocked: true, Code: CodeFinanceMismatch, Reason: reason,
+		ClaimedTotal: reason[cs : cs+nc], ComputedTotal: reason[cs+nc+len(sep):]}
 }
 
 // centsOf rounds coef × 10^-scale half up (away from zero) to a whole

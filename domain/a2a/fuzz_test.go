@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math/big"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -131,6 +132,7 @@ func FuzzFinanceGuard(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, payload []byte) {
 		r := FinanceGuard(payload)
+		checkFinanceCheck(t, payload, r)
 		if r.Engine != EngineFinance {
 			t.Fatalf("engine %q", r.Engine)
 		}
@@ -301,4 +303,21 @@ func FuzzBucket(f *testing.F) {
 			}
 		}
 	})
+}
+
+// checkFinanceCheck checks that FinanceCheck returns r, FinanceGuard's
+// result on payload, less the totals of a forwarded payload, and that a
+// blocked payload's totals are those its reason names.
+func checkFinanceCheck(t *testing.T, payload []byte, r Result) {
+	t.Helper()
+	want := r
+	if !r.Blocked {
+		want.ClaimedTotal, want.ComputedTotal = "", ""
+	}
+	if got := FinanceCheck(payload); !reflect.DeepEqual(got, want) {
+		t.Fatalf("FinanceCheck(%s) = %+v, want %+v", payload, got, want)
+	}
+	if r.Blocked && r.Problem == nil && r.Reason != "Mathematical hallucination detected: claimed_total="+r.ClaimedTotal+", computed_total="+r.ComputedTotal {
+		t.Fatalf("reason %q, totals %s, %s", r.Reason, r.ClaimedTotal, r.ComputedTotal)
+	}
 }
