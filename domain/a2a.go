@@ -131,6 +131,11 @@ const (
 	// would need one more while none is idle is rate limited until the
 	// least recently used one goes idle (fail closed).
 	MaxA2ABuckets = 100_000
+	// MaxA2ABucketsPerBoundary bounds the token buckets of one boundary
+	// (a principal's, or the gate-wide one), so that no tenant takes the
+	// buckets of the others: a pair of a boundary that holds as many is
+	// rate limited until one of them is evicted (fail closed).
+	MaxA2ABucketsPerBoundary = 10_000
 	// MaxA2APayloadBytes bounds the configurable max_payload_size_bytes.
 	MaxA2APayloadBytes = 16 << 20
 	// MaxA2ARatePerMinute bounds rate_per_minute and burst.
@@ -255,6 +260,46 @@ type A2AState struct {
 	// order of their last use, which Apply gives by event seq).
 	Buckets map[A2APair]*A2ABucket `json:"-"`
 	lru     a2aLRU
+	// perBoundary counts the buckets of each boundary (derived from
+	// Buckets).
+	perBoundary map[string]int
+}
+
+// addBucket adds a new bucket as the most recently used.
+func (a *A2AState) addBucket(b *A2ABucket) {
+	if a.Buckets == nil {
+		a.Buckets = map[A2APair]*A2ABucket{}
+	}
+	if a.perBoundary == nil {
+		a.perBoundary = map[string]int{}
+	}
+	a.Buckets[b.Pair] = b
+	a.perBoundary[b.Pair.Boundary]++
+	a.lru.pushBack(b)
+}
+
+// dropBucket removes a bucket.
+func (a *A2AState) dropBucket(b *A2ABucket) {
+	a.lru.remove(b)
+	delete(a.Buckets, b.Pair)
+	if n := a.perBoundary[b.Pair.Boundary] - 1; n > 0 {
+		a.perBoundary[b.Pair.Boundary] = n
+	} else {
+		delete(a.perBoundary, b.Pair.Boundary)
+	}
+}
+
+// boundaryFull reports whether boundary holds MaxA2ABucketsPerBoundary
+// buckets once the Apply of an event at now has evicted the idle ones
+// (applyA2AEvict: the evictable prefix of the LRU order).
+func (a *A2AState) boundaryFull(cfg *A2AConfig, boundary string, now time.Time) bool {
+	n := a.perBoundary[boundary]
+	for b := a.lru.head; n >= MaxA2ABucketsPerBoundary && a2aEvictable(cfg, b, now); b = b.next {
+		if b.Pair.Boundary == boundary {
+			n--
+		}
+	}
+	return n >= MaxA2ABucketsPerBoundary
 }
 
 // A2ABoundary is one principal's trust boundary: its allowlist, its
@@ -351,13 +396,12 @@ func (a *A2AState) RestoreBuckets(bs []A2ABucket) {
 		return 0
 	})
 	a.Buckets = make(map[A2APair]*A2ABucket, len(sorted))
-	a.lru = a2aLRU{}
+	a.lru, a.perBoundary = a2aLRU{}, nil
 	for _, b := range sorted {
 		if old := a.Buckets[b.Pair]; old != nil {
-			a.lru.remove(old)
+			a.dropBucket(old)
 		}
-		a.Buckets[b.Pair] = b
-		a.lru.pushBack(b)
+		a.addBucket(b)
 	}
 }
 

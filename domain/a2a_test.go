@@ -424,7 +424,8 @@ func TestA2ABucketBound(t *testing.T) {
 	s.A2A = &A2AState{}
 	bs := make([]A2ABucket, MaxA2ABuckets)
 	for i := range bs {
-		bs[i] = A2ABucket{Pair: A2APair{Boundary: "*", A2AAgents: A2AAgents{Sender: "s" + itoa(i), Receiver: "r"}},
+		// Twenty tenants' buckets, each within MaxA2ABucketsPerBoundary.
+		bs[i] = A2ABucket{Pair: A2APair{Boundary: "org_" + itoa(i%20), A2AAgents: A2AAgents{Sender: "s" + itoa(i), Receiver: "r"}},
 			Bucket: a2a.Bucket{Spent: a2a.TokenUnit, Last: t0.UnixNano() + int64(i)}, LastSeq: uint64(i + 1)}
 	}
 	s.A2A.RestoreBuckets(bs)
@@ -477,5 +478,57 @@ func TestA2AConfigEqual(t *testing.T) {
 		if x.Equal(y) || (Config{}).Equal(y) || !(Config{}).Equal(Config{}) {
 			t.Errorf("Config.Equal on %s", typ.Field(i).Name)
 		}
+	}
+}
+
+// One tenant cannot take the buckets of the others: a boundary holds at
+// most MaxA2ABucketsPerBoundary of them (a principal that trusts many
+// agents, or the gate in default_allow, would otherwise fill
+// MaxA2ABuckets and rate limit every other tenant's new pairs until its
+// own go idle). Its new pairs are then rate limited until its own buckets
+// are evicted; another boundary's new pair is not.
+func TestA2ABucketsPerBoundary(t *testing.T) {
+	s := NewState()
+	cfg := DefaultA2AConfig()
+	cfg.DefaultAllow = true
+	s.Config.A2A = &cfg
+	env := Env{Now: t0, Signer: hashSigner{}}
+	send := func(principal, sender string) *Event {
+		env.Seq++
+		cmd := a2aMsg(sender, "r", a2a.PayloadGeneral, `{}`)
+		cmd.Principal, cmd.Request = principal, RequestID{Source: "t", ID: itoa(int(env.Seq))}
+		ev := Decide(s, env, cmd)
+		ev.Seq, ev.Time = env.Seq, env.Now
+		Apply(s, ev)
+		return ev
+	}
+	n := 0
+	for ; n <= MaxA2ABuckets; n++ {
+		if v := send("org_evil", "s"+itoa(n)).A2AVerdict; v.Status != a2a.StatusForwarded {
+			if v.Status != a2a.StatusRateLimited || v.RetryAfterMs != int64(5*time.Minute/time.Millisecond) {
+				t.Fatalf("pair %d: %+v", n, v)
+			}
+			break
+		}
+	}
+	if n != MaxA2ABucketsPerBoundary || len(s.A2A.Buckets) != MaxA2ABucketsPerBoundary {
+		t.Fatalf("one boundary took %d buckets (%d in all), want at most %d", n, len(s.A2A.Buckets), MaxA2ABucketsPerBoundary)
+	}
+	if v := send("org_1", "a").A2AVerdict; v.Status != a2a.StatusForwarded {
+		t.Fatalf("another tenant's new pair: %+v", v)
+	}
+	// The full boundary's pairs that hold a bucket still pass, and once
+	// its buckets are idle (and full) a new one gets its own.
+	if v := send("org_evil", "s"+itoa(0)).A2AVerdict; v.Status != a2a.StatusForwarded {
+		t.Fatalf("a pair with a bucket: %+v", v)
+	}
+	env.Now = env.Now.Add(6 * time.Minute)
+	if v := send("org_evil", "new").A2AVerdict; v.Status != a2a.StatusForwarded {
+		t.Fatalf("once idle buckets are evicted: %+v", v)
+	}
+	// The counts follow a snapshot's restore.
+	c := s.A2A.clone()
+	if !reflect.DeepEqual(c.perBoundary, s.A2A.perBoundary) || c.perBoundary["org_evil"] != 1 {
+		t.Fatalf("restored counts %v, folded %v", c.perBoundary, s.A2A.perBoundary)
 	}
 }

@@ -28,8 +28,7 @@ func applyA2AEvict(s *State, t time.Time) {
 	}
 	cfg := s.Config.A2ASettings()
 	for b := st.lru.head; a2aEvictable(cfg, b, t); b = st.lru.head {
-		st.lru.remove(b)
-		delete(st.Buckets, b.Pair)
+		st.dropBucket(b)
 	}
 }
 
@@ -66,18 +65,15 @@ func applyA2AVerdict(s *State, v *A2AVerdict, seq uint64, t time.Time) {
 	key := A2APair{Boundary: v.Boundary, A2AAgents: A2AAgents{Sender: v.Sender, Receiver: v.Receiver}}
 	b := st.Buckets[key]
 	if b == nil {
-		if st.Buckets == nil {
-			st.Buckets = map[A2APair]*A2ABucket{}
-		}
 		b = &A2ABucket{Pair: key}
-		st.Buckets[key] = b
+		st.addBucket(b)
 	} else {
 		st.lru.remove(b)
+		st.lru.pushBack(b)
 	}
 	cfg := s.Config.A2ASettings()
 	b.Bucket.Take(t, cfg.RatePerMinute, cfg.Burst)
 	b.LastSeq = seq
-	st.lru.pushBack(b)
 }
 
 // applyA2ABoundary folds a boundary change of principal's boundary.
@@ -158,7 +154,7 @@ func (a *A2AState) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	a.Boundaries = v.Boundaries
-	a.Buckets, a.lru = nil, a2aLRU{}
+	a.Buckets, a.lru, a.perBoundary = nil, a2aLRU{}, nil
 	if len(v.Buckets) > 0 {
 		a.RestoreBuckets(v.Buckets)
 	}

@@ -179,7 +179,9 @@ func a2aAllowed(cfg *A2AConfig, global, own *A2ABoundary, agent string) bool {
 // a2aTake takes a token from the pair's bucket, on a copy: Apply takes it
 // from the state's when it folds the verdict. A new bucket past
 // MaxA2ABuckets is refused (fail closed) unless the least recently used
-// one is evictable (a2aEvictable), which that Apply then evicts.
+// one is evictable (a2aEvictable), which that Apply then evicts; so is a
+// new bucket of a boundary that would still hold MaxA2ABucketsPerBoundary
+// after those evictions (retry after IdleEvict).
 func (d *decider) a2aTake(cfg *A2AConfig, key A2APair) (time.Duration, bool) {
 	var b a2a.Bucket
 	if st := d.s.A2A; st != nil {
@@ -187,6 +189,10 @@ func (d *decider) a2aTake(cfg *A2AConfig, key A2APair) (time.Duration, bool) {
 			b = cur.Bucket
 		} else if old := st.lru.head; len(st.Buckets) >= MaxA2ABuckets && !a2aEvictable(cfg, old, d.now) {
 			return max(time.Unix(0, old.Bucket.Last).Add(time.Duration(cfg.IdleEvict)).Sub(d.now), time.Millisecond), false
+		} else if st.boundaryFull(cfg, key.Boundary, d.now) {
+			// One tenant never takes the others' buckets: its own
+			// come back as they go idle.
+			return max(time.Duration(cfg.IdleEvict), time.Millisecond), false
 		}
 	}
 	ok, wait := b.Take(d.now, cfg.RatePerMinute, cfg.Burst)
