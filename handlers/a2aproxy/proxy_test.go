@@ -659,3 +659,38 @@ func TestProxy_CardIsCachedForItsTTLAndKeptWhenARefreshFails(t *testing.T) {
 		t.Fatalf("a failed refresh: status %d, want the last card", s)
 	}
 }
+
+// An agent's Bearer token sends only as that agent: a message whose
+// metadata names another sender is refused by the endpoint (here the named
+// sender is no agent the token opens: QWED-AGENT-001), never decided on
+// its behalf.
+func TestProxy_AnAgentTokenSendsOnlyAsItsAgent(t *testing.T) {
+	f := newFixture(t, nil)
+	ev := f.gate.g.Submit(t, gatetest.Register("proxy-agent", 2))
+	if ev.AgentID == "" {
+		t.Fatalf("registration: %+v", ev)
+	}
+	post := func(sender string) (int, rpcErr) {
+		r, _ := http.NewRequest(http.MethodPost, f.proxy.URL+"/a2a/proxy/treasury", strings.NewReader(send("1", "m-"+sender, sender, `{"text":"hi"}`)))
+		r.Header.Set("Authorization", "Bearer "+gatetest.Token)
+		resp, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var m map[string]json.RawMessage
+		_ = json.NewDecoder(resp.Body).Decode(&m)
+		return resp.StatusCode, errorOf(t, m)
+	}
+	if status, e := post("procurement"); status < 400 || status >= 500 || e.Code != CodeRefused || !strings.Contains(string(e.Data), `"code":"QWED-`) {
+		t.Fatalf("a token sending as another agent: %d %+v", status, e)
+	}
+	// As itself, the message is decided on its principal's boundary
+	// (org_1 trusts no one: blocked, and recorded).
+	if status, e := post(ev.AgentID); status != http.StatusOK || e.Code != CodeNotForwarded || !strings.Contains(string(e.Data), `"engine_used":"trust_boundary"`) {
+		t.Fatalf("a token sending as its agent: %d %+v", status, e)
+	}
+	if got := f.up.received(); len(got) != 0 {
+		t.Fatalf("the upstream received %v", got)
+	}
+}
