@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"math"
 	"reflect"
 	"slices"
 	"strings"
@@ -530,5 +531,28 @@ func TestA2ABucketsPerBoundary(t *testing.T) {
 	c := s.A2A.clone()
 	if !reflect.DeepEqual(c.perBoundary, s.A2A.perBoundary) || c.perBoundary["org_evil"] != 1 {
 		t.Fatalf("restored counts %v, folded %v", c.perBoundary, s.A2A.perBoundary)
+	}
+}
+
+// A retry after never overflows into a negative retry_after_ms, however
+// long the configured idle_evict (a Duration up to 292 years).
+func TestA2ARetryAfterSaturates(t *testing.T) {
+	s := NewState()
+	cfg := DefaultA2AConfig()
+	cfg.DefaultAllow, cfg.IdleEvict = true, Duration(math.MaxInt64)
+	s.Config.A2A = &cfg
+	env := Env{Now: t0, Signer: hashSigner{}}
+	var v *A2AVerdict
+	for n := 0; n <= MaxA2ABucketsPerBoundary; n++ {
+		env.Seq++
+		cmd := a2aMsg("s"+itoa(n), "r", a2a.PayloadGeneral, `{}`)
+		cmd.Principal, cmd.Request = "org_1", RequestID{Source: "t", ID: itoa(int(env.Seq))}
+		ev := Decide(s, env, cmd)
+		ev.Seq, ev.Time = env.Seq, env.Now
+		Apply(s, ev)
+		v = ev.A2AVerdict
+	}
+	if v.Status != a2a.StatusRateLimited || v.RetryAfterMs != math.MaxInt64/int64(time.Millisecond)+1 {
+		t.Fatalf("retry after %d ms: %+v", v.RetryAfterMs, v)
 	}
 }

@@ -163,7 +163,12 @@ func (d *decider) a2aTrust(cfg *A2AConfig, v *A2AVerdict) bool {
 	if ok {
 		return true
 	}
-	ms := int64((wait + time.Millisecond - 1) / time.Millisecond)
+	// Rounded up without overflow: a wait of the longest idle_evict is
+	// near math.MaxInt64 nanoseconds.
+	ms := int64(wait / time.Millisecond)
+	if wait%time.Millisecond != 0 {
+		ms++
+	}
 	v.Status, v.Engine, v.RetryAfterMs = a2a.StatusRateLimited, a2a.EngineTrust, ms
 	v.Reason = "rate limit of pair '" + v.Sender + "' -> '" + v.Receiver + "' exceeded: retry after " + strconv.FormatInt(ms, 10) + " ms"
 	d.ev.Error = &Error{Code: CodeA2ARateLimited, Message: v.Reason}
