@@ -51,7 +51,11 @@ type A2A struct {
 // A2AMessage returns the qwed.a2a.message command of m, keyed by its
 // sender (for Publish, PublishBatch or Request).
 func A2AMessage(m A2A) Command {
-	return Command{Type: domain.CmdA2AMessage, ID: m.ID, AgentID: m.Message.SenderAgentID, Data: m.Message,
+	var data any = m.Message
+	if b, err := kafkaout.MarshalA2A(m.Message); err == nil {
+		data = b // unescaped: "<" stays one byte (encoding/json's default makes it six)
+	}
+	return Command{Type: domain.CmdA2AMessage, ID: m.ID, AgentID: m.Message.SenderAgentID, Data: data,
 		APIKey: m.APIKey, AgentToken: m.AgentToken}
 }
 

@@ -34,3 +34,17 @@ func TestParseVerdict(t *testing.T) {
 		t.Fatal("a body that is not JSON decoded")
 	}
 }
+
+// A2AMessage keeps the AgentMessage's bytes: "<", ">" and "&" are not
+// HTML-escaped (six bytes each: a payload of them would outgrow the
+// requests topic's bound six times sooner), and the command is keyed by
+// the sender.
+func TestA2AMessageIsNotEscaped(t *testing.T) {
+	cmd := client.A2AMessage(client.A2A{Message: a2a.Message{SenderAgentID: "a<1>", ReceiverAgentID: "b", PayloadType: a2a.PayloadGeneral,
+		Payload: []byte(`{"message":"<b>a & b</b>"}`)}, APIKey: "k"})
+	data, ok := cmd.Data.([]byte)
+	if !ok || string(data) != `{"sender_agent_id":"a<1>","receiver_agent_id":"b","payload_type":"general","payload":{"message":"<b>a & b</b>"}}` ||
+		cmd.AgentID != "a<1>" || cmd.Type != domain.CmdA2AMessage || cmd.APIKey != "k" {
+		t.Fatalf("A2AMessage: %+v %s", cmd, data)
+	}
+}

@@ -1,7 +1,6 @@
 package kafkagate
 
 import (
-	"encoding/json"
 	"strconv"
 	"time"
 
@@ -26,7 +25,7 @@ func forwardMessage(p int32, ev *domain.Event, n int) (kafka.Message, bool) {
 	if ev.Type != domain.EvA2AVerdict || v == nil || v.Status != a2a.StatusForwarded || ev.Command == nil || ev.Command.A2A == nil {
 		return kafka.Message{}, false
 	}
-	data, err := json.Marshal(ev.Command.A2A)
+	data, err := kafkaout.MarshalA2A(ev.Command.A2A)
 	if err != nil {
 		return kafka.Message{}, false
 	}

@@ -74,6 +74,14 @@ func TestFrozenForwardedMessageFixture(t *testing.T) {
 			t.Fatalf("%+v forwarded", e.A2AVerdict)
 		}
 	}
+	// The AgentMessage keeps its bytes: no HTML escaping (encoding/json's
+	// default would make each "<" six bytes, in the payload too).
+	html := forwardedVerdict()
+	html.Command.A2A.Payload = json.RawMessage(`{"message":"<b>a & b</b>"}`)
+	html.Command.A2A.TraceID = "t<1>"
+	if m, _ := forwardMessage(3, html, 8); !strings.Contains(string(m.Value), `"payload":{"message":"<b>a & b</b>"}`) || !strings.Contains(string(m.Value), `"trace_id":"t<1>"`) {
+		t.Fatalf("the forward escaped the message: %s", m.Value)
+	}
 	shadow := forwardedVerdict()
 	shadow.A2AVerdict.Shadow = true
 	if m, _ := forwardMessage(3, shadow, 8); string(m.Headers[len(m.Headers)-1].Value) != "true" || m.Headers[len(m.Headers)-1].Key != kafkaout.HeaderA2AShadow {

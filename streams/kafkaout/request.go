@@ -1,6 +1,7 @@
 package kafkaout
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -65,6 +66,21 @@ const (
 	// error (shadow mode, block_on_error false).
 	HeaderA2AShadow = "qwed-a2a-shadow"
 )
+
+// MarshalA2A encodes an AgentMessage (or any value) as JSON without
+// encoding/json's HTML escaping: "<", ">" and "&" stay one byte each (in
+// the payload too, a json.RawMessage), so the message keeps its size
+// (escaped, a payload of "<" grows six times, past the topics' bounds)
+// and its bytes as the sender wrote them.
+func MarshalA2A(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
 
 // DefaultTimeout bounds a Send whose context has no deadline, when
 // RequesterConfig.Timeout is zero.
