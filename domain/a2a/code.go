@@ -35,7 +35,8 @@ const (
 //     __import__("subprocess") / import_module("subprocess").
 //
 // Names are matched as words in any ASCII case, with any white space
-// between tokens (os . system (x) is os.system(x)); a word that only
+// between tokens (os . system (x) is os.system(x); a line continuation
+// and a comment, Python's or JavaScript's, count as white space); a word that only
 // contains a name is not the name (evaluate(), executor.run(),
 // my_subprocess.run() and print("evaluate") pass). An import statement
 // runs to the end of its line (a backslash or an open bracket continues

@@ -102,9 +102,14 @@ func isWordByte(b byte) bool {
 // inside brackets, which Python reads as adjacent (f(eval # x⏎(y))), are
 // adjacent to the scan too; the patterns of both scans count (a '#' in a
 // string is not a comment, and its line's tail is matched by the first).
+//
+// JavaScript's comments, /* ... */ and // to the end of the line, are
+// left out of that second scan too: a code payload may name another
+// language than Python, and in Python "/*" and "//" cannot stand between
+// a name and its call.
 func scanCode(code string) uint8 {
 	found := scanTokens(code, false)
-	if strings.IndexByte(code, '#') >= 0 {
+	if strings.IndexByte(code, '#') >= 0 || strings.Contains(code, "/*") || strings.Contains(code, "//") {
 		found |= scanTokens(code, true)
 	}
 	return found
@@ -117,9 +122,16 @@ func scanTokens(code string, skipComments bool) uint8 {
 	for i := 0; i < len(code); {
 		b := code[i]
 		switch {
-		case b == '#' && skipComments:
+		case skipComments && (b == '#' || b == '/' && i+1 < len(code) && code[i+1] == '/'):
 			for i < len(code) && code[i] != '\n' {
 				i++
+			}
+			continue
+		case skipComments && b == '/' && i+1 < len(code) && code[i+1] == '*':
+			if end := strings.Index(code[i+2:], "*/"); end >= 0 {
+				i += 2 + end + 2
+			} else {
+				i = len(code)
 			}
 			continue
 		case b == '\\' && !c.comment && continuation(code, i+1) > i+1:

@@ -320,6 +320,11 @@ func TestEngines_CodePatterns(t *testing.T) {
 		{"f(subprocess # note\n .run)", []string{"subprocess"}},
 		{"(__import__ # note\n ('os'))", []string{"__import__"}},
 		{"x = ('#', eval\n(y))", []string{"eval"}},
+		// JavaScript's comments (a code payload may name its language)
+		// separate no tokens either.
+		{"eval/* note */(y)", []string{"eval"}},
+		{"os./**/system('x')", []string{"os.system"}},
+		{"f(eval // note\n(y))", []string{"eval"}},
 	} {
 		r := CodeGuard(tc.code)
 		if !r.Blocked || r.Code != CodeDangerousCode || !slices.Equal(r.Patterns, tc.want) ||
