@@ -25,7 +25,9 @@ const MaxRateClients = 65536
 // 429), not recorded in the log: recording
 // each request of a flood would turn the limiter into a write amplifier.
 // Rate limiting is a property of the edge, not of a decision, so a replay
-// of the log never needs it.
+// of the log never needs it. Config.A2ARateLimit applies the same buckets
+// to POST /a2a/intercept, keyed by the credential (a principal, or an
+// agent token's hash) rather than the principal alone.
 type RateLimit struct {
 	// PerPrincipal is the sustained rate per principal, in requests per
 	// second (0: none).
