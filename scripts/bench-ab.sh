@@ -35,6 +35,7 @@ BENCHSTAT=golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 # | -benchtime | sub-benchmarks (a -bench pattern below the function; - for all)
 BENCHMARKS="
 decide           | BenchmarkDecideVerifyAction  | domain    | 500ms   | -
+decide-a2a       | BenchmarkDecideA2A           | domain    | 200000x | -
 event-encode     | BenchmarkEncodeEvent         | eventjson | 500ms   | ./encoder=AppendEvent
 event-decode     | BenchmarkDecodeEvent         | eventjson | 500ms   | -
 log-append       | BenchmarkAppend              | pebblelog | 500ms   | -
