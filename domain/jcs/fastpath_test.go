@@ -174,7 +174,7 @@ func TestDecimalFastPathMatchesParseFloat(t *testing.T) {
 // differently by UTF-16 and by UTF-8, in random order. Reproduce a failure
 // from the seed.
 func TestSmallObjectSortMatchesGeneral(t *testing.T) {
-	names := []string{"a", "b", "ab", "", "\u20ac", "\ufb33", "\U0001F600", "\\u0041", "\u00e9", "z", "aa", "\u0080", "\\n", "10", "9", "\ufffd", "x", "y", "c"}
+	names := []string{"a", "b", "ab", "", "\u20ac", "\ufb33", "\U0001F600", "\\u0041", "A", "\u00e9", "z", "aa", "\u0080", "\\n", "10", "9", "\ufffd", "x", "y", "c"}
 	seed := uint64(8785)
 	rng := rand.New(rand.NewPCG(seed, 3))
 	for i := 0; i < 20000; i++ {
