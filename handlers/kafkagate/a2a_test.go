@@ -486,3 +486,30 @@ func TestKafkaA2AForwardWritesStayUnderTheBrokerBound(t *testing.T) {
 	close(release)
 	waitForwarded(t, brokers, ids)
 }
+
+// Issue 13 "bad input", Kafka: an AgentMessage whose payload, as its
+// event records it (each "<" a six-byte escape), would not fit one record
+// of the events log is refused at stage 0 with QWED-REQ-004 (413), dead-
+// lettered and audited, as POST /a2a/intercept refuses it over HTTPGate,
+// rather than failing the append (QWED-SYS-002, "retry"); the largest one
+// that fits is decided.
+func TestKafkaA2APayloadOverTheLogRecordIsRefused(t *testing.T) {
+	_, brokers := broker(t)
+	startGate(t, brokers, &logs{brokers: brokers}, t.TempDir(), a2aConfig([]string{"agent-A", "agent-B"}))
+	c := newClient(t, brokers)
+	dl := deadLetters(t, brokers)
+	over := general("agent-A", "agent-B", strings.Repeat("<", kafkagate.MaxA2APayloadBytes/6))
+	_, err := c.Intercept(context.Background(), client.A2A{Message: over, APIKey: adminKey, ID: "over-record"})
+	var e *client.Error
+	if !errors.As(err, &e) || e.Status != 413 || e.Code != domain.CodeTooLong || e.Details["field"] != "payload" {
+		t.Fatalf("a payload over the record: %v", err)
+	}
+	if m := dl.next(t, "over-record"); !strings.Contains(headerOf(m, kafkagate.HeaderReason), string(domain.CodeTooLong)) {
+		t.Fatalf("dead letter %v", m.Headers)
+	}
+	fits := general("agent-A", "agent-B", strings.Repeat("<", (kafkagate.MaxA2APayloadBytes-64)/6))
+	if v, err := c.Intercept(context.Background(), client.A2A{Message: fits, APIKey: adminKey, ID: "fits-record"}); err != nil || !v.Forwarded() {
+		t.Fatalf("a payload that fits: %+v %v", v, err)
+	}
+	waitForwarded(t, brokers, []string{"fits-record"})
+}

@@ -578,6 +578,19 @@ func (g *Gate) handle(ctx context.Context, pr *partition, msg kafka.Message) *it
 		it.pend = g.audit(ctx, pr, it, principal)
 		return it
 	}
+	if a := ec.Command.A2A; a != nil && ec.Command.Type == domain.CmdA2AMessage {
+		if n := recordedLen(a.Payload); n > MaxA2APayloadBytes {
+			// Its event could not be recorded (one record of the events
+			// log): refused at stage 0 as over-long, as POST /a2a/intercept
+			// refuses it over HTTPGate, rather than failing the append.
+			it.rej = &command.Rejection{Status: http.StatusRequestEntityTooLarge, Err: domain.Error{Code: domain.CodeTooLong,
+				Message: fmt.Sprintf("the payload takes %d bytes in its event, over the %d an events record holds for it", n, MaxA2APayloadBytes),
+				Details: domain.Details{"field": "payload", "max_bytes": MaxA2APayloadBytes}}}
+			it.dead = it.rej.Error()
+			it.pend = g.audit(ctx, pr, it, principal)
+			return it
+		}
+	}
 	if broadcast(ec.Command.Type) {
 		// Principal-wide (an A2A trust boundary): every partition
 		// decides it. The partition it arrived on sends a copy to every
