@@ -447,3 +447,44 @@ func TestA2AEvents(t *testing.T) {
 	}
 	g.expectRejected(before, domain.CodeTooLong, marker)
 }
+
+// Issue 13 (review): the A2A edge limit holds on POST /events too: a
+// qwed.a2a.message CloudEvent is the same command as POST /a2a/intercept,
+// so a credential over Config.A2ARateLimit is refused (429 QWED-AUTH-004,
+// Retry-After, nothing recorded) whichever transport carries it.
+func TestA2AEventsEdgeRateLimit(t *testing.T) {
+	g := newTestGate(t, gateOptions{a2aRate: RateLimit{PerPrincipal: 1, Burst: 2}})
+	key := g.issueKey("org_ee")
+	body := gatetest.A2AMessage("x", "y", "general", `{}`)
+	send := func(id string) (*http.Response, []byte) {
+		t.Helper()
+		req, err := cehttp.NewRequest(context.Background(), g.srv.URL+"/events", cloudEvent(cehttp.ModeBinary, string(domain.CmdA2AMessage), id, "", body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("X-API-Key", key)
+		resp, err := g.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp, b
+	}
+	for i := range 2 {
+		if resp, b := send("ee-" + strconv.Itoa(i)); resp.StatusCode != 200 {
+			t.Fatalf("message %d within the burst: %d %s", i, resp.StatusCode, b)
+		}
+	}
+	before := g.head()
+	resp, b := send("ee-over")
+	if resp.StatusCode != 429 || !bytes.Contains(b, []byte(domain.CodeRateLimited)) || resp.Header.Get("Retry-After") != "1" {
+		t.Fatalf("over the edge limit through /events: %d %v %s", resp.StatusCode, resp.Header, b)
+	}
+	if g.head() != before {
+		t.Fatal("a CloudEvent refused at the edge was recorded")
+	}
+}
