@@ -23,7 +23,7 @@ var (
 	HTTP = Transport{KeyHeader: "X-API-Key",
 		TokenHelp: "send agent_token in the body, an Authorization: Bearer header, or an X-API-Key"}
 	// Kafka is the requests topic of the Kafka gate.
-	Kafka = Transport{KeyHeader: "x-api-key", TokenHelp: "send agent_token in the data or an API key"}
+	Kafka = Transport{KeyHeader: "x-api-key", TokenHelp: "send agent_token in the data, an authorization: Bearer header, or an API key"}
 )
 
 // MissingKey is the refusal of a principal command without an API key

@@ -513,3 +513,40 @@ func TestKafkaA2APayloadOverTheLogRecordIsRefused(t *testing.T) {
 	}
 	waitForwarded(t, brokers, []string{"fits-record"})
 }
+
+// Issue 13 item 1 on Kafka: an agent sends its own messages with its
+// token in the authorization header ("Bearer <token>", client.A2A's
+// AgentToken): decided against its principal's boundary; a message whose
+// sender is another agent is refused, a made-up token too; neither is
+// forwarded.
+func TestKafkaA2AAgentTokenInTheHeader(t *testing.T) {
+	_, brokers := broker(t)
+	startGate(t, brokers, &logs{brokers: brokers}, t.TempDir(), a2aConfig(nil))
+	c := newClient(t, brokers)
+	agent, token := register(t, c, "a2a-sender")
+	for _, ag := range []string{agent, "agent-B"} {
+		rep, err := c.Request(context.Background(), client.A2ABoundary(adminKey, domain.A2ABoundaryChange{Op: domain.A2AOpTrust, Agent: ag}))
+		if err != nil || rep.Status >= 300 {
+			t.Fatalf("trusting %s: %v %v", ag, rep, err)
+		}
+	}
+	v, err := c.Intercept(context.Background(), client.A2A{Message: general(agent, "agent-B", "mine"), AgentToken: token, ID: "by-token"})
+	if err != nil || !v.Forwarded() {
+		t.Fatalf("the agent's own message: %+v %v", v, err)
+	}
+	waitForwarded(t, brokers, []string{"by-token"})
+	// The token authenticates the sender as an agent: another sender is
+	// refused (here unregistered, QWED-AGENT-001), nothing forwarded.
+	_, err = c.Intercept(context.Background(), client.A2A{Message: general("agent-B", agent, "not mine"), AgentToken: token, ID: "not-mine"})
+	var e *client.Error
+	if !errors.As(err, &e) || e.Status < 400 || e.Status >= 500 {
+		t.Fatalf("another sender's message with the agent's token: %v", err)
+	}
+	_, err = c.Intercept(context.Background(), client.A2A{Message: general(agent, "agent-B", "made up"), AgentToken: "qwed_agent_made_up"})
+	if code := client.ErrorCode(err); code != domain.CodeInvalidAgentToken {
+		t.Fatalf("a made-up token: %v", err)
+	}
+	if got := forwardedBy(t, brokers); len(got["not-mine"]) != 0 || len(got) != 1 {
+		t.Fatalf("refused messages forwarded: %v", got)
+	}
+}
