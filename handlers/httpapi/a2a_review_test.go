@@ -1,0 +1,70 @@
+package httpapi
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/agentgate/agentgate/domain"
+
+	"github.com/agentgate/agentgate/handlers/embedded/gatetest"
+)
+
+// Issue 13 (review): an Idempotency-Key is the caller's: another tenant
+// using the same key with the same message gets its own verdict, under
+// its own boundary, never the first tenant's (nor a 409).
+func TestA2AIdempotencyKeyIsPerTenant(t *testing.T) {
+	g := newTestGate(t, gateOptions{})
+	ka, kb := g.issueKey("org_ida"), g.issueKey("org_idb")
+	gatetest.A2ATrust(t, g.a2aHTTP(), ka, "idem-x", "idem-y")
+	body := gatetest.A2AMessage("idem-x", "idem-y", "general", `{"m":1}`)
+	a := g.do("POST", "/a2a/intercept", hdr{"X-API-Key": ka, "Idempotency-Key": "shared-key"}, body)
+	b := g.do("POST", "/a2a/intercept", hdr{"X-API-Key": kb, "Idempotency-Key": "shared-key"}, body)
+	va := (gatetest.Answer{Status: a.status, Body: a.body}).Verdict(t)
+	vb := (gatetest.Answer{Status: b.status, Body: b.body}).Verdict(t)
+	if va.Status != "forwarded" || vb.Status != "blocked" || va.TraceID == vb.TraceID {
+		t.Fatalf("one key, two tenants: A %d %s; B %d %s", a.status, a.body, b.status, b.body)
+	}
+}
+
+// Issue 13 (review): every bad boundary write is a 4xx with a catalogue
+// code and exactly one refusal record; the boundary is unchanged.
+func TestA2ABoundaryWritesBadInput(t *testing.T) {
+	g := newTestGate(t, gateOptions{})
+	key := g.issueKey("org_badb")
+	long := strings.Repeat("a", 300)
+	cases := []struct {
+		name, method, path, body string
+	}{
+		{"a control character in the agent", "POST", "/a2a/boundary/trust/a%01b", ""},
+		{"an agent too long", "POST", "/a2a/boundary/block/" + long, ""},
+		{"a body on a trust", "POST", "/a2a/boundary/trust/ok-agent", `{"x":1}`},
+		{"a pair without a body", "POST", "/a2a/boundary/block-pair", ""},
+		{"a pair with an unknown member", "POST", "/a2a/boundary/block-pair", `{"sender":"a","receiver":"b","x":1}`},
+		{"a pair without its receiver", "POST", "/a2a/boundary/block-pair", `{"sender":"a"}`},
+		{"a pair with an op", "POST", "/a2a/boundary/block-pair", `{"op":"trust","sender":"a","receiver":"b"}`},
+		{"a pair with a long sender", "DELETE", "/a2a/boundary/block-pair", `{"sender":"` + long + `","receiver":"b"}`},
+		{"a pair not an object", "POST", "/a2a/boundary/block-pair", `[]`},
+		{"a pair with a control character", "POST", "/a2a/boundary/block-pair", `{"sender":"a\u0000","receiver":"b"}`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			before := g.head()
+			var body any
+			if c.body != "" {
+				body = c.body
+			}
+			r := g.do(c.method, c.path, apiKey(key), body)
+			if r.status/100 != 4 || r.errorCode(t) == "" {
+				t.Fatalf("%s %s %s: %d %s, want a 4xx refusal", c.method, c.path, c.body, r.status, r.body)
+			}
+			evs := g.events(before)
+			if len(evs) != 1 || evs[0].Type != domain.EvCommandRejected || evs[0].Error == nil || string(evs[0].Error.Code) != r.errorCode(t) {
+				t.Fatalf("recorded %d events (%+v), want one command.rejected %s", len(evs), evs, r.errorCode(t))
+			}
+		})
+	}
+	b := g.do("GET", "/a2a/boundary", apiKey(key), nil)
+	if b.status != 200 || strings.Contains(string(b.body), "ok-agent") || !strings.Contains(string(b.body), `"count":0`) {
+		t.Fatalf("the boundary after the refusals: %d %s", b.status, b.body)
+	}
+}
