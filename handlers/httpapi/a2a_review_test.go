@@ -1,12 +1,18 @@
 package httpapi
 
 import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/agentgate/agentgate/domain"
 
 	"github.com/agentgate/agentgate/handlers/embedded/gatetest"
+	"github.com/agentgate/agentgate/streams/ce"
+	"github.com/agentgate/agentgate/streams/cehttp"
 )
 
 // Issue 13 (review): an Idempotency-Key is the caller's: another tenant
@@ -67,4 +73,36 @@ func TestA2ABoundaryWritesBadInput(t *testing.T) {
 	if b.status != 200 || strings.Contains(string(b.body), "ok-agent") || !strings.Contains(string(b.body), `"count":0`) {
 		t.Fatalf("the boundary after the refusals: %d %s", b.status, b.body)
 	}
+}
+
+// Issue 13 (review): a CloudEvent binding holds at most ce.MaxBodyBytes
+// (1 MiB) whatever max_payload_size_bytes allows, so a message that
+// POST /a2a/intercept takes under a larger configured bound is refused on
+// POST /events with 413 QWED-REQ-004 and one refusal record (README,
+// "Limits"), never half decided.
+func TestA2AEventsHoldTheCloudEventBound(t *testing.T) {
+	cfg := domain.DefaultA2AConfig()
+	cfg.MaxPayloadSizeBytes = 2 << 20
+	g := newTestGate(t, gateOptions{a2a: &cfg})
+	key := g.issueKey("org_big")
+	body := gatetest.A2AMessage("big-x", "big-y", "general", `{"m":"`+strings.Repeat("x", ce.MaxBodyBytes+1024)+`"}`)
+	if r := g.do("POST", "/a2a/intercept", apiKey(key), body); r.status != 200 {
+		t.Fatalf("the message on /a2a/intercept: %d %.200s", r.status, r.body)
+	}
+	req, err := cehttp.NewRequest(context.Background(), g.srv.URL+"/events", cloudEvent(cehttp.ModeBinary, string(domain.CmdA2AMessage), "big-1", "", body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-API-Key", key)
+	before := g.head()
+	resp, err := g.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusRequestEntityTooLarge || !bytes.Contains(b, []byte(domain.CodeTooLong)) {
+		t.Fatalf("the message on /events: %d %s %v", resp.StatusCode, b, err)
+	}
+	g.expectRejected(before, domain.CodeTooLong, "")
 }
