@@ -2,8 +2,6 @@ package httpapi
 
 import (
 	"bytes"
-	"context"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -12,7 +10,6 @@ import (
 
 	"github.com/agentgate/agentgate/handlers/embedded/gatetest"
 	"github.com/agentgate/agentgate/streams/ce"
-	"github.com/agentgate/agentgate/streams/cehttp"
 )
 
 // Issue 13 (review): an Idempotency-Key is the caller's: another tenant
@@ -89,20 +86,10 @@ func TestA2AEventsHoldTheCloudEventBound(t *testing.T) {
 	if r := g.do("POST", "/a2a/intercept", apiKey(key), body); r.status != 200 {
 		t.Fatalf("the message on /a2a/intercept: %d %.200s", r.status, r.body)
 	}
-	req, err := cehttp.NewRequest(context.Background(), g.srv.URL+"/events", cloudEvent(cehttp.ModeBinary, string(domain.CmdA2AMessage), "big-1", "", body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("X-API-Key", key)
 	before := g.head()
-	resp, err := g.client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil || resp.StatusCode != http.StatusRequestEntityTooLarge || !bytes.Contains(b, []byte(domain.CodeTooLong)) {
-		t.Fatalf("the message on /events: %d %s %v", resp.StatusCode, b, err)
+	resp, b := g.postA2AEvent(key, string(domain.CmdA2AMessage), "big-1", body)
+	if resp.StatusCode != http.StatusRequestEntityTooLarge || !bytes.Contains(b, []byte(domain.CodeTooLong)) {
+		t.Fatalf("the message on /events: %d %s", resp.StatusCode, b)
 	}
 	g.expectRejected(before, domain.CodeTooLong, "")
 }

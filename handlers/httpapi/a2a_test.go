@@ -410,21 +410,7 @@ func TestA2AEvents(t *testing.T) {
 	key := g.issueKey("org_events")
 	send := func(typ, id, data string) (*http.Response, []byte) {
 		t.Helper()
-		req, err := cehttp.NewRequest(context.Background(), g.srv.URL+"/events", cloudEvent(cehttp.ModeBinary, typ, id, "", data))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("X-API-Key", key)
-		resp, err := g.client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp, b
+		return g.postA2AEvent(key, typ, id, data)
 	}
 	for i, a := range []string{"ev-x", "ev-y"} {
 		if resp, b := send(string(domain.CmdA2ABoundary), "trust-"+strconv.Itoa(i), `{"op":"trust","agent":"`+a+`"}`); resp.StatusCode != 200 {
@@ -458,21 +444,7 @@ func TestA2AEventsEdgeRateLimit(t *testing.T) {
 	body := gatetest.A2AMessage("x", "y", "general", `{}`)
 	send := func(id string) (*http.Response, []byte) {
 		t.Helper()
-		req, err := cehttp.NewRequest(context.Background(), g.srv.URL+"/events", cloudEvent(cehttp.ModeBinary, string(domain.CmdA2AMessage), id, "", body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("X-API-Key", key)
-		resp, err := g.client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp, b
+		return g.postA2AEvent(key, string(domain.CmdA2AMessage), id, body)
 	}
 	for i := range 2 {
 		if resp, b := send("ee-" + strconv.Itoa(i)); resp.StatusCode != 200 {
@@ -487,4 +459,25 @@ func TestA2AEventsEdgeRateLimit(t *testing.T) {
 	if g.head() != before {
 		t.Fatal("a CloudEvent refused at the edge was recorded")
 	}
+}
+
+// postA2AEvent posts a binary-mode CloudEvent of type typ, id and data to
+// POST /events with API key key and returns the answer and its body.
+func (g *testGate) postA2AEvent(key, typ, id, data string) (*http.Response, []byte) {
+	g.t.Helper()
+	req, err := cehttp.NewRequest(context.Background(), g.srv.URL+"/events", cloudEvent(cehttp.ModeBinary, typ, id, "", data))
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	req.Header.Set("X-API-Key", key)
+	resp, err := g.client.Do(req)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	return resp, b
 }
