@@ -21,12 +21,15 @@ func (a *api) a2aRoutes() {
 	a.handle("POST /a2a/intercept", a.writeWith(command.A2AMessage, a.a2aInput, writeOptions{
 		maxBody: a.a2aBodyLimit(), admit: a.a2aAdmit, answered: a2aRetryAfter,
 	}))
-	a.handle("POST /a2a/boundary/trust/{agent}", a.write(command.A2ATrust, boundaryAgent))
-	a.handle("DELETE /a2a/boundary/trust/{agent}", a.write(command.A2AUntrust, boundaryAgent))
-	a.handle("POST /a2a/boundary/block/{agent}", a.write(command.A2ABlock, boundaryAgent))
-	a.handle("DELETE /a2a/boundary/block/{agent}", a.write(command.A2AUnblock, boundaryAgent))
-	a.handle("POST /a2a/boundary/block-pair", a.write(command.A2ABlockPair, nil))
-	a.handle("DELETE /a2a/boundary/block-pair", a.write(command.A2AUnblockPair, nil))
+	// A boundary write is recorded too (in Kafka mode by every
+	// partition): it takes a token of the same edge limit.
+	limited := writeOptions{admit: a.a2aAdmit}
+	a.handle("POST /a2a/boundary/trust/{agent}", a.writeWith(command.A2ATrust, boundaryAgent, limited))
+	a.handle("DELETE /a2a/boundary/trust/{agent}", a.writeWith(command.A2AUntrust, boundaryAgent, limited))
+	a.handle("POST /a2a/boundary/block/{agent}", a.writeWith(command.A2ABlock, boundaryAgent, limited))
+	a.handle("DELETE /a2a/boundary/block/{agent}", a.writeWith(command.A2AUnblock, boundaryAgent, limited))
+	a.handle("POST /a2a/boundary/block-pair", a.writeWith(command.A2ABlockPair, nil, limited))
+	a.handle("DELETE /a2a/boundary/block-pair", a.writeWith(command.A2AUnblockPair, nil, limited))
 }
 
 // a2aMaxPayload is the gate's max_payload_size_bytes.
@@ -56,7 +59,8 @@ func boundaryAgent(r *http.Request) (command.Input, *apiError) {
 
 // a2aAdmit applies the A2A edge rate limit (Config.A2ARateLimit) to the
 // credential of the request (its principal, or its agent token's hash):
-// over it, 429 with Retry-After, nothing recorded.
+// over it, 429 with Retry-After, nothing recorded. It holds for messages
+// and boundary writes, on their paths and on POST /events.
 func (a *api) a2aAdmit(w http.ResponseWriter, c *call) *apiError {
 	if a.a2aLimiter == nil {
 		return nil

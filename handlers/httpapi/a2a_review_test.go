@@ -93,3 +93,45 @@ func TestA2AEventsHoldTheCloudEventBound(t *testing.T) {
 	}
 	g.expectRejected(before, domain.CodeTooLong, "")
 }
+
+// Issue 13 (review): boundary writes are held to the A2A edge limit of
+// their credential, on their own paths and as qwed.a2a.boundary on POST
+// /events: each is recorded (in Kafka mode once per partition), so a key
+// toggling an agent in a loop would otherwise grow the log unbounded.
+// Over the limit: 429 QWED-AUTH-004 with Retry-After, nothing recorded.
+func TestA2ABoundaryWritesEdgeRateLimit(t *testing.T) {
+	g := newTestGate(t, gateOptions{a2aRate: RateLimit{PerPrincipal: 1, Burst: 2}})
+	ka, kb := g.issueKey("org_bw"), g.issueKey("org_bw2")
+	for i, m := range []string{"POST", "DELETE"} {
+		if r := g.do(m, "/a2a/boundary/trust/bw-agent", apiKey(ka), nil); r.status/100 != 2 {
+			t.Fatalf("write %d within the burst: %d %s", i, r.status, r.body)
+		}
+	}
+	before := g.head()
+	over := []func() (int, string, []byte){
+		func() (int, string, []byte) {
+			r := g.do("POST", "/a2a/boundary/block/bw-agent", apiKey(ka), nil)
+			return r.status, r.header.Get("Retry-After"), r.body
+		},
+		func() (int, string, []byte) {
+			r := g.do("POST", "/a2a/boundary/block-pair", apiKey(ka), `{"sender":"a","receiver":"b"}`)
+			return r.status, r.header.Get("Retry-After"), r.body
+		},
+		func() (int, string, []byte) {
+			resp, b := g.postA2AEvent(ka, string(domain.CmdA2ABoundary), "bw-ev", `{"op":"trust","agent":"bw-agent"}`)
+			return resp.StatusCode, resp.Header.Get("Retry-After"), b
+		},
+	}
+	for i, send := range over {
+		status, retry, body := send()
+		if status != 429 || retry != "1" || !bytes.Contains(body, []byte(domain.CodeRateLimited)) {
+			t.Fatalf("boundary write %d over the edge limit: %d %q %s", i, status, retry, body)
+		}
+	}
+	if g.head() != before {
+		t.Fatal("a boundary write refused at the edge was recorded")
+	}
+	if r := g.do("POST", "/a2a/boundary/trust/bw-agent", apiKey(kb), nil); r.status/100 != 2 {
+		t.Fatalf("another principal: %d %s", r.status, r.body)
+	}
+}

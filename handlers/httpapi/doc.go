@@ -11,8 +11,9 @@
 //
 //  1. read, bounded by Config.MaxBodyBytes (QWED-REQ-004, 413); POST
 //     /a2a/intercept by Config.A2AMaxPayloadBytes plus a2a.MaxEnvelopeBytes,
-//     and over Config.A2ARateLimit its credential is answered QWED-AUTH-004
-//     (429, Retry-After, unrecorded) once step 3 knows it;
+//     and over Config.A2ARateLimit its credential (and that of a boundary
+//     write) is answered QWED-AUTH-004 (429, Retry-After, unrecorded) once
+//     step 3 knows it;
 //  2. identified: RequestID{Source: "http", ID: the Idempotency-Key header
 //     (at most MaxIdempotencyKeyBytes, else QWED-REQ-001), or a fresh random
 //     id}; CloudEvents use RequestID{source, id} (a source in the "http"

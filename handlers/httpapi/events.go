@@ -72,12 +72,14 @@ func (a *api) event(w http.ResponseWriter, r *http.Request, c *call, ce cehttp.E
 		return e.status, e.body()
 	}
 	in := command.Input{Body: ce.Data, AgentID: ce.Subject}
-	if ep == command.A2AMessage {
-		// The A2A edge limit of POST /a2a/intercept holds here too: the
-		// same command on another path.
+	if ce.Type == string(domain.CmdA2AMessage) || ce.Type == string(domain.CmdA2ABoundary) {
+		// The A2A edge limit of POST /a2a/intercept and the boundary
+		// writes holds here too: the same commands on another path.
 		if e = a.a2aAdmit(w, c); e != nil {
 			return e.status, e.body()
 		}
+	}
+	if ep == command.A2AMessage {
 		in.MaxPayload = int(a.a2aMaxPayload())
 	}
 	ev, status, body, e := a.run(ctx, ep, &in, c, domain.RequestID{Source: ce.Source, ID: ce.ID})

@@ -137,9 +137,9 @@ type Config struct {
 	// more of it is read) past it plus a2a.MaxEnvelopeBytes; 0 is
 	// a2a.DefaultMaxPayloadBytes.
 	A2AMaxPayloadBytes int64
-	// A2ARateLimit bounds POST /a2a/intercept per credential (a
-	// principal's API key, an agent token) and overall, before the
-	// message is decided (the trust boundary's own token bucket per
+	// A2ARateLimit bounds POST /a2a/intercept and the boundary writes
+	// (on their paths and on POST /events) per credential (a principal's
+	// API key, an agent token) and overall, before the command is decided (the trust boundary's own token bucket per
 	// agent pair is a decision, recorded); the zero value sets no limit.
 	A2ARateLimit RateLimit
 }
