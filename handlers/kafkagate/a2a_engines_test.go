@@ -23,8 +23,10 @@ import (
 func TestIssue13_KafkaA2AEnginesDecide(t *testing.T) {
 	_, brokers := broker(t)
 	// The agents are allowlisted gate-wide by the configuration (serve's
-	// --a2a-trusted-agents): a boundary change is copied to every
-	// partition asynchronously, the configuration is there at start.
+	// --a2a-trusted-agents), there at start on every partition. (A
+	// boundary change answered on the requests topic would do too: its
+	// copies are on every partition before its answer, docs/ARCHITECTURE.md
+	// "Review of the A2A transports and reads".)
 	cfg := domain.DefaultConfig()
 	a2aCfg := domain.DefaultA2AConfig()
 	a2aCfg.TrustedAgents = []string{"agent-a", "agent-b"}
