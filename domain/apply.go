@@ -51,6 +51,26 @@ func Apply(s *State, ev *Event) {
 		if a := s.Agents[ev.AgentID]; a != nil && ev.Status != nil {
 			a.Status = ev.Status.Status
 		}
+	case EvAgentTokenRotated, EvAgentTokenRevoked:
+		if a := s.Agents[ev.AgentID]; a != nil && ev.TokenChanged != nil {
+			a.TokenHash = ev.TokenChanged.TokenHash
+		}
+	case EvA2AVerdict:
+		applyA2AVerdict(s, ev.A2AVerdict, ev.Seq, t)
+	case EvPrincipalStateCopied:
+		applyCopied(s, ev)
+	case EvLogCheckpointed:
+		// A checkpoint vouches for the chain; it changes no decision state
+		// (only LastTime, above, as every event does).
+	default:
+		applyPrincipalWide(s, ev)
+	}
+}
+
+// applyPrincipalWide folds the events that change principal-wide state
+// (the ones a partition copies from GlobalPartition, global.go).
+func applyPrincipalWide(s *State, ev *Event) {
+	switch ev.Type {
 	case EvToolRegistrySet:
 		if r := ev.ToolRegistry; r != nil {
 			p := principal(s, r.PrincipalID)
@@ -82,24 +102,15 @@ func Apply(s *State, ev *Event) {
 		if k := ev.KeyRevoked; k != nil {
 			revokeKey(s, k.KeyID, k.KeyHash)
 		}
-	case EvAgentTokenRotated, EvAgentTokenRevoked:
-		if a := s.Agents[ev.AgentID]; a != nil && ev.TokenChanged != nil {
-			a.TokenHash = ev.TokenChanged.TokenHash
-		}
 	case EvConfigured:
 		if ev.Configured != nil {
 			s.Config = *ev.Configured
 			s.Config.A2A = ev.Configured.A2A.clone()
 		}
-	case EvA2AVerdict:
-		applyA2AVerdict(s, ev.A2AVerdict, ev.Seq, t)
 	case EvA2ABoundaryChanged:
 		if ev.Command != nil {
 			applyA2ABoundary(s, ev.Command.Principal, ev.A2ABoundary)
 		}
-	case EvLogCheckpointed:
-		// A checkpoint vouches for the chain; it changes no decision state
-		// (only LastTime, above, as every event does).
 	}
 }
 

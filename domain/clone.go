@@ -11,7 +11,7 @@ import (
 // applying events to the copy leaves s untouched (replay --verify and the
 // tests re-decide on copies).
 func (s *State) Clone() *State {
-	c := &State{Config: s.Config, LastTime: s.LastTime, Keys: maps.Clone(s.Keys), KeyIDs: maps.Clone(s.KeyIDs), A2A: s.A2A.clone()}
+	c := &State{Config: s.Config, LastTime: s.LastTime, Keys: maps.Clone(s.Keys), KeyIDs: maps.Clone(s.KeyIDs), A2A: s.A2A.clone(), Copies: maps.Clone(s.Copies)}
 	c.Config.A2A = s.Config.A2A.clone()
 	if s.Agents != nil {
 		c.Agents = make(map[string]*Agent, len(s.Agents))

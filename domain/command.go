@@ -106,6 +106,13 @@ type Command struct {
 	A2A *a2a.Message `json:"a2a,omitempty"`
 	// A2ABoundary is the change of a qwed.a2a.boundary.
 	A2ABoundary *A2ABoundaryChange `json:"a2a_boundary,omitempty"`
+
+	// Global marks a principal-wide command decided on GlobalPartition
+	// for every partition, which copies its event (global.go); unset in
+	// embedded mode and in logs written before it.
+	Global bool `json:"global,omitempty"`
+	// Copy is the payload of a CmdCopyPrincipalState.
+	Copy *PrincipalStateCopy `json:"copy,omitempty"`
 }
 
 // RegisterAgent is the body of POST /agents/register (QWED-Agent spec v1.1 §3.1).

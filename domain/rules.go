@@ -100,6 +100,8 @@ func Decide(s *State, env Env, cmd *Command) *Event {
 		return d.a2aMessage()
 	case CmdA2ABoundary:
 		return d.a2aBoundary()
+	case CmdCopyPrincipalState:
+		return d.copyPrincipalState()
 	}
 	return d.reject(Errorf(CodeUnsupportedType, "unknown command type '%s'", cmd.Type))
 }

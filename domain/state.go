@@ -24,6 +24,11 @@ type State struct {
 	// A2A is the state of agent-to-agent interception (a2a.go); nil until
 	// the first A2A event.
 	A2A *A2AState `json:"a2a,omitempty"`
+	// Copies is how far each partition has copied GlobalPartition's
+	// principal-wide events (global.go), by copying partition: a
+	// partition's state holds its own entry, the Kafka read model one per
+	// partition. Nil until the first copy.
+	Copies map[int32]CopyPosition `json:"copies,omitempty"`
 }
 
 // NewState returns the empty state of a new gate.

@@ -82,6 +82,26 @@ type WorkerConfig struct {
 	// domain.CheckpointSigner (attest's signers do); otherwise none is
 	// appended.
 	Checkpoint domain.CheckpointPolicy
+	// Copier, if set, supplies the principal-wide events another
+	// partition decided (Kafka: partition 0, docs/ARCHITECTURE.md
+	// "Principal-wide state on Kafka, built"): before deciding each batch
+	// the worker puts first in it the command that copies those it has
+	// not copied yet, and it decides a batch when Copier signals new ones
+	// even with no request queued.
+	Copier PrincipalCopier
+}
+
+// PrincipalCopier supplies principal-wide events decided on another
+// partition for a worker to copy (domain.CmdCopyPrincipalState).
+type PrincipalCopier interface {
+	// CopyAfter returns the command copying the principal-wide changes
+	// after pos, the worker's last copy (at most domain.MaxCopiedChanges),
+	// or nil when it knows of none. It is called on the worker's
+	// goroutine and must not block.
+	CopyAfter(pos domain.CopyPosition) *domain.Command
+	// Ready receives when changes may be there that CopyAfter did not
+	// return yet.
+	Ready() <-chan struct{}
 }
 
 // ActionVerifier gives the verdict of the engine that verifies an action
@@ -308,12 +328,19 @@ func (w *Worker) Run(ctx context.Context) error {
 		w.full = w.full || errors.Is(err, streams.ErrNoSpace)
 		w.rebuild(ctx)
 	}
+	var copied <-chan struct{}
+	limit := MaxBatch
+	if w.cfg.Copier != nil {
+		copied = w.cfg.Copier.Ready()
+		limit-- // room for the copy put first in each batch
+	}
 	for {
 		batch := make([]*request, 0, 64)
 		reqs, verdict := w.reqs, (<-chan struct{})(nil)
 		if len(held) > 0 {
 			reqs, verdict = nil, held[0].verdict // nothing is taken past held
 		}
+		nudged := false
 		select {
 		case <-ctx.Done():
 			err := settle()
@@ -343,9 +370,11 @@ func (w *Worker) Run(ctx context.Context) error {
 			batch, held = held, nil
 		case <-tick.C:
 			batch = append(batch, &request{cmd: &domain.Command{Type: domain.CmdTick, Tick: &domain.Tick{}}})
+		case <-copied:
+			nudged = true
 		}
 	fill:
-		for len(held) == 0 && len(batch) < MaxBatch {
+		for len(held) == 0 && len(batch) < limit {
 			select {
 			case r := <-w.reqs:
 				batch = append(batch, r)
@@ -353,7 +382,7 @@ func (w *Worker) Run(ctx context.Context) error {
 				break fill
 			}
 		}
-		if batch, held = holdBack(batch, held); len(batch) == 0 {
+		if batch, held = holdBack(batch, held); len(batch) == 0 && !nudged {
 			continue
 		}
 		// A failure reported meanwhile is recovered from before the batch
@@ -371,6 +400,9 @@ func (w *Worker) Run(ctx context.Context) error {
 			(&flight{reqs: batch}).fail(err)
 			continue
 		}
+		if batch = w.withCopy(batch); len(batch) == 0 {
+			continue
+		}
 		f := w.decide(ctx, batch, true)
 		if err := settle(); err != nil {
 			f.fail(err)
@@ -381,6 +413,21 @@ func (w *Worker) Run(ctx context.Context) error {
 		go w.commit(ctx, f, last)
 		last, ready = f, f.ready
 	}
+}
+
+// withCopy puts first in batch the command copying the principal-wide
+// events the machine's state has not copied yet (WorkerConfig.Copier), if
+// any: decided before the batch's requests, on the state every earlier
+// batch left.
+func (w *Worker) withCopy(batch []*request) []*request {
+	if w.cfg.Copier == nil {
+		return batch
+	}
+	cmd := w.cfg.Copier.CopyAfter(w.m.State().Copies[w.cfg.Partition])
+	if cmd == nil {
+		return batch
+	}
+	return append([]*request{{cmd: cmd}}, batch...)
 }
 
 // holdBack cuts batch before its first request whose verdict is not in

@@ -253,6 +253,14 @@ func (w *batchWriter) touch(ev *domain.Event) {
 		w.keyIDs = append(w.keyIDs, ev.KeyRevoked.KeyID)
 	case ev.A2ABoundary != nil, ev.A2AVerdict != nil:
 		w.touchA2A(ev)
+	case ev.Command != nil && ev.Command.Copy != nil:
+		// A copy of partition 0's principal-wide events touches what
+		// each of them does.
+		for i := range ev.Command.Copy.Changes {
+			c := &ev.Command.Copy.Changes[i]
+			w.touch(&domain.Event{Type: c.Type, ToolRegistry: c.ToolRegistry, KeyIssued: c.KeyIssued, KeyRevoked: c.KeyRevoked,
+				A2ABoundary: c.A2ABoundary, Command: &domain.Command{Principal: c.Principal}})
+		}
 	}
 }
 
@@ -552,7 +560,7 @@ func (w *batchWriter) flushState(st *domain.State) error {
 	if err := w.flushA2AState(st); err != nil {
 		return err
 	}
-	return w.setJSON(key(tMeta, "gate"), gateMeta{Config: st.Config, LastTime: st.LastTime})
+	return w.setJSON(key(tMeta, "gate"), gateMeta{Config: st.Config, LastTime: st.LastTime, Copies: st.Copies})
 }
 
 // flushStore deletes the evicted open actions (found in the store) and

@@ -439,10 +439,25 @@ func (s *Store) Positions() ([]Position, error) {
 	return ps, err
 }
 
+// CopyPosition returns how far partition p had copied partition 0's
+// principal-wide events as of the store's checkpoint
+// (domain.State.Copies; the zero position when it copied none).
+func (s *Store) CopyPosition(p int32) (domain.CopyPosition, error) {
+	var meta gateMeta
+	err := s.getJSON(key(tMeta, "gate"), &meta)
+	if errors.Is(err, ErrNotFound) {
+		return domain.CopyPosition{}, nil
+	}
+	return meta.Copies[p], err
+}
+
 // gateMeta is the partition-wide part of domain.State.
 type gateMeta struct {
 	Config   domain.Config `json:"config"`
 	LastTime time.Time     `json:"last_time"`
+	// Copies is domain.State.Copies (omitted when nil, as in stores
+	// written before it).
+	Copies map[int32]domain.CopyPosition `json:"copies,omitempty"`
 }
 
 // LoadState rebuilds the in-memory domain.State from the store (the state
@@ -452,7 +467,7 @@ func (s *Store) LoadState() (*domain.State, error) {
 	var meta gateMeta
 	switch err := s.getJSON(key(tMeta, "gate"), &meta); {
 	case err == nil:
-		st.Config, st.LastTime = meta.Config, meta.LastTime
+		st.Config, st.LastTime, st.Copies = meta.Config, meta.LastTime, meta.Copies
 	case !errors.Is(err, ErrNotFound):
 		return nil, err
 	}

@@ -229,6 +229,61 @@ func (e *encoder) command(c *domain.Command) {
 		e.key("a2a_boundary")
 		e.a2aBoundary(c.A2ABoundary)
 	}
+	e.optBool("global", c.Global)
+	if c.Copy != nil {
+		e.key("copy")
+		e.stateCopy(c.Copy)
+	}
+	e.close()
+}
+
+func (e *encoder) stateCopy(c *domain.PrincipalStateCopy) {
+	e.open()
+	e.intField("from", int64(c.From))
+	e.uintField("seq", c.Seq)
+	e.strField("hash", c.Hash)
+	e.intField("offset", c.Offset)
+	e.key("changes")
+	if c.Changes == nil {
+		e.null()
+	} else {
+		e.buf = append(e.buf, '[')
+		for i := range c.Changes {
+			if i > 0 {
+				e.buf = append(e.buf, ',')
+			}
+			e.copiedChange(&c.Changes[i])
+		}
+		e.buf = append(e.buf, ']')
+	}
+	e.close()
+}
+
+func (e *encoder) copiedChange(c *domain.CopiedChange) {
+	e.open()
+	e.uintField("seq", c.Seq)
+	e.strField("type", string(c.Type))
+	e.optStr("principal", c.Principal)
+	if c.ToolRegistry != nil {
+		e.key("tool_registry")
+		e.toolRegistry(c.ToolRegistry)
+	}
+	if c.KeyIssued != nil {
+		e.key("key_issued")
+		e.issueKey(c.KeyIssued)
+	}
+	if c.KeyRevoked != nil {
+		e.key("key_revoked")
+		e.issueKey(c.KeyRevoked)
+	}
+	if c.Configured != nil {
+		e.key("configured")
+		e.config(c.Configured)
+	}
+	if c.A2ABoundary != nil {
+		e.key("a2a_boundary")
+		e.a2aBoundary(c.A2ABoundary)
+	}
 	e.close()
 }
 

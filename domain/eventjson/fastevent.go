@@ -372,8 +372,88 @@ func (d *decoder) command(c *domain.Command) {
 			d.once(&seen, 25)
 			c.A2ABoundary = new(domain.A2ABoundaryChange)
 			d.a2aBoundary(c.A2ABoundary)
+		case "global":
+			d.once(&seen, 26)
+			c.Global = d.bool()
+		case "copy":
+			d.once(&seen, 27)
+			c.Copy = new(domain.PrincipalStateCopy)
+			d.stateCopy(c.Copy)
 		default:
 			d.unknown(k, reflect.TypeFor[domain.Command]())
+		}
+	}
+}
+
+func (d *decoder) stateCopy(c *domain.PrincipalStateCopy) {
+	var seen uint64
+	d.openObject()
+	for k := d.next(); k != nil; k = d.next() {
+		switch string(k) {
+		case "from":
+			d.once(&seen, 0)
+			c.From = d.int32()
+		case "seq":
+			d.once(&seen, 1)
+			c.Seq = d.uint64()
+		case "hash":
+			d.once(&seen, 2)
+			c.Hash = d.str()
+		case "offset":
+			d.once(&seen, 3)
+			c.Offset = d.int64()
+		case "changes":
+			d.once(&seen, 4)
+			if d.null() {
+				continue
+			}
+			c.Changes = []domain.CopiedChange{}
+			d.array(func() {
+				c.Changes = append(c.Changes, domain.CopiedChange{})
+				d.copiedChange(&c.Changes[len(c.Changes)-1])
+			})
+		default:
+			d.unknown(k, reflect.TypeFor[domain.PrincipalStateCopy]())
+		}
+	}
+}
+
+func (d *decoder) copiedChange(c *domain.CopiedChange) {
+	var seen uint64
+	d.openObject()
+	for k := d.next(); k != nil; k = d.next() {
+		switch string(k) {
+		case "seq":
+			d.once(&seen, 0)
+			c.Seq = d.uint64()
+		case "type":
+			d.once(&seen, 1)
+			c.Type = domain.EventType(d.enum())
+		case "principal":
+			d.once(&seen, 2)
+			c.Principal = d.str()
+		case "tool_registry":
+			d.once(&seen, 3)
+			c.ToolRegistry = new(domain.PutToolRegistry)
+			d.toolRegistry(c.ToolRegistry)
+		case "key_issued":
+			d.once(&seen, 4)
+			c.KeyIssued = new(domain.IssuePrincipalKey)
+			d.issueKey(c.KeyIssued)
+		case "key_revoked":
+			d.once(&seen, 5)
+			c.KeyRevoked = new(domain.IssuePrincipalKey)
+			d.issueKey(c.KeyRevoked)
+		case "configured":
+			d.once(&seen, 6)
+			c.Configured = new(domain.Config)
+			d.config(c.Configured)
+		case "a2a_boundary":
+			d.once(&seen, 7)
+			c.A2ABoundary = new(domain.A2ABoundaryChange)
+			d.a2aBoundary(c.A2ABoundary)
+		default:
+			d.unknown(k, reflect.TypeFor[domain.CopiedChange]())
 		}
 	}
 }

@@ -181,6 +181,16 @@ func fullEvents() []*domain.Event {
 	change := &domain.A2ABoundaryChange{Op: domain.A2AOpBlockPair, Agent: "a", Sender: "s", Receiver: text}
 	ev = event(domain.EvA2ABoundaryChanged, cmd(domain.CmdA2ABoundary))
 	ev.Command.A2ABoundary, ev.A2ABoundary = change, change
+	ev.Command.Global = true
+	add(ev)
+	ev = event(domain.EvPrincipalStateCopied, cmd(domain.CmdCopyPrincipalState))
+	ev.Command.Copy = &domain.PrincipalStateCopy{From: 2, Seq: 12, Hash: "h", Offset: 40, Changes: []domain.CopiedChange{
+		{Seq: 3, Type: domain.EvToolRegistrySet, ToolRegistry: tools},
+		{Seq: 5, Type: domain.EvPrincipalKeyIssued, KeyIssued: key},
+		{Seq: 7, Type: domain.EvPrincipalKeyRevoked, KeyRevoked: &domain.IssuePrincipalKey{PrincipalID: "org_1", KeyID: "k2", KeyHash: "kh2"}},
+		{Seq: 9, Type: domain.EvConfigured, Configured: &cfg},
+		{Seq: 12, Type: domain.EvA2ABoundaryChanged, Principal: text, A2ABoundary: change},
+	}}
 	add(ev)
 	evidence := domain.TrustEvidence{DaysActive: 3, TotalActions: 100, DeniedActions: 7, DenialRate: "0.07", Attestations: 9}
 	claim := domain.RequestTrustElevation{Request: "r", FromLevel: 1, ToLevel: 2, Justification: text, Evidence: evidence}

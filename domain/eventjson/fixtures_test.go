@@ -95,7 +95,7 @@ var allEventTypes = []domain.EventType{
 	domain.EvApprovalResolved, domain.EvTrustChanged, domain.EvAgentStatusChanged, domain.EvToolRegistrySet,
 	domain.EvPrincipalKeyIssued, domain.EvPrincipalKeyRevoked, domain.EvAgentTokenRotated, domain.EvAgentTokenRevoked,
 	domain.EvConfigured, domain.EvApprovalsExpired, domain.EvCommandRejected, domain.EvLogCheckpointed,
-	domain.EvQWEDVerified, domain.EvA2AVerdict, domain.EvA2ABoundaryChanged,
+	domain.EvQWEDVerified, domain.EvA2AVerdict, domain.EvA2ABoundaryChanged, domain.EvPrincipalStateCopied,
 }
 
 func fixtureNames(t testing.TB) []string {
@@ -323,6 +323,19 @@ func fixtureEvents(t *testing.T) []fixture {
 		ev.Command = &domain.Command{Type: domain.CmdA2ABoundary, Request: req, Principal: "org_1", A2ABoundary: change}
 		ev.A2ABoundary = change
 		evs["type.a2a.boundary_changed"] = ev
+	}
+	{
+		ev := base(24, domain.EvPrincipalStateCopied)
+		ev.AgentID, ev.Partition = "", 1
+		revoked := &domain.IssuePrincipalKey{PrincipalID: "org_1", KeyHash: strings.Repeat("cd", 32), KeyID: "key_1"}
+		ev.Command = &domain.Command{Type: domain.CmdCopyPrincipalState, Request: domain.RequestID{Source: "agentgate/global", ID: "0/41"},
+			Copy: &domain.PrincipalStateCopy{From: 0, Seq: 41, Hash: strings.Repeat("ef", 32), Offset: 57, Changes: []domain.CopiedChange{
+				{Seq: 38, Type: domain.EvPrincipalKeyIssued, KeyIssued: key},
+				{Seq: 40, Type: domain.EvA2ABoundaryChanged, Principal: "org_1",
+					A2ABoundary: &domain.A2ABoundaryChange{Op: domain.A2AOpTrust, Agent: "agent-A"}},
+				{Seq: 41, Type: domain.EvPrincipalKeyRevoked, KeyRevoked: revoked},
+			}}}
+		evs["type.principal.state_copied"] = ev
 	}
 	{
 		ev := base(23, domain.EvConfigured)

@@ -22,6 +22,7 @@ var names = newInternTable(func() []string {
 		string(domain.EvAgentTokenRotated), string(domain.EvAgentTokenRevoked),
 		string(domain.EvA2AVerdict), string(domain.EvA2ABoundaryChanged),
 		string(domain.CmdA2AMessage), string(domain.CmdA2ABoundary),
+		string(domain.EvPrincipalStateCopied), string(domain.CmdCopyPrincipalState),
 		string(domain.CmdRegisterAgent), string(domain.CmdVerifyAction), string(domain.CmdVerifyToolCall),
 		string(domain.CmdLogExecution), string(domain.CmdRequestTrust), string(domain.CmdResolveApproval),
 		string(domain.CmdSetTrustLevel), string(domain.CmdSuspendAgent), string(domain.CmdFileComplaint),

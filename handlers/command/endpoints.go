@@ -105,6 +105,9 @@ func sameRequest(mine, rec *domain.Command) bool {
 	// The engine verdict is the gate's, not the request's: a retry may
 	// get another (a timeout) and is still the same request.
 	m.Verdict = rec.Verdict
+	// So is where a principal-wide command was decided (Kafka: on
+	// partition 0 for every partition, domain.Command.Global).
+	m.Global = rec.Global
 	if m.Register != nil && rec.Register != nil {
 		reg := *m.Register
 		reg.TokenHash = rec.Register.TokenHash

@@ -33,3 +33,8 @@ func LeaveFlight(dataDir string, p int32, lo, hi, cur, deaths int64) error {
 func WithForwardHook(h func(stage ForwardStage, p int32, seqs []uint64) error) func(*Config) {
 	return func(c *Config) { c.forwardHook = h }
 }
+
+// HoldCopies makes a gate copy none of partition 0's principal-wide
+// events (a gate that stops between partition 0's decision and the
+// copies).
+func HoldCopies(c *Config) { c.holdCopies = true }

@@ -61,6 +61,12 @@ type Config struct {
 	// the partition's worker, which reads it whole before deciding: a
 	// lazily opened log (kafkalog.Options.Lazy) makes that the one read.
 	OpenLog func(ctx context.Context, p int32) (streams.Log, error)
+	// OpenFrom opens events partition p lazily at a position (as
+	// OpenReadModel's open): every partition but partition 0 follows
+	// partition 0 from its last copy of it (docs/ARCHITECTURE.md,
+	// "Principal-wide state on Kafka, built"). Nil: OpenLog(0), read from
+	// its start.
+	OpenFrom OpenPartitionFrom
 	// Signer signs attestations.
 	Signer domain.Signer
 	// AdminKeyHash is the hex SHA-256 of the admin key (shared by every
@@ -97,6 +103,10 @@ type Config struct {
 	// partition's forwarder at each ForwardStage; an error stands for the
 	// process dying there.
 	forwardHook func(stage ForwardStage, p int32, seqs []uint64) error
+	// holdCopies (tests: HoldCopies) keeps every partition from copying
+	// partition 0's principal-wide events: the gate then stops between
+	// partition 0's decision and the copies.
+	holdCopies bool
 }
 
 // Gate consumes the requests topic in a consumer group and runs one worker
@@ -250,6 +260,9 @@ type partition struct {
 	worker *handlers.Worker
 	flight *flight // the requests in flight, for a restart after a death
 	fwd    *forwarder
+	// feed follows partition 0's principal-wide events (nil on partition
+	// 0, and with one partition).
+	feed *copyFeed
 }
 
 // openPartition restores partition p: its projections, its log, its worker.
@@ -292,11 +305,21 @@ func (g *Gate) openPartition(ctx context.Context, p int32) (_ *partition, err er
 		pr.fwd.add(ctx, evs)
 	}
 	start := time.Now()
-	pr.worker, err = handlers.NewWorker(handlers.WorkerConfig{
+	wc := handlers.WorkerConfig{
 		Log: pr.log, Store: pr.store, Signer: g.cfg.Signer, Partition: p,
 		Clock: g.cfg.Clock, Config: g.cfg.Config, Logger: g.log.With("partition", p), OnBatch: onBatch,
 		Verifier: g.cfg.Verifier, VerdictSlots: g.verdicts, Checkpoint: g.cfg.Checkpoint,
-	})
+	}
+	if g.global() && p != domain.GlobalPartition {
+		pr.feed = newCopyFeed(p, g.log)
+		pr.feed.hold = g.cfg.holdCopies
+		wc.Copier = pr.feed
+		wc.OnBatch = func(events []*domain.Event, d time.Duration) {
+			pr.feed.observe(events)
+			onBatch(events, d)
+		}
+	}
+	pr.worker, err = handlers.NewWorker(wc)
 	if err != nil {
 		return nil, fmt.Errorf("restoring partition %d: %w", p, err)
 	}
@@ -304,6 +327,10 @@ func (g *Gate) openPartition(ctx context.Context, p int32) (_ *partition, err er
 	g.log.Info("partition restored", "partition", p, "seq", pr.worker.Head().Seq, "took", time.Since(start).Round(time.Millisecond))
 	return pr, nil
 }
+
+// global reports whether principal-wide commands are decided on
+// partition 0 and copied by the others (more than one partition).
+func (g *Gate) global() bool { return g.partitions > 1 }
 
 func (pr *partition) close() {
 	if pr.store != nil {
@@ -351,6 +378,23 @@ func (g *Gate) runPartition(ctx context.Context, gen *kafka.Generation, p int32,
 		pr.fwd.run(fctx)
 	}()
 	go func() { werr <- pr.worker.Run(wctx) }()
+	if pr.feed != nil {
+		fctx, fcancel := context.WithCancel(ctx)
+		fdone := make(chan struct{})
+		go func() {
+			defer close(fdone)
+			pos, err := pr.store.CopyPosition(p)
+			if err != nil {
+				g.log.Error("reading the partition's last copy of partition 0", "partition", p, "err", err)
+			}
+			lg, err := g.openGlobal(fctx, pos)
+			if err != nil {
+				return
+			}
+			pr.feed.follow(fctx, lg)
+		}()
+		defer func() { fcancel(); <-fdone }()
+	}
 	g.mu.Lock()
 	g.owned[p] = pr
 	g.mu.Unlock()
@@ -609,6 +653,15 @@ func (g *Gate) handle(ctx context.Context, pr *partition, msg kafka.Message) *it
 			g.log.Warn("request forwarded to a partition that is not its agent's", "partition", pr.id, "want", want)
 		}
 	}
+	if g.global() && broadcast(ec.Command.Type) {
+		// Decided on partition 0, copied by the others.
+		ec.Command.Global = true
+		if pr.id != domain.GlobalPartition {
+			g.forward(ctx, msg, domain.GlobalPartition)
+			it.done = true
+			return it
+		}
+	}
 	it.ec = &ec
 	if it.pend, err = pr.worker.Enqueue(ctx, ec.Command); err != nil {
 		it.abandon = true
@@ -628,6 +681,15 @@ func (g *Gate) handleInternal(ctx context.Context, pr *partition, it *item, mac 
 	if err := json.Unmarshal(it.req.Data, cmd); err != nil {
 		it.rej = command.Reject(domain.CodeInvalidRequest, nil, "internal command does not decode: %v", err)
 		it.dead = it.rej.Error()
+		return it
+	}
+	if cmd.Type == domain.CmdCopyPrincipalState {
+		// A kick from the instance that had principal-wide state changed
+		// (HTTPGate): read partition 0 now. Copies are the worker's own.
+		if pr.feed != nil {
+			pr.feed.wake()
+		}
+		it.done = true
 		return it
 	}
 	it.internal = true

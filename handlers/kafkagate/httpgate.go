@@ -53,9 +53,10 @@ func NewHTTPGate(c *kafkaout.Requester, adminKeyHash string, topics Topics, node
 // Submit sends cmd and returns its recorded event once the instance's read
 // model has applied it (read your writes: ReadModel.WaitApplied), so that
 // what the answer tells the client — an API key, an agent, an approval — is
-// readable through this instance when the answer arrives. Principal-wide
-// commands go to every partition (the answer is partition 0's) and wait for
-// every partition's event. A resolution goes to the partition of its
+// readable through this instance when the answer arrives. A principal-wide
+// command is decided on partition 0 (marked domain.Command.Global) and
+// answered once every other partition has recorded its copy (submitGlobal).
+// A resolution goes to the partition of its
 // approval's agent (approvalPartition). It returns handlers.ErrUnavailable
 // (wrapped) when the partition refused, and the context's error when no
 // reply came, or the read model did not apply it, in time (the API answers
@@ -67,25 +68,8 @@ func (h *HTTPGate) Submit(ctx context.Context, cmd *domain.Command) (*domain.Eve
 				streams.ErrTooLarge, n, MaxA2APayloadBytes)
 		}
 	}
-	if broadcast(cmd.Type) {
-		var first *domain.Event
-		seqs := make([]uint64, h.partitions)
-		for p := range h.partitions {
-			ev, err := h.send(ctx, cmd, int32(p))
-			if err != nil {
-				return nil, err
-			}
-			if p == 0 {
-				first = ev
-			}
-			seqs[p] = ev.Seq
-		}
-		for p, seq := range seqs {
-			if err := h.readable(ctx, int32(p), seq); err != nil {
-				return nil, err
-			}
-		}
-		return first, nil
+	if broadcast(cmd.Type) && h.partitions > 1 {
+		return h.submitGlobal(ctx, cmd)
 	}
 	key := RouteKey(cmd)
 	if key == "" && cmd.Type == domain.CmdResolveApproval && cmd.Resolve != nil {
@@ -103,6 +87,78 @@ func (h *HTTPGate) Submit(ctx context.Context, cmd *domain.Command) (*domain.Eve
 		return nil, err
 	}
 	return ev, nil
+}
+
+// submitGlobal has a principal-wide command decided on partition 0, in its
+// offset order (so of two concurrent changes the second sees the first),
+// wakes every other partition's copy of it (a one-way kick on its
+// requests partition) and returns its event once the read model holds it
+// and every other partition's copy of it: a Kafka request decided after
+// the answer, on any partition, is decided on the change.
+func (h *HTTPGate) submitGlobal(ctx context.Context, cmd *domain.Command) (*domain.Event, error) {
+	g := *cmd
+	g.Global = true
+	ev, err := h.send(ctx, &g, domain.GlobalPartition)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.readable(ctx, domain.GlobalPartition, ev.Seq); err != nil {
+		return nil, err
+	}
+	if _, ok := domain.CopyOf(ev); !ok {
+		// A refusal, or a change recorded before changes were copied
+		// (every partition decided it): nothing to copy.
+		return ev, nil
+	}
+	if err := h.kick(ctx); err != nil {
+		return nil, err
+	}
+	if h.reads == nil {
+		return ev, nil
+	}
+	for p := range h.partitions {
+		if int32(p) == domain.GlobalPartition {
+			continue
+		}
+		if err := h.reads.WaitCopied(ctx, int32(p), ev.Seq); err != nil {
+			return nil, err
+		}
+	}
+	return ev, nil
+}
+
+// kick asks the owner of every partition but 0 to read partition 0's new
+// principal-wide events now rather than at its next poll: an internal
+// command (signed) of type domain.CmdCopyPrincipalState without a copy,
+// which the partition never decides.
+func (h *HTTPGate) kick(ctx context.Context) error {
+	data, err := json.Marshal(&domain.Command{Type: domain.CmdCopyPrincipalState})
+	if err != nil {
+		return fmt.Errorf("encoding a copy kick: %w", err)
+	}
+	msgs := make([]kafka.Message, 0, h.partitions-1)
+	for p := range h.partitions {
+		if int32(p) == domain.GlobalPartition {
+			continue
+		}
+		msg, err := cekafka.Encode(ce.Event{
+			SpecVersion: ce.SpecVersion, Type: string(domain.CmdCopyPrincipalState), Source: h.source, ID: h.c.NewCorrelationID(),
+			DataContentType: ContentTypeCommand, Data: data, Mode: ce.ModeBinary,
+		})
+		if err != nil {
+			return fmt.Errorf("encoding a copy kick: %w", err)
+		}
+		msg.Topic, msg.Partition = h.requests, p
+		msg.Headers = append(msg.Headers, kafka.Header{Key: HeaderMAC, Value: []byte(sign(h.macKey, data))})
+		msgs = append(msgs, msg)
+	}
+	if err := h.c.Producer().Write(ctx, msgs...); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("%w: kicking the copies of a principal-wide change: %v", handlers.ErrUnavailable, err)
+	}
+	return nil
 }
 
 // readable waits until the read model has applied seq of partition p.
@@ -423,6 +479,31 @@ func (m *ReadModel) WaitApplied(ctx context.Context, p int32, seq uint64) error 
 	}
 }
 
+// WaitCopied returns once the store holds a copy by events partition p of
+// partition 0's principal-wide events up to seq (at once when it does
+// already), or ctx's error. It wakes the partition's follower rather than
+// waiting for its next poll.
+func (m *ReadModel) WaitCopied(ctx context.Context, p int32, seq uint64) error {
+	pr := m.part(p)
+	for {
+		pr.mu.Lock()
+		changed := pr.changed
+		pr.mu.Unlock()
+		m.mu.Lock()
+		copied := m.st.Copies[p].Seq
+		m.mu.Unlock()
+		if copied >= seq {
+			return nil
+		}
+		pr.poke()
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for partition %d to copy event %d of partition 0 (at %d): %w", p, seq, copied, ctx.Err())
+		}
+	}
+}
+
 // CatchUp returns once every events partition has been read to an end
 // listed after the call began — so the store holds every event appended
 // (and so acknowledged, by any instance) before it — or ctx's error, or
@@ -500,7 +581,7 @@ func (m *ReadModel) follow(ctx context.Context, p int32, lg *kafkalog.Log, inter
 			if err != nil {
 				return fmt.Errorf("%w: decoding event %d: %w", errUnreadable, r.Seq, err)
 			}
-			batch = append(batch, ev)
+			batch = append(batch, positionOnly(ev))
 			last = projections.Position{Partition: p, Seq: at.Seq, Hash: at.Hash, Offset: at.Offset}
 			if len(batch) == 1024 {
 				m.apply(ctx, pr, batch, last)
@@ -540,6 +621,23 @@ func (m *ReadModel) follow(ctx context.Context, p int32, lg *kafkalog.Log, inter
 		case <-pr.kick:
 		}
 	}
+}
+
+// positionOnly returns ev, or for a copy of partition 0's principal-wide
+// events the copy without its changes: the read model folds partition 0's
+// events themselves, and folding a partition's copy after them would undo
+// a later change (a key revoked on partition 0, then issued again by
+// partition 1's older copy). What it keeps is how far the partition
+// copied (domain.State.Copies, WaitCopied).
+func positionOnly(ev *domain.Event) *domain.Event {
+	if ev.Type != domain.EvPrincipalStateCopied || ev.Command == nil || ev.Command.Copy == nil {
+		return ev
+	}
+	e, c, cp := *ev, *ev.Command, *ev.Command.Copy
+	cp.Changes = nil
+	c.Copy = &cp
+	e.Command = &c
+	return &e
 }
 
 // errUnreadable marks an event of the log the read model cannot decode.

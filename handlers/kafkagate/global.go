@@ -1,0 +1,220 @@
+package kafkagate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/domain/eventjson"
+	"github.com/agentgate/agentgate/streams"
+	"github.com/agentgate/agentgate/streams/kafkalog"
+)
+
+// Principal-wide state (docs/ARCHITECTURE.md, "Principal-wide state on
+// Kafka, built"): a principal-wide command is decided on partition
+// domain.GlobalPartition only (marked domain.Command.Global); every other
+// partition follows that events partition (copyFeed) and its worker copies
+// the changes it has not copied yet before deciding each batch
+// (handlers.WorkerConfig.Copier).
+
+// globalPollInterval is how often a partition's copy feed looks for new
+// principal-wide events of partition 0 when nothing wakes it sooner (a
+// kick from the HTTP instance that had one decided, see HTTPGate).
+const globalPollInterval = 200 * time.Millisecond
+
+// pendingCopy is one principal-wide change read from partition 0 with
+// the position of its record there.
+type pendingCopy struct {
+	change domain.CopiedChange
+	hash   string
+	offset int64
+}
+
+// copyFeed follows events partition 0 for one other partition: it keeps
+// the principal-wide changes read there and not yet committed as copied
+// by the partition's worker (a handlers.PrincipalCopier).
+type copyFeed struct {
+	partition int32
+	log       *slog.Logger
+	ready     chan struct{} // capacity 1: the worker decides a batch
+	kick      chan struct{} // capacity 1: the follower reads at once
+
+	mu      sync.Mutex
+	pending []pendingCopy // in seq order, after the last committed copy
+	// hold, when set (tests), keeps read changes from the worker: the
+	// partition then dies between partition 0's decision and its copy.
+	hold bool
+}
+
+func newCopyFeed(p int32, log *slog.Logger) *copyFeed {
+	return &copyFeed{partition: p, log: log, ready: make(chan struct{}, 1), kick: make(chan struct{}, 1)}
+}
+
+// Ready implements handlers.PrincipalCopier.
+func (f *copyFeed) Ready() <-chan struct{} { return f.ready }
+
+// CopyAfter implements handlers.PrincipalCopier: the changes read after
+// pos, at most domain.MaxCopiedChanges, as one copy command named after
+// the last one's position (a redelivered copy is the same request).
+func (f *copyFeed) CopyAfter(pos domain.CopyPosition) *domain.Command {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.hold {
+		return nil
+	}
+	i := 0
+	for i < len(f.pending) && f.pending[i].change.Seq <= pos.Seq {
+		i++
+	}
+	rest := f.pending[i:]
+	if len(rest) == 0 {
+		return nil
+	}
+	if len(rest) > domain.MaxCopiedChanges {
+		rest = rest[:domain.MaxCopiedChanges]
+		f.signal() // the rest in the next batch
+	}
+	last := rest[len(rest)-1]
+	c := &domain.PrincipalStateCopy{From: domain.GlobalPartition, Seq: last.change.Seq, Hash: last.hash, Offset: last.offset,
+		Changes: make([]domain.CopiedChange, len(rest))}
+	for j := range rest {
+		c.Changes[j] = rest[j].change
+	}
+	return &domain.Command{
+		Type:    domain.CmdCopyPrincipalState,
+		Request: domain.RequestID{Source: "agentgate/global", ID: fmt.Sprintf("%d/%d", domain.GlobalPartition, c.Seq)},
+		Copy:    c,
+	}
+}
+
+// committed forgets the changes a committed batch copied (up to seq).
+func (f *copyFeed) committed(seq uint64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	i := 0
+	for i < len(f.pending) && f.pending[i].change.Seq <= seq {
+		i++
+	}
+	f.pending = append(f.pending[:0], f.pending[i:]...)
+}
+
+// observe is the worker's OnBatch: a committed copy moves the feed.
+func (f *copyFeed) observe(events []*domain.Event) {
+	for _, ev := range events {
+		if ev.Type == domain.EvPrincipalStateCopied && ev.Command != nil && ev.Command.Copy != nil {
+			f.committed(ev.Command.Copy.Seq)
+		}
+	}
+}
+
+func (f *copyFeed) signal() {
+	select {
+	case f.ready <- struct{}{}:
+	default:
+	}
+}
+
+// wake makes the follower read partition 0 at once.
+func (f *copyFeed) wake() {
+	select {
+	case f.kick <- struct{}{}:
+	default:
+	}
+}
+
+// add keeps a change read from partition 0 (after those kept).
+func (f *copyFeed) add(c pendingCopy) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if n := len(f.pending); n > 0 && f.pending[n-1].change.Seq >= c.change.Seq {
+		return
+	}
+	f.pending = append(f.pending, c)
+}
+
+// follow reads events partition 0 from lg until ctx ends: every
+// globalPollInterval, and at once when woken; each pass reads what came
+// since the last and keeps the principal-wide changes. An event it cannot
+// decode stops it (the partition copies nothing more: fail closed, as the
+// read model does).
+func (f *copyFeed) follow(ctx context.Context, lg *kafkalog.Log) {
+	defer lg.Close()
+	wait := time.NewTimer(globalPollInterval)
+	defer wait.Stop()
+	for ctx.Err() == nil {
+		found := false
+		err := lg.SyncReadAt(ctx, func(r streams.Record, at kafkalog.Position) error {
+			ev, err := eventjson.DecodeEvent(r.Payload)
+			if err != nil {
+				return fmt.Errorf("%w: decoding event %d of partition %d: %w", errUnreadable, r.Seq, domain.GlobalPartition, err)
+			}
+			if c, ok := domain.CopyOf(ev); ok {
+				f.add(pendingCopy{change: c, hash: at.Hash, offset: at.Offset})
+				found = true
+			}
+			return nil
+		})
+		if found {
+			f.signal()
+		}
+		switch {
+		case errors.Is(err, errUnreadable):
+			f.log.Error("following partition 0's principal-wide events", "partition", f.partition, "err", err)
+			return
+		case err != nil && ctx.Err() == nil && !errors.Is(err, streams.ErrClosed):
+			f.log.Warn("following partition 0's principal-wide events", "partition", f.partition, "err", err)
+		}
+		wait.Reset(globalPollInterval)
+		select {
+		case <-ctx.Done():
+		case <-wait.C:
+		case <-f.kick:
+		}
+	}
+}
+
+// openGlobal opens events partition 0 for the copy feed of a partition
+// whose last copy is pos: at pos (Config.OpenFrom), or from its start when
+// pos is none or partition 0 no longer holds it. It retries until ctx
+// ends.
+func (g *Gate) openGlobal(ctx context.Context, pos domain.CopyPosition) (*kafkalog.Log, error) {
+	open := g.cfg.OpenFrom
+	if open == nil {
+		open = func(ctx context.Context, p int32, from kafkalog.Position) (*kafkalog.Log, error) {
+			lg, err := g.cfg.OpenLog(ctx, p)
+			if err != nil {
+				return nil, err
+			}
+			kl, ok := lg.(*kafkalog.Log)
+			if !ok {
+				_ = lg.Close()
+				return nil, errors.New("the events log is not a kafkalog.Log: set Config.OpenFrom")
+			}
+			return kl, nil
+		}
+	}
+	from := kafkalog.Position{Seq: pos.Seq, Hash: pos.Hash, Offset: pos.Offset}
+	for {
+		lg, err := open(ctx, domain.GlobalPartition, from)
+		switch {
+		case err == nil:
+			return lg, nil
+		case errors.Is(err, kafkalog.ErrNotAtPosition):
+			g.log.Warn("partition 0 does not hold the last copied event: following it from its start", "seq", pos.Seq, "err", err)
+			from = kafkalog.Position{}
+			continue
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		}
+		g.log.Warn("opening events partition 0 to copy its principal-wide events", "err", err)
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(openRetry):
+		}
+	}
+}
