@@ -77,11 +77,14 @@ func CopyOf(ev *Event) (CopiedChange, bool) {
 	if ev == nil || ev.Partition != GlobalPartition || ev.Command == nil || !ev.Command.Global || !principalWide(ev.Type) {
 		return CopiedChange{}, false
 	}
-	return CopiedChange{
-		Seq: ev.Seq, Type: ev.Type, Principal: ev.Command.Principal,
-		ToolRegistry: ev.ToolRegistry, KeyIssued: ev.KeyIssued, KeyRevoked: ev.KeyRevoked,
+	c := CopiedChange{
+		Seq: ev.Seq, Type: ev.Type, ToolRegistry: ev.ToolRegistry, KeyIssued: ev.KeyIssued, KeyRevoked: ev.KeyRevoked,
 		Configured: ev.Configured, A2ABoundary: ev.A2ABoundary,
-	}, true
+	}
+	if ev.Type == EvA2ABoundaryChanged {
+		c.Principal = ev.Command.Principal // whose boundary
+	}
+	return c, true
 }
 
 // event is the change as an event Apply folds (its principal-wide part).
@@ -142,7 +145,7 @@ func (c *CopiedChange) carries() bool {
 			n++
 		}
 	}
-	if n != 1 {
+	if n != 1 || (c.Principal != "") != (c.Type == EvA2ABoundaryChanged) {
 		return false
 	}
 	switch c.Type {

@@ -120,8 +120,14 @@ func serveKafka(k *kafkaFlags, z3 *z3Flags, eng *engineFlags, rate *rateFlags, p
 	openWorkerLog := func(ctx context.Context, p int32) (streams.Log, error) {
 		return kafkalog.Open(ctx, brokers, k.topics.Events, int(p), kafkalog.Options{Logger: plog, Lazy: true})
 	}
+	// An events partition opened lazily at a position: the read model's
+	// partitions, and partition 0 as each other partition follows it from
+	// its last copy of its principal-wide events.
+	openFrom := func(ctx context.Context, p int32, from kafkalog.Position) (*kafkalog.Log, error) {
+		return kafkalog.Open(ctx, brokers, k.topics.Events, int(p), kafkalog.Options{Logger: plog, Lazy: true, From: from})
+	}
 	g, err := kafkagate.New(kafkagate.Config{
-		Brokers: brokers, Topics: k.topics, GroupID: k.group, DataDir: dataDir, OpenLog: openWorkerLog,
+		Brokers: brokers, Topics: k.topics, GroupID: k.group, DataDir: dataDir, OpenLog: openWorkerLog, OpenFrom: openFrom,
 		Signer: kr.SignerTTL(nodeID, attestTTL), AdminKeyHash: adminHash, Config: &cfg, Logger: log, OnBatch: metrics.OnBatch,
 		SessionTimeout: k.session, Verifier: actionVerifier(verify.NewActionVerifier(engines, 0)), Engines: engines,
 		Checkpoint: ck, MinFreeBytes: k.minFree,
@@ -132,10 +138,7 @@ func serveKafka(k *kafkaFlags, z3 *z3Flags, eng *engineFlags, rate *rateFlags, p
 	defer g.Close()
 	// The read model resumes each events partition where its checkpoint
 	// stands (the partitions read only what came since).
-	reads, err := kafkagate.OpenReadModel(ctx, filepath.Join(dataDir, "readmodel"), log, n,
-		func(ctx context.Context, p int32, from kafkalog.Position) (*kafkalog.Log, error) {
-			return kafkalog.Open(ctx, brokers, k.topics.Events, int(p), kafkalog.Options{Logger: plog, Lazy: true, From: from})
-		})
+	reads, err := kafkagate.OpenReadModel(ctx, filepath.Join(dataDir, "readmodel"), log, n, openFrom)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,9 @@ import (
 	"github.com/agentgate/agentgate/client"
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/domain/eventjson"
+	"github.com/agentgate/agentgate/handlers/attest"
+	"github.com/agentgate/agentgate/handlers/history/audit"
+	"github.com/agentgate/agentgate/handlers/history/replay"
 	"github.com/agentgate/agentgate/handlers/kafkagate"
 	"github.com/agentgate/agentgate/streams"
 )
@@ -81,7 +84,8 @@ func keysOf(st *domain.State, principal string) []string {
 func TestKafkaGlobalKeysSameOnEveryPartition(t *testing.T) {
 	_, brokers := broker(t)
 	lg := &logs{brokers: brokers}
-	startGate(t, brokers, lg, t.TempDir())
+	dir := t.TempDir()
+	startGate(t, brokers, lg, dir)
 	hs := []*httpOverKafka{
 		startHTTPOverKafka(t, brokers, lg, engines(t), 20*time.Second),
 		startHTTPOverKafka(t, brokers, lg, engines(t), 20*time.Second),
@@ -139,6 +143,54 @@ func TestKafkaGlobalKeysSameOnEveryPartition(t *testing.T) {
 		if k := keysOf(st, "org_g"); !slices.Equal(k, keys) {
 			t.Fatalf("partition %d keys %v, partition 0's %v", p, k, keys)
 		}
+	}
+	checkReplayAndAudit(t, lg, dir)
+}
+
+// checkReplayAndAudit re-decides every partition's log on its own, byte
+// for byte (replay --verify: a partition's copies are enough to replay
+// it), and audits every partition's chain and each copy against partition
+// 0 (audit verify).
+func checkReplayAndAudit(t *testing.T, lg *logs, dir string) {
+	t.Helper()
+	kr, err := attest.OpenKeyring(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var srcs []audit.Source
+	for p := range int32(testPartitions) {
+		d := replay.NewRedecider(kr.SignerFor("node_test"))
+		l, err := lg.open(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = l.Close() })
+		err = l.Read(context.Background(), 1, func(r streams.Record) error {
+			ev, err := eventjson.DecodeEvent(r.Payload)
+			if err != nil {
+				return err
+			}
+			if m := d.Next(ev, r.Payload); m != "" {
+				t.Errorf("partition %d: re-deciding seq %d (%s): %s", p, ev.Seq, ev.Type, m)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srcs = append(srcs, audit.LogSource(l, p))
+	}
+	all := audit.SourceFunc(func(ctx context.Context, fn func(audit.Record) error) error {
+		for _, s := range srcs {
+			if err := s.Each(ctx, fn); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	rep, err := audit.Verify(context.Background(), all, nil, audit.Options{SkipSignatures: true})
+	if err != nil || !rep.OK() {
+		t.Fatalf("audit of every partition: %v %v", err, rep.Break)
 	}
 }
 
@@ -265,5 +317,51 @@ func TestKafkaGlobalCopiedAfterRestart(t *testing.T) {
 	// the registration uses the admin key: partition 1 serves again.
 	if rep := registerGlobalOn(t, c, adminKey, domain.AdminPrincipal, 1, "restart"); rep.Status != http.StatusCreated {
 		t.Fatalf("a registration on partition 1 after the restart: %d %s", rep.Status, rep.Data)
+	}
+	checkReplayAndAudit(t, lg, dir)
+}
+
+// A principal-wide CloudEvent (qwed.a2a.boundary) read on another
+// partition is forwarded to partition 0, decided there once, and copied
+// by every other partition.
+func TestKafkaGlobalCloudEventDecidedOnPartition0(t *testing.T) {
+	_, brokers := broker(t)
+	lg := &logs{brokers: brokers}
+	startGate(t, brokers, lg, t.TempDir())
+	h := startHTTPOverKafka(t, brokers, lg, engines(t), 20*time.Second)
+	c := newClient(t, brokers)
+	id := ""
+	for i := 0; id == ""; i++ {
+		if s := fmt.Sprintf("boundary-%d", i); kafkagate.PartitionFor(s, testPartitions) == 2 {
+			id = s
+		}
+	}
+	rep, err := c.Request(context.Background(), client.Command{Type: domain.CmdA2ABoundary, ID: id, APIKey: adminKey,
+		Data: map[string]string{"op": domain.A2AOpTrust, "agent": "agent-x"}})
+	if err != nil || rep.Status != http.StatusOK {
+		t.Fatalf("boundary change on partition 2: %v %+v", err, rep)
+	}
+	var decided *domain.Event
+	for _, ev := range partitionEvents(t, lg, 0) {
+		if ev.Type == domain.EvA2ABoundaryChanged {
+			decided = ev
+		}
+	}
+	if decided == nil || !decided.Command.Global || decided.Command.Request.ID != id {
+		t.Fatalf("partition 0 did not decide the change: %+v", decided)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for p := int32(1); p < testPartitions; p++ {
+		if err := h.reads.WaitCopied(ctx, p, decided.Seq); err != nil {
+			t.Fatal(err)
+		}
+		changes, st := principalChanges(t, partitionEvents(t, lg, p), p)
+		if len(changes) != 1 || changes[0].Seq != decided.Seq || changes[0].Principal != domain.AdminPrincipal {
+			t.Fatalf("partition %d copied %+v", p, changes)
+		}
+		if b := st.A2A.Boundaries[domain.AdminPrincipal]; b == nil || !slices.Contains(b.Trusted, "agent-x") {
+			t.Fatalf("partition %d boundary after the copy: %+v", p, b)
+		}
 	}
 }

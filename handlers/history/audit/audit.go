@@ -257,6 +257,9 @@ type verifier struct {
 	order  []int32
 	// current is the partition of the last record added.
 	current int32
+	// copies checks the partitions' copies of partition 0's
+	// principal-wide events (not for a Partial walk).
+	copies copies
 }
 
 // chain is the walk's state for one partition.
@@ -369,6 +372,11 @@ func (v *verifier) add(r Record) error {
 			return err
 		}
 	}
+	if !v.opts.Partial {
+		if err := v.copies.add(r, hdr, sum); err != nil {
+			return err
+		}
+	}
 	if !c.started {
 		c.started = true
 		c.rep.FirstSeq = hdr.seq
@@ -450,6 +458,11 @@ func (c *chain) cadence(h header, offset int64) error {
 func (v *verifier) finish() *Break {
 	ps := slices.Clone(v.order)
 	slices.Sort(ps)
+	if z, ok := v.chains[domain.GlobalPartition]; ok && z.started && !v.opts.Partial {
+		if brk := v.copies.check(); brk != nil {
+			return brk
+		}
+	}
 	for _, p := range ps {
 		c := v.chains[p]
 		if c.dueSeq != 0 {
