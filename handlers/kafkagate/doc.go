@@ -91,8 +91,7 @@
 // agentgate-mac, so that only gate instances can send pre-authenticated
 // commands) to the partition of its agent, waits on the instance's one
 // long-lived reply reader, and answers the recorded event; past the
-// timeout the API answers 504. Principal-wide commands (API keys, tool
-// registries) go to every partition, since each partition decides alone.
+// timeout the API answers 504.
 // Reads are served by ReadModel: a local projection store fed by every
 // events partition, chain-checked. An HTTP answer waits until the
 // instance's read model has applied the event it reports (its partition
@@ -101,4 +100,13 @@
 // approval a resolution is routed by) first catches the read model up with
 // the end of every events partition, so what another instance has
 // acknowledged is found too.
+//
+// Principal-wide state. A command that changes what every partition needs
+// (API keys, tool registries, configuration, A2A trust boundaries; from
+// HTTP or a CloudEvent) is decided on partition 0 only, in its offset
+// order, marked domain.Command.Global; every other partition follows
+// events partition 0 and, before deciding each batch, records the changes
+// it has not copied yet as one principal.state_copied event (partition
+// 0's seq, hash and offset, and the changes), so that its log replays
+// alone. HTTPGate answers once every partition holds the copy.
 package kafkagate

@@ -469,7 +469,6 @@ type item struct {
 	rej      *command.Rejection
 	dead     string // dead-letter reason
 	done     bool   // nothing to answer (forwarded)
-	quiet    bool   // a copy of a principal-wide request: recorded, not answered
 	abandon  bool   // not enqueued because the partition is stopping
 	qwed     *qwedCall
 	// sync, when set, is closed once the item is answered and written
@@ -572,11 +571,6 @@ func (g *Gate) handle(ctx context.Context, pr *partition, msg kafka.Message) *it
 		return it
 	}
 	it.req, it.decoded = ev, true
-	if _, copied := header(&msg, HeaderForwarded); copied && broadcast(domain.CommandType(ev.Type)) {
-		// A copy of a principal-wide request (fanOut): recorded, never
-		// answered (the original is), even when refused here.
-		it.quiet = true
-	}
 	if mac, ok := header(&msg, HeaderMAC); ok {
 		return g.handleInternal(ctx, pr, it, mac)
 	}
@@ -635,13 +629,15 @@ func (g *Gate) handle(ctx context.Context, pr *partition, msg kafka.Message) *it
 			return it
 		}
 	}
-	if broadcast(ec.Command.Type) {
-		// Principal-wide (an A2A trust boundary): every partition
-		// decides it. The partition it arrived on sends a copy to every
-		// other one and answers; a copy is recorded and published on
-		// the decisions topic, never answered.
-		if !it.quiet {
-			g.fanOut(ctx, msg, pr.id)
+	if g.global() && broadcast(ec.Command.Type) {
+		// Principal-wide (API keys, tool registries, an A2A trust
+		// boundary): decided on partition 0 and answered there, copied
+		// by every other partition (global.go).
+		ec.Command.Global = true
+		if pr.id != domain.GlobalPartition {
+			g.forward(ctx, msg, domain.GlobalPartition)
+			it.done = true
+			return it
 		}
 	} else if key := RouteKey(ec.Command); key != "" {
 		if want := PartitionFor(key, g.partitions); want != pr.id {
@@ -651,15 +647,6 @@ func (g *Gate) handle(ctx context.Context, pr *partition, msg kafka.Message) *it
 				return it
 			}
 			g.log.Warn("request forwarded to a partition that is not its agent's", "partition", pr.id, "want", want)
-		}
-	}
-	if g.global() && broadcast(ec.Command.Type) {
-		// Decided on partition 0, copied by the others.
-		ec.Command.Global = true
-		if pr.id != domain.GlobalPartition {
-			g.forward(ctx, msg, domain.GlobalPartition)
-			it.done = true
-			return it
 		}
 	}
 	it.ec = &ec
@@ -746,21 +733,10 @@ func unavailable(err error) *command.Rejection {
 	return command.Reject(domain.CodeUnavailable, nil, "the gate is unavailable: %v; retry with the same id", err)
 }
 
-// forward sends a request to the partition of its agent.
+// forward sends a request to the partition that decides it: its agent's,
+// or partition 0 for a principal-wide one.
 func (g *Gate) forward(ctx context.Context, msg kafka.Message, to int32) {
 	g.resend(ctx, g.copyTo(msg, to))
-}
-
-// fanOut sends a copy of a principal-wide request to every partition but
-// from (the copies carry HeaderForwarded).
-func (g *Gate) fanOut(ctx context.Context, msg kafka.Message, from int32) {
-	copies := make([]kafka.Message, 0, g.partitions-1)
-	for p := range int32(g.partitions) {
-		if p != from {
-			copies = append(copies, g.copyTo(msg, p))
-		}
-	}
-	g.resend(ctx, copies...)
 }
 
 // copyTo is msg on partition to of the requests topic, marked with
@@ -975,7 +951,7 @@ func (g *Gate) answer(p int32, it *item, out *[]kafka.Message) bool {
 			*out = append(*out, m)
 		}
 	}
-	if it.decoded && !it.quiet {
+	if it.decoded {
 		if to := it.req.Extensions[ce.ExtReplyTo]; to != "" {
 			if m, ok := g.reply(it.req, to, status, body, now); ok {
 				if status == http.StatusTooManyRequests {
@@ -987,7 +963,7 @@ func (g *Gate) answer(p int32, it *item, out *[]kafka.Message) bool {
 				*out = append(*out, m)
 			}
 		}
-	} else if to, ok := header(&it.msg, "ce_replyto"); ok && to != "" && !it.quiet {
+	} else if to, ok := header(&it.msg, "ce_replyto"); ok && to != "" {
 		// Not a CloudEvent, but it said where to answer: answer there.
 		req := ce.Event{Type: "agentgate.invalid", Source: "unknown", ID: fmt.Sprintf("%d/%d", it.msg.Partition, it.msg.Offset), Mode: ce.ModeBinary,
 			Extensions: map[string]string{}}

@@ -42,6 +42,27 @@ func partitionEvents(t *testing.T, lg *logs, p int32) []*domain.Event {
 	return out
 }
 
+// waitCopiedEverywhere waits until every partition but 0 holds a copy of
+// partition 0's event seq (a Kafka request is answered by partition 0
+// alone: the copies follow, within the followers' poll).
+func waitCopiedEverywhere(t *testing.T, lg *logs, seq uint64) {
+	t.Helper()
+	for p := int32(1); p < testPartitions; p++ {
+		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			copied := false
+			for _, ev := range partitionEvents(t, lg, p) {
+				copied = copied || (ev.Type == domain.EvPrincipalStateCopied && ev.Command.Copy.Seq >= seq)
+			}
+			if copied {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("partition %d never copied partition 0's seq %d", p, seq)
+			}
+		}
+	}
+}
+
 // principalChanges are the principal-wide changes a partition folded, in
 // its order: partition 0's own (decided for every partition), the
 // others' copies of them; and the state those give.

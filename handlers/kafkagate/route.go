@@ -58,7 +58,9 @@ func RouteKey(cmd *domain.Command) string {
 }
 
 // broadcast reports whether a command changes principal-wide state that
-// every partition needs (API keys, tool registries, A2A trust boundaries).
+// every partition needs (API keys, tool registries, configuration, A2A
+// trust boundaries): decided on partition 0, copied by the others
+// (global.go).
 func broadcast(t domain.CommandType) bool {
 	return t == domain.CmdIssuePrincipalKey || t == domain.CmdRevokePrincipalKey || t == domain.CmdPutToolRegistry || t == domain.CmdConfigure ||
 		t == domain.CmdA2ABoundary
