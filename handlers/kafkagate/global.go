@@ -1,6 +1,7 @@
 package kafkagate
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -25,6 +26,11 @@ import (
 // principal-wide events of partition 0 when nothing wakes it sooner (a
 // kick from the HTTP instance that had one decided, see HTTPGate).
 const globalPollInterval = 200 * time.Millisecond
+
+// globalMark is in the payload of every event of a Global command (the
+// codec writes the member so, and a string value holds its quotes
+// escaped): the feed decodes only the records that hold it.
+var globalMark = []byte(`"global":true`)
 
 // pendingCopy is one principal-wide change read from partition 0 with
 // the position of its record there.
@@ -148,6 +154,9 @@ func (f *copyFeed) follow(ctx context.Context, lg *kafkalog.Log) {
 	for ctx.Err() == nil {
 		found := false
 		err := lg.SyncReadAt(ctx, func(r streams.Record, at kafkalog.Position) error {
+			if !bytes.Contains(r.Payload, globalMark) {
+				return nil // not a Global command's event: nothing to copy
+			}
 			ev, err := eventjson.DecodeEvent(r.Payload)
 			if err != nil {
 				return fmt.Errorf("%w: decoding event %d of partition %d: %w", errUnreadable, r.Seq, domain.GlobalPartition, err)
