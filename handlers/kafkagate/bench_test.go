@@ -56,15 +56,24 @@ func BenchmarkKafkaHTTPVerify(b *testing.B) {
 	h := startHTTPOverKafkaPolling(b, brokers, lg, engines(b), 20*time.Second, 200*time.Millisecond)
 	c := newClient(b, brokers)
 	agent, token := register(b, c, "bench-http")
-	lat := make([]time.Duration, 0, b.N)
-	b.ResetTimer()
-	for i := range b.N {
+	httpLatency(b, http.StatusOK, func(i int) *http.Request {
 		body := fmt.Sprintf(`{"action":{"type":"calculate","query":"%d+1"},"context":{"conversation_id":"conv-%d","step_number":1}}`, i, i)
 		req, err := http.NewRequest("POST", h.url+"/agents/"+agent+"/verify", strings.NewReader(body))
 		if err != nil {
 			b.Fatal(err)
 		}
 		req.Header.Set("Authorization", "Bearer "+token)
+		return req
+	})
+}
+
+// httpLatency sends b.N requests, each answered with status want, and
+// reports the p50 and p99 latency.
+func httpLatency(b *testing.B, want int, request func(i int) *http.Request) {
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := range b.N {
+		req := request(i)
 		start := time.Now()
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -72,7 +81,7 @@ func BenchmarkKafkaHTTPVerify(b *testing.B) {
 		}
 		_, _ = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode != 200 {
+		if resp.StatusCode != want {
 			b.Fatalf("request %d: %d", i, resp.StatusCode)
 		}
 		lat = append(lat, time.Since(start))
@@ -235,28 +244,12 @@ func BenchmarkKafkaHTTPIssueKey(b *testing.B) {
 	lg := &logs{brokers: brokers}
 	startGate(b, brokers, lg, b.TempDir())
 	h := startHTTPOverKafkaPolling(b, brokers, lg, engines(b), 20*time.Second, 200*time.Millisecond)
-	lat := make([]time.Duration, 0, b.N)
-	b.ResetTimer()
-	for i := range b.N {
+	httpLatency(b, http.StatusCreated, func(int) *http.Request {
 		req, err := http.NewRequest("POST", h.url+"/principals/org_bench/keys", nil)
 		if err != nil {
 			b.Fatal(err)
 		}
 		req.Header.Set("X-API-Key", adminKey)
-		start := time.Now()
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusCreated {
-			b.Fatalf("request %d: %d", i, resp.StatusCode)
-		}
-		lat = append(lat, time.Since(start))
-	}
-	b.StopTimer()
-	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
-	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+		return req
+	})
 }
