@@ -116,13 +116,22 @@ func (h *HTTPGate) submitGlobal(ctx context.Context, cmd *domain.Command) (*doma
 	if h.reads == nil {
 		return ev, nil
 	}
+	// The partitions copy at once: wait for them together.
+	errs := make(chan error, h.partitions)
 	for p := range h.partitions {
 		if int32(p) == domain.GlobalPartition {
 			continue
 		}
-		if err := h.reads.WaitCopied(ctx, int32(p), ev.Seq); err != nil {
-			return nil, err
+		go func() { errs <- h.reads.WaitCopied(ctx, int32(p), ev.Seq) }()
+	}
+	var first error
+	for range h.partitions - 1 {
+		if err := <-errs; err != nil && first == nil {
+			first = err
 		}
+	}
+	if first != nil {
+		return nil, first
 	}
 	return ev, nil
 }
