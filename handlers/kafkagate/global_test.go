@@ -314,7 +314,7 @@ func TestKafkaGlobalCopiedAfterRestart(t *testing.T) {
 	}
 	g.stop()
 
-	startGate(t, brokers, lg, dir)
+	g2 := startGate(t, brokers, lg, dir)
 	for try := 0; ; try++ {
 		st, body = h.do(t, "POST", "/principals/org_g/keys", admin, "")
 		if st == http.StatusCreated {
@@ -338,6 +338,19 @@ func TestKafkaGlobalCopiedAfterRestart(t *testing.T) {
 	// the registration uses the admin key: partition 1 serves again.
 	if rep := registerGlobalOn(t, c, adminKey, domain.AdminPrincipal, 1, "restart"); rep.Status != http.StatusCreated {
 		t.Fatalf("a registration on partition 1 after the restart: %d %s", rep.Status, rep.Data)
+	}
+	// A gate started after copies follows partition 0 from its last copy
+	// (Config.OpenFrom at the recorded position) and copies what came
+	// since: a key issued then registers on partition 1.
+	g2.stop()
+	startGate(t, brokers, lg, dir)
+	st, k := h.do(t, "POST", "/principals/org_g/keys", map[string]string{"X-API-Key": adminKey}, "")
+	key, _ := k["api_key"].(string)
+	if st != http.StatusCreated || key == "" {
+		t.Fatalf("issue after a second restart: %d %v", st, k)
+	}
+	if rep := registerGlobalOn(t, c, key, "org_g", 1, "second"); rep.Status != http.StatusCreated {
+		t.Fatalf("a registration on partition 1 with a key issued after a second restart: %d %s", rep.Status, rep.Data)
 	}
 	checkReplayAndAudit(t, lg, dir)
 }
