@@ -111,7 +111,15 @@ func (h *HTTPGate) submitGlobal(ctx context.Context, cmd *domain.Command) (*doma
 		return ev, nil
 	}
 	if err := h.kick(ctx); err != nil {
-		return nil, err
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		// The feeds poll partition 0: the copies come at their next pass.
+		log := slog.Default()
+		if h.reads != nil {
+			log = h.reads.log
+		}
+		log.Warn("kicking the copies of a principal-wide change", "err", err)
 	}
 	if h.reads == nil {
 		return ev, nil
@@ -162,10 +170,7 @@ func (h *HTTPGate) kick(ctx context.Context) error {
 		msgs = append(msgs, msg)
 	}
 	if err := h.c.Producer().Write(ctx, msgs...); err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return fmt.Errorf("%w: kicking the copies of a principal-wide change: %v", handlers.ErrUnavailable, err)
+		return fmt.Errorf("writing the kicks: %w", err)
 	}
 	return nil
 }
