@@ -671,10 +671,11 @@ func (g *Gate) handleInternal(ctx context.Context, pr *partition, it *item, mac 
 		return it
 	}
 	if cmd.Type == domain.CmdCopyPrincipalState {
-		// A kick from the instance that had principal-wide state changed
-		// (HTTPGate): read partition 0 now. Copies are the worker's own.
-		if pr.feed != nil {
-			pr.feed.wake()
+		// A barrier partition 0 wrote before answering a principal-wide
+		// change (Gate.barriers): read partition 0 through it before
+		// reading on. Copies are the worker's own, never this command.
+		if pr.feed != nil && cmd.Copy != nil {
+			pr.feed.readThrough(ctx, cmd.Copy.Seq)
 		}
 		it.done = true
 		return it
@@ -911,6 +912,11 @@ func (g *Gate) answer(p int32, it *item, out *[]kafka.Message) bool {
 			it.rej = unavailable(err)
 		}
 	}
+	if _, ok := domain.CopyOf(ev); ok && p == domain.GlobalPartition && g.global() {
+		// Every other partition reads partition 0 through the change
+		// before anything written to it after this answer.
+		g.writeBarriers(ev.Seq)
+	}
 	if it.dead == "" && it.rej == nil && ev != nil && ev.Type == domain.EvCommandRejected && ev.Error != nil && inputError(ev.Error.Code) {
 		// Decide refused the body (a member missing or out of its
 		// schema): undecodable input, dead-lettered like the refusals of
@@ -978,6 +984,20 @@ func (g *Gate) answer(p int32, it *item, out *[]kafka.Message) bool {
 		}
 	}
 	return true
+}
+
+// writeBarriers writes the barriers of partition 0's principal-wide
+// change at seq (Gate.barriers), acknowledged, before its answer is
+// written.
+func (g *Gate) writeBarriers(seq uint64) {
+	msgs, err := g.barriers(seq)
+	if err != nil {
+		g.log.Error("writing copy barriers", "seq", seq, "err", err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), answerTimeout)
+	defer cancel()
+	g.resend(ctx, msgs...)
 }
 
 // origin is the position of a request: topic/partition/offset.

@@ -3,15 +3,20 @@ package kafkagate
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
 	"time"
 
+	"github.com/segmentio/kafka-go"
+
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/domain/eventjson"
 	"github.com/agentgate/agentgate/streams"
+	"github.com/agentgate/agentgate/streams/ce"
+	"github.com/agentgate/agentgate/streams/cekafka"
 	"github.com/agentgate/agentgate/streams/kafkalog"
 )
 
@@ -24,7 +29,7 @@ import (
 
 // globalPollInterval is how often a partition's copy feed looks for new
 // principal-wide events of partition 0 when nothing wakes it sooner (a
-// kick from the HTTP instance that had one decided, see HTTPGate).
+// barrier partition 0 wrote, see Gate.barriers).
 const globalPollInterval = 200 * time.Millisecond
 
 // globalMark is in the payload of every event of a Global command (the
@@ -51,13 +56,17 @@ type copyFeed struct {
 
 	mu      sync.Mutex
 	pending []pendingCopy // in seq order, after the last committed copy
+	// read is partition 0's seq the follower has read through; moved is
+	// closed (and replaced) when it moves.
+	read  uint64
+	moved chan struct{}
 	// hold, when set (tests), keeps read changes from the worker: the
 	// partition then dies between partition 0's decision and its copy.
 	hold bool
 }
 
 func newCopyFeed(p int32, log *slog.Logger) *copyFeed {
-	return &copyFeed{partition: p, log: log, ready: make(chan struct{}, 1), kick: make(chan struct{}, 1)}
+	return &copyFeed{partition: p, log: log, ready: make(chan struct{}, 1), kick: make(chan struct{}, 1), moved: make(chan struct{})}
 }
 
 // Ready implements handlers.PrincipalCopier.
@@ -142,6 +151,78 @@ func (f *copyFeed) add(c pendingCopy) {
 	f.pending = append(f.pending, c)
 }
 
+// readTo records that partition 0 is read through seq.
+func (f *copyFeed) readTo(seq uint64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if seq > f.read {
+		f.read = seq
+		close(f.moved)
+		f.moved = make(chan struct{})
+	}
+}
+
+// readThrough returns once the follower has read partition 0 through seq
+// (waking it), so that every batch the worker decides from then on copies
+// the changes up to seq first; or after barrierWait (a partition 0 that
+// cannot be read must not stop this partition: its copies then come
+// late).
+func (f *copyFeed) readThrough(ctx context.Context, seq uint64) {
+	ctx, cancel := context.WithTimeout(ctx, barrierWait)
+	defer cancel()
+	for {
+		f.mu.Lock()
+		read, moved := f.read, f.moved
+		f.mu.Unlock()
+		if read >= seq {
+			return
+		}
+		f.wake()
+		select {
+		case <-moved:
+		case <-ctx.Done():
+			f.log.Warn("partition 0 not read through a principal-wide change in time: its copy comes later", "partition", f.partition, "seq", seq, "read", read)
+			return
+		}
+	}
+}
+
+// barrierWait bounds how long a partition's reading waits for its feed
+// to read partition 0 through a principal-wide change (readThrough).
+const barrierWait = 10 * time.Second
+
+// barriers are the messages partition 0 writes, once it has decided a
+// principal-wide change at seq and before it answers, to every other
+// requests partition: an internal command (signed) of type
+// domain.CmdCopyPrincipalState naming seq, never decided. A partition
+// that reads one reads partition 0 through seq before it reads on
+// (copyFeed.readThrough), so a request written to it after the answer
+// is decided after the copy.
+func (g *Gate) barriers(seq uint64) ([]kafka.Message, error) {
+	data, err := json.Marshal(&domain.Command{Type: domain.CmdCopyPrincipalState,
+		Copy: &domain.PrincipalStateCopy{From: domain.GlobalPartition, Seq: seq}})
+	if err != nil {
+		return nil, fmt.Errorf("encoding a copy barrier: %w", err)
+	}
+	msgs := make([]kafka.Message, 0, g.partitions-1)
+	for p := range int32(g.partitions) {
+		if p == domain.GlobalPartition {
+			continue
+		}
+		msg, err := cekafka.Encode(ce.Event{
+			SpecVersion: ce.SpecVersion, Type: string(domain.CmdCopyPrincipalState), Source: "agentgate/global",
+			ID: fmt.Sprintf("%d/%d", domain.GlobalPartition, seq), DataContentType: ContentTypeCommand, Data: data, Mode: ce.ModeBinary,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("encoding a copy barrier: %w", err)
+		}
+		msg.Topic, msg.Partition = g.cfg.Topics.Requests, int(p)
+		msg.Headers = append(msg.Headers, kafka.Header{Key: HeaderMAC, Value: []byte(sign(g.macKey, data))})
+		msgs = append(msgs, msg)
+	}
+	return msgs, nil
+}
+
 // follow reads events partition 0 from lg until ctx ends: every
 // globalPollInterval, and at once when woken; each pass reads what came
 // since the last and keeps the principal-wide changes. An event it cannot
@@ -169,6 +250,9 @@ func (f *copyFeed) follow(ctx context.Context, lg *kafkalog.Log) {
 		})
 		if found {
 			f.signal()
+		}
+		if err == nil {
+			f.readTo(lg.Head().Seq)
 		}
 		switch {
 		case errors.Is(err, errUnreadable):

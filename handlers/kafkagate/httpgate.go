@@ -91,10 +91,8 @@ func (h *HTTPGate) Submit(ctx context.Context, cmd *domain.Command) (*domain.Eve
 
 // submitGlobal has a principal-wide command decided on partition 0, in its
 // offset order (so of two concurrent changes the second sees the first),
-// wakes every other partition's copy of it (a one-way kick on its
-// requests partition) and returns its event once the read model holds it
-// and every other partition's copy of it: a Kafka request decided after
-// the answer, on any partition, is decided on the change.
+// and returns its event once the read model holds it and every other
+// partition's copy of it (which partition 0's barriers make prompt).
 func (h *HTTPGate) submitGlobal(ctx context.Context, cmd *domain.Command) (*domain.Event, error) {
 	g := *cmd
 	g.Global = true
@@ -109,17 +107,6 @@ func (h *HTTPGate) submitGlobal(ctx context.Context, cmd *domain.Command) (*doma
 		// A refusal, or a change recorded before changes were copied
 		// (every partition decided it): nothing to copy.
 		return ev, nil
-	}
-	if err := h.kick(ctx); err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		// The feeds poll partition 0: the copies come at their next pass.
-		log := slog.Default()
-		if h.reads != nil {
-			log = h.reads.log
-		}
-		log.Warn("kicking the copies of a principal-wide change", "err", err)
 	}
 	if h.reads == nil {
 		return ev, nil
@@ -142,37 +129,6 @@ func (h *HTTPGate) submitGlobal(ctx context.Context, cmd *domain.Command) (*doma
 		return nil, first
 	}
 	return ev, nil
-}
-
-// kick asks the owner of every partition but 0 to read partition 0's new
-// principal-wide events now rather than at its next poll: an internal
-// command (signed) of type domain.CmdCopyPrincipalState without a copy,
-// which the partition never decides.
-func (h *HTTPGate) kick(ctx context.Context) error {
-	data, err := json.Marshal(&domain.Command{Type: domain.CmdCopyPrincipalState})
-	if err != nil {
-		return fmt.Errorf("encoding a copy kick: %w", err)
-	}
-	msgs := make([]kafka.Message, 0, h.partitions-1)
-	for p := range h.partitions {
-		if int32(p) == domain.GlobalPartition {
-			continue
-		}
-		msg, err := cekafka.Encode(ce.Event{
-			SpecVersion: ce.SpecVersion, Type: string(domain.CmdCopyPrincipalState), Source: h.source, ID: h.c.NewCorrelationID(),
-			DataContentType: ContentTypeCommand, Data: data, Mode: ce.ModeBinary,
-		})
-		if err != nil {
-			return fmt.Errorf("encoding a copy kick: %w", err)
-		}
-		msg.Topic, msg.Partition = h.requests, p
-		msg.Headers = append(msg.Headers, kafka.Header{Key: HeaderMAC, Value: []byte(sign(h.macKey, data))})
-		msgs = append(msgs, msg)
-	}
-	if err := h.c.Producer().Write(ctx, msgs...); err != nil {
-		return fmt.Errorf("writing the kicks: %w", err)
-	}
-	return nil
 }
 
 // readable waits until the read model has applied seq of partition p.
