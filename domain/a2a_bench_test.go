@@ -30,6 +30,10 @@ type a2aHotCase struct {
 //
 //	passthrough: a general payload ({"message":"Hello!"})
 //	finance10:   a financial_transaction of 10 line items whose total holds
+//
+// and each again as the transports send it (name + "-digested"), with the
+// payload digest their stage 0 computed (Command.A2ADigest), which Decide
+// then does not compute; without it, as recorded before it existed.
 func a2aHotCases(tb testing.TB) []a2aHotCase {
 	g := newGate(tb)
 	g.signer = constSigner{}
@@ -40,10 +44,18 @@ func a2aHotCases(tb testing.TB) []a2aHotCase {
 	}
 	finance := `{"data":{"claimed_total":687.50,"line_items":[` + strings.Join(items, ",") + `]}}`
 	g.exec(a2aMsg("procurement-agent", "treasury-agent", a2a.PayloadGeneral, `{}`)) // the pair's bucket exists
-	mk := func(name string, typ a2a.PayloadType, payload, engine string) a2aHotCase {
+	mk := func(name string, typ a2a.PayloadType, payload, engine string, digested bool) a2aHotCase {
 		cmd := a2aMsg("procurement-agent", "treasury-agent", typ, payload)
 		cmd.Request = RequestID{Source: "bench", ID: "r"}
 		cmd.A2A.TraceID = "bench_trace"
+		if digested {
+			name += "-digested"
+			d, err := a2a.PayloadDigest(cmd.A2A.Payload)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			cmd.A2ADigest = d
+		}
 		c := a2aHotCase{name: name, engine: engine, g: g, cmd: cmd, env: Env{Now: g.now, Seq: 1000, Partition: 1, Signer: constSigner{}}}
 		if v := Decide(g.s, c.env, cmd).A2AVerdict; v == nil || v.Status != a2a.StatusForwarded || v.Engine != engine {
 			tb.Fatalf("%s: verdict %+v", name, v)
@@ -51,8 +63,10 @@ func a2aHotCases(tb testing.TB) []a2aHotCase {
 		return c
 	}
 	return []a2aHotCase{
-		mk("passthrough", a2a.PayloadGeneral, `{"message":"Hello!"}`, a2a.EnginePassthrough),
-		mk("finance10", a2a.PayloadFinancial, finance, a2a.EngineFinance),
+		mk("passthrough", a2a.PayloadGeneral, `{"message":"Hello!"}`, a2a.EnginePassthrough, false),
+		mk("finance10", a2a.PayloadFinancial, finance, a2a.EngineFinance, false),
+		mk("passthrough", a2a.PayloadGeneral, `{"message":"Hello!"}`, a2a.EnginePassthrough, true),
+		mk("finance10", a2a.PayloadFinancial, finance, a2a.EngineFinance, true),
 	}
 }
 

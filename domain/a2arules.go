@@ -53,7 +53,15 @@ func (d *decider) a2aMessage() *Event {
 		return d.reject(missing("a2a"))
 	}
 	cfg := d.s.Config.A2ASettings()
-	digest, p := a2a.ValidateDigest(m, int(cfg.MaxPayloadSizeBytes))
+	digest, p := d.cmd.A2ADigest, (*a2a.Problem)(nil)
+	switch {
+	case digest == "":
+		digest, p = a2a.ValidateDigest(m, int(cfg.MaxPayloadSizeBytes))
+	case !a2a.IsDigest(digest):
+		return d.reject(fieldError(CodeInternal, "a2a_digest", "the command's payload digest is not sha256: and 64 lowercase hex digits"))
+	default:
+		p = a2a.ValidateDigested(m, int(cfg.MaxPayloadSizeBytes))
+	}
 	if p != nil {
 		return d.reject(problemError(p))
 	}

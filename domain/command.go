@@ -104,6 +104,14 @@ type Command struct {
 
 	// A2A is the AgentMessage of a qwed.a2a.message (a2a.go).
 	A2A *a2a.Message `json:"a2a,omitempty"`
+	// A2ADigest is the payload digest of A2A (a2a.PayloadDigest),
+	// computed by the transport while it validated the message
+	// (a2a.DecodeDigest), off the partition's single writer; "" for a
+	// command recorded before it existed, then Decide computes it. Never
+	// part of the request body: only the gate's transports build
+	// commands. Decide refuses one that is not "sha256:" and 64 lowercase
+	// hex digits.
+	A2ADigest string `json:"a2a_digest,omitempty"`
 	// A2ABoundary is the change of a qwed.a2a.boundary.
 	A2ABoundary *A2ABoundaryChange `json:"a2a_boundary,omitempty"`
 

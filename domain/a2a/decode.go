@@ -46,6 +46,29 @@ var messageShape = strictjson.ShapeOf(reflect.TypeFor[wireMessage](), true)
 // QWED-REQ-002; a message, payload or member over its bound is
 // QWED-REQ-004; an unknown payload_type is QWED-REQ-005.
 func Decode(data []byte, maxPayload int) (*Message, *Problem) {
+	m, _, p := DecodeDigest(data, maxPayload)
+	return m, p
+}
+
+// DecodeDigest is Decode that also returns the payload's digest
+// (PayloadDigest), computed from the canonical form Decode's validation
+// builds anyway: the transports record it in the command, so that Decide,
+// on the partition's single writer, need not canonicalize the payload
+// again. It returns the message and its digest, or the problem.
+func DecodeDigest(data []byte, maxPayload int) (*Message, string, *Problem) {
+	m, p := decode(data, maxPayload)
+	if p != nil {
+		return nil, "", p
+	}
+	d, p := ValidateDigest(m, maxPayload)
+	if p != nil {
+		return nil, "", p
+	}
+	return m, d, nil
+}
+
+// decode is Decode without Validate.
+func decode(data []byte, maxPayload int) (*Message, *Problem) {
 	if maxPayload <= 0 {
 		maxPayload = DefaultMaxPayloadBytes
 	}
@@ -101,9 +124,6 @@ func Decode(data []byte, maxPayload int) (*Message, *Problem) {
 		if m.TraceID, p = stringValue("trace_id", w.TraceID); p != nil {
 			return nil, p
 		}
-	}
-	if p := Validate(m, maxPayload); p != nil {
-		return nil, p
 	}
 	return m, nil
 }
@@ -256,17 +276,8 @@ func checkPayloadType(t PayloadType) *Problem {
 // checkPayload checks a payload's text (see Validate) and, when dst is not
 // nil, appends its RFC 8785 form to *dst.
 func checkPayload(payload json.RawMessage, maxPayload int, dst *[]byte) *Problem {
-	if maxPayload <= 0 {
-		maxPayload = DefaultMaxPayloadBytes
-	}
-	if len(payload) == 0 {
-		return problem(CodeMissingField, "payload", "missing required member payload")
-	}
-	if len(payload) > maxPayload {
-		return tooLong("payload", len(payload), maxPayload, "bytes")
-	}
-	if t := bytes.TrimLeft(payload, " \t\r\n"); len(t) == 0 || t[0] != '{' {
-		return problem(CodeInvalidRequest, "payload", "payload must be a JSON object, not "+kindOf(payload))
+	if p := checkPayloadBounds(payload, maxPayload); p != nil {
+		return p
 	}
 	var out []byte
 	if dst != nil {
@@ -299,6 +310,24 @@ func checkPayload(payload json.RawMessage, maxPayload int, dst *[]byte) *Problem
 	p := problem(CodeInvalidRequest, "payload", "payload is not valid JSON"+at)
 	p.Offset = off
 	return p
+}
+
+// checkPayloadBounds is the part of checkPayload that needs no canonical
+// form: present, within maxPayload bytes, an object's text.
+func checkPayloadBounds(payload json.RawMessage, maxPayload int) *Problem {
+	if maxPayload <= 0 {
+		maxPayload = DefaultMaxPayloadBytes
+	}
+	if len(payload) == 0 {
+		return problem(CodeMissingField, "payload", "missing required member payload")
+	}
+	if len(payload) > maxPayload {
+		return tooLong("payload", len(payload), maxPayload, "bytes")
+	}
+	if t := bytes.TrimLeft(payload, " \t\r\n"); len(t) == 0 || t[0] != '{' {
+		return problem(CodeInvalidRequest, "payload", "payload must be a JSON object, not "+kindOf(payload))
+	}
+	return nil
 }
 
 func checkTimestamp(s string) *Problem {

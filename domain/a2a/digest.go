@@ -62,6 +62,47 @@ func ValidateDigest(m *Message, maxPayload int) (string, *Problem) {
 	return d, nil
 }
 
+// IsDigest reports whether s has the shape of a payload digest: "sha256:"
+// and 64 lowercase hex digits.
+func IsDigest(s string) bool {
+	if len(s) != digestLen || s[:len(DigestPrefix)] != DigestPrefix {
+		return false
+	}
+	for i := len(DigestPrefix); i < len(s); i++ {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// ValidateDigested is ValidateDigest of a message whose digest the
+// gate's transport already computed (DecodeDigest): every rule of
+// Validate but the payload's canonical form (RFC 8785: its syntax,
+// numbers, UTF-8, repeated names, depth), which that digest witnesses, as
+// a digest exists only for a payload whose canonical form was built. The
+// payload's size bound, the configuration's, is checked again. It returns
+// the first problem in Validate's order. The caller checks the digest's
+// shape (IsDigest).
+func ValidateDigested(m *Message, maxPayload int) *Problem {
+	if p := checkAgentID("sender_agent_id", m.SenderAgentID); p != nil {
+		return p
+	}
+	if p := checkAgentID("receiver_agent_id", m.ReceiverAgentID); p != nil {
+		return p
+	}
+	if p := checkPayloadType(m.PayloadType); p != nil {
+		return p
+	}
+	if p := checkPayloadBounds(m.Payload, maxPayload); p != nil {
+		return p
+	}
+	if p := checkTimestamp(m.Timestamp); p != nil {
+		return p
+	}
+	return checkTraceID(m.TraceID)
+}
+
 func digest(payload json.RawMessage, maxPayload int) (string, *Problem) {
 	bp := canonBufs.Get().(*[]byte)
 	buf := (*bp)[:0]

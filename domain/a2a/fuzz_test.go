@@ -18,7 +18,10 @@ var problemCodes = []string{CodeInvalidRequest, CodeMissingField, CodeTooLong, C
 
 // FuzzDecode checks that Decode never panics, returns a message or a
 // problem (never both), that a decoded message is valid, and that it
-// decodes again, re-encoded, to the same message.
+// decodes again, re-encoded, to the same message. DecodeDigest returns
+// what Decode does, and the digest of an accepted payload
+// (PayloadDigest), which ValidateDigested then accepts without the
+// canonical form.
 func FuzzDecode(f *testing.F) {
 	for _, s := range []string{
 		`{"sender_agent_id":"agent-A","receiver_agent_id":"agent-B","payload_type":"general","payload":{"message":"Hello!"}}`,
@@ -36,6 +39,10 @@ func FuzzDecode(f *testing.F) {
 		if (m == nil) == (p == nil) {
 			t.Fatalf("Decode(%q) = %v, %v", data, m, p)
 		}
+		md, digest, pd := DecodeDigest(data, 4096)
+		if !reflect.DeepEqual(md, m) || !reflect.DeepEqual(pd, p) || (digest == "") != (m == nil) {
+			t.Fatalf("DecodeDigest(%q) = %+v, %q, %+v; Decode %+v, %+v", data, md, digest, pd, m, p)
+		}
 		if p != nil {
 			if !slices.Contains(problemCodes, p.Code) || p.Message == "" {
 				t.Fatalf("problem %+v", p)
@@ -51,6 +58,12 @@ func FuzzDecode(f *testing.F) {
 		d1, err := PayloadDigest(m.Payload)
 		if err != nil {
 			t.Fatalf("PayloadDigest of an accepted payload: %v", err)
+		}
+		if digest != d1 || !IsDigest(digest) {
+			t.Fatalf("DecodeDigest's digest %q, PayloadDigest's %q", digest, d1)
+		}
+		if p := ValidateDigested(m, 4096); p != nil {
+			t.Fatalf("ValidateDigested refuses an accepted message: %v", p)
 		}
 		enc, err := json.Marshal(m)
 		if err != nil {

@@ -225,6 +225,7 @@ func (e *encoder) command(c *domain.Command) {
 		e.key("a2a")
 		e.a2aMessage(c.A2A)
 	}
+	e.optStr("a2a_digest", c.A2ADigest)
 	if c.A2ABoundary != nil {
 		e.key("a2a_boundary")
 		e.a2aBoundary(c.A2ABoundary)

@@ -368,6 +368,9 @@ func (d *decoder) command(c *domain.Command) {
 			d.once(&seen, 24)
 			c.A2A = new(a2a.Message)
 			d.a2aMessage(c.A2A)
+		case "a2a_digest":
+			d.once(&seen, 26)
+			c.A2ADigest = d.str()
 		case "a2a_boundary":
 			d.once(&seen, 25)
 			c.A2ABoundary = new(domain.A2ABoundaryChange)

@@ -170,6 +170,7 @@ func fullEvents() []*domain.Event {
 	msg := cmd(domain.CmdA2AMessage)
 	msg.A2A = &a2a.Message{SenderAgentID: "s", ReceiverAgentID: text, PayloadType: a2a.PayloadCode,
 		Payload: json.RawMessage(`{"code":"eval(\"1\") <b>","n":[1,2.5e3]}`), Timestamp: "2026-11-24T09:30:15Z", TraceID: "tr"}
+	msg.A2ADigest = "sha256:" + strings.Repeat("ab", 32)
 	msg.Verdict = verify.Verdict
 	ev = event(domain.EvA2AVerdict, msg)
 	ev.Error = &domain.Error{Code: domain.CodeA2ACode, Message: text}

@@ -15,7 +15,8 @@ import (
 // path (A2ATrust ... A2AUnblockPair).
 
 // A2AMessage is POST /a2a/intercept and the qwed.a2a.message CloudEvent.
-// The body is decoded strictly (a2a.Decode) with Input.MaxPayload as the
+// The body is decoded strictly (a2a.DecodeDigest, which also gives the
+// payload digest the command records) with Input.MaxPayload as the
 // payload bound (0: a2a.DefaultMaxPayloadBytes; the transport passes the
 // gate's max_payload_size_bytes). It takes a principal API key (the
 // message is checked against that principal's boundary; the admin key's
@@ -28,7 +29,7 @@ var A2AMessage = &Endpoint{auth: AuthAgent, body: "a2a-message", build: func(in 
 	if max <= 0 {
 		max = a2a.DefaultMaxPayloadBytes
 	}
-	m, p := a2a.Decode(in.Body, max)
+	m, digest, p := a2a.DecodeDigest(in.Body, max)
 	if p != nil {
 		return nil, nil, &Rejection{Status: problemStatus(p), Err: domain.Error{Code: domain.Code(p.Code), Message: p.Message, Details: p.Details()}}
 	}
@@ -36,7 +37,10 @@ var A2AMessage = &Endpoint{auth: AuthAgent, body: "a2a-message", build: func(in 
 		return nil, nil, Reject(domain.CodeInvalidRequest, map[string]any{"field": "sender_agent_id"},
 			"sender_agent_id %q is not the agent %q of the request", Clip(m.SenderAgentID), Clip(in.AgentID))
 	}
-	cmd := &domain.Command{Type: domain.CmdA2AMessage, A2A: m}
+	// The digest is computed here, on the caller's goroutine, from the
+	// canonical form stage 0 builds anyway; Decide, on the partition's
+	// single writer, checks its shape and does not canonicalize again.
+	cmd := &domain.Command{Type: domain.CmdA2AMessage, A2A: m, A2ADigest: digest}
 	if cr.Principal == "" {
 		cmd.AgentID = m.SenderAgentID
 	}

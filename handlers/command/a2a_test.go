@@ -54,6 +54,46 @@ func TestA2AMessageBuild(t *testing.T) {
 	}
 }
 
+// The edge computes the payload digest while it validates the message and
+// records it in the command (Decide then does not canonicalize the payload
+// on the partition's single writer): it is a2a.PayloadDigest of the
+// payload, over HTTP and Kafka alike. No client can choose it: the
+// AgentMessage is a closed object, so a member naming a digest is refused
+// at decode, whatever its spelling.
+func TestA2AMessageDigestFromEdge(t *testing.T) {
+	payload := `{"b":1.50,"a":[true,null,"x"]}`
+	body := []byte(`{"sender_agent_id":"agent-A","receiver_agent_id":"agent-B","payload_type":"general","payload":` + payload + `}`)
+	want, err := a2a.PayloadDigest(json.RawMessage(payload))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := domain.RequestID{Source: "http", ID: "1"}
+	b, r := HTTP.Build(A2AMessage, &Input{Body: body}, &Credentials{Principal: "org_1"}, id)
+	if r != nil {
+		t.Fatalf("http: %+v", r.Err)
+	}
+	if b.Command.A2ADigest != want {
+		t.Errorf("http digest %q, want %q", b.Command.A2ADigest, want)
+	}
+	ev, r := Kafka.BuildEvent(string(domain.CmdA2AMessage), "", body, domain.RequestID{Source: "s", ID: "1"}, Credentials{Principal: "org_1"})
+	if r != nil {
+		t.Fatalf("kafka: %+v", r.Err)
+	}
+	if ev.Command.A2ADigest != want {
+		t.Errorf("kafka digest %q, want %q", ev.Command.A2ADigest, want)
+	}
+	forged := "sha256:" + strings.Repeat("0", 64)
+	for _, member := range []string{"a2a_digest", "payload_digest", "digest", "A2A_Digest"} {
+		body := []byte(`{"sender_agent_id":"agent-A","receiver_agent_id":"agent-B","payload":` + payload + `,"` + member + `":"` + forged + `"}`)
+		if _, r := HTTP.Build(A2AMessage, &Input{Body: body}, &Credentials{Principal: "org_1"}, id); r == nil || r.Err.Code != domain.CodeInvalidRequest {
+			t.Errorf("http %s: got %+v, want a %s refusal", member, r, domain.CodeInvalidRequest)
+		}
+		if _, r := Kafka.BuildEvent(string(domain.CmdA2AMessage), "", body, domain.RequestID{Source: "s", ID: "1"}, Credentials{Principal: "org_1"}); r == nil || r.Err.Code != domain.CodeInvalidRequest {
+			t.Errorf("kafka %s: got %+v, want a %s refusal", member, r, domain.CodeInvalidRequest)
+		}
+	}
+}
+
 // Boundary changes take a principal API key; an agent token is
 // QWED-AUTH-003, no key QWED-AUTH-001.
 func TestA2ABoundaryBuild(t *testing.T) {
