@@ -22,6 +22,10 @@ func renderCatalogue() string {
 	for _, c := range domain.Catalogue {
 		fmt.Fprintf(&b, "| `%s` | %d | %s |\n", c.Code, c.HTTPStatus, c.Description)
 	}
+	b.WriteString("\nThe `QWED-A2A-*` codes name why an agent-to-agent verdict was not `forwarded`. A verdict is an\n")
+	b.WriteString("answer, not an error: `POST /a2a/intercept` and the `qwed.a2a.message` reply carry it with status\n")
+	b.WriteString("200 (429 with `Retry-After` for `rate_limited`), and the code is in the recorded event's `error`.\n")
+	b.WriteString("Their HTTP column is the status a client would see if the refusal were answered as an error.\n")
 	return b.String()
 }
 
