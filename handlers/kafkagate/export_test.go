@@ -38,3 +38,12 @@ func WithForwardHook(h func(stage ForwardStage, p int32, seqs []uint64) error) f
 // events (a gate that stops between partition 0's decision and the
 // copies).
 func HoldCopies(c *Config) { c.holdCopies = true }
+
+// Passes returns how many passes the read model's follower of events
+// partition p has begun.
+func (m *ReadModel) Passes(p int32) uint64 {
+	pr := m.part(p)
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	return pr.started
+}

@@ -399,3 +399,37 @@ func TestKafkaGlobalCloudEventDecidedOnPartition0(t *testing.T) {
 		}
 	}
 }
+
+// While a partition's copy is late (no gate copies), HTTPGate's wait for
+// it wakes the read model's follower with a backoff, not after each pass
+// back to back: over a second of waiting the follower of partition 1
+// (polling once a minute on its own) makes a few dozen passes at most.
+func TestKafkaGlobalWaitCopiedBacksOff(t *testing.T) {
+	_, brokers := broker(t)
+	lg := &logs{brokers: brokers}
+	startGate(t, brokers, lg, t.TempDir(), kafkagate.HoldCopies)
+	h := startHTTPOverKafkaPolling(t, brokers, lg, engines(t), 2*time.Second, time.Minute)
+	admin := map[string]string{"X-API-Key": adminKey, "Idempotency-Key": "issue-backoff"}
+	if st, body := h.do(t, "POST", "/principals/org_g/keys", admin, ""); st != http.StatusGatewayTimeout {
+		t.Fatalf("issue while no partition copies: %d %v, want 504", st, body)
+	}
+	var decided *domain.Event
+	for _, ev := range partitionEvents(t, lg, 0) {
+		if ev.Type == domain.EvPrincipalKeyIssued {
+			decided = ev
+		}
+	}
+	if decided == nil {
+		t.Fatal("partition 0 did not decide the issue")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	before := h.reads.Passes(1)
+	if err := h.reads.WaitCopied(ctx, 1, decided.Seq); err == nil {
+		t.Fatal("WaitCopied returned while no gate copies")
+	}
+	// 1+2+...+32 ms, then every 50 ms: about 26 wake-ups in a second.
+	if n := h.reads.Passes(1) - before; n > 40 {
+		t.Fatalf("the follower of partition 1 made %d passes in a second of waiting for a copy: a busy loop", n)
+	}
+}

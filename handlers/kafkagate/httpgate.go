@@ -452,9 +452,22 @@ func (m *ReadModel) WaitApplied(ctx context.Context, p int32, seq uint64) error 
 // WaitCopied returns once the store holds a copy by events partition p of
 // partition 0's principal-wide events up to seq (at once when it does
 // already), or ctx's error. It wakes the partition's follower rather than
-// waiting for its next poll.
+// waiting for its next poll, at once and then again after a backoff
+// doubling from copyRepollMin to copyRepollMax: the copy is written by
+// another process (the partition's worker), so a pass that ends without
+// it does not mean the next one will find it, and waking the follower
+// after each pass would read the partition back to back (a busy loop on
+// the broker) for as long as the copy is late.
 func (m *ReadModel) WaitCopied(ctx context.Context, p int32, seq uint64) error {
 	pr := m.part(p)
+	backoff := copyRepollMin
+	var repoll *time.Timer
+	defer func() {
+		if repoll != nil {
+			repoll.Stop()
+		}
+	}()
+	poke := true
 	for {
 		pr.mu.Lock()
 		changed := pr.changed
@@ -465,14 +478,32 @@ func (m *ReadModel) WaitCopied(ctx context.Context, p int32, seq uint64) error {
 		if copied >= seq {
 			return nil
 		}
-		pr.poke()
+		if poke {
+			pr.poke()
+			poke = false
+			if repoll == nil {
+				repoll = time.NewTimer(backoff)
+			} else {
+				repoll.Reset(backoff)
+			}
+			backoff = min(2*backoff, copyRepollMax)
+		}
 		select {
 		case <-changed:
+		case <-repoll.C:
+			poke = true
 		case <-ctx.Done():
 			return fmt.Errorf("waiting for partition %d to copy event %d of partition 0 (at %d): %w", p, seq, copied, ctx.Err())
 		}
 	}
 }
+
+// copyRepollMin and copyRepollMax bound the backoff between the passes
+// WaitCopied asks of a partition's follower while its copy is late.
+const (
+	copyRepollMin = time.Millisecond
+	copyRepollMax = 50 * time.Millisecond
+)
 
 // CatchUp returns once every events partition has been read to an end
 // listed after the call began — so the store holds every event appended
