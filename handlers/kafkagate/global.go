@@ -60,13 +60,19 @@ type copyFeed struct {
 	// closed (and replaced) when it moves.
 	read  uint64
 	moved chan struct{}
+	// late, when not 0, is the seq of partition 0 a barrier waited
+	// barrierWait for in vain: until the follower reads through it, the
+	// next barriers do not wait (readThrough).
+	late uint64
+	// wait is barrierWait (tests shorten it).
+	wait time.Duration
 	// hold, when set (tests), keeps read changes from the worker: the
 	// partition then dies between partition 0's decision and its copy.
 	hold bool
 }
 
 func newCopyFeed(p int32, log *slog.Logger) *copyFeed {
-	return &copyFeed{partition: p, log: log, ready: make(chan struct{}, 1), kick: make(chan struct{}, 1), moved: make(chan struct{})}
+	return &copyFeed{partition: p, log: log, ready: make(chan struct{}, 1), kick: make(chan struct{}, 1), moved: make(chan struct{}), wait: barrierWait}
 }
 
 // Ready implements handlers.PrincipalCopier.
@@ -157,6 +163,9 @@ func (f *copyFeed) readTo(seq uint64) {
 	defer f.mu.Unlock()
 	if seq > f.read {
 		f.read = seq
+		if f.late != 0 && seq >= f.late {
+			f.late = 0 // caught up: the next barrier waits again
+		}
 		close(f.moved)
 		f.moved = make(chan struct{})
 	}
@@ -166,9 +175,20 @@ func (f *copyFeed) readTo(seq uint64) {
 // (waking it), so that every batch the worker decides from then on copies
 // the changes up to seq first; or after barrierWait (a partition 0 that
 // cannot be read must not stop this partition: its copies then come
-// late).
+// late). Once a barrier has waited in vain, the next ones return at once
+// until the follower has read through it: a follower that cannot read
+// partition 0 (its leader down, an event it cannot decode) would
+// otherwise stop this partition for barrierWait at every principal-wide
+// change, and waiting again would bring the copies no sooner.
 func (f *copyFeed) readThrough(ctx context.Context, seq uint64) {
-	ctx, cancel := context.WithTimeout(ctx, barrierWait)
+	f.mu.Lock()
+	wait, late := f.wait, f.late
+	f.mu.Unlock()
+	if late != 0 {
+		f.wake()
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	for {
 		f.mu.Lock()
@@ -182,6 +202,11 @@ func (f *copyFeed) readThrough(ctx context.Context, seq uint64) {
 		case <-moved:
 		case <-ctx.Done():
 			f.log.Warn("partition 0 not read through a principal-wide change in time: its copy comes later", "partition", f.partition, "seq", seq, "read", read)
+			f.mu.Lock()
+			if f.read < seq {
+				f.late = seq
+			}
+			f.mu.Unlock()
 			return
 		}
 	}
