@@ -41,11 +41,23 @@ func a2aRequest() domain.RequestID {
 // a2aBoundary changes principal's boundary ("*": gate-wide).
 func (g *testGate) a2aBoundary(principal, op, agent, sender, receiver string) {
 	g.t.Helper()
-	ev := g.a2aSubmit(&domain.Command{Type: domain.CmdA2ABoundary, Principal: principal, Request: a2aRequest(),
-		A2ABoundary: &domain.A2ABoundaryChange{Op: op, Agent: agent, Sender: sender, Receiver: receiver}})
-	if ev.Type != domain.EvA2ABoundaryChanged {
-		g.t.Fatalf("boundary change %s %s%s refused: %+v", op, agent, sender, ev.Error)
+	if err := g.changeBoundary(principal, op, agent, sender, receiver); err != nil {
+		g.t.Fatal(err)
 	}
+}
+
+// changeBoundary is a2aBoundary for a goroutine other than the test's,
+// which must not call t.Fatal: it returns the error instead.
+func (g *testGate) changeBoundary(principal, op, agent, sender, receiver string) error {
+	ev, err := g.gate.Worker.Submit(context.Background(), &domain.Command{Type: domain.CmdA2ABoundary, Principal: principal, Request: a2aRequest(),
+		A2ABoundary: &domain.A2ABoundaryChange{Op: op, Agent: agent, Sender: sender, Receiver: receiver}})
+	if err != nil {
+		return fmt.Errorf("submitting boundary change %s %s%s: %w", op, agent, sender, err)
+	}
+	if ev.Type != domain.EvA2ABoundaryChanged {
+		return fmt.Errorf("boundary change %s %s%s refused: %+v", op, agent, sender, ev.Error)
+	}
+	return nil
 }
 
 // a2aMessage submits a message under principal's boundary.
@@ -251,16 +263,24 @@ func TestA2AListsArePaged(t *testing.T) {
 	ka := g.issueKey("org_a")
 	const n = 2100
 	var wg sync.WaitGroup
+	errs := make(chan error, 8)
 	for w := range 8 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := w; i < n; i += 8 {
-				g.a2aBoundary("org_a", domain.A2AOpTrust, fmt.Sprintf("agent-%05d", i), "", "")
+				if err := g.changeBoundary("org_a", domain.A2AOpTrust, fmt.Sprintf("agent-%05d", i), "", ""); err != nil {
+					errs <- err
+					return
+				}
 			}
 		}()
 	}
 	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
 	r := g.do("GET", "/a2a/boundary", apiKey(ka), nil)
 	var first struct {
 		TrustedAgents a2aListView `json:"trusted_agents"`
@@ -438,6 +458,12 @@ func TestA2ATimeTravelIsBoundedInFlight(t *testing.T) {
 	key := g.issueKey("org_a")
 	g.a2aBoundary("org_a", domain.A2AOpTrust, "alice", "", "")
 	path := fmt.Sprintf("/a2a/boundary?at_seq=%d", g.head())
+	// A test that fails before the release lets the read in flight go, so
+	// the server's close at cleanup does not wait on it until the binary's
+	// timeout.
+	var once sync.Once
+	let := func() { once.Do(func() { close(bl.release) }) }
+	t.Cleanup(let)
 	first := make(chan response, 1)
 	go func() { first <- g.do("GET", path, apiKey(key), nil) }()
 	<-bl.entered
@@ -445,7 +471,7 @@ func TestA2ATimeTravelIsBoundedInFlight(t *testing.T) {
 	if r.status != http.StatusServiceUnavailable || r.errorCode(t) != string(domain.CodeUnavailable) || r.header.Get("Retry-After") != "1" {
 		t.Fatalf("a time-travel read past the limit: %d %v %s", r.status, r.header, r.body)
 	}
-	close(bl.release)
+	let()
 	if r := <-first; r.status != http.StatusOK || !strings.Contains(string(r.body), "alice") {
 		t.Fatalf("the read in flight: %d %s", r.status, r.body)
 	}

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -466,6 +467,12 @@ func TestKafkaA2AForwardWritesStayUnderTheBrokerBound(t *testing.T) {
 			}
 			return nil
 		}))
+	// Registered after the gate's stop, so it runs before it: a test that
+	// fails while the write is held lets it go, rather than leaving the
+	// forwarder, and so the gate's stop, waiting until the binary's timeout.
+	var once sync.Once
+	let := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(let)
 	c := newClient(t, brokers)
 	if _, err := c.PublishA2A(context.Background(), client.A2A{Message: general("agent-A", "agent-B", "first"), APIKey: adminKey, ID: "held"}); err != nil {
 		t.Fatal(err)
@@ -483,7 +490,7 @@ func TestKafkaA2AForwardWritesStayUnderTheBrokerBound(t *testing.T) {
 		}
 	}
 	waitDecided(t, brokers, c.Source(), ids)
-	close(release)
+	let()
 	waitForwarded(t, brokers, ids)
 }
 

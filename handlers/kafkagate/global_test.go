@@ -122,15 +122,15 @@ func TestKafkaGlobalKeysSameOnEveryPartition(t *testing.T) {
 			for i := range perWriter {
 				// Issued through one instance, every other key revoked
 				// through the other.
-				st, k := hs[w].do(t, "POST", "/principals/org_g/keys", admin, "")
+				st, k, err := hs[w].request("POST", "/principals/org_g/keys", admin, "")
 				id, _ := k["key_id"].(string)
-				if st != http.StatusCreated || id == "" {
-					errs <- fmt.Errorf("writer %d issue %d: %d %v", w, i, st, k)
+				if err != nil || st != http.StatusCreated || id == "" {
+					errs <- fmt.Errorf("writer %d issue %d: %d %v %v", w, i, st, k, err)
 					return
 				}
 				if i%2 == 1 {
-					if st, b := hs[1-w].do(t, "DELETE", "/principals/org_g/keys/"+id, admin, ""); st != 200 || b["revoked"] != true {
-						errs <- fmt.Errorf("writer %d revoke %d: %d %v", w, i, st, b)
+					if st, b, err := hs[1-w].request("DELETE", "/principals/org_g/keys/"+id, admin, ""); err != nil || st != 200 || b["revoked"] != true {
+						errs <- fmt.Errorf("writer %d revoke %d: %d %v %v", w, i, st, b, err)
 						return
 					}
 				}

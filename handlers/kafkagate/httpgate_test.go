@@ -111,24 +111,34 @@ func (h *httpOverKafka) send(t testing.TB, method, path string, hdr map[string]s
 
 func (h *httpOverKafka) do(t *testing.T, method, path string, hdr map[string]string, body string) (int, map[string]any) {
 	t.Helper()
-	req, err := http.NewRequest(method, h.url+path, strings.NewReader(body))
+	st, m, err := h.request(method, path, hdr, body)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return st, m
+}
+
+// request is do for a goroutine other than the test's, which must not call
+// t.Fatal: it returns the error instead.
+func (h *httpOverKafka) request(method, path string, hdr map[string]string, body string) (int, map[string]any, error) {
+	req, err := http.NewRequest(method, h.url+path, strings.NewReader(body))
+	if err != nil {
+		return 0, nil, fmt.Errorf("building %s %s: %w", method, path, err)
 	}
 	for k, v := range hdr {
 		req.Header.Set(k, v)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatal(err)
+		return 0, nil, fmt.Errorf("sending %s %s: %w", method, path, err)
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	var m map[string]any
 	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatalf("%s %s: %d %q is not JSON: %v", method, path, resp.StatusCode, b, err)
+		return 0, nil, fmt.Errorf("%s %s: %d %q is not JSON: %w", method, path, resp.StatusCode, b, err)
 	}
-	return resp.StatusCode, m
+	return resp.StatusCode, m, nil
 }
 
 // Issue 3 "In Kafka mode the HTTP API works unchanged": register and
