@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -152,7 +153,14 @@ type blockingLog struct {
 	streams.Log
 	entered chan struct{}
 	release chan struct{}
+	once    sync.Once
 }
+
+// let releases the reads held, once. A test registers it as a cleanup
+// after its server's, so that one that fails while a read is held lets it
+// go rather than leaving the server's close waiting on it until the
+// binary's timeout.
+func (l *blockingLog) let() { l.once.Do(func() { close(l.release) }) }
 
 func (l *blockingLog) Read(ctx context.Context, from uint64, fn func(streams.Record) error) error {
 	select {
@@ -173,6 +181,7 @@ func TestComplianceReportsAreBoundedInFlight(t *testing.T) {
 		c.Log = bl
 		c.MaxConcurrentReports = 1
 	})
+	t.Cleanup(bl.let)
 	key := g.issueKey("org_a")
 	a := g.register(key, "org_a", 2, nil)
 	path := "/agents/" + a.id + "/compliance-report?format=csv"
@@ -183,7 +192,7 @@ func TestComplianceReportsAreBoundedInFlight(t *testing.T) {
 	if r.status != http.StatusServiceUnavailable || r.errorCode(t) != string(domain.CodeUnavailable) || r.header.Get("Retry-After") != "1" {
 		t.Fatalf("a report past the limit: %d %v %s", r.status, r.header, r.body)
 	}
-	close(bl.release)
+	bl.let()
 	if r := <-first; r.status != http.StatusOK {
 		t.Fatalf("the report in flight: %d %s", r.status, r.body)
 	}
@@ -202,6 +211,7 @@ func TestComplianceReportSlotsAreSharedAcrossTenants(t *testing.T) {
 		c.Log = bl
 		c.MaxConcurrentReports = 2
 	})
+	t.Cleanup(bl.let)
 	keyA, keyB := g.issueKey("org_a"), g.issueKey("org_b")
 	a1, a2 := g.register(keyA, "org_a", 2, nil), g.register(keyA, "org_a", 2, nil)
 	b := g.register(keyB, "org_b", 2, nil)
@@ -217,7 +227,7 @@ func TestComplianceReportSlotsAreSharedAcrossTenants(t *testing.T) {
 	second := make(chan response, 1)
 	go func() { second <- g.do("GET", report(b.id), apiKey(keyB), nil) }()
 	<-bl.entered // org_b's report was admitted: it reads the log
-	close(bl.release)
+	bl.let()
 	for _, ch := range []chan response{first, second} {
 		if r := <-ch; r.status != http.StatusOK {
 			t.Fatalf("a report in flight: %d %s", r.status, r.body)
