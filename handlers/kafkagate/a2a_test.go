@@ -346,10 +346,11 @@ func TestKafkaA2AForwardedOnceAcrossACrash(t *testing.T) {
 			dir := t.TempDir()
 			from := senders(t, 8)
 			var writes atomic.Int32
-			var died atomic.Bool
+			var once sync.Once
+			dead := make(chan int32, 1) // the partition whose forwarder died first
 			a := startGate(t, brokers, lg, dir, a2aConfig(all(from), noLimit), kafkagate.WithForwardHook(func(st kafkagate.ForwardStage, p int32, seqs []uint64) error {
 				if st == stage && writes.Add(1) >= 3 {
-					died.Store(true)
+					once.Do(func() { dead <- p })
 					return errors.New("the process died here")
 				}
 				return nil
@@ -364,8 +365,28 @@ func TestKafkaA2AForwardedOnceAcrossACrash(t *testing.T) {
 				}
 				ids = append(ids, id)
 			}
-			if !died.Load() {
+			// The forwarders produce after the answers, so the fault comes
+			// when their third write does, not by the last answer.
+			var halted int32
+			select {
+			case halted = <-dead:
+			case <-time.After(60 * time.Second): // a hang guard only
 				t.Fatal("the fault was never injected")
+			}
+			// A message decided on the partition whose forwarder died
+			// (halted in its hook, it produces nothing more) is left to
+			// recover whatever the forwarders batched: without it, after
+			// produce, writes that happened to hold each partition's last
+			// message would forward them all before the crash.
+			for _, s := range from {
+				if client.PartitionFor(s, testPartitions) == halted {
+					v, err := c.Intercept(context.Background(), client.A2A{Message: general(s, "receiver-1", "m"), APIKey: adminKey, ID: "crash-late"})
+					if err != nil || !v.Forwarded() {
+						t.Fatalf("crash-late: %+v %v", v, err)
+					}
+					ids = append(ids, "crash-late")
+					break
+				}
 			}
 			before := len(forwardedBy(t, brokers))
 			if before == len(ids) {
