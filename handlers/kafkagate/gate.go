@@ -394,6 +394,7 @@ func (g *Gate) runPartition(ctx context.Context, gen *kafka.Generation, p int32,
 			pr.feed.follow(fctx, lg)
 		}()
 		defer func() { fcancel(); <-fdone }()
+		pr.feed.firstPass(ctx)
 	}
 	g.mu.Lock()
 	g.owned[p] = pr

@@ -66,13 +66,18 @@ type copyFeed struct {
 	late uint64
 	// wait is barrierWait (tests shorten it).
 	wait time.Duration
+	// first is closed once the follower has read partition 0 to its end
+	// a first time (firstPass).
+	first     chan struct{}
+	firstOnce sync.Once
 	// hold, when set (tests), keeps read changes from the worker: the
 	// partition then dies between partition 0's decision and its copy.
 	hold bool
 }
 
 func newCopyFeed(p int32, log *slog.Logger) *copyFeed {
-	return &copyFeed{partition: p, log: log, ready: make(chan struct{}, 1), kick: make(chan struct{}, 1), moved: make(chan struct{}), wait: barrierWait}
+	return &copyFeed{partition: p, log: log, ready: make(chan struct{}, 1), kick: make(chan struct{}, 1), moved: make(chan struct{}), wait: barrierWait,
+		first: make(chan struct{})}
 }
 
 // Ready implements handlers.PrincipalCopier.
@@ -212,6 +217,22 @@ func (f *copyFeed) readThrough(ctx context.Context, seq uint64) {
 	}
 }
 
+// firstPass returns once the follower has read partition 0 to its end a
+// first time, or after barrierWait, or when ctx ends. A new owner of the
+// partition calls it before reading requests: the last owner may have
+// read a barrier (committed, never read again) and not copied its change,
+// and a request behind that barrier must be decided after the copy.
+func (f *copyFeed) firstPass(ctx context.Context) {
+	t := time.NewTimer(f.wait)
+	defer t.Stop()
+	select {
+	case <-f.first:
+	case <-ctx.Done():
+	case <-t.C:
+		f.log.Warn("partition 0 not read before the partition's first request: its copies come later", "partition", f.partition)
+	}
+}
+
 // barrierWait bounds how long a partition's reading waits for its feed
 // to read partition 0 through a principal-wide change (readThrough).
 const barrierWait = 10 * time.Second
@@ -278,6 +299,7 @@ func (f *copyFeed) follow(ctx context.Context, lg *kafkalog.Log) {
 		}
 		if err == nil {
 			f.readTo(lg.Head().Seq)
+			f.firstOnce.Do(func() { close(f.first) })
 		}
 		switch {
 		case errors.Is(err, errUnreadable):

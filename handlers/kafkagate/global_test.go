@@ -17,6 +17,7 @@ import (
 	"github.com/agentgate/agentgate/handlers/history/replay"
 	"github.com/agentgate/agentgate/handlers/kafkagate"
 	"github.com/agentgate/agentgate/streams"
+	"github.com/agentgate/agentgate/streams/kafkalog"
 )
 
 // partitionEvents reads every event of events partition p.
@@ -431,5 +432,51 @@ func TestKafkaGlobalWaitCopiedBacksOff(t *testing.T) {
 	// 1+2+...+32 ms, then every 50 ms: about 26 wake-ups in a second.
 	if n := h.reads.Passes(1) - before; n > 40 {
 		t.Fatalf("the follower of partition 1 made %d passes in a second of waiting for a copy: a busy loop", n)
+	}
+}
+
+// A new owner of a partition reads partition 0 before its first request:
+// the last owner may have read a barrier (its offset committed, never read
+// again) without copying the change, and the requests behind the barrier
+// must be decided after the copy. While partition 0 cannot be opened, a
+// request on partition 1 is not answered; once it opens, it is.
+func TestKafkaGlobalNewOwnerReadsPartition0First(t *testing.T) {
+	_, brokers := broker(t)
+	lg := &logs{brokers: brokers}
+	release := make(chan struct{})
+	var released time.Time
+	startGate(t, brokers, lg, t.TempDir(), func(c *kafkagate.Config) {
+		open := c.OpenFrom
+		c.OpenFrom = func(ctx context.Context, p int32, from kafkalog.Position) (*kafkalog.Log, error) {
+			if p == domain.GlobalPartition {
+				select {
+				case <-release:
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			}
+			return open(ctx, p, from)
+		}
+	})
+	c := newClient(t, brokers)
+	answered := make(chan time.Time, 1)
+	go func() {
+		registerGlobalOn(t, c, adminKey, domain.AdminPrincipal, 1, "first")
+		answered <- time.Now()
+	}()
+	select {
+	case at := <-answered:
+		t.Fatalf("a request on partition 1 answered at %v while partition 0 could not be read", at)
+	case <-time.After(500 * time.Millisecond):
+	}
+	released = time.Now()
+	close(release)
+	select {
+	case at := <-answered:
+		if at.Before(released) {
+			t.Fatalf("answered at %v, before partition 0 was read (%v)", at, released)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("no answer once partition 0 opened")
 	}
 }
