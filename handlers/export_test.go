@@ -5,3 +5,11 @@ const (
 	DecodeChunk  = decodeChunk
 	RecoverBatch = recoverBatch
 )
+
+// HoldProjections makes every batch wait for release before its
+// projections are committed (its events are in the log); the returned
+// func removes the hook.
+func HoldProjections(release <-chan struct{}) func() {
+	testHookBeforeProject = func() { <-release }
+	return func() { testHookBeforeProject = nil }
+}

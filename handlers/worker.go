@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -120,6 +121,9 @@ type Worker struct {
 	pub  atomic.Pointer[streams.Head]
 	reqs chan *request
 	done chan struct{}
+	// copies tracks the principal-wide copies appended and the position
+	// the projections have committed, for WaitCopiesProjected.
+	copies copyWatch
 	// stale is set when the state could not be rebuilt (the projections
 	// could not catch up with the log on a full disk): nothing is decided
 	// until a retry succeeds, at retryAt at the earliest, waiting retryWait
@@ -179,6 +183,83 @@ func NewWorker(cfg WorkerConfig) (*Worker, error) {
 	}
 	w.publish()
 	return w, nil
+}
+
+// copyWatch is the position of the last principal-state copy appended and
+// of the last event whose projections are committed; wake is closed and
+// replaced each time the latter moves.
+type copyWatch struct {
+	mu        sync.Mutex
+	copied    uint64
+	projected uint64
+	wake      chan struct{}
+}
+
+// appending notes the copies among the events of a batch about to be
+// appended, before the append: a reader of the events log may see them,
+// and answer for them, as soon as the log has them. It returns what to
+// restore should the append fail (the batch is then decided again).
+func (c *copyWatch) appending(evs []*domain.Event) (restore uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	restore = c.copied
+	for i := len(evs) - 1; i >= 0; i-- {
+		if evs[i].Type == domain.EvPrincipalStateCopied {
+			c.copied = max(c.copied, evs[i].Seq)
+			break
+		}
+	}
+	return restore
+}
+
+// failed undoes appending after a failed append.
+func (c *copyWatch) failed(restore uint64) {
+	c.mu.Lock()
+	c.copied = restore
+	c.mu.Unlock()
+}
+
+// committed notes that the projections hold every event up to seq.
+func (c *copyWatch) committed(seq uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.projected = max(c.projected, seq)
+	if c.wake != nil {
+		close(c.wake)
+		c.wake = nil
+	}
+}
+
+// WaitCopiesProjected waits until the partition's projections hold every
+// principal-wide copy the worker has appended (domain.EvPrincipalStateCopied):
+// a lookup in the projections after it returns sees every API key change
+// whose copy is in the log. A copy is in the log (and so acknowledged to
+// the HTTP instance that waits for it) before its batch's projections are
+// committed; the Kafka gate calls this before it reads an API key from
+// them, so a key answered as revoked is refused at once (issue 13's
+// review). It returns at once when no copy is pending, ctx's error if ctx
+// ends first, and ErrUnavailable when the worker stops.
+func (w *Worker) WaitCopiesProjected(ctx context.Context) error {
+	c := &w.copies
+	for {
+		c.mu.Lock()
+		if c.projected >= c.copied {
+			c.mu.Unlock()
+			return nil
+		}
+		if c.wake == nil {
+			c.wake = make(chan struct{})
+		}
+		wake := c.wake
+		c.mu.Unlock()
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-w.done:
+			return ErrUnavailable
+		}
+	}
 }
 
 // EncodeEvent encodes an event as it is stored in the log: the event
@@ -664,7 +745,9 @@ func (w *Worker) appendBatch(ctx context.Context, f *flight) error {
 		return nil
 	}
 	start := time.Now()
+	restore := w.copies.appending(f.Events())
 	if err := w.cfg.Log.Append(ctx, f.Records); err != nil {
+		w.copies.failed(restore)
 		w.quiet.Log(w.cfg.Logger, slog.LevelError, "appending", "appending batch", "err", err, "events", len(f.Records))
 		return err
 	}
@@ -680,8 +763,14 @@ func (w *Worker) project(f *flight) error {
 	if len(f.Records) == 0 {
 		return nil
 	}
+	if testHookBeforeProject != nil {
+		testHookBeforeProject()
+	}
 	err := f.Prepared.Commit(f.Checkpoint())
 	f.Prepared = nil
+	if err == nil {
+		w.copies.committed(f.Head.Seq)
+	}
 	if w.cfg.OnBatch != nil {
 		w.cfg.OnBatch(f.Events(), f.appendDur)
 	}
@@ -742,11 +831,17 @@ func ReadEvent(ctx context.Context, log streams.Log, seq uint64) (*domain.Event,
 	return ev, nil
 }
 
-// publish publishes the machine's head (no batch is in flight).
+// publish publishes the machine's head (no batch is in flight): its
+// state, and so its projections, hold every event up to it.
 func (w *Worker) publish() {
 	h := w.m.Head()
 	w.pub.Store(&h)
+	w.copies.committed(h.Seq)
 }
+
+// testHookBeforeProject, when set by a test, runs before a batch's
+// projections are committed (its events are in the log).
+var testHookBeforeProject func()
 
 // Head returns the position of the last committed event; safe to call
 // from any goroutine.

@@ -692,6 +692,11 @@ func (g *Gate) handleInternal(ctx context.Context, pr *partition, it *item, mac 
 // principalOf authenticates an API key: the admin key, or a key recorded
 // on this partition (keys are issued on every partition).
 func (g *Gate) principalOf(ctx context.Context, pr *partition, key string) (string, *command.Rejection) {
+	// A key change copied from partition 0 is in the log, and answered
+	// to its HTTP caller, before this partition's projections hold it.
+	if err := pr.worker.WaitCopiesProjected(ctx); err != nil {
+		return "", command.Reject(domain.CodeUnavailable, nil, "API keys cannot be read")
+	}
 	p, err := pr.keys.Principal(ctx, key)
 	switch {
 	case err == nil:
