@@ -200,15 +200,18 @@ type copyWatch struct {
 // and answer for them, as soon as the log has them. It returns what to
 // restore should the append fail (the batch is then decided again).
 func (c *copyWatch) appending(evs []*domain.Event) (restore uint64) {
+	// A batch holds at most one copy, first (Worker.withCopy); the scan
+	// runs outside the lock so that key lookups never wait on it.
+	var seq uint64
+	for _, ev := range evs {
+		if ev.Type == domain.EvPrincipalStateCopied {
+			seq = max(seq, ev.Seq)
+		}
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	restore = c.copied
-	for i := len(evs) - 1; i >= 0; i-- {
-		if evs[i].Type == domain.EvPrincipalStateCopied {
-			c.copied = max(c.copied, evs[i].Seq)
-			break
-		}
-	}
+	c.copied = max(c.copied, seq)
 	return restore
 }
 
