@@ -121,6 +121,21 @@ type Command struct {
 	Global bool `json:"global,omitempty"`
 	// Copy is the payload of a CmdCopyPrincipalState.
 	Copy *PrincipalStateCopy `json:"copy,omitempty"`
+
+	// Business is the change of a CmdBusiness (execute_types.go).
+	Business *BusinessChange `json:"business,omitempty"`
+	// Execute is the request of a CmdPrepareExecute or CmdExecute.
+	Execute *ExecuteRequest `json:"execute,omitempty"`
+	// Outcome is the business's answer of a CmdExecuteOutcome.
+	Outcome *ExecuteOutcome `json:"outcome,omitempty"`
+	// Webhook is the change of a CmdWebhook.
+	Webhook *WebhookChange `json:"webhook,omitempty"`
+	// Delivery is the delivery attempt of a CmdDelivery.
+	Delivery *DeliveryResult `json:"delivery,omitempty"`
+	// Authenticated marks an agent's command authenticated on the agent's
+	// partition and forwarded to the consumer's home partition. Only a
+	// gate sets it, never a decoder of a client's body.
+	Authenticated *AuthenticatedAgent `json:"authenticated,omitempty"`
 }
 
 // RegisterAgent is the body of POST /agents/register (QWED-Agent spec v1.1 §3.1).
@@ -366,6 +381,10 @@ type Config struct {
 	// DefaultA2AConfig (a2a.go), so configurations recorded before it
 	// encode unchanged.
 	A2A *A2AConfig `json:"a2a,omitempty"`
+	// Execute configures executes through the gate; nil stands for
+	// DefaultExecuteConfig (execute_types.go), so configurations recorded
+	// before it encode unchanged.
+	Execute *ExecuteConfig `json:"execute,omitempty"`
 }
 
 // DefaultConfig is the configuration of a new gate.

@@ -37,6 +37,21 @@ const (
 	CodeA2AEngineError  Code = "QWED-A2A-006"
 	CodeA2AAttestation  Code = "QWED-A2A-007"
 
+	// The execute policy (Agent Policy Engine spec §2.4) and the
+	// consumer policies (§3).
+	CodeExecConfirmationRequired Code = "QWED-EXEC-001"
+	CodeExecTokenInvalid         Code = "QWED-EXEC-002"
+	CodeExecTokenExpired         Code = "QWED-EXEC-003"
+	CodeExecTokenMismatch        Code = "QWED-EXEC-004"
+	CodeExecAmountExceeded       Code = "QWED-EXEC-005"
+	CodeExecUnparseable          Code = "QWED-EXEC-006"
+	CodeExecUnknownBusiness      Code = "QWED-EXEC-007"
+	CodeExecBusinessFailed       Code = "QWED-EXEC-008"
+	CodePolicySpending           Code = "QWED-POLICY-001"
+	CodePolicyCategory           Code = "QWED-POLICY-002"
+	CodePolicyTimeWindow         Code = "QWED-POLICY-003"
+	CodePolicyConfirmation       Code = "QWED-POLICY-004"
+
 	CodeInvalidRequest   Code = "QWED-REQ-001"
 	CodeMissingField     Code = "QWED-REQ-002"
 	CodeInvalidSyntax    Code = "QWED-REQ-003"
@@ -68,7 +83,7 @@ type CodeInfo struct {
 }
 
 // Catalogue lists every code in code order: by family (AGENT, its CTX,
-// LOOP, BUDGET and TRUST codes, A2A, REQ, AUTH, ENG, SEC, SYS), then by number.
+// LOOP, BUDGET and TRUST codes, A2A, EXEC, POLICY, REQ, AUTH, ENG, SEC, SYS), then by number.
 // It is rendered into docs/errors.md; a test holds the order.
 var Catalogue = []CodeInfo{
 	{CodeAgentNotRegistered, 404, "Agent not registered"},
@@ -94,6 +109,18 @@ var Catalogue = []CodeInfo{
 	{CodeA2ARateLimited, 429, "A2A pair rate limited (token bucket)"},
 	{CodeA2AEngineError, 500, "A2A verification engine error (block_on_error)"},
 	{CodeA2AAttestation, 500, "A2A attestation could not be issued (fail closed)"},
+	{CodeExecConfirmationRequired, 403, "Execute confirmation required (X-Confirmation-Token header missing)"},
+	{CodeExecTokenInvalid, 403, "Invalid confirmation token"},
+	{CodeExecTokenExpired, 403, "Confirmation token expired"},
+	{CodeExecTokenMismatch, 403, "Confirmation token does not match this execute request"},
+	{CodeExecAmountExceeded, 403, "Execute amount exceeds the policy limit (strict mode)"},
+	{CodeExecUnparseable, 403, "Unable to validate the confirmation token for the execute payload"},
+	{CodeExecUnknownBusiness, 404, "Unknown business"},
+	{CodeExecBusinessFailed, 502, "Business call failed (error or timeout)"},
+	{CodePolicySpending, 403, "Blocked by a spending limit policy"},
+	{CodePolicyCategory, 403, "Blocked by a category policy"},
+	{CodePolicyTimeWindow, 403, "Blocked by a time window policy"},
+	{CodePolicyConfirmation, 403, "Confirmation denied or expired"},
 	{CodeInvalidRequest, 400, "Invalid request format"},
 	{CodeMissingField, 400, "Missing required field"},
 	{CodeInvalidSyntax, 400, "Invalid query syntax"},

@@ -75,6 +75,21 @@ type Event struct {
 	// Command.Principal's).
 	A2AVerdict  *A2AVerdict        `json:"a2a_verdict,omitempty"`
 	A2ABoundary *A2ABoundaryChange `json:"a2a_boundary,omitempty"`
+
+	// The consumer policy engine (execute_types.go): Business is the
+	// business after a business.changed event (its ID only on a delete);
+	// Prepared the token of an execute.prepared event; Transaction the
+	// transaction of an execute.decided or execute.completed event, and
+	// of an approval.resolved event of an execute approval; Timers the
+	// payload of an execute.timers event; Webhook the webhook after a
+	// webhook.changed event; Delivery the attempt of a
+	// webhook.delivery_recorded event.
+	Business    *Business        `json:"business,omitempty"`
+	Prepared    *ExecutePrepared `json:"prepared,omitempty"`
+	Transaction *Transaction     `json:"transaction,omitempty"`
+	Timers      *ExecuteTimers   `json:"timers,omitempty"`
+	Webhook     *Webhook         `json:"webhook,omitempty"`
+	Delivery    *DeliveryResult  `json:"delivery,omitempty"`
 }
 
 // AgentRegistered records a new agent with everything Apply needs.
@@ -224,6 +239,9 @@ type Approval struct {
 	ResolvedAt  *time.Time     `json:"resolved_at,omitempty"`
 	ResolvedBy  string         `json:"resolved_by,omitempty"`
 	Reason      string         `json:"reason,omitempty"`
+	// TransactionID is the transaction an execute approval holds (kind
+	// ApprovalKindExecute).
+	TransactionID string `json:"transaction_id,omitempty"`
 }
 
 // ExecutionLogged records the actual outcome of an approved action and the

@@ -48,6 +48,8 @@ type CopiedChange struct {
 	KeyRevoked   *IssuePrincipalKey `json:"key_revoked,omitempty"`
 	Configured   *Config            `json:"configured,omitempty"`
 	A2ABoundary  *A2ABoundaryChange `json:"a2a_boundary,omitempty"`
+	// Business is the business of a business.changed event.
+	Business *Business `json:"business,omitempty"`
 }
 
 // CopyPosition is how far a partition has copied GlobalPartition: the

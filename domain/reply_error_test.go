@@ -11,7 +11,7 @@ import (
 // Issue 17 item 9: the catalogue, and docs/errors.md rendered from it, is
 // in code order: by family, then by number.
 func TestCatalogueInCodeOrder(t *testing.T) {
-	families := []string{"AGENT", "AGENT-CTX", "AGENT-LOOP", "AGENT-BUDGET", "AGENT-TRUST", "A2A", "REQ", "AUTH", "ENG", "SEC", "SYS"}
+	families := []string{"AGENT", "AGENT-CTX", "AGENT-LOOP", "AGENT-BUDGET", "AGENT-TRUST", "A2A", "EXEC", "POLICY", "REQ", "AUTH", "ENG", "SEC", "SYS"}
 	key := func(c Code) [2]int {
 		rest := strings.TrimPrefix(string(c), "QWED-")
 		i := strings.LastIndexByte(rest, '-')

@@ -29,6 +29,9 @@ type State struct {
 	// partition's state holds its own entry, the Kafka read model one per
 	// partition. Nil until the first copy.
 	Copies map[int32]CopyPosition `json:"copies,omitempty"`
+	// Exec is the state of the consumer policy engine (execute_types.go);
+	// nil until its first event.
+	Exec *ExecState `json:"exec,omitempty"`
 }
 
 // NewState returns the empty state of a new gate.

@@ -101,6 +101,7 @@ func (e *encoder) event(ev *domain.Event) {
 		e.key("a2a_boundary")
 		e.a2aBoundary(ev.A2ABoundary)
 	}
+	e.execEvent(ev)
 	e.close()
 }
 
@@ -235,6 +236,7 @@ func (e *encoder) command(c *domain.Command) {
 		e.key("copy")
 		e.stateCopy(c.Copy)
 	}
+	e.execCommand(c)
 	e.close()
 }
 
@@ -284,6 +286,10 @@ func (e *encoder) copiedChange(c *domain.CopiedChange) {
 	if c.A2ABoundary != nil {
 		e.key("a2a_boundary")
 		e.a2aBoundary(c.A2ABoundary)
+	}
+	if c.Business != nil {
+		e.key("business")
+		e.business(c.Business)
 	}
 	e.close()
 }
@@ -515,6 +521,10 @@ func (e *encoder) config(c *domain.Config) {
 	if c.A2A != nil {
 		e.key("a2a")
 		e.a2aConfig(c.A2A)
+	}
+	if c.Execute != nil {
+		e.key("execute")
+		e.executeConfig(c.Execute)
 	}
 	e.close()
 }
@@ -755,6 +765,7 @@ func (e *encoder) approval(a *domain.Approval) {
 	}
 	e.optStr("resolved_by", a.ResolvedBy)
 	e.optStr("reason", a.Reason)
+	e.optStr("transaction_id", a.TransactionID)
 	e.close()
 }
 

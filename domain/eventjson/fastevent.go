@@ -246,7 +246,9 @@ func (d *decoder) event() *domain.Event {
 			ev.A2ABoundary = new(domain.A2ABoundaryChange)
 			d.a2aBoundary(ev.A2ABoundary)
 		default:
-			d.unknown(k, reflect.TypeFor[domain.Event]())
+			if !d.execEvent(k, ev, &seen) {
+				d.unknown(k, reflect.TypeFor[domain.Event]())
+			}
 		}
 	}
 	if ev == nil {
@@ -383,7 +385,9 @@ func (d *decoder) command(c *domain.Command) {
 			c.Copy = new(domain.PrincipalStateCopy)
 			d.stateCopy(c.Copy)
 		default:
-			d.unknown(k, reflect.TypeFor[domain.Command]())
+			if !d.execCommand(k, c, &seen) {
+				d.unknown(k, reflect.TypeFor[domain.Command]())
+			}
 		}
 	}
 }
@@ -455,6 +459,10 @@ func (d *decoder) copiedChange(c *domain.CopiedChange) {
 			d.once(&seen, 7)
 			c.A2ABoundary = new(domain.A2ABoundaryChange)
 			d.a2aBoundary(c.A2ABoundary)
+		case "business":
+			d.once(&seen, 8)
+			c.Business = new(domain.Business)
+			d.business(c.Business)
 		default:
 			d.unknown(k, reflect.TypeFor[domain.CopiedChange]())
 		}
@@ -970,6 +978,10 @@ func (d *decoder) config(c *domain.Config) {
 			d.once(&seen, 5)
 			c.A2A = new(domain.A2AConfig)
 			d.a2aConfig(c.A2A)
+		case "execute":
+			d.once(&seen, 6)
+			c.Execute = new(domain.ExecuteConfig)
+			d.executeConfig(c.Execute)
 		default:
 			d.unknown(k, reflect.TypeFor[domain.Config]())
 		}
@@ -1576,6 +1588,9 @@ func (d *decoder) approval(a *domain.Approval, actionID, agentID string) {
 		case "reason":
 			d.once(&seen, 12)
 			a.Reason = d.str()
+		case "transaction_id":
+			d.once(&seen, 13)
+			a.TransactionID = d.str()
 		default:
 			d.unknown(k, reflect.TypeFor[domain.Approval]())
 		}

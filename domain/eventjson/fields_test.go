@@ -199,6 +199,68 @@ func fullEvents() []*domain.Event {
 	ev.Command.Trust = &claim
 	ev.Elevation = &domain.TrustElevationRequested{RequestID: "r", Claimed: claim, Computed: evidence, Accepted: true, Reasons: []string{"x"}, Approval: &approval}
 	add(ev)
+
+	// The consumer policy engine.
+	biz := domain.Business{ID: "shop.1", Name: text, Categories: []string{"food", "travel"}, Endpoint: "https://shop.example/x?a=1&b=<2>",
+		Currency: "EUR", Owner: "org_1"}
+	ev = event(domain.EvBusinessChanged, cmd(domain.CmdBusiness))
+	ev.Command.Business = &domain.BusinessChange{Op: domain.OpCreate, Business: biz}
+	ev.Command.Global = true
+	ev.Business = &biz
+	add(ev)
+	bizCopy := biz
+	bizCopy.Categories = []string{}
+	ev = event(domain.EvPrincipalStateCopied, cmd(domain.CmdCopyPrincipalState))
+	ev.Command.Copy = &domain.PrincipalStateCopy{From: 0, Seq: 14, Hash: "h", Offset: 41, Changes: []domain.CopiedChange{
+		{Seq: 14, Type: domain.EvBusinessChanged, Business: &bizCopy}}}
+	add(ev)
+	request := json.RawMessage(`{"amount":"12.50","item":"a <b> & c","n":[1,2.5e3]}`)
+	prepare := cmd(domain.CmdPrepareExecute)
+	prepare.Execute = &domain.ExecuteRequest{BusinessID: "shop.1", Request: request, RequestHash: "sha256:rh", TokenHash: "tok", ReplyTo: text}
+	prepare.Authenticated = &domain.AuthenticatedAgent{AgentID: "agent_1", Principal: "org_1", Partition: 3}
+	ev = event(domain.EvExecutePrepared, prepare)
+	ev.Prepared = &domain.ExecutePrepared{TokenHash: "tok", BusinessID: "shop.1", RequestHash: "sha256:rh", Summary: text, Consumer: "org_1",
+		AgentID: "agent_1", ExpiresAt: later}
+	add(ev)
+	execute := cmd(domain.CmdExecute)
+	execute.Execute = &domain.ExecuteRequest{BusinessID: "shop.1", Request: request, RequestHash: "sha256:rh", TokenHash: "tok"}
+	ev = event(domain.EvExecuteDecided, execute)
+	ev.Error = &domain.Error{Code: domain.CodeInvalidRequest, Message: text}
+	ev.Transaction = &domain.Transaction{ID: "tx_1", Consumer: "org_1", AgentID: "agent_1", BusinessID: "shop.1", Categories: []string{"food"},
+		AmountCents: 1250, Currency: "EUR", RequestHash: "sha256:rh", Status: domain.TxQueued, PolicyID: "p1", Limit: text,
+		Notices:    []domain.Notice{{Kind: domain.NoticeQueued, PolicyID: "p1", Message: text}, {Kind: domain.NoticeLimit80, Message: "m"}},
+		ApprovalID: "tx_1", ReleaseAt: &later, BusinessStatus: "ok", Data: json.RawMessage(`{"order":"<1>"}`), ConfirmationToken: "ct"}
+	add(ev)
+	outcome := cmd(domain.CmdExecuteOutcome)
+	outcome.Outcome = &domain.ExecuteOutcome{TransactionID: "tx_1", HTTPStatus: 502, Status: "failed", Data: json.RawMessage(`[1,"x"]`),
+		ConfirmationToken: "ct", Error: text}
+	ev = event(domain.EvExecuteCompleted, outcome)
+	ev.Transaction = &domain.Transaction{ID: "tx_1", Consumer: "org_1", AgentID: "agent_1", BusinessID: "shop.1", Currency: "JPY",
+		RequestHash: "sha256:rh", Status: domain.TxCompleted, Notices: []domain.Notice{}}
+	add(ev)
+	ev = event(domain.EvExecuteTimers, cmd(domain.CmdExecuteTick))
+	ev.Timers = &domain.ExecuteTimers{TokensExpired: []string{"tok"}, Released: []string{"tx_1", text}, Expired: []string{"tx_2"}}
+	add(ev)
+	execApproval := approval
+	execApproval.Kind, execApproval.TransactionID = domain.ApprovalKindExecute, "tx_1"
+	ev = event(domain.EvApprovalResolved, resolve)
+	ev.Resolved = &domain.ApprovalResolved{Approval: execApproval}
+	add(ev)
+	hook := domain.Webhook{ID: "wh_1", URL: "https://hooks.example/<x>", Events: []string{domain.NoticeBlocked}, Consumer: "org_1"}
+	ev = event(domain.EvWebhookChanged, cmd(domain.CmdWebhook))
+	ev.Command.Webhook = &domain.WebhookChange{Op: domain.OpUpdate, Webhook: hook}
+	ev.Webhook = &hook
+	add(ev)
+	delivery := domain.DeliveryResult{WebhookID: "wh_1", Seq: 77, Notice: 1, Attempt: 3, Status: "retrying", HTTPStatus: 503, Error: text, NextAt: &later}
+	ev = event(domain.EvDeliveryRecorded, cmd(domain.CmdDelivery))
+	ev.Command.Delivery = &delivery
+	ev.Delivery = &delivery
+	add(ev)
+	execCfg := cfg
+	execCfg.Execute = &domain.ExecuteConfig{Mode: domain.ExecuteModeStrict, MaxAmountCents: 250, TokenTTL: domain.Duration(5 * time.Minute)}
+	ev = event(domain.EvConfigured, cmd(domain.CmdConfigure))
+	ev.Command.Configure, ev.Configured = &domain.Configure{Config: execCfg}, &execCfg
+	add(ev)
 	return out
 }
 
