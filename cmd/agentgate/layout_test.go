@@ -36,6 +36,8 @@ var layout = []importEdge{
 		"engines are pure verifiers: they know nothing of agents or the log"},
 	{"domain/a2a", []string{"domain/jcs", "domain/strictjson"},
 		"A2A rules are pure: the domain imports them, they import only the canonical and strict JSON"},
+	{"domain/policy", []string{"domain/strictjson"},
+		"policy rules are pure: the domain imports them, they import only the strict JSON checker"},
 	{"domain/...", []string{"domain/..."}, "the pure core imports nothing of ours outside itself"},
 
 	{"projections", []string{"domain/...", "streams", "streams/diskspace"},
