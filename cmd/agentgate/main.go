@@ -126,6 +126,7 @@ func serveCmd() *cobra.Command {
 		engineOpts            *engineFlags
 		rateOpts              *rateFlags
 		a2aOpts               *a2aFlags
+		executeOpts           *executeFlags
 		proxyOpts             *proxyFlags
 		checkpoints           domain.CheckpointPolicy
 		minFree               int64
@@ -150,6 +151,9 @@ func serveCmd() *cobra.Command {
 			cfg.ApprovalTTL = domain.Duration(approvalTTL)
 			cfg.DoomLoopGuardRequired = doomRequired
 			if cfg.A2A, err = a2aOpts.config(); err != nil {
+				return err
+			}
+			if cfg.Execute, err = executeOpts.config(); err != nil {
 				return err
 			}
 			if kafkaOpts.enabled() {
@@ -244,6 +248,7 @@ func serveCmd() *cobra.Command {
 	engineOpts = addEngineFlags(f)
 	rateOpts = addRateFlags(f)
 	a2aOpts = addA2AFlags(f)
+	executeOpts = addExecuteFlags(f)
 	proxyOpts = addProxyFlags(f)
 	return cmd
 }
