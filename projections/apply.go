@@ -80,6 +80,7 @@ func (s *Store) Prepare(st *domain.State, f *Fold) (*Prepared, error) {
 	w.refs = f.refs
 	w.retired = f.retired
 	w.a2aEvicted = f.evicted
+	w.exec = f.exec
 	if len(events) > 0 {
 		w.first = events[0].Seq
 	}
@@ -136,6 +137,7 @@ func (p *Prepared) Commit(head Checkpoint) error {
 		return fmt.Errorf("committing projections at seq %d: %w", head.Seq, err)
 	}
 	p.committed = true
+	w.s.txWait.wake(w.txs.keys)
 	w.s.evictMu.Lock()
 	for _, m := range w.evictedTo {
 		w.s.evictedTo[m.agent] = m.seq
@@ -200,6 +202,10 @@ type batchWriter struct {
 	a2aEntries []a2aEntry
 	a2aBuckets []domain.A2APair
 	a2aEvicted []domain.A2APair
+	// exec are the consumer policy engine's entities the batch touched
+	// (execstate.go); txs the transactions it wrote (transactions.go).
+	exec execTouched
+	txs  txBatch
 }
 
 // touch records the entities ev touched, to be copied from the state.
@@ -277,6 +283,9 @@ func (w *batchWriter) event(ev *domain.Event) error {
 		if err := w.b.Set(k, binary.BigEndian.AppendUint64(nil, ev.Seq), nil); err != nil {
 			return err
 		}
+	}
+	if err := w.txEvent(ev); err != nil {
+		return err
 	}
 	switch {
 	case ev.Decided != nil:
@@ -560,6 +569,9 @@ func (w *batchWriter) flushState(st *domain.State) error {
 	if err := w.flushA2AState(st); err != nil {
 		return err
 	}
+	if err := w.flushExec(st); err != nil {
+		return err
+	}
 	return w.setJSON(key(tMeta, "gate"), gateMeta{Config: st.Config, LastTime: st.LastTime, Copies: st.Copies})
 }
 
@@ -589,6 +601,9 @@ func (w *batchWriter) flushStore(head Checkpoint) error {
 		}
 	}
 	if err := w.flushA2A(); err != nil {
+		return err
+	}
+	if err := w.flushTxs(); err != nil {
 		return err
 	}
 	return w.setJSON(key(tMeta, "ckpt"), head)

@@ -23,6 +23,9 @@ type Fold struct {
 	retired []Retired
 	// evicted are the A2A token buckets the events evicted.
 	evicted []domain.A2APair
+	// exec are the consumer policy engine's entities the events touched
+	// (execstate.go).
+	exec execTouched
 }
 
 // Retired is a conversation evicted from the state (at
@@ -75,6 +78,7 @@ func (f *Fold) Add(st *domain.State, ev *domain.Event) {
 		}
 	}
 	f.noteA2AEvictions(st, ev)
+	f.noteExec(st, ev)
 	domain.Apply(st, ev)
 	f.events = append(f.events, ev)
 }

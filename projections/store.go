@@ -61,6 +61,8 @@ type Store struct {
 	evictedTo map[string]uint64
 	// snaps tracks the agents changed since the last checkpoint (snapshot.go).
 	snaps snapshots
+	// txWait wakes the readers awaiting a transaction (await.go).
+	txWait txWaiters
 	// noSnapshots, noActivity: what the store does not keep (Options).
 	noSnapshots, noActivity bool
 }
@@ -574,6 +576,9 @@ func (s *Store) LoadState() (*domain.State, error) {
 		return nil, err
 	}
 	if err := s.loadA2A(st); err != nil {
+		return nil, err
+	}
+	if err := s.loadExec(st); err != nil {
 		return nil, err
 	}
 	return st, nil
