@@ -169,6 +169,7 @@ func Evaluate(set *Set, ledger *Ledger, in Input) Outcome {
 	best := -1 // index in out.Findings of the deciding finding
 	var queued []zoned
 	var later []Notice // limit_exceeded and limit_80
+	var totals totalsCache
 	for i := range set.Policies {
 		p := &set.Policies[i]
 		if !p.applies(&in) || !p.Shadow && !p.Override && overridden[typeIndex(p.Type)] {
@@ -178,7 +179,7 @@ func Evaluate(set *Set, ledger *Ledger, in Input) Outcome {
 		switch p.Type {
 		case TypeSpending:
 			var near []Notice
-			f, near = spending(p, ledger, &in, f)
+			f, near = spending(p, ledger, &totals, &in, f)
 			if !p.Shadow {
 				later = append(later, near...)
 			}
@@ -265,7 +266,7 @@ func exceed(s *Spending) Verdict {
 // monthly totals with this execute; the first limit exceeded decides. It
 // also returns the limit_80 notices of the totals this execute takes to
 // 80 % of their limit or more without exceeding it.
-func spending(p *Policy, l *Ledger, in *Input, f Finding) (Finding, []Notice) {
+func spending(p *Policy, l *Ledger, tc *totalsCache, in *Input, f Finding) (Finding, []Notice) {
 	s := p.Spending
 	amount := in.AmountCents
 	if s.PerTransactionCents > 0 && amount > s.PerTransactionCents {
@@ -276,7 +277,7 @@ func spending(p *Policy, l *Ledger, in *Input, f Finding) (Finding, []Notice) {
 		f.Code = codeIfBlock(f.Verdict, CodeSpendingLimit)
 		return f, nil
 	}
-	t := l.Totals(in.Now, p.Scope.Agents, p.Scope.BusinessID)
+	t := tc.scope(l, in.Now.Unix(), p.Scope.Agents, p.Scope.BusinessID)
 	var near []Notice
 	for _, w := range [3]struct {
 		name, span   string
@@ -315,7 +316,6 @@ func codeIfBlock(v Verdict, code string) string {
 // may be listed).
 func category(p *Policy, in *Input, f Finding) Finding {
 	c := p.Category
-	list := strings.Join(c.Categories, ",")
 	hit := ""
 	for _, bc := range in.Categories {
 		if contains(c.Categories, bc) {
@@ -325,13 +325,13 @@ func category(p *Policy, in *Input, f Finding) Finding {
 	}
 	switch {
 	case c.Mode == ModeAllow && hit == "":
-		f.Message = "policy " + p.ID + ": business " + in.BusinessID + " is in none of the allowed categories " + list
+		f.Message = "policy " + p.ID + ": business " + in.BusinessID + " is in none of the allowed categories " + strings.Join(c.Categories, ",")
 	case c.Mode == ModeBlock && hit != "":
 		f.Message = "policy " + p.ID + ": business " + in.BusinessID + " is in the blocked category " + hit
 	default:
 		return f
 	}
-	f.Verdict, f.Code, f.Limit = Block, CodeCategory, c.Mode+" "+list
+	f.Verdict, f.Code, f.Limit = Block, CodeCategory, c.Mode+" "+strings.Join(c.Categories, ",")
 	return f
 }
 

@@ -231,8 +231,16 @@ func (a *Account) expire(now int64) {
 // expired returns how many buckets start at or before cut: those that a
 // window starting after cut+width no longer overlaps.
 func expired(bs []Bucket, cut int64) int {
-	i, _ := slices.BinarySearchFunc(bs, cut+1, func(b Bucket, at int64) int { return cmpInt(b.At, at) })
-	return i
+	lo, hi := 0, len(bs)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if bs[m].At <= cut {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
 }
 
 // prune drops the accounts that hold nothing any window counts at time at.
@@ -274,12 +282,36 @@ func (a *Account) totals(now int64) Totals {
 // (nil: every agent) at business ("": every business); the overflow
 // account counts in every scope. The ledger is only read.
 func (l *Ledger) Totals(now time.Time, agents []string, business string) Totals {
+	var c totalsCache
+	return c.scope(l, now.Unix(), agents, business)
+}
+
+// totalsCache holds each account's totals at one time, computed on first
+// use, so that the policies of one evaluation read each account once (the
+// first 16 accounts' on the stack).
+type totalsCache struct {
+	done  bool
+	buf   [16]Totals
+	extra []Totals
+}
+
+// scope sums the cached totals of the accounts in the scope.
+func (c *totalsCache) scope(l *Ledger, now int64, agents []string, business string) Totals {
 	var t Totals
 	if l == nil {
 		return t
 	}
-	s := now.Unix()
-	for _, a := range l.Accounts {
+	if !c.done {
+		c.done = true
+		for i, a := range l.Accounts {
+			if i < len(c.buf) {
+				c.buf[i] = a.totals(now)
+			} else {
+				c.extra = append(c.extra, a.totals(now))
+			}
+		}
+	}
+	for i, a := range l.Accounts {
 		if a.Agent != overflowKey {
 			if business != "" && a.Business != business {
 				continue
@@ -288,7 +320,12 @@ func (l *Ledger) Totals(now time.Time, agents []string, business string) Totals 
 				continue
 			}
 		}
-		at := a.totals(s)
+		var at Totals
+		if i < len(c.buf) {
+			at = c.buf[i]
+		} else {
+			at = c.extra[i-len(c.buf)]
+		}
 		t.Day, t.Week, t.Month = satAdd(t.Day, at.Day), satAdd(t.Week, at.Week), satAdd(t.Month, at.Month)
 	}
 	return t

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -10,25 +11,86 @@ import (
 // each week, so one that opens at all opens within eight days.
 const horizonDays = 8
 
-// open reports whether the wall clock of now, in the policy's zone, is
-// inside one of its windows.
+// open reports whether the wall clock of now, in the policy's zone (loc),
+// is inside one of its windows.
 func (w *TimeWindow) open(loc *time.Location, now time.Time) bool {
-	local := now.In(loc)
-	day := dayNames[local.Weekday()]
-	mins := local.Hour()*60 + local.Minute()
-	for i := range w.Windows {
-		win := &w.Windows[i]
-		if mins >= parseClock(win.Start) && mins < parseClock(win.End) && slices.Contains(win.Days, day) {
-			return true
-		}
-	}
-	return false
+	s := now.Unix()
+	return w.openLocal(s + offsetAt(w.TimeZone, loc, s))
 }
 
 // zoned is a time window policy with its zone.
 type zoned struct {
 	tw  *TimeWindow
 	loc *time.Location
+}
+
+// period is a stretch of instants [start, end) (Unix seconds) over which
+// a zone's offset from UTC is off seconds.
+type period struct{ start, end, off int64 }
+
+// periodsOf returns the periods of loc that cover [from, to], in order.
+func periodsOf(loc *time.Location, from, to time.Time) []period {
+	var ps []period
+	t := from.In(loc)
+	for n := 0; n < 64; n++ {
+		_, off := t.Zone()
+		s, e := t.ZoneBounds()
+		p := period{math.MinInt64, math.MaxInt64, int64(off)}
+		if !s.IsZero() {
+			p.start = s.Unix()
+		}
+		if !e.IsZero() {
+			p.end = e.Unix()
+		}
+		ps = append(ps, p)
+		if e.IsZero() || e.After(to) {
+			break
+		}
+		t = e.In(loc)
+	}
+	return ps
+}
+
+// daySeconds is the length of a civil day.
+const daySeconds = 86400
+
+// floorDiv is a/b rounded toward minus infinity (b > 0).
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && a < 0 {
+		q--
+	}
+	return q
+}
+
+// openAt reports whether the wall clock at Unix second c, in a zone of
+// periods ps, is inside one of the windows: the wall clock is c plus the
+// offset of the period holding c.
+func (w *TimeWindow) openAt(ps []period, c int64) bool {
+	off := ps[len(ps)-1].off
+	for _, p := range ps {
+		if c < p.end {
+			off = p.off
+			break
+		}
+	}
+	return w.openLocal(c + off)
+}
+
+// openLocal reports whether the wall clock local (the Unix second whose
+// UTC reading is the wall clock's) is inside one of the windows; day 0 of
+// the Unix epoch was a Thursday.
+func (w *TimeWindow) openLocal(local int64) bool {
+	day := floorDiv(local, daySeconds)
+	wd := dayNames[(day%7+7+4)%7]
+	mins := int((local - day*daySeconds) / 60)
+	for i := range w.Windows {
+		win := &w.Windows[i]
+		if mins >= parseClock(win.Start) && mins < parseClock(win.End) && slices.Contains(win.Days, wd) {
+			return true
+		}
+	}
+	return false
 }
 
 // release returns the earliest instant at or after now at which every
@@ -42,79 +104,60 @@ type zoned struct {
 // or at a transition that jumps into a window. So the earliest open instant
 // is one of: now, an instant whose wall clock reads a window's start on a
 // day of the window (none in a spring-forward gap, two in a fall-back
-// overlap: both are tried), or a transition; release tries each in order
-// of time. A window starting at 02:30 on a day whose clocks jump from 02:00
-// to 03:00 opens at the jump (03:00 local); one starting at 01:30 on a day
-// whose clocks go back from 02:00 to 01:00 opens at the first 01:30.
+// overlap), or a transition; release tries each in order of time. A
+// window starting at 02:30 on a day whose clocks jump from 02:00 to 03:00
+// opens at the jump (03:00 local); one starting at 01:30 on a day whose
+// clocks go back from 02:00 to 01:00 opens at the first 01:30. The zone's
+// periods are read once (a few ZoneBounds calls); the rest is integer
+// arithmetic on Unix seconds.
 func release(ws []zoned, now time.Time) (time.Time, bool) {
-	now = now.Truncate(time.Second)
-	end := now.Add((horizonDays + 1) * Day)
-	cands := []time.Time{now}
-	for _, z := range ws {
-		local := now.In(z.loc)
-		y, m, d := local.Date()
-		for k := -1; k <= horizonDays; k++ {
-			date := time.Date(y, m, d+k, 12, 0, 0, 0, time.UTC) // the calendar day, read in UTC
-			day := dayNames[date.Weekday()]
-			for i := range z.tw.Windows {
-				win := &z.tw.Windows[i]
-				if !slices.Contains(win.Days, day) {
+	from := now.Unix()
+	to := from + (horizonDays+1)*daySeconds
+	cands := []int64{from}
+	zps := make([][]period, len(ws))
+	for i, z := range ws {
+		ps := periodsOf(z.loc, now.Add(-2*Day), time.Unix(to, 0).Add(2*Day))
+		zps[i] = ps
+		_, off := now.In(z.loc).Zone()
+		today := floorDiv(from+int64(off), daySeconds)
+		for day := today - 1; day <= today+horizonDays; day++ {
+			wd := dayNames[(day%7+7+4)%7]
+			for j := range z.tw.Windows {
+				win := &z.tw.Windows[j]
+				if !slices.Contains(win.Days, wd) {
 					continue
 				}
-				cands = appendWall(cands, z.loc, date, parseClock(win.Start))
+				wall := day*daySeconds + int64(parseClock(win.Start))*60
+				for _, p := range ps { // the instants whose wall clock reads wall
+					if c := wall - p.off; p.start <= c && c < p.end {
+						cands = append(cands, c)
+					}
+				}
 			}
 		}
-		for t, n := local, 0; n < 64; n++ {
-			_, next := t.ZoneBounds()
-			if next.IsZero() || next.After(end) {
-				break
+		for _, p := range ps {
+			if p.start > from {
+				cands = append(cands, p.start)
 			}
-			cands = append(cands, next)
-			t = next
 		}
 	}
-	slices.SortFunc(cands, func(a, b time.Time) int { return a.Compare(b) })
+	slices.Sort(cands)
 	for _, c := range cands {
-		if c.Before(now) || c.After(end) {
+		if c < from || c > to {
 			continue
 		}
 		all := true
-		for _, z := range ws {
-			if !z.tw.open(z.loc, c) {
+		for i, z := range ws {
+			if !z.tw.openAt(zps[i], c) {
 				all = false
 				break
 			}
 		}
 		if all {
-			return c.UTC(), true
+			return time.Unix(c, 0).UTC(), true
 		}
 	}
 	return time.Time{}, false
-}
-
-// appendWall appends the instants whose wall clock in loc reads the
-// calendar day of date (a UTC time) at mins minutes after midnight: none
-// in a gap, one, or two in an overlap.
-func appendWall(cands []time.Time, loc *time.Location, date time.Time, mins int) []time.Time {
-	y, m, d := date.Date()
-	naive := time.Date(y, m, d, mins/60, mins%60, 0, 0, time.UTC)
-	var offs [3]int
-	for i, probe := range []time.Duration{-2 * Day, 0, 2 * Day} {
-		_, offs[i] = naive.Add(probe).In(loc).Zone()
-	}
-	n := len(cands)
-	for _, off := range offs {
-		t := naive.Add(-time.Duration(off) * time.Second)
-		lt := t.In(loc)
-		ly, lm, ld := lt.Date()
-		if ly != y || lm != m || ld != d || lt.Hour()*60+lt.Minute() != mins || lt.Second() != 0 {
-			continue
-		}
-		if !slices.ContainsFunc(cands[n:], t.Equal) {
-			cands = append(cands, t)
-		}
-	}
-	return cands
 }
 
 // describe is a time window as people read it: "mon,tue 09:00-17:30;

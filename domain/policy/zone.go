@@ -26,6 +26,27 @@ var zoneinfoZip []byte
 // zones caches the locations read from zoneinfoZip, by name.
 var zones sync.Map // string -> *time.Location
 
+// lastPeriods caches, by zone name, the period of the zone's offset last
+// looked up: executes come at times close to each other, and reading an
+// offset from the zone's rules (past its last listed transition, Go
+// computes it from the rule each time) costs far more than a comparison.
+// The cache holds values of the zone's rules only, so it changes no
+// result.
+var lastPeriods sync.Map // string -> *period
+
+// offsetAt returns the offset from UTC, in seconds, of the zone name
+// (location loc) at Unix second s.
+func offsetAt(name string, loc *time.Location, s int64) int64 {
+	if v, ok := lastPeriods.Load(name); ok {
+		if p := v.(*period); p.start <= s && s < p.end {
+			return p.off
+		}
+	}
+	ps := periodsOf(loc, time.Unix(s, 0), time.Unix(s, 0))
+	lastPeriods.Store(name, &ps[0])
+	return ps[0].off
+}
+
 var (
 	zoneIndexOnce sync.Once
 	zoneIndex     map[string]*zip.File
