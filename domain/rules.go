@@ -61,6 +61,9 @@ func Decide(s *State, env Env, cmd *Command) *Event {
 	if cmd.Withheld != nil {
 		return d.withheld()
 	}
+	if cmd.Authenticated != nil && !gateAuthenticated(cmd.Type) {
+		return d.reject(fieldError(CodeInvalidRequest, "authenticated", "only a prepare or an execute carries the gate's authentication"))
+	}
 	switch cmd.Type {
 	case CmdRegisterAgent:
 		return d.register()
@@ -164,28 +167,15 @@ func (d *decider) authAgent(allowSuspended bool) (*Agent, *Error) {
 	return a, err
 }
 
-// agentCredentials is authAgent's check.
+// agentCredentials is authAgent's check (CheckAgentCredentials).
 func (d *decider) agentCredentials(allowSuspended bool) (*Agent, *Error) {
 	cmd := d.cmd
 	if cmd.AgentID == "" {
 		return nil, missing("agent_id")
 	}
 	a := d.s.Agents[cmd.AgentID]
-	if a == nil {
-		return nil, Errorf(CodeAgentNotRegistered, "agent '%s' is not registered", cmd.AgentID)
-	}
-	switch {
-	case tokenMatches(cmd.TokenHash, a.TokenHash):
-	case cmd.Principal != "" && (cmd.Principal == AdminPrincipal || cmd.Principal == a.Info.PrincipalID):
-	case cmd.TokenHash != "":
-		return nil, Errorf(CodeInvalidAgentToken, "invalid agent token")
-	case cmd.Principal != "":
-		return nil, Errorf(CodeForbidden, "principal may not act for agent '%s'", a.ID)
-	default:
-		return nil, Errorf(CodeInvalidAgentToken, "agent token missing")
-	}
-	if a.Status == StatusSuspended && !allowSuspended {
-		return nil, Errorf(CodeAgentSuspended, "agent '%s' is suspended", a.ID)
+	if err := CheckAgentCredentials(a, cmd.AgentID, cmd.Principal, cmd.TokenHash, allowSuspended); err != nil {
+		return nil, err
 	}
 	return a, nil
 }

@@ -108,6 +108,9 @@ func sameRequest(mine, rec *domain.Command) bool {
 	// So is where a principal-wide command was decided (Kafka: on
 	// partition 0 for every partition, domain.Command.Global).
 	m.Global = rec.Global
+	// And the agent it authenticated where the agent lives (Kafka: an
+	// execute decided on its consumer's home partition).
+	m.Authenticated = rec.Authenticated
 	if m.Register != nil && rec.Register != nil {
 		reg := *m.Register
 		reg.TokenHash = rec.Register.TokenHash
