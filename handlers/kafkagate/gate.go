@@ -263,6 +263,8 @@ type partition struct {
 	// feed follows partition 0's principal-wide events (nil on partition
 	// 0, and with one partition).
 	feed *copyFeed
+	// later holds the replies of executes answered at their outcome.
+	later *deferred
 }
 
 // openPartition restores partition p: its projections, its log, its worker.
@@ -298,11 +300,13 @@ func (g *Gate) openPartition(ctx context.Context, p int32) (_ *partition, err er
 	// forwarded A2A messages after the log took them); a batch it cannot
 	// take before the generation ends is the next owner's to recover.
 	pr.fwd = g.newForwarder(p, lg)
+	pr.later = newDeferred(g)
 	onBatch := func(evs []*domain.Event, d time.Duration) {
 		if g.cfg.OnBatch != nil {
 			g.cfg.OnBatch(evs, d)
 		}
 		pr.fwd.add(ctx, evs)
+		pr.later.completed(ctx, evs)
 	}
 	start := time.Now()
 	wc := handlers.WorkerConfig{
@@ -378,6 +382,13 @@ func (g *Gate) runPartition(ctx context.Context, gen *kafka.Generation, p int32,
 		pr.fwd.run(fctx)
 	}()
 	go func() { werr <- pr.worker.Run(wctx) }()
+	lctx, lcancel := context.WithCancel(ctx)
+	ldone := make(chan struct{})
+	go func() {
+		defer close(ldone)
+		pr.later.run(lctx)
+	}()
+	defer func() { lcancel(); <-ldone }()
 	if pr.feed != nil {
 		fctx, fcancel := context.WithCancel(ctx)
 		fdone := make(chan struct{})
@@ -472,6 +483,9 @@ type item struct {
 	done     bool   // nothing to answer (forwarded)
 	abandon  bool   // not enqueued because the partition is stopping
 	qwed     *qwedCall
+	// later, set on an execute decided here, holds its reply until its
+	// outcome when it becomes executing (deferred.go).
+	later *deferred
 	// sync, when set, is closed once the item is answered and written
 	// (flushed) or left to the next owner (isolate waits on it).
 	sync    chan struct{}
@@ -629,6 +643,16 @@ func (g *Gate) handle(ctx context.Context, pr *partition, msg kafka.Message) *it
 			it.pend = g.audit(ctx, pr, it, principal)
 			return it
 		}
+	}
+	if g.global() && agentFirst(ec.Command.Type) && g.routeAgentFirst(ctx, pr, it, ec.Command, principal) {
+		// Relayed to its consumer's home partition, or refused.
+		return it
+	}
+	if x := ec.Command.Execute; x != nil && ec.Command.Type == domain.CmdExecute {
+		// Answered once its outcome is recorded, if it executes
+		// (deferred.go).
+		x.ReplyTo = it.req.Extensions[ce.ExtReplyTo]
+		it.later = pr.later
 	}
 	if g.global() && broadcast(ec.Command.Type) {
 		// Principal-wide (API keys, tool registries, an A2A trust
@@ -803,29 +827,7 @@ func (g *Gate) complete(gen *kafka.Generation, p int32, items <-chan *item, fl *
 	flush := func(upTo int64) bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		for i := range out {
-			if out[i].Partition >= 0 {
-				continue
-			}
-			if g.cfg.Topics.internal(out[i].Topic) {
-				// A request may not make the gate write into its own log,
-				// decisions, requests, forwards or dead letters.
-				g.log.Warn("dead-lettering a reply to one of the gate's own topics", "topic", out[i].Topic)
-				out[i] = g.undeliverable(out[i], errInternalReplyTopic)
-				continue
-			}
-			// A reply keyed by agent or correlation id, hashed over the
-			// reply topic's partitions.
-			n, err := g.out.Partitions(ctx, out[i].Topic)
-			if err != nil {
-				// An unknown reply topic: the reply is dead-lettered
-				// with the reason, the decision stands.
-				g.log.Warn("dead-lettering a reply", "topic", out[i].Topic, "err", err)
-				out[i] = g.undeliverable(out[i], err)
-				continue
-			}
-			out[i].Partition = int(PartitionFor(string(out[i].Key), n))
-		}
+		g.place(ctx, out)
 		// Replies, decisions and dead letters in one write: one produce
 		// request per topic-partition, in parallel.
 		if err := g.out.Write(ctx, out...); err != nil {
@@ -880,6 +882,32 @@ func (g *Gate) complete(gen *kafka.Generation, p int32, items <-chan *item, fl *
 		case <-tick.C:
 			commit()
 		}
+	}
+}
+
+// place gives each reply of out without a partition (-1) its partition:
+// keyed by agent or correlation id, hashed over the reply topic's
+// partitions. A reply whose topic cannot be written, or is one of the
+// gate's own, becomes a dead letter (undeliverable); the decision stands.
+func (g *Gate) place(ctx context.Context, out []kafka.Message) {
+	for i := range out {
+		if out[i].Partition >= 0 {
+			continue
+		}
+		if g.cfg.Topics.internal(out[i].Topic) {
+			// A request may not make the gate write into its own log,
+			// decisions, requests, forwards or dead letters.
+			g.log.Warn("dead-lettering a reply to one of the gate's own topics", "topic", out[i].Topic)
+			out[i] = g.undeliverable(out[i], errInternalReplyTopic)
+			continue
+		}
+		n, err := g.out.Partitions(ctx, out[i].Topic)
+		if err != nil {
+			g.log.Warn("dead-lettering a reply", "topic", out[i].Topic, "err", err)
+			out[i] = g.undeliverable(out[i], err)
+			continue
+		}
+		out[i].Partition = int(PartitionFor(string(out[i].Key), n))
 	}
 }
 
@@ -963,7 +991,16 @@ func (g *Gate) answer(p int32, it *item, out *[]kafka.Message) bool {
 			*out = append(*out, m)
 		}
 	}
-	if it.decoded {
+	held := false
+	if it.later != nil && it.rej == nil && status < 300 {
+		if to := it.req.Extensions[ce.ExtReplyTo]; to != "" {
+			var outcome *domain.Event
+			if outcome, held = it.later.hold(it.req, to, ev); outcome != nil {
+				status, body = outcomeReply(outcome)
+			}
+		}
+	}
+	if it.decoded && !held {
 		if to := it.req.Extensions[ce.ExtReplyTo]; to != "" {
 			if m, ok := g.reply(it.req, to, status, body, now); ok {
 				if status == http.StatusTooManyRequests {
@@ -975,7 +1012,7 @@ func (g *Gate) answer(p int32, it *item, out *[]kafka.Message) bool {
 				*out = append(*out, m)
 			}
 		}
-	} else if to, ok := header(&it.msg, "ce_replyto"); ok && to != "" {
+	} else if to, ok := header(&it.msg, "ce_replyto"); ok && to != "" && !it.decoded {
 		// Not a CloudEvent, but it said where to answer: answer there.
 		req := ce.Event{Type: "agentgate.invalid", Source: "unknown", ID: fmt.Sprintf("%d/%d", it.msg.Partition, it.msg.Offset), Mode: ce.ModeBinary,
 			Extensions: map[string]string{}}

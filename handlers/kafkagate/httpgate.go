@@ -57,7 +57,9 @@ func NewHTTPGate(c *kafkaout.Requester, adminKeyHash string, topics Topics, node
 // command is decided on partition 0 (marked domain.Command.Global) and
 // answered once every other partition has recorded its copy (submitGlobal).
 // A resolution goes to the partition of its
-// approval's agent (approvalPartition). It returns handlers.ErrUnavailable
+// approval (approvalKey). An agent's prepare or execute is authenticated
+// against the read model and decided on its consumer's home partition
+// (submitAgentFirst). It returns handlers.ErrUnavailable
 // (wrapped) when the partition refused, and the context's error when no
 // reply came, or the read model did not apply it, in time (the API answers
 // 504; the decision stands, and a retry with the same request id gets it).
@@ -71,9 +73,12 @@ func (h *HTTPGate) Submit(ctx context.Context, cmd *domain.Command) (*domain.Eve
 	if broadcast(cmd.Type) && h.partitions > 1 {
 		return h.submitGlobal(ctx, cmd)
 	}
+	if agentFirst(cmd.Type) && cmd.Authenticated == nil && h.partitions > 1 {
+		return h.submitAgentFirst(ctx, cmd)
+	}
 	key := RouteKey(cmd)
 	if key == "" && cmd.Type == domain.CmdResolveApproval && cmd.Resolve != nil {
-		key = h.approvalAgent(ctx, cmd.Resolve.ApprovalID)
+		key = h.approvalKey(ctx, cmd.Resolve.ApprovalID)
 	}
 	if key == "" {
 		key = cmd.Request.ID
@@ -139,14 +144,16 @@ func (h *HTTPGate) readable(ctx context.Context, p int32, seq uint64) error {
 	return h.reads.WaitApplied(ctx, p, seq)
 }
 
-// approvalAgent returns the agent of an approval, whose partition decides
-// its resolution: from the read model, or, when the read model does not
-// know the approval yet (it was recorded through another instance a moment
-// ago), after the read model has caught up with every partition
+// approvalKey returns the key of the partition that holds an approval
+// and decides its resolution: its consumer's home for an execute approval
+// (the transaction it holds is there), its agent for any other. The
+// approval is found in the read model, or, when the read model does not
+// know it yet (it was recorded through another instance a moment ago),
+// after the read model has caught up with every partition
 // (ReadModel.CatchUp): any approval acknowledged before the call is then
 // known. "" when there is none (the resolution is then refused, 404, by
 // the partition of its request id).
-func (h *HTTPGate) approvalAgent(ctx context.Context, id string) string {
+func (h *HTTPGate) approvalKey(ctx context.Context, id string) string {
 	if h.reads == nil {
 		return ""
 	}
@@ -156,6 +163,9 @@ func (h *HTTPGate) approvalAgent(ctx context.Context, id string) string {
 	}
 	if err != nil {
 		return ""
+	}
+	if a.Kind == domain.ApprovalKindExecute {
+		return domain.HomeKey(a.PrincipalID)
 	}
 	return a.AgentID
 }

@@ -43,10 +43,14 @@ const (
 // partitioner=murmur2_random).
 func PartitionFor(key string, n int) int32 { return kafkaout.PartitionFor(key, n) }
 
-// RouteKey returns the Kafka key of a command: its agent, the agent a
-// registration mints, the sender of an A2A message (the partition that
-// holds the token bucket of its pairs and, when an agent token sends it,
-// that agent), or "" when the command is about no single agent.
+// RouteKey returns the Kafka key of a command: the home key of its
+// consumer for a consumer-scoped command that names it (Consumer: a
+// policy or webhook change, an agent's prepare or execute once
+// authenticated), its agent (an agent's prepare or execute before: it is
+// authenticated where the agent lives), the agent a registration mints,
+// the sender of an A2A message (the partition that holds the token bucket
+// of its pairs and, when an agent token sends it, that agent), or "" when
+// the command is about no single agent.
 func RouteKey(cmd *domain.Command) string {
 	switch {
 	case cmd.Type == domain.CmdRegisterAgent:
@@ -54,16 +58,19 @@ func RouteKey(cmd *domain.Command) string {
 	case cmd.Type == domain.CmdA2AMessage && cmd.A2A != nil:
 		return cmd.A2A.SenderAgentID
 	}
+	if c := Consumer(cmd); c != "" {
+		return domain.HomeKey(c)
+	}
 	return cmd.AgentID
 }
 
 // broadcast reports whether a command changes principal-wide state that
 // every partition needs (API keys, tool registries, configuration, A2A
-// trust boundaries): decided on partition 0, copied by the others
-// (global.go).
+// trust boundaries, the business registry): decided on partition 0,
+// copied by the others (global.go).
 func broadcast(t domain.CommandType) bool {
 	return t == domain.CmdIssuePrincipalKey || t == domain.CmdRevokePrincipalKey || t == domain.CmdPutToolRegistry || t == domain.CmdConfigure ||
-		t == domain.CmdA2ABoundary
+		t == domain.CmdA2ABoundary || t == domain.CmdBusiness
 }
 
 // MACKey derives the key that signs internal commands from the admin key

@@ -1,0 +1,169 @@
+package kafkagate
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/streams/ce"
+)
+
+// An execute CloudEvent with a replyto is answered when it is decided,
+// unless its transaction became executing: then it is answered once the
+// business's outcome is recorded (execute.completed, the adapter runner's
+// CmdExecuteOutcome), with the body of that event, as POST /agp/execute
+// waits for the outcome (docs/ARCHITECTURE.md, "Executes on Kafka: the
+// consumer's home partition").
+
+// maxEarlyOutcomes bounds the outcomes a partition keeps whose execute's
+// reply was not held yet (the business answered before the partition
+// answered the execute's decision): the oldest are forgotten first.
+const maxEarlyOutcomes = 1024
+
+// deferredQueue bounds the held replies of a partition waiting to be
+// written.
+const deferredQueue = 1024
+
+// heldReply is the request of an execute held until its outcome: its
+// CloudEvent attributes (no data) and the topic of its replyto.
+type heldReply struct {
+	req ce.Event
+	to  string
+}
+
+// deferred holds one partition's executes answered at their outcome.
+type deferred struct {
+	g     *Gate
+	mu    sync.Mutex
+	held  map[string]heldReply     // by transaction id
+	early map[string]*domain.Event // outcomes recorded before their execute's reply was held
+	order []string                 // early's ids, oldest first
+	out   chan kafka.Message
+}
+
+func newDeferred(g *Gate) *deferred {
+	return &deferred{g: g, held: map[string]heldReply{}, early: map[string]*domain.Event{}, out: make(chan kafka.Message, deferredQueue)}
+}
+
+// executing returns the transaction ev made executing: an execute.decided
+// event of status executing.
+func executing(ev *domain.Event) (string, bool) {
+	if ev == nil || ev.Type != domain.EvExecuteDecided || ev.Transaction == nil || ev.Transaction.Status != domain.TxExecuting {
+		return "", false
+	}
+	return ev.Transaction.ID, true
+}
+
+// hold takes the decision ev of an execute request req whose replyto is
+// to: held is true when ev made its transaction executing and its outcome
+// is not recorded yet (the reply is written once it is, completed); when
+// the outcome is recorded already, it is returned (the reply answers with
+// it now).
+func (d *deferred) hold(req ce.Event, to string, ev *domain.Event) (outcome *domain.Event, held bool) {
+	id, ok := executing(ev)
+	if !ok {
+		return nil, false
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if o := d.early[id]; o != nil {
+		delete(d.early, id)
+		return o, false
+	}
+	req.Data = nil
+	d.held[id] = heldReply{req: req, to: to}
+	return nil, true
+}
+
+// completed is the partition's OnBatch: the reply of each held execute
+// whose outcome the batch recorded is queued for writing (run); an
+// outcome of an execute not held yet is kept for hold.
+func (d *deferred) completed(ctx context.Context, events []*domain.Event) {
+	for _, ev := range events {
+		if ev.Type != domain.EvExecuteCompleted || ev.Transaction == nil {
+			continue
+		}
+		id := ev.Transaction.ID
+		d.mu.Lock()
+		h, ok := d.held[id]
+		if ok {
+			delete(d.held, id)
+		} else {
+			d.keepEarly(id, ev)
+		}
+		d.mu.Unlock()
+		if !ok {
+			continue
+		}
+		status, body := outcomeReply(ev)
+		m, ok := d.g.reply(h.req, h.to, status, body, d.g.cfg.Clock().UTC())
+		if !ok {
+			continue
+		}
+		select {
+		case d.out <- m:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// keepEarly keeps an outcome whose execute was not held (yet); d.mu is
+// held.
+func (d *deferred) keepEarly(id string, ev *domain.Event) {
+	if _, dup := d.early[id]; dup {
+		return
+	}
+	if len(d.order) >= maxEarlyOutcomes {
+		delete(d.early, d.order[0])
+		d.order = d.order[1:]
+	}
+	d.early[id] = ev
+	d.order = append(d.order, id)
+}
+
+// outcomeReply is the status and body of an execute answered at its
+// outcome: the reply of the execute.completed event.
+func outcomeReply(ev *domain.Event) (int, []byte) {
+	status, body := domain.Reply(ev)
+	b, err := json.Marshal(body)
+	if err != nil {
+		return 500, []byte(`{"error":{"code":"` + string(domain.CodeInternal) + `","message":"the outcome could not be rendered","details":{}}}`)
+	}
+	return status, b
+}
+
+// run writes the queued replies until ctx ends, retrying a failed write
+// (a reply is written at least once while the partition is owned).
+func (d *deferred) run(ctx context.Context) {
+	for {
+		var m kafka.Message
+		select {
+		case <-ctx.Done():
+			return
+		case m = <-d.out:
+		}
+		batch := []kafka.Message{m}
+		for len(batch) < 512 && len(d.out) > 0 {
+			batch = append(batch, <-d.out)
+		}
+		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		d.g.place(wctx, batch)
+		for {
+			err := d.g.out.Write(wctx, batch...)
+			if err == nil || wctx.Err() != nil {
+				break
+			}
+			d.g.log.Warn("writing the replies of executes at their outcome", "replies", len(batch), "err", err)
+			select {
+			case <-wctx.Done():
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+		cancel()
+	}
+}
