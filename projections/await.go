@@ -71,11 +71,20 @@ func (t *txWaiters) forget(id string, ch <-chan struct{}) {
 //
 // It is woken by the commit of a batch that writes the transaction
 // (Apply, ApplyAt: the embedded worker's projections and the Kafka read
-// model alike), never by polling. When ctx ends first it returns the
+// model alike), never by polling. While it waits, the store's await hook
+// (SetAwaitHook) runs: the Kafka read model's wakes the follower of the
+// consumer's home partition, so the outcome is read as soon as it is
+// appended rather than at the follower's next poll. When ctx ends first it returns the
 // transaction as last read (the zero Transaction when the store does not
 // hold it yet) and an error wrapping ctx.Err() (and ErrNotFound when the
 // store never held it). A transaction of another consumer is not found.
 func (s *Store) AwaitTransaction(ctx context.Context, consumer, txID string) (Transaction, error) {
+	hooked := false
+	defer func() {
+		if hooked {
+			s.awaitHook.Load().(awaitHook).done(consumer)
+		}
+	}()
 	for {
 		ch := s.txWait.watch(txID)
 		tx, err := s.Transaction(consumer, txID)
@@ -86,6 +95,12 @@ func (s *Store) AwaitTransaction(ctx context.Context, consumer, txID string) (Tr
 		case err != nil && !errors.Is(err, ErrNotFound):
 			s.txWait.forget(txID, ch)
 			return tx, err
+		}
+		if !hooked {
+			if h, ok := s.awaitHook.Load().(awaitHook); ok {
+				h.wait(consumer)
+				hooked = true
+			}
 		}
 		select {
 		case <-ch:
@@ -104,4 +119,18 @@ func (t *txWaiters) waiting(id string) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.m[id] != nil
+}
+
+// awaitHook is what SetAwaitHook sets.
+type awaitHook struct {
+	wait, done func(consumer string)
+}
+
+// SetAwaitHook sets the functions AwaitTransaction calls when it begins
+// to wait for a transaction of consumer (wait), and once that wait ends
+// (done): the Kafka read model's keep the follower of the consumer's
+// home partition reading while anyone waits. Set it before the store is
+// read; nil functions are not allowed.
+func (s *Store) SetAwaitHook(wait, done func(consumer string)) {
+	s.awaitHook.Store(awaitHook{wait: wait, done: done})
 }

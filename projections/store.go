@@ -63,6 +63,8 @@ type Store struct {
 	snaps snapshots
 	// txWait wakes the readers awaiting a transaction (await.go).
 	txWait txWaiters
+	// awaitHook holds an awaitHook once SetAwaitHook is called.
+	awaitHook atomic.Value
 	// noSnapshots, noActivity: what the store does not keep (Options).
 	noSnapshots, noActivity bool
 }

@@ -263,6 +263,9 @@ type ReadModel struct {
 	pmu        sync.Mutex
 	parts      map[int32]*progress
 	partitions int
+	// awaits keeps the followers of awaited transactions reading
+	// (awaittx.go).
+	awaits txAwaits
 }
 
 // OpenPartitionFrom opens events partition p lazily (kafkalog.Options.Lazy)
@@ -309,6 +312,7 @@ func OpenReadModel(ctx context.Context, dir string, logger *slog.Logger, partiti
 			for p, pos := range m.pos {
 				m.part(p).applied = pos.Seq
 			}
+			m.store.SetAwaitHook(m.awaitWait, m.awaitDone)
 			return m, nil
 		}
 		logger.Warn("the read model's checkpoint is not on the events partitions: folding them from the start", "dir", dir, "err", err)
