@@ -52,6 +52,7 @@ func addKafkaFlags(f *pflag.FlagSet) *kafkaFlags {
 	f.StringVar(&k.topics.Decisions, "kafka-topic-decisions", d.Decisions, "decisions topic")
 	f.StringVar(&k.topics.Replies, "kafka-topic-replies", d.Replies, "default reply topic (the HTTP API's replies)")
 	f.StringVar(&k.topics.A2A, "kafka-topic-a2a", d.A2A, "verified agent-to-agent messages topic")
+	f.StringVar(&k.topics.Changes, "kafka-topic-changes", d.Changes, "principal-wide changes topic (one partition, kept forever)")
 	f.StringVar(&k.topics.DeadLetter, "kafka-topic-deadletter", d.DeadLetter, "dead-letter topic")
 	f.DurationVar(&k.timeout, "kafka-request-timeout", 10*time.Second, "how long the HTTP API waits for a reply through Kafka (then 504)")
 	f.DurationVar(&k.session, "kafka-session-timeout", 6*time.Second, "consumer group session timeout: how long a silent instance keeps its partitions")
@@ -121,13 +122,12 @@ func serveKafka(k *kafkaFlags, z3 *z3Flags, eng *engineFlags, rate *rateFlags, p
 		return kafkalog.Open(ctx, brokers, k.topics.Events, int(p), kafkalog.Options{Logger: plog, Lazy: true})
 	}
 	// An events partition opened lazily at a position: the read model's
-	// partitions, and partition 0 as each other partition follows it from
-	// its last copy of its principal-wide events.
+	// partitions.
 	openFrom := func(ctx context.Context, p int32, from kafkalog.Position) (*kafkalog.Log, error) {
 		return kafkalog.Open(ctx, brokers, k.topics.Events, int(p), kafkalog.Options{Logger: plog, Lazy: true, From: from})
 	}
 	g, err := kafkagate.New(kafkagate.Config{
-		Brokers: brokers, Topics: k.topics, GroupID: k.group, DataDir: dataDir, OpenLog: openWorkerLog, OpenFrom: openFrom,
+		Brokers: brokers, Topics: k.topics, GroupID: k.group, DataDir: dataDir, OpenLog: openWorkerLog,
 		Signer: kr.SignerTTL(nodeID, attestTTL), AdminKeyHash: adminHash, Config: &cfg, Logger: log, OnBatch: metrics.OnBatch,
 		SessionTimeout: k.session, Verifier: actionVerifier(verify.NewActionVerifier(engines, 0)), Engines: engines,
 		Checkpoint: ck, MinFreeBytes: k.minFree,

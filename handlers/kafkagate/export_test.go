@@ -1,6 +1,7 @@
 package kafkagate
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -32,6 +33,17 @@ func LeaveFlight(dataDir string, p int32, lo, hi, cur, deaths int64) error {
 // an error it returns at a stage stands for the process dying there.
 func WithForwardHook(h func(stage ForwardStage, p int32, seqs []uint64) error) func(*Config) {
 	return func(c *Config) { c.forwardHook = h }
+}
+
+// WithMirrorHook sets the changes outbox's fault hook (Config.mirrorHook).
+func WithMirrorHook(h func(stage ForwardStage, p int32, seqs []uint64) error) func(*Config) {
+	return func(c *Config) { c.mirrorHook = h }
+}
+
+// WithChangesRead sets the hook called before each pass of a copy feed
+// over the changes topic (Config.changesRead): an error fails the pass.
+func WithChangesRead(h func(ctx context.Context) error) func(*Config) {
+	return func(c *Config) { c.changesRead = h }
 }
 
 // HoldCopies makes a gate copy none of partition 0's principal-wide

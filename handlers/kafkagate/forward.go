@@ -99,8 +99,12 @@ const (
 )
 
 // forwarder produces the forwarded verdicts of one events partition.
+// The same outbox, built by newMirror, produces partition 0's
+// principal-wide changes to the changes topic (mirror.go): kind says
+// which events it keeps and what it produces of them.
 type forwarder struct {
 	p      int32
+	kind   outboxKind
 	topic  string // the forwarded topic
 	events string // the events topic
 	group  string // the cursor's group
@@ -126,13 +130,49 @@ type forwarder struct {
 	producedAt bool    // something was produced since the cursor was committed
 	committed  time.Time
 	halted     bool // a hook's fault: nothing more is produced or committed
+
+	// through is every kept event's seq below which is produced (next,
+	// published by run); progress is closed (and replaced) when it moves.
+	through  uint64
+	progress chan struct{}
+	// dead is closed when a hook halts the outbox: nothing more comes.
+	dead chan struct{}
+}
+
+// outboxKind is what an outbox keeps of the events handed over and what
+// it produces of them.
+type outboxKind struct {
+	// what names the outbox in logs.
+	what string
+	// keep reports whether an event is one to produce.
+	keep func(*domain.Event) bool
+	// mark is in the encoding of every kept event: a recovery decodes only
+	// the records that hold it.
+	mark []byte
+	// message is the message of a kept event on the topic's partitions
+	// among n (Topic left to the caller); false: none.
+	message func(p int32, ev *domain.Event, n int) (kafka.Message, bool)
+}
+
+// a2aForwards is the outbox of forwarded A2A messages.
+var a2aForwards = outboxKind{
+	what:    "forwarded A2A messages",
+	keep:    func(ev *domain.Event) bool { return ev.Type == domain.EvA2AVerdict },
+	mark:    verdictMark,
+	message: forwardMessage,
 }
 
 // newForwarder returns the forwarder of events partition p over lg; its
 // worker, once restored, tells it where it starts (restored).
 func (g *Gate) newForwarder(p int32, lg streams.Log) *forwarder {
+	return g.newOutbox(p, lg, a2aForwards, g.cfg.Topics.A2A, ForwardGroup(g.cfg.GroupID))
+}
+
+// newOutbox returns the outbox of kind of events partition p over lg,
+// producing to topic, its cursor committed by group.
+func (g *Gate) newOutbox(p int32, lg streams.Log, kind outboxKind, topic, group string) *forwarder {
 	return &forwarder{
-		p: p, topic: g.cfg.Topics.A2A, events: g.cfg.Topics.Events, group: ForwardGroup(g.cfg.GroupID),
+		p: p, kind: kind, topic: topic, events: g.cfg.Topics.Events, group: group, progress: make(chan struct{}), dead: make(chan struct{}),
 		out: g.out, cl: g.fwdClient, log: lg, logger: g.log.With("partition", p, "forwarder", true),
 		hook: g.cfg.forwardHook, clock: g.cfg.Clock,
 		wake: make(chan struct{}, 1), room: make(chan struct{}, 1), closing: make(chan struct{}),
@@ -169,7 +209,7 @@ func (f *forwarder) add(ctx context.Context, evs []*domain.Event) {
 			}
 			f.handed = evs[len(evs)-1].Seq
 			for _, ev := range evs {
-				if ev.Type == domain.EvA2AVerdict {
+				if f.kind.keep(ev) {
 					f.pending = append(f.pending, ev)
 				}
 			}
@@ -236,7 +276,7 @@ func (f *forwarder) run(ctx context.Context) {
 		if !recovered {
 			if err := f.recover(ctx); err != nil {
 				if ctx.Err() == nil {
-					f.logger.Error("recovering the forwarded A2A messages", "err", err)
+					f.logger.Error("recovering the outbox", "outbox", f.kind.what, "err", err)
 				}
 				select {
 				case <-ctx.Done():
@@ -253,7 +293,7 @@ func (f *forwarder) run(ctx context.Context) {
 		}
 		if err := f.forward(ctx, h); err != nil {
 			if ctx.Err() == nil {
-				f.logger.Error("producing forwarded A2A messages: recovering from the log", "err", err)
+				f.logger.Error("producing the outbox: recovering from the log", "outbox", f.kind.what, "err", err)
 			}
 			recovered = false
 			continue
@@ -297,13 +337,45 @@ func (f *forwarder) forward(ctx context.Context, h handover) error {
 	if h.handed >= f.next {
 		f.next = h.handed + 1
 	}
+	f.publish()
 	return nil
+}
+
+// publish makes next visible to waitThrough.
+func (f *forwarder) publish() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.next > f.through {
+		f.through = f.next
+		close(f.progress)
+		f.progress = make(chan struct{})
+	}
+}
+
+// waitThrough returns true once every kept event up to seq is produced,
+// false when ctx ends first or a hook halted the outbox.
+func (f *forwarder) waitThrough(ctx context.Context, seq uint64) bool {
+	for {
+		f.mu.Lock()
+		through, progress := f.through, f.progress
+		f.mu.Unlock()
+		if through > seq {
+			return true
+		}
+		select {
+		case <-progress:
+		case <-ctx.Done():
+			return false
+		case <-f.dead:
+			return false
+		}
+	}
 }
 
 // message is the forwarded message of ev (a forwarded A2A verdict), on
 // the forwarded topic's partition of its receiver among n.
 func (f *forwarder) message(ev *domain.Event, n int) (kafka.Message, bool) {
-	m, ok := forwardMessage(f.p, ev, n)
+	m, ok := f.kind.message(f.p, ev, n)
 	m.Topic = f.topic
 	return m, ok
 }
@@ -344,6 +416,7 @@ func (f *forwarder) flush(ctx context.Context, w *write) error {
 	}
 	f.next = max(f.next, w.seqs[len(w.seqs)-1]+1)
 	w.msgs, w.seqs, w.bytes = w.msgs[:0], w.seqs[:0], 0
+	f.publish()
 	return nil
 }
 
@@ -379,6 +452,7 @@ func (f *forwarder) produce(ctx context.Context, msgs []kafka.Message, seqs []ui
 func (f *forwarder) halt(ctx context.Context, err error) error {
 	f.logger.Warn("forwarder halted by its hook", "err", err)
 	f.halted = true
+	close(f.dead)
 	select {
 	case <-ctx.Done():
 	case <-f.closing:
@@ -422,7 +496,7 @@ func (f *forwarder) recover(ctx context.Context) error {
 			if r.Seq > head {
 				return errStopRead
 			}
-			if !bytes.Contains(r.Payload, verdictMark) {
+			if !bytes.Contains(r.Payload, f.kind.mark) {
 				return nil
 			}
 			ev, err := eventjson.DecodeEvent(r.Payload)
@@ -445,6 +519,7 @@ func (f *forwarder) recover(ctx context.Context) error {
 	if head+1 > f.next {
 		f.next = head + 1
 	}
+	f.publish()
 	f.committed = time.Time{}
 	f.producedAt = true // the ends are measured again
 	f.commitCursor(ctx, true)

@@ -61,12 +61,6 @@ type Config struct {
 	// the partition's worker, which reads it whole before deciding: a
 	// lazily opened log (kafkalog.Options.Lazy) makes that the one read.
 	OpenLog func(ctx context.Context, p int32) (streams.Log, error)
-	// OpenFrom opens events partition p lazily at a position (as
-	// OpenReadModel's open): every partition but partition 0 follows
-	// partition 0 from its last copy of it (docs/ARCHITECTURE.md,
-	// "Principal-wide state on Kafka, built"). Nil: OpenLog(0), read from
-	// its start.
-	OpenFrom OpenPartitionFrom
 	// Signer signs attestations.
 	Signer domain.Signer
 	// AdminKeyHash is the hex SHA-256 of the admin key (shared by every
@@ -107,6 +101,12 @@ type Config struct {
 	// partition 0's principal-wide events: the gate then stops between
 	// partition 0's decision and the copies.
 	holdCopies bool
+	// mirrorHook, set by tests, is the changes outbox's fault hook (as
+	// forwardHook is the forwarders'); changesRead, set by tests, is
+	// called before each pass of a copy feed over the changes topic, and
+	// an error it returns fails the pass.
+	mirrorHook  func(stage ForwardStage, p int32, seqs []uint64) error
+	changesRead func(ctx context.Context) error
 }
 
 // Gate consumes the requests topic in a consumer group and runs one worker
@@ -260,6 +260,10 @@ type partition struct {
 	worker *handlers.Worker
 	flight *flight // the requests in flight, for a restart after a death
 	fwd    *forwarder
+	// mirror produces partition 0's principal-wide changes to the changes
+	// topic (mirror.go; nil on the other partitions, and with one
+	// partition).
+	mirror *forwarder
 	// feed follows partition 0's principal-wide events (nil on partition
 	// 0, and with one partition).
 	feed *copyFeed
@@ -301,12 +305,18 @@ func (g *Gate) openPartition(ctx context.Context, p int32) (_ *partition, err er
 	// take before the generation ends is the next owner's to recover.
 	pr.fwd = g.newForwarder(p, lg)
 	pr.later = newDeferred(g)
+	if g.global() && p == domain.GlobalPartition {
+		pr.mirror = g.newMirror(lg)
+	}
 	onBatch := func(evs []*domain.Event, d time.Duration) {
 		if g.cfg.OnBatch != nil {
 			g.cfg.OnBatch(evs, d)
 		}
 		pr.fwd.add(ctx, evs)
 		pr.later.completed(ctx, evs)
+		if pr.mirror != nil {
+			pr.mirror.add(ctx, evs)
+		}
 	}
 	start := time.Now()
 	wc := handlers.WorkerConfig{
@@ -328,6 +338,9 @@ func (g *Gate) openPartition(ctx context.Context, p int32) (_ *partition, err er
 		return nil, fmt.Errorf("restoring partition %d: %w", p, err)
 	}
 	pr.fwd.restored(pr.worker.Head().Seq)
+	if pr.mirror != nil {
+		pr.mirror.restored(pr.worker.Head().Seq)
+	}
 	g.log.Info("partition restored", "partition", p, "seq", pr.worker.Head().Seq, "took", time.Since(start).Round(time.Millisecond))
 	return pr, nil
 }
@@ -377,9 +390,16 @@ func (g *Gate) runPartition(ctx context.Context, gen *kafka.Generation, p int32,
 	werr := make(chan error, 1)
 	fctx, fcancel := context.WithCancel(context.Background())
 	fdone := make(chan struct{})
+	mdone := make(chan struct{})
 	go func() {
 		defer close(fdone)
 		pr.fwd.run(fctx)
+	}()
+	go func() {
+		defer close(mdone)
+		if pr.mirror != nil {
+			pr.mirror.run(fctx)
+		}
 	}()
 	go func() { werr <- pr.worker.Run(wctx) }()
 	lctx, lcancel := context.WithCancel(ctx)
@@ -398,11 +418,7 @@ func (g *Gate) runPartition(ctx context.Context, gen *kafka.Generation, p int32,
 			if err != nil {
 				g.log.Error("reading the partition's last copy of partition 0", "partition", p, "err", err)
 			}
-			lg, err := g.openGlobal(fctx, pos)
-			if err != nil {
-				return
-			}
-			pr.feed.follow(fctx, lg)
+			g.followChanges(fctx, pr.feed, pos)
 		}()
 		defer func() { fcancel(); <-fdone }()
 		pr.feed.firstPass(ctx)
@@ -459,12 +475,21 @@ func (g *Gate) runPartition(ctx context.Context, gen *kafka.Generation, p int32,
 	// The forwarder produces what the worker handed it, up to a bound
 	// (the next owner recovers the rest from the log).
 	pr.fwd.close()
+	if pr.mirror != nil {
+		pr.mirror.close()
+	}
+	drain := time.After(forwardDrain)
 	select {
 	case <-fdone:
-	case <-time.After(forwardDrain):
+	case <-drain:
+	}
+	select {
+	case <-mdone:
+	case <-drain:
 	}
 	fcancel()
 	<-fdone
+	<-mdone
 	_ = r.Close()
 	clean = true
 	g.log.Info("partition released", "partition", p, "seq", pr.worker.Head().Seq)
@@ -947,8 +972,11 @@ func (g *Gate) answer(p int32, it *item, out *[]kafka.Message) bool {
 		}
 	}
 	if _, ok := domain.CopyOf(ev); ok && p == domain.GlobalPartition && g.global() {
-		// Every other partition reads partition 0 through the change
-		// before anything written to it after this answer.
+		// Every other partition reads partition 0's changes through this
+		// one before anything written to it after this answer: once the
+		// changes topic holds it (bounded: the feeds copy it when it
+		// comes).
+		g.mirrored(p, ev.Seq)
 		g.writeBarriers(ev.Seq)
 	}
 	if it.dead == "" && it.rej == nil && ev != nil && ev.Type == domain.EvCommandRejected && ev.Error != nil && inputError(ev.Error.Code) {
@@ -1027,6 +1055,22 @@ func (g *Gate) answer(p int32, it *item, out *[]kafka.Message) bool {
 		}
 	}
 	return true
+}
+
+// mirrored waits, up to answerTimeout, until partition p's changes
+// outbox has produced its changes through seq.
+func (g *Gate) mirrored(p int32, seq uint64) {
+	g.mu.Lock()
+	pr := g.owned[p]
+	g.mu.Unlock()
+	if pr == nil || pr.mirror == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), answerTimeout)
+	defer cancel()
+	if !pr.mirror.waitThrough(ctx, seq) {
+		g.log.Warn("the principal-wide change is not on the changes topic in time: the other partitions copy it later", "seq", seq)
+	}
 }
 
 // writeBarriers writes the barriers of partition 0's principal-wide

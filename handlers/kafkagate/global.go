@@ -1,10 +1,8 @@
 package kafkagate
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -13,11 +11,8 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/agentgate/agentgate/domain"
-	"github.com/agentgate/agentgate/domain/eventjson"
-	"github.com/agentgate/agentgate/streams"
 	"github.com/agentgate/agentgate/streams/ce"
 	"github.com/agentgate/agentgate/streams/cekafka"
-	"github.com/agentgate/agentgate/streams/kafkalog"
 )
 
 // Principal-wide state (docs/ARCHITECTURE.md, "Principal-wide state on
@@ -267,94 +262,4 @@ func (g *Gate) barriers(seq uint64) ([]kafka.Message, error) {
 		msgs = append(msgs, msg)
 	}
 	return msgs, nil
-}
-
-// follow reads events partition 0 from lg until ctx ends: every
-// globalPollInterval, and at once when woken; each pass reads what came
-// since the last and keeps the principal-wide changes. An event it cannot
-// decode stops it (the partition copies nothing more: fail closed, as the
-// read model does).
-func (f *copyFeed) follow(ctx context.Context, lg *kafkalog.Log) {
-	defer lg.Close()
-	wait := time.NewTimer(globalPollInterval)
-	defer wait.Stop()
-	for ctx.Err() == nil {
-		found := false
-		err := lg.SyncReadAt(ctx, func(r streams.Record, at kafkalog.Position) error {
-			if !bytes.Contains(r.Payload, globalMark) {
-				return nil // not a Global command's event: nothing to copy
-			}
-			ev, err := eventjson.DecodeEvent(r.Payload)
-			if err != nil {
-				return fmt.Errorf("%w: decoding event %d of partition %d: %w", errUnreadable, r.Seq, domain.GlobalPartition, err)
-			}
-			if c, ok := domain.CopyOf(ev); ok {
-				f.add(pendingCopy{change: c, hash: at.Hash, offset: at.Offset})
-				found = true
-			}
-			return nil
-		})
-		if found {
-			f.signal()
-		}
-		if err == nil {
-			f.readTo(lg.Head().Seq)
-			f.firstOnce.Do(func() { close(f.first) })
-		}
-		switch {
-		case errors.Is(err, errUnreadable):
-			f.log.Error("following partition 0's principal-wide events", "partition", f.partition, "err", err)
-			return
-		case err != nil && ctx.Err() == nil && !errors.Is(err, streams.ErrClosed):
-			f.log.Warn("following partition 0's principal-wide events", "partition", f.partition, "err", err)
-		}
-		wait.Reset(globalPollInterval)
-		select {
-		case <-ctx.Done():
-		case <-wait.C:
-		case <-f.kick:
-		}
-	}
-}
-
-// openGlobal opens events partition 0 for the copy feed of a partition
-// whose last copy is pos: at pos (Config.OpenFrom), or from its start when
-// pos is none or partition 0 no longer holds it. It retries until ctx
-// ends.
-func (g *Gate) openGlobal(ctx context.Context, pos domain.CopyPosition) (*kafkalog.Log, error) {
-	open := g.cfg.OpenFrom
-	if open == nil {
-		open = func(ctx context.Context, p int32, from kafkalog.Position) (*kafkalog.Log, error) {
-			lg, err := g.cfg.OpenLog(ctx, p)
-			if err != nil {
-				return nil, err
-			}
-			kl, ok := lg.(*kafkalog.Log)
-			if !ok {
-				_ = lg.Close()
-				return nil, errors.New("the events log is not a kafkalog.Log: set Config.OpenFrom")
-			}
-			return kl, nil
-		}
-	}
-	from := kafkalog.Position{Seq: pos.Seq, Hash: pos.Hash, Offset: pos.Offset}
-	for {
-		lg, err := open(ctx, domain.GlobalPartition, from)
-		switch {
-		case err == nil:
-			return lg, nil
-		case errors.Is(err, kafkalog.ErrNotAtPosition):
-			g.log.Warn("partition 0 does not hold the last copied event: following it from its start", "seq", pos.Seq, "err", err)
-			from = kafkalog.Position{}
-			continue
-		case ctx.Err() != nil:
-			return nil, ctx.Err()
-		}
-		g.log.Warn("opening events partition 0 to copy its principal-wide events", "err", err)
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(openRetry):
-		}
-	}
 }

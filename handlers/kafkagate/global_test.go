@@ -17,7 +17,6 @@ import (
 	"github.com/agentgate/agentgate/handlers/history/replay"
 	"github.com/agentgate/agentgate/handlers/kafkagate"
 	"github.com/agentgate/agentgate/streams"
-	"github.com/agentgate/agentgate/streams/kafkalog"
 )
 
 // partitionEvents reads every event of events partition p.
@@ -340,8 +339,8 @@ func TestKafkaGlobalCopiedAfterRestart(t *testing.T) {
 	if rep := registerGlobalOn(t, c, adminKey, domain.AdminPrincipal, 1, "restart"); rep.Status != http.StatusCreated {
 		t.Fatalf("a registration on partition 1 after the restart: %d %s", rep.Status, rep.Data)
 	}
-	// A gate started after copies follows partition 0 from its last copy
-	// (Config.OpenFrom at the recorded position) and copies what came
+	// A gate started after copies follows the changes topic from its last
+	// copy (the offset the copy recorded) and copies what came
 	// since: a key issued then registers on partition 1.
 	g2.stop()
 	startGate(t, brokers, lg, dir)
@@ -445,19 +444,14 @@ func TestKafkaGlobalNewOwnerReadsPartition0First(t *testing.T) {
 	lg := &logs{brokers: brokers}
 	release := make(chan struct{})
 	var released time.Time
-	startGate(t, brokers, lg, t.TempDir(), func(c *kafkagate.Config) {
-		open := c.OpenFrom
-		c.OpenFrom = func(ctx context.Context, p int32, from kafkalog.Position) (*kafkalog.Log, error) {
-			if p == domain.GlobalPartition {
-				select {
-				case <-release:
-				case <-ctx.Done():
-					return nil, ctx.Err()
-				}
-			}
-			return open(ctx, p, from)
+	startGate(t, brokers, lg, t.TempDir(), kafkagate.WithChangesRead(func(ctx context.Context) error {
+		select {
+		case <-release:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
 		}
-	})
+	}))
 	c := newClient(t, brokers)
 	answered := make(chan time.Time, 1)
 	go func() {

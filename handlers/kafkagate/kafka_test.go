@@ -119,7 +119,7 @@ func startGate(t testing.TB, brokers []string, lg *logs, dataDir string, opts ..
 		t.Fatal(err)
 	}
 	cfg := kafkagate.Config{
-		Brokers: brokers, DataDir: dataDir, OpenLog: lg.openLazy, OpenFrom: lg.openFrom, Signer: kr.Signer("node_test"),
+		Brokers: brokers, DataDir: dataDir, OpenLog: lg.openLazy, Signer: kr.Signer("node_test"),
 		AdminKeyHash: command.HashSecret(adminKey), Logger: quiet(), SessionTimeout: time.Second,
 	}
 	for _, o := range opts {

@@ -22,6 +22,9 @@ type Topics struct {
 	Replies    string
 	A2A        string
 	DeadLetter string
+	// Changes holds partition 0's principal-wide changes, one partition,
+	// kept forever (mirror.go): the other partitions copy them from it.
+	Changes string
 }
 
 // DefaultTopics returns the default topic names.
@@ -33,6 +36,7 @@ func DefaultTopics() Topics {
 		Replies:    "agentgate.replies",
 		A2A:        "agentgate.a2a.forwarded",
 		DeadLetter: "agentgate.deadletter",
+		Changes:    "agentgate.changes",
 	}
 }
 
@@ -41,7 +45,7 @@ func (t Topics) withDefaults() Topics {
 	d := DefaultTopics()
 	for _, p := range []struct{ v, def *string }{
 		{&t.Requests, &d.Requests}, {&t.Events, &d.Events}, {&t.Decisions, &d.Decisions},
-		{&t.Replies, &d.Replies}, {&t.A2A, &d.A2A}, {&t.DeadLetter, &d.DeadLetter},
+		{&t.Replies, &d.Replies}, {&t.A2A, &d.A2A}, {&t.DeadLetter, &d.DeadLetter}, {&t.Changes, &d.Changes},
 	} {
 		if *p.v == "" {
 			*p.v = *p.def
@@ -52,7 +56,7 @@ func (t Topics) withDefaults() Topics {
 
 // All returns every topic name.
 func (t Topics) All() []string {
-	return []string{t.Requests, t.Events, t.Decisions, t.Replies, t.A2A, t.DeadLetter}
+	return []string{t.Requests, t.Events, t.Decisions, t.Replies, t.A2A, t.DeadLetter, t.Changes}
 }
 
 // internal reports whether name is one of the gate's topics that a reply
@@ -85,7 +89,10 @@ func EnsureTopics(ctx context.Context, brokers []string, t Topics, partitions in
 	var cfgs []kafka.TopicConfig
 	for _, name := range t.All() {
 		tc := kafka.TopicConfig{Topic: name, NumPartitions: partitions, ReplicationFactor: -1}
-		if name == t.Events {
+		if name == t.Changes {
+			tc.NumPartitions = 1
+		}
+		if name == t.Events || name == t.Changes {
 			tc.ConfigEntries = []kafka.ConfigEntry{{ConfigName: "retention.ms", ConfigValue: "-1"}, {ConfigName: "retention.bytes", ConfigValue: "-1"}}
 		}
 		cfgs = append(cfgs, tc)
