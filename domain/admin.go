@@ -265,6 +265,11 @@ func (d *decider) configure() *Event {
 			return d.reject(err)
 		}
 	}
+	if c.Execute != nil {
+		if err := c.Execute.Validate(); err != nil {
+			return d.reject(err)
+		}
+	}
 	d.ev.Type = EvConfigured
 	d.ev.Configured = &c
 	return d.ev

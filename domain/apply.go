@@ -36,11 +36,13 @@ func Apply(s *State, ev *Event) {
 	case EvApprovalResolved:
 		if ev.Resolved != nil {
 			applyResolved(s, ev.Resolved, t)
+			applyExecuteResolution(s, &ev.Resolved.Approval)
 		}
 	case EvApprovalsExpired:
 		if ev.Expired != nil {
 			for i := range ev.Expired.Approvals {
 				applyResolved(s, &ev.Expired.Approvals[i], t)
+				applyExecuteResolution(s, &ev.Expired.Approvals[i].Approval)
 			}
 		}
 	case EvTrustChanged:
@@ -63,7 +65,9 @@ func Apply(s *State, ev *Event) {
 		// A checkpoint vouches for the chain; it changes no decision state
 		// (only LastTime, above, as every event does).
 	default:
-		applyPrincipalWide(s, ev)
+		if !applyExec(s, ev) {
+			applyPrincipalWide(s, ev)
+		}
 	}
 }
 
@@ -106,11 +110,14 @@ func applyPrincipalWide(s *State, ev *Event) {
 		if ev.Configured != nil {
 			s.Config = *ev.Configured
 			s.Config.A2A = ev.Configured.A2A.clone()
+			s.Config.Execute = ev.Configured.Execute.clone()
 		}
 	case EvA2ABoundaryChanged:
 		if ev.Command != nil {
 			applyA2ABoundary(s, ev.Command.Principal, ev.A2ABoundary)
 		}
+	case EvBusinessChanged:
+		applyBusiness(s, ev.Business)
 	}
 }
 

@@ -97,6 +97,7 @@ func (d *decider) resolveApproval() *Event {
 	}
 	d.ev.Type = EvApprovalResolved
 	d.ev.Resolved = &res
+	d.ev.Transaction = d.executeApproval(ap, res.Approval.Status)
 	return d.ev
 }
 

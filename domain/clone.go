@@ -11,8 +11,10 @@ import (
 // applying events to the copy leaves s untouched (replay --verify and the
 // tests re-decide on copies).
 func (s *State) Clone() *State {
-	c := &State{Config: s.Config, LastTime: s.LastTime, Keys: maps.Clone(s.Keys), KeyIDs: maps.Clone(s.KeyIDs), A2A: s.A2A.clone(), Copies: maps.Clone(s.Copies)}
+	c := &State{Config: s.Config, LastTime: s.LastTime, Keys: maps.Clone(s.Keys), KeyIDs: maps.Clone(s.KeyIDs), A2A: s.A2A.clone(), Copies: maps.Clone(s.Copies),
+		Exec: s.Exec.clone()}
 	c.Config.A2A = s.Config.A2A.clone()
+	c.Config.Execute = s.Config.Execute.clone()
 	if s.Agents != nil {
 		c.Agents = make(map[string]*Agent, len(s.Agents))
 		for id, a := range s.Agents {

@@ -172,6 +172,9 @@ type Transaction struct {
 	RequestHash string   `json:"request_hash"`
 	// Status is one of the Tx* statuses.
 	Status string `json:"status"`
+	// CreatedAt is when the execute was decided (the time its amount was
+	// reserved against the consumer's rolling totals).
+	CreatedAt time.Time `json:"created_at"`
 	// PolicyID is the policy that blocked, confirmed or queued it; Limit
 	// the human text of the limit hit.
 	PolicyID string `json:"policy_id,omitempty"`
@@ -287,6 +290,37 @@ func (c *Config) ExecuteConfig() ExecuteConfig {
 	return *c.Execute
 }
 
+// Bounds of the execute configuration.
+const (
+	MinExecuteTokenTTL = Duration(time.Second)
+	MaxExecuteTokenTTL = Duration(24 * time.Hour)
+)
+
+// Validate checks the configuration's bounds: a known mode, a ceiling of
+// 0 to MaxExecuteAmountCents, a token TTL of 1s to 24h.
+func (c *ExecuteConfig) Validate() *Error {
+	switch c.Mode {
+	case ExecuteModeOpen, ExecuteModeConfirm, ExecuteModeStrict:
+	default:
+		return fieldError(CodeInvalidRequest, "config.execute.mode", "must be open, confirm or strict")
+	}
+	if c.MaxAmountCents < 0 || c.MaxAmountCents > MaxExecuteAmountCents {
+		return fieldError(CodeInvalidRequest, "config.execute.max_amount_cents", "must be between 0 and %d", int64(MaxExecuteAmountCents))
+	}
+	if c.TokenTTL < MinExecuteTokenTTL || c.TokenTTL > MaxExecuteTokenTTL {
+		return fieldError(CodeInvalidRequest, "config.execute.token_ttl", "must be between 1s and 24h")
+	}
+	return nil
+}
+
+func (c *ExecuteConfig) clone() *ExecuteConfig {
+	if c == nil {
+		return nil
+	}
+	x := *c
+	return &x
+}
+
 // ExecState is the state of the consumer policy engine of a partition.
 // Maps are never iterated where order could reach an output.
 type ExecState struct {
@@ -303,8 +337,10 @@ type ExecState struct {
 
 // ConsumerExec is the state of one consumer.
 type ConsumerExec struct {
-	// Tokens counts the consumer's confirmation tokens in ExecState.Tokens.
+	// Tokens counts the consumer's confirmation tokens in ExecState.Tokens,
+	// Open its transactions in ExecState.Open.
 	Tokens int `json:"tokens,omitempty"`
+	Open   int `json:"open,omitempty"`
 	// Pairs are the "agent\x00business" pairs that have executed (the
 	// first-time-business rule), bounded by MaxSeenPairs.
 	Pairs map[string]bool `json:"pairs,omitempty"`

@@ -64,7 +64,7 @@ type CopyPosition struct {
 // state.
 func principalWide(t EventType) bool {
 	switch t {
-	case EvToolRegistrySet, EvPrincipalKeyIssued, EvPrincipalKeyRevoked, EvConfigured, EvA2ABoundaryChanged:
+	case EvToolRegistrySet, EvPrincipalKeyIssued, EvPrincipalKeyRevoked, EvConfigured, EvA2ABoundaryChanged, EvBusinessChanged:
 		return true
 	}
 	return false
@@ -81,7 +81,7 @@ func CopyOf(ev *Event) (CopiedChange, bool) {
 	}
 	c := CopiedChange{
 		Seq: ev.Seq, Type: ev.Type, ToolRegistry: ev.ToolRegistry, KeyIssued: ev.KeyIssued, KeyRevoked: ev.KeyRevoked,
-		Configured: ev.Configured, A2ABoundary: ev.A2ABoundary,
+		Configured: ev.Configured, A2ABoundary: ev.A2ABoundary, Business: ev.Business,
 	}
 	if ev.Type == EvA2ABoundaryChanged {
 		c.Principal = ev.Command.Principal // whose boundary
@@ -92,7 +92,7 @@ func CopyOf(ev *Event) (CopiedChange, bool) {
 // event is the change as an event Apply folds (its principal-wide part).
 func (c *CopiedChange) event() *Event {
 	ev := &Event{Seq: c.Seq, Type: c.Type, ToolRegistry: c.ToolRegistry, KeyIssued: c.KeyIssued,
-		KeyRevoked: c.KeyRevoked, Configured: c.Configured, A2ABoundary: c.A2ABoundary}
+		KeyRevoked: c.KeyRevoked, Configured: c.Configured, A2ABoundary: c.A2ABoundary, Business: c.Business}
 	if c.Type == EvA2ABoundaryChanged {
 		ev.Command = &Command{Principal: c.Principal}
 	}
@@ -142,7 +142,7 @@ func (d *decider) copyPrincipalState() *Event {
 // needs, and no other.
 func (c *CopiedChange) carries() bool {
 	n := 0
-	for _, set := range [...]bool{c.ToolRegistry != nil, c.KeyIssued != nil, c.KeyRevoked != nil, c.Configured != nil, c.A2ABoundary != nil} {
+	for _, set := range [...]bool{c.ToolRegistry != nil, c.KeyIssued != nil, c.KeyRevoked != nil, c.Configured != nil, c.A2ABoundary != nil, c.Business != nil} {
 		if set {
 			n++
 		}
@@ -161,6 +161,8 @@ func (c *CopiedChange) carries() bool {
 		return c.Configured != nil
 	case EvA2ABoundaryChanged:
 		return c.A2ABoundary != nil && c.Principal != ""
+	case EvBusinessChanged:
+		return c.Business != nil
 	}
 	return false
 }

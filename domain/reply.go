@@ -17,6 +17,12 @@ import (
 //	                      DENIED the error code's status; DecisionReply
 //	command.rejected      the error code's status; ErrorReply
 //	a2a.verdict           rate_limited 429, every other status 200; A2AReply
+//	business.changed      create 201, update 200: the Business; delete 200 BusinessDeletedReply
+//	execute.prepared      200 PrepareReply (the transport adds confirmationToken)
+//	execute.decided       executing, pending_approval, queued 202 ExecuteReply;
+//	                      blocked the error code's status (403); ErrorReply
+//	execute.completed     completed, pending_confirmation 200 ExecuteReply;
+//	                      failed 502 ErrorReply (QWED-EXEC-008)
 //	everything else       200 with the body named below
 func Reply(ev *Event) (status int, body any) {
 	if ev == nil {
@@ -61,7 +67,7 @@ func Reply(ev *Event) (status int, body any) {
 	case EvApprovalResolved:
 		if r := ev.Resolved; r != nil {
 			return 200, ApprovalReply{Approval: r.Approval, TrustChange: r.Trust,
-				ReleasedCost: r.ReleasedCost, ReleasedTokens: r.ReleasedTokens}
+				ReleasedCost: r.ReleasedCost, ReleasedTokens: r.ReleasedTokens, Transaction: ev.Transaction}
 		}
 	case EvTrustChanged:
 		if t := ev.TrustChanged; t != nil {
@@ -102,6 +108,10 @@ func Reply(ev *Event) (status int, body any) {
 	case EvA2ABoundaryChanged:
 		if c := ev.A2ABoundary; c != nil && ev.Command != nil {
 			return 200, A2ABoundaryReply{Boundary: ev.Command.Principal, Op: c.Op, Agent: c.Agent, Sender: c.Sender, Receiver: c.Receiver}
+		}
+	case EvBusinessChanged, EvExecutePrepared, EvExecuteDecided, EvExecuteCompleted, EvExecuteTimers:
+		if status, body, ok := execReply(ev); ok {
+			return status, body
 		}
 	case EvApprovalsExpired:
 		if x := ev.Expired; x != nil {
@@ -217,6 +227,9 @@ type ApprovalReply struct {
 	TrustChange    *TrustChange `json:"trust_change,omitempty"`
 	ReleasedCost   USD          `json:"released_cost_usd,omitempty"`
 	ReleasedTokens int64        `json:"released_tokens,omitempty"`
+	// Transaction is the transaction an execute approval moved
+	// (executing when approved, denied when denied).
+	Transaction *Transaction `json:"transaction,omitempty"`
 }
 
 // TrustChangedReply is the reply to a trust level change.

@@ -105,6 +105,16 @@ func Decide(s *State, env Env, cmd *Command) *Event {
 		return d.a2aBoundary()
 	case CmdCopyPrincipalState:
 		return d.copyPrincipalState()
+	case CmdBusiness:
+		return d.businessChange()
+	case CmdPrepareExecute:
+		return d.prepareExecute()
+	case CmdExecute:
+		return d.executeCmd()
+	case CmdExecuteOutcome:
+		return d.executeOutcome()
+	case CmdExecuteTick:
+		return d.executeTick()
 	}
 	return d.reject(Errorf(CodeUnsupportedType, "unknown command type '%s'", cmd.Type))
 }

@@ -128,6 +128,7 @@ func (e *encoder) transaction(t *domain.Transaction) {
 	e.strField("currency", t.Currency)
 	e.strField("request_hash", t.RequestHash)
 	e.strField("status", t.Status)
+	e.timeField("created_at", t.CreatedAt)
 	e.optStr("policy_id", t.PolicyID)
 	e.optStr("limit", t.Limit)
 	if len(t.Notices) > 0 {

@@ -381,6 +381,9 @@ func (d *decoder) transaction(t *domain.Transaction) {
 		case "status":
 			d.once(&seen, 8)
 			t.Status = d.enum()
+		case "created_at":
+			d.once(&seen, 17)
+			d.time(&t.CreatedAt)
 		case "policy_id":
 			d.once(&seen, 9)
 			t.PolicyID = d.str()

@@ -1,0 +1,242 @@
+package domain
+
+import (
+	"maps"
+	"slices"
+	"time"
+)
+
+// The fold of the consumer policy engine's events into ExecState.
+
+// execState returns s.Exec, made on first use.
+func execState(s *State) *ExecState {
+	if s.Exec == nil {
+		s.Exec = &ExecState{}
+	}
+	return s.Exec
+}
+
+// consumer returns the state of consumer c, made on first use.
+func (x *ExecState) consumer(c string) *ConsumerExec {
+	if x.Consumers == nil {
+		x.Consumers = map[string]*ConsumerExec{}
+	}
+	ce := x.Consumers[c]
+	if ce == nil {
+		ce = &ConsumerExec{}
+		x.Consumers[c] = ce
+	}
+	return ce
+}
+
+// applyExec folds an event of the consumer policy engine; it reports
+// whether ev was one.
+func applyExec(s *State, ev *Event) bool {
+	switch ev.Type {
+	case EvExecutePrepared:
+		if p := ev.Prepared; p != nil {
+			x := execState(s)
+			if x.Tokens == nil {
+				x.Tokens = map[string]*ExecutePrepared{}
+			}
+			if _, dup := x.Tokens[p.TokenHash]; !dup {
+				c := *p
+				x.Tokens[p.TokenHash] = &c
+				x.consumer(p.Consumer).Tokens++
+			}
+		}
+	case EvExecuteDecided:
+		if ev.Prepared != nil {
+			dropToken(s, ev.Prepared.TokenHash)
+		}
+		if tx := ev.Transaction; tx != nil {
+			openTransaction(s, tx)
+		}
+	case EvExecuteCompleted:
+		if tx := ev.Transaction; tx != nil {
+			closeTransaction(s, tx.ID)
+		}
+	case EvExecuteTimers:
+		if t := ev.Timers; t != nil {
+			for _, h := range t.TokensExpired {
+				dropToken(s, h)
+			}
+			for _, id := range t.Released {
+				setStatus(s, id, TxExecuting)
+			}
+			for _, id := range t.Expired {
+				closeTransaction(s, id)
+			}
+		}
+	default:
+		return false
+	}
+	return true
+}
+
+// dropToken forgets a consumed or expired confirmation token.
+func dropToken(s *State, hash string) {
+	x := s.Exec
+	if x == nil {
+		return
+	}
+	if tok := x.Tokens[hash]; tok != nil {
+		delete(x.Tokens, hash)
+		if c := x.Consumers[tok.Consumer]; c != nil && c.Tokens > 0 {
+			c.Tokens--
+		}
+	}
+}
+
+// openTransaction folds a decided transaction: executing, pending_approval
+// and queued ones are open (a pending one holds an execute approval);
+// blocked ones change nothing.
+func openTransaction(s *State, tx *Transaction) {
+	switch tx.Status {
+	case TxExecuting, TxPendingApproval, TxQueued:
+	default:
+		return
+	}
+	x := execState(s)
+	if x.Open == nil {
+		x.Open = map[string]*Transaction{}
+	}
+	if _, dup := x.Open[tx.ID]; dup {
+		return
+	}
+	c := cloneTransaction(tx)
+	c.Notices = nil
+	x.Open[tx.ID] = c
+	x.consumer(tx.Consumer).Open++
+	switch tx.Status {
+	case TxExecuting:
+		notePair(x, c)
+	case TxPendingApproval:
+		if _, dup := s.Approvals[tx.ID]; !dup {
+			s.Approvals[tx.ID] = executeApprovalFor(s, c)
+		}
+	}
+}
+
+// executeApprovalFor is the approval a transaction pending approval opens
+// on the approvals queue: its ID is the transaction's, it expires after
+// the configured approval TTL.
+func executeApprovalFor(s *State, tx *Transaction) *Approval {
+	summary := "execute at " + tx.BusinessID + ": " + formatAmount(tx.AmountCents, tx.Currency) + " " + tx.Currency
+	if tx.PolicyID != "" {
+		summary += " (policy " + tx.PolicyID + ")"
+	}
+	return &Approval{
+		ID: tx.ID, AgentID: tx.AgentID, PrincipalID: tx.Consumer, Kind: ApprovalKindExecute, Status: ApprovalPending,
+		Summary: summary, CreatedAt: tx.CreatedAt, ExpiresAt: tx.CreatedAt.Add(time.Duration(s.Config.ApprovalTTL)),
+		TransactionID: tx.ID,
+	}
+}
+
+// applyExecuteResolution folds the resolution of an execute approval:
+// approved, its transaction executes; denied or expired, it closes.
+func applyExecuteResolution(s *State, ap *Approval) {
+	if ap.TransactionID == "" || s.Exec == nil {
+		return
+	}
+	tx := s.Exec.Open[ap.TransactionID]
+	if tx == nil || tx.Status != TxPendingApproval {
+		return
+	}
+	if ap.Status == ApprovalApproved {
+		setStatus(s, tx.ID, TxExecuting)
+		return
+	}
+	closeTransaction(s, tx.ID)
+}
+
+// setStatus moves an open transaction to status (executing: the pair is
+// seen).
+func setStatus(s *State, id, status string) {
+	if s.Exec == nil {
+		return
+	}
+	if tx := s.Exec.Open[id]; tx != nil {
+		tx.Status = status
+		tx.ReleaseAt = nil
+		if status == TxExecuting {
+			notePair(s.Exec, tx)
+		}
+	}
+}
+
+// closeTransaction forgets an open transaction.
+func closeTransaction(s *State, id string) {
+	x := s.Exec
+	if x == nil {
+		return
+	}
+	tx := x.Open[id]
+	if tx == nil {
+		return
+	}
+	delete(x.Open, id)
+	if c := x.Consumers[tx.Consumer]; c != nil && c.Open > 0 {
+		c.Open--
+	}
+}
+
+// notePair records that tx's agent has dealt with its business (the
+// first-time-business rule), up to MaxSeenPairs pairs per consumer.
+func notePair(x *ExecState, tx *Transaction) {
+	c := x.consumer(tx.Consumer)
+	k := tx.AgentID + "\x00" + tx.BusinessID
+	if c.Pairs[k] || len(c.Pairs) >= MaxSeenPairs {
+		return
+	}
+	if c.Pairs == nil {
+		c.Pairs = map[string]bool{}
+	}
+	c.Pairs[k] = true
+}
+
+// clone returns a deep copy of x.
+func (x *ExecState) clone() *ExecState {
+	if x == nil {
+		return nil
+	}
+	c := &ExecState{}
+	if x.Businesses != nil {
+		c.Businesses = make(map[string]*Business, len(x.Businesses))
+		for id, b := range x.Businesses {
+			bc := *b
+			bc.Categories = slices.Clone(b.Categories)
+			c.Businesses[id] = &bc
+		}
+	}
+	if x.Tokens != nil {
+		c.Tokens = make(map[string]*ExecutePrepared, len(x.Tokens))
+		for h, t := range x.Tokens {
+			tc := *t
+			c.Tokens[h] = &tc
+		}
+	}
+	if x.Open != nil {
+		c.Open = make(map[string]*Transaction, len(x.Open))
+		for id, tx := range x.Open {
+			c.Open[id] = cloneTransaction(tx)
+		}
+	}
+	if x.Consumers != nil {
+		c.Consumers = make(map[string]*ConsumerExec, len(x.Consumers))
+		for id, ce := range x.Consumers {
+			cc := *ce
+			cc.Pairs = maps.Clone(ce.Pairs)
+			if ce.Webhooks != nil {
+				cc.Webhooks = make(map[string]*Webhook, len(ce.Webhooks))
+				for wid, w := range ce.Webhooks {
+					wc := *w
+					wc.Events = slices.Clone(w.Events)
+					cc.Webhooks[wid] = &wc
+				}
+			}
+			c.Consumers[id] = &cc
+		}
+	}
+	return c
+}
