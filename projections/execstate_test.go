@@ -77,7 +77,7 @@ func TestBusinessesListInIDOrder(t *testing.T) {
 	g.st.Exec = &domain.ExecState{Businesses: map[string]*domain.Business{}}
 	ids := []string{"b", "a.z", "a", "zz", "m-1"}
 	for _, id := range ids {
-		b := &domain.Business{ID: id, Name: id, Currency: "EUR"}
+		b := &domain.Business{ID: id, Name: id, Endpoint: "https://" + id + ".example", Currency: "EUR"}
 		g.st.Exec.Businesses[id] = b
 		g.add(&domain.Event{Seq: g.seq + 1, Time: g.now, Type: domain.EvBusinessChanged, Business: b})
 	}
