@@ -90,22 +90,12 @@ func (d *decider) checkExecute() (execute, *Error) {
 		return execute{}, missing("execute")
 	}
 	var x execute
-	if au := d.cmd.Authenticated; au != nil {
-		if au.AgentID == "" || au.Principal == "" {
-			return x, missing("authenticated.agent_id")
-		}
-		if d.cmd.AgentID != "" && d.cmd.AgentID != au.AgentID {
-			return x, fieldError(CodeInvalidRequest, "authenticated.agent_id", "does not match the command's agent")
-		}
-		x.agentID, x.consumer = au.AgentID, au.Principal
-		d.ev.AgentID = au.AgentID
-	} else {
-		a, err := d.authAgent(false)
-		if err != nil {
-			return x, err
-		}
-		x.agentID, x.consumer = a.ID, a.Info.PrincipalID
+	agentID, consumer, err := d.executeCaller()
+	if err != nil {
+		return x, err
 	}
+	x.agentID, x.consumer = agentID, consumer
+	d.ev.AgentID = agentID
 	if err := checkBusinessID("businessId", r.BusinessID); err != nil {
 		return x, err
 	}

@@ -495,6 +495,8 @@ func TestSeed004_3_2_Authenticated(t *testing.T) {
 	}
 	refused(t, g.exec(&Command{Type: CmdExecute, AgentID: "agent_a", Authenticated: &AuthenticatedAgent{AgentID: "agent_b", Principal: "org_9"},
 		Execute: &ExecuteRequest{BusinessID: "shop", Request: r, RequestHash: h}}), CodeInvalidRequest, "")
+	refused(t, g.exec(&Command{Type: CmdExecuteOutcome, Authenticated: &AuthenticatedAgent{AgentID: "a", Principal: "org_9"},
+		Outcome: &ExecuteOutcome{TransactionID: tx.ID, Status: "ok"}}), CodeInvalidRequest, "")
 }
 
 // openFor folds a decided transaction of status st into the gate's state
