@@ -213,6 +213,11 @@ func (w *batchWriter) touch(ev *domain.Event) {
 	if ev.AgentID != "" {
 		w.agents = append(w.agents, ev.AgentID)
 	}
+	if tx := ev.Transaction; tx != nil && tx.Status == domain.TxPendingApproval {
+		// An execute pending approval opens an approval on the queue,
+		// under the transaction's id (domain.ApprovalKindExecute).
+		w.approvals = append(w.approvals, tx.ID)
+	}
 	switch {
 	case ev.Decided != nil:
 		d := ev.Decided

@@ -100,3 +100,68 @@ func TestBusinessesListInIDOrder(t *testing.T) {
 		t.Fatalf("listed %v, want %v", got, want)
 	}
 }
+
+// TestExecutesRoundTripThroughTheStore folds the rules' own events
+// (domain.Decide: a business, executes, the business's outcome, an
+// execute approval opened and approved) in batches of several sizes: the
+// state LoadState restores is the worker's, the execute approval is on
+// the approvals queue (the principal's list), and the transaction
+// history holds each transaction with its last status.
+func TestExecutesRoundTripThroughTheStore(t *testing.T) {
+	for _, batch := range []int{1, 5, 100} {
+		g := newTestGate(t, batch)
+		agent := g.register("bot", 1, domain.Limits{})
+		ev := g.do(&domain.Command{Type: domain.CmdBusiness, Principal: domain.AdminPrincipal, Request: domain.RequestID{Source: "test", ID: "shop"},
+			Business: &domain.BusinessChange{Op: domain.OpCreate, Business: domain.Business{ID: "shop", Name: "Shop", Categories: []string{"food"},
+				Endpoint: "http://127.0.0.1:9/shop", Currency: "USD"}}})
+		if ev.Type != domain.EvBusinessChanged {
+			t.Fatalf("business: %+v", ev.Error)
+		}
+		var ids []string
+		for i := range 3 {
+			body := []byte(`{"amount_cents":` + string(rune('1'+i)) + `00}`)
+			h, err := domain.RequestHashOf(body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ev := g.do(&domain.Command{Type: domain.CmdExecute, AgentID: agent, TokenHash: testTokenHash, Request: domain.RequestID{Source: "test", ID: "x" + string(rune('a'+i))},
+				Execute: &domain.ExecuteRequest{BusinessID: "shop", Request: body, RequestHash: h}})
+			if ev.Type != domain.EvExecuteDecided {
+				t.Fatalf("execute: %s %+v", ev.Type, ev.Error)
+			}
+			ids = append(ids, ev.Transaction.ID)
+		}
+		out := g.do(&domain.Command{Type: domain.CmdExecuteOutcome, Request: domain.RequestID{Source: "agentgate/adapter", ID: ids[0]},
+			Outcome: &domain.ExecuteOutcome{TransactionID: ids[0], HTTPStatus: 200, Status: "ok"}})
+		if out.Type != domain.EvExecuteCompleted {
+			t.Fatalf("outcome: %s %+v", out.Type, out.Error)
+		}
+		// A transaction pending approval, as the policy step decides one.
+		pa := testTx("tx_pending", "org_1", agent, "shop", domain.TxPendingApproval, 5000, "food")
+		pa.ApprovalID, pa.CreatedAt = "tx_pending", g.now
+		g.txEvent(domain.EvExecuteDecided, pa, nil)
+		g.assertLoadStateEqual()
+		ap, err := g.store.Approval("tx_pending")
+		if err != nil || ap.Kind != domain.ApprovalKindExecute || ap.Status != domain.ApprovalPending {
+			t.Fatalf("the execute approval: %+v, %v", ap, err)
+		}
+		if list, _, err := g.store.Approvals("org_1", domain.ApprovalPending, "", 10, 0); err != nil || len(list) != 1 {
+			t.Fatalf("org_1's pending approvals: %+v, %v", list, err)
+		}
+		res := g.do(&domain.Command{Type: domain.CmdResolveApproval, Principal: "org_1", Request: domain.RequestID{Source: "test", ID: "approve"},
+			Resolve: &domain.ResolveApproval{ApprovalID: "tx_pending", Approve: true}})
+		if res.Type != domain.EvApprovalResolved {
+			t.Fatalf("approving: %s %+v", res.Type, res.Error)
+		}
+		g.assertLoadStateEqual()
+		want := map[string]string{ids[0]: domain.TxCompleted, ids[1]: domain.TxExecuting, "tx_pending": domain.TxExecuting}
+		for id, st := range want {
+			if tx := mustTx(t, g.store, "org_1", id); tx.Status != st {
+				t.Errorf("batch %d: %s is %s, want %s", batch, id, tx.Status, st)
+			}
+		}
+		if ap, err := g.store.Approval("tx_pending"); err != nil || ap.Status != domain.ApprovalApproved {
+			t.Fatalf("the approved execute approval: %+v, %v", ap, err)
+		}
+	}
+}
