@@ -61,6 +61,8 @@ func Apply(s *State, ev *Event) {
 		applyA2AVerdict(s, ev.A2AVerdict, ev.Seq, t)
 	case EvPrincipalStateCopied:
 		applyCopied(s, ev)
+	case EvWebhookChanged:
+		applyWebhook(s, ev.Webhook)
 	case EvLogCheckpointed:
 		// A checkpoint vouches for the chain; it changes no decision state
 		// (only LastTime, above, as every event does).

@@ -113,6 +113,10 @@ func Reply(ev *Event) (status int, body any) {
 		if status, body, ok := execReply(ev); ok {
 			return status, body
 		}
+	case EvWebhookChanged, EvDeliveryRecorded:
+		if st, body := webhookReply(ev); body != nil {
+			return st, body
+		}
 	case EvApprovalsExpired:
 		if x := ev.Expired; x != nil {
 			ids := make([]string, 0, len(x.Approvals))

@@ -115,6 +115,10 @@ func Decide(s *State, env Env, cmd *Command) *Event {
 		return d.executeOutcome()
 	case CmdExecuteTick:
 		return d.executeTick()
+	case CmdWebhook:
+		return d.webhookChange()
+	case CmdDelivery:
+		return d.webhookDelivery()
 	}
 	return d.reject(Errorf(CodeUnsupportedType, "unknown command type '%s'", cmd.Type))
 }
