@@ -81,6 +81,7 @@ func (s *Store) Prepare(st *domain.State, f *Fold) (*Prepared, error) {
 	w.retired = f.retired
 	w.a2aEvicted = f.evicted
 	w.exec = f.exec
+	w.hooks.notices = f.notices
 	if len(events) > 0 {
 		w.first = events[0].Seq
 	}
@@ -206,6 +207,8 @@ type batchWriter struct {
 	// (execstate.go); txs the transactions it wrote (transactions.go).
 	exec execTouched
 	txs  txBatch
+	// hooks holds the batch's webhook projections (webhooks.go).
+	hooks webhookBatch
 }
 
 // touch records the entities ev touched, to be copied from the state.
@@ -290,6 +293,9 @@ func (w *batchWriter) event(ev *domain.Event) error {
 		}
 	}
 	if err := w.txEvent(ev); err != nil {
+		return err
+	}
+	if err := w.webhookEvent(ev); err != nil {
 		return err
 	}
 	switch {

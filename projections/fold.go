@@ -26,6 +26,9 @@ type Fold struct {
 	// exec are the consumer policy engine's entities the events touched
 	// (execstate.go).
 	exec execTouched
+	// notices are the events with notices and their consumers' webhooks
+	// as of each (webhooks.go).
+	notices []noticeHooks
 }
 
 // Retired is a conversation evicted from the state (at
@@ -79,6 +82,7 @@ func (f *Fold) Add(st *domain.State, ev *domain.Event) {
 	}
 	f.noteA2AEvictions(st, ev)
 	f.noteExec(st, ev)
+	f.noteNotices(st, ev)
 	domain.Apply(st, ev)
 	f.events = append(f.events, ev)
 }
