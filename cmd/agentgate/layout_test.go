@@ -73,6 +73,8 @@ var layout = []importEdge{
 		"proxy mode fronts A2A agents; it reaches the gate only through an Interceptor (the HTTP API in process)"},
 	{"handlers/sim", []string{"domain/...", "projections", "streams", "handlers", "handlers/attest", "handlers/command", "handlers/history/replay"},
 		"the seeded simulator drives the worker's state machine and checks it against a replay"},
+	{"handlers/notify", []string{"domain/...", "projections"},
+		"the webhook runner reads due deliveries from the projections and records each attempt through a Gate"},
 	{"handlers/adapter", []string{"domain/...", "projections", "streams", "handlers", "handlers/attest"},
 		"calls businesses after the commit point: reads committed state and the log, records outcomes through the worker"},
 	{"handlers", []string{"domain/...", "projections", "streams/...", "handlers/attest", "handlers/fair"},
