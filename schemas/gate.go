@@ -46,6 +46,9 @@ var commandBodies = map[string]string{
 	"qwed.principal.key.revoke": "empty",
 	"qwed.a2a.message":          "a2a-message",
 	"qwed.a2a.boundary":         "a2a-boundary",
+	"qwed.execute.prepare":      "execute",
+	"qwed.execute":              "execute",
+	"qwed.business.change":      "business",
 }
 
 // replyBodies maps each command type to the name of the schema of its
@@ -71,6 +74,9 @@ var replyBodies = map[string]string{
 	"qwed.gate.reject":          "error",
 	"qwed.a2a.message":          "a2a-verdict",
 	"qwed.a2a.boundary":         "a2a-boundary",
+	"qwed.execute.prepare":      "prepare",
+	"qwed.execute":              "execute",
+	"qwed.business.change":      "business",
 }
 
 // CommandTypes returns, sorted, the command types that have a body

@@ -38,6 +38,17 @@ type Input struct {
 	// MaxPayload bounds an AgentMessage's payload (A2AMessage): the
 	// gate's max_payload_size_bytes; 0 for a2a.DefaultMaxPayloadBytes.
 	MaxPayload int
+	// BusinessID is the business of the path (PUT and DELETE
+	// /businesses/{id}).
+	BusinessID string
+	// ConfirmationToken is an execute's X-Confirmation-Token (the Agent
+	// Policy Engine spec §2.2), "" when absent; only its hash enters the
+	// command.
+	ConfirmationToken string
+	// ExecuteMode is the gate's execute mode (domain.ExecuteConfig.Mode):
+	// in confirm and strict an execute body that does not decode is one
+	// of §2.4's refusals (decodeExecute); "" stands for open.
+	ExecuteMode string
 }
 
 // Credentials are the credentials a request presented, verified or
@@ -124,6 +135,11 @@ func sameRequest(mine, rec *domain.Command) bool {
 	if m.Type == domain.CmdRotateAgentToken && m.NewToken != nil && rec.NewToken != nil {
 		m.NewToken = rec.NewToken
 	}
+	if m.Type == domain.CmdPrepareExecute && m.Execute != nil && rec.Execute != nil {
+		x := *m.Execute
+		x.TokenHash = rec.Execute.TokenHash
+		m.Execute = &x
+	}
 	x, err1 := json.Marshal(&m)
 	y, err2 := json.Marshal(rec)
 	return err1 == nil && err2 == nil && bytes.Equal(x, y)
@@ -166,6 +182,9 @@ func render(ev *domain.Event, m *minted) (int, []byte, error) {
 		b = addMember(b, m.field, m.value)
 	}
 	if m != nil && ev.Type == domain.EvAgentTokenRotated && ev.TokenChanged != nil && EqualHash(m.hash, ev.TokenChanged.TokenHash) {
+		b = addMember(b, m.field, m.value)
+	}
+	if m != nil && ev.Type == domain.EvExecutePrepared && ev.Prepared != nil && EqualHash(m.hash, ev.Prepared.TokenHash) {
 		b = addMember(b, m.field, m.value)
 	}
 	return status, b, nil

@@ -26,6 +26,11 @@ var eventEndpoints = map[string]*Endpoint{
 	// changes (the Kafka gate broadcasts those to every partition).
 	string(domain.CmdA2AMessage):  A2AMessage,
 	string(domain.CmdA2ABoundary): A2ABoundary,
+	// The consumer policy engine (issue 14): an agent's prepare and
+	// execute. Businesses are principal-wide state, changed through the
+	// HTTP API only.
+	string(domain.CmdPrepareExecute): PrepareExecute,
+	string(domain.CmdExecute):        Execute,
 }
 
 // EventTypes returns, sorted, the CloudEvent types that are commands of

@@ -20,7 +20,8 @@ var fuzzEndpoints = []struct {
 	{"tools", PutToolRegistry}, {"keys", IssuePrincipalKey}, {"approve", Approve}, {"deny", Deny},
 	{"resolve-event", ResolveApproval}, {"revoke-key", RevokePrincipalKey}, {"rotate-token", RotateToken},
 	{"revoke-token", RevokeToken}, {"a2a-message", A2AMessage}, {"a2a-boundary", A2ABoundary}, {"a2a-trust", A2ATrust},
-	{"a2a-block-pair", A2ABlockPair},
+	{"a2a-block-pair", A2ABlockPair}, {"prepare", PrepareExecute}, {"execute", Execute}, {"business-create", CreateBusiness},
+	{"business-update", UpdateBusiness}, {"business-delete", DeleteBusiness},
 }
 
 // checkRejection checks that e is a well-formed refusal: a JSON error body
@@ -53,6 +54,9 @@ var fuzzBodySeeds = []string{
 	`{"sender_agent_id":"agent_x","receiver_agent_id":"b","payload_type":"financial_transaction","payload":{"data":{"claimed_total":1,"line_items":[]}},"trace_id":"t"}`,
 	`{"sender_agent_id":"agent_x","receiver_agent_id":"b","payload":{"code":"eval(1)"},"payload_type":"code_execution","timestamp":"2026-01-01T00:00:00Z"}`,
 	`{"op":"block_pair","sender":"s","receiver":"r"}`, `{"sender":"s","receiver":"r"}`,
+	`{"businessId":"shop","request":{"amount":"12.50","item":"x"},"agent_id":"agent_x"}`, `{"businessId":"shop","request":[1]}`,
+	`{"businessId":"shop","request":{"n":1e400},"agent_id":"a"}`, `{"businessId":"shop","request":null}`,
+	`{"id":"shop","name":"Shop","categories":["food"],"endpoint":"https://shop.example","currency":"USD"}`, `{"owner":"x"}`,
 	``, `{}`, `null`, `[]`, `{"x":1}`, `{"trust_level":"9"}`, `{"agent":1}`, `{} {}`, `{"a":1e999}`, "\xff",
 }
 

@@ -221,6 +221,7 @@ func TestSchemasAgreeWithGoTypes(t *testing.T) {
 	w := &schemaWalk{t: t, docs: rawSchemas(t), seen: map[string]bool{}, extra: map[string][]string{
 		schemas.ReplyBodyID("registration"): {"agent_token"},
 		schemas.ReplyBodyID("token"):        {"agent_token"},
+		schemas.ReplyBodyID("prepare"):      {"confirmationToken"},
 	}}
 	cases := []struct {
 		id  string
@@ -242,6 +243,10 @@ func TestSchemasAgreeWithGoTypes(t *testing.T) {
 		{schemas.CommandBodyID(Approve.body), reflect.TypeFor[resolveBody]()},
 		{schemas.CommandBodyID(Deny.body), reflect.TypeFor[resolveBody]()},
 		{schemas.CommandBodyID(ResolveApproval.body), reflect.TypeFor[domain.ResolveApproval]()},
+		{schemas.CommandBodyID(Execute.body), reflect.TypeFor[executeBody]()},
+		{schemas.CommandBodyID(PrepareExecute.body), reflect.TypeFor[executeBody]()},
+		{schemas.CommandBodyID(CreateBusiness.body), reflect.TypeFor[businessBody]()},
+		{schemas.CommandBodyID(DeleteBusiness.body), reflect.TypeFor[struct{}]()},
 		{schemas.EventID, reflect.TypeFor[domain.Event]()},
 		{schemas.ReplyBodyID("registration"), reflect.TypeFor[domain.RegistrationReply]()},
 		{schemas.ReplyBodyID("decision"), reflect.TypeFor[domain.DecisionReply]()},
@@ -256,6 +261,10 @@ func TestSchemasAgreeWithGoTypes(t *testing.T) {
 		{schemas.ReplyBodyID("key-issued"), reflect.TypeFor[keyIssued]()},
 		{schemas.ReplyBodyID("token"), reflect.TypeFor[domain.TokenReply]()},
 		{schemas.ReplyBodyID("configured"), reflect.TypeFor[domain.Config]()},
+		{schemas.ReplyBodyID("prepare"), reflect.TypeFor[domain.PrepareReply]()},
+		{schemas.ReplyBodyID("execute"), reflect.TypeFor[domain.ExecuteReply]()},
+		{schemas.ReplyBodyID("business"), reflect.TypeFor[domain.Business]()},
+		{schemas.ReplyBodyID("business-deleted"), reflect.TypeFor[domain.BusinessDeletedReply]()},
 		{schemas.ReplyBodyID("expired"), reflect.TypeFor[domain.ExpiredReply]()},
 		{schemas.ReplyBodyID("qwed-verified"), reflect.TypeFor[domain.QWEDVerifiedReply]()},
 		{schemas.CommandBodyID(A2AMessage.body), reflect.TypeFor[a2a.Message]()},
