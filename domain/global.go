@@ -60,6 +60,11 @@ type CopyPosition struct {
 	Offset int64  `json:"offset"`
 }
 
+// PrincipalWide reports whether events of type t change principal-wide
+// state: the types a partition copies from GlobalPartition (audit checks
+// the copies against them).
+func PrincipalWide(t EventType) bool { return principalWide(t) }
+
 // principalWide reports whether events of type t change principal-wide
 // state.
 func principalWide(t EventType) bool {

@@ -36,13 +36,7 @@ type copyRecord struct {
 }
 
 // principalWideType reports whether events of typ may be copied.
-func principalWideType(typ []byte) bool {
-	switch domain.EventType(typ) {
-	case domain.EvToolRegistrySet, domain.EvPrincipalKeyIssued, domain.EvPrincipalKeyRevoked, domain.EvConfigured, domain.EvA2ABoundaryChanged:
-		return true
-	}
-	return false
-}
+func principalWideType(typ []byte) bool { return domain.PrincipalWide(domain.EventType(typ)) }
 
 // add keeps what record r (of header h, hash sum) brings to the check.
 func (cs *copies) add(r Record, h header, sum [64]byte) error {
