@@ -66,6 +66,10 @@ type Command struct {
 	// AgentToken is sent in the authorization header ("Bearer <token>"),
 	// for a command whose data carries no agent_token (qwed.a2a.message).
 	AgentToken string
+	// ConfirmationToken is sent in the x-confirmation-token header: a
+	// qwed.execute's confirmation token from qwed.execute.prepare (the
+	// Agent Policy Engine spec §2.2).
+	ConfirmationToken string
 	// principal is the principal a registration's key is expected to
 	// authenticate (the agent's principal_id, set by Register): the agent
 	// id the gate mints depends on it.
@@ -240,6 +244,9 @@ func (c *Client) message(cmd Command, replyTo, corr string) (kafka.Message, doma
 	}
 	if cmd.AgentToken != "" {
 		msg.Headers = append(msg.Headers, kafka.Header{Key: kafkaout.HeaderAgentToken, Value: []byte("Bearer " + cmd.AgentToken)})
+	}
+	if cmd.ConfirmationToken != "" {
+		msg.Headers = append(msg.Headers, kafka.Header{Key: kafkaout.HeaderConfirmationToken, Value: []byte(cmd.ConfirmationToken)})
 	}
 	return msg, id, nil
 }

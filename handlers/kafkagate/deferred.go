@@ -49,13 +49,13 @@ func newDeferred(g *Gate) *deferred {
 	return &deferred{g: g, held: map[string]heldReply{}, early: map[string]*domain.Event{}, out: make(chan kafka.Message, deferredQueue)}
 }
 
-// executing returns the transaction ev made executing: an execute.decided
-// event of status executing.
-func executing(ev *domain.Event) (string, bool) {
+// executingTx returns the transaction an execute.decided event made
+// executing.
+func executingTx(ev *domain.Event) (*domain.Transaction, bool) {
 	if ev == nil || ev.Type != domain.EvExecuteDecided || ev.Transaction == nil || ev.Transaction.Status != domain.TxExecuting {
-		return "", false
+		return nil, false
 	}
-	return ev.Transaction.ID, true
+	return ev.Transaction, true
 }
 
 // hold takes the decision ev of an execute request req whose replyto is
@@ -64,10 +64,11 @@ func executing(ev *domain.Event) (string, bool) {
 // the outcome is recorded already, it is returned (the reply answers with
 // it now).
 func (d *deferred) hold(req ce.Event, to string, ev *domain.Event) (outcome *domain.Event, held bool) {
-	id, ok := executing(ev)
+	tx, ok := executingTx(ev)
 	if !ok {
 		return nil, false
 	}
+	id := tx.ID
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if o := d.early[id]; o != nil {

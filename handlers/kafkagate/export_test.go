@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/agentgate/agentgate/domain"
 )
 
 // LeaveFlight writes partition p's flight record under dataDir as a gate
@@ -58,4 +60,11 @@ func (m *ReadModel) Passes(p int32) uint64 {
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
 	return pr.started
+}
+
+// SubmitTo sends cmd, as the gate's signed internal command, to partition
+// p and returns its recorded event (what a runner's command on the
+// partition that decides it records, for tests without the runner).
+func (h *HTTPGate) SubmitTo(ctx context.Context, cmd *domain.Command, p int32) (*domain.Event, error) {
+	return h.send(ctx, cmd, p)
 }

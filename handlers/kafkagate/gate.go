@@ -647,7 +647,7 @@ func (g *Gate) handle(ctx context.Context, pr *partition, msg kafka.Message) *it
 	if tok, ok := bearer(&msg); ok {
 		cr.TokenHash = command.HashSecret(tok)
 	}
-	ec, rej := command.Kafka.BuildEvent(ev.Type, ev.Subject, ev.Data, id, cr)
+	ec, rej := g.build(pr, &msg, &ev, id, cr)
 	if rej != nil {
 		it.rej = rej
 		if rej.Err.Code != domain.CodeMissingAPIKey && rej.Err.Code != domain.CodeInvalidAgentToken {
@@ -697,6 +697,12 @@ func (g *Gate) handle(ctx context.Context, pr *partition, msg kafka.Message) *it
 				return it
 			}
 			g.log.Warn("request forwarded to a partition that is not its agent's", "partition", pr.id, "want", want)
+		}
+	} else if want, ok := g.approvalHome(pr, ec.Command); ok {
+		if _, fwd := header(&msg, HeaderForwarded); !fwd {
+			g.forward(ctx, msg, want)
+			it.done = true
+			return it
 		}
 	}
 	it.ec = &ec

@@ -12,6 +12,7 @@ import (
 	"github.com/agentgate/agentgate/handlers/command"
 	"github.com/agentgate/agentgate/projections"
 	"github.com/agentgate/agentgate/streams/ce"
+	"github.com/agentgate/agentgate/streams/kafkaout"
 )
 
 // Consumer-scoped commands (docs/ARCHITECTURE.md, "Executes on Kafka: the
@@ -54,11 +55,10 @@ func agentFirst(t domain.CommandType) bool {
 
 // Consumer returns the consumer whose home partition decides cmd: the
 // principal of the agent the gate authenticated (Command.Authenticated),
-// or the principal of a policy or webhook change made with its key. It
-// returns "" for a command that is not consumer-scoped, for an agent's
-// command not yet authenticated (decided where the agent lives first),
-// and for a change made with the admin key (the admin has no home: such
-// a change is decided where its request id keys it).
+// the principal of a policy or webhook change made with its key, or the
+// consumer an admin's webhook change names. It returns "" for a command
+// that is not consumer-scoped, and for an agent's command not yet
+// authenticated (decided where the agent lives first).
 func Consumer(cmd *domain.Command) string {
 	if !homed(cmd.Type) {
 		return ""
@@ -70,6 +70,9 @@ func Consumer(cmd *domain.Command) string {
 	case domain.CmdPolicy, domain.CmdWebhook:
 		if cmd.Principal != domain.AdminPrincipal {
 			return cmd.Principal
+		}
+		if cmd.Type == domain.CmdWebhook && cmd.Webhook != nil {
+			return cmd.Webhook.Webhook.Consumer // the admin names it
 		}
 	}
 	return ""
@@ -243,4 +246,50 @@ func (h *HTTPGate) agentAuth(ctx context.Context, cmd *domain.Command) *domain.A
 			return nil
 		}
 	}
+}
+
+// approvalHome returns the partition to forward a resolution read on pr
+// to: the home partition of its principal when pr does not hold the
+// approval (an execute approval lives on its consumer's home, where its
+// transaction is). ok is false when pr holds it, when the resolution is
+// the admin's (who has no home: the admin keys it by "consumer/" and the
+// consumer), and with one partition.
+func (g *Gate) approvalHome(pr *partition, cmd *domain.Command) (int32, bool) {
+	if !g.global() || cmd.Type != domain.CmdResolveApproval || cmd.Resolve == nil || cmd.Principal == "" || cmd.Principal == domain.AdminPrincipal {
+		return 0, false
+	}
+	home := HomePartition(cmd.Principal, g.partitions)
+	if home == pr.id {
+		return 0, false
+	}
+	if _, err := pr.store.Approval(cmd.Resolve.ApprovalID); !errors.Is(err, projections.ErrNotFound) {
+		return 0, false
+	}
+	return home, true
+}
+
+// HeaderConfirmationToken carries the confirmation token of a
+// qwed.execute (the X-Confirmation-Token of POST /agp/execute, the Agent
+// Policy Engine spec §2.2); only its hash enters the command.
+const HeaderConfirmationToken = kafkaout.HeaderConfirmationToken
+
+// build builds the command of a CloudEvent (command.Kafka.BuildEvent). A
+// prepare or an execute also takes the confirmation token of
+// HeaderConfirmationToken and the execute mode of the partition's
+// configuration, which decide how a body that does not decode is refused
+// (§2.4).
+func (g *Gate) build(pr *partition, msg *kafka.Message, ev *ce.Event, id domain.RequestID, cr command.Credentials) (command.Built, *command.Rejection) {
+	if !agentFirst(domain.CommandType(ev.Type)) {
+		return command.Kafka.BuildEvent(ev.Type, ev.Subject, ev.Data, id, cr)
+	}
+	ep, rej := command.ForEvent(ev.Type)
+	if rej != nil {
+		return command.Built{}, rej
+	}
+	in := &command.Input{Body: ev.Data, AgentID: ev.Subject}
+	in.ConfirmationToken, _ = header(msg, HeaderConfirmationToken)
+	if c, err := pr.store.GateConfig(); err == nil {
+		in.ExecuteMode = c.ExecuteConfig().Mode
+	}
+	return command.Kafka.Build(ep, in, &cr, id)
 }

@@ -28,6 +28,7 @@ import (
 type httpOverKafka struct {
 	url   string
 	reads *kafkagate.ReadModel
+	gate  *kafkagate.HTTPGate
 }
 
 func startHTTPOverKafka(t testing.TB, brokers []string, lg *logs, reg *verify.Registry, timeout time.Duration, opts ...func(*httpapi.Config)) *httpOverKafka {
@@ -72,7 +73,7 @@ func startHTTPOverKafkaPolling(t testing.TB, brokers []string, lg *logs, reg *ve
 		<-done
 		_ = reads.Close()
 	})
-	return &httpOverKafka{url: srv.URL, reads: reads}
+	return &httpOverKafka{url: srv.URL, reads: reads, gate: hg}
 }
 
 // raw answers method path with its status and body as they are.

@@ -34,6 +34,10 @@ const (
 	// Authorization of HTTP) on a command whose data has no agent_token
 	// member (qwed.a2a.message).
 	HeaderAgentToken = "authorization"
+	// HeaderConfirmationToken carries a qwed.execute's confirmation token
+	// (the X-Confirmation-Token of POST /agp/execute, the Agent Policy
+	// Engine spec §2.2).
+	HeaderConfirmationToken = "x-confirmation-token"
 	// HeaderRetryAfter carries, on a rate-limited reply (status 429), the
 	// seconds to wait (the Retry-After of HTTP).
 	HeaderRetryAfter = "retry-after"
