@@ -63,6 +63,8 @@ func Apply(s *State, ev *Event) {
 		applyCopied(s, ev)
 	case EvWebhookChanged:
 		applyWebhook(s, ev.Webhook)
+	case EvPolicyChanged:
+		applyPolicyChanged(s, ev)
 	case EvLogCheckpointed:
 		// A checkpoint vouches for the chain; it changes no decision state
 		// (only LastTime, above, as every event does).

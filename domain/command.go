@@ -128,6 +128,8 @@ type Command struct {
 	Execute *ExecuteRequest `json:"execute,omitempty"`
 	// Outcome is the business's answer of a CmdExecuteOutcome.
 	Outcome *ExecuteOutcome `json:"outcome,omitempty"`
+	// Policy is the change of a CmdPolicy (policies.go).
+	Policy *PolicyChange `json:"policy,omitempty"`
 	// Webhook is the change of a CmdWebhook.
 	Webhook *WebhookChange `json:"webhook,omitempty"`
 	// Delivery is the delivery attempt of a CmdDelivery.

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/domain/engines"
+	"github.com/agentgate/agentgate/domain/policy"
 )
 
 // EventType names an event; events are named in the past tense.
@@ -88,8 +89,11 @@ type Event struct {
 	Prepared    *ExecutePrepared `json:"prepared,omitempty"`
 	Transaction *Transaction     `json:"transaction,omitempty"`
 	Timers      *ExecuteTimers   `json:"timers,omitempty"`
-	Webhook     *Webhook         `json:"webhook,omitempty"`
-	Delivery    *DeliveryResult  `json:"delivery,omitempty"`
+	// Policy is the policy after a policy.changed event, with the version
+	// the change gave it (the policy deleted, on a delete: policies.go).
+	Policy   *policy.Policy  `json:"policy,omitempty"`
+	Webhook  *Webhook        `json:"webhook,omitempty"`
+	Delivery *DeliveryResult `json:"delivery,omitempty"`
 }
 
 // AgentRegistered records a new agent with everything Apply needs.

@@ -3,6 +3,8 @@ package domain
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/agentgate/agentgate/domain/policy"
 )
 
 // The consumer policy engine (issue 14; the Agent Policy Engine spec): the
@@ -346,6 +348,9 @@ type ConsumerExec struct {
 	Pairs map[string]bool `json:"pairs,omitempty"`
 	// Webhooks by ID.
 	Webhooks map[string]*Webhook `json:"webhooks,omitempty"`
+	// Policies are the consumer's current policies (policies.go; nil
+	// until the first change).
+	Policies *policy.Set `json:"policies,omitempty"`
 }
 
 // Named limits of the consumer policy engine (invariant 7,

@@ -105,6 +105,7 @@ var pureImports = []pureImport{
 	{"github.com/agentgate/agentgate/domain", []string{"eventjson"}, "the types it encodes"},
 	{"github.com/agentgate/agentgate/domain/jcs", []string{".", "a2a"}, "canonical JSON of digests"},
 	{"github.com/agentgate/agentgate/domain/a2a", []string{".", "eventjson"}, "the AgentMessage, its guards and token bucket"},
+	{"github.com/agentgate/agentgate/domain/policy", []string{".", "eventjson"}, "consumer policies, the rolling ledger and their evaluation"},
 	{"github.com/agentgate/agentgate/domain/strictjson", []string{"a2a", "policy"}, "strict decoding of the AgentMessage and of policies"},
 	{"golang.org/x/text/unicode/norm", []string{"a2a"}, "code_guard's normalization of the code it scans"},
 	{"github.com/agentgate/agentgate/domain/engines", append([]string{".", "eventjson"}, engineDirs[1:]...), "the engine interface and outcome types"},

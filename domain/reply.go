@@ -117,6 +117,14 @@ func Reply(ev *Event) (status int, body any) {
 		if st, body := webhookReply(ev); body != nil {
 			return st, body
 		}
+	case EvPolicyChanged:
+		if p := ev.Policy; p != nil && ev.Command != nil && ev.Command.Policy != nil {
+			status := 200
+			if ev.Command.Policy.Op == OpCreate {
+				status = 201
+			}
+			return status, PolicyReply{Consumer: policyConsumer(ev.Command), Op: ev.Command.Policy.Op, Policy: *p, Seq: ev.Seq}
+		}
 	case EvApprovalsExpired:
 		if x := ev.Expired; x != nil {
 			ids := make([]string, 0, len(x.Approvals))

@@ -119,6 +119,8 @@ func Decide(s *State, env Env, cmd *Command) *Event {
 		return d.webhookChange()
 	case CmdDelivery:
 		return d.webhookDelivery()
+	case CmdPolicy:
+		return d.policyChange()
 	}
 	return d.reject(Errorf(CodeUnsupportedType, "unknown command type '%s'", cmd.Type))
 }

@@ -49,6 +49,7 @@ var commandBodies = map[string]string{
 	"qwed.execute.prepare":      "execute",
 	"qwed.execute":              "execute",
 	"qwed.business.change":      "business",
+	"qwed.policy.change":        "policy-change",
 }
 
 // replyBodies maps each command type to the name of the schema of its
@@ -77,6 +78,7 @@ var replyBodies = map[string]string{
 	"qwed.execute.prepare":      "prepare",
 	"qwed.execute":              "execute",
 	"qwed.business.change":      "business",
+	"qwed.policy.change":        "policy",
 }
 
 // CommandTypes returns, sorted, the command types that have a body

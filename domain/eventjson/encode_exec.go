@@ -181,6 +181,10 @@ func (e *encoder) execCommand(c *domain.Command) {
 		e.key("outcome")
 		e.executeOutcome(c.Outcome)
 	}
+	if c.Policy != nil {
+		e.key("policy")
+		e.policyChange(c.Policy)
+	}
 	if c.Webhook != nil {
 		e.key("webhook")
 		e.webhookChange(c.Webhook)
@@ -213,6 +217,10 @@ func (e *encoder) execEvent(ev *domain.Event) {
 	if ev.Timers != nil {
 		e.key("timers")
 		e.executeTimers(ev.Timers)
+	}
+	if ev.Policy != nil {
+		e.key("policy")
+		e.policy(ev.Policy)
 	}
 	if ev.Webhook != nil {
 		e.key("webhook")

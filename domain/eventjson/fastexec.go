@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/domain/policy"
 )
 
 // The decoder of the consumer policy engine's types
@@ -39,6 +40,10 @@ func (d *decoder) execCommand(k []byte, c *domain.Command, seen *uint64) bool {
 		d.once(seen, 37)
 		c.Authenticated = new(domain.AuthenticatedAgent)
 		d.authenticatedAgent(c.Authenticated)
+	case "policy":
+		d.once(seen, 38)
+		c.Policy = new(domain.PolicyChange)
+		d.policyChange(c.Policy)
 	default:
 		return false
 	}
@@ -73,6 +78,10 @@ func (d *decoder) execEvent(k []byte, ev *domain.Event, seen *uint64) bool {
 		d.once(seen, 37)
 		ev.Delivery = new(domain.DeliveryResult)
 		d.deliveryResult(ev.Delivery)
+	case "policy":
+		d.once(seen, 38)
+		ev.Policy = new(policy.Policy)
+		d.policy(ev.Policy)
 	default:
 		return false
 	}

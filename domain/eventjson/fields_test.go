@@ -14,6 +14,7 @@ import (
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/domain/a2a"
 	"github.com/agentgate/agentgate/domain/engines"
+	"github.com/agentgate/agentgate/domain/policy"
 )
 
 // fullEvents are events of every type with every field the fast path
@@ -255,6 +256,19 @@ func fullEvents() []*domain.Event {
 	ev = event(domain.EvDeliveryRecorded, cmd(domain.CmdDelivery))
 	ev.Command.Delivery = &delivery
 	ev.Delivery = &delivery
+	add(ev)
+	full := policy.Policy{ID: "p<1>", Name: text, Type: policy.TypeSpending, Scope: policy.Scope{Agents: []string{"agent_1", "agent_2"}, BusinessID: "shop.1"},
+		Shadow: true, Override: true, Version: 7,
+		Spending:     &policy.Spending{PerTransactionCents: 1, DailyCents: 2, WeeklyCents: 3, MonthlyCents: policy.MaxCents, OnExceed: policy.OnExceedConfirm},
+		Category:     &policy.Category{Mode: policy.ModeBlock, Categories: []string{"food", text}},
+		Confirmation: &policy.Confirmation{Always: true, AboveCents: 5, FirstTimeBusiness: true},
+		TimeWindow: &policy.TimeWindow{TimeZone: "Europe/Paris", Outside: policy.OutsideQueue,
+			Windows: []policy.Window{{Days: []string{"mon", "tue"}, Start: "09:00", End: "17:30"}, {Days: []string{"sat"}, Start: "00:00", End: "24:00"}}}}
+	policyCmd := cmd(domain.CmdPolicy)
+	policyCmd.Policy = &domain.PolicyChange{Op: domain.OpCreate, Consumer: "org_1", Policy: full}
+	policyCmd.Policy.Policy.Version = 0
+	ev = event(domain.EvPolicyChanged, policyCmd)
+	ev.Policy = &full
 	add(ev)
 	execCfg := cfg
 	execCfg.Execute = &domain.ExecuteConfig{Mode: domain.ExecuteModeStrict, MaxAmountCents: 250, TokenTTL: domain.Duration(5 * time.Minute)}

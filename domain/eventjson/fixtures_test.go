@@ -15,6 +15,7 @@ import (
 	"github.com/agentgate/agentgate/domain/a2a"
 	"github.com/agentgate/agentgate/domain/engines"
 	"github.com/agentgate/agentgate/domain/eventjson"
+	"github.com/agentgate/agentgate/domain/policy"
 )
 
 // The frozen fixtures of schemas/testdata/events/v1 are the definition of
@@ -323,6 +324,29 @@ func fixtureEvents(t *testing.T) []fixture {
 		ev.Command = &domain.Command{Type: domain.CmdA2ABoundary, Request: req, Principal: "org_1", A2ABoundary: change}
 		ev.A2ABoundary = change
 		evs["type.a2a.boundary_changed"] = ev
+	}
+	{
+		// A consumer's policy created by the admin (version 1), and one
+		// deleted by its consumer (version 3: the change after update 2).
+		ev := base(25, domain.EvPolicyChanged)
+		ev.AgentID = ""
+		sent := policy.Policy{ID: "office-hours", Name: "Office hours", Type: policy.TypeTimeWindow, Scope: policy.Scope{Agents: []string{"agent_0123456789abcdef"}},
+			TimeWindow: &policy.TimeWindow{TimeZone: "Europe/Paris", Outside: policy.OutsideQueue,
+				Windows: []policy.Window{{Days: []string{"mon", "tue", "wed", "thu", "fri"}, Start: "09:00", End: "17:30"}}}}
+		ev.Command = &domain.Command{Type: domain.CmdPolicy, Request: req, Principal: domain.AdminPrincipal,
+			Policy: &domain.PolicyChange{Op: domain.OpCreate, Consumer: "org_1", Policy: sent}}
+		recorded := sent.Clone()
+		recorded.Version = 1
+		ev.Policy = &recorded
+		evs["type.policy.changed"] = ev
+
+		ev = base(26, domain.EvPolicyChanged)
+		ev.AgentID = ""
+		ev.Command = &domain.Command{Type: domain.CmdPolicy, Request: req, Principal: "org_1",
+			Policy: &domain.PolicyChange{Op: domain.OpDelete, Policy: policy.Policy{ID: "daily-cap"}}}
+		ev.Policy = &policy.Policy{ID: "daily-cap", Type: policy.TypeSpending, Scope: policy.Scope{BusinessID: "shop.1"}, Shadow: true, Version: 3,
+			Spending: &policy.Spending{PerTransactionCents: 5000, DailyCents: 10000, OnExceed: policy.OnExceedConfirm}}
+		evs["type.policy.changed.delete"] = ev
 	}
 	{
 		ev := base(24, domain.EvPrincipalStateCopied)

@@ -84,14 +84,15 @@ func (s *Set) Put(p Policy) {
 	s.Policies = slices.Insert(s.Policies, i, c)
 }
 
-// Delete removes the policy id, remembering its version, and reports
-// whether there was one.
-func (s *Set) Delete(id string) bool {
+// Delete removes the policy id, remembering version as its last (the
+// version of the deletion: NextVersion), and reports whether there was
+// one.
+func (s *Set) Delete(id string, version int64) bool {
 	i, ok := s.index(id)
 	if !ok {
 		return false
 	}
-	s.Tombstones = append(s.Tombstones, Tombstone{ID: id, Version: s.Policies[i].Version})
+	s.Tombstones = append(s.Tombstones, Tombstone{ID: id, Version: version})
 	s.Policies = slices.Delete(s.Policies, i, i+1)
 	if n := len(s.Tombstones) - MaxTombstones; n > 0 {
 		for _, t := range s.Tombstones[:n] {
