@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/domain/a2a"
+	"github.com/agentgate/agentgate/domain/policy"
 	"github.com/agentgate/agentgate/schemas"
 )
 
@@ -272,6 +273,9 @@ func TestSchemasAgreeWithGoTypes(t *testing.T) {
 		{schemas.CommandBodyID(A2ABlockPair.body), reflect.TypeFor[a2aPairBody]()},
 		{schemas.ReplyBodyID("a2a-verdict"), reflect.TypeFor[domain.A2AReply]()},
 		{schemas.ReplyBodyID("a2a-boundary"), reflect.TypeFor[domain.A2ABoundaryReply]()},
+		{schemas.CommandBodyID("policy"), reflect.TypeFor[policy.Policy]()},
+		{schemas.CommandBodyID("policy-change"), reflect.TypeFor[domain.PolicyChange]()},
+		{schemas.ReplyBodyID("policy"), reflect.TypeFor[domain.PolicyReply]()},
 	}
 	covered := map[string]bool{}
 	for _, c := range cases {
