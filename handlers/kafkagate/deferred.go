@@ -24,6 +24,12 @@ import (
 // answered the execute's decision): the oldest are forgotten first.
 const maxEarlyOutcomes = 1024
 
+// maxAwaited bounds the executes a partition remembers as decided
+// executing with a replyto and not held yet (a takeover's first batches
+// may hold executes whose requests this owner never reads): the oldest
+// are forgotten first.
+const maxAwaited = 65536
+
 // deferredQueue bounds the held replies of a partition waiting to be
 // written.
 const deferredQueue = 1024
@@ -37,16 +43,22 @@ type heldReply struct {
 
 // deferred holds one partition's executes answered at their outcome.
 type deferred struct {
-	g     *Gate
-	mu    sync.Mutex
-	held  map[string]heldReply     // by transaction id
-	early map[string]*domain.Event // outcomes recorded before their execute's reply was held
-	order []string                 // early's ids, oldest first
-	out   chan kafka.Message
+	g    *Gate
+	mu   sync.Mutex
+	held map[string]heldReply // by transaction id
+	// awaited are the transactions decided executing for a request with
+	// a replyto whose reply is not held yet (in order, oldest first);
+	// early the outcomes of those recorded before it was.
+	awaited map[string]bool
+	aorder  []string
+	early   map[string]*domain.Event
+	order   []string // early's ids, oldest first
+	out     chan kafka.Message
 }
 
 func newDeferred(g *Gate) *deferred {
-	return &deferred{g: g, held: map[string]heldReply{}, early: map[string]*domain.Event{}, out: make(chan kafka.Message, deferredQueue)}
+	return &deferred{g: g, held: map[string]heldReply{}, awaited: map[string]bool{}, early: map[string]*domain.Event{},
+		out: make(chan kafka.Message, deferredQueue)}
 }
 
 // executingTx returns the transaction an execute.decided event made
@@ -75,16 +87,26 @@ func (d *deferred) hold(req ce.Event, to string, ev *domain.Event) (outcome *dom
 		delete(d.early, id)
 		return o, false
 	}
+	delete(d.awaited, id)
 	req.Data = nil
 	d.held[id] = heldReply{req: req, to: to}
 	return nil, true
 }
 
 // completed is the partition's OnBatch: the reply of each held execute
-// whose outcome the batch recorded is queued for writing (run); an
-// outcome of an execute not held yet is kept for hold.
+// whose outcome the batch recorded is queued for writing (run); the
+// outcome of an execute decided executing for a request with a replyto
+// whose reply is not held yet is kept for hold (the partition answers a
+// decision after its batch is committed, and a fast business may answer
+// before).
 func (d *deferred) completed(ctx context.Context, events []*domain.Event) {
 	for _, ev := range events {
+		if tx, ok := executingTx(ev); ok && ev.Command != nil && ev.Command.Execute != nil && ev.Command.Execute.ReplyTo != "" {
+			d.mu.Lock()
+			d.await(tx.ID)
+			d.mu.Unlock()
+			continue
+		}
 		if ev.Type != domain.EvExecuteCompleted || ev.Transaction == nil {
 			continue
 		}
@@ -93,7 +115,8 @@ func (d *deferred) completed(ctx context.Context, events []*domain.Event) {
 		h, ok := d.held[id]
 		if ok {
 			delete(d.held, id)
-		} else {
+		} else if d.awaited[id] {
+			delete(d.awaited, id)
 			d.keepEarly(id, ev)
 		}
 		d.mu.Unlock()
@@ -111,6 +134,19 @@ func (d *deferred) completed(ctx context.Context, events []*domain.Event) {
 			return
 		}
 	}
+}
+
+// await notes a transaction whose reply is to be held; d.mu is held.
+func (d *deferred) await(id string) {
+	if _, held := d.held[id]; held || d.awaited[id] {
+		return
+	}
+	for len(d.aorder) >= maxAwaited {
+		delete(d.awaited, d.aorder[0])
+		d.aorder = d.aorder[1:]
+	}
+	d.awaited[id] = true
+	d.aorder = append(d.aorder, id)
 }
 
 // keepEarly keeps an outcome whose execute was not held (yet); d.mu is

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/client"
+	"github.com/agentgate/agentgate/domain"
 )
 
 // The contracts (docs/ARCHITECTURE.md), interop: an independent client (Debian's
@@ -117,6 +118,74 @@ func TestKcatStructuredModeRequestReply(t *testing.T) {
 		}
 		if ctx.Err() != nil {
 			t.Fatal("kcat never read a reply with correlationid kcat-corr-s1")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// Interop of executes: kcat publishes a qwed.execute CloudEvent (binary
+// mode, keyed by its agent with murmur2, the agent token in the
+// authorization header) for an agent on partition 1 whose consumer's home
+// is partition 2; the gate authenticates it on 1, decides it on 2, and
+// answers once the outcome is recorded: kcat reads the reply, with the
+// business's data, by its correlationid.
+func TestKcatExecute(t *testing.T) {
+	kcat, err := exec.LookPath("kcat")
+	if err != nil {
+		t.Skip("kcat is not installed (apt-get install kcat; CI installs it): the interop test needs it")
+	}
+	_, brokers := broker(t)
+	lg := &logs{brokers: brokers}
+	startGate(t, brokers, lg, t.TempDir())
+	h := startHTTPOverKafka(t, brokers, lg, engines(t), 20*time.Second)
+	c := newClient(t, brokers)
+	principal := principalHomedAt(t, 2)
+	agent, token := registerAgentOn(t, c, principal, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if ev, err := h.gate.Submit(ctx, businessCmd("books", "http://127.0.0.1:9/")); err != nil || ev.Type != domain.EvBusinessChanged {
+		t.Fatalf("business: %v %+v", err, ev)
+	}
+	pub := exec.CommandContext(ctx, kcat, "-b", brokers[0], "-P", "-t", "agentgate.requests", "-X", "partitioner=murmur2_random",
+		"-k", agent, "-H", "ce_specversion=1.0", "-H", "ce_id=kcat-exec-1", "-H", "ce_source=kcat-test",
+		"-H", "ce_type=qwed.execute", "-H", "ce_subject="+agent, "-H", "ce_partitionkey="+agent,
+		"-H", "ce_replyto=agentgate.replies", "-H", "ce_correlationid=kcat-exec-corr-1", "-H", "content-type=application/json",
+		"-H", "authorization=Bearer "+token)
+	pub.Stdin = strings.NewReader(string(executeData("books", 80)) + "\n")
+	if out, err := pub.CombinedOutput(); err != nil {
+		t.Fatalf("kcat -P: %v\n%s", err, out)
+	}
+	decided := waitEvent(t, lg, 2, func(ev *domain.Event) bool {
+		return ev.Type == domain.EvExecuteDecided && ev.Command.Request.ID == "kcat-exec-1"
+	})
+	if decided.Transaction == nil || decided.Transaction.Status != domain.TxExecuting {
+		t.Fatalf("kcat's execute decided %+v %v", decided.Transaction, decided.Error)
+	}
+	if ev, err := h.gate.SubmitTo(ctx, outcomeCmd(decided.Transaction.ID), 2); err != nil || ev.Type != domain.EvExecuteCompleted {
+		t.Fatalf("outcome: %v %+v", err, ev)
+	}
+	p := client.PartitionFor(agent, testPartitions)
+	for {
+		var out bytes.Buffer
+		sub := exec.CommandContext(ctx, kcat, "-b", brokers[0], "-C", "-t", "agentgate.replies", "-p", strconv.Itoa(int(p)), "-o", "beginning", "-e", "-q",
+			"-f", "%h\t%s\n")
+		sub.Stdout = &out
+		if err := sub.Run(); err != nil {
+			t.Fatalf("kcat -C: %v", err)
+		}
+		for _, line := range strings.Split(out.String(), "\n") {
+			if !strings.Contains(line, "ce_correlationid=kcat-exec-corr-1") {
+				continue
+			}
+			if !strings.Contains(line, "ce_type=qwed.execute.reply") || !strings.Contains(line, `"status":"completed"`) ||
+				!strings.Contains(line, `"data":{"order":"o-1"}`) || !strings.Contains(line, "agentgate-status=200") ||
+				!strings.Contains(line, `"transactionId":"`+decided.Transaction.ID+`"`) {
+				t.Fatalf("reply read by kcat: %s", line)
+			}
+			return
+		}
+		if ctx.Err() != nil {
+			t.Fatal("kcat never read a reply with correlationid kcat-exec-corr-1")
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
