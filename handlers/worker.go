@@ -25,7 +25,8 @@ const (
 	// MaxQueue is the most commands waiting for the worker; Submit blocks
 	// (until its context ends) when the queue is full.
 	MaxQueue = 8192
-	// TickInterval is how often the worker lets time pass (approval expiry).
+	// TickInterval is how often the worker lets time pass (approval expiry;
+	// confirmation token expiry and queued executes' release).
 	TickInterval = time.Second
 	// recoverBatch is how many events recovery applies per projection batch.
 	recoverBatch = 1024
@@ -453,7 +454,10 @@ func (w *Worker) Run(ctx context.Context) error {
 		case <-verdict:
 			batch, held = held, nil
 		case <-tick.C:
-			batch = append(batch, &request{cmd: &domain.Command{Type: domain.CmdTick, Tick: &domain.Tick{}}})
+			// Approvals expire; confirmation tokens expire and queued
+			// executes are released (the consumer policy engine's clock).
+			batch = append(batch, &request{cmd: &domain.Command{Type: domain.CmdTick, Tick: &domain.Tick{}}},
+				&request{cmd: &domain.Command{Type: domain.CmdExecuteTick}})
 		case <-copied:
 			nudged = true
 		}
