@@ -97,6 +97,8 @@ var allEventTypes = []domain.EventType{
 	domain.EvPrincipalKeyIssued, domain.EvPrincipalKeyRevoked, domain.EvAgentTokenRotated, domain.EvAgentTokenRevoked,
 	domain.EvConfigured, domain.EvApprovalsExpired, domain.EvCommandRejected, domain.EvLogCheckpointed,
 	domain.EvQWEDVerified, domain.EvA2AVerdict, domain.EvA2ABoundaryChanged, domain.EvPrincipalStateCopied,
+	// The consumer policy engine (issue 14).
+	domain.EvBusinessChanged, domain.EvExecutePrepared, domain.EvExecuteDecided, domain.EvExecuteCompleted, domain.EvExecuteTimers,
 }
 
 func fixtureNames(t testing.TB) []string {
@@ -371,6 +373,7 @@ func fixtureEvents(t *testing.T) []fixture {
 		ev.Command = &domain.Command{Type: domain.CmdConfigure, Request: req, Principal: domain.AdminPrincipal, Configure: &domain.Configure{Config: cfg}}
 		evs["type.gate.configured.a2a"] = ev
 	}
+	execFixtures(base, req, evs)
 	// The escaping and field cases: edits of a recorded approved decision.
 	typical := func(t *testing.T) *domain.Event {
 		p := eventjson.BenchEvent(t, "approved")
