@@ -55,8 +55,8 @@ func agentFirst(t domain.CommandType) bool {
 
 // Consumer returns the consumer whose home partition decides cmd: the
 // principal of the agent the gate authenticated (Command.Authenticated),
-// the principal of a policy or webhook change made with its key, or the
-// consumer an admin's webhook change names. It returns "" for a command
+// the consumer a policy or webhook change names (the admin must name
+// one), else the principal of its key. It returns "" for a command
 // that is not consumer-scoped, and for an agent's command not yet
 // authenticated (decided where the agent lives first).
 func Consumer(cmd *domain.Command) string {
@@ -66,14 +66,20 @@ func Consumer(cmd *domain.Command) string {
 	if a := cmd.Authenticated; a != nil {
 		return a.Principal
 	}
-	switch cmd.Type {
-	case domain.CmdPolicy, domain.CmdWebhook:
-		if cmd.Principal != domain.AdminPrincipal {
-			return cmd.Principal
-		}
-		if cmd.Type == domain.CmdWebhook && cmd.Webhook != nil {
-			return cmd.Webhook.Webhook.Consumer // the admin names it
-		}
+	named := ""
+	switch {
+	case cmd.Type == domain.CmdPolicy && cmd.Policy != nil:
+		named = cmd.Policy.Consumer
+	case cmd.Type == domain.CmdWebhook && cmd.Webhook != nil:
+		named = cmd.Webhook.Webhook.Consumer
+	}
+	switch {
+	case cmd.Type != domain.CmdPolicy && cmd.Type != domain.CmdWebhook:
+		return ""
+	case named != "":
+		return named // the admin names it (Decide refuses another's)
+	case cmd.Principal != domain.AdminPrincipal:
+		return cmd.Principal
 	}
 	return ""
 }

@@ -25,6 +25,8 @@ func TestRouteConsumerScoped(t *testing.T) {
 	}{
 		{"policy with the consumer's key", domain.Command{Type: domain.CmdPolicy, Principal: "org_a"}, home},
 		{"webhook with the consumer's key", domain.Command{Type: domain.CmdWebhook, Principal: "org_a"}, home},
+		{"policy with the admin key", domain.Command{Type: domain.CmdPolicy, Principal: domain.AdminPrincipal,
+			Policy: &domain.PolicyChange{Op: domain.OpCreate, Consumer: "org_a"}}, home},
 		{"webhook with the admin key", domain.Command{Type: domain.CmdWebhook, Principal: domain.AdminPrincipal,
 			Webhook: &domain.WebhookChange{Op: domain.OpCreate, Webhook: domain.Webhook{Consumer: "org_a"}}}, home},
 		{"execute before authentication", domain.Command{Type: domain.CmdExecute, AgentID: "agt_1", TokenHash: "h"}, "agt_1"},
