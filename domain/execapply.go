@@ -227,6 +227,7 @@ func (x *ExecState) clone() *ExecState {
 		for id, ce := range x.Consumers {
 			cc := *ce
 			cc.Pairs = maps.Clone(ce.Pairs)
+			cc.Policies = ce.Policies.Clone()
 			if ce.Webhooks != nil {
 				cc.Webhooks = make(map[string]*Webhook, len(ce.Webhooks))
 				for wid, w := range ce.Webhooks {

@@ -138,3 +138,19 @@ func TestPolicyChangeNormalizesWithoutTouchingTheCommand(t *testing.T) {
 		t.Fatalf("re-decided\n%s\nwant\n%s", b, a)
 	}
 }
+
+// TestPolicyStateClone: a clone of the state shares no policy set with
+// the original (replay --verify and the tests re-decide on copies).
+func TestPolicyStateClone(t *testing.T) {
+	g := newGate(t)
+	g.exec(policyCmd("org_1", OpCreate, "", spendingPolicy("daily", 1000)))
+	c := g.s.Clone()
+	ev := Decide(c, Env{Now: g.now, Seq: 99}, policyCmd("org_1", OpUpdate, "", spendingPolicy("daily", 5)))
+	Apply(c, ev)
+	if got := consumerPolicies(g.s, "org_1").Get("daily"); got.Spending.DailyCents != 1000 || got.Version != 1 {
+		t.Fatalf("changing the clone changed the original: %+v", got)
+	}
+	if consumerPolicies(c, "org_1").Get("daily").Version != 2 {
+		t.Fatal("the clone did not change")
+	}
+}
