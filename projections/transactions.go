@@ -43,11 +43,10 @@ const TxExecuting = domain.TxExecuting
 // changed.
 type Transaction struct {
 	domain.Transaction
-	// Partition and Seq are the execute.decided event's; CreatedAt its
-	// time.
-	Partition int32     `json:"partition"`
-	Seq       uint64    `json:"seq"`
-	CreatedAt time.Time `json:"created_at"`
+	// Partition and Seq are the execute.decided event's (its time is
+	// the transaction's CreatedAt).
+	Partition int32  `json:"partition"`
+	Seq       uint64 `json:"seq"`
 	// UpdatedSeq and UpdatedAt are the last event's that changed it.
 	UpdatedSeq uint64    `json:"updated_seq"`
 	UpdatedAt  time.Time `json:"updated_at"`
@@ -100,38 +99,79 @@ func (w *batchWriter) addTx(t *Transaction) {
 	w.txs.m[t.ID] = t
 }
 
+// txRecords is where a fold of transaction events reads and keeps the
+// records: the store's batch (batchWriter), or memory (TxTally).
+type txRecords interface {
+	// tx returns the record of id (nil when there is none); a record it
+	// returns may be changed in place, and is kept.
+	tx(id string) (*Transaction, error)
+	// decided keeps rec, a record the event at rec.Seq created; prev is
+	// the record it replaces (nil: none).
+	decided(rec, prev *Transaction) error
+}
+
 // txEvent writes what ev changes in the transaction history.
 func (w *batchWriter) txEvent(ev *domain.Event) error {
 	if w.s.noActivity {
 		return nil
 	}
+	return foldTx(w, ev)
+}
+
+// decided keeps a new record and its index entry (the one of the record
+// it replaces is deleted).
+func (w *batchWriter) decided(rec, prev *Transaction) error {
+	if prev != nil {
+		if err := w.b.Delete(txTimeKey(prev.Consumer, prev.CreatedAt, prev.Seq), nil); err != nil {
+			return fmt.Errorf("deleting a transaction's index entry: %w", err)
+		}
+	}
+	if err := w.b.Set(txTimeKey(rec.Consumer, rec.CreatedAt, rec.Seq), []byte(rec.ID), nil); err != nil {
+		return fmt.Errorf("indexing a transaction: %w", err)
+	}
+	w.addTx(rec)
+	return nil
+}
+
+// foldTx applies ev to the transactions of rs: an event carrying a
+// transaction (execute.decided, execute.completed, an approval.resolved
+// of an execute approval) sets it whole, an execute.decided creating the
+// record; execute.timers and approvals.expired set the status of those
+// they name.
+func foldTx(rs txRecords, ev *domain.Event) error {
 	if t := ev.Transaction; t != nil {
-		rec, err := w.tx(t.ID)
+		rec, err := rs.tx(t.ID)
 		if err != nil {
 			return err
 		}
+		created := ev.Time.UTC()
 		if ev.Type == domain.EvExecuteDecided || rec == nil {
-			if rec != nil && (rec.Seq != ev.Seq || rec.Partition != ev.Partition) {
-				// The same id decided again: its index entry moves.
-				if err := w.b.Delete(txTimeKey(rec.Consumer, rec.CreatedAt, rec.Seq), nil); err != nil {
-					return fmt.Errorf("deleting a transaction's index entry: %w", err)
-				}
+			prev := rec
+			if prev != nil && prev.Seq == ev.Seq && prev.Partition == ev.Partition {
+				prev = nil // the same event again: the index entry stays
 			}
-			rec = &Transaction{Partition: ev.Partition, Seq: ev.Seq, CreatedAt: ev.Time.UTC()}
-			if err := w.b.Set(txTimeKey(t.Consumer, rec.CreatedAt, rec.Seq), []byte(t.ID), nil); err != nil {
-				return fmt.Errorf("indexing a transaction: %w", err)
+			rec = &Transaction{Partition: ev.Partition, Seq: ev.Seq}
+			rec.Transaction = *t
+			if rec.CreatedAt.IsZero() {
+				rec.CreatedAt = created
+			}
+			if err := rs.decided(rec, prev); err != nil {
+				return err
 			}
 		}
+		created = rec.CreatedAt
 		rec.Transaction = *t
+		if rec.CreatedAt.IsZero() {
+			rec.CreatedAt = created
+		}
 		if ev.Error != nil {
 			rec.Error = ev.Error
 		}
 		rec.UpdatedSeq, rec.UpdatedAt = ev.Seq, ev.Time.UTC()
-		w.addTx(rec)
 		return nil
 	}
 	status := func(id, s string) error {
-		rec, err := w.tx(id)
+		rec, err := rs.tx(id)
 		if err != nil || rec == nil {
 			return err
 		}
@@ -178,6 +218,55 @@ func (w *batchWriter) txEvent(ev *domain.Event) error {
 		}
 	}
 	return nil
+}
+
+// TxTally folds transaction events into records in memory, by the
+// store's rules (foldTx): time travel and the compliance report show
+// transactions as the store does. The zero value is empty.
+type TxTally struct {
+	m map[string]*Transaction
+	// order holds the ids in the order they were first decided.
+	order []string
+}
+
+func (t *TxTally) tx(id string) (*Transaction, error) { return t.m[id], nil }
+
+func (t *TxTally) decided(rec, prev *Transaction) error {
+	if t.m == nil {
+		t.m = map[string]*Transaction{}
+	}
+	if _, ok := t.m[rec.ID]; !ok {
+		t.order = append(t.order, rec.ID)
+	}
+	t.m[rec.ID] = rec
+	return nil
+}
+
+// Add folds ev.
+func (t *TxTally) Add(ev *domain.Event) {
+	_ = foldTx(t, ev) // memory: no errors
+}
+
+// Get returns transaction id as folded (nil when none).
+func (t *TxTally) Get(id string) *Transaction { return t.m[id] }
+
+// SetStatus sets the status of transaction id, as of the event at seq and
+// time at (a reader deriving what an event it does not see would do: the
+// compliance report expires an execute approval from the agent's own
+// events).
+func (t *TxTally) SetStatus(id, status string, seq uint64, at time.Time) {
+	if rec := t.m[id]; rec != nil {
+		rec.Status, rec.UpdatedSeq, rec.UpdatedAt = status, seq, at.UTC()
+	}
+}
+
+// All returns the transactions in the order they were decided.
+func (t *TxTally) All() []*Transaction {
+	out := make([]*Transaction, 0, len(t.order))
+	for _, id := range t.order {
+		out = append(out, t.m[id])
+	}
+	return out
 }
 
 // flushTxs writes the transaction records the batch changed.

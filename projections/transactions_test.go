@@ -116,6 +116,23 @@ func TestTransactionHistoryRebuildsIdentically(t *testing.T) {
 			t.Fatalf("stores differ: %s %v", d, err)
 		}
 	}
+	// The in-memory fold (time travel, reports) holds what the store does.
+	g := newTestGate(t, 1)
+	g.keepEvents = true
+	txWorkload(g, 40)
+	var tally TxTally
+	for _, ev := range g.allEvents {
+		tally.Add(ev)
+	}
+	if len(tally.All()) != 40 {
+		t.Fatalf("the tally holds %d transactions", len(tally.All()))
+	}
+	for _, tx := range tally.All() {
+		got := mustTx(t, stores[0], tx.Consumer, tx.ID)
+		if fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", *tx) {
+			t.Fatalf("tally %+v, store %+v", *tx, got)
+		}
+	}
 }
 
 // txWorkload decides n transactions of two consumers, alternating agents,

@@ -235,6 +235,7 @@ func (a *api) routes() {
 	a.handle("POST /verify", a.postVerify)
 	a.handle("GET /engines", a.getEngines)
 	a.a2aRoutes()
+	a.transactionRoutes()
 	a.handle("GET /.well-known/jwks.json", a.jwks)
 	a.handle("GET /healthz", a.healthz)
 	a.handle("GET /metrics", a.m.handler.ServeHTTP)

@@ -114,6 +114,8 @@ type builder struct {
 	rep    *Report
 	// a2a counts the agent's A2A verdicts in the period.
 	a2a projections.A2ATally
+	// txs folds the agent's transactions.
+	txs projections.TxTally
 	// agentSeen is set once the agent's registration was folded.
 	agentSeen bool
 	// at replaces the position the log says (see run).
@@ -342,6 +344,7 @@ func (b *builder) fold(ev *domain.Event) {
 		before = a.Trust
 	}
 	domain.Apply(b.st, ev)
+	b.txs.Add(ev)
 	a = b.st.Agents[id]
 	if a == nil {
 		// Before the agent's registration (a bundle whose registration
@@ -552,7 +555,29 @@ func (b *builder) finish() error {
 	}
 	rep.Summary.DenialRate = rate(rep.Summary.Denied+rep.Summary.BudgetExceeded, rep.Summary.TotalActions)
 	rep.A2A = b.a2aSection()
+	rep.Transactions = b.txSection()
 	return nil
+}
+
+// txSection renders the agent's transactions decided in the period (nil
+// when none).
+func (b *builder) txSection() *Transactions {
+	var out *Transactions
+	for _, t := range b.txs.All() {
+		if t.AgentID != b.opts.AgentID || t.CreatedAt.Before(b.opts.From) || !t.CreatedAt.Before(b.opts.To) {
+			continue
+		}
+		if out == nil {
+			out = &Transactions{List: []projections.Transaction{}}
+		}
+		out.Totals.Add(t)
+		if len(out.List) == MaxReportTransactions {
+			out.Truncated = true
+			continue
+		}
+		out.List = append(out.List, *t)
+	}
+	return out
 }
 
 // expire marks expired the approvals still pending at time at whose

@@ -375,6 +375,7 @@ func VerifyBundle(ctx context.Context, b *Bundle, opts VerifyOptions) (*BundleCh
 	same("exceptions", rep.Exceptions, again.rep.Exceptions)
 	same("attestations", rep.Attestations, again.rep.Attestations)
 	same("a2a", rep.A2A, again.rep.A2A)
+	same("transactions", rep.Transactions, again.rep.Transactions)
 	if len(rep.Days) != len(again.rep.Days) {
 		problem("days: the report has %d, the agent's events %d", len(rep.Days), len(again.rep.Days))
 	} else {

@@ -39,6 +39,28 @@ type Report struct {
 	// A2A counts the verdicts on the agent's A2A messages in the period;
 	// nil when it sent none.
 	A2A *A2A `json:"a2a,omitempty"`
+	// Transactions are the agent's executes decided in the period (the
+	// Agent Policy Engine spec §3.3); nil when it made none.
+	Transactions *Transactions `json:"transactions,omitempty"`
+}
+
+// MaxReportTransactions bounds the transactions a report lists one by
+// one (the first decided); the totals count them all.
+const MaxReportTransactions = 10_000
+
+// Transactions are an agent's executes decided in the period, each as the
+// agent's own events left it at the report's position (projections.TxTally,
+// the read side's rules): decided, completed by the business, an execute
+// approval resolved. A queued transaction released or expired by the
+// gate's timers, and an execute approval expired by its tick, are named
+// by events of no agent (execute.timers, approvals.expired): the report
+// shows them as last decided (queued, pending_approval).
+type Transactions struct {
+	Totals projections.TxTotals `json:"totals"`
+	// List holds at most MaxReportTransactions, in the order decided;
+	// Truncated says whether more were.
+	List      []projections.Transaction `json:"list"`
+	Truncated bool                      `json:"truncated"`
 }
 
 // Agent identifies the agent and its principal.

@@ -62,6 +62,7 @@ func WritePDF(w io.Writer, rep *Report) error {
 	p.exceptions(rep)
 	p.attestations(rep)
 	p.a2a(rep)
+	p.transactions(rep)
 	if err := pdf.Error(); err != nil {
 		return fmt.Errorf("rendering PDF: %w", err)
 	}
@@ -436,4 +437,33 @@ func (p *pdfWriter) a2a(rep *Report) {
 		p.text(fmt.Sprintf("Pairs past the first %d: %d forwarded, %d blocked, %d rate limited, %d errors.",
 			projections.MaxA2APairsPerPrincipal, o.Forwarded, o.Blocked, o.RateLimited, o.Errors))
 	}
+}
+
+// transactions renders the agent's executes: totals by currency and
+// status, then the transactions one by one.
+func (p *pdfWriter) transactions(rep *Report) {
+	p.heading("Executes through the gate (transactions)")
+	x := rep.Transactions
+	if x == nil {
+		p.text("The agent made no execute in the period.")
+		return
+	}
+	p.pairs([][2]string{{"Transactions", itoa(x.Totals.Count)}})
+	var rows [][]string
+	for _, a := range x.Totals.Amounts {
+		rows = append(rows, []string{a.Currency, itoa(a.SpentCents), itoa(a.PendingCents), itoa(a.RefusedCents)})
+	}
+	p.pdf.Ln(2)
+	p.table([]float64{30, 50, 50, 50}, []string{"currency", "spent (minor units)", "pending", "refused"}, rows)
+	rows = rows[:0]
+	for i, t := range x.List {
+		if i == MaxPDFRows {
+			break
+		}
+		rows = append(rows, []string{itoa(int64(t.Seq)), t.CreatedAt.Format(time.RFC3339), t.ID, t.BusinessID,
+			itoa(t.AmountCents) + " " + t.Currency, t.Status})
+	}
+	p.pdf.Ln(2)
+	p.table([]float64{14, 34, 44, 30, 28, 30}, []string{"seq", "time", "transaction", "business", "amount", "status"}, rows)
+	p.more(len(x.List), "transactions")
 }
