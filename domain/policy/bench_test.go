@@ -87,3 +87,18 @@ func BenchmarkLedgerReserve(b *testing.B) {
 		l.Reserve("a"+strconv.Itoa(i%4+1), "shop", t0.Add(time.Duration(i)*time.Second), 10)
 	}
 }
+
+// TestEvaluate_PassAllocatesNothing: an execute every policy passes
+// allocates nothing (the benchmark's set without its shadow window, whose
+// finding is the benchmark's only allocation).
+func TestEvaluate_PassAllocatesNothing(t *testing.T) {
+	s, l := benchSet(t), benchLedger()
+	s.Delete("w04", 2)
+	x := Input{Now: t0, AgentID: "a1", BusinessID: "shop", Categories: []string{"food", "groceries"}, AmountCents: 2500}
+	if out := Evaluate(s, l, x); out.Verdict != Pass || len(out.Findings) != 0 {
+		t.Fatalf("%+v", out)
+	}
+	if n := testing.AllocsPerRun(100, func() { Evaluate(s, l, x) }); n != 0 {
+		t.Fatalf("%v allocations", n)
+	}
+}
