@@ -295,6 +295,9 @@ func (w *batchWriter) event(ev *domain.Event) error {
 	if err := w.txEvent(ev); err != nil {
 		return err
 	}
+	if err := w.policyEvent(ev); err != nil {
+		return err
+	}
 	if err := w.webhookEvent(ev); err != nil {
 		return err
 	}

@@ -113,8 +113,15 @@ func (f *Fold) noteExec(st *domain.State, ev *domain.Event) {
 			}
 		}
 		switch c.Type {
-		case domain.CmdPolicy, domain.CmdWebhook:
-			// A consumer's own settings: the consumer is the principal.
+		case domain.CmdPolicy:
+			// A consumer's own settings: the consumer is the principal,
+			// or the one the admin names.
+			if c.Policy != nil && c.Policy.Consumer != "" {
+				t.consumers = append(t.consumers, c.Policy.Consumer)
+			} else {
+				t.consumers = append(t.consumers, c.Principal)
+			}
+		case domain.CmdWebhook:
 			t.consumers = append(t.consumers, c.Principal)
 		}
 	}
