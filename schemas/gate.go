@@ -50,6 +50,7 @@ var commandBodies = map[string]string{
 	"qwed.execute":              "execute",
 	"qwed.business.change":      "business",
 	"qwed.policy.change":        "policy-change",
+	"qwed.webhook.change":       "webhook-change",
 }
 
 // replyBodies maps each command type to the name of the schema of its
@@ -79,6 +80,7 @@ var replyBodies = map[string]string{
 	"qwed.execute":              "execute",
 	"qwed.business.change":      "business",
 	"qwed.policy.change":        "policy",
+	"qwed.webhook.change":       "webhook",
 }
 
 // CommandTypes returns, sorted, the command types that have a body

@@ -49,6 +49,10 @@ type Input struct {
 	// in confirm and strict an execute body that does not decode is one
 	// of §2.4's refusals (decodeExecute); "" stands for open.
 	ExecuteMode string
+	// WebhookID is the webhook of PUT and DELETE /webhooks/{id};
+	// Consumer the consumer the admin key names (webhooks.go).
+	WebhookID string
+	Consumer  string
 }
 
 // Credentials are the credentials a request presented, verified or

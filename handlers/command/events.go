@@ -31,6 +31,8 @@ var eventEndpoints = map[string]*Endpoint{
 	// HTTP API only.
 	string(domain.CmdPrepareExecute): PrepareExecute,
 	string(domain.CmdExecute):        Execute,
+	// Webhooks of the consumer policy engine (issue 14).
+	string(domain.CmdWebhook): WebhookChange,
 }
 
 // EventTypes returns, sorted, the CloudEvent types that are commands of

@@ -22,6 +22,8 @@ var fuzzEndpoints = []struct {
 	{"revoke-token", RevokeToken}, {"a2a-message", A2AMessage}, {"a2a-boundary", A2ABoundary}, {"a2a-trust", A2ATrust},
 	{"a2a-block-pair", A2ABlockPair}, {"prepare", PrepareExecute}, {"execute", Execute}, {"business-create", CreateBusiness},
 	{"business-update", UpdateBusiness}, {"business-delete", DeleteBusiness},
+	{"webhook-create", WebhookCreate}, {"webhook-update", WebhookUpdate}, {"webhook-delete", WebhookDelete},
+	{"webhook-change", WebhookChange},
 }
 
 // checkRejection checks that e is a well-formed refusal: a JSON error body
@@ -57,6 +59,8 @@ var fuzzBodySeeds = []string{
 	`{"businessId":"shop","request":{"amount":"12.50","item":"x"},"agent_id":"agent_x"}`, `{"businessId":"shop","request":[1]}`,
 	`{"businessId":"shop","request":{"n":1e400},"agent_id":"a"}`, `{"businessId":"shop","request":null}`,
 	`{"id":"shop","name":"Shop","categories":["food"],"endpoint":"https://shop.example","currency":"USD"}`, `{"owner":"x"}`,
+	`{"url":"https://hooks.example/h","events":["blocked","limit_80"]}`, `{"url":"http://h","consumer":"org_2","events":null}`,
+	`{"op":"update","webhook":{"id":"wh_1","url":"https://h.example","events":["queued"]}}`, `{"op":"delete","webhook":{"id":"wh_1"}}`,
 	``, `{}`, `null`, `[]`, `{"x":1}`, `{"trust_level":"9"}`, `{"agent":1}`, `{} {}`, `{"a":1e999}`, "\xff",
 }
 

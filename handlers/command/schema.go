@@ -40,7 +40,8 @@ type bodySchema struct {
 var endpoints = []*Endpoint{RegisterAgent, VerifyAction, VerifyToolCall, LogExecution, RequestTrust, SetTrustLevel,
 	SuspendAgent, FileComplaint, PutToolRegistry, IssuePrincipalKey, RevokePrincipalKey, RotateToken, RevokeToken,
 	Approve, Deny, ResolveApproval, A2AMessage, A2ABoundary, A2ATrust, A2AUntrust, A2ABlock, A2AUnblock,
-	A2ABlockPair, A2AUnblockPair, PrepareExecute, Execute, CreateBusiness, UpdateBusiness, DeleteBusiness}
+	A2ABlockPair, A2AUnblockPair, PrepareExecute, Execute, CreateBusiness, UpdateBusiness, DeleteBusiness,
+	WebhookCreate, WebhookUpdate, WebhookDelete, WebhookChange}
 
 // bodySchemas are the schemas of every endpoint's body, by name.
 var bodySchemas = sync.OnceValue(func() map[string]bodySchema {

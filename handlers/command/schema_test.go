@@ -276,6 +276,9 @@ func TestSchemasAgreeWithGoTypes(t *testing.T) {
 		{schemas.CommandBodyID("policy"), reflect.TypeFor[policy.Policy]()},
 		{schemas.CommandBodyID("policy-change"), reflect.TypeFor[domain.PolicyChange]()},
 		{schemas.ReplyBodyID("policy"), reflect.TypeFor[domain.PolicyReply]()},
+		{schemas.CommandBodyID(WebhookCreate.body), reflect.TypeFor[webhookBody]()},
+		{schemas.CommandBodyID(WebhookChange.body), reflect.TypeFor[webhookChangeBody]()},
+		{schemas.ReplyBodyID("webhook"), reflect.TypeFor[domain.WebhookReply]()},
 	}
 	covered := map[string]bool{}
 	for _, c := range cases {
