@@ -19,6 +19,7 @@ import (
 	"github.com/agentgate/agentgate/domain/eventjson"
 	"github.com/agentgate/agentgate/handlers/attest"
 	"github.com/agentgate/agentgate/handlers/embedded"
+	"github.com/agentgate/agentgate/handlers/embedded/gatetest"
 	"github.com/agentgate/agentgate/handlers/notify"
 	"github.com/agentgate/agentgate/projections"
 	"github.com/agentgate/agentgate/streams"
@@ -104,9 +105,8 @@ func (rn *running) webhook(consumer, url string, events ...string) string {
 }
 
 // appendNotices appends to the (closed) gate's log in dir an
-// execute.decided event of consumer's transaction tx carrying notices of
-// kinds, as the execute rules record one, and returns its seq. The gate
-// projects it when it opens.
+// execute.decided event of consumer's transaction tx with notices of
+// kinds (gatetest.AppendNotices) and returns its seq.
 func appendNotices(t *testing.T, dir, consumer, tx string, kinds ...string) uint64 {
 	t.Helper()
 	lg, err := pebblelog.Open(filepath.Join(dir, "log"), pebblelog.Options{})
@@ -114,22 +114,7 @@ func appendNotices(t *testing.T, dir, consumer, tx string, kinds ...string) uint
 		t.Fatal(err)
 	}
 	defer lg.Close()
-	h := lg.Head()
-	txn := &domain.Transaction{ID: tx, Consumer: consumer, AgentID: "agent_1", BusinessID: "shop", AmountCents: 1250,
-		Currency: "USD", Status: domain.TxBlocked, PolicyID: "pol_daily"}
-	for _, k := range kinds {
-		txn.Notices = append(txn.Notices, domain.Notice{Kind: k, PolicyID: "pol_daily", Message: "daily limit: " + k})
-	}
-	ev := &domain.Event{Seq: h.Seq + 1, Prev: h.Hash, Time: time.Now().UTC(), Type: domain.EvExecuteDecided,
-		Transaction: txn, Command: &domain.Command{Type: domain.CmdExecute, Request: domain.RequestID{Source: "test", ID: tx}}}
-	p, err := eventjson.Marshal(ev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := lg.Append(context.Background(), []streams.Record{{Seq: ev.Seq, Prev: h.Hash, Payload: p}}); err != nil {
-		t.Fatal(err)
-	}
-	return ev.Seq
+	return gatetest.AppendNotices(t, lg, consumer, tx, kinds...)
 }
 
 // received is one POST a receiver got.
