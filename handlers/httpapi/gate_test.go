@@ -69,6 +69,8 @@ type gateOptions struct {
 	a2a *domain.A2AConfig
 	// a2aRate is Config.A2ARateLimit.
 	a2aRate RateLimit
+	// webhookRate is Config.WebhookRateLimit.
+	webhookRate RateLimit
 }
 
 // newTestGate opens a gate in t.TempDir(), runs its worker and serves the
@@ -125,6 +127,7 @@ func newTestGate(t testing.TB, opts gateOptions) *testGate {
 		Registry: reg, Logger: logger, Clock: clock.Now,
 		RequestTimeout: opts.requestTimeout, MaxBodyBytes: opts.maxBodyBytes, VerifyRateLimit: opts.verifyRate,
 		RefusalLimit: opts.refusals, A2AMaxPayloadBytes: cfg.A2ASettings().MaxPayloadSizeBytes, A2ARateLimit: opts.a2aRate,
+		WebhookRateLimit: opts.webhookRate,
 	})
 	srv := httptest.NewServer(h)
 	tg := &testGate{t: t, gate: g, srv: srv, client: srv.Client(), clock: clock, reg: reg}

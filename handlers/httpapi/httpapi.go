@@ -142,6 +142,10 @@ type Config struct {
 	// API key, an agent token) and overall, before the command is decided (the trust boundary's own token bucket per
 	// agent pair is a decision, recorded); the zero value sets no limit.
 	A2ARateLimit RateLimit
+	// WebhookRateLimit bounds the webhook writes (POST /webhooks, PUT and
+	// DELETE /webhooks/{id}) per API key and overall, before they are
+	// decided; the zero value sets no limit.
+	WebhookRateLimit RateLimit
 }
 
 // api is the handler New returns.
@@ -162,6 +166,8 @@ type api struct {
 	rendering map[string]int
 	// a2aLimiter is the A2A edge limit (Config.A2ARateLimit); nil: none.
 	a2aLimiter *limiter
+	// webhookLimiter is Config.WebhookRateLimit's; nil: none.
+	webhookLimiter *limiter
 }
 
 // New returns the HTTP API over cfg.Gate and cfg.Store. It panics when
@@ -202,6 +208,9 @@ func New(cfg Config) http.Handler {
 	if cfg.A2ARateLimit.enabled() {
 		a.a2aLimiter = newLimiter(cfg.A2ARateLimit, cfg.Clock())
 	}
+	if cfg.WebhookRateLimit.enabled() {
+		a.webhookLimiter = newLimiter(cfg.WebhookRateLimit, cfg.Clock())
+	}
 	a.routes()
 	return a
 }
@@ -236,6 +245,7 @@ func (a *api) routes() {
 	a.handle("GET /engines", a.getEngines)
 	a.a2aRoutes()
 	a.transactionRoutes()
+	a.webhookRoutes()
 	a.handle("GET /.well-known/jwks.json", a.jwks)
 	a.handle("GET /healthz", a.healthz)
 	a.handle("GET /metrics", a.m.handler.ServeHTTP)

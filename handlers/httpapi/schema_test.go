@@ -58,6 +58,9 @@ var commandRoutes = map[string]commandRoute{
 	"DELETE /a2a/boundary/block/{agent}":         {domain.CmdA2ABoundary, "empty"},
 	"POST /a2a/boundary/block-pair":              {domain.CmdA2ABoundary, "a2a-pair"},
 	"DELETE /a2a/boundary/block-pair":            {domain.CmdA2ABoundary, "a2a-pair"},
+	"POST /webhooks":                             {domain.CmdWebhook, "webhook"},
+	"PUT /webhooks/{id}":                         {domain.CmdWebhook, "webhook"},
+	"DELETE /webhooks/{id}":                      {domain.CmdWebhook, "empty"},
 }
 
 // commandMux tells a request's command route (its pattern) by the
