@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -127,6 +128,7 @@ func serveCmd() *cobra.Command {
 		rateOpts              *rateFlags
 		a2aOpts               *a2aFlags
 		executeOpts           *executeFlags
+		webhookOpts           *webhookFlags
 		proxyOpts             *proxyFlags
 		checkpoints           domain.CheckpointPolicy
 		minFree               int64
@@ -171,8 +173,9 @@ func serveCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			hooks := webhookOpts.runners(log)
 			g, err := embedded.OpenGate(embedded.Options{
-				DataDir: dataDir, AdminKey: apiKey, Config: &cfg, Logger: log, OnBatch: metrics.OnBatch,
+				DataDir: dataDir, AdminKey: apiKey, Config: &cfg, Logger: log, OnBatch: hooks.onBatch(0, metrics.OnBatch),
 				Verifier: verify.NewActionVerifier(engines, 0), Checkpoint: checkpoints, AttestationTTL: attestTTL,
 				MinFreeBytes: minFree,
 			})
@@ -193,6 +196,11 @@ func serveCmd() *cobra.Command {
 			wctx, wcancel := context.WithCancel(context.Background())
 			werr := make(chan error, 1)
 			go func() { werr <- g.Worker.Run(wctx) }()
+			hctx, hcancel := context.WithCancel(context.Background())
+			herr := make(chan error, 1)
+			go func() { herr <- hooks.run(hctx, 0, g.Worker, g.Store, g.Keyring) }()
+			stopHooks := sync.OnceFunc(func() { hcancel(); <-herr })
+			defer stopHooks()
 
 			h := httpapi.New(httpapi.Config{
 				Gate: g.Worker, Store: g.Store, AdminKeyHash: g.AdminKeyHash,
@@ -200,8 +208,10 @@ func serveCmd() *cobra.Command {
 				SignTreeHead:    func(c attest.TreeHeadClaims) (string, error) { return g.Keyring.SignTreeHead(g.NodeID, c) },
 				VerifyRateLimit: rateOpts.limit(), RefusalLimit: rateOpts.refusalLimit(),
 				A2ARateLimit: rateOpts.a2aLimit(), A2AMaxPayloadBytes: cfg.A2ASettings().MaxPayloadSizeBytes,
+				WebhookRateLimit: webhookOpts.limit(),
 			})
 			if h, err = proxyOpts.wrap(h, cfg.A2ASettings().MaxPayloadSizeBytes, log); err != nil {
+				stopHooks()
 				wcancel()
 				<-werr
 				return err
@@ -215,6 +225,7 @@ func serveCmd() *cobra.Command {
 			case <-ctx.Done():
 				log.Info("draining in-flight requests")
 			case err := <-serr:
+				stopHooks()
 				wcancel()
 				<-werr
 				return fmt.Errorf("serving HTTP: %w", err)
@@ -224,6 +235,9 @@ func serveCmd() *cobra.Command {
 			if err := srv.Shutdown(sctx); err != nil {
 				log.Error("shutting down HTTP", "err", err)
 			}
+			// The runner stops before the worker: an attempt it was
+			// recording is recorded, or made again after the restart.
+			stopHooks()
 			wcancel()
 			if err := <-werr; err != nil {
 				return fmt.Errorf("running worker: %w", err)
@@ -249,6 +263,7 @@ func serveCmd() *cobra.Command {
 	rateOpts = addRateFlags(f)
 	a2aOpts = addA2AFlags(f)
 	executeOpts = addExecuteFlags(f)
+	webhookOpts = addWebhookFlags(f)
 	proxyOpts = addProxyFlags(f)
 	return cmd
 }
