@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"math"
@@ -162,7 +163,7 @@ func (l *Ledger) Release(agent, business string, at time.Time, cents int64) {
 
 // addBucket adds cents to the bucket starting at at, creating it in order.
 func addBucket(bs []Bucket, cum []int64, at, cents int64) ([]Bucket, []int64) {
-	i, ok := slices.BinarySearchFunc(bs, at, func(b Bucket, at int64) int { return cmpInt(b.At, at) })
+	i, ok := slices.BinarySearchFunc(bs, at, func(b Bucket, at int64) int { return cmp.Compare(b.At, at) })
 	if !ok {
 		bs = slices.Insert(bs, i, Bucket{At: at})
 		cum = slices.Insert(cum, i, 0)
@@ -174,7 +175,7 @@ func addBucket(bs []Bucket, cum []int64, at, cents int64) ([]Bucket, []int64) {
 // subBucket takes cents from the bucket starting at at, dropping it when
 // empty.
 func subBucket(bs []Bucket, cum []int64, at, cents int64) ([]Bucket, []int64) {
-	i, ok := slices.BinarySearchFunc(bs, at, func(b Bucket, at int64) int { return cmpInt(b.At, at) })
+	i, ok := slices.BinarySearchFunc(bs, at, func(b Bucket, at int64) int { return cmp.Compare(b.At, at) })
 	if !ok {
 		return bs, cum
 	}
@@ -187,16 +188,6 @@ func subBucket(bs []Bucket, cum []int64, at, cents int64) ([]Bucket, []int64) {
 		cum = slices.Delete(cum, i, i+1)
 	}
 	return bs, rebuild(bs, cum, i)
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // rebuild recomputes the prefix sums of bs from index i on.
