@@ -3,6 +3,8 @@ package policy
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -145,6 +147,49 @@ func FuzzLedger(f *testing.F) {
 				if w.v < exact || w.v > loose {
 					t.Fatalf("op %d window %s: total %d, exact %d, bound %d", i/3, w.d, w.v, exact, loose)
 				}
+			}
+		}
+	})
+}
+
+// FuzzAnalyze: spends drawn from the fuzzer's bytes (each 5 bytes: agent,
+// hours forward, minutes, amount) give an analysis that does not depend
+// on the input's order, whose daily trend sums every spend, and whose
+// recommendations are valid policies.
+func FuzzAnalyze(f *testing.F) {
+	f.Add([]byte{0, 1, 0, 3, 1, 1, 2, 30, 200, 9, 0, 0, 5, 255, 255})
+	f.Fuzz(func(t *testing.T, p []byte) {
+		var spends []Spend
+		at := t0
+		var total int64
+		for i := 0; i+4 < len(p) && i < 5*2000; i += 5 {
+			at = at.Add(time.Duration(p[i+1])*time.Hour + time.Duration(p[i+2])*time.Minute)
+			amount := int64(p[i+3])<<8 | int64(p[i+4])
+			spends = append(spends, Spend{TransactionID: "t" + strconv.Itoa(i), AgentID: "a" + strconv.Itoa(int(p[i]%3)), BusinessID: "b", At: at, AmountCents: amount})
+			total += amount
+		}
+		to := at.Add(time.Second)
+		a := Analyze(spends, time.UTC, t0, to)
+		rev := slices.Clone(spends)
+		slices.Reverse(rev)
+		x, _ := json.Marshal(a)
+		y, _ := json.Marshal(Analyze(rev, time.UTC, t0, to))
+		if string(x) != string(y) {
+			t.Fatalf("order changed the analysis")
+		}
+		if len(a.Daily) < MaxTrendDays {
+			var sum int64
+			for _, d := range a.Daily {
+				sum += d.Cents
+			}
+			if sum != total {
+				t.Fatalf("daily trend sums %d of %d", sum, total)
+			}
+		}
+		for _, r := range a.Recommendations {
+			pol := r.Policy
+			if pr := Validate(&pol); pr != nil {
+				t.Fatalf("recommendation %+v: %v", r.Policy, pr)
 			}
 		}
 	})
