@@ -5,9 +5,11 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/domain/policy"
 	"github.com/agentgate/agentgate/handlers/history/timetravel"
 	"github.com/agentgate/agentgate/projections"
 )
@@ -34,6 +36,7 @@ const (
 func (a *api) transactionRoutes() {
 	a.handle("GET /transactions", a.listTransactions)
 	a.handle("GET /transactions/summary", a.getTransactionSummary)
+	a.handle("GET /transactions/analytics", a.getTransactionAnalytics)
 	a.handle("GET /transactions/{id}", a.getTransaction)
 }
 
@@ -383,4 +386,90 @@ func (a *api) transactionAt(w http.ResponseWriter, r *http.Request, c *call, con
 		return
 	}
 	writeValue(w, http.StatusOK, transactionAtView{Transaction: past.Transaction, AtSeq: past.Seq, AtTime: past.Time})
+}
+
+// analyticsView is the answer of GET /transactions/analytics: the
+// analysis of the consumer's spends in one currency (policy.Analyze: the
+// method is documented there), and the recommended policies as a policy
+// file for agentgate backtest --policy-file, which re-decides the
+// recorded executes under them.
+type analyticsView struct {
+	Consumer string    `json:"consumer"`
+	From     time.Time `json:"from"`
+	To       time.Time `json:"to"`
+	Currency string    `json:"currency"`
+	TimeZone string    `json:"time_zone"`
+	policy.Analysis
+	Backtest analyticsBacktest `json:"backtest_policy_file"`
+}
+
+// analyticsBacktest is a policy file of agentgate backtest.
+type analyticsBacktest struct {
+	Put []policy.Policy `json:"put"`
+}
+
+// getTransactionAnalytics answers GET /transactions/analytics: spending
+// trends per day and week, anomaly flags and recommended spending limits
+// from the consumer's transactions that reserved spend in the period
+// (default the last 30 days), in one currency (?currency=, required when
+// the period has several) and a time zone (?time_zone=, IANA, default
+// UTC) for the days.
+func (a *api) getTransactionAnalytics(w http.ResponseWriter, r *http.Request) {
+	c := newCall(r)
+	ctx := r.Context()
+	q := r.URL.Query()
+	consumer, e := a.consumerScope(r, c, q)
+	if e != nil {
+		a.fail(ctx, w, c, e)
+		return
+	}
+	cur, zone := q.Get("currency"), q.Get("time_zone")
+	q.Del("currency")
+	q.Del("time_zone")
+	tq, e := parseTxQuery(q, a.cfg.Clock(), DefaultSummaryPeriod)
+	switch {
+	case e != nil:
+	case tq.after != "" || q.Has("limit") || tq.period != "" || tq.filter.Status != "":
+		e = reject(domain.CodeInvalidRequest, map[string]any{"field": "after"}, "the analytics take agent, business, category, from, to, currency and time_zone only")
+	case cur != "" && (len(cur) != 3 || strings.ToUpper(cur) != cur):
+		e = reject(domain.CodeInvalidRequest, map[string]any{"field": "currency", "expected": "an ISO 4217 code"}, "currency must be three upper-case letters")
+	}
+	if e != nil {
+		a.fail(ctx, w, c, e)
+		return
+	}
+	loc, err := policy.LoadZone(zone)
+	if err != nil || len(zone) > policy.MaxTimeZoneChars {
+		a.fail(ctx, w, c, reject(domain.CodeInvalidRequest, map[string]any{"field": "time_zone", "expected": "an IANA time zone"}, "time_zone %q is not an IANA time zone", zone))
+		return
+	}
+	byCur := map[string][]policy.Spend{}
+	e = a.foldPeriod(consumer, tq, func(t *projections.Transaction) {
+		if projections.TxStatusClass(t.Status) == "refused" {
+			return
+		}
+		byCur[t.Currency] = append(byCur[t.Currency], policy.Spend{TransactionID: t.ID, At: t.CreatedAt, AgentID: t.AgentID, BusinessID: t.BusinessID, AmountCents: t.AmountCents})
+	})
+	if e == nil && cur == "" {
+		switch len(byCur) {
+		case 0:
+			cur = "USD"
+		case 1:
+			for k := range byCur {
+				cur = k
+			}
+		default:
+			e = reject(domain.CodeMissingField, map[string]any{"field": "currency"}, "the period holds spends in %d currencies: name one with currency", len(byCur))
+		}
+	}
+	if e != nil {
+		a.fail(ctx, w, c, e)
+		return
+	}
+	v := analyticsView{Consumer: consumer, From: tq.filter.From, To: tq.filter.To, Currency: cur, TimeZone: loc.String(),
+		Analysis: policy.Analyze(byCur[cur], loc, tq.filter.From, tq.filter.To), Backtest: analyticsBacktest{Put: []policy.Policy{}}}
+	for _, rec := range v.Recommendations {
+		v.Backtest.Put = append(v.Backtest.Put, rec.Policy)
+	}
+	writeValue(w, http.StatusOK, v)
 }

@@ -246,3 +246,58 @@ func TestTransactionSummaryTotals(t *testing.T) {
 		}
 	}
 }
+
+// TestTransactionAnalyticsFlagsAnAnomaly pins GET /transactions/analytics
+// on a consumer's history: daily spends, then one far above the agent's
+// own: the day's trend shows it, it is flagged, the recommended limits
+// block it (and are handed back as a backtest policy file), and another
+// consumer sees none of it.
+func TestTransactionAnalyticsFlagsAnAnomaly(t *testing.T) {
+	g := newTestGate(t, gateOptions{})
+	keyA, keyB := g.issueKey("org_a"), g.issueKey("org_b")
+	a1 := g.register(keyA, "org_a", 1, nil)
+	g.txBusiness("shop", "food")
+	for i := range 20 {
+		g.txExecute(a1, "shop", 500+10*(i%3), "ok")
+		g.clock.Advance(24 * 3600e9)
+	}
+	big := g.txExecute(a1, "shop", 90000, "ok")
+	g.clock.Advance(3600e9)
+
+	r := g.do("GET", "/transactions/analytics?from=2026-03-01&to=2026-03-31", apiKey(keyA), nil)
+	if r.status != http.StatusOK {
+		t.Fatalf("analytics: %d %s", r.status, r.body)
+	}
+	m := r.json(t)
+	if m["currency"] != "USD" || m["time_zone"] != "UTC" || len(m["daily"].([]any)) != 30 {
+		t.Fatalf("analytics %s", r.body)
+	}
+	flagged := false
+	for _, x := range m["anomalies"].([]any) {
+		an := x.(map[string]any)
+		flagged = flagged || (an["kind"] == "amount" && an["transaction_id"] == big.ID)
+	}
+	if !flagged {
+		t.Fatalf("the 900 USD execute is not flagged: %v", m["anomalies"])
+	}
+	recs := m["recommendations"].([]any)
+	if len(recs) != 1 || fmt.Sprint(recs[0].(map[string]any)["blocks"]) != "["+big.ID+"]" {
+		t.Fatalf("recommendations %v", recs)
+	}
+	if put := m["backtest_policy_file"].(map[string]any)["put"].([]any); len(put) != 1 {
+		t.Fatalf("backtest policy file %v", m["backtest_policy_file"])
+	}
+	r = g.do("GET", "/transactions/analytics?from=2026-03-01&to=2026-03-31", apiKey(keyB), nil)
+	if m := r.json(t); r.status != http.StatusOK || len(m["anomalies"].([]any)) != 0 || m["consumer"] != "org_b" {
+		t.Fatalf("org_b's analytics: %d %s", r.status, r.body)
+	}
+	for _, q := range []string{"?time_zone=Mars/Base", "?currency=usd", "?limit=3", "?status=completed", "?consumer=org_b"} {
+		r := g.do("GET", "/transactions/analytics"+q, apiKey(keyA), nil)
+		if r.status != http.StatusBadRequest && r.status != http.StatusForbidden {
+			t.Errorf("analytics%s: %d %s", q, r.status, r.body)
+		}
+	}
+	if r := g.do("GET", "/transactions/analytics?time_zone=Europe/Paris&consumer=org_a", apiKey(testAdminKey), nil); r.status != http.StatusOK {
+		t.Errorf("the admin's analytics of org_a: %d %s", r.status, r.body)
+	}
+}
