@@ -4,6 +4,8 @@ import (
 	"maps"
 	"slices"
 	"time"
+
+	"github.com/agentgate/agentgate/domain/policy"
 )
 
 // The fold of the consumer policy engine's events into ExecState.
@@ -54,7 +56,7 @@ func applyExec(s *State, ev *Event) bool {
 		}
 	case EvExecuteCompleted:
 		if tx := ev.Transaction; tx != nil {
-			closeTransaction(s, tx.ID)
+			closeTransaction(s, tx.ID, tx.Status != TxCompleted)
 		}
 	case EvExecuteTimers:
 		if t := ev.Timers; t != nil {
@@ -65,7 +67,7 @@ func applyExec(s *State, ev *Event) bool {
 				setStatus(s, id, TxExecuting)
 			}
 			for _, id := range t.Expired {
-				closeTransaction(s, id)
+				closeTransaction(s, id, true)
 			}
 		}
 	default:
@@ -105,9 +107,16 @@ func openTransaction(s *State, tx *Transaction) {
 		return
 	}
 	c := cloneTransaction(tx)
-	c.Notices = nil
+	c.Notices, c.Findings = nil, nil
 	x.Open[tx.ID] = c
-	x.consumer(tx.Consumer).Open++
+	ce := x.consumer(tx.Consumer)
+	ce.Open++
+	if tx.AmountCents > 0 {
+		if ce.Ledger == nil {
+			ce.Ledger = &policy.Ledger{}
+		}
+		ce.Ledger.Reserve(tx.AgentID, tx.BusinessID, tx.CreatedAt, tx.AmountCents)
+	}
 	switch tx.Status {
 	case TxExecuting:
 		notePair(x, c)
@@ -147,7 +156,7 @@ func applyExecuteResolution(s *State, ap *Approval) {
 		setStatus(s, tx.ID, TxExecuting)
 		return
 	}
-	closeTransaction(s, tx.ID)
+	closeTransaction(s, tx.ID, true)
 }
 
 // setStatus moves an open transaction to status (executing: the pair is
@@ -165,8 +174,11 @@ func setStatus(s *State, id, status string) {
 	}
 }
 
-// closeTransaction forgets an open transaction.
-func closeTransaction(s *State, id string) {
+// closeTransaction forgets an open transaction; release takes its amount
+// back from the consumer's ledger (it spent nothing: failed, denied,
+// expired, or a business's pending_confirmation, whose second call is an
+// execute of its own).
+func closeTransaction(s *State, id string, release bool) {
 	x := s.Exec
 	if x == nil {
 		return
@@ -176,8 +188,13 @@ func closeTransaction(s *State, id string) {
 		return
 	}
 	delete(x.Open, id)
-	if c := x.Consumers[tx.Consumer]; c != nil && c.Open > 0 {
-		c.Open--
+	if c := x.Consumers[tx.Consumer]; c != nil {
+		if c.Open > 0 {
+			c.Open--
+		}
+		if release && c.Ledger != nil {
+			c.Ledger.Release(tx.AgentID, tx.BusinessID, tx.CreatedAt, tx.AmountCents)
+		}
 	}
 }
 
@@ -185,7 +202,7 @@ func closeTransaction(s *State, id string) {
 // first-time-business rule), up to MaxSeenPairs pairs per consumer.
 func notePair(x *ExecState, tx *Transaction) {
 	c := x.consumer(tx.Consumer)
-	k := tx.AgentID + "\x00" + tx.BusinessID
+	k := pairKey(tx.AgentID, tx.BusinessID)
 	if c.Pairs[k] || len(c.Pairs) >= MaxSeenPairs {
 		return
 	}
@@ -228,6 +245,9 @@ func (x *ExecState) clone() *ExecState {
 			cc := *ce
 			cc.Pairs = maps.Clone(ce.Pairs)
 			cc.Policies = ce.Policies.Clone()
+			if ce.Ledger != nil {
+				cc.Ledger = ce.Ledger.Clone()
+			}
 			if ce.Webhooks != nil {
 				cc.Webhooks = make(map[string]*Webhook, len(ce.Webhooks))
 				for wid, w := range ce.Webhooks {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/domain/jcs"
+	"github.com/agentgate/agentgate/domain/policy"
 )
 
 // Executes through the gate (the Agent Policy Engine spec §2, §3.2): the
@@ -236,11 +237,58 @@ func (d *decider) executeCmd() *Event {
 	if len(tx.Categories) == 0 {
 		tx.Categories = nil
 	}
+	d.ev.Error = d.enforcePolicies(tx, es.Consumers[x.consumer], x.business)
 	d.ev.Type = EvExecuteDecided
 	d.ev.Transaction = tx
 	d.ev.Prepared = consumed
 	return d.ev
 }
+
+// enforcePolicies decides tx against its consumer's policies (the Agent
+// Policy Engine spec §3.2; policy.Evaluate: spending against the rolling
+// ledger, categories, confirmation, time windows, with the documented
+// precedence) and sets its status: pass (or notify) executing, block
+// blocked (the returned error names the policy and the limit), confirm
+// pending_approval (an approval of the existing queue, ID the
+// transaction's), queue queued until the window opens. Every finding,
+// shadow policies' included, and the notices for the consumer's webhooks
+// are recorded in the transaction.
+func (d *decider) enforcePolicies(tx *Transaction, ce *ConsumerExec, b *Business) *Error {
+	in := policy.Input{Now: d.now, AgentID: tx.AgentID, BusinessID: tx.BusinessID, Categories: b.Categories,
+		AmountCents: tx.AmountCents, FirstTime: true}
+	var set *policy.Set
+	var ledger *policy.Ledger
+	if ce != nil {
+		set, ledger = ce.Policies, ce.Ledger
+		in.FirstTime = !ce.Pairs[pairKey(tx.AgentID, tx.BusinessID)]
+	}
+	out := policy.Evaluate(set, ledger, in)
+	tx.Findings = out.Findings
+	if len(out.Notices) > 0 {
+		tx.Notices = make([]Notice, len(out.Notices))
+		for i, n := range out.Notices {
+			tx.Notices[i] = Notice{Kind: n.Kind, PolicyID: n.PolicyID, Message: n.Message}
+		}
+	}
+	switch out.Verdict {
+	case policy.Block:
+		tx.Status, tx.PolicyID, tx.Limit = TxBlocked, out.PolicyID, out.Limit
+		details := map[string]any{"policy_id": out.PolicyID, "transaction_id": tx.ID}
+		if out.Limit != "" {
+			details["limit"] = out.Limit
+		}
+		return &Error{Code: Code(out.Code), Message: out.Message, Details: details}
+	case policy.Confirm:
+		tx.Status, tx.PolicyID, tx.Limit, tx.ApprovalID = TxPendingApproval, out.PolicyID, out.Limit, tx.ID
+	case policy.Queue:
+		at := out.ReleaseAt.UTC()
+		tx.Status, tx.PolicyID, tx.Limit, tx.ReleaseAt = TxQueued, out.PolicyID, out.Limit, &at
+	}
+	return nil
+}
+
+// pairKey is the key of an (agent, business) pair in ConsumerExec.Pairs.
+func pairKey(agent, business string) string { return agent + "\x00" + business }
 
 // onlyGate refuses a command a client sent that only the gate sends.
 func (d *decider) onlyGate(what string) *Error {
@@ -379,6 +427,7 @@ func (d *decider) executeApproval(ap *Approval, status ApprovalStatus) *Transact
 func cloneTransaction(tx *Transaction) *Transaction {
 	c := *tx
 	c.Categories = slices.Clone(tx.Categories)
+	c.Findings = slices.Clone(tx.Findings)
 	c.Notices = slices.Clone(tx.Notices)
 	c.Data = slices.Clone(tx.Data)
 	if tx.ReleaseAt != nil {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentgate/agentgate/domain/policy"
 )
 
 // execGate is a gate with one agent ("buyer" of org_1), one business
@@ -633,6 +635,7 @@ func TestSeed004_Global_BusinessIsCopied(t *testing.T) {
 // and the same state; Clone copies the execute state deeply.
 func TestSeed004_FoldIsDeterministic(t *testing.T) {
 	g := newExecGate(t, ExecuteModeConfirm, 100)
+	g.setPolicy(spendCap("cap", 12, policy.OnExceedBlock))
 	for i := range 6 {
 		tok := tokenHash("d" + string(rune('a'+i)))
 		body := `{"amount_cents":` + string(rune('1'+i)) + `}`

@@ -181,6 +181,9 @@ type Transaction struct {
 	// the human text of the limit hit.
 	PolicyID string `json:"policy_id,omitempty"`
 	Limit    string `json:"limit,omitempty"`
+	// Findings are every policy's verdict that is not pass, shadow
+	// policies' included ("would have blocked").
+	Findings []policy.Finding `json:"findings,omitempty"`
 	// Notices are for the consumer's webhooks.
 	Notices    []Notice `json:"notices,omitempty"`
 	ApprovalID string   `json:"approval_id,omitempty"`
@@ -351,6 +354,9 @@ type ConsumerExec struct {
 	// Policies are the consumer's current policies (policies.go; nil
 	// until the first change).
 	Policies *policy.Set `json:"policies,omitempty"`
+	// Ledger is the consumer's rolling spend: what its executing, pending
+	// and queued transactions reserved and its completed ones spent.
+	Ledger *policy.Ledger `json:"ledger,omitempty"`
 }
 
 // Named limits of the consumer policy engine (invariant 7,

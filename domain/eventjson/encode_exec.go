@@ -131,6 +131,27 @@ func (e *encoder) transaction(t *domain.Transaction) {
 	e.timeField("created_at", t.CreatedAt)
 	e.optStr("policy_id", t.PolicyID)
 	e.optStr("limit", t.Limit)
+	if len(t.Findings) > 0 {
+		e.key("findings")
+		e.buf = append(e.buf, '[')
+		for i := range t.Findings {
+			if i > 0 {
+				e.buf = append(e.buf, ',')
+			}
+			f := &t.Findings[i]
+			e.open()
+			e.strField("policy_id", f.PolicyID)
+			e.optInt("version", f.Version)
+			e.strField("type", string(f.Type))
+			e.strField("verdict", string(f.Verdict))
+			e.optBool("shadow", f.Shadow)
+			e.optStr("code", f.Code)
+			e.optStr("limit", f.Limit)
+			e.strField("message", f.Message)
+			e.close()
+		}
+		e.buf = append(e.buf, ']')
+	}
 	if len(t.Notices) > 0 {
 		e.key("notices")
 		e.buf = append(e.buf, '[')

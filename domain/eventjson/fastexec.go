@@ -399,6 +399,17 @@ func (d *decoder) transaction(t *domain.Transaction) {
 		case "limit":
 			d.once(&seen, 10)
 			t.Limit = d.str()
+		case "findings":
+			d.once(&seen, 18)
+			if d.null() {
+				t.Findings = nil
+				continue
+			}
+			t.Findings = []policy.Finding{}
+			d.array(func() {
+				t.Findings = append(t.Findings, policy.Finding{})
+				d.policyFinding(&t.Findings[len(t.Findings)-1])
+			})
 		case "notices":
 			d.once(&seen, 11)
 			if d.null() {
@@ -467,6 +478,41 @@ func (d *decoder) executeTimers(t *domain.ExecuteTimers) {
 			t.Expired = d.strings()
 		default:
 			d.unknown(k, reflect.TypeFor[domain.ExecuteTimers]())
+		}
+	}
+}
+
+func (d *decoder) policyFinding(f *policy.Finding) {
+	var seen uint64
+	d.openObject()
+	for k := d.next(); k != nil; k = d.next() {
+		switch string(k) {
+		case "policy_id":
+			d.once(&seen, 0)
+			f.PolicyID = d.str()
+		case "version":
+			d.once(&seen, 1)
+			f.Version = d.int64()
+		case "type":
+			d.once(&seen, 2)
+			f.Type = policy.Type(d.enum())
+		case "verdict":
+			d.once(&seen, 3)
+			f.Verdict = policy.Verdict(d.enum())
+		case "shadow":
+			d.once(&seen, 4)
+			f.Shadow = d.bool()
+		case "code":
+			d.once(&seen, 5)
+			f.Code = d.enum()
+		case "limit":
+			d.once(&seen, 6)
+			f.Limit = d.str()
+		case "message":
+			d.once(&seen, 7)
+			f.Message = d.str()
+		default:
+			d.unknown(k, reflect.TypeFor[policy.Finding]())
 		}
 	}
 }

@@ -229,6 +229,8 @@ func fullEvents() []*domain.Event {
 	ev.Error = &domain.Error{Code: domain.CodeInvalidRequest, Message: text}
 	ev.Transaction = &domain.Transaction{ID: "tx_1", Consumer: "org_1", AgentID: "agent_1", BusinessID: "shop.1", Categories: []string{"food"},
 		AmountCents: 1250, Currency: "EUR", RequestHash: "sha256:rh", Status: domain.TxQueued, CreatedAt: at, PolicyID: "p1", Limit: text,
+		Findings: []policy.Finding{{PolicyID: "p1", Version: 3, Type: policy.TypeTimeWindow, Verdict: policy.Queue, Shadow: true, Code: "QWED-POLICY-003",
+			Limit: text, Message: text}, {PolicyID: "p2", Type: policy.TypeSpending, Verdict: policy.Notify, Message: "m"}},
 		Notices:    []domain.Notice{{Kind: domain.NoticeQueued, PolicyID: "p1", Message: text}, {Kind: domain.NoticeLimit80, Message: "m"}},
 		ApprovalID: "tx_1", ReleaseAt: &later, BusinessStatus: "ok", Data: json.RawMessage(`{"order":"<1>"}`), ConfirmationToken: "ct"}
 	add(ev)
