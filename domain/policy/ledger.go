@@ -48,10 +48,11 @@ const (
 // which every limit is below.
 //
 // Memory. An account holds at most 1,441 minute buckets and 721 hour
-// buckets, and only those that hold spend; accounts with nothing left in 30
-// days are dropped; at most MaxAccounts accounts, past which new pairs share
-// the overflow account (agent and business "*"), counted in every scope's
-// totals: over-counting, never under.
+// buckets, and only those that hold spend; accounts with nothing left in
+// 30 days are dropped when a new pair opens an account; at most
+// MaxAccounts accounts, past which new pairs share the overflow account
+// (agent and business "*"), counted in every scope's totals:
+// over-counting, never under.
 //
 // A Ledger is a value of the events applied to it: Reserve and Release take
 // the event's time, never a clock. The zero Ledger is empty.
