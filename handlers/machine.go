@@ -190,7 +190,8 @@ func (m *Machine) ConfigureCommand() *domain.Command {
 //
 // A command already recorded (same RequestID) in this batch, the two
 // before it or the log is answered with its recorded event and decided
-// no more. A tick (domain.CmdTick) is never looked up. cmds holds at most
+// no more. A tick (domain.CmdTick, domain.CmdExecuteTick: the gate's
+// clock, with no request of its own) is never looked up. cmds holds at most
 // MaxBatch commands (more panics: the driver broke its contract).
 //
 // The driver decides a batch only while at most two batches decided
@@ -223,7 +224,7 @@ func (m *Machine) decide(ctx context.Context, now time.Time, cmds []*domain.Comm
 	b.fold.Grow(len(cmds))
 	retired := m.retiredStep(b)
 	for i, cmd := range cmds {
-		if cmd.Type != domain.CmdTick {
+		if !isTick(cmd.Type) {
 			if ev, ok := b.pending[cmd.Request]; ok {
 				b.Replies[i].Event = ev
 				continue
@@ -254,7 +255,9 @@ func (m *Machine) decide(ctx context.Context, now time.Time, cmds []*domain.Comm
 			b.Replies[i].Err = err
 			continue
 		}
-		b.pending[cmd.Request] = ev
+		if !isTick(cmd.Type) {
+			b.pending[cmd.Request] = ev
+		}
 		b.Replies[i].Event = ev
 	}
 	m.appendCheckpoint(b, hasTick(cmds))
@@ -351,4 +354,11 @@ func (m *Machine) recorded(ctx context.Context, id domain.RequestID) (*domain.Ev
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
 	return ReadEvent(ctx, m.cfg.Log, seq)
+}
+
+// isTick reports whether commands of type t are the gate's clock: they
+// carry no request of their own, so they are never looked up as retries
+// nor remembered as a request's decision.
+func isTick(t domain.CommandType) bool {
+	return t == domain.CmdTick || t == domain.CmdExecuteTick
 }

@@ -28,7 +28,7 @@ func (w *world) check() error {
 		if ev.Seq != seq {
 			return fmt.Errorf("the log's record %d holds event %d", seq, ev.Seq)
 		}
-		if c := ev.Command; c != nil && c.Type != domain.CmdTick && c.Request.ID != "" {
+		if c := ev.Command; c != nil && c.Type != domain.CmdTick && c.Type != domain.CmdExecuteTick && c.Request.ID != "" {
 			if at, dup := w.seen[c.Request]; dup {
 				return fmt.Errorf("request %s decided twice: events %d and %d", c.Request.ID, at, seq)
 			}
@@ -39,6 +39,13 @@ func (w *world) check() error {
 		}
 		if a := w.redo.State().Agents[ev.AgentID]; a != nil && a.Budget.MaxDailyCost > 0 && a.Usage.DailyCost > a.Budget.MaxDailyCost {
 			return fmt.Errorf("event %d leaves agent %s at a daily cost of %d µ$, over its budget of %d", seq, a.ID, a.Usage.DailyCost, a.Budget.MaxDailyCost)
+		}
+		if x := w.redo.State().Exec; x != nil {
+			if ce := x.Consumers["org_1"]; ce != nil && ce.Ledger != nil {
+				if day := ce.Ledger.Totals(ev.Time, nil, "").Day; day > simDailyCents {
+					return fmt.Errorf("event %d leaves consumer org_1 at a rolling day of %d cents, over its limit of %d", seq, day, simDailyCents)
+				}
+			}
 		}
 		w.count(ev)
 		w.stats.Events = seq
@@ -106,5 +113,18 @@ func (w *world) count(ev *domain.Event) {
 		}
 	case domain.EvA2ABoundaryChanged:
 		st.A2ABoundaryChanges++
+	case domain.EvExecuteDecided:
+		switch ev.Transaction.Status {
+		case domain.TxExecuting:
+			st.ExecExecuting++
+		case domain.TxBlocked:
+			st.ExecBlocked++
+		case domain.TxPendingApproval:
+			st.ExecPending++
+		}
+	case domain.EvExecuteCompleted:
+		st.ExecCompleted++
+	case domain.EvExecuteTimers:
+		st.ExecTimers++
 	}
 }

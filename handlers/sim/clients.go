@@ -31,6 +31,8 @@ type clients struct {
 	// once the first A2A configuration was sent.
 	a2aBurst      []*domain.Command
 	a2aConfigured bool
+	// exec is the consumer policy engine's traffic (execclients.go).
+	exec execClients
 }
 
 type agent struct {
@@ -64,6 +66,11 @@ func (c *clients) next(w *world) *domain.Command {
 	}
 	if r.IntN(6) == 0 {
 		c.a2aCommand(w, cmd)
+		c.sent = append(c.sent, cmd)
+		return cmd
+	}
+	if len(c.agents) > 0 && r.IntN(5) == 0 {
+		c.execCommand(w, cmd)
 		c.sent = append(c.sent, cmd)
 		return cmd
 	}
@@ -142,6 +149,7 @@ func (c *clients) learn(cmd *domain.Command, ev *domain.Event) {
 	if c.agentOf == nil {
 		c.agentOf = map[string]*agent{}
 	}
+	c.learnExec(ev)
 	switch {
 	case ev.Registered != nil:
 		if c.agentOf[ev.Registered.AgentID] == nil {

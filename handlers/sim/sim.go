@@ -88,6 +88,9 @@ type Stats struct {
 	Executed, Resolved, Expired, Rejected, Checkpoints int
 	// Agent-to-agent verdicts by status, and boundary changes.
 	A2AForwarded, A2ABlocked, A2ARateLimited, A2ABoundaryChanges int
+	// Executes by the status decided, the business's outcomes, and the
+	// execute ticks that expired or released something.
+	ExecExecuting, ExecBlocked, ExecPending, ExecCompleted, ExecTimers int
 }
 
 // Run runs one simulation and returns its statistics, and a *Failure when
@@ -298,6 +301,7 @@ func (w *world) step() error {
 			w.now = w.now.Add(time.Duration(w.r.IntN(180)) * time.Minute) // crosses hours and days
 		}
 		w.deliver(&domain.Command{Type: domain.CmdTick, Tick: &domain.Tick{}})
+		w.deliver(&domain.Command{Type: domain.CmdExecuteTick})
 	case p < 904:
 		return w.crash()
 	case p < 909:
@@ -317,7 +321,7 @@ func (w *world) step() error {
 
 // deliver queues a command at the owner.
 func (w *world) deliver(c *domain.Command) {
-	if c.Type != domain.CmdTick {
+	if c.Type != domain.CmdTick && c.Type != domain.CmdExecuteTick {
 		w.stats.Requests++
 	}
 	w.queue = append(w.queue, &request{cmd: c})
@@ -483,7 +487,7 @@ func (w *world) answer(f *flight) error {
 	}
 	for i, r := range f.reqs {
 		rep := f.b.Replies[i]
-		if rep.Err != nil || r.cmd.Type == domain.CmdTick {
+		if rep.Err != nil || r.cmd.Type == domain.CmdTick || r.cmd.Type == domain.CmdExecuteTick {
 			continue
 		}
 		var seq uint64

@@ -45,6 +45,8 @@ func TestSimulatorFixedSeeds(t *testing.T) {
 			{&total.Resolved, &st.Resolved}, {&total.Expired, &st.Expired}, {&total.Rejected, &st.Rejected},
 			{&total.Checkpoints, &st.Checkpoints}, {&total.A2AForwarded, &st.A2AForwarded}, {&total.A2ABlocked, &st.A2ABlocked},
 			{&total.A2ARateLimited, &st.A2ARateLimited}, {&total.A2ABoundaryChanges, &st.A2ABoundaryChanges},
+			{&total.ExecExecuting, &st.ExecExecuting}, {&total.ExecBlocked, &st.ExecBlocked}, {&total.ExecPending, &st.ExecPending},
+			{&total.ExecCompleted, &st.ExecCompleted}, {&total.ExecTimers, &st.ExecTimers},
 		} {
 			*c.sum += *c.n
 		}
@@ -56,7 +58,8 @@ func TestSimulatorFixedSeeds(t *testing.T) {
 		total.Crashes == 0 || total.Rebalances == 0 || total.ZombieAcks == 0 || total.FullChecks == 0 ||
 		total.Approved == 0 || total.Denied == 0 || total.Pending == 0 || total.BudgetExceeded == 0 ||
 		total.Executed == 0 || total.Resolved == 0 || total.Expired == 0 || total.Rejected == 0 || total.Checkpoints == 0 ||
-		total.A2AForwarded == 0 || total.A2ABlocked == 0 || total.A2ARateLimited == 0 || total.A2ABoundaryChanges == 0 {
+		total.A2AForwarded == 0 || total.A2ABlocked == 0 || total.A2ARateLimited == 0 || total.A2ABoundaryChanges == 0 ||
+		total.ExecExecuting == 0 || total.ExecBlocked == 0 || total.ExecPending == 0 || total.ExecCompleted == 0 || total.ExecTimers == 0 {
 		t.Fatalf("the fixed seeds no longer cover every fault and every kind of event: %+v", total)
 	}
 }
