@@ -116,8 +116,11 @@ func LoadZone(name string) (*time.Location, error) {
 // stands in (σ ≈ 1.2533 × it, so the score is 0.7979 × (x − median) / it);
 // and the scale is never below a tenth of the median nor below 1 (a cent,
 // or one transaction), so that a nearly constant history is not flagged
-// for a small step (three purchases a day, then four). Only values above
-// the history count:
+// for a small step (three purchases a day, then four). A value must also
+// be above the largest of its history: one the agent has reached before
+// within the history is not outside it (sums of a few purchases a day are
+// skewed, and the score alone flags the busier days of an irregular
+// agent). Only values above the history count:
 // spending less is no risk. Three values are scored: each transaction's
 // amount against the agent's previous HistoryAmounts amounts (at least
 // MinHistoryAmounts), and each day's spend and count of transactions
@@ -234,7 +237,8 @@ func trends(in []Spend, loc *time.Location, from, to time.Time) (daily, weekly [
 }
 
 // robust returns the robust z-score of x against history (which it
-// sorts), the history's median, and whether x is far above it. The
+// sorts), the history's median, and whether x is far above it: a score
+// above AnomalyScore and above the history's largest value. The
 // products are converted explicitly, so that no fused multiply-add rounds
 // them differently on another architecture.
 func robust(x int64, history []int64) (score, median float64, flagged bool) {
@@ -259,7 +263,8 @@ func robust(x int64, history []int64) (score, median float64, flagged bool) {
 		factor, scale = 0.6745, floor
 	}
 	score = float64(factor*diff) / scale
-	return math.Round(float64(score*100)) / 100, median, score > AnomalyScore
+	outside := x > history[len(history)-1] // above everything the history holds
+	return math.Round(float64(score*100)) / 100, median, outside && score > AnomalyScore
 }
 
 // medianOfFloats returns the median of sorted values.

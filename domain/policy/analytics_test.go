@@ -211,3 +211,19 @@ func TestAnalyze_Trends(t *testing.T) {
 		t.Fatalf("the order of the input changed the analysis\n%s\n%s", x, y)
 	}
 }
+
+// TestAnalyze_ReachedBefore: a value the agent's history already holds is
+// not outside it, however high its score: the second purchase of 5,000
+// after ten of 100 and a first of 5,000 is no anomaly, the first is.
+func TestAnalyze_ReachedBefore(t *testing.T) {
+	var ss []Spend
+	for i := range 10 {
+		ss = append(ss, Spend{TransactionID: "s" + strconv.Itoa(i), AgentID: "a", At: march.Add(time.Duration(i) * time.Hour), AmountCents: 100})
+	}
+	ss = append(ss, Spend{TransactionID: "first", AgentID: "a", At: march.Add(10 * time.Hour), AmountCents: 5000},
+		Spend{TransactionID: "again", AgentID: "a", At: march.Add(11 * time.Hour), AmountCents: 5000})
+	a := Analyze(ss, time.UTC, march, april)
+	if k := kinds(a.Anomalies); len(a.Anomalies) != 1 || !slices.Equal(k[AnomalyAmount], []string{"a/first"}) {
+		t.Fatalf("%+v", a.Anomalies)
+	}
+}
