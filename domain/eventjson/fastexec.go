@@ -401,26 +401,10 @@ func (d *decoder) transaction(t *domain.Transaction) {
 			t.Limit = d.str()
 		case "findings":
 			d.once(&seen, 18)
-			if d.null() {
-				t.Findings = nil
-				continue
-			}
-			t.Findings = []policy.Finding{}
-			d.array(func() {
-				t.Findings = append(t.Findings, policy.Finding{})
-				d.policyFinding(&t.Findings[len(t.Findings)-1])
-			})
+			t.Findings = decodeList(d, d.policyFinding)
 		case "notices":
 			d.once(&seen, 11)
-			if d.null() {
-				t.Notices = nil
-				continue
-			}
-			t.Notices = []domain.Notice{}
-			d.array(func() {
-				t.Notices = append(t.Notices, domain.Notice{})
-				d.notice(&t.Notices[len(t.Notices)-1])
-			})
+			t.Notices = decodeList(d, d.notice)
 		case "approval_id":
 			d.once(&seen, 12)
 			t.ApprovalID = d.str()
@@ -515,4 +499,18 @@ func (d *decoder) policyFinding(f *policy.Finding) {
 			d.unknown(k, reflect.TypeFor[policy.Finding]())
 		}
 	}
+}
+
+// decodeList decodes an array of structs as encoding/json does: null is a
+// nil slice, [] an empty one, each element decoded by elem.
+func decodeList[T any](d *decoder, elem func(*T)) []T {
+	if d.null() {
+		return nil
+	}
+	out := []T{}
+	d.array(func() {
+		out = append(out, *new(T))
+		elem(&out[len(out)-1])
+	})
+	return out
 }
