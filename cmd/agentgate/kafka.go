@@ -74,7 +74,7 @@ func (k *kafkaFlags) brokerList() []string {
 
 // serveKafka runs serve in Kafka mode: the partition workers of this
 // instance's share of the requests topic, and the HTTP API over Kafka.
-func serveKafka(k *kafkaFlags, z3 *z3Flags, eng *engineFlags, rate *rateFlags, proxy *proxyFlags, dataDir, addr, apiKey string, cfg domain.Config, ck domain.CheckpointPolicy, attestTTL, drain time.Duration, log *slog.Logger) error {
+func serveKafka(k *kafkaFlags, z3 *z3Flags, eng *engineFlags, rate *rateFlags, proxy *proxyFlags, wh *webhookFlags, dataDir, addr, apiKey string, cfg domain.Config, ck domain.CheckpointPolicy, attestTTL, drain time.Duration, log *slog.Logger) error {
 	if apiKey == "" {
 		return errors.New("serving on Kafka needs --api-key (AGENTGATE_API_KEY): every instance shares the admin key")
 	}
@@ -126,9 +126,12 @@ func serveKafka(k *kafkaFlags, z3 *z3Flags, eng *engineFlags, rate *rateFlags, p
 	openFrom := func(ctx context.Context, p int32, from kafkalog.Position) (*kafkalog.Log, error) {
 		return kafkalog.Open(ctx, brokers, k.topics.Events, int(p), kafkalog.Options{Logger: plog, Lazy: true, From: from})
 	}
+	// Each owned partition runs its webhook runner, woken by its batches.
+	hooks := wh.runners(log)
 	g, err := kafkagate.New(kafkagate.Config{
 		Brokers: brokers, Topics: k.topics, GroupID: k.group, DataDir: dataDir, OpenLog: openWorkerLog,
-		Signer: kr.SignerTTL(nodeID, attestTTL), AdminKeyHash: adminHash, Config: &cfg, Logger: log, OnBatch: metrics.OnBatch,
+		Signer: kr.SignerTTL(nodeID, attestTTL), AdminKeyHash: adminHash, Config: &cfg, Logger: log,
+		OnBatch: hooks.onBatch(metrics.OnBatch), OnPartition: hooks.onPartition(kr),
 		SessionTimeout: k.session, Verifier: actionVerifier(verify.NewActionVerifier(engines, 0)), Engines: engines,
 		Checkpoint: ck, MinFreeBytes: k.minFree,
 	}, n)
@@ -170,6 +173,7 @@ func serveKafka(k *kafkaFlags, z3 *z3Flags, eng *engineFlags, rate *rateFlags, p
 		VerifyRateLimit: rate.limit(), RefusalLimit: rate.refusalLimit(), // per instance
 		// A payload's event must fit one record of the events log.
 		A2ARateLimit: rate.a2aLimit(), A2AMaxPayloadBytes: min(cfg.A2ASettings().MaxPayloadSizeBytes, kafkagate.MaxA2APayloadBytes),
+		WebhookRateLimit: wh.limit(),
 		// Compliance reports and time travel read the agent's events
 		// partition.
 		History:      kafkagate.PartitionHistory(n, openLog),

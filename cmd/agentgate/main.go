@@ -160,7 +160,7 @@ func serveCmd() *cobra.Command {
 			}
 			if kafkaOpts.enabled() {
 				kafkaOpts.minFree = minFree
-				return serveKafka(kafkaOpts, z3Opts, engineOpts, rateOpts, proxyOpts, dataDir, addr, apiKey, cfg, checkpoints, attestTTL, drain, log)
+				return serveKafka(kafkaOpts, z3Opts, engineOpts, rateOpts, proxyOpts, webhookOpts, dataDir, addr, apiKey, cfg, checkpoints, attestTTL, drain, log)
 			}
 			solver, closeSolver := startSolver(z3Opts, log)
 			defer closeSolver()
@@ -175,7 +175,7 @@ func serveCmd() *cobra.Command {
 			}
 			hooks := webhookOpts.runners(log)
 			g, err := embedded.OpenGate(embedded.Options{
-				DataDir: dataDir, AdminKey: apiKey, Config: &cfg, Logger: log, OnBatch: hooks.onBatch(0, metrics.OnBatch),
+				DataDir: dataDir, AdminKey: apiKey, Config: &cfg, Logger: log, OnBatch: hooks.onBatch(metrics.OnBatch),
 				Verifier: verify.NewActionVerifier(engines, 0), Checkpoint: checkpoints, AttestationTTL: attestTTL,
 				MinFreeBytes: minFree,
 			})

@@ -9,9 +9,11 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/handlers"
 	"github.com/agentgate/agentgate/handlers/attest"
 	"github.com/agentgate/agentgate/handlers/httpapi"
 	"github.com/agentgate/agentgate/handlers/notify"
+	"github.com/agentgate/agentgate/projections"
 )
 
 // webhookFlags configure the webhooks of the consumer policy engine
@@ -52,15 +54,17 @@ func (o *webhookFlags) runners(log *slog.Logger) *runners {
 }
 
 // onBatch returns next (a worker's OnBatch, may be nil) followed by a
-// wake of partition p's runner: a batch may hold notices, or a webhook
-// change.
-func (rs *runners) onBatch(p int32, next func([]*domain.Event, time.Duration)) func([]*domain.Event, time.Duration) {
+// wake of the runner of the batch's partition: a batch may hold notices.
+func (rs *runners) onBatch(next func([]*domain.Event, time.Duration)) func([]*domain.Event, time.Duration) {
 	return func(evs []*domain.Event, d time.Duration) {
 		if next != nil {
 			next(evs, d)
 		}
+		if len(evs) == 0 {
+			return
+		}
 		rs.mu.Lock()
-		r := rs.by[p]
+		r := rs.by[evs[0].Partition]
 		rs.mu.Unlock()
 		if r != nil {
 			r.Wake()
@@ -69,7 +73,9 @@ func (rs *runners) onBatch(p int32, next func([]*domain.Event, time.Duration)) f
 }
 
 // run runs partition p's runner over its worker and store until ctx ends
-// (it returns once its attempts in flight are done).
+// (it returns once its attempts in flight are done): a runner signs with
+// the keyring of the instance that runs it, whose JWKS the instance
+// serves.
 func (rs *runners) run(ctx context.Context, p int32, gate notify.Gate, store notify.Source, ring *attest.Keyring) error {
 	r, err := notify.New(notify.Config{Gate: gate, Store: store, Sign: ring.SignWebhook, AllowPrivate: rs.o.allowPrivate,
 		Timeout: rs.o.timeout, Concurrency: rs.o.concurrency, Logger: rs.log.With("webhooks", p)})
@@ -85,4 +91,14 @@ func (rs *runners) run(ctx context.Context, p int32, gate notify.Gate, store not
 		rs.mu.Unlock()
 	}()
 	return r.Run(ctx)
+}
+
+// onPartition is kafkagate.Config.OnPartition: the runner of each owned
+// partition, signing with ring.
+func (rs *runners) onPartition(ring *attest.Keyring) func(context.Context, int32, *handlers.Worker, *projections.Store) {
+	return func(ctx context.Context, p int32, w *handlers.Worker, s *projections.Store) {
+		if err := rs.run(ctx, p, w, s, ring); err != nil {
+			rs.log.Error("running the webhook runner", "partition", p, "err", err)
+		}
+	}
 }

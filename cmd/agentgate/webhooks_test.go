@@ -55,7 +55,7 @@ func TestServeWebhooks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seq := gatetest.AppendNotices(t, lg, "org_a", "tx_1", domain.NoticeBlocked, domain.NoticeQueued)
+	seq := gatetest.AppendNotices(t, lg, 0, "org_a", "tx_1", domain.NoticeBlocked, domain.NoticeQueued)
 	if err := lg.Close(); err != nil {
 		t.Fatal(err)
 	}

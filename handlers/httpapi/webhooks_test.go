@@ -165,7 +165,7 @@ func TestWebhooks_TenantIsolation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seq := gatetest.AppendNotices(t, lg, "org_a", "tx_1", domain.NoticeBlocked)
+	seq := gatetest.AppendNotices(t, lg, 0, "org_a", "tx_1", domain.NoticeBlocked)
 	if err := lg.Close(); err != nil {
 		t.Fatal(err)
 	}

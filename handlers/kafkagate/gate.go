@@ -72,6 +72,12 @@ type Config struct {
 	Logger *slog.Logger
 	// OnBatch observes committed batches (metrics).
 	OnBatch func(events []*domain.Event, appendDur time.Duration)
+	// OnPartition, if set, runs beside each partition this instance
+	// owns, from the moment its worker runs until the partition is
+	// released: it is given the partition, its worker and its store, and
+	// must return once ctx ends (the worker stops after it returns). The
+	// webhook runner of the partition (handlers/notify) is run there.
+	OnPartition func(ctx context.Context, p int32, worker *handlers.Worker, store *projections.Store)
 	// SessionTimeout of the group membership; 0 is 6 s.
 	SessionTimeout time.Duration
 	// Verifier runs the verification engines on verify_action commands
@@ -345,6 +351,21 @@ func (g *Gate) openPartition(ctx context.Context, p int32) (_ *partition, err er
 	return pr, nil
 }
 
+// runBeside starts Config.OnPartition for partition pr and returns the
+// function that stops it and waits for it.
+func (g *Gate) runBeside(p int32, pr *partition) func() {
+	if g.cfg.OnPartition == nil {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		g.cfg.OnPartition(ctx, p, pr.worker, pr.store)
+	}()
+	return func() { cancel(); <-done }
+}
+
 // global reports whether principal-wide commands are decided on
 // partition 0 and copied by the others (more than one partition).
 func (g *Gate) global() bool { return g.partitions > 1 }
@@ -431,6 +452,7 @@ func (g *Gate) runPartition(ctx context.Context, gen *kafka.Generation, p int32,
 		delete(g.owned, p)
 		g.mu.Unlock()
 	}()
+	stopSide := g.runBeside(p, pr)
 
 	r := kafka.NewReader(kafka.ReaderConfig{
 		Brokers: g.cfg.Brokers, Topic: g.cfg.Topics.Requests, Partition: int(p),
@@ -468,6 +490,7 @@ func (g *Gate) runPartition(ctx context.Context, gen *kafka.Generation, p int32,
 	}
 	close(items)
 	<-done
+	stopSide()
 	// The worker finishes its in-flight batch and refuses the rest (they
 	// are not committed: the next owner decides them).
 	wcancel()

@@ -114,7 +114,7 @@ func appendNotices(t *testing.T, dir, consumer, tx string, kinds ...string) uint
 		t.Fatal(err)
 	}
 	defer lg.Close()
-	return gatetest.AppendNotices(t, lg, consumer, tx, kinds...)
+	return gatetest.AppendNotices(t, lg, 0, consumer, tx, kinds...)
 }
 
 // received is one POST a receiver got.
