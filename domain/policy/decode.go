@@ -228,11 +228,8 @@ func checkCategory(c *Category) *Problem {
 	default:
 		return invalid("category.mode", "must be allow or block")
 	}
-	if len(c.Categories) == 0 {
-		return problem(CodeMissingField, "category.categories", "category.categories needs at least one category")
-	}
-	if len(c.Categories) > MaxCategories {
-		return tooMany("category.categories", len(c.Categories), MaxCategories, "categories")
+	if pr := checkLen("category.categories", len(c.Categories), MaxCategories, "category", "categories"); pr != nil {
+		return pr
 	}
 	for i, s := range c.Categories {
 		if pr := checkCategoryToken("category.categories["+strconv.Itoa(i)+"]", s); pr != nil {
@@ -319,11 +316,8 @@ func checkTimeWindow(w *TimeWindow) *Problem {
 	default:
 		return invalid("time_window.outside", "must be block or queue")
 	}
-	if len(w.Windows) == 0 {
-		return problem(CodeMissingField, "time_window.windows", "time_window.windows needs at least one window")
-	}
-	if len(w.Windows) > MaxWindows {
-		return tooMany("time_window.windows", len(w.Windows), MaxWindows, "windows")
+	if pr := checkLen("time_window.windows", len(w.Windows), MaxWindows, "window", "windows"); pr != nil {
+		return pr
 	}
 	var week [7][]span // the windows of each day, to find overlaps
 	for i := range w.Windows {
@@ -342,11 +336,8 @@ func checkTimeWindow(w *TimeWindow) *Problem {
 		case end <= start:
 			return invalid(f, "must end after it starts (a period across midnight is two windows)")
 		}
-		if len(win.Days) == 0 {
-			return problem(CodeMissingField, f+".days", f+".days needs at least one day")
-		}
-		if len(win.Days) > 7 {
-			return tooMany(f+".days", len(win.Days), 7, "days")
+		if pr := checkLen(f+".days", len(win.Days), 7, "day", "days"); pr != nil {
+			return pr
 		}
 		seen := [7]bool{}
 		for j, d := range win.Days {
@@ -366,6 +357,18 @@ func checkTimeWindow(w *TimeWindow) *Problem {
 			week[k] = append(week[k], span{start, end, i})
 		}
 		slices.SortFunc(win.Days, func(a, b string) int { return dayIndex(a) - dayIndex(b) })
+	}
+	return nil
+}
+
+// checkLen checks the length n of a list: at least one item (QWED-REQ-002),
+// at most limit (QWED-REQ-004).
+func checkLen(field string, n, limit int, one, many string) *Problem {
+	if n == 0 {
+		return problem(CodeMissingField, field, field+" needs at least one "+one)
+	}
+	if n > limit {
+		return tooMany(field, n, limit, many)
 	}
 	return nil
 }
