@@ -122,3 +122,27 @@ func TestEvaluate_NoPolicies(t *testing.T) {
 		t.Fatalf("%+v", out)
 	}
 }
+
+// TestEvaluate_Concurrent: the zone and period caches are shared by every
+// goroutine that evaluates (the worker's Decide, the read side's
+// analytics); run under -race, evaluations in parallel agree with one
+// alone.
+func TestEvaluate_Concurrent(t *testing.T) {
+	s, l := benchSet(t), benchLedger()
+	x := Input{Now: time.Date(2026, 3, 2, 23, 30, 0, 0, time.UTC), AgentID: "a1", BusinessID: "shop", Categories: []string{"food"}, AmountCents: 2500}
+	want := Evaluate(s, l, x)
+	done := make(chan Outcome, 8)
+	for i := range 8 {
+		go func() {
+			y := x
+			y.Now = x.Now.Add(time.Duration(i) * 200 * Day) // other periods of the zones
+			Evaluate(s, l, y)
+			done <- Evaluate(s, l, x)
+		}()
+	}
+	for range 8 {
+		if got := <-done; got.Verdict != want.Verdict || !got.ReleaseAt.Equal(want.ReleaseAt) {
+			t.Fatalf("%+v, want %+v", got, want)
+		}
+	}
+}
