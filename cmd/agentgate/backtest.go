@@ -54,13 +54,13 @@ func parseWhen(flag, s string) (time.Time, error) {
 
 func backtestCmd() *cobra.Command {
 	var (
-		dataDir, agent, principal, from, to, changesFile string
-		sets                                             []string
-		asJSON                                           bool
-		maxRows                                          int
+		dataDir, agent, principal, from, to, changesFile, policyFile string
+		sets                                                         []string
+		asJSON                                                       bool
+		maxRows                                                      int
 	)
 	cmd := &cobra.Command{
-		Use:   "backtest --data DIR (--agent ID | --principal ID) [--from T] [--to T] (--set KEY=VALUE … | --changes FILE.json) [--json]",
+		Use:   "backtest --data DIR (--agent ID | --principal ID) [--from T] [--to T] (--set KEY=VALUE … | --changes FILE.json | --policy-file FILE.json) [--json]",
 		Short: "Re-decide the recorded commands under changed settings and report what would have changed",
 		Long: `Re-decide the recorded commands of an agent (or of every agent of a principal) in
 [--from, --to) under changed settings, carrying the changed state forward (a denial
@@ -70,6 +70,13 @@ and report decision by decision what would have changed, with totals.
 It reads a private copy of the log: the live log is never written, and the gate may
 keep running. Changes apply at --from (or at the registration of an agent registered
 later); recorded commands that change a setting later in the period still apply.
+
+Consumer policies (the Agent Policy Engine): --policy-file FILE holds
+{"put": [policy, …], "delete": ["id", …]}, each policy as POST /policies takes it; at
+--from they replace (or add, or delete) the policies of the consumer of the selected
+agents, and every recorded execute is re-decided under them: the rows list the
+executes whose status would change (executing -> blocked, …). A recommendation of
+GET /transactions/analytics is checked this way.
 
 Settable keys (--set KEY=VALUE, repeatable, or one JSON object of KEY: VALUE in
 --changes FILE):
@@ -98,13 +105,23 @@ Settable keys (--set KEY=VALUE, repeatable, or one JSON object of KEY: VALUE in
 			if err := ch.ParseSet(sets); err != nil {
 				return err
 			}
+			var pc backtest.PolicyChanges
+			if policyFile != "" {
+				b, err := os.ReadFile(policyFile)
+				if err != nil {
+					return fmt.Errorf("reading policy changes: %w", err)
+				}
+				if pc, err = backtest.ParsePolicyChanges(b); err != nil {
+					return fmt.Errorf("%s: %w", policyFile, err)
+				}
+			}
 			snap, err := snapshot.Open(dataDir, quietLogger())
 			if err != nil {
 				return err
 			}
 			defer snap.Close()
 			res, err := backtest.Run(cmd.Context(), snap.Log, backtest.Options{
-				AgentID: agent, PrincipalID: principal, From: f, To: t, Changes: ch, MaxRows: maxRows,
+				AgentID: agent, PrincipalID: principal, From: f, To: t, Changes: ch, Policies: pc, MaxRows: maxRows,
 			})
 			if err != nil {
 				return err
@@ -123,6 +140,7 @@ Settable keys (--set KEY=VALUE, repeatable, or one JSON object of KEY: VALUE in
 	fl.StringVar(&to, "to", "", "period end, exclusive (default: the end of the log)")
 	fl.StringArrayVar(&sets, "set", nil, "a changed setting KEY=VALUE (repeatable; keys below)")
 	fl.StringVar(&changesFile, "changes", "", "a JSON file of changed settings {\"KEY\": VALUE, …}")
+	fl.StringVar(&policyFile, "policy-file", "", "a JSON file of changed consumer policies {\"put\": [policy, …], \"delete\": [id, …]}")
 	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	fl.IntVar(&maxRows, "max-rows", backtest.DefaultMaxRows, "list at most this many changed decisions (the totals count all)")
 	return cmd

@@ -32,6 +32,9 @@ type Options struct {
 	PrincipalID string
 	From, To    time.Time
 	Changes     Changes
+	// Policies are the consumer policies changed at the period start
+	// (policies.go).
+	Policies PolicyChanges
 	// MaxRows bounds Result.Decisions (0: DefaultMaxRows).
 	MaxRows int
 }
@@ -42,6 +45,8 @@ type Result struct {
 	PrincipalID string    `json:"principal_id,omitempty"`
 	Period      Period    `json:"period"`
 	Changes     []Setting `json:"changes"`
+	// PolicyChanges are the consumer policies changed (nil: none).
+	PolicyChanges *PolicyChanges `json:"policy_changes,omitempty"`
 	// Agents are the selected agents, sorted.
 	Agents []string `json:"agents"`
 	// LogHead is the log's head when the backtest started: the records
@@ -72,6 +77,13 @@ type Totals struct {
 	Decisions int64  `json:"decisions"`
 	Recorded  Counts `json:"recorded"`
 	Backtest  Counts `json:"backtest"`
+	// Executes counts the executes among them (the Agent Policy Engine),
+	// RecordedExecutes and BacktestExecutes by the status they decided
+	// (executing, blocked, pending_approval, queued; "rejected" for a
+	// refusal).
+	Executes         int64            `json:"executes"`
+	RecordedExecutes map[string]int64 `json:"recorded_executes"`
+	BacktestExecutes map[string]int64 `json:"backtest_executes"`
 	// Transitions counts the changed outcomes by (recorded, backtest),
 	// sorted.
 	Transitions []Transition `json:"transitions"`
@@ -128,6 +140,11 @@ type Outcome struct {
 	Event    domain.EventType `json:"event"`
 	Decision domain.Decision  `json:"decision,omitempty"`
 	Code     domain.Code      `json:"code,omitempty"`
+	// Status is the transaction's status of an execute.decided or
+	// execute.completed event.
+	Status string `json:"status,omitempty"`
+	// PolicyID is the policy that blocked, confirmed or queued it.
+	PolicyID string `json:"policy_id,omitempty"`
 }
 
 // String renders the outcome as a table cell: the decision (or the event
@@ -136,6 +153,12 @@ func (o Outcome) String() string {
 	s := string(o.Event)
 	if o.Decision != "" {
 		s = string(o.Decision)
+	}
+	if o.Status != "" {
+		s = "execute " + o.Status
+		if o.PolicyID != "" {
+			s += " (policy " + o.PolicyID + ")"
+		}
 	}
 	if o.Code != "" {
 		s += " " + string(o.Code)
@@ -157,6 +180,9 @@ func outcomeOf(ev *domain.Event) Outcome {
 	if ev.Error != nil && o.Code == "" {
 		o.Code = ev.Error.Code
 	}
+	if t := ev.Transaction; t != nil {
+		o.Status, o.PolicyID = t.Status, t.PolicyID
+	}
 	return o
 }
 
@@ -171,6 +197,12 @@ type Row struct {
 	Action   string  `json:"action,omitempty"`
 	Recorded Outcome `json:"recorded"`
 	Backtest Outcome `json:"backtest"`
+	// TransactionID, BusinessID, AmountCents and Currency name the
+	// transaction of an execute (its outcome, its approval).
+	TransactionID string `json:"transaction_id,omitempty"`
+	BusinessID    string `json:"business_id,omitempty"`
+	AmountCents   int64  `json:"amount_cents,omitempty"`
+	Currency      string `json:"currency,omitempty"`
 	// Why is what the two decisions were made on: the agent's trust level
 	// (in the log and in the backtest: a difference is the trust change
 	// behind the changed decision) and the risk level of the action.
@@ -233,6 +265,12 @@ func Run(ctx context.Context, log streams.Log, opts Options) (*Result, error) {
 	if r.res.Changes == nil {
 		r.res.Changes = []Setting{}
 	}
+	if !opts.Policies.Empty() {
+		pc := opts.Policies
+		r.res.PolicyChanges = &pc
+	}
+	r.consumers = map[string]bool{}
+	r.res.Totals.RecordedExecutes, r.res.Totals.BacktestExecutes = map[string]int64{}, map[string]int64{}
 	r.res.LogHead = log.Head().Seq
 	if opts.AgentID != "" {
 		r.selected[opts.AgentID] = true
@@ -262,6 +300,8 @@ type runner struct {
 	// recTrust is each selected agent's trust level in the log, followed
 	// through the recorded events (as domain.Apply changes it).
 	recTrust map[string]domain.TrustLevel
+	// consumers are those whose policies the changes were applied to.
+	consumers map[string]bool
 }
 
 // agentNeedle precedes every agent ID in an encoded event.
@@ -271,6 +311,11 @@ var agentNeedle = []byte(`"agent_id":"`)
 var globalNeedles = [][]byte{
 	[]byte(`"type":"` + string(domain.EvConfigured) + `"`),
 	[]byte(`"type":"` + string(domain.EvToolRegistrySet) + `"`),
+	// Executes decide on the business registry, the consumer's policies
+	// and the execute ticks' releases.
+	[]byte(`"type":"` + string(domain.EvBusinessChanged) + `"`),
+	[]byte(`"type":"` + string(domain.EvPolicyChanged) + `"`),
+	[]byte(`"type":"` + string(domain.EvExecuteTimers) + `"`),
 }
 
 // relevant reports whether an encoded event may concern a selected agent
@@ -365,8 +410,21 @@ func (r *runner) start() {
 	for _, id := range ids {
 		if a := r.st.Agents[id]; a != nil {
 			r.opts.Changes.Apply(a)
+			r.changePolicies(a.Info.PrincipalID)
 		}
 	}
+	if r.opts.PrincipalID != "" {
+		r.changePolicies(r.opts.PrincipalID)
+	}
+}
+
+// changePolicies applies the policy changes to consumer, once.
+func (r *runner) changePolicies(consumer string) {
+	if r.consumers[consumer] || r.opts.Policies.Empty() {
+		return
+	}
+	r.consumers[consumer] = true
+	r.opts.Policies.applyTo(r.st, consumer)
 }
 
 // unsigned is the signer of re-decided attestations: the backtest issues
@@ -419,7 +477,7 @@ func (r *runner) fold(ev *domain.Event) {
 	}
 	cmd := ev.Command
 	concerns := r.selected[ev.AgentID] || (cmd != nil && r.selected[cmd.AgentID])
-	if !r.started || cmd == nil || !concerns && cmd.Type != domain.CmdTick {
+	if !r.started || cmd == nil || !concerns && cmd.Type != domain.CmdTick && cmd.Type != domain.CmdExecuteTick {
 		r.apply(ev)
 		return
 	}
@@ -429,10 +487,11 @@ func (r *runner) fold(ev *domain.Event) {
 		if ev.Registered != nil && r.selected[ev.Registered.AgentID] {
 			if a := r.st.Agents[ev.Registered.AgentID]; a != nil {
 				r.opts.Changes.Apply(a)
+				r.changePolicies(a.Info.PrincipalID)
 			}
 		}
 		return
-	case domain.CmdTick:
+	case domain.CmdTick, domain.CmdExecuteTick:
 		r.res.Totals.Redecided++
 		r.apply(r.decide(ev))
 		return
@@ -501,6 +560,11 @@ func (r *runner) compare(rec, got *domain.Event, why Why) {
 			t.Backtest.add(got)
 		}
 	}
+	if rec.Command.Type == domain.CmdExecute {
+		t.Executes++
+		t.RecordedExecutes[executeStatus(rec)]++
+		t.BacktestExecutes[executeStatus(got)]++
+	}
 	ro, bo := outcomeOf(rec), outcomeOf(got)
 	if ro == bo {
 		return
@@ -529,7 +593,25 @@ func (r *runner) compare(rec, got *domain.Event, why Why) {
 			row.Action = "tool_call:" + got.Decided.Tool
 		}
 	}
+	for _, ev := range []*domain.Event{got, rec} {
+		if ev != nil && ev.Transaction != nil {
+			tx := ev.Transaction
+			row.TransactionID, row.BusinessID, row.AmountCents, row.Currency = tx.ID, tx.BusinessID, tx.AmountCents, tx.Currency
+		}
+	}
 	r.res.Decisions = append(r.res.Decisions, row)
+}
+
+// executeStatus is the status an execute's event decided ("rejected" for
+// a refusal, "none" without an event).
+func executeStatus(ev *domain.Event) string {
+	switch {
+	case ev == nil:
+		return "none"
+	case ev.Transaction != nil:
+		return ev.Transaction.Status
+	}
+	return "rejected"
 }
 
 // finish fills in the sorted summaries.

@@ -18,11 +18,12 @@ func decodeForRedecide(p []byte, from time.Time, selected map[string]bool) (*dom
 		return nil, err
 	}
 	cmd := ev.Command
-	if ev.Time.Before(from) || cmd == nil || cmd.Type == domain.CmdRegisterAgent || cmd.Type == domain.CmdTick ||
+	if ev.Time.Before(from) || cmd == nil || cmd.Type == domain.CmdRegisterAgent || cmd.Type == domain.CmdTick || cmd.Type == domain.CmdExecuteTick ||
 		!(selected[ev.AgentID] || selected[cmd.AgentID]) {
 		return ev, nil
 	}
-	slim := &domain.Event{Seq: ev.Seq, Partition: ev.Partition, Time: ev.Time, Type: ev.Type, Command: cmd, AgentID: ev.AgentID, Error: ev.Error}
+	slim := &domain.Event{Seq: ev.Seq, Partition: ev.Partition, Time: ev.Time, Type: ev.Type, Command: cmd, AgentID: ev.AgentID, Error: ev.Error,
+		Transaction: ev.Transaction}
 	if d := ev.Decided; d != nil {
 		slim.Decided = &domain.ActionDecided{ActionID: d.ActionID, Kind: d.Kind, ActionType: d.ActionType, Tool: d.Tool,
 			Decision: d.Decision, Error: d.Error, ReservedCost: d.ReservedCost, ReservedTokens: d.ReservedTokens}

@@ -3,6 +3,7 @@ package backtest
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -27,6 +28,16 @@ func (r *Result) WriteTable(w io.Writer) error {
 		}
 		ew.printf("changes: %s\n", strings.Join(parts, " "))
 	}
+	if pc := r.PolicyChanges; pc != nil {
+		var parts []string
+		for _, p := range pc.Put {
+			parts = append(parts, "put "+p.ID+" ("+string(p.Type)+")")
+		}
+		for _, id := range pc.Delete {
+			parts = append(parts, "delete "+id)
+		}
+		ew.printf("policy changes: %s\n", strings.Join(parts, ", "))
+	}
 	ew.printf("\n")
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SEQ\tTIME\tAGENT\tACTION\tRECORDED\tBACKTEST\tWHY")
@@ -45,6 +56,9 @@ func (r *Result) WriteTable(w io.Writer) error {
 	}
 	t := r.Totals
 	ew.printf("\nre-decided %s (%s): %d changed\n", plural(t.Redecided, "command"), plural(t.Decisions, "decision"), t.Changed)
+	if t.Executes > 0 {
+		ew.printf("executes: %d; recorded %s; backtest %s\n", t.Executes, statusCounts(t.RecordedExecutes), statusCounts(t.BacktestExecutes))
+	}
 	for _, tr := range t.Transitions {
 		ew.printf("  %-40s -> %-40s %d\n", tr.From, tr.To, tr.Count)
 	}
@@ -87,3 +101,17 @@ func (e *errWriter) Write(p []byte) (int, error) {
 }
 
 func (e *errWriter) printf(format string, args ...any) { fmt.Fprintf(e, format, args...) }
+
+// statusCounts renders counts by status, sorted by status.
+func statusCounts(m map[string]int64) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
+}
