@@ -193,7 +193,7 @@ func TestBacktestCommand(t *testing.T) {
 		t.Fatalf("keys %v, want %v", got, wantKeys)
 	}
 	totals := v["totals"].(map[string]any)
-	if got := keys(totals); !slices.Equal(got, []string{"backtest", "changed", "decisions", "recorded", "redecided", "transitions"}) {
+	if got := keys(totals); !slices.Equal(got, []string{"backtest", "backtest_executes", "changed", "decisions", "executes", "recorded", "recorded_executes", "redecided", "transitions"}) {
 		t.Fatalf("totals keys %v", got)
 	}
 	rows := v["decisions"].([]any)
