@@ -3,6 +3,7 @@ package domain
 import (
 	"encoding/json"
 	"strconv"
+	"strings"
 )
 
 // The amount of an execute (the Agent Policy Engine spec §2.3): the
@@ -12,8 +13,10 @@ import (
 // no float ever holds an amount. Refused (QWED-REQ-001): a negative
 // amount, an exponent, NaN or anything that is not a plain decimal, more
 // decimal places than the currency has (unless they are zeros), an amount
-// over MaxExecuteAmountCents, a member given twice, and amount_cents and
-// amount given together with different values (a business reading the
+// over MaxExecuteAmountCents, a member given twice, a member named
+// amount or amount_cents in another case (Unicode simple folding
+// included: a business decoding with Go's encoding/json would take it for
+// the amount), and amount_cents and amount given together with different values (a business reading the
 // other member must not be charged more than the policies saw).
 
 // MaxExecuteAmountCents bounds an execute's amount (10^15 minor units).
@@ -75,6 +78,14 @@ func executeAmount(request []byte, currency string) (int64, *Error) {
 				return false
 			}
 			amount = val
+		default:
+			for _, name := range [...]string{"amount_cents", "amount"} {
+				if strings.EqualFold(string(key), name) {
+					err = fieldError(CodeInvalidRequest, "request."+name, "must be named exactly %q, not %q: a business reading member names without regard to case would take it for the amount",
+						name, clipText(string(key), 40))
+					return false
+				}
+			}
 		}
 		return true
 	})
