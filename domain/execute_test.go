@@ -20,7 +20,7 @@ type execGate struct {
 func newExecGate(t *testing.T, mode string, maxCents int64) *execGate {
 	t.Helper()
 	g := newGate(t)
-	cfg := initialConfig()
+	cfg := DefaultConfig()
 	cfg.Execute = &ExecuteConfig{Mode: mode, MaxAmountCents: maxCents, TokenTTL: Duration(5 * time.Minute)}
 	if ev := g.exec(&Command{Type: CmdConfigure, Principal: AdminPrincipal, Configure: &Configure{Config: cfg}}); ev.Type != EvConfigured {
 		t.Fatalf("configuring: %s %v", ev.Type, ev.Error)
@@ -481,6 +481,27 @@ func TestSeed004_2_RequestChecks(t *testing.T) {
 	}
 	g.exec(&Command{Type: CmdSuspendAgent, Principal: "org_1", AgentID: g.agent, Suspend: &SuspendAgent{Suspended: true}})
 	refused(t, g.execute("shop", `{}`, ""), CodeAgentSuspended, "")
+}
+
+// TestSeed004_2_RefusedAtAuthenticationIsWithheld: an execute or a
+// prepare refused at authentication records its payload's digest, not
+// the request (an unauthenticated caller writes nothing of its own to
+// the log), and the withheld command re-decides to the same refusal.
+func TestSeed004_2_RefusedAtAuthenticationIsWithheld(t *testing.T) {
+	g := newExecGate(t, ExecuteModeOpen, 100)
+	r, h := req(t, `{"amount_cents":5,"note":"`+strings.Repeat("x", 1000)+`"}`)
+	for _, typ := range []CommandType{CmdExecute, CmdPrepareExecute} {
+		ev := g.exec(&Command{Type: typ, AgentID: g.agent, TokenHash: tokenHash("stolen"),
+			Execute: &ExecuteRequest{BusinessID: "shop", Request: r, RequestHash: h, TokenHash: tokenHash("t")}})
+		refused(t, ev, CodeInvalidAgentToken, "")
+		if ev.Command.Execute != nil || ev.Command.Withheld == nil || ev.Command.Withheld.Bytes < 1000 {
+			t.Fatalf("%s: the refusal records %+v", typ, ev.Command)
+		}
+		again := Decide(g.s, Env{Now: ev.Time, Seq: ev.Seq, Partition: ev.Partition}, ev.Command)
+		if a, b := mustJSON(t, ev), mustJSON(t, again); string(a) != string(b) {
+			t.Fatalf("%s: the withheld command re-decides to\n%s\nnot\n%s", typ, b, a)
+		}
+	}
 }
 
 // TestSeed004_3_2_Authenticated: on Kafka the agent's partition

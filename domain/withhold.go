@@ -53,6 +53,16 @@ func (c *Command) payload() any {
 		p, ok = c.Complaint, c.Complaint != nil
 	case CmdA2AMessage:
 		p, ok = c.A2A, c.A2A != nil
+	case CmdExecute:
+		p, ok = c.Execute, c.Execute != nil
+	case CmdPrepareExecute:
+		// The token the gate minted is not the request's: a retry, which
+		// mints another, withholds the same payload.
+		if ok = c.Execute != nil; ok {
+			x := *c.Execute
+			x.TokenHash = ""
+			p = &x
+		}
 	}
 	if !ok {
 		return nil
@@ -100,6 +110,8 @@ func (d *decider) withheld() *Event {
 		_, err = d.authAgent(true)
 	case CmdSetTrustLevel, CmdSuspendAgent, CmdFileComplaint:
 		_, err = d.agentForPrincipal()
+	case CmdPrepareExecute, CmdExecute:
+		_, _, err = d.executeCaller()
 	case CmdA2AMessage:
 		// Only a message sent with an agent token, or with no
 		// credentials, is refused at authentication.

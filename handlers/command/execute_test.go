@@ -142,3 +142,21 @@ func TestSeed004_3_1_BusinessBuild(t *testing.T) {
 		t.Fatalf("delete: %+v %v", b.Command, r)
 	}
 }
+
+// A prepare refused at authentication is recorded withheld; its retry,
+// which mints another token, is the same request and gets the refusal.
+func TestSeed004_2_2_RefusedPrepareRetry(t *testing.T) {
+	body := []byte(`{"businessId":"shop","request":{"amount_cents":5}}`)
+	id := domain.RequestID{Source: "http", ID: "1"}
+	cr := Credentials{TokenHash: strings.Repeat("a", 64)}
+	b, r := HTTP.Build(PrepareExecute, &Input{Body: body, AgentID: "agent_1"}, &cr, id)
+	if r != nil {
+		t.Fatal(r.Err)
+	}
+	ev := &domain.Event{Type: domain.EvCommandRejected, Command: domain.Withhold(b.Command),
+		Error: &domain.Error{Code: domain.CodeInvalidAgentToken, Message: "invalid agent token"}}
+	retry, r := HTTP.Build(PrepareExecute, &Input{Body: body, AgentID: "agent_1"}, &cr, id)
+	if r != nil || ev.Command.Withheld == nil || !retry.Same(ev) {
+		t.Fatalf("the retry of a refused prepare is another request: %+v", ev.Command)
+	}
+}
