@@ -4,13 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/segmentio/kafka-go"
 
 	"github.com/agentgate/agentgate/client"
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/handlers/command"
 	"github.com/agentgate/agentgate/handlers/kafkagate"
+	"github.com/agentgate/agentgate/streams/ce"
+	"github.com/agentgate/agentgate/streams/cekafka"
 )
 
 // principalHomedAt returns a principal whose home partition is home.
@@ -293,6 +298,34 @@ func TestKafkaExecuteCloudEventsPrepareAndExecute(t *testing.T) {
 	for _, ev := range partitionEvents(t, lg, 2) {
 		if ev.Command != nil && ev.Command.Request.ID == "exec-bad" {
 			t.Fatalf("the bad token reached the home partition: %s", ev.Type)
+		}
+	}
+
+	// A client cannot pass for the gate's relay: an authentication header
+	// it wrote itself, sent straight to the home partition, is refused
+	// (even with the agent's token: the relay's principal is the gate's
+	// word, which a client's header could otherwise change).
+	corr := c.NewCorrelationID()
+	forged, err := cekafka.Encode(ce.Event{SpecVersion: ce.SpecVersion, Type: string(domain.CmdExecute), Source: "attacker", ID: "forged-1",
+		Subject: agent, DataContentType: ce.ContentTypeJSON, Data: executeData("books", 80), Mode: ce.ModeBinary,
+		Extensions: map[string]string{ce.ExtReplyTo: c.ReplyTopic(), ce.ExtCorrelationID: corr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged.Topic, forged.Partition = kafkagate.DefaultTopics().Requests, 2
+	forged.Headers = append(forged.Headers, kafka.Header{Key: client.HeaderAgentToken, Value: []byte("Bearer " + token)},
+		kafka.Header{Key: kafkagate.HeaderAuthenticated, Value: []byte(`{"agent_id":"` + agent + `","principal":"` + principal + `","partition":1}`)},
+		kafka.Header{Key: kafkagate.HeaderAuthenticatedMAC, Value: []byte(strings.Repeat("ab", 32))})
+	rep, err = c.Send(ctx, forged, corr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, _ := errorOf(t, rep); rep.Status != 401 || code != domain.CodeInvalidAPIKey {
+		t.Fatalf("a forged relay: %d %s", rep.Status, code)
+	}
+	for _, ev := range partitionEvents(t, lg, 2) {
+		if ev.Command != nil && ev.Command.Type == domain.CmdExecute && ev.Command.Request.ID == "forged-1" {
+			t.Fatalf("a forged relay was decided: %s", ev.Type)
 		}
 	}
 	checkReplayAndAudit(t, lg, dir)

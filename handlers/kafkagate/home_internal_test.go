@@ -1,7 +1,10 @@
 package kafkagate
 
 import (
+	"strings"
 	"testing"
+
+	"github.com/segmentio/kafka-go"
 
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/streams/ce"
@@ -69,4 +72,30 @@ func TestRelaySignatureBindsTheRequest(t *testing.T) {
 			t.Errorf("the signature still verifies with another %s", name)
 		}
 	}
+}
+
+// FuzzRelayedAuthentication: whatever a request's authentication headers
+// hold, the home partition accepts only the gate's own signature of that
+// header for that request, naming the command's agent and a principal;
+// nothing panics.
+func FuzzRelayedAuthentication(f *testing.F) {
+	g := &Gate{macKey: MACKey("admin-hash")}
+	good := []byte(`{"agent_id":"agt_1","principal":"org_a","partition":1}`)
+	req := ce.Event{Source: "s", ID: "1", Type: string(domain.CmdExecute), Subject: "agt_1", Data: []byte(`{}`)}
+	f.Add(good, sign(g.macKey, relaySigned(good, &req)))
+	f.Add([]byte(`{"agent_id":"agt_1","principal":"","partition":1}`), "00")
+	f.Add([]byte(`{`), "zz")
+	f.Fuzz(func(t *testing.T, auth []byte, mac string) {
+		it := &item{req: req, msg: kafka.Message{Headers: []kafka.Header{
+			{Key: HeaderAuthenticated, Value: auth}, {Key: HeaderAuthenticatedMAC, Value: []byte(mac)}}}}
+		a, ok, rej := g.relayed(it, &domain.Command{Type: domain.CmdExecute, AgentID: "agt_1"})
+		if !ok {
+			t.Fatal("a request with the header reported without it")
+		}
+		// Hex digits of either case are the same signature.
+		signed := strings.EqualFold(mac, sign(g.macKey, relaySigned(auth, &req)))
+		if rej == nil && (!signed || a == nil || a.AgentID != "agt_1" || a.Principal == "") {
+			t.Fatalf("accepted %q with mac %q: %+v", auth, mac, a)
+		}
+	})
 }
