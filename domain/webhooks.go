@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/agentgate/agentgate/domain/policy"
 )
 
 // Webhooks (issue 14, item 10): a consumer registers URLs the gate POSTs
@@ -50,8 +52,10 @@ const (
 )
 
 // NoticeKinds are the kinds of notice a webhook may filter on, in their
-// documented order.
-var NoticeKinds = []string{NoticeBlocked, NoticeConfirmNeeded, NoticeQueued, NoticeLimit80}
+// documented order: the four of the execute rules and a spending policy's
+// limit_exceeded (on_exceed notify: the execute proceeds, the consumer is
+// told).
+var NoticeKinds = []string{NoticeBlocked, NoticeConfirmNeeded, NoticeQueued, NoticeLimit80, policy.NoticeLimitExceeded}
 
 // idKindWebhook keeps the webhook IDs' digest space apart from the
 // other derived IDs' (ids.go).

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/handlers/command"
@@ -172,7 +173,7 @@ func deliveryFilter(r *http.Request, q url.Values) (projections.DeliveryFilter, 
 	}
 	if f.Kind != "" && !slices.Contains(domain.NoticeKinds, f.Kind) {
 		return f, reject(domain.CodeInvalidRequest, map[string]any{"field": "kind"},
-			"kind must be blocked, confirm_needed, queued or limit_80")
+			"kind must be one of %s", strings.Join(domain.NoticeKinds, ", "))
 	}
 	return f, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -17,9 +18,12 @@ import (
 
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/domain/eventjson"
+	"github.com/agentgate/agentgate/domain/policy"
 	"github.com/agentgate/agentgate/handlers/attest"
+	"github.com/agentgate/agentgate/handlers/command"
 	"github.com/agentgate/agentgate/handlers/embedded"
 	"github.com/agentgate/agentgate/handlers/embedded/gatetest"
+	"github.com/agentgate/agentgate/handlers/history/replay"
 	"github.com/agentgate/agentgate/handlers/notify"
 	"github.com/agentgate/agentgate/projections"
 	"github.com/agentgate/agentgate/streams"
@@ -487,5 +491,85 @@ func TestPublic(t *testing.T) {
 	_, err := c.Get("http://127.0.0.1:1/")
 	if !errors.Is(err, notify.ErrForbiddenAddress) {
 		t.Fatalf("loopback dial: %v", err)
+	}
+}
+
+// TestRunner_PolicyNotices runs the whole path on a real embedded gate: a
+// consumer's daily spending policy, an execute that takes the day past
+// 80 % of it (limit_80) and one that would pass it (blocked) raise
+// notices; the runner delivers both, signed, to the consumer's webhook;
+// and the log, webhooks and deliveries included, re-decides byte for
+// byte (replay --verify).
+func TestRunner_PolicyNotices(t *testing.T) {
+	dir := t.TempDir()
+	rc := newReceiver(t, 200)
+	rn := start(t, dir, &notify.Config{AllowPrivate: true, Interval: 20 * time.Millisecond})
+	req := func(id string) domain.RequestID { return domain.RequestID{Source: "test", ID: id} }
+	must := func(ev *domain.Event, want domain.EventType) *domain.Event {
+		t.Helper()
+		if ev.Type != want {
+			t.Fatalf("%s: %s %+v", want, ev.Type, ev.Error)
+		}
+		return ev
+	}
+	must(rn.submit(&domain.Command{Type: domain.CmdBusiness, Principal: domain.AdminPrincipal, Request: req("shop"),
+		Business: &domain.BusinessChange{Op: domain.OpCreate, Business: domain.Business{ID: "shop", Name: "Shop",
+			Categories: []string{"books"}, Endpoint: "http://127.0.0.1:9/", Currency: "USD"}}}), domain.EvBusinessChanged)
+	const token = "qwed_agent_policy_notices"
+	agent := must(rn.submit(&domain.Command{Type: domain.CmdRegisterAgent, Principal: "org_1", Request: req("agent"),
+		Register: &domain.RegisterAgent{Agent: domain.AgentInfo{Name: "buyer", Type: "autonomous", PrincipalID: "org_1"},
+			TokenHash: command.HashSecret(token)}}), domain.EvAgentRegistered).AgentID
+	must(rn.submit(&domain.Command{Type: domain.CmdPolicy, Principal: "org_1", Request: req("policy"),
+		Policy: &domain.PolicyChange{Op: domain.OpCreate, Policy: policy.Policy{ID: "daily", Type: policy.TypeSpending,
+			Spending: &policy.Spending{DailyCents: 1000}}}}), domain.EvPolicyChanged)
+	hook := rn.webhook("org_1", rc.URL+"/h")
+	execute := func(id string, cents int) *domain.Event {
+		t.Helper()
+		body := json.RawMessage(fmt.Sprintf(`{"item":"book","amount_cents":%d}`, cents))
+		h, err := domain.RequestHashOf(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		th := command.HashSecret(token)
+		return must(rn.submit(&domain.Command{Type: domain.CmdExecute, AgentID: agent, TokenHash: th,
+			Request: domain.RequestID{Source: "test", ID: id, Scope: domain.RequestScope("", th)},
+			Execute: &domain.ExecuteRequest{BusinessID: "shop", Request: body, RequestHash: h}}), domain.EvExecuteDecided)
+	}
+	near := execute("x1", 850)
+	over := execute("x2", 300)
+	if over.Transaction.Status != domain.TxBlocked {
+		t.Fatalf("the second execute: %+v", over.Transaction)
+	}
+	want := map[string]string{
+		domain.NoticeLimit80: domain.DeliveryID(0, near.Seq, 0, hook),
+		domain.NoticeBlocked: domain.DeliveryID(0, over.Seq, 0, hook),
+	}
+	set := jwksOver(t, rn.g.Keyring)
+	for range 2 {
+		p := rc.next(t)
+		if err := set.VerifyWebhook(p.header.Get(notify.SignatureHeader), p.body); err != nil {
+			t.Fatal(err)
+		}
+		var b notify.Body
+		if err := json.Unmarshal(p.body, &b); err != nil {
+			t.Fatal(err)
+		}
+		if want[b.Kind] != b.DeliveryID || b.PolicyID != "daily" || b.Transaction == nil || b.Transaction.AgentID != agent {
+			t.Fatalf("unexpected notice %s (want %v)", p.body, want)
+		}
+		delete(want, b.Kind)
+	}
+	for _, id := range []string{domain.DeliveryID(0, near.Seq, 0, hook), domain.DeliveryID(0, over.Seq, 0, hook)} {
+		waitFor(t, "delivered "+id, func() bool {
+			d := rn.delivery(id)
+			return d != nil && d.Status == domain.DeliveryDelivered
+		})
+	}
+	rep, err := replay.Replay(context.Background(), rn.g.Log, rn.g.Store, true, rn.g.Keyring.SignerFor(rn.g.NodeID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.ProjectionDiff != "" || len(rep.Mismatches) != 0 {
+		t.Fatalf("replay: projections %q, mismatches %v", rep.ProjectionDiff, rep.Mismatches)
 	}
 }
