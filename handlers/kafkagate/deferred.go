@@ -71,10 +71,10 @@ func executingTx(ev *domain.Event) (*domain.Transaction, bool) {
 }
 
 // hold takes the decision ev of an execute request req whose replyto is
-// to: held is true when ev made its transaction executing and its outcome
-// is not recorded yet (the reply is written once it is, completed); when
-// the outcome is recorded already, it is returned (the reply answers with
-// it now).
+// to: held is true when ev made its transaction executing, this owner
+// committed that decision (completed saw it) and its outcome is not
+// recorded yet (the reply is written once it is); when the outcome is
+// recorded already, it is returned (the reply answers with it now).
 func (d *deferred) hold(req ce.Event, to string, ev *domain.Event) (outcome *domain.Event, held bool) {
 	tx, ok := executingTx(ev)
 	if !ok {
@@ -86,6 +86,13 @@ func (d *deferred) hold(req ce.Event, to string, ev *domain.Event) (outcome *dom
 	if o := d.early[id]; o != nil {
 		delete(d.early, id)
 		return o, false
+	}
+	if !d.awaited[id] {
+		// This owner did not see the decision committed (a redelivery or
+		// a retry answered from the log, after a takeover or once the
+		// outcome is recorded), or forgot it: nothing would answer it
+		// later, so it is answered as decided (202 executing).
+		return nil, false
 	}
 	delete(d.awaited, id)
 	req.Data = nil

@@ -62,6 +62,13 @@ func TestDeferredExecuteReplies(t *testing.T) {
 		t.Fatalf("kept %d outcomes and %d awaited for executes without a replyto", len(d.early), len(d.awaited))
 	}
 
+	// A decision this owner did not see committed (a redelivery answered
+	// from the log after a takeover, a retry once the outcome is
+	// recorded) is answered as decided: nothing would answer it later.
+	if o, held := d.hold(req("e"), "replies", decided("tx_e", domain.TxExecuting, "replies")); held || o != nil {
+		t.Fatalf("a decision not seen committed: held %v outcome %v", held, o)
+	}
+
 	// A decision that is not executing is answered as it is.
 	if o, held := d.hold(req("d"), "replies", decided("tx_d", domain.TxPendingApproval, "replies")); held || o != nil {
 		t.Fatalf("a pending decision: held %v outcome %v", held, o)
