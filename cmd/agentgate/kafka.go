@@ -172,7 +172,7 @@ func serveKafka(k *kafkaFlags, z3 *z3Flags, eng *engineFlags, rate *rateFlags, p
 		AdminKeyHash: adminHash, JWKS: kr.JWKS, Registry: reg, Logger: log, Clock: time.Now, RequestTimeout: k.timeout,
 		VerifyRateLimit: rate.limit(), RefusalLimit: rate.refusalLimit(), // per instance
 		// A payload's event must fit one record of the events log.
-		A2ARateLimit: rate.a2aLimit(), A2AMaxPayloadBytes: min(cfg.A2ASettings().MaxPayloadSizeBytes, kafkagate.MaxA2APayloadBytes),
+		A2ARateLimit: rate.a2aLimit(), ExecuteRateLimit: rate.executeLimit(), ExecuteMode: cfg.ExecuteConfig().Mode, A2AMaxPayloadBytes: min(cfg.A2ASettings().MaxPayloadSizeBytes, kafkagate.MaxA2APayloadBytes),
 		WebhookRateLimit: wh.limit(),
 		// Compliance reports and time travel read the agent's events
 		// partition.

@@ -207,7 +207,7 @@ func serveCmd() *cobra.Command {
 				JWKS: g.Keyring.JWKS, Registry: reg, Logger: log, Clock: time.Now, Verify: qwed, Log: g.Log,
 				SignTreeHead:    func(c attest.TreeHeadClaims) (string, error) { return g.Keyring.SignTreeHead(g.NodeID, c) },
 				VerifyRateLimit: rateOpts.limit(), RefusalLimit: rateOpts.refusalLimit(),
-				A2ARateLimit: rateOpts.a2aLimit(), A2AMaxPayloadBytes: cfg.A2ASettings().MaxPayloadSizeBytes,
+				A2ARateLimit: rateOpts.a2aLimit(), ExecuteRateLimit: rateOpts.executeLimit(), ExecuteMode: cfg.ExecuteConfig().Mode, A2AMaxPayloadBytes: cfg.A2ASettings().MaxPayloadSizeBytes,
 				WebhookRateLimit: webhookOpts.limit(),
 			})
 			if h, err = proxyOpts.wrap(h, cfg.A2ASettings().MaxPayloadSizeBytes, log); err != nil {

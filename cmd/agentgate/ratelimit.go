@@ -10,11 +10,13 @@ import (
 )
 
 // rateFlags configure the limits of the HTTP edge: the verify rate limit
-// (QWED protocol v1.0 §10.3), the A2A edge limit (issue 13), the limit on
+// (QWED protocol v1.0 §10.3), the A2A edge limit (issue 13), the consumer
+// policy engine's edge limit (issue 14), the limit on
 // refused requests and the connection caps (issue 11).
 type rateFlags struct {
 	r        httpapi.RateLimit
 	a2a      httpapi.RateLimit
+	exec     httpapi.RateLimit
 	refusals httpapi.RefusalLimit
 	conns    httpapi.ConnLimit
 }
@@ -29,6 +31,10 @@ func addRateFlags(f *pflag.FlagSet) *rateFlags {
 	f.IntVar(&o.a2a.Burst, "a2a-edge-burst", 2000, "requests a credential may send at once above --a2a-edge-rate")
 	f.Float64Var(&o.a2a.Global, "a2a-edge-global-rate", 20000, "A2A messages and boundary writes (HTTP) per second of all credentials together (0: no limit)")
 	f.IntVar(&o.a2a.GlobalBurst, "a2a-edge-global-burst", 40000, "requests all credentials may send at once above --a2a-edge-global-rate")
+	f.Float64Var(&o.exec.PerPrincipal, "execute-edge-rate", 1000, "execute, prepare, business and policy writes (HTTP) per second per credential (API key or agent token; 0: no limit); over it QWED-AUTH-004 (429)")
+	f.IntVar(&o.exec.Burst, "execute-edge-burst", 2000, "requests a credential may send at once above --execute-edge-rate")
+	f.Float64Var(&o.exec.Global, "execute-edge-global-rate", 20000, "execute, prepare, business and policy writes (HTTP) per second of all credentials together (0: no limit)")
+	f.IntVar(&o.exec.GlobalBurst, "execute-edge-global-burst", 40000, "requests all credentials may send at once above --execute-edge-global-rate")
 	f.Float64Var(&o.refusals.PerAddress, "refusal-rate", 1, "refused HTTP requests (400, 401, 403, 404, 405, 413) per second per client address (0: no limit); over it every request of the address gets QWED-AUTH-004 (429)")
 	f.IntVar(&o.refusals.Burst, "refusal-burst", 30, "refused requests a client address may have at once above --refusal-rate")
 	f.Float64Var(&o.refusals.Global, "refusal-global-rate", 100, "refused HTTP requests per second of all addresses together (0: no limit); over it addresses refused lately get 429")
@@ -41,6 +47,8 @@ func addRateFlags(f *pflag.FlagSet) *rateFlags {
 func (o *rateFlags) limit() httpapi.RateLimit { return o.r }
 
 func (o *rateFlags) a2aLimit() httpapi.RateLimit { return o.a2a }
+
+func (o *rateFlags) executeLimit() httpapi.RateLimit { return o.exec }
 
 func (o *rateFlags) refusalLimit() httpapi.RefusalLimit { return o.refusals }
 

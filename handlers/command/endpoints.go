@@ -45,14 +45,17 @@ type Input struct {
 	// Policy Engine spec §2.2), "" when absent; only its hash enters the
 	// command.
 	ConfirmationToken string
+	// PolicyID is the policy of the path (PUT and DELETE /policies/{id}).
+	PolicyID string
 	// ExecuteMode is the gate's execute mode (domain.ExecuteConfig.Mode):
 	// in confirm and strict an execute body that does not decode is one
 	// of §2.4's refusals (decodeExecute); "" stands for open.
 	ExecuteMode string
-	// WebhookID is the webhook of PUT and DELETE /webhooks/{id};
-	// Consumer the consumer the admin key names (webhooks.go).
+	// WebhookID is the webhook of PUT and DELETE /webhooks/{id}.
 	WebhookID string
-	Consumer  string
+	// Consumer is the consumer the admin key names (?consumer=) in a
+	// webhook or policy change (webhooks.go, policies.go).
+	Consumer string
 }
 
 // Credentials are the credentials a request presented, verified or

@@ -33,6 +33,8 @@ var eventEndpoints = map[string]*Endpoint{
 	string(domain.CmdExecute):        Execute,
 	// Webhooks of the consumer policy engine (issue 14).
 	string(domain.CmdWebhook): WebhookChange,
+	// A consumer's policies: qwed.policy.change {op, consumer, policy}.
+	string(domain.CmdPolicy): ChangePolicy,
 }
 
 // EventTypes returns, sorted, the CloudEvent types that are commands of

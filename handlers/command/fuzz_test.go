@@ -24,6 +24,8 @@ var fuzzEndpoints = []struct {
 	{"business-update", UpdateBusiness}, {"business-delete", DeleteBusiness},
 	{"webhook-create", WebhookCreate}, {"webhook-update", WebhookUpdate}, {"webhook-delete", WebhookDelete},
 	{"webhook-change", WebhookChange},
+	{"business-update", UpdateBusiness}, {"business-delete", DeleteBusiness}, {"policy-create", CreatePolicy},
+	{"policy-update", UpdatePolicy}, {"policy-delete", DeletePolicy}, {"policy-change", ChangePolicy},
 }
 
 // checkRejection checks that e is a well-formed refusal: a JSON error body
@@ -61,6 +63,10 @@ var fuzzBodySeeds = []string{
 	`{"id":"shop","name":"Shop","categories":["food"],"endpoint":"https://shop.example","currency":"USD"}`, `{"owner":"x"}`,
 	`{"url":"https://hooks.example/h","events":["blocked","limit_80"]}`, `{"url":"http://h","consumer":"org_2","events":null}`,
 	`{"op":"update","webhook":{"id":"wh_1","url":"https://h.example","events":["queued"]}}`, `{"op":"delete","webhook":{"id":"wh_1"}}`,
+	`{"id":"daily","type":"spending","scope":{"agents":["b","a"]},"spending":{"daily_cents":1000,"on_exceed":"confirm"}}`,
+	`{"id":"w","type":"time_window","scope":{},"time_window":{"time_zone":"Europe/Paris","windows":[{"days":["mon"],"start":"09:00","end":"17:30"}],"outside":"queue"}}`,
+	`{"op":"create","consumer":"org_1","policy":{"id":"c","type":"category","scope":{"business_id":"shop"},"category":{"mode":"block","categories":["bet"]}}}`,
+	`{"op":"delete","policy":{"id":"c"}}`, `{"op":"update","consumer":"","policy":{"id":"c","type":"confirmation","scope":{},"confirmation":{"always":true}}}`,
 	``, `{}`, `null`, `[]`, `{"x":1}`, `{"trust_level":"9"}`, `{"agent":1}`, `{} {}`, `{"a":1e999}`, "\xff",
 }
 

@@ -62,10 +62,17 @@ func boundaryAgent(r *http.Request) (command.Input, *apiError) {
 // over it, 429 with Retry-After, nothing recorded. It holds for messages
 // and boundary writes, on their paths and on POST /events.
 func (a *api) a2aAdmit(w http.ResponseWriter, c *call) *apiError {
-	if a.a2aLimiter == nil {
+	return a.admitCredential(a.a2aLimiter, w, c)
+}
+
+// admitCredential takes a token of l (nil: no limit) for the credential
+// of the request (its principal, or its agent token's hash): over it, the
+// refusal with Retry-After set on w, nothing recorded.
+func (a *api) admitCredential(l *limiter, w http.ResponseWriter, c *call) *apiError {
+	if l == nil {
 		return nil
 	}
-	e, wait := a.a2aLimiter.allow(domain.RequestScope(c.creds.Principal, c.creds.TokenHash), a.cfg.Clock())
+	e, wait := l.allow(domain.RequestScope(c.creds.Principal, c.creds.TokenHash), a.cfg.Clock())
 	if e != nil {
 		writeRetryAfter(w, wait)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"net/http"
+	"time"
 
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/handlers/command"
@@ -65,6 +66,10 @@ type writeOptions struct {
 	// answered, if set, is called with the recorded event before its
 	// answer is written (to set headers).
 	answered func(w http.ResponseWriter, ev *domain.Event)
+	// settle, if set, may replace the answer rendered from the recorded
+	// event (an execute waits for its outcome), until deadline: the end
+	// of the request's time (Config.RequestTimeout from its start).
+	settle func(ctx context.Context, deadline time.Time, ev *domain.Event, status int, body []byte) (int, []byte)
 }
 
 // writeWith returns the handler of a command endpoint, adapted by o.
@@ -75,6 +80,7 @@ func (a *api) writeWith(ep *command.Endpoint, ids pathIDs, o writeOptions) http.
 	}
 	return func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
+		deadline := time.Now().Add(a.cfg.RequestTimeout)
 		c := newCall(r)
 		buf := a.getBuf()
 		defer a.putBuf(buf)
@@ -109,6 +115,9 @@ func (a *api) writeWith(ep *command.Endpoint, ids pathIDs, o writeOptions) http.
 		if e != nil {
 			a.fail(ctx, w, c, e)
 			return
+		}
+		if o.settle != nil {
+			status, body = o.settle(ctx, deadline, ev, status, body)
 		}
 		if o.answered != nil {
 			o.answered(w, ev)

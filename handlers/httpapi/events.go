@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/handlers/command"
@@ -49,6 +50,7 @@ func (a *api) events(w http.ResponseWriter, r *http.Request) {
 // data.
 func (a *api) event(w http.ResponseWriter, r *http.Request, c *call, ce cehttp.Event) (int, []byte) {
 	ctx := r.Context()
+	deadline := time.Now().Add(a.cfg.RequestTimeout)
 	if r := command.SourceRejection(ce.Source); r != nil {
 		e := rejected(r)
 		a.record(ctx, c, e)
@@ -71,11 +73,18 @@ func (a *api) event(w http.ResponseWriter, r *http.Request, c *call, ce cehttp.E
 		a.record(ctx, c, e)
 		return e.status, e.body()
 	}
-	in := command.Input{Body: ce.Data, AgentID: ce.Subject}
-	if ce.Type == string(domain.CmdA2AMessage) || ce.Type == string(domain.CmdA2ABoundary) {
-		// The A2A edge limit of POST /a2a/intercept and the boundary
-		// writes holds here too: the same commands on another path.
-		if e = a.a2aAdmit(w, c); e != nil {
+	in := command.Input{Body: ce.Data, AgentID: ce.Subject, ExecuteMode: a.cfg.ExecuteMode}
+	// The edge limits of the A2A and the consumer policy engine's
+	// endpoints hold here too: the same commands on another path.
+	var admit func(http.ResponseWriter, *call) *apiError
+	switch domain.CommandType(ce.Type) {
+	case domain.CmdA2AMessage, domain.CmdA2ABoundary:
+		admit = a.a2aAdmit
+	case domain.CmdPrepareExecute, domain.CmdExecute, domain.CmdBusiness, domain.CmdPolicy:
+		admit = a.executeAdmit
+	}
+	if admit != nil {
+		if e = admit(w, c); e != nil {
 			return e.status, e.body()
 		}
 	}
@@ -90,6 +99,10 @@ func (a *api) event(w http.ResponseWriter, r *http.Request, c *call, ce cehttp.E
 		return e.status, e.body()
 	}
 	a2aRetryAfter(w, ev)
+	if ep == command.Execute {
+		// As POST /agp/execute: the business's outcome, once recorded.
+		return a.awaitOutcome(ctx, deadline, ev, status, body)
+	}
 	return status, body
 }
 

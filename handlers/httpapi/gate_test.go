@@ -71,6 +71,12 @@ type gateOptions struct {
 	a2aRate RateLimit
 	// webhookRate is Config.WebhookRateLimit.
 	webhookRate RateLimit
+	// execute is the gate's execute configuration (nil: the defaults).
+	execute *domain.ExecuteConfig
+	// executeRate is Config.ExecuteRateLimit.
+	executeRate RateLimit
+	// executeMode is Config.ExecuteMode (the mode of execute).
+	executeMode string
 }
 
 // newTestGate opens a gate in t.TempDir(), runs its worker and serves the
@@ -91,6 +97,7 @@ func newTestGate(t testing.TB, opts gateOptions) *testGate {
 	// so the other action types are decided by the rules alone.
 	cfg := domain.DefaultConfig()
 	cfg.A2A = opts.a2a
+	cfg.Execute = opts.execute
 	sqlEngine, err := verify.NewRegistry(sql.New())
 	if err != nil {
 		t.Fatal(err)
@@ -128,6 +135,7 @@ func newTestGate(t testing.TB, opts gateOptions) *testGate {
 		RequestTimeout: opts.requestTimeout, MaxBodyBytes: opts.maxBodyBytes, VerifyRateLimit: opts.verifyRate,
 		RefusalLimit: opts.refusals, A2AMaxPayloadBytes: cfg.A2ASettings().MaxPayloadSizeBytes, A2ARateLimit: opts.a2aRate,
 		WebhookRateLimit: opts.webhookRate,
+		ExecuteRateLimit: opts.executeRate, ExecuteMode: opts.executeMode,
 	})
 	srv := httptest.NewServer(h)
 	tg := &testGate{t: t, gate: g, srv: srv, client: srv.Client(), clock: clock, reg: reg}

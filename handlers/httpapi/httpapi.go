@@ -146,6 +146,19 @@ type Config struct {
 	// DELETE /webhooks/{id}) per API key and overall, before they are
 	// decided; the zero value sets no limit.
 	WebhookRateLimit RateLimit
+	// ExecuteRateLimit bounds the writes of the consumer policy engine
+	// (POST /agp/execute/prepare, POST /agp/execute, the business and
+	// policy changes; on their paths and as CloudEvents on POST /events)
+	// per credential (a principal's API key, an agent token) and overall,
+	// before the command is built: over it QWED-AUTH-004 (429,
+	// Retry-After), nothing recorded. The zero value sets no limit.
+	ExecuteRateLimit RateLimit
+	// ExecuteMode is the gate's execute policy mode
+	// (domain.ExecuteConfig.Mode, as serve configured it): in confirm and
+	// strict, an execute whose body does not decode is refused as the
+	// Agent Policy Engine spec §2.4 orders it (QWED-EXEC-001 without a
+	// confirmation token, QWED-EXEC-006 with one); "" is open.
+	ExecuteMode string
 }
 
 // api is the handler New returns.
@@ -168,6 +181,9 @@ type api struct {
 	a2aLimiter *limiter
 	// webhookLimiter is Config.WebhookRateLimit's; nil: none.
 	webhookLimiter *limiter
+	// execLimiter is the consumer policy engine's edge limit
+	// (Config.ExecuteRateLimit); nil: none.
+	execLimiter *limiter
 }
 
 // New returns the HTTP API over cfg.Gate and cfg.Store. It panics when
@@ -211,6 +227,9 @@ func New(cfg Config) http.Handler {
 	if cfg.WebhookRateLimit.enabled() {
 		a.webhookLimiter = newLimiter(cfg.WebhookRateLimit, cfg.Clock())
 	}
+	if cfg.ExecuteRateLimit.enabled() {
+		a.execLimiter = newLimiter(cfg.ExecuteRateLimit, cfg.Clock())
+	}
 	a.routes()
 	return a
 }
@@ -246,6 +265,7 @@ func (a *api) routes() {
 	a.a2aRoutes()
 	a.transactionRoutes()
 	a.webhookRoutes()
+	a.executeRoutes()
 	a.handle("GET /.well-known/jwks.json", a.jwks)
 	a.handle("GET /healthz", a.healthz)
 	a.handle("GET /metrics", a.m.handler.ServeHTTP)

@@ -61,6 +61,14 @@ var commandRoutes = map[string]commandRoute{
 	"POST /webhooks":                             {domain.CmdWebhook, "webhook"},
 	"PUT /webhooks/{id}":                         {domain.CmdWebhook, "webhook"},
 	"DELETE /webhooks/{id}":                      {domain.CmdWebhook, "empty"},
+	"POST /agp/execute/prepare":                  {domain.CmdPrepareExecute, "execute"},
+	"POST /agp/execute":                          {domain.CmdExecute, "execute"},
+	"POST /businesses":                           {domain.CmdBusiness, "business"},
+	"PUT /businesses/{id}":                       {domain.CmdBusiness, "business"},
+	"DELETE /businesses/{id}":                    {domain.CmdBusiness, "empty"},
+	"POST /policies":                             {domain.CmdPolicy, "policy"},
+	"PUT /policies/{id}":                         {domain.CmdPolicy, "policy"},
+	"DELETE /policies/{id}":                      {domain.CmdPolicy, "empty"},
 }
 
 // commandMux tells a request's command route (its pattern) by the
