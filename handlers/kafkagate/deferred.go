@@ -47,18 +47,16 @@ type deferred struct {
 	mu   sync.Mutex
 	held map[string]heldReply // by transaction id
 	// awaited are the transactions decided executing for a request with
-	// a replyto whose reply is not held yet (in order, oldest first);
-	// early the outcomes of those recorded before it was.
-	awaited map[string]bool
-	aorder  []string
-	early   map[string]*domain.Event
-	order   []string // early's ids, oldest first
+	// a replyto whose reply is not held yet; early the outcomes of those
+	// recorded before it was.
+	awaited bounded[bool]
+	early   bounded[*domain.Event]
 	out     chan kafka.Message
 }
 
 func newDeferred(g *Gate) *deferred {
-	return &deferred{g: g, held: map[string]heldReply{}, awaited: map[string]bool{}, early: map[string]*domain.Event{},
-		out: make(chan kafka.Message, deferredQueue)}
+	return &deferred{g: g, held: map[string]heldReply{}, awaited: newBounded[bool](maxAwaited),
+		early: newBounded[*domain.Event](maxEarlyOutcomes), out: make(chan kafka.Message, deferredQueue)}
 }
 
 // executingTx returns the transaction an execute.decided event made
@@ -83,18 +81,16 @@ func (d *deferred) hold(req ce.Event, to string, ev *domain.Event) (outcome *dom
 	id := tx.ID
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if o := d.early[id]; o != nil {
-		delete(d.early, id)
+	if o, ok := d.early.take(id); ok {
 		return o, false
 	}
-	if !d.awaited[id] {
+	if _, ok := d.awaited.take(id); !ok {
 		// This owner did not see the decision committed (a redelivery or
 		// a retry answered from the log, after a takeover or once the
 		// outcome is recorded), or forgot it: nothing would answer it
 		// later, so it is answered as decided (202 executing).
 		return nil, false
 	}
-	delete(d.awaited, id)
 	req.Data = nil
 	d.held[id] = heldReply{req: req, to: to}
 	return nil, true
@@ -110,7 +106,9 @@ func (d *deferred) completed(ctx context.Context, events []*domain.Event) {
 	for _, ev := range events {
 		if tx, ok := executingTx(ev); ok && ev.Command != nil && ev.Command.Execute != nil && ev.Command.Execute.ReplyTo != "" {
 			d.mu.Lock()
-			d.await(tx.ID)
+			if _, held := d.held[tx.ID]; !held {
+				d.awaited.put(tx.ID, true)
+			}
 			d.mu.Unlock()
 			continue
 		}
@@ -122,9 +120,8 @@ func (d *deferred) completed(ctx context.Context, events []*domain.Event) {
 		h, ok := d.held[id]
 		if ok {
 			delete(d.held, id)
-		} else if d.awaited[id] {
-			delete(d.awaited, id)
-			d.keepEarly(id, ev)
+		} else if _, ok := d.awaited.take(id); ok {
+			d.early.put(id, ev)
 		}
 		d.mu.Unlock()
 		if !ok {
@@ -143,31 +140,34 @@ func (d *deferred) completed(ctx context.Context, events []*domain.Event) {
 	}
 }
 
-// await notes a transaction whose reply is to be held; d.mu is held.
-func (d *deferred) await(id string) {
-	if _, held := d.held[id]; held || d.awaited[id] {
-		return
-	}
-	for len(d.aorder) >= maxAwaited {
-		delete(d.awaited, d.aorder[0])
-		d.aorder = d.aorder[1:]
-	}
-	d.awaited[id] = true
-	d.aorder = append(d.aorder, id)
+// bounded is a map of at most max entries: past it the oldest put is
+// forgotten first.
+type bounded[V any] struct {
+	m     map[string]V
+	order []string // the keys put, oldest first (some maybe taken since)
+	max   int
 }
 
-// keepEarly keeps an outcome whose execute was not held (yet); d.mu is
-// held.
-func (d *deferred) keepEarly(id string, ev *domain.Event) {
-	if _, dup := d.early[id]; dup {
+func newBounded[V any](max int) bounded[V] { return bounded[V]{m: map[string]V{}, max: max} }
+
+// put adds k (a key already held keeps its value).
+func (b *bounded[V]) put(k string, v V) {
+	if _, dup := b.m[k]; dup {
 		return
 	}
-	if len(d.order) >= maxEarlyOutcomes {
-		delete(d.early, d.order[0])
-		d.order = d.order[1:]
+	for len(b.order) >= b.max {
+		delete(b.m, b.order[0])
+		b.order = b.order[1:]
 	}
-	d.early[id] = ev
-	d.order = append(d.order, id)
+	b.m[k] = v
+	b.order = append(b.order, k)
+}
+
+// take removes k and returns its value.
+func (b *bounded[V]) take(k string) (V, bool) {
+	v, ok := b.m[k]
+	delete(b.m, k)
+	return v, ok
 }
 
 // outcomeReply is the status and body of an execute answered at its

@@ -58,8 +58,8 @@ func TestDeferredExecuteReplies(t *testing.T) {
 
 	// No request waits for an HTTP execute's outcome: nothing is kept.
 	d.completed(ctx, []*domain.Event{decided("tx_c", domain.TxExecuting, ""), completed("tx_c")})
-	if len(d.early) != 0 || len(d.awaited) != 0 {
-		t.Fatalf("kept %d outcomes and %d awaited for executes without a replyto", len(d.early), len(d.awaited))
+	if len(d.early.m) != 0 || len(d.awaited.m) != 0 {
+		t.Fatalf("kept %d outcomes and %d awaited for executes without a replyto", len(d.early.m), len(d.awaited.m))
 	}
 
 	// A decision this owner did not see committed (a redelivery answered

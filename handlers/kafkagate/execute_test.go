@@ -56,6 +56,40 @@ func registerAgentOn(t testing.TB, c *client.Client, principal string, p int32) 
 	return "", ""
 }
 
+// execWorld is a Kafka gate on testPartitions partitions with one HTTP
+// instance and a client, a principal homed on partition 2 and its agent
+// living on partition 1.
+type execWorld struct {
+	lg                      *logs
+	dir                     string
+	h                       *httpOverKafka
+	c                       *client.Client
+	principal, agent, token string
+}
+
+func newExecWorld(t *testing.T, opts ...func(*kafkagate.Config)) *execWorld {
+	t.Helper()
+	_, brokers := broker(t)
+	w := &execWorld{lg: &logs{brokers: brokers}, dir: t.TempDir()}
+	startGate(t, brokers, w.lg, w.dir, opts...)
+	w.h = startHTTPOverKafka(t, brokers, w.lg, engines(t), 20*time.Second)
+	w.c = newClient(t, brokers)
+	w.principal = principalHomedAt(t, 2)
+	w.agent, w.token = registerAgentOn(t, w.c, w.principal, 1)
+	return w
+}
+
+// business registers business id through h (the admin key), answered
+// once every partition holds it.
+func (w *execWorld) business(ctx context.Context, t *testing.T, h *httpOverKafka, id string) *domain.Event {
+	t.Helper()
+	ev, err := h.gate.Submit(ctx, businessCmd(id, "http://127.0.0.1:9/"))
+	if err != nil || ev.Type != domain.EvBusinessChanged {
+		t.Fatalf("business %s: %v %+v", id, err, ev)
+	}
+	return ev
+}
+
 // businessCmd creates business id (the admin key, as POST /businesses
 // builds it).
 func businessCmd(id, endpoint string) *domain.Command {
@@ -94,20 +128,14 @@ func outcomeCmd(id string) *domain.Command {
 // there; a bad token is refused and recorded where the agent lives, and
 // nothing reaches the home partition; every log re-decides alone.
 func TestKafkaExecuteDecidedOnTheConsumersHome(t *testing.T) {
-	_, brokers := broker(t)
-	lg := &logs{brokers: brokers}
-	dir := t.TempDir()
-	startGate(t, brokers, lg, dir)
-	a := startHTTPOverKafka(t, brokers, lg, engines(t), 20*time.Second)
-	b := startHTTPOverKafka(t, brokers, lg, engines(t), 20*time.Second)
-	c := newClient(t, brokers)
-	principal := principalHomedAt(t, 2)
-	agent, token := registerAgentOn(t, c, principal, 1)
+	w := newExecWorld(t)
+	lg, dir, a, principal, agent, token := w.lg, w.dir, w.h, w.principal, w.agent, w.token
+	b := startHTTPOverKafka(t, lg.brokers, lg, engines(t), 20*time.Second)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
-	if ev, err := a.gate.Submit(ctx, businessCmd("shop", "http://127.0.0.1:9/")); err != nil || ev.Type != domain.EvBusinessChanged || ev.Partition != 0 {
-		t.Fatalf("business through instance A: %v %+v", err, ev)
+	if ev := w.business(ctx, t, a, "shop"); ev.Partition != 0 {
+		t.Fatalf("business through instance A decided on partition %d", ev.Partition)
 	}
 	ev, err := b.gate.Submit(ctx, executeCmd(t, agent, token, "shop", "x1", 250))
 	if err != nil {
@@ -207,19 +235,11 @@ func errorOf(t *testing.T, rep *client.Reply) (domain.Code, string) {
 // refused with the spec's message; a bad agent token is refused, and
 // recorded, where the agent lives.
 func TestKafkaExecuteCloudEventsPrepareAndExecute(t *testing.T) {
-	_, brokers := broker(t)
-	lg := &logs{brokers: brokers}
-	dir := t.TempDir()
-	startGate(t, brokers, lg, dir, withExecuteMode(domain.ExecuteModeConfirm))
-	h := startHTTPOverKafka(t, brokers, lg, engines(t), 20*time.Second)
-	c := newClient(t, brokers)
-	principal := principalHomedAt(t, 2)
-	agent, token := registerAgentOn(t, c, principal, 1)
+	w := newExecWorld(t, withExecuteMode(domain.ExecuteModeConfirm))
+	lg, dir, h, c, principal, agent, token := w.lg, w.dir, w.h, w.c, w.principal, w.agent, w.token
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	if ev, err := h.gate.Submit(ctx, businessCmd("books", "http://127.0.0.1:9/")); err != nil || ev.Type != domain.EvBusinessChanged {
-		t.Fatalf("business: %v %+v", err, ev)
-	}
+	w.business(ctx, t, h, "books")
 
 	rep, err := c.Request(ctx, client.Command{Type: domain.CmdPrepareExecute, AgentID: agent, AgentToken: token, Data: executeData("books", 80)})
 	if err != nil {

@@ -38,7 +38,18 @@ func TestKcatBinaryModeRequestReply(t *testing.T) {
 	if out, err := pub.CombinedOutput(); err != nil {
 		t.Fatalf("kcat -P: %v\n%s", err, out)
 	}
-	p := client.PartitionFor(agent, testPartitions)
+	line := kcatReply(ctx, t, kcat, brokers, client.PartitionFor(agent, testPartitions), "kcat-corr-1")
+	if !strings.Contains(line, "ce_type=qwed.agent.action.verify.reply") || !strings.Contains(line, `"decision":"APPROVED"`) ||
+		!strings.Contains(line, "agentgate-status=200") {
+		t.Fatalf("reply read by kcat: %s", line)
+	}
+}
+
+// kcatReply reads with kcat, from the beginning of partition p of the
+// replies topic, until it finds the reply carrying correlationid corr, and
+// returns it as "headers<TAB>value".
+func kcatReply(ctx context.Context, t *testing.T, kcat string, brokers []string, p int32, corr string) string {
+	t.Helper()
 	for {
 		var out bytes.Buffer
 		sub := exec.CommandContext(ctx, kcat, "-b", brokers[0], "-C", "-t", "agentgate.replies", "-p", strconv.Itoa(int(p)), "-o", "beginning", "-e", "-q",
@@ -48,17 +59,12 @@ func TestKcatBinaryModeRequestReply(t *testing.T) {
 			t.Fatalf("kcat -C: %v", err)
 		}
 		for _, line := range strings.Split(out.String(), "\n") {
-			if !strings.Contains(line, "ce_correlationid=kcat-corr-1") {
-				continue
+			if strings.Contains(line, "ce_correlationid="+corr) {
+				return line
 			}
-			if !strings.Contains(line, "ce_type=qwed.agent.action.verify.reply") || !strings.Contains(line, `"decision":"APPROVED"`) ||
-				!strings.Contains(line, "agentgate-status=200") {
-				t.Fatalf("reply read by kcat: %s", line)
-			}
-			return
 		}
 		if ctx.Err() != nil {
-			t.Fatal("kcat never read a reply with correlationid kcat-corr-1")
+			t.Fatalf("kcat never read a reply with correlationid %s", corr)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
@@ -134,18 +140,11 @@ func TestKcatExecute(t *testing.T) {
 	if err != nil {
 		t.Skip("kcat is not installed (apt-get install kcat; CI installs it): the interop test needs it")
 	}
-	_, brokers := broker(t)
-	lg := &logs{brokers: brokers}
-	startGate(t, brokers, lg, t.TempDir())
-	h := startHTTPOverKafka(t, brokers, lg, engines(t), 20*time.Second)
-	c := newClient(t, brokers)
-	principal := principalHomedAt(t, 2)
-	agent, token := registerAgentOn(t, c, principal, 1)
+	w := newExecWorld(t)
+	lg, h, agent, token, brokers := w.lg, w.h, w.agent, w.token, w.lg.brokers
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	if ev, err := h.gate.Submit(ctx, businessCmd("books", "http://127.0.0.1:9/")); err != nil || ev.Type != domain.EvBusinessChanged {
-		t.Fatalf("business: %v %+v", err, ev)
-	}
+	w.business(ctx, t, h, "books")
 	pub := exec.CommandContext(ctx, kcat, "-b", brokers[0], "-P", "-t", "agentgate.requests", "-X", "partitioner=murmur2_random",
 		"-k", agent, "-H", "ce_specversion=1.0", "-H", "ce_id=kcat-exec-1", "-H", "ce_source=kcat-test",
 		"-H", "ce_type=qwed.execute", "-H", "ce_subject="+agent, "-H", "ce_partitionkey="+agent,
@@ -164,29 +163,10 @@ func TestKcatExecute(t *testing.T) {
 	if ev, err := h.gate.SubmitTo(ctx, outcomeCmd(decided.Transaction.ID), 2); err != nil || ev.Type != domain.EvExecuteCompleted {
 		t.Fatalf("outcome: %v %+v", err, ev)
 	}
-	p := client.PartitionFor(agent, testPartitions)
-	for {
-		var out bytes.Buffer
-		sub := exec.CommandContext(ctx, kcat, "-b", brokers[0], "-C", "-t", "agentgate.replies", "-p", strconv.Itoa(int(p)), "-o", "beginning", "-e", "-q",
-			"-f", "%h\t%s\n")
-		sub.Stdout = &out
-		if err := sub.Run(); err != nil {
-			t.Fatalf("kcat -C: %v", err)
-		}
-		for _, line := range strings.Split(out.String(), "\n") {
-			if !strings.Contains(line, "ce_correlationid=kcat-exec-corr-1") {
-				continue
-			}
-			if !strings.Contains(line, "ce_type=qwed.execute.reply") || !strings.Contains(line, `"status":"completed"`) ||
-				!strings.Contains(line, `"data":{"order":"o-1"}`) || !strings.Contains(line, "agentgate-status=200") ||
-				!strings.Contains(line, `"transactionId":"`+decided.Transaction.ID+`"`) {
-				t.Fatalf("reply read by kcat: %s", line)
-			}
-			return
-		}
-		if ctx.Err() != nil {
-			t.Fatal("kcat never read a reply with correlationid kcat-exec-corr-1")
-		}
-		time.Sleep(200 * time.Millisecond)
+	line := kcatReply(ctx, t, kcat, brokers, client.PartitionFor(agent, testPartitions), "kcat-exec-corr-1")
+	if !strings.Contains(line, "ce_type=qwed.execute.reply") || !strings.Contains(line, `"status":"completed"`) ||
+		!strings.Contains(line, `"data":{"order":"o-1"}`) || !strings.Contains(line, "agentgate-status=200") ||
+		!strings.Contains(line, `"transactionId":"`+decided.Transaction.ID+`"`) {
+		t.Fatalf("reply read by kcat: %s", line)
 	}
 }
