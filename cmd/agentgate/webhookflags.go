@@ -32,7 +32,7 @@ func addWebhookFlags(f *pflag.FlagSet) *webhookFlags {
 	f.IntVar(&o.rate.Burst, "webhook-burst", 20, "webhook writes an API key may send at once above --webhook-rate")
 	f.Float64Var(&o.rate.Global, "webhook-global-rate", 200, "webhook writes per second of all API keys together (0: no limit)")
 	f.IntVar(&o.rate.GlobalBurst, "webhook-global-burst", 400, "webhook writes all API keys may send at once above --webhook-global-rate")
-	f.BoolVar(&o.allowPrivate, "webhook-allow-private", false, "let webhooks reach loopback, private and link-local addresses (refused by default: a consumer's URL must not reach the gate's own network)")
+	f.BoolVar(&o.allowPrivate, "webhook-allow-private", false, "let webhooks reach loopback and private addresses (refused by default: a consumer's URL must not reach the gate's own network; link-local ones, cloud metadata, are always refused)")
 	f.DurationVar(&o.timeout, "webhook-timeout", notify.DefaultTimeout, "how long one webhook POST may take (connect, send, status)")
 	f.IntVar(&o.concurrency, "webhook-concurrency", notify.DefaultConcurrency, "webhook POSTs in flight at once, per partition")
 	return o

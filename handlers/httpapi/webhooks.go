@@ -105,9 +105,7 @@ func (a *api) listWebhooks(w http.ResponseWriter, r *http.Request) {
 	}
 	list, err := a.cfg.Store.Webhooks(consumer)
 	if err != nil {
-		a.log.Error("reading webhooks", "err", err)
-		e := failure(domain.CodeUnavailable, "the webhooks cannot be read")
-		writeJSON(w, e.status, e.body())
+		a.readFailed(w, "webhooks", err)
 		return
 	}
 	if list == nil {
@@ -137,9 +135,7 @@ func (a *api) getWebhook(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		a.log.Error("reading webhook", "err", err)
-		e := failure(domain.CodeUnavailable, "the webhook cannot be read")
-		writeJSON(w, e.status, e.body())
+		a.readFailed(w, "webhook", err)
 		return
 	}
 	writeValue(w, http.StatusOK, h)
@@ -209,9 +205,7 @@ func (a *api) listDeliveries(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		a.log.Error("reading deliveries", "err", err)
-		e := failure(domain.CodeUnavailable, "the deliveries cannot be read")
-		writeJSON(w, e.status, e.body())
+		a.readFailed(w, "deliveries", err)
 		return
 	}
 	if list == nil {
@@ -222,4 +216,12 @@ func (a *api) listDeliveries(w http.ResponseWriter, r *http.Request) {
 		v.NextAfter = &next
 	}
 	writeValue(w, http.StatusOK, v)
+}
+
+// readFailed logs a read of the store that failed and answers 503
+// QWED-SYS-002 naming what could not be read.
+func (a *api) readFailed(w http.ResponseWriter, what string, err error) {
+	a.log.Error("reading "+what, "err", err)
+	e := failure(domain.CodeUnavailable, "the %s cannot be read", what)
+	writeJSON(w, e.status, e.body())
 }

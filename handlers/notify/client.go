@@ -1,68 +1,48 @@
 package notify
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/netip"
 	"syscall"
 	"time"
+
+	"github.com/agentgate/agentgate/handlers/adapter"
 )
 
-// ErrForbiddenAddress is the error of a connection the client refused:
-// the webhook's host is (or resolves to) an address the runner may not
-// reach.
-var ErrForbiddenAddress = errors.New("webhook address is not public")
-
 // NewClient returns the runner's HTTP client: no proxy from the
-// environment, no redirects followed (a 3xx answer is the attempt's
-// status), keep-alive connections, and, unless allowPrivate, a dialer that
-// refuses every address Public does not accept, checked on the address
-// being dialled (after DNS resolution, so a rebinding name gains nothing).
+// environment (the address check would see the proxy's), no redirects
+// followed (a 3xx answer is the attempt's status), keep-alive connections,
+// and a dialer that checks every address it dials against the business
+// calls' network policy (adapter.NetworkPolicy, on the address actually
+// dialled, after DNS resolution, so a rebinding name gains nothing):
+// unspecified, link-local (cloud metadata), multicast and broadcast
+// addresses are always refused; loopback and private ones too unless
+// allowPrivate.
 func NewClient(allowPrivate bool) *http.Client {
-	d := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}
-	if !allowPrivate {
-		d.Control = func(_, address string, _ syscall.RawConn) error {
+	policy := adapter.NetworkPolicy{DenyPrivate: !allowPrivate}
+	d := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second,
+		Control: func(_, address string, _ syscall.RawConn) error {
 			ap, err := netip.ParseAddrPort(address)
 			if err != nil {
-				return fmt.Errorf("%w: %s", ErrForbiddenAddress, address)
+				return fmt.Errorf("dialling %q: not an IP address and port", address)
 			}
-			if !Public(ap.Addr()) {
-				return fmt.Errorf("%w: %s", ErrForbiddenAddress, ap.Addr())
-			}
-			return nil
-		}
-	}
+			return policy.Allowed(ap.Addr())
+		}}
 	t := &http.Transport{
-		Proxy:                 nil,
-		DialContext:           d.DialContext,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          64,
-		MaxIdleConnsPerHost:   4,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   5 * time.Second,
-		ResponseHeaderTimeout: DefaultTimeout,
+		Proxy:                  nil,
+		DialContext:            d.DialContext,
+		ForceAttemptHTTP2:      true,
+		MaxIdleConns:           64,
+		MaxIdleConnsPerHost:    4,
+		IdleConnTimeout:        90 * time.Second,
+		TLSHandshakeTimeout:    5 * time.Second,
+		ResponseHeaderTimeout:  DefaultTimeout,
+		MaxResponseHeaderBytes: 64 << 10,
 	}
 	return &http.Client{
 		Transport:     t,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 }
-
-// Public reports whether a is an address a webhook may be delivered to:
-// not loopback, private (RFC 1918, RFC 4193), link-local, unspecified,
-// multicast, carrier-grade NAT (RFC 6598) or an IPv4-mapped form of one.
-func Public(a netip.Addr) bool {
-	a = a.Unmap()
-	if !a.IsValid() || a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() ||
-		a.IsInterfaceLocalMulticast() || a.IsMulticast() || a.IsUnspecified() {
-		return false
-	}
-	return !cgnat.Contains(a) && !thisNet.Contains(a)
-}
-
-var (
-	cgnat   = netip.MustParsePrefix("100.64.0.0/10")
-	thisNet = netip.MustParsePrefix("0.0.0.0/8")
-)

@@ -26,11 +26,12 @@
 // kid of the attestation key that signed it; a receiver verifies it with
 // the gate's /.well-known/jwks.json (attest.KeySet.VerifyWebhook).
 //
-// Reach: a webhook URL is any http(s) URL its consumer registered. Unless
-// Config.AllowPrivate is set, the runner's client refuses to connect to
-// loopback, private, link-local, unspecified and multicast addresses,
-// checked on the address actually dialled (after DNS resolution, so a
-// name that resolves to an internal address is refused too); it follows
-// no redirects and reads at most MaxResponseBytes of an answer, which it
-// discards.
+// Reach: a webhook URL is any http(s) URL its consumer registered. The
+// runner's client checks each address it dials against the business
+// calls' network policy (adapter.NetworkPolicy), on the address actually
+// dialled (after DNS resolution, so a name that resolves to an internal
+// address is refused too): link-local (cloud metadata), unspecified,
+// multicast and broadcast addresses always, loopback and private ones
+// unless Config.AllowPrivate. It follows no redirects and reads at most
+// MaxResponseBytes of an answer, which it discards.
 package notify

@@ -3,12 +3,10 @@ package notify_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -119,6 +117,17 @@ func appendNotices(t *testing.T, dir, consumer, tx string, kinds ...string) uint
 	}
 	defer lg.Close()
 	return gatetest.AppendNotices(t, lg, 0, consumer, tx, kinds...)
+}
+
+// noticeFor makes, in the gate in dir, a webhook of org_1 to rc, then
+// appends to its log, the gate stopped, a notice of kind for org_1; it
+// returns the webhook and the notice's seq.
+func noticeFor(t *testing.T, dir string, rc *receiver, kind string) (hook string, seq uint64) {
+	t.Helper()
+	rn := start(t, dir, nil)
+	hook = rn.webhook("org_1", rc.URL+"/h")
+	rn.stop()
+	return hook, appendNotices(t, dir, "org_1", "tx_1", kind)
 }
 
 // received is one POST a receiver got.
@@ -310,15 +319,12 @@ func countEvents(t *testing.T, lg streams.Log, typ domain.EventType) int {
 func TestRunner_RestartResumes(t *testing.T) {
 	dir := t.TempDir()
 	rc := newReceiver(t, 503, 200)
-	rn := start(t, dir, nil)
-	hook := rn.webhook("org_1", rc.URL+"/h")
-	rn.stop()
-	seq := appendNotices(t, dir, "org_1", "tx_1", domain.NoticeQueued)
+	hook, seq := noticeFor(t, dir, rc, domain.NoticeQueued)
 	first := domain.DeliveryID(0, seq, 0, hook)
 
 	var clk clock
 	cfg := &notify.Config{AllowPrivate: true, Clock: clk.now, Interval: 20 * time.Millisecond}
-	rn = start(t, dir, cfg)
+	rn := start(t, dir, cfg)
 	rc.next(t)
 	waitFor(t, "the first attempt recorded", func() bool {
 		d := rn.delivery(first)
@@ -350,15 +356,12 @@ func TestRunner_RestartResumes(t *testing.T) {
 func TestRunner_GivesUp(t *testing.T) {
 	dir := t.TempDir()
 	rc := newReceiver(t, 500)
-	rn := start(t, dir, nil)
-	hook := rn.webhook("org_1", rc.URL+"/h")
-	rn.stop()
-	seq := appendNotices(t, dir, "org_1", "tx_1", domain.NoticeBlocked)
+	hook, seq := noticeFor(t, dir, rc, domain.NoticeBlocked)
 	id := domain.DeliveryID(0, seq, 0, hook)
 	// Every backoff is over at once: the attempts follow each other.
 	var clk clock
 	clk.advance(24 * time.Hour)
-	rn = start(t, dir, &notify.Config{AllowPrivate: true, Clock: clk.now, Interval: 20 * time.Millisecond})
+	rn := start(t, dir, &notify.Config{AllowPrivate: true, Clock: clk.now, Interval: 20 * time.Millisecond})
 	for range domain.MaxDeliveryAttempts {
 		rc.next(t)
 	}
@@ -391,17 +394,14 @@ func TestRunner_GivesUp(t *testing.T) {
 func TestRunner_RefusesPrivateAddresses(t *testing.T) {
 	dir := t.TempDir()
 	rc := newReceiver(t, 200)
-	rn := start(t, dir, nil)
-	hook := rn.webhook("org_1", rc.URL+"/h")
-	rn.stop()
-	seq := appendNotices(t, dir, "org_1", "tx_1", domain.NoticeBlocked)
-	rn = start(t, dir, &notify.Config{Interval: 20 * time.Millisecond})
+	hook, seq := noticeFor(t, dir, rc, domain.NoticeBlocked)
+	rn := start(t, dir, &notify.Config{Interval: 20 * time.Millisecond})
 	id := domain.DeliveryID(0, seq, 0, hook)
 	waitFor(t, "the refused attempt recorded", func() bool {
 		d := rn.delivery(id)
 		return d != nil && d.Attempts == 1
 	})
-	if d := rn.delivery(id); d.Status != domain.DeliveryRetrying || !strings.Contains(d.Error, "not public") || d.HTTPStatus != 0 {
+	if d := rn.delivery(id); d.Status != domain.DeliveryRetrying || !strings.Contains(d.Error, "refused by the network policy") || d.HTTPStatus != 0 {
 		t.Fatalf("refused attempt: %+v", d)
 	}
 	rc.mu.Lock()
@@ -416,11 +416,8 @@ func TestRunner_RefusesPrivateAddresses(t *testing.T) {
 func TestRunner_DeletedWebhook(t *testing.T) {
 	dir := t.TempDir()
 	rc := newReceiver(t, 200)
+	hook, seq := noticeFor(t, dir, rc, domain.NoticeBlocked)
 	rn := start(t, dir, nil)
-	hook := rn.webhook("org_1", rc.URL+"/h")
-	rn.stop()
-	seq := appendNotices(t, dir, "org_1", "tx_1", domain.NoticeBlocked)
-	rn = start(t, dir, nil)
 	ev := rn.submit(&domain.Command{Type: domain.CmdWebhook, Principal: "org_1", Request: domain.RequestID{Source: "test", ID: "del"},
 		Webhook: &domain.WebhookChange{Op: domain.OpDelete, Webhook: domain.Webhook{ID: hook}}})
 	if ev.Type != domain.EvWebhookChanged {
@@ -449,11 +446,8 @@ func TestRunner_DeletedWebhook(t *testing.T) {
 func TestRunner_AttemptRecordedOnce(t *testing.T) {
 	dir := t.TempDir()
 	rc := newReceiver(t, 200)
+	hook, seq := noticeFor(t, dir, rc, domain.NoticeBlocked)
 	rn := start(t, dir, nil)
-	hook := rn.webhook("org_1", rc.URL+"/h")
-	rn.stop()
-	seq := appendNotices(t, dir, "org_1", "tx_1", domain.NoticeBlocked)
-	rn = start(t, dir, nil)
 	r, err := notify.New(notify.Config{Gate: rn.g.Worker, Store: rn.g.Store, Sign: rn.g.Keyring.SignWebhook, AllowPrivate: true})
 	if err != nil {
 		t.Fatal(err)
@@ -476,21 +470,21 @@ func TestRunner_AttemptRecordedOnce(t *testing.T) {
 	}
 }
 
-func TestPublic(t *testing.T) {
-	for addr, want := range map[string]bool{
-		"93.184.216.34": true, "2606:2800:220:1:248:1893:25c8:1946": true,
-		"127.0.0.1": false, "::1": false, "10.1.2.3": false, "172.16.0.1": false, "192.168.1.1": false,
-		"169.254.169.254": false, "fe80::1": false, "fc00::1": false, "0.0.0.0": false, "::": false,
-		"224.0.0.1": false, "100.64.0.1": false, "::ffff:127.0.0.1": false, "::ffff:10.0.0.1": false, "0.1.2.3": false,
-	} {
-		if got := notify.Public(netip.MustParseAddr(addr)); got != want {
-			t.Errorf("Public(%s) = %v, want %v", addr, got, want)
-		}
+// TestNewClient: the default client refuses loopback and private
+// addresses; allowPrivate lets them through, never link-local ones (cloud
+// metadata).
+func TestNewClient(t *testing.T) {
+	rc := newReceiver(t, 204)
+	if _, err := notify.NewClient(false).Get(rc.URL); err == nil || !strings.Contains(err.Error(), "refused by the network policy") {
+		t.Fatalf("loopback without allowPrivate: %v", err)
 	}
-	c := notify.NewClient(false)
-	_, err := c.Get("http://127.0.0.1:1/")
-	if !errors.Is(err, notify.ErrForbiddenAddress) {
-		t.Fatalf("loopback dial: %v", err)
+	resp, err := notify.NewClient(true).Get(rc.URL)
+	if err != nil || resp.StatusCode != 204 {
+		t.Fatalf("loopback with allowPrivate: %v", err)
+	}
+	resp.Body.Close()
+	if _, err := notify.NewClient(true).Get("http://169.254.169.254:1/"); err == nil || !strings.Contains(err.Error(), "link-local") {
+		t.Fatalf("link-local with allowPrivate: %v", err)
 	}
 }
 
