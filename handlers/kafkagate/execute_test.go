@@ -350,3 +350,35 @@ func TestKafkaExecuteCloudEventsPrepareAndExecute(t *testing.T) {
 	}
 	checkReplayAndAudit(t, lg, dir)
 }
+
+// The HTTP API over Kafka: a business created with POST /businesses on
+// one instance is used by POST /agp/execute on another at once; the
+// execute is decided on the consumer's home partition and, with no
+// business call in this test, answered 202 executing at the request
+// timeout with its transaction id; a bad agent token is 401.
+func TestKafkaHTTPExecuteAcrossInstances(t *testing.T) {
+	w := newExecWorld(t)
+	b := startHTTPOverKafka(t, w.lg.brokers, w.lg, engines(t), 500*time.Millisecond)
+	admin := map[string]string{"X-API-Key": adminKey}
+	if st, m := w.h.do(t, "POST", "/businesses", admin,
+		`{"id":"shop","name":"Shop","categories":["books"],"endpoint":"http://127.0.0.1:9/","currency":"USD"}`); st != 201 {
+		t.Fatalf("POST /businesses: %d %v", st, m)
+	}
+	agentHdr := map[string]string{"Authorization": "Bearer " + w.token, "X-Agent-ID": w.agent}
+	st, m := b.do(t, "POST", "/agp/execute", agentHdr, `{"businessId":"shop","request":{"item":"book","amount_cents":120}}`)
+	id, _ := m["transactionId"].(string)
+	if st != 202 || m["status"] != domain.TxExecuting || id == "" {
+		t.Fatalf("POST /agp/execute through the other instance: %d %v", st, m)
+	}
+	found := false
+	for _, ev := range partitionEvents(t, w.lg, 2) {
+		found = found || (ev.Type == domain.EvExecuteDecided && ev.Transaction != nil && ev.Transaction.ID == id)
+	}
+	if !found {
+		t.Fatalf("transaction %s was not decided on the consumer's home partition", id)
+	}
+	bad := map[string]string{"Authorization": "Bearer not-the-token", "X-Agent-ID": w.agent}
+	if st, m := b.do(t, "POST", "/agp/execute", bad, `{"businessId":"shop","request":{"item":"book","amount_cents":120}}`); st != 401 {
+		t.Fatalf("a bad agent token: %d %v", st, m)
+	}
+}
