@@ -36,13 +36,13 @@ func Apply(s *State, ev *Event) {
 	case EvApprovalResolved:
 		if ev.Resolved != nil {
 			applyResolved(s, ev.Resolved, t)
-			applyExecuteResolution(s, &ev.Resolved.Approval)
+			applyExecuteResolution(s, &ev.Resolved.Approval, t)
 		}
 	case EvApprovalsExpired:
 		if ev.Expired != nil {
 			for i := range ev.Expired.Approvals {
 				applyResolved(s, &ev.Expired.Approvals[i], t)
-				applyExecuteResolution(s, &ev.Expired.Approvals[i].Approval)
+				applyExecuteResolution(s, &ev.Expired.Approvals[i].Approval, t)
 			}
 		}
 	case EvTrustChanged:

@@ -64,7 +64,7 @@ func applyExec(s *State, ev *Event) bool {
 				dropToken(s, h)
 			}
 			for _, id := range t.Released {
-				setStatus(s, id, TxExecuting)
+				startExecuting(s, id, ev.Time.UTC())
 			}
 			for _, id := range t.Expired {
 				closeTransaction(s, id, true)
@@ -115,7 +115,11 @@ func openTransaction(s *State, tx *Transaction) {
 		if ce.Ledger == nil {
 			ce.Ledger = &policy.Ledger{}
 		}
-		ce.Ledger.Reserve(tx.AgentID, tx.BusinessID, tx.CreatedAt, tx.AmountCents)
+		if tx.Status == TxExecuting {
+			ce.Ledger.Reserve(tx.AgentID, tx.BusinessID, tx.CreatedAt, tx.AmountCents)
+		} else {
+			ce.Ledger.Hold(tx.AgentID, tx.BusinessID, tx.AmountCents) // until sent: startExecuting
+		}
 	}
 	switch tx.Status {
 	case TxExecuting:
@@ -144,7 +148,7 @@ func executeApprovalFor(s *State, tx *Transaction) *Approval {
 
 // applyExecuteResolution folds the resolution of an execute approval:
 // approved, its transaction executes; denied or expired, it closes.
-func applyExecuteResolution(s *State, ap *Approval) {
+func applyExecuteResolution(s *State, ap *Approval, t time.Time) {
 	if ap.TransactionID == "" || s.Exec == nil {
 		return
 	}
@@ -153,25 +157,61 @@ func applyExecuteResolution(s *State, ap *Approval) {
 		return
 	}
 	if ap.Status == ApprovalApproved {
-		setStatus(s, tx.ID, TxExecuting)
+		startExecuting(s, tx.ID, t)
 		return
 	}
 	closeTransaction(s, tx.ID, true)
 }
 
-// setStatus moves an open transaction to status (executing: the pair is
-// seen).
-func setStatus(s *State, id, status string) {
+// startExecuting moves an open transaction, pending approval or queued,
+// to executing at time at (the approval's or the release's event time):
+// the pair is seen, and its amount, held in the ledger since its decision
+// (counted in every rolling total, policy.Ledger.Held), is reserved at
+// at. The business is called from at on, possibly days after the
+// decision: a reservation at the decision would leave the rolling totals
+// while the spend is still to come, and the executes decided then would
+// see room the business then takes. A released transaction keeps at as
+// its ReleaseAt in the state (the time of its reservation; the events
+// built from the state clear it), an approved one finds it in its
+// approval's ResolvedAt.
+func startExecuting(s *State, id string, at time.Time) {
 	if s.Exec == nil {
 		return
 	}
-	if tx := s.Exec.Open[id]; tx != nil {
-		tx.Status = status
-		tx.ReleaseAt = nil
-		if status == TxExecuting {
-			notePair(s.Exec, tx)
+	tx := s.Exec.Open[id]
+	if tx == nil {
+		return
+	}
+	if tx.Status == TxExecuting {
+		return
+	}
+	released := tx.Status == TxQueued
+	tx.Status = TxExecuting
+	tx.ReleaseAt = nil
+	if released {
+		tx.ReleaseAt = &at
+	}
+	notePair(s.Exec, tx)
+	if c := s.Exec.Consumers[tx.Consumer]; c != nil && c.Ledger != nil && tx.AmountCents > 0 {
+		c.Ledger.Unhold(tx.AgentID, tx.BusinessID, tx.AmountCents)
+		c.Ledger.Reserve(tx.AgentID, tx.BusinessID, reservedAt(s, tx), tx.AmountCents)
+	}
+}
+
+// reservedAt returns the time an executing transaction's amount is
+// reserved at in its consumer's ledger: its decision's (CreatedAt), or,
+// once it was approved or released, when the business is called
+// (startExecuting).
+func reservedAt(s *State, tx *Transaction) time.Time {
+	if tx.ReleaseAt != nil {
+		return *tx.ReleaseAt
+	}
+	if tx.ApprovalID != "" {
+		if ap := s.Approvals[tx.ApprovalID]; ap != nil && ap.Status == ApprovalApproved && ap.ResolvedAt != nil {
+			return ap.ResolvedAt.UTC()
 		}
 	}
+	return tx.CreatedAt
 }
 
 // closeTransaction forgets an open transaction; release takes its amount
@@ -192,8 +232,12 @@ func closeTransaction(s *State, id string, release bool) {
 		if c.Open > 0 {
 			c.Open--
 		}
-		if release && c.Ledger != nil {
-			c.Ledger.Release(tx.AgentID, tx.BusinessID, tx.CreatedAt, tx.AmountCents)
+		switch {
+		case c.Ledger == nil:
+		case tx.Status != TxExecuting: // pending approval or queued: never sent
+			c.Ledger.Unhold(tx.AgentID, tx.BusinessID, tx.AmountCents)
+		case release:
+			c.Ledger.Release(tx.AgentID, tx.BusinessID, reservedAt(s, tx), tx.AmountCents)
 		}
 	}
 }

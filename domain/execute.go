@@ -336,7 +336,7 @@ func (d *decider) executeOutcome() *Event {
 		return d.reject(fieldError(CodeInvalidRequest, "outcome.data", "must be JSON"))
 	}
 	done := cloneTransaction(tx)
-	done.Notices = nil
+	done.Notices, done.ReleaseAt = nil, nil // ReleaseAt: the state's time of a released one's reservation
 	done.BusinessStatus, done.Data, done.ConfirmationToken = o.Status, slices.Clone(o.Data), o.ConfirmationToken
 	switch {
 	case o.Error != "":

@@ -59,6 +59,65 @@ const (
 type Ledger struct {
 	// Accounts are sorted by agent, then business.
 	Accounts []*Account `json:"accounts,omitempty"`
+	// Held are the amounts decided but not yet sent to the business (a
+	// transaction pending the consumer's approval, or queued until a
+	// window opens), one entry per (agent, business), sorted like
+	// Accounts. A held amount counts in every rolling total, whatever its
+	// age, until it is sent (Unhold, then Reserve at the time it is sent)
+	// or dropped (Unhold): a transaction queued over a weekend must not
+	// leave the daily total on Sunday and reach the business on Monday
+	// with the executes its absence let through. At most one entry per
+	// open transaction of the consumer.
+	Held []Hold `json:"held,omitempty"`
+}
+
+// Hold is what an agent's transactions waiting to be sent to one
+// business hold.
+type Hold struct {
+	Agent    string `json:"agent"`
+	Business string `json:"business"`
+	Cents    int64  `json:"cents"`
+}
+
+// findHold returns the index of the hold of (agent, business), or where
+// it belongs.
+func (l *Ledger) findHold(agent, business string) (int, bool) {
+	return slices.BinarySearchFunc(l.Held, [2]string{agent, business}, func(h Hold, k [2]string) int {
+		if c := strings.Compare(h.Agent, k[0]); c != 0 {
+			return c
+		}
+		return strings.Compare(h.Business, k[1])
+	})
+}
+
+// Hold adds cents that agent's transaction at business holds until it is
+// sent or dropped (see Ledger.Held). A negative or zero amount adds
+// nothing.
+func (l *Ledger) Hold(agent, business string, cents int64) {
+	if cents <= 0 {
+		return
+	}
+	i, ok := l.findHold(agent, business)
+	if !ok {
+		l.Held = slices.Insert(l.Held, i, Hold{Agent: agent, Business: business})
+	}
+	l.Held[i].Cents = satAdd(l.Held[i].Cents, cents)
+}
+
+// Unhold takes back cents that Hold added, never below zero; an emptied
+// hold is dropped.
+func (l *Ledger) Unhold(agent, business string, cents int64) {
+	i, ok := l.findHold(agent, business)
+	if !ok || cents <= 0 {
+		return
+	}
+	if l.Held[i].Cents == math.MaxInt64 {
+		return // saturated: what it held is unknown, keep counting it
+	}
+	l.Held[i].Cents -= min(cents, l.Held[i].Cents)
+	if l.Held[i].Cents == 0 {
+		l.Held = slices.Delete(l.Held, i, i+1)
+	}
 }
 
 // Account is the spend of one agent at one business.
@@ -271,8 +330,8 @@ func (a *Account) totals(now int64) Totals {
 }
 
 // Totals returns the rolling totals at time now of the spend of agents
-// (nil: every agent) at business ("": every business); the overflow
-// account counts in every scope. The ledger is only read.
+// (nil: every agent) at business ("": every business), held amounts
+// included; the overflow account counts in every scope. The ledger is only read.
 func (l *Ledger) Totals(now time.Time, agents []string, business string) Totals {
 	var c totalsCache
 	return c.scope(l, now.Unix(), agents, business)
@@ -320,6 +379,12 @@ func (c *totalsCache) scope(l *Ledger, now int64, agents []string, business stri
 		}
 		t.Day, t.Week, t.Month = satAdd(t.Day, at.Day), satAdd(t.Week, at.Week), satAdd(t.Month, at.Month)
 	}
+	for _, h := range l.Held {
+		if business != "" && h.Business != business || agents != nil && !contains(agents, h.Agent) {
+			continue
+		}
+		t.Day, t.Week, t.Month = satAdd(t.Day, h.Cents), satAdd(t.Week, h.Cents), satAdd(t.Month, h.Cents)
+	}
 	return t
 }
 
@@ -337,7 +402,7 @@ func (l *Ledger) Clone() *Ledger {
 	if l == nil {
 		return nil
 	}
-	c := &Ledger{Accounts: make([]*Account, len(l.Accounts))}
+	c := &Ledger{Accounts: make([]*Account, len(l.Accounts)), Held: slices.Clone(l.Held)}
 	for i, a := range l.Accounts {
 		c.Accounts[i] = &Account{Agent: a.Agent, Business: a.Business,
 			Minutes: slices.Clone(a.Minutes), Hours: slices.Clone(a.Hours),
