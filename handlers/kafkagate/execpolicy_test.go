@@ -86,3 +86,34 @@ func TestKafkaExecuteNoOvershootAcrossInstances(t *testing.T) {
 		t.Fatalf("%d executes spent %d cents against a daily limit of 1000", executing, spent)
 	}
 }
+
+// An execute a confirmation policy holds opens its approval on the
+// consumer's home partition; POST /approvals/{id}/approve through another
+// HTTP instance finds it there (the read model names an execute approval's
+// consumer) and the transaction executes.
+func TestKafkaExecuteApprovalResolvedOnTheHome(t *testing.T) {
+	w := newExecWorld(t)
+	b := startHTTPOverKafka(t, w.lg.brokers, w.lg, engines(t), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	w.business(ctx, t, w.h, "books")
+	pol := &domain.Command{Type: domain.CmdPolicy, Principal: w.principal, Request: domain.RequestID{Source: "test", ID: "policy-confirm"},
+		Policy: &domain.PolicyChange{Op: domain.OpCreate, Policy: policy.Policy{ID: "ask", Type: policy.TypeConfirmation,
+			Confirmation: &policy.Confirmation{Always: true}}}}
+	if ev, err := w.h.gate.Submit(ctx, pol); err != nil || ev.Type != domain.EvPolicyChanged {
+		t.Fatalf("policy: %v %+v", err, ev)
+	}
+	ev, err := w.h.gate.Submit(ctx, executeCmd(t, w.agent, w.token, "books", "held-1", 300))
+	if err != nil || ev.Type != domain.EvExecuteDecided || ev.Transaction.Status != domain.TxPendingApproval || ev.Transaction.ApprovalID == "" {
+		t.Fatalf("execute: %v %+v", err, ev)
+	}
+	resolve := &domain.Command{Type: domain.CmdResolveApproval, Principal: w.principal, Request: domain.RequestID{Source: "test", ID: "approve-1"},
+		Resolve: &domain.ResolveApproval{ApprovalID: ev.Transaction.ApprovalID, Approve: true}}
+	res, err := b.gate.Submit(ctx, resolve)
+	if err != nil || res.Type != domain.EvApprovalResolved || res.Partition != 2 {
+		t.Fatalf("approve through the other instance: %v %s on partition %d %v", err, res.Type, res.Partition, res.Error)
+	}
+	if res.Transaction == nil || res.Transaction.Status != domain.TxExecuting {
+		t.Fatalf("the approved transaction: %+v", res.Transaction)
+	}
+}
