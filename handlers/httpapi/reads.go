@@ -399,29 +399,13 @@ func (a *api) getState(w http.ResponseWriter, r *http.Request) {
 	}
 	defer hist.Release()
 	log := hist.Log
-	q := r.URL.Query()
-	seqText, timeText := q.Get("at_seq"), q.Get("at_time")
-	if (seqText == "") == (timeText == "") {
-		a.fail(ctx, w, c, reject(domain.CodeInvalidRequest, map[string]any{"field": "at_seq"},
-			"give exactly one of at_seq (a log position) or at_time (an RFC 3339 time)"))
+	seq, at, e := parsePosition(r.URL.Query())
+	if e != nil {
+		a.fail(ctx, w, c, e)
 		return
 	}
-	var seq uint64
-	if seqText != "" {
-		n, err := strconv.ParseUint(seqText, 10, 64)
-		if err != nil || n == 0 {
-			a.fail(ctx, w, c, reject(domain.CodeInvalidRequest, map[string]any{"field": "at_seq", "expected": "positive integer"},
-				"at_seq must be a positive integer"))
-			return
-		}
-		seq = n
-	} else {
-		at, e := parseTime("at_time", timeText)
-		if e != nil {
-			a.fail(ctx, w, c, e)
-			return
-		}
-		n, err := timetravel.SeqAtTime(ctx, log, at)
+	if at != nil {
+		n, err := timetravel.SeqAtTime(ctx, log, *at)
 		if err != nil {
 			a.stateError(ctx, w, c, log, ag.ID, err)
 			return
@@ -434,6 +418,26 @@ func (a *api) getState(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeValue(w, http.StatusOK, st.View())
+}
+
+// parsePosition reads a past position: exactly one of at_seq (a
+// positive seq) and at_time (an RFC 3339 time or a date, returned as at).
+func parsePosition(q url.Values) (seq uint64, at *time.Time, e *apiError) {
+	seqText, timeText := q.Get("at_seq"), q.Get("at_time")
+	if (seqText == "") == (timeText == "") || len(q["at_seq"]) > 1 || len(q["at_time"]) > 1 {
+		return 0, nil, reject(domain.CodeInvalidRequest, map[string]any{"field": "at_seq"},
+			"give exactly one of at_seq (a log position) or at_time (an RFC 3339 time)")
+	}
+	if timeText != "" {
+		t, e := parseTime("at_time", timeText)
+		return 0, &t, e
+	}
+	n, err := strconv.ParseUint(seqText, 10, 64)
+	if err != nil || n == 0 {
+		return 0, nil, reject(domain.CodeInvalidRequest, map[string]any{"field": "at_seq", "expected": "positive integer"},
+			"at_seq must be a positive integer")
+	}
+	return n, nil, nil
 }
 
 // errNoHistory: the instance reads no event log.

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -160,14 +159,11 @@ type transactionsView struct {
 // listTransactions answers GET /transactions: the consumer's transactions,
 // newest first, filtered and paged.
 func (a *api) listTransactions(w http.ResponseWriter, r *http.Request) {
-	c := newCall(r)
-	ctx := r.Context()
-	q := r.URL.Query()
-	consumer, e := a.consumerScope(r, c, q)
-	if e != nil {
-		a.fail(ctx, w, c, e)
+	c, q, consumer, ok := a.txRead(w, r)
+	if !ok {
 		return
 	}
+	ctx := r.Context()
 	tq, e := parseTxQuery(q, a.cfg.Clock(), 0)
 	if e == nil && tq.period != "" {
 		e = reject(domain.CodeInvalidRequest, map[string]any{"field": "period"}, "period is a parameter of the summary only")
@@ -276,14 +272,11 @@ func (a *api) foldPeriod(consumer string, tq txQuery, fn func(*projections.Trans
 // per period bucket (period=day|week|month, default day), agent, business
 // and category.
 func (a *api) getTransactionSummary(w http.ResponseWriter, r *http.Request) {
-	c := newCall(r)
-	ctx := r.Context()
-	q := r.URL.Query()
-	consumer, e := a.consumerScope(r, c, q)
-	if e != nil {
-		a.fail(ctx, w, c, e)
+	c, q, consumer, ok := a.txRead(w, r)
+	if !ok {
 		return
 	}
+	ctx := r.Context()
 	tq, e := parseTxQuery(q, a.cfg.Clock(), DefaultSummaryPeriod)
 	if e == nil && (tq.after != "" || q.Has("limit")) {
 		e = reject(domain.CodeInvalidRequest, map[string]any{"field": "after"}, "a summary is not paged: it has no after or limit")
@@ -307,6 +300,18 @@ func (a *api) getTransactionSummary(w http.ResponseWriter, r *http.Request) {
 	writeValue(w, http.StatusOK, summaryView{Consumer: consumer, From: tq.filter.From, To: tq.filter.To, TxSummaryView: sum.View()})
 }
 
+// txRead begins a read of a consumer's transactions: its call, query and
+// consumer (consumerScope); ok false when it was refused (and answered).
+func (a *api) txRead(w http.ResponseWriter, r *http.Request) (c *call, q url.Values, consumer string, ok bool) {
+	c, q = newCall(r), r.URL.Query()
+	consumer, e := a.consumerScope(r, c, q)
+	if e != nil {
+		a.fail(r.Context(), w, c, e)
+		return c, q, "", false
+	}
+	return c, q, consumer, true
+}
+
 // txUnavailable answers a failed read of the transactions.
 func (a *api) txUnavailable(w http.ResponseWriter, err error) {
 	a.log.Error("reading transactions", "err", err)
@@ -328,27 +333,14 @@ type transactionAtView struct {
 // reads of the log from its start (MaxConcurrentReports).
 func (a *api) transactionAt(w http.ResponseWriter, r *http.Request, c *call, consumer, id string) {
 	ctx := r.Context()
-	q := r.URL.Query()
-	seqText, timeText := q.Get("at_seq"), q.Get("at_time")
-	if (seqText == "") == (timeText == "") || len(q["at_seq"]) > 1 || len(q["at_time"]) > 1 {
-		a.fail(ctx, w, c, reject(domain.CodeInvalidRequest, map[string]any{"field": "at_seq"},
-			"give exactly one of at_seq (a log position) or at_time (an RFC 3339 time)"))
-		return
+	seq, at, e := parsePosition(r.URL.Query())
+	if e == nil && consumer == domain.AdminPrincipal {
+		e = reject(domain.CodeMissingField, map[string]any{"field": "consumer"},
+			"a read of the past names the consumer whose log holds the transaction: add consumer")
 	}
-	if consumer == domain.AdminPrincipal {
-		a.fail(ctx, w, c, reject(domain.CodeMissingField, map[string]any{"field": "consumer"},
-			"a read of the past names the consumer whose log holds the transaction: add consumer"))
+	if e != nil {
+		a.fail(ctx, w, c, e)
 		return
-	}
-	var seq uint64
-	if seqText != "" {
-		n, err := strconv.ParseUint(seqText, 10, 64)
-		if err != nil || n == 0 {
-			a.fail(ctx, w, c, reject(domain.CodeInvalidRequest, map[string]any{"field": "at_seq", "expected": "positive integer"},
-				"at_seq must be a positive integer"))
-			return
-		}
-		seq = n
 	}
 	if e := a.startRender(c.creds.Principal); e != nil {
 		e.err.Message = "as many reads of the log from its start (compliance reports, time travel) as the instance allows are running: retry shortly"
@@ -365,13 +357,8 @@ func (a *api) transactionAt(w http.ResponseWriter, r *http.Request, c *call, con
 		return
 	}
 	defer hist.Release()
-	if timeText != "" {
-		at, e := parseTime("at_time", timeText)
-		if e != nil {
-			a.fail(ctx, w, c, e)
-			return
-		}
-		if seq, err = timetravel.SeqAtTime(ctx, hist.Log, at); err != nil {
+	if at != nil {
+		if seq, err = timetravel.SeqAtTime(ctx, hist.Log, *at); err != nil {
 			a.stateError(ctx, w, c, hist.Log, "", err)
 			return
 		}
@@ -415,14 +402,11 @@ type analyticsBacktest struct {
 // the period has several) and a time zone (?time_zone=, IANA, default
 // UTC) for the days.
 func (a *api) getTransactionAnalytics(w http.ResponseWriter, r *http.Request) {
-	c := newCall(r)
-	ctx := r.Context()
-	q := r.URL.Query()
-	consumer, e := a.consumerScope(r, c, q)
-	if e != nil {
-		a.fail(ctx, w, c, e)
+	c, q, consumer, ok := a.txRead(w, r)
+	if !ok {
 		return
 	}
+	ctx := r.Context()
 	cur, zone := q.Get("currency"), q.Get("time_zone")
 	q.Del("currency")
 	q.Del("time_zone")

@@ -43,42 +43,23 @@ var a2aMarker = []byte(`"a2a_`)
 // memory is bounded by domain.MaxA2AAgents, MaxA2APairs and
 // projections.MaxA2APairsPerPrincipal.
 func A2AAt(ctx context.Context, log streams.Log, boundary string, seq uint64) (*A2AState, error) {
-	if seq == 0 || seq > log.Head().Seq {
-		return nil, fmt.Errorf("%w: seq %d (head %d)", ErrBeyondHead, seq, log.Head().Seq)
-	}
 	st := domain.NewState()
 	var tally projections.A2ATally
 	out := &A2AState{Seq: seq}
-	err := log.Read(ctx, 1, func(r streams.Record) error {
-		if r.Seq > seq {
-			return errFolded
-		}
-		if r.Seq != seq && !bytes.Contains(r.Payload, a2aMarker) {
-			return nil
-		}
-		ev, err := eventjson.DecodeEvent(r.Payload)
-		if err != nil {
-			return fmt.Errorf("decoding log record %d: %w", r.Seq, err)
-		}
-		if r.Seq == seq {
-			out.Time = ev.Time
-		}
+	var err error
+	out.Time, err = foldUpTo(ctx, log, seq, a2aMarker, func(ev *domain.Event, last bool) {
 		switch {
 		case ev.A2ABoundary != nil && ev.Command != nil && (ev.Command.Principal == boundary || ev.Command.Principal == domain.AdminPrincipal):
 			domain.Apply(st, ev)
 		case ev.A2AVerdict != nil && ev.A2AVerdict.Boundary == boundary:
 			tally.Add(ev)
-			if r.Seq == seq {
+			if last {
 				out.Verdict = ev
 			}
 		}
-		if r.Seq == seq {
-			return errFolded
-		}
-		return nil
 	})
-	if err != nil && !errors.Is(err, errFolded) {
-		return nil, fmt.Errorf("folding the log up to seq %d: %w", seq, err)
+	if err != nil {
+		return nil, err
 	}
 	if a := st.A2A; a != nil {
 		if b := a.Boundaries[boundary]; b != nil {
@@ -93,4 +74,39 @@ func A2AAt(ctx context.Context, log streams.Log, boundary string, seq uint64) (*
 	}
 	out.Pairs = tally.PairCounts[boundary]
 	return out, nil
+}
+
+// foldUpTo decodes the records of log up to seq that hold needle, and
+// the one at seq whatever it holds, and hands each to fn in log order
+// (last set for the one at seq); it returns the time of the event at
+// seq. A seq outside the log is ErrBeyondHead.
+func foldUpTo(ctx context.Context, log streams.Log, seq uint64, needle []byte, fn func(ev *domain.Event, last bool)) (time.Time, error) {
+	var at time.Time
+	if seq == 0 || seq > log.Head().Seq {
+		return at, fmt.Errorf("%w: seq %d (head %d)", ErrBeyondHead, seq, log.Head().Seq)
+	}
+	err := log.Read(ctx, 1, func(r streams.Record) error {
+		if r.Seq > seq {
+			return errFolded
+		}
+		if r.Seq != seq && !bytes.Contains(r.Payload, needle) {
+			return nil
+		}
+		ev, err := eventjson.DecodeEvent(r.Payload)
+		if err != nil {
+			return fmt.Errorf("decoding log record %d: %w", r.Seq, err)
+		}
+		if r.Seq == seq {
+			at = ev.Time
+		}
+		fn(ev, r.Seq == seq)
+		if r.Seq == seq {
+			return errFolded
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errFolded) {
+		return at, fmt.Errorf("folding the log up to seq %d: %w", seq, err)
+	}
+	return at, nil
 }

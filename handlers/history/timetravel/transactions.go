@@ -1,13 +1,12 @@
 package timetravel
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"time"
 
-	"github.com/agentgate/agentgate/domain/eventjson"
+	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/projections"
 	"github.com/agentgate/agentgate/streams"
 )
@@ -34,34 +33,12 @@ var ErrNoTransactionAt = errors.New("no such transaction at that seq")
 // that release or expire it) are decoded. In Kafka mode the log is the
 // consumer's home partition, where every event of its executes is.
 func TransactionAt(ctx context.Context, log streams.Log, consumer, txID string, seq uint64) (*TransactionState, error) {
-	if seq == 0 || seq > log.Head().Seq {
-		return nil, fmt.Errorf("%w: seq %d (head %d)", ErrBeyondHead, seq, log.Head().Seq)
-	}
-	needle := []byte(`"` + txID + `"`)
 	var tally projections.TxTally
 	out := &TransactionState{Seq: seq}
-	err := log.Read(ctx, 1, func(r streams.Record) error {
-		if r.Seq > seq {
-			return errFolded
-		}
-		if r.Seq != seq && !bytes.Contains(r.Payload, needle) {
-			return nil
-		}
-		ev, err := eventjson.DecodeEvent(r.Payload)
-		if err != nil {
-			return fmt.Errorf("decoding log record %d: %w", r.Seq, err)
-		}
-		if r.Seq == seq {
-			out.Time = ev.Time
-		}
-		tally.Add(ev)
-		if r.Seq == seq {
-			return errFolded
-		}
-		return nil
-	})
-	if err != nil && !errors.Is(err, errFolded) {
-		return nil, fmt.Errorf("folding the log up to seq %d: %w", seq, err)
+	var err error
+	out.Time, err = foldUpTo(ctx, log, seq, []byte(`"`+txID+`"`), func(ev *domain.Event, _ bool) { tally.Add(ev) })
+	if err != nil {
+		return nil, err
 	}
 	t := tally.Get(txID)
 	if t == nil || t.Consumer != consumer {
