@@ -52,7 +52,7 @@ func applyExec(s *State, ev *Event) bool {
 			dropToken(s, ev.Prepared.TokenHash)
 		}
 		if tx := ev.Transaction; tx != nil {
-			openTransaction(s, tx)
+			openTransaction(s, tx, ev.Seq)
 		}
 	case EvExecuteCompleted:
 		if tx := ev.Transaction; tx != nil {
@@ -93,7 +93,7 @@ func dropToken(s *State, hash string) {
 // openTransaction folds a decided transaction: executing, pending_approval
 // and queued ones are open (a pending one holds an execute approval);
 // blocked ones change nothing.
-func openTransaction(s *State, tx *Transaction) {
+func openTransaction(s *State, tx *Transaction, seq uint64) {
 	switch tx.Status {
 	case TxExecuting, TxPendingApproval, TxQueued:
 	default:
@@ -108,6 +108,7 @@ func openTransaction(s *State, tx *Transaction) {
 	}
 	c := cloneTransaction(tx)
 	c.Notices, c.Findings = nil, nil
+	c.DecidedSeq = seq
 	x.Open[tx.ID] = c
 	ce := x.consumer(tx.Consumer)
 	ce.Open++

@@ -335,8 +335,8 @@ func (d *decider) executeOutcome() *Event {
 	case len(o.Data) > 0 && !json.Valid(o.Data):
 		return d.reject(fieldError(CodeInvalidRequest, "outcome.data", "must be JSON"))
 	}
-	done := cloneTransaction(tx)
-	done.Notices, done.ReleaseAt = nil, nil // ReleaseAt: the state's time of a released one's reservation
+	done := eventTransaction(tx)
+	done.ReleaseAt = nil // the state's time of a released one's reservation
 	done.BusinessStatus, done.Data, done.ConfirmationToken = o.Status, slices.Clone(o.Data), o.ConfirmationToken
 	switch {
 	case o.Error != "":
@@ -410,8 +410,7 @@ func (d *decider) executeApproval(ap *Approval, status ApprovalStatus) *Transact
 	if tx == nil || tx.Status != TxPendingApproval {
 		return nil
 	}
-	out := cloneTransaction(tx)
-	out.Notices = nil
+	out := eventTransaction(tx)
 	switch status {
 	case ApprovalApproved:
 		out.Status = TxExecuting
@@ -421,6 +420,15 @@ func (d *decider) executeApproval(ap *Approval, status ApprovalStatus) *Transact
 		out.Status = TxDenied
 	}
 	return out
+}
+
+// eventTransaction is the copy of the state's open transaction tx an
+// event carries: without the notices of its decision, nor the state's
+// DecidedSeq.
+func eventTransaction(tx *Transaction) *Transaction {
+	c := cloneTransaction(tx)
+	c.Notices, c.DecidedSeq = nil, 0
+	return c
 }
 
 // cloneTransaction returns a deep copy of tx.

@@ -177,6 +177,12 @@ type Transaction struct {
 	// CreatedAt is when the execute was decided (the time its amount was
 	// reserved against the consumer's rolling totals).
 	CreatedAt time.Time `json:"created_at"`
+	// DecidedSeq is the seq of the execute.decided event that opened the
+	// transaction, whose command holds the request the adapter sends the
+	// business (the request itself, up to 64 KiB, is not kept in the
+	// state). Only the state's open transactions carry it, never an
+	// event (eventTransaction).
+	DecidedSeq uint64 `json:"decided_seq,omitempty"`
 	// PolicyID is the policy that blocked, confirmed or queued it; Limit
 	// the human text of the limit hit.
 	PolicyID string `json:"policy_id,omitempty"`

@@ -129,6 +129,9 @@ func (e *encoder) transaction(t *domain.Transaction) {
 	e.strField("request_hash", t.RequestHash)
 	e.strField("status", t.Status)
 	e.timeField("created_at", t.CreatedAt)
+	if t.DecidedSeq != 0 {
+		e.uintField("decided_seq", t.DecidedSeq)
+	}
 	e.optStr("policy_id", t.PolicyID)
 	e.optStr("limit", t.Limit)
 	if len(t.Findings) > 0 {

@@ -393,6 +393,9 @@ func (d *decoder) transaction(t *domain.Transaction) {
 		case "created_at":
 			d.once(&seen, 17)
 			d.time(&t.CreatedAt)
+		case "decided_seq":
+			d.once(&seen, 19)
+			t.DecidedSeq = d.uint64()
 		case "policy_id":
 			d.once(&seen, 9)
 			t.PolicyID = d.str()
