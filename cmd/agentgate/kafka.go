@@ -37,6 +37,9 @@ type kafkaFlags struct {
 	waitBroker time.Duration
 	// minFree is serve's --min-free-bytes, for the partition stores.
 	minFree int64
+	// business is serve's business call options, for each owned
+	// partition's adapter runner.
+	business *adapterFlags
 }
 
 // addKafkaFlags registers the Kafka flags on f (each settable as
@@ -105,6 +108,10 @@ func serveKafka(k *kafkaFlags, z3 *z3Flags, eng *engineFlags, rate *rateFlags, p
 	if err != nil {
 		return err
 	}
+	caller, err := k.business.caller(kr, nodeID)
+	if err != nil {
+		return err
+	}
 	reg := prometheus.NewRegistry()
 	metrics := handlers.NewMetrics(reg)
 	adminHash := command.HashSecret(apiKey)
@@ -133,7 +140,7 @@ func serveKafka(k *kafkaFlags, z3 *z3Flags, eng *engineFlags, rate *rateFlags, p
 		Signer: kr.SignerTTL(nodeID, attestTTL), AdminKeyHash: adminHash, Config: &cfg, Logger: log,
 		OnBatch: hooks.onBatch(metrics.OnBatch), OnPartition: hooks.onPartition(kr),
 		SessionTimeout: k.session, Verifier: actionVerifier(verify.NewActionVerifier(engines, 0)), Engines: engines,
-		Checkpoint: ck, MinFreeBytes: k.minFree,
+		Checkpoint: ck, MinFreeBytes: k.minFree, Caller: caller,
 	}, n)
 	if err != nil {
 		return err

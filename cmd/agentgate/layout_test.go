@@ -67,7 +67,7 @@ var layout = []importEdge{
 		"the embedded deployment: one partition on the local disk"},
 	{"handlers/httpapi", []string{"domain/...", "projections", "streams/...", "schemas", "handlers", "handlers/command", "handlers/attest", "handlers/verify", "handlers/history/..."},
 		"the HTTP transport does not know which deployment serves it"},
-	{"handlers/kafkagate", []string{"domain/...", "projections", "streams/...", "schemas", "handlers", "handlers/command", "handlers/attest", "handlers/verify", "handlers/history/..."},
+	{"handlers/kafkagate", []string{"domain/...", "projections", "streams/...", "schemas", "handlers", "handlers/command", "handlers/attest", "handlers/verify", "handlers/history/...", "handlers/adapter"},
 		"the Kafka deployment: never the SDK, never the HTTP transport"},
 	{"handlers/a2aproxy", []string{"domain/..."},
 		"proxy mode fronts A2A agents; it reaches the gate only through an Interceptor (the HTTP API in process)"},

@@ -22,6 +22,7 @@ import (
 
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/handlers"
+	"github.com/agentgate/agentgate/handlers/adapter"
 	"github.com/agentgate/agentgate/handlers/attest"
 	"github.com/agentgate/agentgate/handlers/command"
 	"github.com/agentgate/agentgate/handlers/embedded"
@@ -132,6 +133,7 @@ func serveCmd() *cobra.Command {
 		proxyOpts             *proxyFlags
 		checkpoints           domain.CheckpointPolicy
 		minFree               int64
+		adapterOpts           *adapterFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -159,7 +161,7 @@ func serveCmd() *cobra.Command {
 				return err
 			}
 			if kafkaOpts.enabled() {
-				kafkaOpts.minFree = minFree
+				kafkaOpts.minFree, kafkaOpts.business = minFree, adapterOpts
 				return serveKafka(kafkaOpts, z3Opts, engineOpts, rateOpts, proxyOpts, webhookOpts, dataDir, addr, apiKey, cfg, checkpoints, attestTTL, drain, log)
 			}
 			solver, closeSolver := startSolver(z3Opts, log)
@@ -174,8 +176,16 @@ func serveCmd() *cobra.Command {
 				return err
 			}
 			hooks := webhookOpts.runners(log)
+			// The business calls follow the committed batches too (the
+			// runner is set before the worker runs).
+			var runner *adapter.Runner
+			notifyBatch := hooks.onBatch(metrics.OnBatch)
+			onBatch := func(evs []*domain.Event, d time.Duration) {
+				notifyBatch(evs, d)
+				runner.Observe(evs)
+			}
 			g, err := embedded.OpenGate(embedded.Options{
-				DataDir: dataDir, AdminKey: apiKey, Config: &cfg, Logger: log, OnBatch: hooks.onBatch(metrics.OnBatch),
+				DataDir: dataDir, AdminKey: apiKey, Config: &cfg, Logger: log, OnBatch: onBatch,
 				Verifier: verify.NewActionVerifier(engines, 0), Checkpoint: checkpoints, AttestationTTL: attestTTL,
 				MinFreeBytes: minFree,
 			})
@@ -186,6 +196,15 @@ func serveCmd() *cobra.Command {
 			defer reloadKeysOnHangup(g.Keyring, log)()
 			qwed, err := verify.New(verify.Config{Registry: engines, Gate: g.Worker, Logger: log})
 			if err != nil {
+				return err
+			}
+			caller, err := adapterOpts.caller(g.Keyring, g.NodeID)
+			if err != nil {
+				return err
+			}
+			if runner, err = adapter.NewRunner(adapter.RunnerConfig{
+				Caller: caller, Gate: g.Worker, Source: adapter.LogSource{State: g.Store, Log: g.Log}, Logger: log,
+			}); err != nil {
 				return err
 			}
 			if g.NewAdminKey != "" {
@@ -201,6 +220,9 @@ func serveCmd() *cobra.Command {
 			go func() { herr <- hooks.run(hctx, 0, g.Worker, g.Store, g.Keyring) }()
 			stopHooks := sync.OnceFunc(func() { hcancel(); <-herr })
 			defer stopHooks()
+			// Business calls start once the worker runs (the outcomes go
+			// through it) and stop before it does.
+			stopRunner := runner.Start()
 
 			h := httpapi.New(httpapi.Config{
 				Gate: g.Worker, Store: g.Store, AdminKeyHash: g.AdminKeyHash,
@@ -212,6 +234,7 @@ func serveCmd() *cobra.Command {
 			})
 			if h, err = proxyOpts.wrap(h, cfg.A2ASettings().MaxPayloadSizeBytes, log); err != nil {
 				stopHooks()
+				stopRunner()
 				wcancel()
 				<-werr
 				return err
@@ -226,6 +249,7 @@ func serveCmd() *cobra.Command {
 				log.Info("draining in-flight requests")
 			case err := <-serr:
 				stopHooks()
+				stopRunner()
 				wcancel()
 				<-werr
 				return fmt.Errorf("serving HTTP: %w", err)
@@ -238,6 +262,9 @@ func serveCmd() *cobra.Command {
 			// The runner stops before the worker: an attempt it was
 			// recording is recorded, or made again after the restart.
 			stopHooks()
+			// A call cut short records nothing: the next start makes it
+			// again with the same Idempotency-Key.
+			stopRunner()
 			wcancel()
 			if err := <-werr; err != nil {
 				return fmt.Errorf("running worker: %w", err)
@@ -265,6 +292,7 @@ func serveCmd() *cobra.Command {
 	executeOpts = addExecuteFlags(f)
 	webhookOpts = addWebhookFlags(f)
 	proxyOpts = addProxyFlags(f)
+	adapterOpts = addAdapterFlags(f)
 	return cmd
 }
 

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/agentgate/agentgate/handlers/attest"
@@ -208,7 +209,14 @@ func (c *Caller) Do(ctx context.Context, call Call) (Result, error) {
 
 // failed is the result of a failed call.
 func failed(status, attempts int, err error) Result {
-	msg := strings.ToValidUTF8(err.Error(), "?")
+	// The reason is recorded: valid UTF-8 without control or format
+	// characters, which Decide refuses in an outcome.
+	msg := strings.Map(func(r rune) rune {
+		if unicode.Is(unicode.Cc, r) || unicode.Is(unicode.Cf, r) {
+			return ' '
+		}
+		return r
+	}, strings.ToValidUTF8(err.Error(), "?"))
 	if len(msg) > MaxErrorBytes {
 		msg = msg[:MaxErrorBytes]
 		for !utf8.ValidString(msg) {
@@ -221,6 +229,9 @@ func failed(status, attempts int, err error) Result {
 // checkEndpoint refuses an endpoint that is not an absolute http(s) URL
 // with a host.
 func checkEndpoint(endpoint string) error {
+	if endpoint == "" {
+		return errors.New("the business is no longer in the registry")
+	}
 	u, err := url.Parse(endpoint)
 	if err != nil {
 		return fmt.Errorf("parsing the business endpoint: %w", err)

@@ -19,6 +19,7 @@ import (
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/domain/eventjson"
 	"github.com/agentgate/agentgate/handlers"
+	"github.com/agentgate/agentgate/handlers/adapter"
 	"github.com/agentgate/agentgate/handlers/command"
 	"github.com/agentgate/agentgate/handlers/verify"
 	"github.com/agentgate/agentgate/projections"
@@ -98,6 +99,11 @@ type Config struct {
 	// with QWED-SYS-003 and keeps its state (streams/diskspace).
 	MinFreeBytes int64
 	FS           vfs.FS
+	// Caller, if set, calls the businesses of the transactions each owned
+	// partition's worker makes executing: a partition's adapter runner
+	// starts with its worker (calling again what its state holds as
+	// executing) and stops before it, as the partition is released.
+	Caller *adapter.Caller
 
 	// forwardHook, set by tests (export_test.go), is called by each
 	// partition's forwarder at each ForwardStage; an error stands for the
@@ -270,6 +276,8 @@ type partition struct {
 	// topic (mirror.go; nil on the other partitions, and with one
 	// partition).
 	mirror *forwarder
+	// runner calls the businesses (nil without Config.Caller).
+	runner *adapter.Runner
 	// feed follows partition 0's principal-wide events (nil on partition
 	// 0, and with one partition).
 	feed *copyFeed
@@ -323,6 +331,7 @@ func (g *Gate) openPartition(ctx context.Context, p int32) (_ *partition, err er
 		if pr.mirror != nil {
 			pr.mirror.add(ctx, evs)
 		}
+		pr.runner.Observe(evs)
 	}
 	start := time.Now()
 	wc := handlers.WorkerConfig{
@@ -342,6 +351,14 @@ func (g *Gate) openPartition(ctx context.Context, p int32) (_ *partition, err er
 	pr.worker, err = handlers.NewWorker(wc)
 	if err != nil {
 		return nil, fmt.Errorf("restoring partition %d: %w", p, err)
+	}
+	if g.cfg.Caller != nil {
+		if pr.runner, err = adapter.NewRunner(adapter.RunnerConfig{
+			Caller: g.cfg.Caller, Gate: pr.worker, Source: adapter.LogSource{State: pr.store, Log: pr.log},
+			Logger: g.log.With("partition", p),
+		}); err != nil {
+			return nil, err
+		}
 	}
 	pr.fwd.restored(pr.worker.Head().Seq)
 	if pr.mirror != nil {
@@ -430,6 +447,14 @@ func (g *Gate) runPartition(ctx context.Context, gen *kafka.Generation, p int32,
 		pr.later.run(lctx)
 	}()
 	defer func() { lcancel(); <-ldone }()
+	// The business calls of the partition: those its state holds as
+	// executing (a previous owner may have made them without recording
+	// the outcome: they are made again with the same Idempotency-Key),
+	// then those its worker decides.
+	stopRunner := func() {}
+	if pr.runner != nil {
+		stopRunner = pr.runner.Start()
+	}
 	if pr.feed != nil {
 		fctx, fcancel := context.WithCancel(ctx)
 		fdone := make(chan struct{})
@@ -491,6 +516,9 @@ func (g *Gate) runPartition(ctx context.Context, gen *kafka.Generation, p int32,
 	close(items)
 	<-done
 	stopSide()
+	// The calls in flight are cut short (nothing recorded: the next owner
+	// makes them again), before the worker stops.
+	stopRunner()
 	// The worker finishes its in-flight batch and refuses the rest (they
 	// are not committed: the next owner decides them).
 	wcancel()
