@@ -75,6 +75,7 @@ var layout = []importEdge{
 		"the seeded simulator drives the worker's state machine and checks it against a replay"},
 	{"handlers/notify", []string{"domain/...", "projections", "handlers/adapter"},
 		"the webhook runner reads due deliveries from the projections and records each attempt through a Gate; it dials under the business calls' network policy"},
+	{"handlers/adapter/adaptertest", nil, "a business endpoint for the adapter's tests"},
 	{"handlers/adapter", []string{"domain/...", "projections", "streams", "handlers", "handlers/attest"},
 		"calls businesses after the commit point: reads committed state and the log, records outcomes through the worker"},
 	{"handlers", []string{"domain/...", "projections", "streams/...", "handlers/attest", "handlers/fair"},
@@ -85,7 +86,7 @@ var layout = []importEdge{
 // outside another fixture may import them, so they never reach the binary.
 var fixtures = []string{
 	"domain/engines/enginetest", "streams/logtest", "streams/cekafka/cekafkatest",
-	"handlers/embedded/gatetest", "handlers/history/seedlog",
+	"handlers/embedded/gatetest", "handlers/history/seedlog", "handlers/adapter/adaptertest",
 }
 
 // matches reports whether pkg (relative to the module) matches pattern.

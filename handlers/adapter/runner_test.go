@@ -4,70 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/handlers/adapter"
+	"github.com/agentgate/agentgate/handlers/adapter/adaptertest"
 	"github.com/agentgate/agentgate/handlers/attest"
 	"github.com/agentgate/agentgate/handlers/command"
 	"github.com/agentgate/agentgate/handlers/embedded"
 	"github.com/agentgate/agentgate/handlers/embedded/gatetest"
 )
-
-// countingBusiness counts calls per Idempotency-Key and remembers each
-// call's decision token; hold, when set, is called before answering (it
-// may block).
-type countingBusiness struct {
-	srv    *httptest.Server
-	mu     sync.Mutex
-	calls  map[string]int
-	tokens map[string][]string
-	bodies map[string][]string
-	hold   func(key string, n int, r *http.Request)
-	answer func(key string, n int) (int, string)
-	inCall chan string
-}
-
-func newCountingBusiness(t *testing.T) *countingBusiness {
-	t.Helper()
-	b := &countingBusiness{calls: map[string]int{}, tokens: map[string][]string{}, bodies: map[string][]string{},
-		inCall: make(chan string, 64)}
-	b.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		key := r.Header.Get(adapter.HeaderIdempotencyKey)
-		b.mu.Lock()
-		b.calls[key]++
-		n := b.calls[key]
-		b.tokens[key] = append(b.tokens[key], r.Header.Get(adapter.HeaderDecision))
-		b.bodies[key] = append(b.bodies[key], string(body))
-		hold, answer := b.hold, b.answer
-		b.mu.Unlock()
-		b.inCall <- key
-		if hold != nil {
-			hold(key, n, r)
-		}
-		status, out := 200, fmt.Sprintf(`{"status":"completed","data":{"order_id":%q}}`, key)
-		if answer != nil {
-			status, out = answer(key, n)
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(status)
-		_, _ = io.WriteString(w, out)
-	}))
-	t.Cleanup(b.srv.Close)
-	return b
-}
-
-func (b *countingBusiness) count(key string) int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.calls[key]
-}
 
 // runningGate is an embedded gate with its worker and adapter runner.
 type runningGate struct {
@@ -165,10 +113,10 @@ func completions(t *testing.T, g *runningGate) map[string][]*domain.Event {
 // a decision the JWKS verifies, and its outcome recorded: the transaction
 // reads completed with the business's data.
 func TestRunnerCallsAndRecords(t *testing.T) {
-	b := newCountingBusiness(t)
+	b := adaptertest.New(t)
 	g := startGate(t, t.TempDir(), gatetest.NewClock(t0).Now, adapter.NetworkPolicy{})
 	defer g.stop(t)
-	agent := setup(t, g, b.srv.URL+"/agp")
+	agent := setup(t, g, b.URL+"/agp")
 	body := `{"sku":"book-42","amount_cents":1250}`
 	ev := g.Submit(t, executeCmd(t, agent, "x1", body))
 	if ev.Transaction == nil || ev.Transaction.Status != domain.TxExecuting {
@@ -179,20 +127,21 @@ func TestRunnerCallsAndRecords(t *testing.T) {
 	if tx.Status != domain.TxCompleted || tx.BusinessStatus != "completed" || string(tx.Data) != fmt.Sprintf(`{"order_id":%q}`, id) {
 		t.Fatalf("transaction %+v", tx)
 	}
-	if n := b.count(id); n != 1 {
-		t.Fatalf("%d calls, want 1", n)
+	calls := b.Calls(id)
+	if len(calls) != 1 {
+		t.Fatalf("%d calls, want 1", len(calls))
 	}
 	set, err := attest.ParseJWKS(g.Keyring.JWKS())
 	if err != nil {
 		t.Fatal(err)
 	}
-	claims, err := set.VerifyExecute(b.tokens[id][0], t0.Add(time.Minute))
+	claims, err := set.VerifyExecute(calls[0].Decision, t0.Add(time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if claims.Subject != id || claims.Audience != "shop" || claims.Execute.AmountCents != 1250 || claims.Execute.Consumer != "org_1" ||
-		claims.Execute.AgentID != agent || claims.Execute.RequestHash != ev.Command.Execute.RequestHash || b.bodies[id][0] != body {
-		t.Fatalf("claims %+v, body %s", claims, b.bodies[id][0])
+		claims.Execute.AgentID != agent || claims.Execute.RequestHash != ev.Command.Execute.RequestHash || calls[0].Body != body {
+		t.Fatalf("claims %+v, body %s", claims, calls[0].Body)
 	}
 	if c := completions(t, g); len(c[id]) != 1 {
 		t.Fatalf("%d outcomes recorded", len(c[id]))
@@ -202,15 +151,15 @@ func TestRunnerCallsAndRecords(t *testing.T) {
 // A business that keeps failing: the call is retried, then recorded as
 // failed with QWED-EXEC-008.
 func TestRunnerRecordsFailure(t *testing.T) {
-	b := newCountingBusiness(t)
-	b.answer = func(string, int) (int, string) { return 503, `{"error":"down"}` }
+	b := adaptertest.New(t)
+	b.Answer = func(adaptertest.Call, int) (int, string) { return 503, `{"error":"down"}` }
 	g := startGate(t, t.TempDir(), gatetest.NewClock(t0).Now, adapter.NetworkPolicy{})
 	defer g.stop(t)
-	agent := setup(t, g, b.srv.URL)
+	agent := setup(t, g, b.URL)
 	id := g.Submit(t, executeCmd(t, agent, "x1", `{"amount_cents":5}`)).Transaction.ID
 	tx := awaitDone(t, g, id)
-	if tx.Status != domain.TxFailed || b.count(id) != 2 {
-		t.Fatalf("transaction %+v after %d calls", tx, b.count(id))
+	if tx.Status != domain.TxFailed || len(b.Calls(id)) != 2 {
+		t.Fatalf("transaction %+v after %d calls", tx, len(b.Calls(id)))
 	}
 	c := completions(t, g)[id]
 	if len(c) != 1 || c[0].Error == nil || c[0].Error.Code != domain.CodeExecBusinessFailed || c[0].Command.Outcome.HTTPStatus != 503 {
@@ -222,13 +171,10 @@ func TestRunnerRecordsFailure(t *testing.T) {
 // token; the agent's second execute carries the token in its body (a new
 // transaction), which the business completes.
 func TestRunnerAdapterLevelConfirmation(t *testing.T) {
-	b := newCountingBusiness(t)
-	b.answer = func(key string, _ int) (int, string) {
-		b.mu.Lock()
-		last := b.bodies[key][len(b.bodies[key])-1]
-		b.mu.Unlock()
+	b := adaptertest.New(t)
+	b.Answer = func(c adaptertest.Call, _ int) (int, string) {
 		var req map[string]any
-		_ = json.Unmarshal([]byte(last), &req)
+		_ = json.Unmarshal([]byte(c.Body), &req)
 		if req["confirmationToken"] == "biz-conf-1" {
 			return 200, `{"status":"completed","data":{"confirmed":true}}`
 		}
@@ -236,7 +182,7 @@ func TestRunnerAdapterLevelConfirmation(t *testing.T) {
 	}
 	g := startGate(t, t.TempDir(), gatetest.NewClock(t0).Now, adapter.NetworkPolicy{})
 	defer g.stop(t)
-	agent := setup(t, g, b.srv.URL)
+	agent := setup(t, g, b.URL)
 	first := g.Submit(t, executeCmd(t, agent, "x1", `{"amount_cents":700,"sku":"a"}`)).Transaction.ID
 	tx := awaitDone(t, g, first)
 	if tx.Status != domain.TxPendingConfirmation || tx.ConfirmationToken != "biz-conf-1" || string(tx.Data) != `{"reason":"confirm the address"}` {
@@ -255,23 +201,14 @@ func TestRunnerAdapterLevelConfirmation(t *testing.T) {
 // again on the same data, it calls the business again with the same key
 // and the same decision token, and records exactly one outcome.
 func TestRunnerResumesAfterStop(t *testing.T) {
-	b := newCountingBusiness(t)
-	release := make(chan struct{})
-	b.hold = func(_ string, n int, r *http.Request) {
-		if n == 1 {
-			select { // the first call never answers while the gate runs
-			case <-r.Context().Done():
-			case <-release:
-			}
-		}
-	}
-	defer close(release)
+	b := adaptertest.New(t)
+	b.Hold = adaptertest.HoldFirst // the first call never answers while the gate runs
 	dir := t.TempDir()
 	clock := gatetest.NewClock(t0)
 	g := startGate(t, dir, clock.Now, adapter.NetworkPolicy{})
-	agent := setup(t, g, b.srv.URL)
+	agent := setup(t, g, b.URL)
 	id := g.Submit(t, executeCmd(t, agent, "x1", `{"amount_cents":300}`)).Transaction.ID
-	if key := <-b.inCall; key != id {
+	if key := <-b.Entered; key != id {
 		t.Fatalf("called with key %q, want %q", key, id)
 	}
 	// Stopped with the call in flight: nothing is recorded, so the
@@ -281,10 +218,11 @@ func TestRunnerResumesAfterStop(t *testing.T) {
 	g = startGate(t, dir, clock.Now, adapter.NetworkPolicy{})
 	defer g.stop(t)
 	tx := awaitDone(t, g, id)
-	if tx.Status != domain.TxCompleted || b.count(id) != 2 {
-		t.Fatalf("transaction %+v after %d calls", tx, b.count(id))
+	calls := b.Calls(id)
+	if tx.Status != domain.TxCompleted || len(calls) != 2 {
+		t.Fatalf("transaction %+v after %d calls", tx, len(calls))
 	}
-	if b.tokens[id][0] != b.tokens[id][1] {
+	if calls[0].Decision != calls[1].Decision {
 		t.Fatal("the call made again carries another decision token")
 	}
 	if c := completions(t, g); len(c[id]) != 1 {
@@ -295,20 +233,20 @@ func TestRunnerResumesAfterStop(t *testing.T) {
 // The bounds: with one slot per business, calls to a blocked business
 // wait while another business is called at once.
 func TestRunnerBoundsPerBusiness(t *testing.T) {
-	slow := newCountingBusiness(t)
+	slow := adaptertest.New(t)
 	release := make(chan struct{})
-	slow.hold = func(string, int, *http.Request) { <-release }
-	fast := newCountingBusiness(t)
+	slow.Hold = func(int, *http.Request) { <-release }
+	fast := adaptertest.New(t)
 	g0, err := embedded.OpenGate(embedded.Options{DataDir: t.TempDir(), AdminKey: "admin", Clock: gatetest.NewClock(t0).Now})
 	if err != nil {
 		t.Fatal(err)
 	}
 	rg := &runningGate{Gate: gatetest.Run(g0)}
 	defer rg.Stop(t)
-	agent := setup(t, rg, slow.srv.URL)
+	agent := setup(t, rg, slow.URL)
 	if ev := rg.Submit(t, &domain.Command{Type: domain.CmdBusiness, Principal: "org_1", Request: domain.RequestID{Source: "test", ID: "biz2"},
 		Business: &domain.BusinessChange{Op: domain.OpCreate, Business: domain.Business{ID: "fast", Name: "Fast",
-			Categories: []string{"books"}, Endpoint: fast.srv.URL, Currency: "USD"}}}); ev.Type != domain.EvBusinessChanged {
+			Categories: []string{"books"}, Endpoint: fast.URL, Currency: "USD"}}}); ev.Type != domain.EvBusinessChanged {
 		t.Fatalf("business: %+v", ev.Error)
 	}
 	caller, err := adapter.NewCaller(adapter.CallerConfig{Keyring: g0.Keyring, NodeID: g0.NodeID})
@@ -328,25 +266,45 @@ func TestRunnerBoundsPerBusiness(t *testing.T) {
 	cmd.Execute.BusinessID = "fast"
 	fastID := rg.Submit(t, cmd).Transaction.ID
 	stop := runner.Start() // the four are executing at start
-	<-slow.inCall
+	<-slow.Entered
 	tx := awaitDone(t, rg, fastID)
 	if tx.Status != domain.TxCompleted {
 		t.Fatalf("fast transaction %+v", tx)
 	}
-	slow.mu.Lock()
-	inSlow := 0
-	for _, n := range slow.calls {
-		inSlow += n
-	}
-	slow.mu.Unlock()
-	if inSlow != 1 {
+	if inSlow := slow.Total(); inSlow != 1 {
 		t.Fatalf("%d calls in flight to the slow business, want 1 (MaxPerBusiness)", inSlow)
 	}
 	close(release)
 	for _, id := range slowIDs {
-		if tx := awaitDone(t, rg, id); tx.Status != domain.TxCompleted || slow.count(id) != 1 {
-			t.Fatalf("slow transaction %+v, %d calls", tx, slow.count(id))
+		if tx := awaitDone(t, rg, id); tx.Status != domain.TxCompleted || len(slow.Calls(id)) != 1 {
+			t.Fatalf("slow transaction %+v, %d calls", tx, len(slow.Calls(id)))
 		}
 	}
 	stop()
+}
+
+// The events after which a transaction is executing: an execute decided
+// executing, an execute approval approved, queued executes released; no
+// other (a pending or queued decision, a denial, an outcome).
+func TestExecutingEvents(t *testing.T) {
+	tx := func(status string) *domain.Transaction { return &domain.Transaction{ID: "tx_1", Status: status} }
+	for _, tc := range []struct {
+		name string
+		ev   *domain.Event
+		want []string
+	}{
+		{"decided executing", &domain.Event{Type: domain.EvExecuteDecided, Transaction: tx(domain.TxExecuting)}, []string{"tx_1"}},
+		{"decided pending", &domain.Event{Type: domain.EvExecuteDecided, Transaction: tx(domain.TxPendingApproval)}, nil},
+		{"decided queued", &domain.Event{Type: domain.EvExecuteDecided, Transaction: tx(domain.TxQueued)}, nil},
+		{"approved", &domain.Event{Type: domain.EvApprovalResolved, Transaction: tx(domain.TxExecuting)}, []string{"tx_1"}},
+		{"denied", &domain.Event{Type: domain.EvApprovalResolved, Transaction: tx(domain.TxDenied)}, nil},
+		{"action approval", &domain.Event{Type: domain.EvApprovalResolved}, nil},
+		{"released", &domain.Event{Type: domain.EvExecuteTimers, Timers: &domain.ExecuteTimers{Released: []string{"tx_2", "tx_3"}, Expired: []string{"tx_4"}}}, []string{"tx_2", "tx_3"}},
+		{"tokens expired", &domain.Event{Type: domain.EvExecuteTimers, Timers: &domain.ExecuteTimers{TokensExpired: []string{"h"}}}, nil},
+		{"completed", &domain.Event{Type: domain.EvExecuteCompleted, Transaction: tx(domain.TxExecuting)}, nil},
+	} {
+		if got := adapter.Executing(tc.ev); fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
 }

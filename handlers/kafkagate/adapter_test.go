@@ -3,48 +3,18 @@ package kafkagate_test
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/handlers/adapter"
+	"github.com/agentgate/agentgate/handlers/adapter/adaptertest"
 	"github.com/agentgate/agentgate/handlers/attest"
 	"github.com/agentgate/agentgate/handlers/command"
 	"github.com/agentgate/agentgate/handlers/kafkagate"
 	"github.com/agentgate/agentgate/streams/kafkaout"
 )
-
-// heldBusiness counts calls per Idempotency-Key; the first call of a key
-// never answers (it waits until its client goes away), later ones
-// complete.
-type heldBusiness struct {
-	mu     sync.Mutex
-	calls  map[string]int
-	tokens map[string][]string
-	first  chan string
-}
-
-func (b *heldBusiness) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	_, _ = io.Copy(io.Discard, r.Body)
-	key := r.Header.Get(adapter.HeaderIdempotencyKey)
-	b.mu.Lock()
-	b.calls[key]++
-	n := b.calls[key]
-	b.tokens[key] = append(b.tokens[key], r.Header.Get(adapter.HeaderDecision))
-	b.mu.Unlock()
-	if n == 1 {
-		b.first <- key
-		<-r.Context().Done()
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	_, _ = io.WriteString(w, `{"status":"completed","data":{"order":"o-1"}}`)
-}
 
 // withCaller gives a gate instance business calls signed with a keyring
 // of its own (as each instance's data dir holds its own), which it
@@ -111,9 +81,8 @@ func commandGate(t *testing.T, brokers []string, lg *logs) (*kafkagate.HTTPGate,
 func TestKafkaAdapterCallsAgainAfterTakeover(t *testing.T) {
 	_, brokers := broker(t)
 	lg := &logs{brokers: brokers}
-	biz := &heldBusiness{calls: map[string]int{}, tokens: map[string][]string{}, first: make(chan string, 1)}
-	bsrv := httptest.NewServer(biz)
-	defer bsrv.Close()
+	biz := adaptertest.New(t)
+	biz.Hold = adaptertest.HoldFirst
 	withA, keysA := withCaller(t)
 	a := startGate(t, brokers, lg, t.TempDir(), withA)
 	hg, reads := commandGate(t, brokers, lg)
@@ -125,7 +94,7 @@ func TestKafkaAdapterCallsAgainAfterTakeover(t *testing.T) {
 	ev, err := hg.Submit(ctx, &domain.Command{Type: domain.CmdBusiness, Principal: domain.AdminPrincipal,
 		Request: domain.RequestID{Source: "test", ID: "business-shop"},
 		Business: &domain.BusinessChange{Op: domain.OpCreate, Business: domain.Business{
-			ID: "shop", Name: "Shop", Categories: []string{"books"}, Endpoint: bsrv.URL + "/agp", Currency: "USD"}}})
+			ID: "shop", Name: "Shop", Categories: []string{"books"}, Endpoint: biz.URL + "/agp", Currency: "USD"}}})
 	if err != nil || ev.Type != domain.EvBusinessChanged {
 		t.Fatalf("business: %v %+v", err, ev)
 	}
@@ -143,7 +112,7 @@ func TestKafkaAdapterCallsAgainAfterTakeover(t *testing.T) {
 	}
 	id, home := ev.Transaction.ID, ev.Partition
 	select {
-	case key := <-biz.first:
+	case key := <-biz.Entered:
 		if key != id {
 			t.Fatalf("called with key %q, want %q", key, id)
 		}
@@ -159,16 +128,14 @@ func TestKafkaAdapterCallsAgainAfterTakeover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tx.Status != domain.TxCompleted || string(tx.Data) != `{"order":"o-1"}` {
+	if tx.Status != domain.TxCompleted || string(tx.Data) != `{"order_id":"`+id+`"}` {
 		t.Fatalf("transaction %+v", tx.Transaction)
 	}
-	biz.mu.Lock()
-	n, tokens := biz.calls[id], biz.tokens[id]
-	biz.mu.Unlock()
-	if n != 2 {
-		t.Fatalf("%d calls of %s, want 2", n, id)
+	calls := biz.Calls(id)
+	if len(calls) != 2 {
+		t.Fatalf("%d calls of %s, want 2", len(calls), id)
 	}
-	if first, again := verifyDecision(t, keysA, tokens[0]), verifyDecision(t, keysB, tokens[1]); *first != *again || first.Subject != id {
+	if first, again := verifyDecision(t, keysA, calls[0].Decision), verifyDecision(t, keysB, calls[1].Decision); *first != *again || first.Subject != id {
 		t.Fatalf("the claims of the two calls differ: %+v, %+v", first, again)
 	}
 	outcomes := 0
