@@ -12,6 +12,7 @@ import (
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/handlers/embedded/gatetest"
 	"github.com/agentgate/agentgate/projections"
+	"github.com/agentgate/agentgate/streams/cehttp"
 	"github.com/agentgate/agentgate/streams/pebblelog"
 )
 
@@ -316,4 +317,35 @@ func FuzzWebhookBody(f *testing.F) {
 			t.Fatalf("%q: %d %s", body, status, reply)
 		}
 	})
+}
+
+// TestWebhooks_CloudEvent: qwed.webhook.change on POST /events creates,
+// updates and deletes a webhook as the routes do, answered with the
+// routes' reply; a redelivered event gets the recorded answer; another
+// principal's key changes none.
+func TestWebhooks_CloudEvent(t *testing.T) {
+	g := newTestGate(t, gateOptions{})
+	keyA, keyB := g.issueKey("org_a"), g.issueKey("org_b")
+	typ := string(domain.CmdWebhook)
+	st, _, created := g.sendEvent(cloudEvent(cehttp.ModeStructured, typ, "wh-1", "", `{"op":"create","webhook":{"url":"https://a.example/h","events":["queued"]}}`), apiKey(keyA))
+	id, _ := created["id"].(string)
+	if st != 201 || !strings.HasPrefix(id, "wh_") || created["consumer"] != "org_a" {
+		t.Fatalf("create: %d %v", st, created)
+	}
+	before := g.head()
+	if st, _, again := g.sendEvent(cloudEvent(cehttp.ModeStructured, typ, "wh-1", "", `{"op":"create","webhook":{"url":"https://a.example/h","events":["queued"]}}`), apiKey(keyA)); st != 201 || again["id"] != id || g.head() != before {
+		t.Fatalf("redelivered create: %d %v, log %d -> %d", st, again, before, g.head())
+	}
+	if st, _, body := g.sendEvent(cloudEvent(cehttp.ModeBinary, typ, "wh-2", "", `{"op":"update","webhook":{"id":"`+id+`","url":"https://a.example/v2"}}`), apiKey(keyA)); st != 200 || body["url"] != "https://a.example/v2" {
+		t.Fatalf("update: %d %v", st, body)
+	}
+	if st, _, body := g.sendEvent(cloudEvent(cehttp.ModeBinary, typ, "wh-3", "", `{"op":"delete","webhook":{"id":"`+id+`"}}`), apiKey(keyB)); st != 404 {
+		t.Fatalf("org_b's delete: %d %v", st, body)
+	}
+	if st, _, body := g.sendEvent(cloudEvent(cehttp.ModeBinary, typ, "wh-4", "", `{"op":"delete","webhook":{"id":"`+id+`"}}`), apiKey(keyA)); st != 200 || body["deleted"] != true {
+		t.Fatalf("delete: %d %v", st, body)
+	}
+	if st, _, body := g.sendEvent(cloudEvent(cehttp.ModeBinary, string(domain.CmdDelivery), "d-1", "", `{}`), apiKey(keyA)); st != 400 {
+		t.Fatalf("a delivery record from a client: %d %v", st, body)
+	}
 }
