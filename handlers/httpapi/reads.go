@@ -244,6 +244,20 @@ func parseLimit(q url.Values) (int, *apiError) {
 	return n, nil
 }
 
+// parsePage reads the page of a list: limit (parseLimit) and after, a
+// cursor of at most MaxPathIDBytes.
+func parsePage(q url.Values) (limit int, after string, e *apiError) {
+	if limit, e = parseLimit(q); e != nil {
+		return 0, "", e
+	}
+	after = q.Get("after")
+	if len(after) > MaxPathIDBytes {
+		return 0, "", reject(domain.CodeInvalidRequest, map[string]any{"field": "after", "max_bytes": MaxPathIDBytes},
+			"after is longer than %d bytes", MaxPathIDBytes)
+	}
+	return limit, after, nil
+}
+
 // approvalsView is the answer of GET /approvals.
 type approvalsView struct {
 	Approvals []domain.Approval `json:"approvals"`
@@ -267,15 +281,9 @@ func (a *api) listApprovals(w http.ResponseWriter, r *http.Request) {
 			"status must be pending, approved, denied or expired"))
 		return
 	}
-	limit, e := parseLimit(q)
+	limit, after, e := parsePage(q)
 	if e != nil {
 		a.fail(r.Context(), w, c, e)
-		return
-	}
-	after := q.Get("after")
-	if len(after) > MaxPathIDBytes {
-		a.fail(r.Context(), w, c, reject(domain.CodeInvalidRequest, map[string]any{"field": "after", "max_bytes": MaxPathIDBytes},
-			"after is longer than %d bytes", MaxPathIDBytes))
 		return
 	}
 	list, next, err := a.cfg.Store.Approvals(c.creds.Principal, status, after, limit, projections.MaxPageBytes)

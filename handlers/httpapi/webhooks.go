@@ -187,15 +187,9 @@ func (a *api) listDeliveries(w http.ResponseWriter, r *http.Request) {
 		a.fail(r.Context(), w, c, e)
 		return
 	}
-	limit, e := parseLimit(q)
+	limit, after, e := parsePage(q)
 	if e != nil {
 		a.fail(r.Context(), w, c, e)
-		return
-	}
-	after := q.Get("after")
-	if len(after) > MaxPathIDBytes {
-		a.fail(r.Context(), w, c, reject(domain.CodeInvalidRequest, map[string]any{"field": "after", "max_bytes": MaxPathIDBytes},
-			"after is longer than %d bytes", MaxPathIDBytes))
 		return
 	}
 	list, next, err := a.cfg.Store.Deliveries(consumer, f, after, limit, projections.MaxPageBytes)
