@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/domain/policy"
 	"github.com/agentgate/agentgate/handlers/adapter"
 	"github.com/agentgate/agentgate/handlers/adapter/adaptertest"
 	"github.com/agentgate/agentgate/handlers/attest"
@@ -306,5 +307,32 @@ func TestExecutingEvents(t *testing.T) {
 		if got := adapter.Executing(tc.ev); fmt.Sprint(got) != fmt.Sprint(tc.want) {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// An execute held for the consumer's approval is not called; approved, it
+// becomes executing and the runner calls it then, once.
+func TestRunnerCallsAnApprovedExecute(t *testing.T) {
+	b := adaptertest.New(t)
+	g := startGate(t, t.TempDir(), gatetest.NewClock(t0).Now, adapter.NetworkPolicy{})
+	defer g.stop(t)
+	agent := setup(t, g, b.URL)
+	if ev := g.Submit(t, &domain.Command{Type: domain.CmdPolicy, Principal: "org_1", Request: domain.RequestID{Source: "test", ID: "pol"},
+		Policy: &domain.PolicyChange{Op: domain.OpCreate, Policy: policy.Policy{ID: "ask", Type: policy.TypeConfirmation,
+			Confirmation: &policy.Confirmation{Always: true}}}}); ev.Type != domain.EvPolicyChanged {
+		t.Fatalf("policy: %s %+v", ev.Type, ev.Error)
+	}
+	ev := g.Submit(t, executeCmd(t, agent, "x1", `{"amount_cents":900}`))
+	if ev.Transaction == nil || ev.Transaction.Status != domain.TxPendingApproval {
+		t.Fatalf("execute: %s %+v %+v", ev.Type, ev.Error, ev.Transaction)
+	}
+	id := ev.Transaction.ID
+	res := g.Submit(t, &domain.Command{Type: domain.CmdResolveApproval, Principal: "org_1", Request: domain.RequestID{Source: "test", ID: "ok"},
+		Resolve: &domain.ResolveApproval{ApprovalID: id, Approve: true}})
+	if res.Transaction == nil || res.Transaction.Status != domain.TxExecuting {
+		t.Fatalf("approval: %s %+v %+v", res.Type, res.Error, res.Transaction)
+	}
+	if tx := awaitDone(t, g, id); tx.Status != domain.TxCompleted || len(b.Calls(id)) != 1 || b.Calls(id)[0].Body != `{"amount_cents":900}` {
+		t.Fatalf("transaction %+v, calls %+v", tx, b.Calls(id))
 	}
 }
