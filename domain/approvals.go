@@ -89,6 +89,11 @@ func (d *decider) resolveApproval() *Event {
 	if !d.now.Before(ap.ExpiresAt) {
 		return d.reject(Errorf(CodeConflict, "approval '%s' expired at %s", ap.ID, ap.ExpiresAt.UTC().Format(time.RFC3339)))
 	}
+	if r.Approve {
+		if err := d.executeApprovable(ap); err != nil {
+			return d.reject(err)
+		}
+	}
 	res := d.resolution(ap, r.Approve, d.cmd.Principal, r.Reason)
 	if ap.Kind == "trust_elevation" && r.Approve && ap.ToLevel != nil {
 		if a := d.s.Agents[ap.AgentID]; a != nil && a.Trust != *ap.ToLevel {

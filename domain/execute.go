@@ -399,6 +399,21 @@ func (d *decider) executeTick() *Event {
 	return d.ev
 }
 
+// executeApprovable refuses to approve an execute approval whose
+// transaction's business has left the registry (QWED-EXEC-007): approved,
+// it would be executing with no business to call. The consumer may still
+// deny it, or let it expire.
+func (d *decider) executeApprovable(ap *Approval) *Error {
+	if ap.TransactionID == "" || d.s.Exec == nil {
+		return nil
+	}
+	tx := d.s.Exec.Open[ap.TransactionID]
+	if tx == nil || tx.Status != TxPendingApproval || d.s.Exec.Businesses[tx.BusinessID] != nil {
+		return nil
+	}
+	return unknownBusiness(tx.BusinessID)
+}
+
 // executeApproval returns the transaction an execute approval's
 // resolution moves (approved: executing; denied or expired: denied or
 // expired), or nil when the approval holds none open here.
