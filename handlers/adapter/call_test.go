@@ -262,22 +262,36 @@ func TestCallEmptyAnswer(t *testing.T) {
 
 // An attempt that outlives the timeout is retried, then failed; the
 // business saw every attempt.
+//
+// The business holds each attempt until the caller gives it up, so every
+// attempt ends at the timeout. The timeout leaves a loaded machine time
+// to hand each request to the business (with 50 ms, one attempt in ~50
+// timed out before the business saw it at load 20 on 2 cores), and the
+// test waits for the business to have seen both attempts, since the
+// caller may give one up before the business's goroutine records it.
 func TestCallTimeout(t *testing.T) {
-	release := make(chan struct{})
-	defer close(release)
+	arrived := make(chan struct{}, 2)
 	b := newBusiness(t, func(_ int, _ http.ResponseWriter, r *http.Request) {
-		select {
-		case <-r.Context().Done():
-		case <-release:
-		}
+		arrived <- struct{}{}
+		<-r.Context().Done()
 	})
-	res, err := fastCaller(t, testKeyring(t), func(c *CallerConfig) { c.Timeout = 50 * time.Millisecond; c.Attempts = 2 }).
+	res, err := fastCaller(t, testKeyring(t), func(c *CallerConfig) { c.Timeout = time.Second; c.Attempts = 2 }).
 		Do(context.Background(), testCall(t, b.srv.URL))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Status != StatusFailed || res.HTTPStatus != 0 || res.Attempts != 2 || !strings.Contains(res.Error, "deadline") || len(b.seen()) != 2 {
+	if res.Status != StatusFailed || res.HTTPStatus != 0 || res.Attempts != 2 || !strings.Contains(res.Error, "deadline") {
 		t.Fatalf("result %+v after %d calls", res, len(b.seen()))
+	}
+	for i := range 2 {
+		select {
+		case <-arrived:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("the business saw %d of 2 attempts", i)
+		}
+	}
+	if n := len(b.seen()); n != 2 {
+		t.Fatalf("the business saw %d attempts, want 2", n)
 	}
 }
 
