@@ -336,3 +336,40 @@ func TestRunnerCallsAnApprovedExecute(t *testing.T) {
 		t.Fatalf("transaction %+v, calls %+v", tx, b.Calls(id))
 	}
 }
+
+// An execute queued outside its consumer's time window is not called;
+// when the window opens the gate's clock releases it (execute.timers) and
+// the runner calls it then, once.
+func TestRunnerCallsAReleasedExecute(t *testing.T) {
+	b := adaptertest.New(t)
+	clock := gatetest.NewClock(t0) // Thursday 09:00 UTC
+	g := startGate(t, t.TempDir(), clock.Now, adapter.NetworkPolicy{})
+	defer g.stop(t)
+	agent := setup(t, g, b.URL)
+	if ev := g.Submit(t, &domain.Command{Type: domain.CmdPolicy, Principal: "org_1", Request: domain.RequestID{Source: "test", ID: "pol"},
+		Policy: &domain.PolicyChange{Op: domain.OpCreate, Policy: policy.Policy{ID: "hours", Type: policy.TypeTimeWindow,
+			TimeWindow: &policy.TimeWindow{TimeZone: "UTC", Outside: policy.OutsideQueue,
+				Windows: []policy.Window{{Days: []string{"thu"}, Start: "10:00", End: "11:00"}}}}}}); ev.Type != domain.EvPolicyChanged {
+		t.Fatalf("policy: %s %+v", ev.Type, ev.Error)
+	}
+	ev := g.Submit(t, executeCmd(t, agent, "x1", `{"amount_cents":50}`))
+	if ev.Transaction == nil || ev.Transaction.Status != domain.TxQueued {
+		t.Fatalf("execute: %s %+v %+v", ev.Type, ev.Error, ev.Transaction)
+	}
+	id := ev.Transaction.ID
+	if n := len(b.Calls(id)); n != 0 {
+		t.Fatalf("a queued execute was called %d times", n)
+	}
+	clock.Advance(time.Hour) // the window opens; the worker's next tick releases it
+	select {
+	case key := <-b.Entered:
+		if key != id {
+			t.Fatalf("called with key %q, want %q", key, id)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the released execute was never called")
+	}
+	if tx := awaitDone(t, g, id); tx.Status != domain.TxCompleted || len(b.Calls(id)) != 1 {
+		t.Fatalf("transaction %+v, %d calls", tx, len(b.Calls(id)))
+	}
+}
