@@ -19,6 +19,7 @@ import (
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/domain/engines/sql"
 	"github.com/agentgate/agentgate/domain/eventjson"
+	"github.com/agentgate/agentgate/handlers/adapter"
 	"github.com/agentgate/agentgate/handlers/embedded"
 	"github.com/agentgate/agentgate/handlers/embedded/gatetest"
 	"github.com/agentgate/agentgate/handlers/verify"
@@ -110,16 +111,35 @@ func newTestGate(t testing.TB, opts gateOptions) *testGate {
 	if opts.fs != nil {
 		gopts.FS, gopts.MinFreeBytes = opts.fs, 1<<20
 	}
+	// The adapter runner calls the businesses of executes after their
+	// commit point, as serve runs it: it follows the committed batches.
+	var runner *adapter.Runner
+	gopts.OnBatch = func(evs []*domain.Event, _ time.Duration) {
+		if runner != nil {
+			runner.Observe(evs)
+		}
+	}
 	g, err := embedded.OpenGate(gopts)
 	if err != nil {
 		t.Fatalf("opening gate: %v", err)
 	}
+	caller, err := adapter.NewCaller(adapter.CallerConfig{Keyring: g.Keyring, NodeID: g.NodeID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runner, err = adapter.NewRunner(adapter.RunnerConfig{Caller: caller, Gate: g.Worker,
+		Source: adapter.LogSource{State: g.Store, Log: g.Log}, Logger: logger}); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
+	runnerDone := make(chan struct{})
 	if opts.noWorker {
 		done <- nil
+		close(runnerDone)
 	} else {
 		go func() { done <- g.Worker.Run(ctx) }()
+		go func() { _ = runner.Run(ctx); close(runnerDone) }()
 		// The worker records the configuration (gate.configured on a new
 		// log) before any request: a no-op tick returns after it, so a
 		// test's first g.head() is not raced by it. (A gate that cannot
@@ -147,6 +167,7 @@ func newTestGate(t testing.TB, opts gateOptions) *testGate {
 			if err := <-done; err != nil {
 				t.Errorf("worker: %v", err)
 			}
+			<-runnerDone
 			if _, bench := t.(*testing.B); !bench {
 				checkEventSchema(t, g.Log)
 			}
