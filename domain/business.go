@@ -55,6 +55,9 @@ func (d *decider) businessChange() *Event {
 		if d.s.Exec != nil && len(d.s.Exec.Businesses) >= MaxBusinesses {
 			return d.reject(fieldError(CodeInvalidRequest, "business", "the registry already holds %d businesses", MaxBusinesses))
 		}
+		if d.cmd.Principal != AdminPrincipal && d.ownedBusinesses(d.cmd.Principal) >= MaxBusinessesPerOwner {
+			return d.reject(fieldError(CodeInvalidRequest, "business", "principal '%s' already owns %d businesses", d.cmd.Principal, MaxBusinessesPerOwner))
+		}
 		if err := checkBusiness(&b); err != nil {
 			return d.reject(err)
 		}
@@ -82,6 +85,20 @@ func (d *decider) businessChange() *Event {
 	d.ev.Type = EvBusinessChanged
 	d.ev.Business = &b
 	return d.ev
+}
+
+// ownedBusinesses counts the businesses of the registry owner owns (a
+// count: independent of the map's order).
+func (d *decider) ownedBusinesses(owner string) int {
+	n := 0
+	if d.s.Exec != nil {
+		for _, b := range d.s.Exec.Businesses {
+			if b.Owner == owner {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // unknownBusiness is the QWED-EXEC-007 refusal of a business the registry

@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/agentgate/agentgate/domain/policy"
@@ -35,4 +36,24 @@ func TestReview2_ApprovingAnExecuteOfADeletedBusiness(t *testing.T) {
 	if _, open := g.s.Exec.Open[id]; open {
 		t.Fatal("a denied transaction is open")
 	}
+}
+
+// TestReview2_OnePrincipalCannotFillTheRegistry: the business registry is
+// shared by every tenant, so one principal's key owns at most
+// MaxBusinessesPerOwner of it; past that its creates are refused while
+// another principal (and the admin) can still register, and a deleted
+// business frees its owner's slot.
+func TestReview2_OnePrincipalCannotFillTheRegistry(t *testing.T) {
+	g := newExecGate(t, ExecuteModeOpen, 100)
+	biz := func(id string) Business {
+		return Business{ID: id, Name: "B", Endpoint: "https://b.example/agp", Currency: "USD"}
+	}
+	for i := 1; i < MaxBusinessesPerOwner; i++ { // org_1 already owns "shop"
+		g.business("org_1", OpCreate, biz(fmt.Sprintf("b%d", i)), "")
+	}
+	g.business("org_1", OpCreate, biz("one-too-many"), CodeInvalidRequest)
+	g.business("org_2", OpCreate, biz("other-tenant"), "")
+	g.business(AdminPrincipal, OpCreate, biz("admins"), "")
+	g.business("org_1", OpDelete, biz("b1"), "")
+	g.business("org_1", OpCreate, biz("one-too-many"), "")
 }

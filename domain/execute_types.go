@@ -373,6 +373,10 @@ const (
 	MaxExecuteRequestBytes = 64 << 10
 	// MaxBusinesses bounds the business registry.
 	MaxBusinesses = 100_000
+	// MaxBusinessesPerOwner bounds the businesses one principal owns, so
+	// one tenant cannot fill the registry every tenant shares (the
+	// admin's are bounded by MaxBusinesses alone).
+	MaxBusinessesPerOwner = 1000
 	// MaxBusinessCategories bounds a business's categories.
 	MaxBusinessCategories = 32
 	// MaxOpenTokens bounds a consumer's unexpired confirmation tokens.
