@@ -370,8 +370,9 @@ func (d *decider) executeTick() *Event {
 		return nil
 	}
 	var t ExecuteTimers
+	kept := time.Duration(d.s.Config.ExecuteConfig().ExpiredTokenKept)
 	for h, tok := range es.Tokens {
-		if !d.now.Before(tok.ExpiresAt) {
+		if !d.now.Before(tok.ExpiresAt.Add(kept)) {
 			t.TokensExpired = append(t.TokensExpired, h)
 		}
 	}

@@ -310,6 +310,44 @@ func TestSeed004_2_2_TokensExpireAtTheTick(t *testing.T) {
 	refused(t, g.exec(&Command{Type: CmdExecuteTick, Principal: "org_1"}), CodeForbidden, "")
 }
 
+// TestSeed004_2_2_ExpiredTokenKept: with ExpiredTokenKept recorded (as
+// agentgate serve records it), the execute tick keeps an expired token
+// that long, so that a late execute reads the seed's "Confirmation token
+// expired. Prepare a new token." (QWED-EXEC-003) and not "Invalid
+// confirmation token."; past it the tick drops the token.
+func TestSeed004_2_2_ExpiredTokenKept(t *testing.T) {
+	g := newExecGate(t, ExecuteModeConfirm, 100)
+	cfg := g.s.Config
+	ec := *cfg.Execute
+	ec.ExpiredTokenKept = DefaultExpiredTokenKept
+	cfg.Execute = &ec
+	if ev := g.exec(&Command{Type: CmdConfigure, Principal: AdminPrincipal, Configure: &Configure{Config: cfg}}); ev.Type != EvConfigured {
+		t.Fatalf("configuring: %s %v", ev.Type, ev.Error)
+	}
+	tick := func() *Event {
+		return g.exec(&Command{Type: CmdExecuteTick, Request: RequestID{Source: "agentgate/tick", ID: g.now.String()}})
+	}
+	tok := tokenHash("kept")
+	g.prepare("shop", `{}`, tok)
+	g.now = g.now.Add(5*time.Minute + time.Second)
+	if ev := tick(); ev != nil {
+		t.Fatalf("a tick a second after the expiry dropped the token: %+v", ev)
+	}
+	refused(t, g.execute("shop", `{}`, tok), CodeExecTokenExpired, MsgExecTokenExpired)
+	g.now = g.now.Add(time.Duration(DefaultExpiredTokenKept))
+	ev := tick()
+	if ev == nil || ev.Type != EvExecuteTimers || len(ev.Timers.TokensExpired) != 1 || ev.Timers.TokensExpired[0] != tok {
+		t.Fatalf("the tick once the token was kept long enough: %+v", ev)
+	}
+	refused(t, g.execute("shop", `{}`, tok), CodeExecTokenInvalid, MsgExecTokenInvalid)
+	bad := ec
+	bad.ExpiredTokenKept = -1
+	cfg.Execute = &bad
+	if ev := g.exec(&Command{Type: CmdConfigure, Principal: AdminPrincipal, Configure: &Configure{Config: cfg}}); ev.Type != EvCommandRejected {
+		t.Fatalf("a negative expired_token_kept: %s", ev.Type)
+	}
+}
+
 // TestSeed004_2_2_TokenBounds: a consumer holds at most MaxOpenTokens.
 func TestSeed004_2_2_TokenBounds(t *testing.T) {
 	g := newExecGate(t, ExecuteModeConfirm, 100)

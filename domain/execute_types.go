@@ -285,7 +285,17 @@ type ExecuteConfig struct {
 	MaxAmountCents int64 `json:"max_amount_cents"`
 	// TokenTTL is how long a confirmation token is valid.
 	TokenTTL Duration `json:"token_ttl"`
+	// ExpiredTokenKept is how long the execute tick keeps a token after
+	// its expiry, so that using it answers QWED-EXEC-003 ("Confirmation
+	// token expired") rather than QWED-EXEC-002 ("Invalid confirmation
+	// token"); then the tick drops it. Zero (configurations recorded
+	// before it) drops it at the first tick after its expiry.
+	ExpiredTokenKept Duration `json:"expired_token_kept,omitempty"`
 }
+
+// DefaultExpiredTokenKept is the ExpiredTokenKept agentgate serve
+// records: as long as a token's default TTL.
+const DefaultExpiredTokenKept = Duration(5 * time.Minute)
 
 // DefaultExecuteConfig is the configuration when Config.Execute is nil:
 // open, a ceiling of 100 cents, tokens valid 5 minutes.
@@ -320,6 +330,9 @@ func (c *ExecuteConfig) Validate() *Error {
 	}
 	if c.TokenTTL < MinExecuteTokenTTL || c.TokenTTL > MaxExecuteTokenTTL {
 		return fieldError(CodeInvalidRequest, "config.execute.token_ttl", "must be between 1s and 24h")
+	}
+	if c.ExpiredTokenKept < 0 || c.ExpiredTokenKept > MaxExecuteTokenTTL {
+		return fieldError(CodeInvalidRequest, "config.execute.expired_token_kept", "must be between 0 and 24h")
 	}
 	return nil
 }

@@ -69,6 +69,7 @@ func (o *executeFlags) config() (*domain.ExecuteConfig, error) {
 	if c == d {
 		return nil, nil
 	}
+	c.ExpiredTokenKept = domain.DefaultExpiredTokenKept
 	return &c, nil
 }
 

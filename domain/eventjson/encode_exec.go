@@ -102,6 +102,9 @@ func (e *encoder) executeConfig(c *domain.ExecuteConfig) {
 	e.strField("mode", c.Mode)
 	e.intField("max_amount_cents", c.MaxAmountCents)
 	e.durationField("token_ttl", c.TokenTTL)
+	if c.ExpiredTokenKept != 0 {
+		e.durationField("expired_token_kept", c.ExpiredTokenKept)
+	}
 	e.close()
 }
 

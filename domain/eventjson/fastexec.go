@@ -320,6 +320,9 @@ func (d *decoder) executeConfig(c *domain.ExecuteConfig) {
 		case "token_ttl":
 			d.once(&seen, 2)
 			c.TokenTTL = d.duration()
+		case "expired_token_kept":
+			d.once(&seen, 3)
+			c.ExpiredTokenKept = d.duration()
 		default:
 			d.unknown(k, reflect.TypeFor[domain.ExecuteConfig]())
 		}

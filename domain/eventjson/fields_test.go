@@ -274,7 +274,7 @@ func fullEvents() []*domain.Event {
 	ev.Policy = &full
 	add(ev)
 	execCfg := cfg
-	execCfg.Execute = &domain.ExecuteConfig{Mode: domain.ExecuteModeStrict, MaxAmountCents: 250, TokenTTL: domain.Duration(5 * time.Minute)}
+	execCfg.Execute = &domain.ExecuteConfig{Mode: domain.ExecuteModeStrict, MaxAmountCents: 250, TokenTTL: domain.Duration(5 * time.Minute), ExpiredTokenKept: domain.Duration(3 * time.Minute)}
 	ev = event(domain.EvConfigured, cmd(domain.CmdConfigure))
 	ev.Command.Configure, ev.Configured = &domain.Configure{Config: execCfg}, &execCfg
 	add(ev)
