@@ -109,6 +109,9 @@ func openTransaction(s *State, tx *Transaction, seq uint64) {
 	c := cloneTransaction(tx)
 	c.Notices, c.Findings = nil, nil
 	c.DecidedSeq = seq
+	if b := x.Businesses[tx.BusinessID]; b != nil {
+		c.BusinessOwner = b.Owner
+	}
 	x.Open[tx.ID] = c
 	ce := x.consumer(tx.Consumer)
 	ce.Open++

@@ -380,7 +380,7 @@ func (d *decider) executeTick() *Event {
 		if tx.Status != TxQueued || tx.ReleaseAt == nil || d.now.Before(*tx.ReleaseAt) {
 			continue
 		}
-		if es.Businesses[tx.BusinessID] == nil {
+		if !tx.SameBusiness(es.Businesses[tx.BusinessID]) {
 			t.Expired = append(t.Expired, id)
 		} else {
 			t.Released = append(t.Released, id)
@@ -409,7 +409,7 @@ func (d *decider) executeApprovable(ap *Approval) *Error {
 		return nil
 	}
 	tx := d.s.Exec.Open[ap.TransactionID]
-	if tx == nil || tx.Status != TxPendingApproval || d.s.Exec.Businesses[tx.BusinessID] != nil {
+	if tx == nil || tx.Status != TxPendingApproval || tx.SameBusiness(d.s.Exec.Businesses[tx.BusinessID]) {
 		return nil
 	}
 	return unknownBusiness(tx.BusinessID)
@@ -443,7 +443,7 @@ func (d *decider) executeApproval(ap *Approval, status ApprovalStatus) *Transact
 // DecidedSeq.
 func eventTransaction(tx *Transaction) *Transaction {
 	c := cloneTransaction(tx)
-	c.Notices, c.DecidedSeq = nil, 0
+	c.Notices, c.DecidedSeq, c.BusinessOwner = nil, 0, ""
 	return c
 }
 

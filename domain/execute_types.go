@@ -183,6 +183,13 @@ type Transaction struct {
 	// state). Only the state's open transactions carry it, never an
 	// event (eventTransaction).
 	DecidedSeq uint64 `json:"decided_seq,omitempty"`
+	// BusinessOwner is the owner of the business when the transaction
+	// opened: a business deleted and registered again under the same id
+	// by another principal is another business, and the transaction is
+	// never sent there (SameBusiness). Like DecidedSeq, only the state's
+	// open transactions carry it ("" in states folded before it: any
+	// owner then).
+	BusinessOwner string `json:"business_owner,omitempty"`
 	// PolicyID is the policy that blocked, confirmed or queued it; Limit
 	// the human text of the limit hit.
 	PolicyID string `json:"policy_id,omitempty"`
@@ -343,6 +350,13 @@ func (c *ExecuteConfig) clone() *ExecuteConfig {
 	}
 	x := *c
 	return &x
+}
+
+// SameBusiness reports whether b, the registry's business of tx's id
+// now, is the business tx was decided for: registered, and by the owner
+// it had then.
+func (tx *Transaction) SameBusiness(b *Business) bool {
+	return b != nil && (tx.BusinessOwner == "" || tx.BusinessOwner == b.Owner)
 }
 
 // ExecState is the state of the consumer policy engine of a partition.

@@ -135,6 +135,7 @@ func (e *encoder) transaction(t *domain.Transaction) {
 	if t.DecidedSeq != 0 {
 		e.uintField("decided_seq", t.DecidedSeq)
 	}
+	e.optStr("business_owner", t.BusinessOwner)
 	e.optStr("policy_id", t.PolicyID)
 	e.optStr("limit", t.Limit)
 	if len(t.Findings) > 0 {

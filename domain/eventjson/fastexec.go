@@ -399,6 +399,9 @@ func (d *decoder) transaction(t *domain.Transaction) {
 		case "decided_seq":
 			d.once(&seen, 19)
 			t.DecidedSeq = d.uint64()
+		case "business_owner":
+			d.once(&seen, 20)
+			t.BusinessOwner = d.str()
 		case "policy_id":
 			d.once(&seen, 9)
 			t.PolicyID = d.str()

@@ -233,7 +233,7 @@ func fullEvents() []*domain.Event {
 			Limit: text, Message: text}, {PolicyID: "p2", Type: policy.TypeSpending, Verdict: policy.Notify, Message: "m"}},
 		Notices:    []domain.Notice{{Kind: domain.NoticeQueued, PolicyID: "p1", Message: text}, {Kind: domain.NoticeLimit80, Message: "m"}},
 		ApprovalID: "tx_1", ReleaseAt: &later, BusinessStatus: "ok", Data: json.RawMessage(`{"order":"<1>"}`), ConfirmationToken: "ct",
-		DecidedSeq: 42}
+		DecidedSeq: 42, BusinessOwner: "org_2"}
 	add(ev)
 	outcome := cmd(domain.CmdExecuteOutcome)
 	outcome.Outcome = &domain.ExecuteOutcome{TransactionID: "tx_1", HTTPStatus: 502, Status: "failed", Data: json.RawMessage(`[1,"x"]`),

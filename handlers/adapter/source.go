@@ -82,8 +82,9 @@ func (s LogSource) call(ctx context.Context, tx *domain.Transaction) (Call, erro
 		TransactionID: tx.ID, Consumer: tx.Consumer, AgentID: tx.AgentID, BusinessID: tx.BusinessID,
 		AmountCents: tx.AmountCents, Currency: tx.Currency, RequestHash: tx.RequestHash,
 	}
-	if b == nil {
-		// Deleted since the decision: nowhere to call; the call fails.
+	if !tx.SameBusiness(b) {
+		// Deleted since the decision, or registered again by another
+		// owner: nowhere to call; the call fails.
 		return Call{Decision: d, DecidedAt: tx.CreatedAt}, nil
 	}
 	ev, err := handlers.ReadEvent(ctx, s.Log, tx.DecidedSeq)
