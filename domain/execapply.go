@@ -161,6 +161,12 @@ func applyExecuteResolution(s *State, ap *Approval, t time.Time) {
 		return
 	}
 	if ap.Status == ApprovalApproved {
+		if tx.ReleaseAt != nil && t.Before(*tx.ReleaseAt) {
+			// Approved outside its time window: queued, its amount still
+			// held, until the execute tick releases it.
+			tx.Status = TxQueued
+			return
+		}
 		startExecuting(s, tx.ID, t)
 		return
 	}

@@ -280,6 +280,12 @@ func (d *decider) enforcePolicies(tx *Transaction, ce *ConsumerExec, b *Business
 		return &Error{Code: Code(out.Code), Message: out.Message, Details: details}
 	case policy.Confirm:
 		tx.Status, tx.PolicyID, tx.Limit, tx.ApprovalID = TxPendingApproval, out.PolicyID, out.Limit, tx.ID
+		if !out.ReleaseAt.IsZero() {
+			// Outside a queueing time window too: once approved, it
+			// waits for the window (executeApproval).
+			at := out.ReleaseAt.UTC()
+			tx.ReleaseAt = &at
+		}
 	case policy.Queue:
 		at := out.ReleaseAt.UTC()
 		tx.Status, tx.PolicyID, tx.Limit, tx.ReleaseAt = TxQueued, out.PolicyID, out.Limit, &at
@@ -430,6 +436,9 @@ func (d *decider) executeApproval(ap *Approval, status ApprovalStatus) *Transact
 	switch status {
 	case ApprovalApproved:
 		out.Status = TxExecuting
+		if tx.ReleaseAt != nil && d.now.Before(*tx.ReleaseAt) {
+			out.Status = TxQueued // its time window is not open yet: released by the tick
+		}
 	case ApprovalExpired:
 		out.Status = TxExpired
 	default:

@@ -197,6 +197,9 @@ func foldTx(rs txRecords, ev *domain.Event) error {
 		}
 		switch a.Status {
 		case domain.ApprovalApproved:
+			if tx := ev.Transaction; tx != nil && tx.ID == a.TransactionID && tx.Status == domain.TxQueued {
+				return status(a.TransactionID, domain.TxQueued) // approved outside its time window
+			}
 			return status(a.TransactionID, domain.TxExecuting)
 		case domain.ApprovalDenied:
 			return status(a.TransactionID, domain.TxDenied)

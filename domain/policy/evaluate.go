@@ -101,7 +101,9 @@ type Outcome struct {
 	Limit    string
 	Message  string
 	// ReleaseAt is when a queued execute may proceed: the earliest instant
-	// at which every queueing window is open.
+	// at which every queueing window is open. It is set under a confirm
+	// verdict too when a queueing window is closed: the approved execute
+	// then waits for it.
 	ReleaseAt time.Time
 	// Findings are the verdicts that are not pass, in policy order.
 	Findings []Finding
@@ -210,6 +212,18 @@ func Evaluate(set *Set, ledger *Ledger, in Input) Outcome {
 		d := &out.Findings[best]
 		out.Verdict, out.PolicyID, out.Code, out.Limit, out.Message = d.Verdict, d.PolicyID, d.Code, d.Limit, d.Message
 	}
+	if out.Verdict == Confirm && len(queued) > 0 {
+		// Confirmation outranks the queue, but an approval does not move
+		// the window: once approved, the execute waits for it to open.
+		at, ok := release(queued, in.Now)
+		if ok {
+			out.ReleaseAt = at
+		} else {
+			q := firstQueued(out.Findings)
+			out.Verdict, out.PolicyID, out.Code, out.Limit = Block, q.PolicyID, CodeTimeWindow, q.Limit
+			out.Message = q.Message + "; no window opens within " + strconv.Itoa(horizonDays) + " days"
+		}
+	}
 	if out.Verdict == Queue {
 		at, ok := release(queued, in.Now)
 		if ok {
@@ -235,6 +249,17 @@ func Evaluate(set *Set, ledger *Ledger, in Input) Outcome {
 		out.Notices = append(out.Notices, n)
 	}
 	return out
+}
+
+// firstQueued returns the first enforced queue finding of fs (Evaluate
+// calls it only when there is one).
+func firstQueued(fs []Finding) Finding {
+	for _, f := range fs {
+		if f.Verdict == Queue && !f.Shadow {
+			return f
+		}
+	}
+	return Finding{}
 }
 
 func wouldHave(v Verdict) string {
