@@ -1,0 +1,642 @@
+/**
+ * QWEDClient: one method per endpoint of the gate's HTTP API.
+ *
+ * Conventions: methods that write take one object (path ids included, in
+ * camelCase; the gate's own structures, such as action, context, permissions
+ * and budget, keep the gate's snake_case members); methods that read take the
+ * id positionally and an optional object of query parameters (camelCase,
+ * sent in the gate's snake_case: afterSeq → after_seq). Every parameter
+ * object also takes the RequestOptions (signal, timeoutMs, maxRetries,
+ * idempotencyKey, headers).
+ */
+import { AttestationError } from './errors.js';
+import {
+  DEFAULT_MAX_RETRIES,
+  DEFAULT_TIMEOUT_MS,
+  Transport,
+  resolveBaseUrl,
+  seg,
+  type AuthPreference,
+  type Call,
+  type FetchLike,
+  type RequestOptions,
+} from './transport.js';
+import {
+  verifyAttestation as verifyOffline,
+  type AttestationClaims,
+  type AttestationKind,
+  type JWKS,
+} from './attestation.js';
+import type * as T from './types.gen.js';
+
+/** Options of a QWEDClient. */
+export interface ClientOptions {
+  /** A principal's or the admin's API key, sent as X-API-Key. */
+  apiKey?: string;
+  /** An agent token, sent as Authorization: Bearer on the agent's own calls. */
+  agentToken?: string;
+  /** The gate's address (else AGENTGATE_URL, else http://127.0.0.1:8080). */
+  baseUrl?: string;
+  /** Per-attempt timeout in milliseconds (default 10000). */
+  timeoutMs?: number;
+  /** Retries after the first attempt (default 2). */
+  maxRetries?: number;
+  /** The fetch to call (default globalThis.fetch). */
+  fetch?: FetchLike;
+  /** Headers sent with every request. */
+  headers?: Record<string, string>;
+}
+
+/** A JSON object the gate answers whose members the SDK does not constrain further. */
+export type GateObject = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** A parameter object: its own members and the RequestOptions. */
+export type Params<P> = P & RequestOptions;
+
+/** The members of an agent-scoped call. */
+export interface AgentScoped {
+  /** The agent. */
+  agentId: string;
+  /** This call's agent token (default: the client's). */
+  agentToken?: string;
+}
+
+export interface RegisterAgentParams {
+  name: string;
+  principalId: string;
+  /** supervised, autonomous or trusted (QWED-Agent spec v1.1 §3.3). */
+  type?: string;
+  description?: string;
+  framework?: string;
+  model?: string;
+  permissions?: T.Permissions;
+  budget?: T.Limits;
+  trustLevel?: T.TrustLevel;
+}
+
+/** The answer to registerAgent: the agent and its token (returned once). */
+export type Registration = T.RegistrationReply & { agent_token: string };
+
+export interface VerifyActionParams extends AgentScoped {
+  action: T.Action;
+  /** conversation_id and step_number (QWED-Agent spec v1.1 §9.1). */
+  context: T.ActionContext;
+  /** The gate's options: require_attestation, risk_threshold. */
+  options?: T.Options;
+}
+
+export interface VerifyToolCallParams extends AgentScoped {
+  toolName: string;
+  parameters?: unknown;
+  context?: T.ActionContext;
+  justification?: string;
+  estimatedCostUsd?: T.USD;
+  estimatedTokens?: number;
+  options?: T.Options;
+}
+
+export interface LogExecutionParams extends AgentScoped {
+  actionId: string;
+  success: boolean;
+  costUsd?: T.USD;
+  tokens?: number;
+  resultHash?: string;
+  /**
+   * The decision's attestation. When given, it is verified offline against
+   * the gate's JWKS before the execution is logged, and must be the
+   * attestation of this action (jti) by this agent (agent_id); else an
+   * AttestationError is thrown and nothing is logged.
+   */
+  attestation?: string;
+}
+
+export interface RequestTrustParams extends AgentScoped {
+  toLevel: T.TrustLevel;
+  fromLevel?: T.TrustLevel;
+  justification?: string;
+  evidence?: T.TrustEvidence;
+  request?: string;
+}
+
+export interface ApprovalParams {
+  approvalId: string;
+  reason?: string;
+}
+
+export interface VerifyParams {
+  /** The engine: math, logic, stats, fact, code, sql, image, reasoning, natural_language. */
+  type?: string;
+  /** Alias of type. */
+  engine?: string;
+  query: string;
+  params?: Record<string, unknown>;
+  options?: { timeout_ms?: number; include_proof?: boolean; include_attestation?: boolean };
+  metadata?: { request_id?: string; correlation_id?: string; trace_id?: string };
+  /** The QWED-Protocol-Version header (default: the gate's). */
+  protocolVersion?: string;
+}
+
+export interface VerifyBatchParams {
+  items: Array<Omit<VerifyParams, 'protocolVersion' | 'engine'> & { id?: string }>;
+  options?: { max_parallel?: number; fail_fast?: boolean; timeout_ms?: number; include_proof?: boolean; include_attestation?: boolean };
+  metadata?: { request_id?: string; correlation_id?: string; trace_id?: string };
+  protocolVersion?: string;
+}
+
+export interface ExecuteParams {
+  businessId: string;
+  /** The request object the business receives. */
+  request: unknown;
+  /** The agent (sent as agent_id). */
+  agentId?: string;
+  agentToken?: string;
+}
+
+/** What reads accept as query parameter values. */
+export type QueryValue = string | number | boolean | Date | undefined | null;
+
+/** Options of verifyAttestation. */
+export interface ClientVerifyAttestationOptions {
+  /** The JWKS to check against (default: the gate's, fetched once and cached by this client). */
+  jwks?: JWKS | string | Uint8Array;
+  kind?: AttestationKind;
+  now?: number;
+}
+
+const inspect = Symbol.for('nodejs.util.inspect.custom');
+
+/** pick splits the RequestOptions off a parameter object. */
+function reqOpts(p: RequestOptions | undefined): RequestOptions {
+  if (!p) return {};
+  const o: RequestOptions = {};
+  if (p.signal !== undefined) o.signal = p.signal;
+  if (p.timeoutMs !== undefined) o.timeoutMs = p.timeoutMs;
+  if (p.maxRetries !== undefined) o.maxRetries = p.maxRetries;
+  if (p.idempotencyKey !== undefined) o.idempotencyKey = p.idempotencyKey;
+  if (p.headers !== undefined) o.headers = p.headers;
+  return o;
+}
+
+/** query removes the RequestOptions from a read's parameter object. */
+function query(p: RequestOptions | undefined): Record<string, unknown> | undefined {
+  if (!p) return undefined;
+  const { signal: _s, timeoutMs: _t, maxRetries: _m, idempotencyKey: _i, headers: _h, ...q } = p;
+  return q as Record<string, unknown>;
+}
+
+/** clean drops undefined members (the gate's decoder is strict; undefined would be left out anyway). */
+function clean<O extends Record<string, unknown>>(o: O): O {
+  for (const k of Object.keys(o)) if (o[k] === undefined) delete o[k];
+  return o;
+}
+
+/** QWEDClient calls every endpoint of the gate's HTTP API. */
+export class QWEDClient {
+  /** The gate's address. */
+  readonly baseUrl: string;
+  /** @internal */
+  protected readonly transport: Transport;
+  #jwks: Promise<JWKS> | undefined;
+
+  constructor(options: ClientOptions = {}) {
+    const f = options.fetch ?? (globalThis.fetch as FetchLike | undefined);
+    if (!f) throw new TypeError('no fetch: pass options.fetch on a runtime without a global fetch');
+    this.baseUrl = resolveBaseUrl(options.baseUrl);
+    this.transport = new Transport({
+      baseUrl: this.baseUrl,
+      apiKey: options.apiKey,
+      agentToken: options.agentToken,
+      timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      maxRetries: options.maxRetries ?? DEFAULT_MAX_RETRIES,
+      fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
+      headers: { ...(options.headers ?? {}) },
+    });
+  }
+
+  /** The client as util.inspect and console.log show it: the address, never the credentials. */
+  [inspect](): string {
+    return `${this.constructor.name} { baseUrl: '${this.baseUrl}', apiKey: ${this.transport.hasApiKey ? "'[redacted]'" : 'undefined'}, agentToken: ${this.transport.hasAgentToken ? "'[redacted]'" : 'undefined'} }`;
+  }
+
+  /** toJSON renders the client without its credentials. */
+  toJSON(): Record<string, unknown> {
+    return { baseUrl: this.baseUrl, apiKey: this.transport.hasApiKey ? '[redacted]' : undefined, agentToken: this.transport.hasAgentToken ? '[redacted]' : undefined };
+  }
+
+  /** call sends one request. @internal */
+  protected call<R>(c: Call): Promise<R> {
+    return this.transport.request<R>(c);
+  }
+
+  #write<R>(method: Call['method'], path: string, body: unknown, p: RequestOptions | undefined, auth: AuthPreference = 'key', extra: Partial<Call> = {}): Promise<R> {
+    return this.call<R>({ method, path, body, auth, options: reqOpts(p), ...extra });
+  }
+
+  #read<R>(path: string, p?: RequestOptions, extra: Partial<Call> = {}): Promise<R> {
+    return this.call<R>({ method: 'GET', path, query: query(p), auth: 'key', options: reqOpts(p), ...extra });
+  }
+
+  // ---- Agents (QWED-Agent spec v1.1) ----
+
+  /** registerAgent registers an agent (POST /agents/register, principal key); the answer holds its token, returned once. */
+  registerAgent(p: Params<RegisterAgentParams>): Promise<Registration> {
+    const body: T.RegisterBody = {
+      agent: clean({ name: p.name, type: p.type, principal_id: p.principalId, description: p.description, framework: p.framework, model: p.model }),
+    };
+    if (p.permissions !== undefined) body.permissions = p.permissions;
+    if (p.budget !== undefined) body.budget = p.budget;
+    if (p.trustLevel !== undefined) body.trust_level = p.trustLevel;
+    return this.#write('POST', '/agents/register', body, p);
+  }
+
+  /** getAgent reads an agent (GET /agents/{id}). */
+  getAgent(agentId: string, p?: RequestOptions): Promise<GateObject> {
+    return this.#read(`/agents/${seg('agentId', agentId)}`, p);
+  }
+
+  /** getAgentBudget reads an agent's budget status (GET /agents/{id}/budget, QWED-Agent spec v1.1 §6.3). */
+  getAgentBudget(agentId: string, p?: RequestOptions): Promise<GateObject> {
+    return this.#read(`/agents/${seg('agentId', agentId)}/budget`, p);
+  }
+
+  /** getAgentActivity reads an agent's activity log (GET /agents/{id}/activity; from, to, limit, afterSeq). */
+  getAgentActivity(agentId: string, p?: Params<{ limit?: number; from?: string | Date; to?: string | Date; afterSeq?: number }>): Promise<GateObject> {
+    return this.#read(`/agents/${seg('agentId', agentId)}/activity`, p);
+  }
+
+  /** getAgentState reads an agent's state at a log position or time (GET /agents/{id}/state; atSeq or atTime). */
+  getAgentState(agentId: string, p?: Params<{ atSeq?: number; atTime?: string | Date }>): Promise<GateObject> {
+    return this.#read(`/agents/${seg('agentId', agentId)}/state`, p);
+  }
+
+  /**
+   * exportComplianceReport reads an agent's compliance report (GET
+   * /agents/{id}/compliance-report, QWED-Agent spec v1.1 §7.3): format "json"
+   * (default) is the verifiable bundle as an object; "csv" a string; "pdf" bytes.
+   */
+  exportComplianceReport(agentId: string, p?: Params<{ format?: 'json'; from?: string | Date; to?: string | Date }>): Promise<GateObject>;
+  exportComplianceReport(agentId: string, p: Params<{ format: 'csv'; from?: string | Date; to?: string | Date }>): Promise<string>;
+  exportComplianceReport(agentId: string, p: Params<{ format: 'pdf'; from?: string | Date; to?: string | Date }>): Promise<Uint8Array>;
+  exportComplianceReport(agentId: string, p?: Params<{ format?: 'json' | 'csv' | 'pdf'; from?: string | Date; to?: string | Date }>): Promise<GateObject | string | Uint8Array> {
+    const response = p?.format === 'pdf' ? 'bytes' : p?.format === 'csv' ? 'text' : 'json';
+    return this.#read(`/agents/${seg('agentId', agentId)}/compliance-report`, p, { response });
+  }
+
+  /**
+   * verifyAction asks the gate before an action runs (POST /agents/{id}/verify).
+   * The decision is the result, whatever it is: APPROVED, CORRECTED, PENDING,
+   * DENIED or BUDGET_EXCEEDED (with error.code); only a refused request throws.
+   */
+  verifyAction(p: Params<VerifyActionParams>): Promise<T.DecisionReply> {
+    const body: T.ActionVerifyBody = { action: p.action, context: p.context };
+    if (p.options !== undefined) body.options = p.options;
+    return this.#write('POST', `/agents/${seg('agentId', p.agentId)}/verify`, body, p, 'agent', { agentToken: p.agentToken });
+  }
+
+  /** verifyToolCall asks the gate before a tool runs (POST /agents/{id}/tools/{tool}); the decision is the result. */
+  verifyToolCall(p: Params<VerifyToolCallParams>): Promise<T.DecisionReply> {
+    const tool = seg('toolName', p.toolName);
+    const body: T.ToolVerifyBody = {
+      tool_call: clean({ tool_name: p.toolName, parameters: p.parameters, estimated_cost_usd: p.estimatedCostUsd, estimated_tokens: p.estimatedTokens }),
+    };
+    if (p.context !== undefined) body.context = p.context;
+    if (p.justification !== undefined) body.justification = p.justification;
+    if (p.options !== undefined) body.options = p.options;
+    return this.#write('POST', `/agents/${seg('agentId', p.agentId)}/tools/${tool}`, body, p, 'agent', { agentToken: p.agentToken });
+  }
+
+  /** logExecution records what an approved action really cost (POST /agents/{id}/executions). */
+  async logExecution(p: Params<LogExecutionParams>): Promise<T.ExecutionReply> {
+    const path = `/agents/${seg('agentId', p.agentId)}/executions`;
+    if (p.attestation !== undefined) {
+      const claims = await this.verifyAttestation(p.attestation);
+      if (claims.jti !== p.actionId) throw new AttestationError(`the attestation is of action ${JSON.stringify(claims.jti)}, not ${JSON.stringify(p.actionId)}`, { code: 'QWED-SDK-ATTESTATION-MISMATCH' });
+      if (claims.agent_id !== undefined && claims.agent_id !== p.agentId) throw new AttestationError(`the attestation is of agent ${JSON.stringify(claims.agent_id)}, not ${JSON.stringify(p.agentId)}`, { code: 'QWED-SDK-ATTESTATION-MISMATCH' });
+    }
+    const body: T.ExecutionLogBody = clean({ action_id: p.actionId, success: p.success, cost_usd: p.costUsd, tokens: p.tokens, result_hash: p.resultHash });
+    return this.#write('POST', path, body, p, 'agent', { agentToken: p.agentToken });
+  }
+
+  /**
+   * requestTrust asks for a trust elevation (POST /agents/{id}/trust, QWED-Agent
+   * spec v1.1 §8.2). Without fromLevel the agent's current level is read first
+   * (GET /agents/{id}): the gate checks that from_level is the agent's level.
+   */
+  async requestTrust(p: Params<RequestTrustParams>): Promise<GateObject> {
+    let from = p.fromLevel;
+    if (from === undefined) {
+      const read: RequestOptions = {};
+      if (p.signal) read.signal = p.signal;
+      from = (await this.call<GateObject>({ method: 'GET', path: `/agents/${seg('agentId', p.agentId)}`, auth: 'agent', agentToken: p.agentToken, options: read }))['trust_level'] as T.TrustLevel;
+    }
+    const body: T.TrustRequestBody = clean({ to_level: p.toLevel, from_level: from, justification: p.justification, evidence: p.evidence, request: p.request });
+    return this.#write('POST', `/agents/${seg('agentId', p.agentId)}/trust`, body, p, 'agent', { agentToken: p.agentToken });
+  }
+
+  /** setTrustLevel sets an agent's trust level (POST /agents/{id}/trust-level, principal key). */
+  setTrustLevel(p: Params<{ agentId: string; trustLevel: T.TrustLevel; reason?: string }>): Promise<T.TrustChangedReply> {
+    return this.#write('POST', `/agents/${seg('agentId', p.agentId)}/trust-level`, clean({ trust_level: p.trustLevel, reason: p.reason }), p);
+  }
+
+  /** suspendAgent suspends an agent, or reinstates it with suspended: false (POST /agents/{id}/suspend). */
+  suspendAgent(p: Params<{ agentId: string; reason?: string; suspended?: boolean }>): Promise<T.StatusReply> {
+    return this.#write('POST', `/agents/${seg('agentId', p.agentId)}/suspend`, clean({ suspended: p.suspended ?? true, reason: p.reason }), p);
+  }
+
+  /** fileComplaint files a complaint about an agent, which suspends it (POST /agents/{id}/complaints). */
+  fileComplaint(p: Params<{ agentId: string; reason?: string }>): Promise<T.StatusReply> {
+    return this.#write('POST', `/agents/${seg('agentId', p.agentId)}/complaints`, clean({ reason: p.reason }), p);
+  }
+
+  /** rotateToken replaces an agent's token (POST /agents/{id}/token/rotate); the new one is returned once. */
+  rotateToken(p: Params<AgentScoped>): Promise<T.TokenReply & { agent_token: string }> {
+    return this.#write('POST', `/agents/${seg('agentId', p.agentId)}/token/rotate`, {}, p, 'agent', { agentToken: p.agentToken });
+  }
+
+  /** revokeToken revokes an agent's token until one is rotated in (DELETE /agents/{id}/token, principal key). */
+  revokeToken(p: Params<{ agentId: string }>): Promise<T.TokenReply> {
+    return this.#write('DELETE', `/agents/${seg('agentId', p.agentId)}/token`, {}, p);
+  }
+
+  // ---- Principals ----
+
+  /** putTools replaces a principal's tool registry (PUT /principals/{id}/tools, QWED-Agent spec v1.1 §5.3). */
+  putTools(p: Params<{ principalId: string; tools: T.ToolSpec[] }>): Promise<GateObject> {
+    return this.#write('PUT', `/principals/${seg('principalId', p.principalId)}/tools`, { tools: p.tools }, p);
+  }
+
+  /** issuePrincipalKey issues an API key for a principal (POST /principals/{id}/keys, admin key); returned once. */
+  issuePrincipalKey(p: Params<{ principalId: string }>): Promise<T.KeyReply & { api_key: string }> {
+    return this.#write('POST', `/principals/${seg('principalId', p.principalId)}/keys`, {}, p);
+  }
+
+  /** rotatePrincipalKey replaces a principal's key by a new one (POST /principals/{id}/keys/{key_id}/rotate). */
+  rotatePrincipalKey(p: Params<{ principalId: string; keyId: string }>): Promise<T.KeyReply & { api_key: string }> {
+    return this.#write('POST', `/principals/${seg('principalId', p.principalId)}/keys/${seg('keyId', p.keyId)}/rotate`, {}, p);
+  }
+
+  /** revokePrincipalKey revokes a principal's key (DELETE /principals/{id}/keys/{key_id}). */
+  revokePrincipalKey(p: Params<{ principalId: string; keyId: string }>): Promise<T.KeyReply> {
+    return this.#write('DELETE', `/principals/${seg('principalId', p.principalId)}/keys/${seg('keyId', p.keyId)}`, {}, p);
+  }
+
+  // ---- Approvals ----
+
+  /** listApprovals lists approvals (GET /approvals; status pending|approved|denied|expired, limit, after). */
+  listApprovals(p?: Params<{ status?: string; limit?: number; after?: string }>): Promise<GateObject> {
+    return this.#read('/approvals', p);
+  }
+
+  /** getApproval reads an approval (GET /approvals/{id}); the agent it concerns may read it with its token. */
+  getApproval(approvalId: string, p?: RequestOptions): Promise<T.Approval & GateObject> {
+    return this.#read(`/approvals/${seg('approvalId', approvalId)}`, p);
+  }
+
+  /** approve resolves a pending approval as approved (POST /approvals/{id}/approve, principal key). */
+  approve(p: Params<ApprovalParams>): Promise<T.ApprovalReply> {
+    return this.#write('POST', `/approvals/${seg('approvalId', p.approvalId)}/approve`, clean({ reason: p.reason }), p);
+  }
+
+  /** deny resolves a pending approval as denied (POST /approvals/{id}/deny, principal key). */
+  deny(p: Params<ApprovalParams>): Promise<T.ApprovalReply> {
+    return this.#write('POST', `/approvals/${seg('approvalId', p.approvalId)}/deny`, clean({ reason: p.reason }), p);
+  }
+
+  // ---- QWED protocol v1.0 engines ----
+
+  /** verify runs one request on an engine (POST /verify); VERIFIED, FAILED, CORRECTED … are results. */
+  verify(p: Params<VerifyParams>): Promise<GateObject> {
+    const body = clean({ type: p.type ?? p.engine, query: p.query, params: p.params, options: p.options, metadata: p.metadata });
+    return this.#write('POST', '/verify', body, p, 'key', { headers: { 'QWED-Protocol-Version': p.protocolVersion } });
+  }
+
+  /** verifyBatch runs up to 100 requests (POST /verify with batch: true). */
+  verifyBatch(p: Params<VerifyBatchParams>): Promise<GateObject> {
+    const body = clean({ batch: true, items: p.items, options: p.options, metadata: p.metadata });
+    return this.#write('POST', '/verify', body, p, 'key', { headers: { 'QWED-Protocol-Version': p.protocolVersion } });
+  }
+
+  /** listEngines reads each engine's capabilities (GET /engines). */
+  listEngines(p?: RequestOptions): Promise<GateObject> {
+    return this.#read('/engines', p);
+  }
+
+  // ---- CloudEvents ----
+
+  /** sendEvent sends a command as a structured-mode CloudEvent (POST /events); the answer is the reply CloudEvent's body. */
+  sendEvent(event: GateObject, p?: RequestOptions): Promise<GateObject> {
+    return this.#write('POST', '/events', event, p, 'key', { headers: { 'content-type': 'application/cloudevents+json' } });
+  }
+
+  // ---- QWED A2A ----
+
+  /** a2aIntercept verifies one agent-to-agent message (POST /a2a/intercept); the verdict (forwarded, blocked, rate_limited, error) is the result. */
+  a2aIntercept(message: T.A2aMessageBody, p?: RequestOptions): Promise<T.A2AReply> {
+    return this.#write('POST', '/a2a/intercept', message, p);
+  }
+
+  /** a2aTrust adds an agent to the caller's trust boundary (POST /a2a/boundary/trust/{agent}). */
+  a2aTrust(p: Params<{ agent: string }>): Promise<GateObject> {
+    return this.#write('POST', `/a2a/boundary/trust/${seg('agent', p.agent)}`, undefined, p);
+  }
+
+  /** a2aUntrust removes an agent from the trust boundary (DELETE /a2a/boundary/trust/{agent}). */
+  a2aUntrust(p: Params<{ agent: string }>): Promise<GateObject> {
+    return this.#write('DELETE', `/a2a/boundary/trust/${seg('agent', p.agent)}`, undefined, p);
+  }
+
+  /** a2aBlock blocks an agent (POST /a2a/boundary/block/{agent}). */
+  a2aBlock(p: Params<{ agent: string }>): Promise<GateObject> {
+    return this.#write('POST', `/a2a/boundary/block/${seg('agent', p.agent)}`, undefined, p);
+  }
+
+  /** a2aUnblock unblocks an agent (DELETE /a2a/boundary/block/{agent}). */
+  a2aUnblock(p: Params<{ agent: string }>): Promise<GateObject> {
+    return this.#write('DELETE', `/a2a/boundary/block/${seg('agent', p.agent)}`, undefined, p);
+  }
+
+  /** a2aBlockPair blocks a sender→receiver pair (POST /a2a/boundary/block-pair). */
+  a2aBlockPair(p: Params<{ sender: string; receiver: string }>): Promise<GateObject> {
+    return this.#write('POST', '/a2a/boundary/block-pair', { sender: p.sender, receiver: p.receiver }, p);
+  }
+
+  /** a2aUnblockPair unblocks a sender→receiver pair (DELETE /a2a/boundary/block-pair). */
+  a2aUnblockPair(p: Params<{ sender: string; receiver: string }>): Promise<GateObject> {
+    return this.#write('DELETE', '/a2a/boundary/block-pair', { sender: p.sender, receiver: p.receiver }, p);
+  }
+
+  /** getA2ABoundary reads the trust boundary (GET /a2a/boundary; principal, list, limit, after, atSeq, atTime). */
+  getA2ABoundary(p?: Params<Record<string, QueryValue>>): Promise<GateObject> {
+    return this.#read('/a2a/boundary', p);
+  }
+
+  /** getA2AMetrics reads the A2A verdict counts (GET /a2a/metrics). */
+  getA2AMetrics(p?: Params<Record<string, QueryValue>>): Promise<GateObject> {
+    return this.#read('/a2a/metrics', p);
+  }
+
+  /** getA2AHealth reads the A2A gateway's health (GET /a2a/health, public). */
+  getA2AHealth(p?: RequestOptions): Promise<GateObject> {
+    return this.#read('/a2a/health', p);
+  }
+
+  // ---- Agent Policy Engine: execute, businesses, policies, transactions, webhooks ----
+
+  /** prepareExecute asks for a confirmation token (POST /agp/execute/prepare). */
+  prepareExecute(p: Params<ExecuteParams>): Promise<GateObject> {
+    const body: T.ExecuteBody = clean({ businessId: p.businessId, request: p.request, agent_id: p.agentId });
+    return this.#write('POST', '/agp/execute/prepare', body, p, 'agent', { agentToken: p.agentToken });
+  }
+
+  /** execute runs a request at a business through the gate (POST /agp/execute, X-Confirmation-Token). */
+  execute(p: Params<ExecuteParams & { confirmationToken?: string }>): Promise<GateObject> {
+    const body: T.ExecuteBody = clean({ businessId: p.businessId, request: p.request, agent_id: p.agentId });
+    return this.#write('POST', '/agp/execute', body, p, 'agent', { agentToken: p.agentToken, headers: { 'X-Confirmation-Token': p.confirmationToken } });
+  }
+
+  /** createBusiness registers a business (POST /businesses). */
+  createBusiness(p: Params<T.BusinessBody>): Promise<GateObject> {
+    return this.#write('POST', '/businesses', clean({ id: p.id, name: p.name, categories: p.categories, endpoint: p.endpoint, currency: p.currency }), p);
+  }
+
+  /** listBusinesses lists the business registry (GET /businesses). */
+  listBusinesses(p?: Params<Record<string, QueryValue>>): Promise<GateObject> {
+    return this.#read('/businesses', p);
+  }
+
+  /** getBusiness reads a business (GET /businesses/{id}). */
+  getBusiness(businessId: string, p?: RequestOptions): Promise<GateObject> {
+    return this.#read(`/businesses/${seg('businessId', businessId)}`, p);
+  }
+
+  /** updateBusiness replaces a business (PUT /businesses/{id}). */
+  updateBusiness(p: Params<T.BusinessBody & { businessId: string }>): Promise<GateObject> {
+    return this.#write('PUT', `/businesses/${seg('businessId', p.businessId)}`, clean({ id: p.id, name: p.name, categories: p.categories, endpoint: p.endpoint, currency: p.currency }), p);
+  }
+
+  /** deleteBusiness deletes a business (DELETE /businesses/{id}). */
+  deleteBusiness(p: Params<{ businessId: string }>): Promise<GateObject> {
+    return this.#write('DELETE', `/businesses/${seg('businessId', p.businessId)}`, undefined, p);
+  }
+
+  /** createPolicy creates a consumer policy (POST /policies; consumer: the admin names it). */
+  createPolicy(p: Params<{ policy: T.PolicyBody; consumer?: string }>): Promise<GateObject> {
+    return this.#write('POST', '/policies', p.policy, p, 'key', { query: { consumer: p.consumer } });
+  }
+
+  /** listPolicies lists a consumer's policies (GET /policies; consumer). */
+  listPolicies(p?: Params<{ consumer?: string }>): Promise<GateObject> {
+    return this.#read('/policies', p);
+  }
+
+  /** getPolicy reads a policy, or its version at a log position (GET /policies/{id}; consumer, atSeq). */
+  getPolicy(policyId: string, p?: Params<{ consumer?: string; atSeq?: number }>): Promise<GateObject> {
+    return this.#read(`/policies/${seg('policyId', policyId)}`, p);
+  }
+
+  /** updatePolicy replaces a policy (PUT /policies/{id}). */
+  updatePolicy(p: Params<{ policyId: string; policy: T.PolicyBody; consumer?: string }>): Promise<GateObject> {
+    return this.#write('PUT', `/policies/${seg('policyId', p.policyId)}`, p.policy, p, 'key', { query: { consumer: p.consumer } });
+  }
+
+  /** deletePolicy deletes a policy (DELETE /policies/{id}). */
+  deletePolicy(p: Params<{ policyId: string; consumer?: string }>): Promise<GateObject> {
+    return this.#write('DELETE', `/policies/${seg('policyId', p.policyId)}`, undefined, p, 'key', { query: { consumer: p.consumer } });
+  }
+
+  /** listTransactions lists a consumer's transactions (GET /transactions; consumer, status, from, to, limit, after …). */
+  listTransactions(p?: Params<Record<string, QueryValue>>): Promise<GateObject> {
+    return this.#read('/transactions', p);
+  }
+
+  /** getTransactionSummary sums a consumer's transactions (GET /transactions/summary). */
+  getTransactionSummary(p?: Params<Record<string, QueryValue>>): Promise<GateObject> {
+    return this.#read('/transactions/summary', p);
+  }
+
+  /** getTransactionAnalytics reads a consumer's spending analytics (GET /transactions/analytics). */
+  getTransactionAnalytics(p?: Params<Record<string, QueryValue>>): Promise<GateObject> {
+    return this.#read('/transactions/analytics', p);
+  }
+
+  /** getTransaction reads a transaction, or its state at a log position or time (GET /transactions/{id}). */
+  getTransaction(transactionId: string, p?: Params<{ atSeq?: number; atTime?: string | Date; consumer?: string }>): Promise<GateObject> {
+    return this.#read(`/transactions/${seg('transactionId', transactionId)}`, p);
+  }
+
+  /** createWebhook registers a webhook (POST /webhooks). */
+  createWebhook(p: Params<{ url: string; events?: string[]; consumer?: string }>): Promise<GateObject> {
+    return this.#write('POST', '/webhooks', clean({ url: p.url, events: p.events }), p, 'key', { query: { consumer: p.consumer } });
+  }
+
+  /** listWebhooks lists a consumer's webhooks (GET /webhooks; consumer). */
+  listWebhooks(p?: Params<{ consumer?: string }>): Promise<GateObject> {
+    return this.#read('/webhooks', p);
+  }
+
+  /** getWebhook reads a webhook (GET /webhooks/{id}). */
+  getWebhook(webhookId: string, p?: Params<{ consumer?: string }>): Promise<GateObject> {
+    return this.#read(`/webhooks/${seg('webhookId', webhookId)}`, p);
+  }
+
+  /** updateWebhook replaces a webhook's URL and events (PUT /webhooks/{id}). */
+  updateWebhook(p: Params<{ webhookId: string; url: string; events?: string[]; consumer?: string }>): Promise<GateObject> {
+    return this.#write('PUT', `/webhooks/${seg('webhookId', p.webhookId)}`, clean({ url: p.url, events: p.events }), p, 'key', { query: { consumer: p.consumer } });
+  }
+
+  /** deleteWebhook deletes a webhook (DELETE /webhooks/{id}). */
+  deleteWebhook(p: Params<{ webhookId: string; consumer?: string }>): Promise<GateObject> {
+    return this.#write('DELETE', `/webhooks/${seg('webhookId', p.webhookId)}`, undefined, p, 'key', { query: { consumer: p.consumer } });
+  }
+
+  /** listWebhookDeliveries lists deliveries, of one webhook when webhookId is given (GET /webhooks[/{id}]/deliveries). */
+  listWebhookDeliveries(p?: Params<{ webhookId?: string; status?: string; kind?: string; limit?: number; after?: string; consumer?: string }>): Promise<GateObject> {
+    if (p?.webhookId) {
+      const { webhookId, ...rest } = p;
+      return this.#read(`/webhooks/${seg('webhookId', webhookId)}/deliveries`, rest);
+    }
+    return this.#read('/webhooks/deliveries', p);
+  }
+
+  // ---- Operations and attestations ----
+
+  /** health reads GET /healthz. */
+  health(p?: RequestOptions): Promise<GateObject> {
+    return this.#read('/healthz', p);
+  }
+
+  /** metrics reads the Prometheus text of GET /metrics. */
+  metrics(p?: RequestOptions): Promise<string> {
+    return this.#read('/metrics', p, { response: 'text' });
+  }
+
+  /** jwks reads the gate's signing keys (GET /.well-known/jwks.json); cached by the client for verifyAttestation. */
+  jwks(p?: RequestOptions): Promise<JWKS> {
+    return this.#read('/.well-known/jwks.json', p);
+  }
+
+  /**
+   * verifyAttestation checks an attestation offline (ES256 with WebCrypto)
+   * against jwks, or the gate's JWKS fetched once and cached (fetched again
+   * once when the token's kid is not in the cached set: the gate rotated its
+   * keys). It returns the claims or throws an AttestationError.
+   */
+  async verifyAttestation(token: string, options: ClientVerifyAttestationOptions = {}): Promise<AttestationClaims> {
+    const o = { kind: options.kind ?? 'decision', now: options.now } as { kind: AttestationKind; now?: number };
+    if (o.now === undefined) delete o.now;
+    if (options.jwks !== undefined) return verifyOffline(token, options.jwks, o);
+    if (!this.#jwks) {
+      this.#jwks = this.jwks();
+      this.#jwks.catch(() => (this.#jwks = undefined));
+    }
+    const set = await this.#jwks;
+    try {
+      return await verifyOffline(token, set, o);
+    } catch (e) {
+      if (!(e instanceof AttestationError) || e.code !== 'QWED-SDK-ATTESTATION-UNKNOWN-KEY') throw e;
+      const fresh = this.jwks();
+      this.#jwks = fresh;
+      return verifyOffline(token, await fresh, o);
+    }
+  }
+}
