@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/domain/engines"
+	"github.com/agentgate/agentgate/domain/engines/sql"
 )
 
 // DefaultActionTimeout bounds an engine's run on a verify_action command
@@ -51,25 +52,24 @@ func NewActionVerifier(reg *Registry, timeout time.Duration) *ActionVerifier {
 
 // engineParams picks, from an action's parameters, the members the engine
 // declares as its params (an execute_code action's "language", an
-// execute_sql action's "schema_ddl" and "dialect"); the other members are
-// the action's own. The engine decodes them strictly: a member of the
+// execute_sql action's "schema_ddl" and "dialect"), with gateParams set
+// over them; the other members are the action's own. The engine decodes them strictly: a member of the
 // wrong type answers ERROR, which the gate treats as UNCERTAIN (PENDING).
 // Nil when there are none. json.Marshal sorts the members, so the params
 // are a function of the action alone.
 func (v *ActionVerifier) engineParams(id string, parameters json.RawMessage) json.RawMessage {
 	names := v.params[id]
-	if len(names) == 0 || len(parameters) == 0 {
-		return nil
-	}
-	var all map[string]json.RawMessage
-	if json.Unmarshal(parameters, &all) != nil {
-		return nil
-	}
 	picked := make(map[string]json.RawMessage, len(names))
-	for k, raw := range all {
-		if names[k] {
-			picked[k] = raw
+	var all map[string]json.RawMessage
+	if len(names) > 0 && len(parameters) > 0 && json.Unmarshal(parameters, &all) == nil {
+		for k, raw := range all {
+			if names[k] {
+				picked[k] = raw
+			}
 		}
+	}
+	for k, raw := range gateParams[id] {
+		picked[k] = raw
 	}
 	if len(picked) == 0 {
 		return nil
@@ -77,6 +77,23 @@ func (v *ActionVerifier) engineParams(id string, parameters json.RawMessage) jso
 	b, err := json.Marshal(picked)
 	if err != nil {
 		return nil
+	}
+	return b
+}
+
+// gateParams are the params the gate sets on an engine's run for an
+// action, over the action's own: the sql engine waives the checks the
+// gate decides by the statement's risk class (sql.GateAllow), so that a
+// trusted agent may still run the DELETE its trust level allows; the
+// injection, schema and complexity checks still decide the verdict.
+var gateParams = map[string]map[string]json.RawMessage{
+	sql.EngineID: {"allow": mustJSON(sql.GateAllow())},
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
 	}
 	return b
 }

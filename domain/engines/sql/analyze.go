@@ -18,6 +18,7 @@ type options struct {
 	sensitiveTables  wordList
 	maxJoins         int
 	maxSubqueryDepth int
+	allow            map[string]bool // checks waived (params.allow)
 }
 
 func defaultOptions() *options {

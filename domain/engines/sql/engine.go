@@ -33,7 +33,31 @@ type Params struct {
 	// MaxJoinsLimit, 0 to MaxSubqueryDepthLimit).
 	MaxJoins         *int `json:"max_joins"`
 	MaxSubqueryDepth *int `json:"max_subquery_depth"`
+	// Allow waives checks the caller decides itself (AllowDestructive,
+	// AllowSensitive, AllowMultiple): a waived check that fails is listed
+	// in checks_waived and does not block the verdict. Injection, schema
+	// and complexity checks cannot be waived.
+	Allow []string `json:"allow"`
 }
+
+// The names of params.allow, each waiving one check.
+const (
+	// AllowDestructive waives CheckNoDestructive.
+	AllowDestructive = "destructive_operations"
+	// AllowSensitive waives CheckNoSensitive.
+	AllowSensitive = "sensitive_columns"
+	// AllowMultiple waives CheckSingle (stacked statements that are all
+	// reads; stacked statements of which one writes are an injection).
+	AllowMultiple = "multiple_statements"
+)
+
+// waivable maps each name of params.allow to the check it waives.
+var waivable = map[string]string{AllowDestructive: CheckNoDestructive, AllowSensitive: CheckNoSensitive, AllowMultiple: CheckSingle}
+
+// GateAllow is params.allow as the gate's verify_action sets it: the gate
+// decides destructive, sensitive and stacked reads by the statement's risk
+// class (its trust × risk matrix), so the engine only classifies them.
+func GateAllow() []string { return []string{AllowDestructive, AllowMultiple, AllowSensitive} }
 
 // Result is the engine's result object (QWED protocol v1.0 §6.1 "result"; §6.3.2
 // is_valid, expected, actual, message for FAILED).
@@ -46,6 +70,8 @@ type Result struct {
 	Class
 	ChecksPassed []string `json:"checks_passed"`
 	ChecksFailed []string `json:"checks_failed"`
+	// ChecksWaived are the checks that failed but params.allow waived.
+	ChecksWaived []string `json:"checks_waived,omitempty"`
 	Limits       Limits   `json:"limits"`
 }
 
@@ -121,7 +147,8 @@ const paramsSchema = `{"type":"object","additionalProperties":false,"properties"
 	`"sensitive_columns":{"type":"array","items":{"type":"string"}},` +
 	`"sensitive_tables":{"type":"array","items":{"type":"string"}},` +
 	`"max_joins":{"type":"integer","minimum":0,"maximum":256},` +
-	`"max_subquery_depth":{"type":"integer","minimum":0,"maximum":64}}}`
+	`"max_subquery_depth":{"type":"integer","minimum":0,"maximum":64},` +
+	`"allow":{"type":"array","maxItems":3,"items":{"enum":["destructive_operations","sensitive_columns","multiple_statements"]}}}}`
 
 // decodeParams reads raw strictly into options.
 func decodeParams(raw json.RawMessage) (*options, *engines.Problem) {
@@ -161,6 +188,20 @@ func decodeParams(raw json.RawMessage) (*options, *engines.Problem) {
 		}
 		opt.maxSubqueryDepth = *p.MaxSubqueryDepth
 	}
+	if len(p.Allow) > len(waivable) {
+		return nil, problem(CodeInvalidRequest, "params.allow names more than "+strconv.Itoa(len(waivable))+" checks", map[string]any{"field": "allow"})
+	}
+	for _, a := range p.Allow {
+		check, ok := waivable[a]
+		if !ok {
+			return nil, problem(CodeInvalidRequest, "params.allow: "+strconv.Quote(a)+" is not a check that can be waived",
+				map[string]any{"field": "allow", "supported": GateAllow()})
+		}
+		if opt.allow == nil {
+			opt.allow = map[string]bool{}
+		}
+		opt.allow[check] = true
+	}
 	if p.SchemaDDL != "" {
 		s, pr := parseSchema(p.SchemaDDL)
 		if pr != nil {
@@ -177,8 +218,10 @@ func decodeParams(raw json.RawMessage) (*options, *engines.Problem) {
 // Verify decides req (QWED protocol v1.0 §5.2.5): ERROR for a syntax error
 // (QWED-REQ-003), a bound (QWED-REQ-004) or bad params (QWED-REQ-001);
 // UNSUPPORTED for another dialect; BLOCKED (QWED-SEC-002) on a high or critical
-// finding; FAILED on a schema violation or a policy limit; VERIFIED otherwise.
-// It never panics.
+// finding, and on a failed check of no_destructive_operations,
+// no_sensitive_columns or single_statement that params.allow does not waive
+// (result.security_violation set); FAILED on a schema violation or a policy
+// limit; VERIFIED only when no check failed. It never panics.
 func (Engine) Verify(_ context.Context, req engines.Request) (out engines.Outcome) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -198,11 +241,18 @@ func (Engine) Verify(_ context.Context, req engines.Request) (out engines.Outcom
 	}
 	res := Result{Dialect: "postgresql", Class: c, ChecksPassed: []string{}, ChecksFailed: []string{},
 		Limits: Limits{MaxJoins: opt.maxJoins, MaxSubqueryDepth: opt.maxSubqueryDepth}}
+	var policy []string // the failed checks that block (not waived)
 	check := func(name string, ok bool) {
-		if ok {
+		switch {
+		case ok:
 			res.ChecksPassed = append(res.ChecksPassed, name)
-		} else {
+		case opt.allow[name]:
+			res.ChecksWaived = append(res.ChecksWaived, name)
+		default:
 			res.ChecksFailed = append(res.ChecksFailed, name)
+			if name == CheckNoDestructive || name == CheckNoSensitive || name == CheckSingle {
+				policy = append(policy, name)
+			}
 		}
 	}
 	var limitMsgs []string
@@ -221,13 +271,11 @@ func (Engine) Verify(_ context.Context, req engines.Request) (out engines.Outcom
 			injection = injection || f.Severity == "critical" || f.Severity == "high"
 		}
 	}
-	destructive := false
+	destroys := false
 	for _, st := range c.Statements {
-		if st.Risk == RiskCritical && st.Class != "read" {
-			destructive = true
-		}
+		destroys = destroys || destructive(st)
 	}
-	check(CheckNoDestructive, !destructive)
+	check(CheckNoDestructive, !destroys)
 	check(CheckNoInjection, !injection)
 	check(CheckNoSensitive, !sensitive)
 	check(CheckSingle, c.Complexity.Statements == 1)
@@ -243,6 +291,16 @@ func (Engine) Verify(_ context.Context, req engines.Request) (out engines.Outcom
 		out.Status = engines.Blocked
 		out.Err = problem(CodeMalicious, "Malicious payload detected: "+firstBlocking(c.Findings),
 			map[string]any{"findings": blockingRules(c.Findings)})
+	case len(policy) > 0:
+		why := policyReasons(c, policy)
+		res.Violation = true
+		res.Message = "blocked by security policy: " + strings.Join(why, "; ")
+		res.Expected = "a single statement that neither destroys data nor reads or writes sensitive columns"
+		res.Actual = c.Statement + " (" + string(c.Risk) + " risk, " + strconv.Itoa(c.Complexity.Statements) + " statements)"
+		out.Status = engines.Blocked
+		out.Err = problem(CodeMalicious, "Blocked by security policy: "+strings.Join(why, "; "),
+			map[string]any{"checks_failed": policy, "statement": c.Statement, "risk_level": string(c.Risk),
+				"waive_with": "params.allow"})
 	case len(c.SchemaErrors) > 0:
 		e := c.SchemaErrors[0]
 		res.Message = e.Message
@@ -279,6 +337,37 @@ func (Engine) Verify(_ context.Context, req engines.Request) (out engines.Outcom
 	}
 	return out
 }
+
+// policyReasons explains each failed policy check of c.
+func policyReasons(c Class, failed []string) []string {
+	var out []string
+	for _, name := range failed {
+		switch name {
+		case CheckNoDestructive:
+			for _, st := range c.Statements {
+				if destructive(st) {
+					out = append(out, st.Statement+" is destructive ("+st.Reason+")")
+					break
+				}
+			}
+		case CheckNoSensitive:
+			for _, f := range c.Findings {
+				if f.Rule == "sql.sensitive_column" || f.Rule == "sql.select_star_sensitive" {
+					out = append(out, f.Message)
+					break
+				}
+			}
+		case CheckSingle:
+			out = append(out, strconv.Itoa(c.Complexity.Statements)+" statements where one is expected")
+		}
+	}
+	return out
+}
+
+// destructive reports whether a statement destroys or rewrites data or
+// schema, or changes privileges or the server: a critical statement that
+// is not a read.
+func destructive(st Statement) bool { return st.Risk == RiskCritical && st.Class != "read" }
 
 func blockingRules(fs []engines.Finding) []string {
 	var out []string

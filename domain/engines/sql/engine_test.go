@@ -222,12 +222,12 @@ func TestSeed002_6_2_Outcomes(t *testing.T) {
 		t.Errorf("stacked destructive: %s %+v", o.Status, o.Err)
 	}
 	o = verify(t, "SELECT 1; SELECT 2", nil)
-	if r := result(t, o); o.Status != engines.Verified || !slices.Contains(r.ChecksFailed, CheckSingle) || len(o.Findings) != 1 {
+	if r := result(t, o); o.Status != engines.Blocked || !slices.Contains(r.ChecksFailed, CheckSingle) || len(o.Findings) != 1 {
 		t.Errorf("stacked reads: %s %+v", o.Status, o.Findings)
 	}
-	o = verify(t, "DROP TABLE users", nil)
-	if r := result(t, o); o.Status != engines.Verified || r.Risk != RiskCritical || !slices.Contains(r.ChecksFailed, CheckNoDestructive) {
-		t.Errorf("drop: %s %+v", o.Status, r)
+	o = verify(t, "SELECT 1; SELECT 2", map[string]any{"allow": []string{AllowMultiple}})
+	if r := result(t, o); o.Status != engines.Verified || !slices.Equal(r.ChecksWaived, []string{CheckSingle}) || len(r.ChecksFailed) != 0 {
+		t.Errorf("stacked reads allowed: %s %+v", o.Status, r)
 	}
 	o = New().Verify(context.Background(), engines.Request{Query: "DELETE FROM t WHERE id = 1", IncludeProof: true})
 	if pr, ok := o.Proof.(Proof); !ok || len(pr.Steps) != 1 || !strings.Contains(pr.Steps[0], "DELETE -> write, high") {
@@ -246,8 +246,9 @@ func TestSeed002_6_2_Outcomes(t *testing.T) {
 }
 
 // TestSeed002_5_2_5_SensitiveColumns pins the sensitive-column findings:
-// the default list, params additions, SELECT * on a table with one, and
-// columns used only in conditions not flagged.
+// the default list, params additions, SELECT * on a table with one (each
+// BLOCKED: a failed check is not verified), and columns used only in
+// conditions not flagged.
 func TestSeed002_5_2_5_SensitiveColumns(t *testing.T) {
 	cases := []struct {
 		sql    string
@@ -273,7 +274,11 @@ func TestSeed002_5_2_5_SensitiveColumns(t *testing.T) {
 			continue
 		}
 		o := verify(t, tc.sql, tc.params)
-		if o.Status != engines.Verified {
+		want := engines.Verified
+		if tc.rule != "-" {
+			want = engines.Blocked
+		}
+		if o.Status != want {
 			t.Errorf("%q: %s %+v", tc.sql, o.Status, o.Err)
 			continue
 		}
@@ -364,5 +369,60 @@ func TestSeed002_4_2_Capabilities(t *testing.T) {
 	}
 	if _, err := json.Marshal(c); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestQWEDProtocol_SQL_DestructiveNotVerified pins the verdict rule of the
+// QWED protocol v1.0 §6.1 ("verified: true if verification passed") for
+// the sql engine: a statement that fails a check is never VERIFIED. A
+// destructive statement (DROP, TRUNCATE, an unbounded DELETE or UPDATE,
+// GRANT...) is BLOCKED with QWED-SEC-002, is_valid false and
+// security_violation set, its risk class still reported; params.allow
+// waives the check (the gate's verify_action does, and decides by the
+// class), listing it in checks_waived.
+func TestQWEDProtocol_SQL_DestructiveNotVerified(t *testing.T) {
+	for _, q := range []string{"DROP TABLE users", "TRUNCATE orders", "DELETE FROM users", "UPDATE users SET name = 'x'",
+		"GRANT ALL ON users TO bob", "ALTER TABLE users DROP COLUMN email"} {
+		o := verify(t, q, nil)
+		r := result(t, o)
+		if o.Status != engines.Blocked || o.Err == nil || o.Err.Code != CodeMalicious || r.IsValid || !r.Violation ||
+			r.Risk != RiskCritical || !slices.Equal(r.ChecksFailed, []string{CheckNoDestructive}) {
+			t.Errorf("%q: %s %+v %+v", q, o.Status, o.Err, r)
+		}
+		if !strings.Contains(o.Err.Message, "destructive") || o.Err.Details["checks_failed"] == nil {
+			t.Errorf("%q: error %+v", q, o.Err)
+		}
+		o = verify(t, q, map[string]any{"allow": GateAllow()})
+		r = result(t, o)
+		if o.Status != engines.Verified || !r.IsValid || r.Violation || r.Risk != RiskCritical ||
+			len(r.ChecksFailed) != 0 || !slices.Equal(r.ChecksWaived, []string{CheckNoDestructive}) {
+			t.Errorf("%q allowed: %s %+v", q, o.Status, r)
+		}
+	}
+	// A bounded write is not destructive: VERIFIED, high risk.
+	o := verify(t, "DELETE FROM users WHERE id = 1", nil)
+	if r := result(t, o); o.Status != engines.Verified || r.Risk != RiskHigh || len(r.ChecksFailed) != 0 {
+		t.Errorf("bounded delete: %s %+v", o.Status, r)
+	}
+	// Waiving never lets an injection through.
+	o = verify(t, "DELETE FROM users WHERE id = 1 OR 1=1", map[string]any{"allow": GateAllow()})
+	if o.Status != engines.Blocked || !slices.Contains(result(t, o).ChecksFailed, CheckNoInjection) {
+		t.Errorf("tautology allowed: %s %+v", o.Status, o.Err)
+	}
+	// Every VERIFIED answer of the engine has no failed check.
+	for _, q := range []string{"SELECT 1", "SELECT password FROM u", "SELECT 1; SELECT 2", "DROP TABLE t", "INSERT INTO t VALUES (1)"} {
+		for _, p := range []map[string]any{nil, {"allow": GateAllow()}} {
+			o := verify(t, q, p)
+			if r := result(t, o); (o.Status == engines.Verified) != (len(r.ChecksFailed) == 0) || (o.Status == engines.Verified) != r.IsValid {
+				t.Errorf("%q %v: %s with checks_failed %v", q, p, o.Status, r.ChecksFailed)
+			}
+		}
+	}
+	for _, bad := range []string{`{"allow":["schema_valid"]}`, `{"allow":"destructive_operations"}`,
+		`{"allow":["destructive_operations","sensitive_columns","multiple_statements","destructive_operations"]}`} {
+		o := New().Verify(context.Background(), engines.Request{Query: "SELECT 1", Params: json.RawMessage(bad)})
+		if o.Status != engines.Error || o.Err == nil || o.Err.Code != CodeInvalidRequest {
+			t.Errorf("params %s: %s %+v", bad, o.Status, o.Err)
+		}
 	}
 }

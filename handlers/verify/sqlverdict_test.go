@@ -1,0 +1,55 @@
+package verify_test
+
+import (
+	"strconv"
+	"testing"
+
+	"github.com/agentgate/agentgate/domain/engines/sql"
+)
+
+// TestQWEDProtocol_SQL_DestructiveNotVerified pins the two questions the
+// sql engine answers. POST /verify (QWED protocol v1.0 §6.1: verified only
+// when verification passed) answers a destructive statement BLOCKED, 403,
+// QWED-SEC-002, is_valid false and security_violation set, and never
+// verified with a failed check. verify_action (QWED-Agent spec v1.1 §2.3)
+// decides the same statement by its risk class: a trusted agent may run
+// the unbounded DELETE or the sensitive read its trust level allows
+// (APPROVED, VERIFIED by the engine, risk critical or high), a supervised
+// one is denied by the trust × risk matrix, not as a security violation.
+func TestQWEDProtocol_SQL_DestructiveNotVerified(t *testing.T) {
+	s := newServer(t, sql.New())
+	for _, q := range []string{"DROP TABLE users", "DELETE FROM sessions", "SELECT password FROM users", "SELECT 1; SELECT 2"} {
+		r := s.verify(`{"query":` + strconv.Quote(q) + `,"type":"sql"}`)
+		m := r.json(t)
+		res, _ := m["result"].(map[string]any)
+		failed, _ := res["checks_failed"].([]any)
+		if r.status != 403 || m["status"] != "BLOCKED" || m["verified"] != false || res["is_valid"] != false ||
+			res["security_violation"] != true || len(failed) == 0 || r.code(t) != "QWED-SEC-002" {
+			t.Errorf("/verify %q: %d %s", q, r.status, r.body)
+		}
+	}
+	r := s.verify(`{"query":"DROP TABLE users","type":"sql","params":{"allow":["destructive_operations"]}}`)
+	if m := r.json(t); r.status != 200 || m["status"] != "VERIFIED" || m["verified"] != true {
+		t.Errorf("/verify with allow: %d %s", r.status, r.body)
+	}
+
+	id, tok := s.agent("trusted", "sql")
+	for i, q := range []string{"DELETE FROM sessions", "SELECT password FROM users"} {
+		m := s.action(id, tok, i+1, "execute_sql", "query", q)
+		v, _ := m["verification"].(map[string]any)
+		if m["decision"] != "APPROVED" || v["status"] != "VERIFIED" || (v["risk_level"] != "critical" && v["risk_level"] != "high") {
+			t.Errorf("trusted %q: %v", q, m)
+		}
+	}
+	id, tok = s.agent("supervised", "sql")
+	m := s.action(id, tok, 1, "execute_sql", "query", "DELETE FROM sessions")
+	if m["decision"] != "DENIED" || errCode(m) != "QWED-AGENT-TRUST-001" || m["trust_change"] != nil {
+		t.Errorf("supervised unbounded delete: %v", m)
+	}
+	// An injection is still a security violation for every agent.
+	id, tok = s.agent("trusted", "sql")
+	m = s.action(id, tok, 1, "execute_sql", "query", "DELETE FROM users WHERE id = 1 OR 1=1")
+	if m["decision"] != "DENIED" || errCode(m) != "QWED-SEC-002" {
+		t.Errorf("trusted injection: %v", m)
+	}
+}
