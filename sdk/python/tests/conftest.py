@@ -7,8 +7,10 @@ a fresh data folder, and is stopped when the session ends.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -16,7 +18,7 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import pytest
 
@@ -39,6 +41,7 @@ class Gate:
 
     def __init__(self, url: str, data: Path, binary: Path) -> None:
         self.url = url
+        self.base_url = url
         self.data = data
         self.binary = binary
         self.admin_key = ADMIN_KEY
@@ -88,13 +91,13 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _start(binary: Path, data: Path) -> tuple[subprocess.Popen[bytes], str]:
+def _start(binary: Path, data: Path, extra: tuple[str, ...] = ()) -> tuple[subprocess.Popen[bytes], str]:
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
     log = open(data.parent / f"gate-{port}.log", "wb")
     proc = subprocess.Popen(
         [str(binary), "serve", "--data", str(data), "--http", f"127.0.0.1:{port}",
-         "--api-key", ADMIN_KEY],
+         "--api-key", ADMIN_KEY, *extra],
         stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip
     deadline = time.monotonic() + 60
@@ -112,26 +115,59 @@ def _start(binary: Path, data: Path) -> tuple[subprocess.Popen[bytes], str]:
     raise RuntimeError(f"gate did not start on {url}; see {log.name}")
 
 
-@pytest.fixture(scope="session")
-def gate(tmp_path_factory: pytest.TempPathFactory):
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """Stops a process started here: SIGTERM (the gate drains), SIGKILL after 15 s."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+@contextlib.contextmanager
+def running_gate(root: Path, *extra: str) -> Iterator[Gate]:
+    """Runs a gate (serve with extra flags) with its data under root until the block ends."""
     binary = gate_binary()
-    root = tmp_path_factory.mktemp("gate")
     last: Exception | None = None
     for attempt in range(3):  # a free port can be taken before the gate binds it
         data = root / f"data{attempt}"
         try:
-            proc, url = _start(binary, data)
+            proc, url = _start(binary, data, extra)
         except RuntimeError as exc:
             last = exc
             continue
         try:
             yield Gate(url, data, binary)
         finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            _stop(proc)
         return
     raise RuntimeError(f"starting the gate: {last}")
+
+
+@pytest.fixture(scope="session")
+def gate(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gate]:
+    """The suite's gate: base_url/url, admin_key. Its refusal limit is off
+    (--refusal-rate 0) so that the error tests of every file do not make
+    the loopback address refused; tests of that limit start their own."""
+    with running_gate(tmp_path_factory.mktemp("gate"), "--refusal-rate", "0") as g:
+        yield g
+
+
+@pytest.fixture(scope="session")
+def business(gate: Gate, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A local business (agentgate dev-business) for the execute calls: its orders URL."""
+    log = tmp_path_factory.mktemp("business") / "business.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(
+            [str(gate.binary), "dev-business", "--listen", "127.0.0.1:0"], stdout=subprocess.PIPE, stderr=out
+        )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline().decode()
+        m = re.search(r"listening on (http://\S+)", line)
+        if not m:
+            raise RuntimeError(f"dev-business did not start: {line!r}; see {log}")
+        yield m.group(1) + "/orders"
+    finally:
+        _stop(proc)

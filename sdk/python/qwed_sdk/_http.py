@@ -1,0 +1,515 @@
+"""The HTTP/1.1 transports of the clients: a keep-alive connection pool over
+http.client for the sync client, asyncio streams for the async one.
+
+Both share the request description (:class:`Call`), the headers, the
+retry policy and the decoding of answers (:class:`Core`); only the I/O and
+the sleeping differ. Every write carries an Idempotency-Key, generated once
+per call and reused on each of its retries, so the gate answers a retried
+write with the answer it recorded for the first attempt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import http.client
+import json
+import logging
+import os
+import random
+import secrets
+import socket
+import ssl
+import threading
+import time
+import urllib.parse
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Optional
+
+from .errors import APIConnectionError, APITimeoutError, QWEDError, error_for
+
+__all__ = ["Call", "Core", "SyncTransport", "AsyncTransport", "DEFAULT_BASE_URL"]
+
+log = logging.getLogger("qwed_sdk")
+
+DEFAULT_BASE_URL = "http://127.0.0.1:8080"
+"""The gate's address when neither base_url nor AGENTGATE_URL names one."""
+
+RETRY_STATUSES = frozenset({408, 429, 502, 503, 504})
+"""Answers retried (with the call's Idempotency-Key for a write)."""
+
+_JSON_TYPES = ("application/json", "application/problem+json", "application/cloudevents+json")
+
+
+@dataclass
+class Call:
+    """One logical call to the gate.
+
+    path is already escaped; query holds the query parameters (None values
+    are left out); body is the JSON body (None: no body). A write gets an
+    Idempotency-Key (idempotency_key, else a fresh random one) reused on its
+    retries. accept(status, body) says whether an answer with a non-2xx
+    status is a result (a decision) rather than an error. decode turns the
+    decoded answer into the call's result; raw calls get the bytes.
+    """
+
+    method: str
+    path: str
+    query: Optional[Mapping[str, Any]] = None
+    body: Any = None
+    write: bool = False
+    idempotency_key: Optional[str] = None
+    agent_token: Optional[str] = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    accept: Optional[Callable[[int, Any], bool]] = None
+    decode: Optional[Callable[[Any], Any]] = None
+    raw: bool = False
+    auth: str = "any"
+    """Which credentials go with the call: "any" (the key and the token the
+    client holds), "key" (the API key only), "none"."""
+
+
+@dataclass
+class Answer:
+    """An HTTP answer as read from the wire (header names lower-cased)."""
+
+    status: int
+    headers: dict[str, str]
+    data: bytes
+
+
+class _Secret:
+    """A credential: its value is read with .value; it never prints."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: str) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return "'***'"
+
+    __str__ = __repr__
+
+
+def resolve_base_url(base_url: Optional[str]) -> str:
+    """base_url, else the AGENTGATE_URL environment variable, else DEFAULT_BASE_URL."""
+    return (base_url or os.environ.get("AGENTGATE_URL") or DEFAULT_BASE_URL).rstrip("/")
+
+
+def path(*segments: str) -> str:
+    """Joins path segments, escaping every one (an id may not add a segment)."""
+    for s in segments:
+        if not isinstance(s, str) or not s:
+            raise ValueError("a path identifier must be a non-empty string")
+    return "/" + "/".join(urllib.parse.quote(s, safe="") for s in segments)
+
+
+def _retry_after(headers: Mapping[str, str]) -> Optional[float]:
+    v = headers.get("retry-after")
+    if not v:
+        return None
+    try:
+        return max(0.0, float(v))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(v)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+class Core:
+    """What both transports share: the address, the credentials, the retry
+    policy, the headers of an attempt and the decoding of an answer."""
+
+    def __init__(
+        self,
+        *,
+        base_url: Optional[str],
+        api_key: Optional[str],
+        agent_token: Optional[str],
+        timeout: float,
+        max_retries: int,
+        backoff: float = 0.25,
+        max_backoff: float = 8.0,
+        max_retry_after: float = 60.0,
+        user_agent: Optional[str] = None,
+        ssl_context: Optional[ssl.SSLContext] = None,
+        pool_size: int = 10,
+    ) -> None:
+        from . import __version__
+
+        self.base_url = resolve_base_url(base_url)
+        u = urllib.parse.urlsplit(self.base_url)
+        if u.scheme not in ("http", "https") or not u.hostname:
+            raise ValueError(f"base_url must be an http:// or https:// URL, got {self.base_url!r}")
+        if u.username or u.password:
+            raise ValueError("base_url may not carry credentials: pass api_key or agent_token")
+        self.https = u.scheme == "https"
+        self.host = u.hostname
+        self.port = u.port or (443 if self.https else 80)
+        self.prefix = u.path.rstrip("/")
+        default_port = 443 if self.https else 80
+        self.host_header = u.netloc if u.port != default_port else self.host
+        self.ssl_context = ssl_context if ssl_context is not None else (ssl.create_default_context() if self.https else None)
+        if timeout is not None and timeout <= 0:
+            raise ValueError("timeout must be positive")
+        if max_retries < 0:
+            raise ValueError("max_retries must be >= 0")
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.backoff = backoff
+        self.max_backoff = max_backoff
+        self.max_retry_after = max_retry_after
+        self.pool_size = pool_size
+        self.user_agent = user_agent or f"qwed-sdk-python/{__version__}"
+        self.api_key = _Secret(api_key) if api_key else None
+        self.agent_token = _Secret(agent_token) if agent_token else None
+        self._rand = random.Random()
+
+    def __repr__(self) -> str:
+        return f"Core(base_url={self.base_url!r})"
+
+    def target(self, call: Call) -> str:
+        """The request target: the base URL's path, the call's path, its query."""
+        t = self.prefix + call.path
+        if call.query:
+            q = [(k, _query_value(v)) for k, v in call.query.items() if v is not None]
+            if q:
+                t += "?" + urllib.parse.urlencode(q)
+        return t
+
+    def body(self, call: Call) -> Optional[bytes]:
+        if call.body is None:
+            return b"{}" if call.method in ("POST", "PUT") else None
+        return json.dumps(call.body, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
+
+    def headers(self, call: Call, body: Optional[bytes], key: Optional[str]) -> dict[str, str]:
+        h = {"Host": self.host_header, "User-Agent": self.user_agent, "Accept": "application/json"}
+        if body is not None:
+            h["Content-Type"] = "application/json"
+            h["Content-Length"] = str(len(body))
+        elif call.method in ("POST", "PUT", "DELETE"):
+            h["Content-Length"] = "0"
+        if call.auth != "none":
+            if self.api_key is not None:
+                h["X-API-Key"] = self.api_key.value
+            token = call.agent_token or (self.agent_token.value if self.agent_token else None)
+            if token and call.auth == "any":
+                h["Authorization"] = "Bearer " + token
+        if key is not None:
+            h["Idempotency-Key"] = key
+        h.update(call.headers)
+        return h
+
+    def idempotency_key(self, call: Call) -> Optional[str]:
+        if not call.write:
+            return None
+        return call.idempotency_key or "py_" + secrets.token_hex(16)
+
+    def delay(self, attempt: int, answer: Optional[Answer]) -> Optional[float]:
+        """The pause before retry number attempt+1, None when the answer is
+        final (attempts exhausted, not retryable, or a Retry-After beyond
+        max_retry_after)."""
+        if attempt >= self.max_retries:
+            return None
+        if answer is not None:
+            if answer.status not in RETRY_STATUSES:
+                return None
+            ra = _retry_after(answer.headers)
+            if ra is not None:
+                return ra if ra <= self.max_retry_after else None
+        base = min(self.max_backoff, self.backoff * (2**attempt))
+        return base * (0.5 + self._rand.random() / 2)
+
+    def retryable(self, call: Call, answer: Answer) -> bool:
+        """Whether answer may be retried: a retry status that is not a result."""
+        if answer.status not in RETRY_STATUSES:
+            return False
+        return not (call.accept is not None and call.accept(answer.status, _parse(answer)))
+
+    def finish(self, call: Call, answer: Answer, key: Optional[str]) -> Any:
+        """The call's result for answer, or the error it raises."""
+        parsed = _parse(answer)
+        ok = 200 <= answer.status < 300 or (call.accept is not None and call.accept(answer.status, parsed))
+        if not ok:
+            raise error_for(
+                answer.status,
+                parsed,
+                what=f"{call.method} {call.path}",
+                request_id=key,
+                retry_after=_retry_after(answer.headers),
+            )
+        if call.raw:
+            return answer.data
+        if call.decode is not None:
+            return call.decode(parsed)
+        return parsed
+
+    def outcome(
+        self, call: Call, key: Optional[str], attempt: int, answer: Optional[Answer], exc: Optional[BaseException],
+        start: float,
+    ) -> tuple[Optional[float], Any]:
+        """What follows attempt number attempt (0-based) of call, which got
+        answer or failed with exc: (pause, None) to retry after pause
+        seconds, (None, result) when done; raises the call's error."""
+        if answer is None:
+            assert exc is not None
+            log.debug("%s %s: %s (attempt %d)", call.method, call.path, type(exc).__name__, attempt + 1)
+            pause = self.delay(attempt, None)
+            if pause is None:
+                raise self.connection_error(call, exc, key) from None
+            return pause, None
+        log.debug(
+            "%s %s -> %d in %.2f ms (attempt %d)",
+            call.method, call.path, answer.status, (time.perf_counter() - start) * 1e3, attempt + 1,
+        )
+        pause = self.delay(attempt, answer) if self.retryable(call, answer) else None
+        if pause is None:
+            return None, self.finish(call, answer, key)
+        return pause, None
+
+    def connection_error(self, call: Call, exc: BaseException, key: Optional[str]) -> QWEDError:
+        what = f"{call.method} {call.path}"
+        if isinstance(exc, (socket.timeout, TimeoutError, asyncio.TimeoutError)):
+            return APITimeoutError(f"{what}: no answer from {self.base_url} within {self.timeout}s", request_id=key)
+        return APIConnectionError(f"{what}: cannot reach {self.base_url}: {type(exc).__name__}", request_id=key)
+
+
+def _query_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
+
+
+_NOT_JSON = object()
+
+
+def _parse(answer: Answer) -> Any:
+    """The answer's JSON body, None when empty, the text when not JSON."""
+    cached = getattr(answer, "_parsed", _NOT_JSON)
+    if cached is not _NOT_JSON:
+        return cached
+    ctype = answer.headers.get("content-type", "")
+    out: Any = None
+    if answer.data and ctype.split(";")[0].strip() in _JSON_TYPES:
+        try:
+            out = json.loads(answer.data)
+        except ValueError:
+            out = answer.data.decode("utf-8", "replace")
+    elif answer.data and not ctype.startswith("application/pdf"):
+        out = answer.data.decode("utf-8", "replace")
+    answer._parsed = out  # type: ignore[attr-defined]
+    return out
+
+
+_STALE = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError, ConnectionAbortedError)
+"""Errors of a reused keep-alive connection the server closed while idle."""
+
+
+class SyncTransport:
+    """A pool of keep-alive http.client connections (thread-safe)."""
+
+    def __init__(self, core: Core) -> None:
+        self.core = core
+        self._idle: list[http.client.HTTPConnection] = []
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def _new(self) -> http.client.HTTPConnection:
+        c = self.core
+        if c.https:
+            return http.client.HTTPSConnection(c.host, c.port, timeout=c.timeout, context=c.ssl_context)
+        return http.client.HTTPConnection(c.host, c.port, timeout=c.timeout)
+
+    def _get(self) -> tuple[http.client.HTTPConnection, bool]:
+        with self._lock:
+            if self._idle:
+                return self._idle.pop(), True
+        return self._new(), False
+
+    def _put(self, conn: http.client.HTTPConnection) -> None:
+        with self._lock:
+            if not self._closed and len(self._idle) < self.core.pool_size:
+                self._idle.append(conn)
+                return
+        conn.close()
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            idle, self._idle = self._idle, []
+        for conn in idle:
+            conn.close()
+
+    def _once(self, method: str, target: str, body: Optional[bytes], headers: dict[str, str]) -> Answer:
+        conn, reused = self._get()
+        try:
+            try:
+                conn.request(method, target, body=body, headers=headers)
+                resp = conn.getresponse()
+            except _STALE:
+                if not reused:
+                    raise
+                conn.close()
+                conn = self._new()
+                conn.request(method, target, body=body, headers=headers)
+                resp = conn.getresponse()
+            data = resp.read()
+        except BaseException:
+            conn.close()
+            raise
+        answer = Answer(resp.status, {k.lower(): v for k, v in resp.getheaders()}, data)
+        if resp.will_close:
+            conn.close()
+        else:
+            self._put(conn)
+        return answer
+
+    def send(self, call: Call) -> Any:
+        core = self.core
+        key = core.idempotency_key(call)
+        target, body = core.target(call), core.body(call)
+        headers = core.headers(call, body, key)
+        attempt = 0
+        while True:
+            start = time.perf_counter()
+            try:
+                answer, exc = self._once(call.method, target, body, headers), None
+            except (OSError, http.client.HTTPException) as e:
+                answer, exc = None, e
+            pause, result = core.outcome(call, key, attempt, answer, exc, start)
+            if pause is None:
+                return result
+            time.sleep(pause)
+            attempt += 1
+
+
+class _AsyncConn:
+    __slots__ = ("reader", "writer")
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader, self.writer = reader, writer
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+class AsyncTransport:
+    """A small HTTP/1.1 client over asyncio streams, with keep-alive
+    connections pooled per event loop use (not thread-safe: one loop)."""
+
+    def __init__(self, core: Core) -> None:
+        self.core = core
+        self._idle: list[_AsyncConn] = []
+        self._closed = False
+
+    async def _new(self) -> _AsyncConn:
+        c = self.core
+        reader, writer = await asyncio.open_connection(
+            c.host, c.port, ssl=c.ssl_context, server_hostname=c.host if c.https else None
+        )
+        return _AsyncConn(reader, writer)
+
+    async def close(self) -> None:
+        self._closed = True
+        idle, self._idle = self._idle, []
+        for conn in idle:
+            conn.close()
+            try:
+                await conn.writer.wait_closed()
+            except (OSError, ssl.SSLError):
+                pass
+
+    async def _exchange(self, conn: _AsyncConn, head: bytes, body: Optional[bytes], method: str) -> Answer:
+        conn.writer.write(head + body if body else head)
+        await conn.writer.drain()
+        line = await conn.reader.readline()
+        if not line:
+            raise http.client.RemoteDisconnected("the server closed the connection without an answer")
+        parts = line.decode("latin-1").split(" ", 2)
+        if len(parts) < 2 or not parts[0].startswith("HTTP/1."):
+            raise http.client.BadStatusLine(line.decode("latin-1", "replace"))
+        status = int(parts[1])
+        headers: dict[str, str] = {}
+        n = 0
+        while True:
+            h = await conn.reader.readline()
+            if h in (b"\r\n", b"\n", b""):
+                break
+            n += 1
+            if n > 100:
+                raise http.client.HTTPException("too many headers")
+            k, _, v = h.decode("latin-1").partition(":")
+            headers[k.strip().lower()] = v.strip()
+        if method == "HEAD" or status in (204, 304) or 100 <= status < 200:
+            data = b""
+        elif "chunked" in headers.get("transfer-encoding", "").lower():
+            chunks = []
+            while True:
+                size = int((await conn.reader.readline()).split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    while (await conn.reader.readline()) not in (b"\r\n", b"\n", b""):
+                        pass
+                    break
+                chunks.append(await conn.reader.readexactly(size))
+                await conn.reader.readexactly(2)
+            data = b"".join(chunks)
+        elif "content-length" in headers:
+            data = await conn.reader.readexactly(int(headers["content-length"]))
+        else:
+            data = await conn.reader.read()
+            headers["connection"] = "close"
+        return Answer(status, headers, data)
+
+    async def _once(self, method: str, head: bytes, body: Optional[bytes]) -> Answer:
+        reused = False
+        while self._idle:
+            conn = self._idle.pop()
+            if conn.reader.at_eof() or conn.writer.is_closing():
+                conn.close()
+                continue
+            reused = True
+            break
+        else:
+            conn = await self._new()
+        try:
+            try:
+                answer = await self._exchange(conn, head, body, method)
+            except (_STALE + (asyncio.IncompleteReadError,)):
+                if not reused:
+                    raise
+                conn.close()
+                conn = await self._new()
+                answer = await self._exchange(conn, head, body, method)
+        except BaseException:
+            conn.close()
+            raise
+        if answer.headers.get("connection", "").lower() == "close" or self._closed or len(self._idle) >= self.core.pool_size:
+            conn.close()
+        else:
+            self._idle.append(conn)
+        return answer
+
+    async def send(self, call: Call) -> Any:
+        core = self.core
+        key = core.idempotency_key(call)
+        target, body = core.target(call), core.body(call)
+        headers = core.headers(call, body, key)
+        head = (
+            f"{call.method} {target} HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers.items()) + "\r\n"
+        ).encode("latin-1")
+        attempt = 0
+        while True:
+            start = time.perf_counter()
+            try:
+                answer, exc = await asyncio.wait_for(self._once(call.method, head, body), core.timeout), None
+            except (OSError, http.client.HTTPException, asyncio.IncompleteReadError, asyncio.TimeoutError, ValueError) as e:
+                answer, exc = None, e
+            pause, result = core.outcome(call, key, attempt, answer, exc, start)
+            if pause is None:
+                return result
+            await asyncio.sleep(pause)
+            attempt += 1

@@ -1,0 +1,139 @@
+"""Retries, Idempotency-Keys, Retry-After, timeouts and the address, against
+the real gate (through a relay that loses what a test tells it to)."""
+
+from __future__ import annotations
+
+import socket
+import time
+
+import pytest
+
+from flaky_proxy import DROP_ANSWER, HOLD, RELAY, RESET, FlakyProxy
+from conftest import running_gate
+from qwed_sdk import APIConnectionError, APITimeoutError, QWEDClient, RateLimitError
+from qwed_sdk._http import DEFAULT_BASE_URL
+
+
+@pytest.fixture
+def principal(gate):
+    with QWEDClient(api_key=gate.admin_key, base_url=gate.url) as admin:
+        pid = "org_transport_%d" % time.monotonic_ns()
+        key = admin.issue_principal_key(pid)["api_key"]
+    with QWEDClient(api_key=key, base_url=gate.url) as c:
+        agent = c.register_agent(name="Retrier", principal_id=pid, permissions={"allowed_engines": ["math"]})
+    return pid, key, agent
+
+
+def test_a_lost_answer_is_retried_with_the_same_idempotency_key(gate, principal):
+    """The gate records the write, its answer is lost; the retry carries the
+    same Idempotency-Key and gets the recorded answer: one action, not two."""
+    _, key, agent = principal
+    proxy = FlakyProxy(gate.url, lambda i: DROP_ANSWER if i == 0 else RELAY)
+    try:
+        with QWEDClient(api_key=key, base_url=proxy.url, max_retries=2) as c:
+            d = c.verify_action(agent.agent_id, {"type": "calculate", "query": "9*9"}, {"conversation_id": "lost", "step_number": 1})
+        assert d.decision == "APPROVED"
+        keys = [r.get("idempotency-key") for r in proxy.requests]
+        assert len(keys) == 2 and keys[0] and keys[0] == keys[1]
+    finally:
+        proxy.close()
+    with QWEDClient(api_key=key, base_url=gate.url) as c:
+        assert c.get_agent(agent.agent_id)["total_actions"] == 1
+        page = c.get_agent_activity(agent.agent_id)
+        assert [e["activity_id"] for e in page] == [d.action_id]
+
+
+def test_each_call_gets_its_own_key_and_reads_none(gate, principal):
+    _, key, agent = principal
+    proxy = FlakyProxy(gate.url, lambda i: RELAY)
+    try:
+        with QWEDClient(api_key=key, base_url=proxy.url) as c:
+            for step in (1, 2):
+                c.verify_action(agent.agent_id, {"type": "calculate", "query": f"{step}+0"}, {"conversation_id": "k", "step_number": step})
+            c.get_agent(agent.agent_id)
+            c.verify_action(agent.agent_id, {"type": "calculate", "query": "3+0"}, {"conversation_id": "k", "step_number": 3},
+                            idempotency_key="caller-chosen-key")
+    finally:
+        proxy.close()
+    keys = [r.get("idempotency-key") for r in proxy.requests]
+    assert keys[0] and keys[1] and keys[0] != keys[1]
+    assert keys[2] is None  # a GET carries no key
+    assert keys[3] == "caller-chosen-key"
+
+
+def test_a_reset_connection_is_retried_then_given_up(gate, principal):
+    _, key, agent = principal
+    proxy = FlakyProxy(gate.url, lambda i: RESET if i < 2 else RELAY)
+    try:
+        with QWEDClient(api_key=key, base_url=proxy.url, max_retries=2) as c:
+            assert c.get_agent(agent.agent_id)["agent_id"] == agent.agent_id
+        assert len(proxy.requests) == 3
+    finally:
+        proxy.close()
+
+    proxy = FlakyProxy(gate.url, lambda i: RESET)
+    try:
+        with QWEDClient(api_key=key, base_url=proxy.url, max_retries=1) as c:
+            with pytest.raises(APIConnectionError) as e:
+                c.verify_action(agent.agent_id, {"type": "calculate", "query": "1"}, {"conversation_id": "r", "step_number": 1})
+        assert e.value.code == "QWED-SDK-CONNECTION" and e.value.status is None and e.value.request_id
+        assert len(proxy.requests) == 2
+        assert proxy.requests[0]["idempotency-key"] == proxy.requests[1]["idempotency-key"]
+    finally:
+        proxy.close()
+
+
+def test_connection_refused(principal):
+    _, key, _ = principal
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with QWEDClient(api_key=key, base_url=f"http://127.0.0.1:{port}", max_retries=1) as c:
+        with pytest.raises(APIConnectionError) as e:
+            c.healthz()
+    assert "ConnectionRefusedError" in str(e.value) and f"127.0.0.1:{port}" in str(e.value)
+
+
+def test_timeout(gate, principal):
+    _, key, agent = principal
+    proxy = FlakyProxy(gate.url, lambda i: HOLD)
+    try:
+        with QWEDClient(api_key=key, base_url=proxy.url, timeout=0.3, max_retries=0) as c:
+            with pytest.raises(APITimeoutError) as e:
+                c.get_agent(agent.agent_id)
+        assert e.value.code == "QWED-SDK-TIMEOUT"
+    finally:
+        proxy.close()
+
+
+def test_rate_limit_honours_retry_after(tmp_path):
+    """A gate whose refusal limit is one refusal: the next request of the
+    address is QWED-AUTH-004 (429) with Retry-After; without retries it is a
+    RateLimitError carrying it, with retries the client waits it out."""
+    with running_gate(tmp_path, "--refusal-rate", "0.5", "--refusal-burst", "1") as g:
+        with QWEDClient(api_key=g.admin_key, base_url=g.url, max_retries=0) as c:
+            with pytest.raises(Exception):
+                c.get_agent("agent_nobody")  # 404: the one refusal the bucket holds
+            with pytest.raises(RateLimitError) as e:
+                c.get_agent("agent_nobody")
+            assert e.value.code == "QWED-AUTH-004" and e.value.status == 429
+            assert e.value.retry_after is not None and 0 < e.value.retry_after <= 5
+        # One retry: only a client that waits the Retry-After out (about 2 s
+        # at 0.5 refusals a second) gets through; a 0.25 s backoff would
+        # meet the 429 again.
+        with QWEDClient(api_key=g.admin_key, base_url=g.url, max_retries=1) as c:
+            start = time.monotonic()
+            assert c.healthz()["status"] == "ok"
+            assert time.monotonic() - start >= 0.5
+
+
+def test_address_resolution(monkeypatch):
+    monkeypatch.delenv("AGENTGATE_URL", raising=False)
+    assert QWEDClient(api_key="k").base_url == DEFAULT_BASE_URL == "http://127.0.0.1:8080"
+    monkeypatch.setenv("AGENTGATE_URL", "http://gate.internal:9000/")
+    assert QWEDClient(api_key="k").base_url == "http://gate.internal:9000"
+    assert QWEDClient(api_key="k", base_url="https://gate.example.com").base_url == "https://gate.example.com"
+    with pytest.raises(ValueError):
+        QWEDClient(api_key="k", base_url="ftp://x")
+    with pytest.raises(ValueError):
+        QWEDClient(api_key="k", base_url="http://user:pw@gate")

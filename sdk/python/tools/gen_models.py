@@ -1,0 +1,295 @@
+#!/usr/bin/env python3
+"""Generates qwed_sdk/_models.py, the SDK's result types, from the gate's
+OpenAPI document (schemas/openapi.v1.json).
+
+Every object schema of components.schemas becomes a ``Model`` (a dict)
+subclass with one typed, documented property per member; nested objects,
+lists and maps of objects are converted to their types when a result is
+built. RESPONSES maps each route ("POST /agents/{id}/verify") to the type
+of its successful answer, so the clients name no type by hand.
+
+Usage: gen_models.py [--check] [--openapi PATH] [--out PATH]
+  --check  exit 1 (and say so) when the committed file differs.
+Standard library only; the output depends on the document alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import keyword
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+SDK = HERE.parent
+REPO = SDK.parent.parent
+DEFAULT_OPENAPI = REPO / "schemas" / "openapi.v1.json"
+DEFAULT_OUT = SDK / "qwed_sdk" / "_models.py"
+
+RESERVED = set(dir(dict)) | {"to_dict", "_fields"} | set(keyword.kwlist) | set(keyword.softkwlist)
+METHODS = ("get", "put", "post", "delete", "patch")
+
+
+def ref_name(ref: str) -> str:
+    return ref.rsplit("/", 1)[-1]
+
+
+def snake(name: str) -> str:
+    s = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
+    s = re.sub(r"[^0-9a-z_]", "_", s)
+    if s[:1].isdigit():
+        s = "_" + s
+    return s + "_" if s in RESERVED else s
+
+
+def doc(text: str, indent: str) -> str:
+    text = " ".join(text.split()).replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+    lines, line = [], ""
+    for word in text.split(" "):
+        if line and len(indent) + len(line) + len(word) + 1 > 96:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    lines.append(line)
+    if len(lines) == 1:
+        return f'{indent}"""{lines[0]}"""\n'
+    body = "\n".join(indent + ln for ln in lines)
+    return f'{indent}"""\n{body}\n{indent}"""\n'
+
+
+class Gen:
+    def __init__(self, spec: dict[str, Any]) -> None:
+        self.spec = spec
+        self.schemas: dict[str, Any] = spec.get("components", {}).get("schemas", {})
+
+    def is_class(self, name: str) -> bool:
+        s = self.schemas.get(name)
+        if not isinstance(s, dict):
+            return False
+        t = s.get("type")
+        return (t == "object" or (isinstance(t, list) and "object" in t)) and bool(s.get("properties"))
+
+    def resolve(self, s: Any) -> Any:
+        while isinstance(s, dict) and "$ref" in s and not self.is_class(ref_name(s["$ref"])):
+            s = self.schemas.get(ref_name(s["$ref"]), {})
+        return s
+
+    def pytype(self, s: Any, depth: int = 0) -> str:
+        if not isinstance(s, dict) or depth > 20:
+            return "Any"
+        if "$ref" in s:
+            name = ref_name(s["$ref"])
+            if self.is_class(name):
+                return name
+            return self.pytype(self.schemas.get(name, {}), depth + 1)
+        if "const" in s:
+            return f"Literal[{json.dumps(s['const'])}]"
+        if "enum" in s:
+            vals = [v for v in s["enum"] if v is not None]
+            lit = f"Literal[{', '.join(json.dumps(v) for v in vals)}]" if vals else "None"
+            return f"Optional[{lit}]" if None in s["enum"] else lit
+        for k in ("anyOf", "oneOf"):
+            if k in s:
+                return self.union([self.pytype(x, depth + 1) for x in s[k]])
+        t = s.get("type")
+        if isinstance(t, list):
+            return self.union([self.pytype({**s, "type": x}, depth + 1) for x in t])
+        if t == "string":
+            return "str"
+        if t == "integer":
+            return "int"
+        if t == "number":
+            return "float"
+        if t == "boolean":
+            return "bool"
+        if t == "null":
+            return "None"
+        if t == "array":
+            return f"list[{self.pytype(s.get('items', {}), depth + 1)}]"
+        if t == "object":
+            ap = s.get("additionalProperties")
+            if isinstance(ap, dict) and ap:
+                return f"dict[str, {self.pytype(ap, depth + 1)}]"
+            return "dict[str, Any]"
+        return "Any"
+
+    @staticmethod
+    def union(types: list[str]) -> str:
+        out: list[str] = []
+        for t in types:
+            if t not in out:
+                out.append(t)
+        if "Any" in out:
+            return "Any"
+        if "None" in out:
+            rest = [t for t in out if t != "None"]
+            if not rest:
+                return "None"
+            inner = rest[0] if len(rest) == 1 else f"Union[{', '.join(rest)}]"
+            return f"Optional[{inner}]"
+        return out[0] if len(out) == 1 else f"Union[{', '.join(out)}]"
+
+    def convert(self, s: Any, depth: int = 0) -> str | None:
+        """The _fields spec of a member (None: kept as decoded)."""
+        if not isinstance(s, dict) or depth > 20:
+            return None
+        if "$ref" in s:
+            name = ref_name(s["$ref"])
+            if self.is_class(name):
+                return name
+            return self.convert(self.schemas.get(name, {}), depth + 1)
+        for k in ("anyOf", "oneOf"):
+            if k in s:
+                specs = {c for c in (self.convert(x, depth + 1) for x in s[k]) if c}
+                return specs.pop() if len(specs) == 1 else None
+        t = s.get("type")
+        ts = t if isinstance(t, list) else [t]
+        if "array" in ts:
+            inner = self.convert(s.get("items", {}), depth + 1)
+            return f'("list", {inner})' if inner else None
+        if "object" in ts and isinstance(s.get("additionalProperties"), dict):
+            inner = self.convert(s["additionalProperties"], depth + 1)
+            return f'("map", {inner})' if inner else None
+        return None
+
+    def responses(self) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for p, item in sorted(self.spec.get("paths", {}).items()):
+            for m in METHODS:
+                op = item.get(m)
+                if not isinstance(op, dict):
+                    continue
+                for code in sorted(op.get("responses", {})):
+                    if not code.startswith("2"):
+                        continue
+                    r = op["responses"][code]
+                    if "$ref" in r:
+                        r = self.spec.get("components", {}).get("responses", {}).get(ref_name(r["$ref"]), {})
+                    sch = r.get("content", {}).get("application/json", {}).get("schema")
+                    if isinstance(sch, dict) and "$ref" in sch and self.is_class(ref_name(sch["$ref"])):
+                        out[f"{m.upper()} {p}"] = ref_name(sch["$ref"])
+                        break
+        return out
+
+    def render(self, source: str) -> str:
+        names = sorted(n for n in self.schemas if self.is_class(n))
+        o = [
+            f"# Code generated by sdk/python/tools/gen_models.py from {source}; DO NOT EDIT.\n",
+            '"""The result types of the gate\'s answers, one per object schema of the\n'
+            "OpenAPI document: dicts (the JSON as sent) with typed attributes.\n"
+            'RESPONSES maps a route ("POST /agents/{id}/verify") to its answer\'s type."""\n\n',
+            "from __future__ import annotations\n\n",
+            "from typing import Any, Literal, Optional, Union\n\n",
+            "from ._model import Model\n\n",
+            "__all__ = [\n",
+        ]
+        o += [f'    "{n}",\n' for n in names]
+        o.append('    "RESPONSES",\n]\n')
+        fields: list[str] = []
+        for n in names:
+            s = self.schemas[n]
+            o.append(f"\n\nclass {n}(Model):\n")
+            o.append(doc(s.get("description") or s.get("title") or f"The {n} object of the gate's API.", "    "))
+            required = set(s.get("required", []))
+            conv: list[str] = []
+            for member in sorted(s["properties"]):
+                ps = s["properties"][member]
+                t = self.pytype(ps)
+                if member not in required and not t.startswith("Optional[") and t not in ("Any", "None"):
+                    t = f"Optional[{t}]"
+                o.append(f"\n    @property\n    def {snake(member)}(self) -> {t}:\n")
+                rs = self.resolve(ps)
+                d = (ps.get("description") if isinstance(ps, dict) else None) or (
+                    rs.get("description") if isinstance(rs, dict) else None
+                )
+                o.append(doc(d or f'The "{member}" member.', "        "))
+                o.append(f"        return self.get({json.dumps(member)})  # type: ignore[no-any-return]\n")
+                c = self.convert(ps)
+                if c:
+                    conv.append(f"    {json.dumps(member)}: {c},\n")
+            if conv:
+                fields.append(f"{n}._fields = {{\n" + "".join(conv) + "}\n")
+        o.append("\n\n")
+        o += fields
+        o.append("\nRESPONSES: dict[str, type[Model]] = {\n")
+        o += [f"    {json.dumps(route)}: {cls},\n" for route, cls in self.responses().items()]
+        o.append("}\n")
+        return "".join(o)
+
+
+GATE_REPLIES = {
+    "POST /agents/register": "RegistrationReply",
+    "POST /agents/{id}/verify": "DecisionReply",
+    "POST /agents/{id}/tools/{tool}": "DecisionReply",
+    "POST /agents/{id}/executions": "ExecutionReply",
+    "POST /agents/{id}/trust": "TrustRequestReply",
+    "POST /agents/{id}/trust-level": "TrustChangedReply",
+    "POST /agents/{id}/suspend": "StatusReply",
+    "POST /agents/{id}/complaints": "TrustChangedReply",
+    "POST /agents/{id}/token/rotate": "TokenReply",
+    "DELETE /agents/{id}/token": "TokenReply",
+    "PUT /principals/{id}/tools": "PutToolRegistry",
+    "POST /principals/{id}/keys": "KeyReply",
+    "POST /principals/{id}/keys/{key_id}/rotate": "KeyReply",
+    "DELETE /principals/{id}/keys/{key_id}": "KeyReply",
+    "POST /approvals/{id}/approve": "ApprovalReply",
+    "POST /approvals/{id}/deny": "ApprovalReply",
+    "POST /a2a/intercept": "A2AReply",
+    "POST /agp/execute/prepare": "PrepareReply",
+    "POST /agp/execute": "ExecuteReply",
+    "POST /businesses": "Business",
+    "PUT /businesses/{id}": "Business",
+    "DELETE /businesses/{id}": "BusinessDeletedReply",
+    "POST /policies": "PolicyReply",
+    "PUT /policies/{id}": "PolicyReply",
+    "DELETE /policies/{id}": "PolicyReply",
+}
+"""Until the OpenAPI document exists: the reply schema of each write
+(schemas/gate/replies), the routes' answers."""
+
+
+def gate_spec() -> dict[str, Any]:
+    """An OpenAPI-shaped view of schemas/gate (defs.v1.json's $defs as
+    components, GATE_REPLIES as the paths' answers)."""
+    defs = json.loads((REPO / "schemas" / "gate" / "defs.v1.json").read_text(encoding="utf-8"))["$defs"]
+    paths: dict[str, Any] = {}
+    for route, name in GATE_REPLIES.items():
+        m, p = route.split(" ", 1)
+        ok = {"content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{name}"}}}}
+        paths.setdefault(p, {})[m.lower()] = {"responses": {"200": ok}}
+    return {"components": {"schemas": defs}, "paths": paths}
+
+
+def generate(openapi: Path = DEFAULT_OPENAPI) -> str:
+    if not openapi.exists():
+        return Gen(gate_spec()).render("schemas/gate/defs.v1.json")
+    spec = json.loads(openapi.read_text(encoding="utf-8"))
+    try:
+        source = openapi.resolve().relative_to(REPO).as_posix()
+    except ValueError:
+        source = openapi.name
+    return Gen(spec).render(source)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--check", action="store_true")
+    ap.add_argument("--openapi", type=Path, default=DEFAULT_OPENAPI)
+    ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    a = ap.parse_args(argv)
+    text = generate(a.openapi)
+    if a.check:
+        if not a.out.exists() or a.out.read_text(encoding="utf-8") != text:
+            print(f"{a.out} is stale: run sdk/python/tools/gen_models.py", file=sys.stderr)
+            return 1
+        return 0
+    a.out.write_text(text, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
