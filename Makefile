@@ -63,6 +63,18 @@ test: lint
 	GOEXPERIMENT=jsonv2 $(GO) test -count=1 ./domain/eventjson/
 	$(GO) test -count=1 -race ./handlers/... ./projections/... ./streams/...
 	@$(MAKE) --no-print-directory fuzz-grammars
+	@$(MAKE) --no-print-directory test-sdk
+
+# PYTHON: the interpreter of the Python SDK's tests; Debian's, which python3-pytest installs for
+PYTHON    ?= /usr/bin/python3
+
+.PHONY: test-sdk test-python
+## test-sdk: the client SDKs' suites, each against a real gate (bin/agentgate)
+test-sdk: test-python
+
+## test-python: the Python SDK's pytest suite (sdk/python/tests) against bin/agentgate
+test-python: build
+	AGENTGATE_BIN=$(CURDIR)/bin/agentgate $(PYTHON) -m pytest -q -p no:cacheprovider sdk/python/tests
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
