@@ -230,10 +230,12 @@ func TestSeed002_11_Full_Standard_ErrorCodes(t *testing.T) {
 	// QWED-AUTH-004 is pinned over HTTP by httpapi's
 	// TestSeed002_10_3_VerifyIsRateLimited (the limit is the server's
 	// configuration, off in this harness).
+	// QWED-ENG-001 (an engine worker or a z3 process that cannot be
+	// started for a call) is pinned by enginehost's and z3pool's
+	// TestQWEDProtocol_8_3_EngineInitializationFailed.
 	// Not applicable here: QWED-AUTH-003 (every principal may verify),
-	// QWED-ENG-001 (an engine
-	// that cannot initialise stops the process at start), QWED-SEC-003 (no
-	// PII redaction), QWED-SYS-001 (no request produces it).
+	// QWED-SEC-003 (no PII redaction), QWED-SYS-001 (no request produces
+	// it).
 }
 
 // TestSeed002_11_Full_DSL: the QWED-Logic DSL of §7 (logic engine).

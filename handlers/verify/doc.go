@@ -15,9 +15,11 @@
 //     QWED-REQ-004, an unknown type QWED-REQ-005 (status UNSUPPORTED),
 //     anything else QWED-REQ-001 with the sorted violations in details.
 //  3. Routing by type to the engine registry. natural_language is routed
-//     by one deterministic rule (NaturalLanguageRoute): a QWED-Logic DSL
-//     expression goes to logic, a bare arithmetic claim to math; anything
-//     else is UNSUPPORTED (QWED-REQ-005). A registered type whose engine is
+//     by one deterministic rule (NaturalLanguageRoute), by parsing: a
+//     query that parses as a QWED-Logic DSL expression goes to logic, an
+//     arithmetic claim of the math engine's syntax to math; anything else
+//     is UNSUPPORTED (QWED-REQ-005) with details.accepted naming what is
+//     accepted. A registered type whose engine is
 //     not built in is QWED-ENG-004. Prose types (fact, reasoning,
 //     natural_language) are scanned for prompt-injection phrases first
 //     (§10.2): a hit is BLOCKED with QWED-SEC-001.

@@ -115,11 +115,7 @@ func (s *Service) answer(ctx context.Context, req *request, typ string, opts ite
 	id := typ
 	if typ == "natural_language" {
 		if id = NaturalLanguageRoute(req.Query); id == "" {
-			p := newProblem(domain.CodeUnsupportedType, map[string]any{"type": typ,
-				"reason":    "natural language is routed only when it is a QWED-Logic DSL expression or an arithmetic claim; send a typed request",
-				"supported": EngineIDs},
-				"natural language query not supported: no deterministic engine applies")
-			return problemResult(p, ""), ""
+			return problemResult(naturalLanguageProblem(req.Query), ""), ""
 		}
 	}
 	e, ok := s.reg.Get(id)

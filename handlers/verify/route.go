@@ -1,64 +1,73 @@
 package verify
 
 import (
+	"slices"
 	"strings"
 	"unicode"
+
+	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/domain/engines/logic"
+	"github.com/agentgate/agentgate/domain/engines/math"
 )
 
-// dslOperators are the operators of the QWED-Logic grammar (QWED protocol v1.0 §7.2).
-var dslOperators = map[string]bool{
-	"AND": true, "OR": true, "NOT": true, "IMPLIES": true, "IFF": true, "XOR": true,
-	"EQ": true, "NE": true, "GT": true, "GE": true, "LT": true, "LE": true,
-	"PLUS": true, "MINUS": true, "MULT": true, "DIV": true, "MOD": true, "POW": true, "ABS": true, "NEG": true,
-	"FORALL": true, "EXISTS": true, "IF": true, "LET": true, "MATCH": true,
-}
-
 // NaturalLanguageRoute is the one deterministic rule that routes a
-// natural_language request (QWED protocol v1.0 §5.1's default type) to an engine:
+// natural_language request (QWED protocol v1.0 §5.1's default type) to an
+// engine, by parsing, never by guessing what prose means (§2.1:
+// translating it is the client's job):
 //
-//   - a query that starts, after white space, with "(" followed by an
-//     operator of the QWED-Logic grammar (§7.2) is logic;
-//   - a query made only of digits, white space, the operators + - * / ^ %
-//     and parentheses, with exactly one "=" and digits on both sides, is
-//     an arithmetic claim: math;
-//   - anything else is not routed ("", UNSUPPORTED): the verifier does not
-//     guess what prose means (§2.1: translating it is the client's job).
+//   - a query that parses as a QWED-Logic DSL expression (§7.2, the
+//     logic engine's own parser) is logic;
+//   - a query that parses as an arithmetic claim of the math engine (two
+//     expressions without variables joined by one relation: "2+2=4",
+//     "sqrt(16) = 4", "2**10 > 1000") is math;
+//   - anything else is not routed (""): UNSUPPORTED, QWED-REQ-005, with
+//     details naming what is accepted (naturalLanguageProblem).
 func NaturalLanguageRoute(query string) string {
 	q := strings.TrimSpace(query)
-	if rest, ok := strings.CutPrefix(q, "("); ok {
-		rest = strings.TrimLeftFunc(rest, unicode.IsSpace)
-		end := strings.IndexFunc(rest, func(r rune) bool { return !unicode.IsUpper(r) })
-		if end < 0 {
-			end = len(rest)
-		}
-		if dslOperators[rest[:end]] {
+	if strings.HasPrefix(q, "(") {
+		if _, err := logic.Parse(q); err == nil {
 			return "logic"
 		}
 		// An arithmetic claim may start with a parenthesis too.
 	}
-	lhs, rhs, ok := strings.Cut(q, "=")
-	if !ok || strings.Contains(rhs, "=") {
-		return ""
+	if math.IsArithmeticClaim(q) {
+		return "math"
 	}
-	if !arithmetic(lhs) || !arithmetic(rhs) {
-		return ""
-	}
-	return "math"
+	return ""
 }
 
-// arithmetic reports whether s is non-empty arithmetic text with a digit.
-func arithmetic(s string) bool {
-	digit := false
-	for _, r := range s {
-		switch {
-		case r >= '0' && r <= '9':
-			digit = true
-		case r == ' ' || r == '\t' || r == '.' || strings.ContainsRune("+-*/^%()", r):
-		default:
-			return false
+// naturalLanguageAccepts names what a natural_language query may be.
+var naturalLanguageAccepts = []string{
+	"a QWED-Logic DSL expression (QWED protocol v1.0 §7), e.g. (AND (GT x 5) (LT y 10)): routed to logic",
+	"an arithmetic claim, two expressions without variables joined by one of = != < <= > >=, e.g. 2+2=4: routed to math",
+}
+
+// naturalLanguageProblem is the UNSUPPORTED answer to a natural_language
+// query NaturalLanguageRoute does not route: what is accepted, the typed
+// alternatives, and, for a query that starts as a DSL expression, why it
+// does not parse.
+func naturalLanguageProblem(query string) *Problem {
+	details := map[string]any{"type": "natural_language", "accepted": naturalLanguageAccepts, "supported": EngineIDs,
+		"reason": "no deterministic engine applies: the query is neither a QWED-Logic DSL expression nor an arithmetic claim; " +
+			"translate it to one of those, or send a typed request"}
+	if q := strings.TrimSpace(query); strings.HasPrefix(q, "(") && looksLikeDSL(q) {
+		if _, err := logic.Parse(q); err != nil {
+			details["dsl_error"] = err.Error()
 		}
 	}
-	return digit
+	return newProblem(domain.CodeUnsupportedType, details,
+		"natural language query not supported: accepted are a QWED-Logic DSL expression or an arithmetic claim")
+}
+
+// looksLikeDSL reports whether q opens with "(" and an operator of the
+// QWED-Logic grammar.
+func looksLikeDSL(q string) bool {
+	rest := strings.TrimLeftFunc(strings.TrimPrefix(q, "("), unicode.IsSpace)
+	end := strings.IndexFunc(rest, func(r rune) bool { return !unicode.IsUpper(r) })
+	if end < 0 {
+		end = len(rest)
+	}
+	return end > 0 && slices.Contains(logic.Operators(), rest[:end])
 }
 
 // injectionPhrases are the prompt-injection patterns of the §10.2 scan,

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -172,7 +173,8 @@ func TestSeed002_9_2_VersionNegotiation(t *testing.T) {
 	}
 }
 
-// TestSeed002_5_1_NaturalLanguageRoute pins the one routing rule.
+// TestSeed002_5_1_NaturalLanguageRoute pins the one routing rule: by
+// parsing, as a QWED-Logic DSL expression or an arithmetic claim.
 func TestSeed002_5_1_NaturalLanguageRoute(t *testing.T) {
 	tests := map[string]string{
 		"(AND (GT x 5) (LT y 10))":       "logic",
@@ -186,6 +188,14 @@ func TestSeed002_5_1_NaturalLanguageRoute(t *testing.T) {
 		"1=1=1":                          "",
 		"(foo bar)":                      "",
 		"= 4":                            "",
+		"(AND (GT x 5)":                  "",
+		"(AND (GT x 5) (LT x 10)) junk":  "",
+		"sqrt(16) = 4":                   "math",
+		"2**10 > 1000":                   "math",
+		"x = 5":                          "",
+		"d/dx 3 = 0":                     "",
+		"7 % 3 = 1":                      "",
+		"(EVAL x)":                       "",
 	}
 	for q, want := range tests {
 		if got := verify.NaturalLanguageRoute(q); got != want {
@@ -446,5 +456,30 @@ func TestIssue11_9_ProtocolBodiesAreStrict(t *testing.T) {
 	}
 	if r := s.verify(`{"query":"2+2=4","type":"math","extension":{"Any":1}}`); r.status != 200 {
 		t.Fatalf("an unknown member of the open schema: %d %s", r.status, r.body)
+	}
+}
+
+// TestQWEDProtocol_5_1_NaturalLanguageUnsupportedNamesAccepted: a
+// natural_language query that parses as neither a QWED-Logic DSL
+// expression nor an arithmetic claim is UNSUPPORTED (400, QWED-REQ-005)
+// with details naming what is accepted and, for a DSL expression that
+// does not parse, why; a malformed DSL expression is never run as one.
+func TestQWEDProtocol_5_1_NaturalLanguageUnsupportedNamesAccepted(t *testing.T) {
+	s := newMathServer(t)
+	for _, q := range []string{"Is the sky blue?", "(AND (GT x 5)", "x = 5"} {
+		r := s.verify(`{"query":` + strconv.Quote(q) + `,"type":"natural_language"}`)
+		m := r.json(t)
+		e, _ := m["error"].(map[string]any)
+		d, _ := e["details"].(map[string]any)
+		acc, _ := d["accepted"].([]any)
+		if r.status != 400 || m["status"] != "UNSUPPORTED" || e["code"] != "QWED-REQ-005" || len(acc) != 2 || m["engine"] != nil {
+			t.Errorf("%q: %d %s", q, r.status, r.body)
+		}
+		if _, ok := d["dsl_error"]; ok != strings.HasPrefix(q, "(AND") {
+			t.Errorf("%q: dsl_error %v", q, d["dsl_error"])
+		}
+	}
+	if r := s.verify(`{"query":"sqrt(16) = 4","type":"natural_language"}`); r.json(t)["engine"] != "math" {
+		t.Errorf("routed sqrt: %d %s", r.status, r.body)
 	}
 }

@@ -68,7 +68,8 @@
 // TIMEOUT (QWED-ENG-003) when the solver ran out of time, otherwise
 // UNSUPPORTED (QWED-REQ-005) with the solver's reason; never VERIFIED.
 // Model values are exact: a JSON number for an integer or finite decimal,
-// the string "p/q" for other rationals. No solver: ERROR with QWED-ENG-004.
+// the string "p/q" for other rationals. No solver: ERROR with QWED-ENG-004;
+// a solver that cannot be started for the query: ERROR with QWED-ENG-001.
 //
 // Every limit is a named constant in limits.go, checked with QWED-REQ-004.
 package logic

@@ -23,6 +23,11 @@ var (
 	ErrSolverTimeout = errors.New("logic solver timed out")
 	// ErrSolverBusy: the solver's queue is full: ERROR with QWED-SYS-002.
 	ErrSolverBusy = errors.New("logic solver queue full")
+	// ErrSolverInit: the solver was there but a fresh solver process could
+	// not be started for the query (the one before it died): ERROR with
+	// QWED-ENG-001, engine initialization failed. It takes precedence
+	// over ErrSolverUnavailable when an error wraps both.
+	ErrSolverInit = errors.New("logic solver could not be initialized")
 )
 
 // The statuses of an Answer (the solver's check-sat reply).
@@ -265,6 +270,8 @@ func solverErr(err error, proof any) engines.Outcome {
 	switch {
 	case errors.Is(err, ErrSolverTimeout), errors.Is(err, context.DeadlineExceeded):
 		return engines.Outcome{Status: engines.Timeout, Proof: proof, Err: &engines.Problem{Code: CodeTimeout, Message: "Verification timeout"}}
+	case errors.Is(err, ErrSolverInit):
+		return engines.Outcome{Status: engines.Error, Proof: proof, Err: &engines.Problem{Code: CodeInit, Message: "Engine initialization failed: " + err.Error()}}
 	case errors.Is(err, ErrSolverUnavailable):
 		return engines.Outcome{Status: engines.Error, Proof: proof, Err: &engines.Problem{Code: CodeUnavailable, Message: "Engine not available: " + err.Error()}}
 	case errors.Is(err, ErrSolverBusy), errors.Is(err, context.Canceled):

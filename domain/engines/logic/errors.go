@@ -21,6 +21,9 @@ const (
 	// answered unknown for a reason other than its time limit (status
 	// UNSUPPORTED, details reason).
 	CodeUnsupported = "QWED-REQ-005"
+	// CodeInit (QWED-ENG-001): the solver could not be started for the
+	// query (ErrSolverInit), status ERROR.
+	CodeInit = "QWED-ENG-001"
 	// CodeFailed (QWED-ENG-002): the solver misbehaved (it rejected the
 	// translated script or died), status ERROR.
 	CodeFailed = "QWED-ENG-002"

@@ -17,7 +17,10 @@
 // that call ERROR with QWED-ENG-002 (details.reason "worker_died"). Only
 // that call: the slot starts a fresh worker for the next one, and the
 // other workers go on. A worker found dead while idle is replaced before
-// the call is sent. At most Size calls run at once; the others wait in
+// the call is sent; when no worker can be started then (the binary is
+// gone, the process limit is reached), the call answers ERROR with
+// QWED-ENG-001, engine initialization failed (details.reason
+// "worker_start"). At most Size calls run at once; the others wait in
 // their principal's queue (the tenant of the call's context,
 // fair.TenantOf), and a worker that frees goes to the principals in turn,
 // the agents of each in turn (package fair). Past QueueLen calls of one

@@ -339,7 +339,7 @@ func (h *Host) call(w *worker, engine string, req engines.Request) (engines.Outc
 			var err error
 			if w, _, err = h.start(); err != nil {
 				h.cfg.Logger.Error("enginehost: starting a worker", "err", err)
-				return failed("no engine worker could be started"), nil
+				return initFailed("worker_start", "no engine worker could be started"), nil
 			}
 			h.cfg.Logger.Warn("enginehost: started a worker in place of one that ended", "pid", w.cmd.Process.Pid)
 		}

@@ -404,3 +404,37 @@ func TestIssue11_OneTenantsFloodDoesNotStarveAnother(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestQWEDProtocol_8_3_EngineInitializationFailed: when a worker dies and
+// no fresh one can be started (here its binary is gone), the call answers
+// ERROR with QWED-ENG-001, engine initialization failed (QWED protocol
+// v1.0 §8.3), details.reason "worker_start"; once a worker can start
+// again, calls are answered again.
+func TestQWEDProtocol_8_3_EngineInitializationFailed(t *testing.T) {
+	bin, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := t.TempDir() + "/worker"
+	if err := os.WriteFile(path, bin, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	h, err := Start(Config{Command: []string{path, "-test.run=^$"}, Env: []string{testWorkerEnv + "=1"},
+		Size: 1, Stderr: io.Discard, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatalf("starting the host: %v", err)
+	}
+	t.Cleanup(func() { _ = h.Close() })
+	e := h.Isolate(code.New())
+	wantCode(t, e.Verify(context.Background(), codeReq(crashQuery)), engines.Error, "QWED-ENG-002", "worker_died")
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, e.Verify(context.Background(), codeReq("rm -rf /")), engines.Error, "QWED-ENG-001", "worker_start")
+	if err := os.WriteFile(path, bin, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if o := e.Verify(context.Background(), codeReq("rm -rf /")); o.Status != engines.Blocked {
+		t.Fatalf("the call after the binary is back: %s %+v", o.Status, o.Err)
+	}
+}

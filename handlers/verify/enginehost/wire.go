@@ -228,6 +228,14 @@ func serveOne(byID map[string]engines.Engine, req *request) (out engines.Outcome
 }
 
 // failed is an ERROR outcome with QWED-ENG-002.
+// initFailed is an ERROR outcome with QWED-ENG-001 (QWED protocol v1.0
+// §8.3, engine initialization failed): the engine could not be brought up
+// to run the call (details.reason says what failed).
+func initFailed(reason, why string) engines.Outcome {
+	return engines.Outcome{Status: engines.Error, Err: &engines.Problem{Code: string(domain.CodeEngineInit),
+		Message: "Engine initialization failed: " + why, Details: map[string]any{"reason": reason}}}
+}
+
 func failed(format string, args ...any) engines.Outcome {
 	return engines.Outcome{Status: engines.Error, Err: &engines.Problem{Code: string(domain.CodeEngineFailed),
 		Message: "Verification failed unexpectedly: " + fmt.Sprintf(format, args...)}}

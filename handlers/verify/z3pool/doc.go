@@ -19,7 +19,10 @@
 // one principal waiting, Solve answers that principal
 // logic.ErrSolverBusy at once; the others are not affected.
 // When z3 is not installed New answers an error wrapping
-// logic.ErrSolverUnavailable (the logic engine then answers QWED-ENG-004).
+// logic.ErrSolverUnavailable (the logic engine then answers QWED-ENG-004);
+// when a process must be replaced and the new one cannot be started,
+// that query's error wraps logic.ErrSolverInit (QWED-ENG-001, engine
+// initialization failed), and the slot tries again on its next use.
 //
 // The caller's obligations: Close the pool when done (it kills the
 // processes); a Pool is safe for concurrent use.

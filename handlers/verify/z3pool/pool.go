@@ -270,7 +270,10 @@ func (p *Pool) Solve(ctx context.Context, q logic.Query) (logic.Answer, error) {
 	if pr == nil {
 		var err error
 		if pr, err = p.start(); err != nil {
-			return logic.Answer{}, err
+			if p.closed.Load() {
+				return logic.Answer{}, errClosed
+			}
+			return logic.Answer{}, fmt.Errorf("restarting z3: %w: %w", logic.ErrSolverInit, err)
 		}
 		p.cfg.Logger.Warn("z3pool: restarted a z3 process")
 	}

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -11,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentgate/agentgate/domain/engines"
 	"github.com/agentgate/agentgate/domain/engines/logic"
 	"github.com/agentgate/agentgate/handlers/fair"
 )
@@ -343,5 +347,47 @@ func TestIssue11_OneTenantsFloodDoesNotStarveAnother(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+// TestQWEDProtocol_8_3_EngineInitializationFailed: a z3 process that must
+// be replaced and cannot be (its binary is gone) makes that query's error
+// wrap logic.ErrSolverInit, which the logic engine answers ERROR with
+// QWED-ENG-001 (QWED protocol v1.0 §8.3, engine initialization failed);
+// the slot starts a process again once it can.
+func TestQWEDProtocol_8_3_EngineInitializationFailed(t *testing.T) {
+	z3, err := exec.LookPath("z3")
+	if err != nil {
+		t.Fatalf("the z3pool tests need z3 (apt-get install z3): %v", err)
+	}
+	bin, err := os.ReadFile(z3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "z3")
+	if err := os.WriteFile(path, bin, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	p := newPool(t, Config{Path: path, Size: 1})
+	pr := <-p.slots
+	p.kill(pr)
+	<-pr.done
+	p.slots <- nil
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	q := logic.Query{Script: simple, Values: []string{"v_x"}}
+	if _, err := p.Solve(context.Background(), q); !errors.Is(err, logic.ErrSolverInit) {
+		t.Fatalf("restart without a binary: %v, want ErrSolverInit", err)
+	}
+	o := logic.New(p).Verify(context.Background(), engines.Request{Query: "(AND (GT x 5) (LT x 7))", Type: "logic"})
+	if o.Status != engines.Error || o.Err == nil || o.Err.Code != "QWED-ENG-001" {
+		t.Fatalf("logic engine: %s %+v, want ERROR QWED-ENG-001", o.Status, o.Err)
+	}
+	if err := os.WriteFile(path, bin, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if ans, err := p.Solve(context.Background(), q); err != nil || ans.Status != logic.Sat {
+		t.Fatalf("after the binary is back: %+v %v", ans, err)
 	}
 }
