@@ -184,6 +184,9 @@ export async function verifyAttestation(token: string, jwks: JWKS | string | Uin
   const keys = parseJWKS(jwks);
   const jwk = keys.get(kid);
   if (!jwk) fail('UNKNOWN-KEY', `attestation signing key is unknown: kid ${JSON.stringify(kid)} is not in the JWKS`);
+  // The claims must decode before the signature is checked (as the gate's verifier: a token whose
+  // claims are not JSON is malformed, whatever its signature); they are trusted only once it verifies.
+  const claims = jsonSegment(c, 'claims') as AttestationClaims;
   let sig: Uint8Array;
   try {
     sig = b64urlDecode(s);
@@ -196,7 +199,6 @@ export async function verifyAttestation(token: string, jwks: JWKS | string | Uin
   const key = await sc.importKey('jwk', { kty: 'EC', crv: 'P-256', x: jwk.x, y: jwk.y, ext: true }, { name: 'ECDSA', namedCurve: 'P-256' }, false, ['verify']);
   const ok = await sc.verify({ name: 'ECDSA', hash: 'SHA-256' }, key, sig, new TextEncoder().encode(`${h}.${c}`));
   if (!ok) fail('SIGNATURE', 'attestation signature is invalid');
-  const claims = jsonSegment(c, 'claims') as AttestationClaims;
   const now = (options.now ?? Date.now()) / 1000;
   if (claims.exp !== undefined) {
     if (typeof claims.exp !== 'number') fail('MALFORMED', 'malformed attestation token: exp is not a number');

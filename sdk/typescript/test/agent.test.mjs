@@ -63,10 +63,11 @@ describe('QWEDAgentClient (QWED-Agent spec v1.1 §9.1)', () => {
     assert.equal(b.decision, 'APPROVED');
     await assert.rejects(agent.logExecution({ actionId: b.action_id, success: true, attestation: a.attestation }), (e) => e instanceof AttestationError && e.code === 'QWED-SDK-ATTESTATION-MISMATCH');
     await assert.rejects(agent.logExecution({ actionId: a.action_id, success: true, attestation: a.attestation.slice(0, -4) + 'AAAA' }), (e) => e instanceof AttestationError && e.code === 'QWED-SDK-ATTESTATION-SIGNATURE');
-    const activity = await agent.activity();
-    assert.equal(activity.activities.filter((x) => x.executed || x.execution).length, 0);
+    const logged = async () => (await agent.activity()).activities.filter((x) => x.cost.actual).map((x) => x.activity_id);
+    assert.deepEqual(await logged(), []);
     // The right one is logged.
-    assert.equal((await agent.logExecution({ actionId: a.action_id, success: true, attestation: a.attestation })).logged, true);
+    assert.equal((await agent.logExecution({ actionId: a.action_id, success: true, attestation: a.attestation, costUsd: 0.01 })).logged, true);
+    assert.deepEqual(await logged(), [a.action_id]);
   });
 
   it('reuses a denied step (denials do not commit it) and moves past a step committed elsewhere', async () => {
