@@ -68,13 +68,18 @@ test: lint
 # PYTHON: the interpreter of the Python SDK's tests; Debian's, which python3-pytest installs for
 PYTHON    ?= /usr/bin/python3
 
-.PHONY: test-sdk test-python
+.PHONY: test-sdk test-python test-typescript
 ## test-sdk: the client SDKs' suites, each against a real gate (bin/agentgate)
-test-sdk: test-python
+test-sdk: test-python test-typescript
 
 ## test-python: the Python SDK's pytest suite (sdk/python/tests) against bin/agentgate
 test-python: build
 	AGENTGATE_BIN=$(CURDIR)/bin/agentgate $(PYTHON) -m pytest -q -p no:cacheprovider sdk/python/tests
+
+## test-typescript: the TypeScript SDK (sdk/typescript): a clean install from its lockfile, the build,
+## then node --test against bin/agentgate (Node >= 20.10 for the runner's flags)
+test-typescript: build
+	cd sdk/typescript && npm ci --no-audit --no-fund && npm run build && AGENTGATE_BIN=$(CURDIR)/bin/agentgate npm test
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

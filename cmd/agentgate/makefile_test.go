@@ -124,3 +124,14 @@ func TestOneDefaultKafkaAdminKey(t *testing.T) {
 		t.Errorf("README.md does not document the default admin key %q", mk)
 	}
 }
+
+// Issue 15 item 5: make test runs the TypeScript SDK's suite (test-sdk),
+// from a clean install of its lockfile, against the binary make builds.
+func TestMakeTestRunsTheTypeScriptSDK(t *testing.T) {
+	full := makeDryRun(t, "test")
+	for _, want := range []string{"cd sdk/typescript && npm ci --no-audit --no-fund && npm run build", "AGENTGATE_BIN=", "/bin/agentgate npm test"} {
+		if !strings.Contains(full, want) {
+			t.Errorf("make test does not run the TypeScript SDK's suite (%q):\n%s", want, full)
+		}
+	}
+}
