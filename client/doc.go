@@ -1,6 +1,33 @@
-// Package client is the Go client of agentgate over Kafka for agent
-// platforms: it publishes typed commands as CloudEvents (binary mode) on
-// the requests topic, keyed by agent id, and reads replies with one
+// Package client is the Go client of agentgate, over HTTP (HTTPClient) and
+// over Kafka (Client).
+//
+// # HTTP
+//
+// NewHTTP returns an HTTPClient of the gate's HTTP API with the surface of
+// the Python (qwed_sdk) and TypeScript (@agentgate/sdk) SDKs: one method
+// per endpoint, each taking a context, with typed results (the domain's
+// reply types where the gate renders one) and typed refusals (*APIError:
+// status, the gate's code, message, details; errors.Is with ErrNotFound,
+// ErrUnauthorized, … and HasCode). Verify decisions (APPROVED, CORRECTED,
+// PENDING, DENIED, BUDGET_EXCEEDED) are results, never errors. Every write
+// carries an Idempotency-Key reused across its retries (connection errors,
+// 408, 429 refusals, 502-504; Retry-After honoured, capped exponential
+// backoff with jitter otherwise), so a retried write is decided once.
+// Credentials travel in headers only and never appear in an error or in
+// the printed form of a client or result (Secret).
+//
+// RegisterAgentClient registers an agent and returns an AgentClient bound
+// to it (its id and token): the agent calls without the id, with a
+// generated conversation and step context when none is given.
+// VerifyAttestation and VerifyA2AAttestation check the gate's ES256
+// attestations offline against its JWKS (GET /.well-known/jwks.json),
+// with the gate's own rules. Do reaches any other endpoint with the same
+// credentials, retries and errors.
+//
+// # Kafka
+//
+// Client publishes typed commands as CloudEvents (binary mode) on the
+// requests topic, keyed by agent id, and reads replies with one
 // long-lived reply reader per Client.
 //
 //   - Publish sends a command without replyto (async): its decision appears
