@@ -37,5 +37,5 @@ __all__ = [
     "ActionDecision",
     "ActivityPage",
     "models",
-    *errors.__all__,
 ]
+__all__ += errors.__all__

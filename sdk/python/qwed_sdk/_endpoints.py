@@ -69,6 +69,9 @@ class Endpoints:
     agent for one call (else the client's token, else its API key).
     """
 
+    _keyset: Any = None
+    """The gate's keys, fetched by the first verify_attestation without a JWKS."""
+
     def _send(self, call: Call) -> Any:  # pragma: no cover - provided by the clients
         raise NotImplementedError
 
@@ -687,9 +690,8 @@ class Endpoints:
         if jwks is not None:
             keys = jwks if isinstance(jwks, KeySet) else KeySet(jwks)
             return self._then(keys, lambda ks: ks.verify(token, now=now))
-        cached = getattr(self, "_keyset", None)
-        if cached is not None:
-            return self._then(cached, lambda ks: ks.verify(token, now=now))
+        if self._keyset is not None:
+            return self._then(self._keyset, lambda ks: ks.verify(token, now=now))
 
         def keep(doc: Any) -> Any:
             self._keyset = KeySet(doc)

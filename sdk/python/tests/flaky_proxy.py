@@ -41,7 +41,7 @@ class FlakyProxy:
 
     def __init__(self, gate_url: str, plan: Callable[[int], str]) -> None:
         u = urllib.parse.urlsplit(gate_url)
-        self.upstream = (u.hostname, u.port)
+        self.upstream = (u.hostname or "127.0.0.1", u.port or 80)
         self.plan = plan
         self.requests: list[dict[str, str]] = []
         self._lock = threading.Lock()
@@ -60,7 +60,7 @@ class FlakyProxy:
             threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
 
     def _serve(self, conn: socket.socket) -> None:
-        up = None
+        up = uf = None
         f = conn.makefile("rb")
         try:
             while True:
@@ -79,7 +79,7 @@ class FlakyProxy:
                     self._held.append(conn)
                     self._stop.wait()
                     return
-                if up is None:
+                if up is None or uf is None:
                     up = socket.create_connection(self.upstream)
                     uf = up.makefile("rb")
                 up.sendall(raw)

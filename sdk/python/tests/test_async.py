@@ -35,6 +35,18 @@ def test_every_method_is_awaitable_on_the_async_client():
         assert callable(getattr(c, n))
 
 
+def test_async_type_stubs_are_up_to_date():
+    """_async_types.py (the async methods as type checkers see them) is what
+    tools/gen_async.py writes from the current Endpoints."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    tool = Path(__file__).resolve().parent.parent / "tools" / "gen_async.py"
+    r = subprocess.run([sys.executable, str(tool), "--check"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+
+
 @pytest.fixture
 def principal(gate):
     with QWEDClient(api_key=gate.admin_key, base_url=gate.url) as admin:

@@ -276,7 +276,7 @@ def generate(openapi: Path = DEFAULT_OPENAPI) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--openapi", type=Path, default=DEFAULT_OPENAPI)
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
