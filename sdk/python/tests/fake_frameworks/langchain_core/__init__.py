@@ -1,0 +1,1 @@
+"""A stand-in for langchain_core (see ../README.md)."""

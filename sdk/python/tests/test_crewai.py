@@ -1,0 +1,206 @@
+"""qwed_sdk.crewai.QWEDVerifiedAgent against a real gate.
+
+CrewAI cannot be installed here; tests/fake_frameworks/crewai reproduces the
+parts of its interface the wrapper relies on (Agent.tools, BaseTool.run ->
+_run, the structured tool whose func is _run, Tool._run -> func; see its
+README).
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from qwed_sdk.attestation import AttestationError
+from qwed_sdk.crewai import QWEDVerifiedAgent, ToolCallDenied, verify_tools
+
+FAKES = Path(__file__).resolve().parent / "fake_frameworks"
+
+
+@pytest.fixture(scope="module")
+def crewai():
+    """The crewai stand-in, importable while the module's tests run."""
+    sys.path.insert(0, str(FAKES))
+    try:
+        yield importlib.import_module("crewai"), importlib.import_module("crewai.tools")
+    finally:
+        sys.path.remove(str(FAKES))
+        for name in [n for n in sys.modules if n == "crewai" or n.startswith("crewai.")]:
+            del sys.modules[name]
+
+
+@pytest.fixture(scope="module")
+def agent(gate):
+    return gate.register("org_crewai", allowed_tools=["search_web", "read_database", "get_weather"])
+
+
+def activity(gate, agent_id: str, token: str) -> list[dict]:
+    status, body = gate.request(
+        "GET", f"/agents/{agent_id}/activity?limit=100",
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    assert status == 200, body
+    return body["activities"]
+
+
+class Recorder:
+    def __init__(self, result="ok", fail=False):
+        self.calls = []
+        self.result = result
+        self.fail = fail
+
+    def __call__(self, *args, **kwargs):
+        self.calls.append((args, kwargs))
+        if self.fail:
+            raise RuntimeError("tool failed")
+        return self.result
+
+
+class SearchTool:
+    """A CrewAI-style tool class (BaseTool subclass with _run)."""
+
+    def __new__(cls, base, body):
+        class _Search(base):
+            name = "search_web"
+            description = "search"
+
+            def _run(self, query: str) -> str:
+                return body(query=query)
+
+        return _Search()
+
+
+def settings(gate, agent, **extra):
+    agent_id, token = agent
+    return {"agent_id": agent_id, "agent_token": token, "base_url": gate.url, **extra}
+
+
+def test_seed_shape_agent_and_qwed_settings(gate, crewai, agent):
+    module, tools = crewai
+    search, drop = Recorder("results"), Recorder()
+    researcher = module.Agent(
+        role="Researcher", goal="Find facts", backstory="b",
+        tools=[SearchTool(tools.BaseTool, search), tools.Tool("delete_files", drop)],
+    )  # fmt: skip
+    verified = QWEDVerifiedAgent(
+        agent=researcher,
+        qwed_settings=settings(gate, agent, verify_all_tools=True, require_attestation=True),
+    )
+    assert verified is researcher  # the agent itself, so a Crew takes it as any agent
+    assert verified.use("search_web", query="gate") == "results"  # CrewAI's executor path
+    assert verified.tools[0].run(query="again") == "results"  # BaseTool.run path
+    assert len(search.calls) == 2
+    with pytest.raises(ToolCallDenied) as info:
+        verified.use("delete_files", path="/")
+    assert drop.calls == []
+    assert info.value.decision == "DENIED"
+    assert info.value.code == "QWED-AGENT-TRUST-001"
+    agent_id, token = agent
+    done = [a for a in activity(gate, agent_id, token) if a["action"].get("tool") == "search_web"]
+    assert {a["action"]["parameters"]["query"] for a in done} == {"gate", "again"}
+    assert all(a["execution"]["success"] and a["attestation_id"] for a in done)
+
+
+def test_seed_shape_role_goal_agent_id_builds_a_crewai_agent(gate, crewai, agent):
+    module, tools = crewai
+    weather = Recorder("sunny")
+    agent_id, token = agent
+    analyst = QWEDVerifiedAgent(
+        role="Analyst", goal="Analyze data", agent_id=agent_id, agent_token=token,
+        base_url=gate.url, tools=[tools.Tool("get_weather", weather)],
+    )  # fmt: skip
+    assert isinstance(analyst, module.Agent)
+    assert (analyst.role, analyst.goal) == ("Analyst", "Analyze data")
+    assert analyst.backstory  # CrewAI requires one: a default is given
+    assert analyst.use("get_weather", city="Oslo") == "sunny"
+    assert weather.calls == [((), {"city": "Oslo"})]
+
+
+def test_role_goal_without_crewai_says_what_to_do(gate, agent, monkeypatch):
+    monkeypatch.setitem(sys.modules, "crewai", None)  # import crewai fails
+    with pytest.raises(ImportError, match="crewai is not installed"):
+        QWEDVerifiedAgent(role="Analyst", goal="Analyze data", **settings(gate, agent))
+
+
+def test_any_object_with_tools_is_wrapped_without_crewai(gate, agent):
+    fetch, unknown = Recorder({"rows": 1}), Recorder()
+    plain = SimpleNamespace(tools=[
+        SimpleNamespace(name="read_database", func=fetch),
+        SimpleNamespace(name="launch_rocket", run=unknown),
+    ])  # fmt: skip
+    QWEDVerifiedAgent(agent=plain, qwed_settings=settings(gate, agent))
+    assert plain.tools[0].func(table="orders") == {"rows": 1}
+    with pytest.raises(ToolCallDenied) as info:
+        plain.tools[1].run("now")
+    assert unknown.calls == []
+    assert info.value.code == "QWED-AGENT-004"
+
+
+def test_a_failing_tool_is_logged_as_failed_and_reraised(gate, crewai, agent):
+    _, tools = crewai
+    tool = tools.Tool("read_database", Recorder(fail=True))
+    verify_tools([tool], **settings(gate, agent))
+    with pytest.raises(RuntimeError, match="tool failed"):
+        tool.run(table="broken")
+    agent_id, token = agent
+    entry = next(a for a in activity(gate, agent_id, token)
+                 if a["action"].get("parameters") == {"table": "broken"})  # fmt: skip
+    assert entry["decision"] == "APPROVED" and entry["execution"]["success"] is False
+
+
+def test_wrapping_twice_verifies_once(gate, crewai, agent):
+    _, tools = crewai
+    body = Recorder()
+    tool = tools.Tool("get_weather", body)
+    verify_tools([tool], **settings(gate, agent))
+    verify_tools([tool], **settings(gate, agent))
+    tool.run(city="Rome")
+    agent_id, token = agent
+    rome = [a for a in activity(gate, agent_id, token)
+            if a["action"].get("parameters") == {"city": "Rome"}]  # fmt: skip
+    assert len(rome) == 1 and len(body.calls) == 1
+
+
+def test_only_listed_tools_are_verified_when_verify_all_tools_is_false(gate, crewai, agent):
+    _, tools = crewai
+    local, remote = Recorder(4), Recorder()
+    plain = SimpleNamespace(
+        tools=[tools.Tool("calculator", local), tools.Tool("drop_table", remote)]
+    )
+    QWEDVerifiedAgent(
+        agent=plain,
+        qwed_settings=settings(gate, agent, verify_all_tools=False, verify_tools=["drop_table"]),
+    )
+    assert plain.tools[0].run("2+2") == 4  # unchecked
+    with pytest.raises(ToolCallDenied):
+        plain.tools[1].run(table="users")
+    assert remote.calls == []
+
+
+def test_a_forged_attestation_stops_the_tool(gate, crewai, agent):
+    _, tools = crewai
+    _, jwks = gate.request("GET", "/.well-known/jwks.json")
+    forged = dict(jwks["keys"][0], x="8mdTvyRIuHEx5hcRLs6iEt15iS0QT28rewaB7F20A1c",
+                  y="usWFQjLD8M6BycG4CGG_C2mQKu4HvTLuaPWQ-DEITIw")  # fmt: skip
+    body = Recorder()
+    tool = tools.Tool("search_web", body)
+    verify_tools([tool], **settings(gate, agent, require_attestation=True, jwks={"keys": [forged]}))
+    with pytest.raises(AttestationError):
+        tool.run(query="forged")
+    assert body.calls == []
+
+
+def test_bad_settings_are_refused(gate, agent):
+    plain = SimpleNamespace(tools=[])
+    with pytest.raises(TypeError, match="unknown qwed settings"):
+        QWEDVerifiedAgent(agent=plain, qwed_settings=settings(gate, agent, verify_al_tools=True))
+    with pytest.raises(ValueError, match="agent_id is required"):
+        QWEDVerifiedAgent(agent=plain, qwed_settings={"base_url": gate.url})
+    with pytest.raises(TypeError, match="agent= or role= and goal="):
+        QWEDVerifiedAgent(**settings(gate, agent))
+    with pytest.raises(TypeError, match="no tools list"):
+        QWEDVerifiedAgent(agent=object(), qwed_settings=settings(gate, agent))

@@ -1,0 +1,261 @@
+"""qwed_sdk.langchain.QWEDVerificationCallback against a real gate.
+
+LangChain cannot be installed here; tests/fake_frameworks/langchain_core
+reproduces its documented callback interface and dispatch rule (see its
+README), and the handler is exercised through it exactly as LangChain's
+BaseTool.run drives handlers.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from qwed_sdk import AuthenticationError
+from qwed_sdk.attestation import AttestationError, KeySet
+
+FAKES = Path(__file__).resolve().parent / "fake_frameworks"
+SDK_ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def lc():
+    """qwed_sdk.langchain imported with the langchain_core stand-in
+    installed; both are removed afterwards."""
+    sys.path.insert(0, str(FAKES))
+    sys.modules.pop("qwed_sdk.langchain", None)
+    try:
+        module = importlib.import_module("qwed_sdk.langchain")
+        tools = importlib.import_module("langchain_core.tools")
+        callbacks = importlib.import_module("langchain_core.callbacks")
+        yield module, tools, callbacks
+    finally:
+        sys.path.remove(str(FAKES))
+        for name in [n for n in sys.modules if n.startswith("langchain_core")]:
+            del sys.modules[name]
+        sys.modules.pop("qwed_sdk.langchain", None)
+
+
+@pytest.fixture(scope="module")
+def agent(gate):
+    return gate.register(
+        "org_langchain", allowed_tools=["search_web", "read_database", "query_data", "get_weather"]
+    )
+
+
+def handler_for(module, gate, agent, **options):
+    agent_id, token = agent
+    return module.QWEDVerificationCallback(
+        agent_id=agent_id, agent_token=token, base_url=gate.url, **options
+    )
+
+
+def activity(gate, agent_id: str, token: str) -> dict[str, dict]:
+    status, body = gate.request(
+        "GET", f"/agents/{agent_id}/activity?limit=100",
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    assert status == 200, body
+    return {a["activity_id"]: a for a in body["activities"]}
+
+
+class Recorder:
+    """A tool body that records its calls: the proof a tool ran or not."""
+
+    def __init__(self, result="ok", fail=False):
+        self.calls = []
+        self.result = result
+        self.fail = fail
+
+    def __call__(self, *args, **kwargs):
+        self.calls.append((args, kwargs))
+        if self.fail:
+            raise RuntimeError("tool failed")
+        return self.result
+
+
+def test_handler_subclasses_langchains_base_when_installed(lc):
+    module, _, callbacks = lc
+    assert module.LANGCHAIN_BASE is callbacks.BaseCallbackHandler
+    assert issubclass(module.QWEDVerificationCallback, callbacks.BaseCallbackHandler)
+    assert module.QWEDVerificationCallback.raise_error is True
+
+
+def test_handler_stands_alone_without_langchain():
+    code = (
+        f"import sys; sys.path.insert(0, {str(SDK_ROOT)!r})\n"
+        "import qwed_sdk.langchain as m\n"
+        "assert m.LANGCHAIN_BASE is m._CallbackInterface\n"
+        "h = m.QWEDVerificationCallback(agent_id='agent_x', agent_token='t')\n"
+        "assert h.raise_error and not h.ignore_agent and h.on_llm_start({}, []) is None\n"
+        "print('ok')\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-I", "-c", code], cwd=SDK_ROOT, capture_output=True, text=True,
+        env={"PATH": "/usr/bin:/bin"},
+    )  # fmt: skip
+    assert proc.stdout.strip() == "ok", proc.stderr
+
+
+def test_approved_tool_runs_and_its_execution_is_logged(gate, lc, agent):
+    module, tools, _ = lc
+    agent_id, token = agent
+    body = Recorder(result="sunny")
+    handler = handler_for(module, gate, agent)
+    tool = tools.BaseTool("get_weather", body)
+    assert tool.run({"city": "Paris"}, callbacks=[handler]) == "sunny"
+    assert body.calls == [((), {"city": "Paris"})]
+    entries = [a for a in activity(gate, agent_id, token).values()
+               if a["action"].get("tool") == "get_weather"]  # fmt: skip
+    assert len(entries) == 1
+    assert entries[0]["decision"] == "APPROVED"
+    assert entries[0]["action"]["parameters"] == {"city": "Paris"}
+    assert entries[0]["execution"]["success"] is True
+
+
+def test_unknown_tool_is_stopped_with_the_gates_code_and_reason(gate, lc, agent):
+    module, tools, _ = lc
+    agent_id, token = agent
+    body = Recorder()
+    handler = handler_for(module, gate, agent)
+    with pytest.raises(module.ToolCallDenied) as info:
+        tools.BaseTool("my_custom_tool", body).run("anything", callbacks=[handler])
+    assert body.calls == []  # the tool never ran
+    err = info.value
+    assert err.code == "QWED-AGENT-004"
+    assert err.decision == "DENIED"
+    assert "requires explicit allowlisting" in err.reason
+    assert err.tool_name == "my_custom_tool"
+    assert err.action_id in activity(gate, agent_id, token)
+
+
+def test_a_handler_without_raise_error_would_not_stop_the_tool(gate, lc, agent):
+    # Why raise_error is True: LangChain drops a handler's exception otherwise.
+    module, tools, _ = lc
+    handler = handler_for(module, gate, agent)
+    handler.raise_error = False
+    body = Recorder()
+    tools.BaseTool("my_custom_tool", body).run("x", callbacks=[handler])
+    assert len(body.calls) == 1
+
+
+def test_pending_tool_is_stopped_with_its_approval(gate, lc, agent):
+    module, tools, _ = lc
+    body = Recorder()
+    handler = handler_for(module, gate, agent)
+    with pytest.raises(module.ToolCallDenied) as info:
+        tools.BaseTool("send_email", body).run({"to": "a@example.com"}, callbacks=[handler])
+    assert body.calls == []
+    assert info.value.decision == "PENDING"
+    assert info.value.approval_id
+
+
+def test_the_gates_loop_control_applies_to_repeated_tool_calls(gate, lc, agent):
+    module, tools, _ = lc
+    body = Recorder()
+    handler = handler_for(module, gate, agent)
+    tool = tools.BaseTool("query_data", body)
+    tool.run({"q": "same"}, callbacks=[handler])
+    tool.run({"q": "same"}, callbacks=[handler])
+    with pytest.raises(module.ToolCallDenied) as info:
+        tool.run({"q": "same"}, callbacks=[handler])
+    assert info.value.code == "QWED-AGENT-LOOP-003"
+    assert len(body.calls) == 2
+    tool.run({"q": "different"}, callbacks=[handler])  # a different action proceeds
+    assert len(body.calls) == 3
+
+
+def test_a_failing_tool_is_logged_as_failed(gate, lc, agent):
+    module, tools, _ = lc
+    agent_id, token = agent
+    handler = handler_for(module, gate, agent)
+    with pytest.raises(RuntimeError):
+        tool = tools.BaseTool("read_database", Recorder(fail=True))
+        tool.run({"table": "t"}, callbacks=[handler])
+    entries = [a for a in activity(gate, agent_id, token).values()
+               if a["action"].get("tool") == "read_database"]  # fmt: skip
+    assert [e["execution"]["success"] for e in entries] == [False]
+
+
+def test_require_attestation_verifies_offline_and_logs_with_it(gate, lc, agent):
+    module, tools, _ = lc
+    agent_id, token = agent
+    handler = handler_for(module, gate, agent, require_attestation=True)
+    seen = {}
+    original = handler.guard.record
+
+    def record(approval, success):
+        seen["approval"] = approval
+        return original(approval, success)
+
+    handler.guard.record = record
+    tool = tools.BaseTool("search_web", Recorder("found"))
+    assert tool.run({"q": "att"}, callbacks=[handler]) == "found"
+    approval = seen["approval"]
+    assert approval.claims["jti"] == approval.action_id
+    assert approval.claims["decision"] == "APPROVED"
+    entry = activity(gate, agent_id, token)[approval.action_id]
+    assert entry["attestation_id"]
+    assert entry["execution"]["success"] is True
+
+
+def test_an_attestation_that_does_not_verify_stops_the_tool(gate, lc, agent, tmp_path):
+    module, tools, _ = lc
+    _, jwks = gate.request("GET", "/.well-known/jwks.json")
+    # The gate's kid, another key behind it (test_attestation's test key):
+    # every attestation fails to verify.
+    other = {"kty": "EC", "crv": "P-256", "kid": jwks["keys"][0]["kid"],
+             "x": "8mdTvyRIuHEx5hcRLs6iEt15iS0QT28rewaB7F20A1c",
+             "y": "usWFQjLD8M6BycG4CGG_C2mQKu4HvTLuaPWQ-DEITIw"}  # fmt: skip
+    handler = handler_for(module, gate, agent, require_attestation=True, jwks={"keys": [other]})
+    body = Recorder()
+    with pytest.raises(AttestationError):
+        tools.BaseTool("search_web", body).run({"q": "forged"}, callbacks=[handler])
+    assert body.calls == []
+
+
+def test_the_jwks_is_fetched_through_the_client(gate, lc, agent):
+    module, tools, _ = lc
+    handler = handler_for(module, gate, agent, require_attestation=True)
+    tools.BaseTool("search_web", Recorder()).run({"q": "jwks"}, callbacks=[handler])
+    _, jwks = gate.request("GET", "/.well-known/jwks.json")
+    assert handler.guard._keys.kids == KeySet(jwks).kids
+
+
+def test_a_wrong_token_raises_the_clients_error_and_the_tool_does_not_run(gate, lc, agent):
+    module, tools, _ = lc
+    agent_id, _ = agent
+    handler = module.QWEDVerificationCallback(
+        agent_id=agent_id, agent_token="qwed_agent_wrong", base_url=gate.url
+    )
+    body = Recorder()
+    with pytest.raises(AuthenticationError):
+        tools.BaseTool("search_web", body).run({"q": "x"}, callbacks=[handler])
+    assert body.calls == []
+
+
+def test_the_token_is_not_in_repr_or_errors(gate, lc, agent):
+    module, tools, _ = lc
+    agent_id, token = agent
+    handler = handler_for(module, gate, agent)
+    assert token not in repr(handler) and token not in repr(handler.guard)
+    with pytest.raises(module.ToolCallDenied) as info:
+        tools.BaseTool("my_custom_tool", Recorder()).run("x", callbacks=[handler])
+    assert token not in str(info.value) and token not in repr(info.value)
+    assert token not in json.dumps(info.value.reply)
+
+
+def test_only_the_named_tools_are_verified_when_asked(gate, lc, agent):
+    module, tools, _ = lc
+    agent_id, token = agent
+    handler = handler_for(module, gate, agent, verify_tools=["search_web"])
+    body = Recorder()
+    tools.BaseTool("local_calculator", body).run("2+2", callbacks=[handler])  # not verified
+    assert len(body.calls) == 1
+    assert not [a for a in activity(gate, agent_id, token).values()
+                if a["action"].get("tool") == "local_calculator"]  # fmt: skip
