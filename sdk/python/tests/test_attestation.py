@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from qwed_sdk import QWEDClient
 from qwed_sdk import attestation as att
 from qwed_sdk.attestation import (
     AlgorithmError,
@@ -31,6 +32,7 @@ from qwed_sdk.attestation import (
     SignatureError,
     TokenTypeError,
     UnknownKeyError,
+    fetch_jwks,
     jwk_thumbprint,
     verify_attestation,
 )
@@ -375,3 +377,16 @@ def test_errors_carry_reason_and_are_one_family(issued):
 def test_non_string_token_is_malformed(issued):
     with pytest.raises(MalformedTokenError):
         verify_attestation(b"bytes", issued["jwks"])  # type: ignore[arg-type]
+
+
+def test_fetch_jwks_goes_through_the_client_and_checks_the_document(gate, issued):
+    with QWEDClient(base_url=gate.url) as client:
+        doc = fetch_jwks(client)
+    assert verify_attestation(issued["token"], doc)["jti"] == issued["reply"]["action_id"]
+
+    class NoKeys:
+        def jwks(self):
+            return {"keys": []}
+
+    with pytest.raises(InvalidJWKSError):
+        fetch_jwks(NoKeys())

@@ -18,6 +18,8 @@ import pytest
 from qwed_sdk.attestation import AttestationError
 from qwed_sdk.crewai import QWEDVerifiedAgent, ToolCallDenied, verify_tools
 
+from hook_support import Recorder, activity, foreign_jwks
+
 FAKES = Path(__file__).resolve().parent / "fake_frameworks"
 
 
@@ -38,26 +40,8 @@ def agent(gate):
     return gate.register("org_crewai", allowed_tools=["search_web", "read_database", "get_weather"])
 
 
-def activity(gate, agent_id: str, token: str) -> list[dict]:
-    status, body = gate.request(
-        "GET", f"/agents/{agent_id}/activity?limit=100",
-        headers={"Authorization": f"Bearer {token}"},
-    )
-    assert status == 200, body
-    return body["activities"]
 
 
-class Recorder:
-    def __init__(self, result="ok", fail=False):
-        self.calls = []
-        self.result = result
-        self.fail = fail
-
-    def __call__(self, *args, **kwargs):
-        self.calls.append((args, kwargs))
-        if self.fail:
-            raise RuntimeError("tool failed")
-        return self.result
 
 
 class SearchTool:
@@ -183,12 +167,9 @@ def test_only_listed_tools_are_verified_when_verify_all_tools_is_false(gate, cre
 
 def test_a_forged_attestation_stops_the_tool(gate, crewai, agent):
     _, tools = crewai
-    _, jwks = gate.request("GET", "/.well-known/jwks.json")
-    forged = dict(jwks["keys"][0], x="8mdTvyRIuHEx5hcRLs6iEt15iS0QT28rewaB7F20A1c",
-                  y="usWFQjLD8M6BycG4CGG_C2mQKu4HvTLuaPWQ-DEITIw")  # fmt: skip
     body = Recorder()
     tool = tools.Tool("search_web", body)
-    verify_tools([tool], **settings(gate, agent, require_attestation=True, jwks={"keys": [forged]}))
+    verify_tools([tool], **settings(gate, agent, require_attestation=True, jwks=foreign_jwks(gate)))
     with pytest.raises(AttestationError):
         tool.run(query="forged")
     assert body.calls == []

@@ -19,6 +19,8 @@ import pytest
 from qwed_sdk import AuthenticationError
 from qwed_sdk.attestation import AttestationError, KeySet
 
+from hook_support import Recorder, activity, foreign_jwks
+
 FAKES = Path(__file__).resolve().parent / "fake_frameworks"
 SDK_ROOT = Path(__file__).resolve().parent.parent
 
@@ -55,28 +57,8 @@ def handler_for(module, gate, agent, **options):
     )
 
 
-def activity(gate, agent_id: str, token: str) -> dict[str, dict]:
-    status, body = gate.request(
-        "GET", f"/agents/{agent_id}/activity?limit=100",
-        headers={"Authorization": f"Bearer {token}"},
-    )
-    assert status == 200, body
-    return {a["activity_id"]: a for a in body["activities"]}
 
 
-class Recorder:
-    """A tool body that records its calls: the proof a tool ran or not."""
-
-    def __init__(self, result="ok", fail=False):
-        self.calls = []
-        self.result = result
-        self.fail = fail
-
-    def __call__(self, *args, **kwargs):
-        self.calls.append((args, kwargs))
-        if self.fail:
-            raise RuntimeError("tool failed")
-        return self.result
 
 
 def test_handler_subclasses_langchains_base_when_installed(lc):
@@ -110,7 +92,7 @@ def test_approved_tool_runs_and_its_execution_is_logged(gate, lc, agent):
     tool = tools.BaseTool("get_weather", body)
     assert tool.run({"city": "Paris"}, callbacks=[handler]) == "sunny"
     assert body.calls == [((), {"city": "Paris"})]
-    entries = [a for a in activity(gate, agent_id, token).values()
+    entries = [a for a in activity(gate, agent_id, token)
                if a["action"].get("tool") == "get_weather"]  # fmt: skip
     assert len(entries) == 1
     assert entries[0]["decision"] == "APPROVED"
@@ -131,7 +113,7 @@ def test_unknown_tool_is_stopped_with_the_gates_code_and_reason(gate, lc, agent)
     assert err.decision == "DENIED"
     assert "requires explicit allowlisting" in err.reason
     assert err.tool_name == "my_custom_tool"
-    assert err.action_id in activity(gate, agent_id, token)
+    assert err.action_id in {a["activity_id"] for a in activity(gate, agent_id, token)}
 
 
 def test_a_handler_without_raise_error_would_not_stop_the_tool(gate, lc, agent):
@@ -177,7 +159,7 @@ def test_a_failing_tool_is_logged_as_failed(gate, lc, agent):
     with pytest.raises(RuntimeError):
         tool = tools.BaseTool("read_database", Recorder(fail=True))
         tool.run({"table": "t"}, callbacks=[handler])
-    entries = [a for a in activity(gate, agent_id, token).values()
+    entries = [a for a in activity(gate, agent_id, token)
                if a["action"].get("tool") == "read_database"]  # fmt: skip
     assert [e["execution"]["success"] for e in entries] == [False]
 
@@ -199,20 +181,15 @@ def test_require_attestation_verifies_offline_and_logs_with_it(gate, lc, agent):
     approval = seen["approval"]
     assert approval.claims["jti"] == approval.action_id
     assert approval.claims["decision"] == "APPROVED"
-    entry = activity(gate, agent_id, token)[approval.action_id]
+    entry = next(a for a in activity(gate, agent_id, token)
+                 if a["activity_id"] == approval.action_id)  # fmt: skip
     assert entry["attestation_id"]
     assert entry["execution"]["success"] is True
 
 
-def test_an_attestation_that_does_not_verify_stops_the_tool(gate, lc, agent, tmp_path):
+def test_an_attestation_that_does_not_verify_stops_the_tool(gate, lc, agent):
     module, tools, _ = lc
-    _, jwks = gate.request("GET", "/.well-known/jwks.json")
-    # The gate's kid, another key behind it (test_attestation's test key):
-    # every attestation fails to verify.
-    other = {"kty": "EC", "crv": "P-256", "kid": jwks["keys"][0]["kid"],
-             "x": "8mdTvyRIuHEx5hcRLs6iEt15iS0QT28rewaB7F20A1c",
-             "y": "usWFQjLD8M6BycG4CGG_C2mQKu4HvTLuaPWQ-DEITIw"}  # fmt: skip
-    handler = handler_for(module, gate, agent, require_attestation=True, jwks={"keys": [other]})
+    handler = handler_for(module, gate, agent, require_attestation=True, jwks=foreign_jwks(gate))
     body = Recorder()
     with pytest.raises(AttestationError):
         tools.BaseTool("search_web", body).run({"q": "forged"}, callbacks=[handler])
@@ -257,5 +234,5 @@ def test_only_the_named_tools_are_verified_when_asked(gate, lc, agent):
     body = Recorder()
     tools.BaseTool("local_calculator", body).run("2+2", callbacks=[handler])  # not verified
     assert len(body.calls) == 1
-    assert not [a for a in activity(gate, agent_id, token).values()
+    assert not [a for a in activity(gate, agent_id, token)
                 if a["action"].get("tool") == "local_calculator"]  # fmt: skip
