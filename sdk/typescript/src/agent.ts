@@ -21,8 +21,8 @@ export type AgentDecision = T.DecisionReply & {
 /** Options of QWEDAgentClient.register: the agent's registration and the client's options. */
 export type AgentRegisterOptions = RegisterAgentParams & ClientOptions & { conversationId?: string };
 
-/** Options of a QWEDAgentClient made for an agent already registered. */
-export interface AgentClientOptions extends ClientOptions {
+/** Options of a QWEDAgentClient made for an agent already registered (it holds no API key). */
+export interface AgentClientOptions extends Omit<ClientOptions, 'apiKey'> {
   agentId: string;
   agentToken: string;
   /** The conversation of generated contexts (default: a fresh random id). */
@@ -36,7 +36,10 @@ function commits(d: T.DecisionReply): boolean {
   return d.decision !== 'DENIED' && d.decision !== 'BUDGET_EXCEEDED';
 }
 
-/** QWEDAgentClient makes the calls of one agent with its token. */
+/**
+ * QWEDAgentClient makes the calls of one agent with its token, and only with
+ * it: it holds no API key (register uses the key for the registration alone).
+ */
 export class QWEDAgentClient extends QWEDClient {
   /** The agent. */
   readonly agentId: string;
@@ -49,7 +52,7 @@ export class QWEDAgentClient extends QWEDClient {
   constructor(options: AgentClientOptions, registration?: Omit<Registration, 'agent_token'>) {
     if (!options.agentId) throw new TypeError('agentId is required');
     if (!options.agentToken) throw new TypeError('agentToken is required');
-    super(options);
+    super({ ...options, apiKey: undefined } as ClientOptions, { keyFromEnv: false });
     this.agentId = options.agentId;
     this.registration = registration;
     this.#conversationId = options.conversationId ?? `conv_${newIdempotencyKey().replace(/-/g, '')}`;
@@ -66,8 +69,8 @@ export class QWEDAgentClient extends QWEDClient {
     const admin = new QWEDClient(o);
     const reg = await admin.registerAgent({ ...o, type: o.type ?? 'supervised' });
     const { agent_token: token, ...rest } = reg;
-    const opts: AgentClientOptions = { ...o, agentId: reg.agent_id, agentToken: token };
-    return new QWEDAgentClient(opts, rest);
+    const { apiKey: _key, ...clientOptions } = o;
+    return new QWEDAgentClient({ ...clientOptions, agentId: reg.agent_id, agentToken: token }, rest);
   }
 
   /** conversationId is the conversation of generated contexts. */

@@ -14,6 +14,7 @@ import {
   DEFAULT_MAX_RETRIES,
   DEFAULT_TIMEOUT_MS,
   Transport,
+  env,
   resolveBaseUrl,
   seg,
   type AuthPreference,
@@ -31,7 +32,7 @@ import type * as T from './types.gen.js';
 
 /** Options of a QWEDClient. */
 export interface ClientOptions {
-  /** A principal's or the admin's API key, sent as X-API-Key. */
+  /** A principal's or the admin's API key, sent as X-API-Key (default: the AGENTGATE_API_KEY environment variable). */
   apiKey?: string;
   /** An agent token, sent as Authorization: Bearer on the agent's own calls. */
   agentToken?: string;
@@ -198,13 +199,18 @@ export class QWEDClient {
   protected readonly transport: Transport;
   #jwks: Promise<JWKS> | undefined;
 
-  constructor(options: ClientOptions = {}) {
+  /**
+   * @param options the client's settings
+   * @param internal keyFromEnv: false when the client must hold no API key of the environment
+   * (QWEDAgentClient acts as its agent only)
+   */
+  constructor(options: ClientOptions = {}, internal: { keyFromEnv?: boolean } = {}) {
     const f = options.fetch ?? (globalThis.fetch as FetchLike | undefined);
     if (!f) throw new TypeError('no fetch: pass options.fetch on a runtime without a global fetch');
     this.baseUrl = resolveBaseUrl(options.baseUrl);
     this.transport = new Transport({
       baseUrl: this.baseUrl,
-      apiKey: options.apiKey,
+      apiKey: options.apiKey ?? (internal.keyFromEnv === false ? undefined : env('AGENTGATE_API_KEY')),
       agentToken: options.agentToken,
       timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
       maxRetries: options.maxRetries ?? DEFAULT_MAX_RETRIES,

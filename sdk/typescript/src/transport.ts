@@ -21,9 +21,9 @@ export const DEFAULT_MAX_RETRIES = 2;
 /** The first backoff; each retry doubles it, up to MAX_BACKOFF_MS, with jitter. */
 export const INITIAL_BACKOFF_MS = 250;
 /** The longest backoff between two attempts. */
-export const MAX_BACKOFF_MS = 4_000;
+export const MAX_BACKOFF_MS = 8_000;
 /** The longest Retry-After honoured; a gate asking for longer is answered with the error at once. */
-export const MAX_RETRY_AFTER_MS = 30_000;
+export const MAX_RETRY_AFTER_MS = 60_000;
 
 /** The fetch function the client calls (the global fetch by default). */
 export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
@@ -75,11 +75,33 @@ export interface TransportSettings {
   headers: Record<string, string>;
 }
 
+/** env reads an environment variable where there is a process (Node, Deno, Bun), else undefined. */
+export function env(name: string): string | undefined {
+  return (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.[name] || undefined;
+}
+
 /** resolveBaseUrl applies the address rule: the argument, else AGENTGATE_URL, else DEFAULT_BASE_URL. */
 export function resolveBaseUrl(baseUrl?: string): string {
-  const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env;
-  const url = baseUrl || env?.['AGENTGATE_URL'] || DEFAULT_BASE_URL;
+  const url = baseUrl || env('AGENTGATE_URL') || DEFAULT_BASE_URL;
   return url.replace(/\/+$/, '');
+}
+
+/** The members of an answer that hold a secret returned once: readable, but not enumerable. */
+const SECRET_MEMBERS = ['agent_token', 'api_key', 'confirmationToken'];
+
+/**
+ * hideSecrets makes the secret members of an answer non-enumerable: the
+ * caller reads them (result.agent_token), but console.log, util.inspect and
+ * JSON.stringify of the result leave them out, so logging a result does not
+ * log a credential.
+ */
+export function hideSecrets<T>(body: T): T {
+  if (body !== null && typeof body === 'object' && !Array.isArray(body)) {
+    for (const k of SECRET_MEMBERS) {
+      if (Object.prototype.hasOwnProperty.call(body, k)) Object.defineProperty(body, k, { enumerable: false });
+    }
+  }
+  return body;
 }
 
 /** snake turns "afterSeq" into "after_seq" (query parameter names are the gate's). */
@@ -244,7 +266,7 @@ export class Transport {
       let failure: QWEDError;
       try {
         const a = await this.#attempt(url, c, headers, payload, timeoutMs, o.signal, key);
-        if ((a.status >= 200 && a.status < 300) || isResult(a.body)) return a.body as T;
+        if ((a.status >= 200 && a.status < 300) || isResult(a.body)) return hideSecrets(a.body as T);
         failure = errorFrom(a, where, key);
         if (!retryStatuses.has(a.status)) throw failure;
         wait = parseRetryAfter(a.headers.get('retry-after'));

@@ -7,7 +7,7 @@ import { inspect } from 'node:util';
 import { startGate, freePort } from './gate.mjs';
 import { startProxy } from './proxy.mjs';
 import {
-  QWEDClient, QWEDError, APIConnectionError, APITimeoutError, APIUserAbortError, AuthenticationError, ConflictError,
+  QWEDClient, QWEDAgentClient, QWEDError, APIConnectionError, APITimeoutError, APIUserAbortError, AuthenticationError, ConflictError,
   RateLimitError, ServerError, ValidationError, DEFAULT_BASE_URL,
 } from '../dist/index.js';
 
@@ -200,6 +200,36 @@ describe('credentials and address', () => {
       assert.ok(!r.includes('THIS_IS_SECRET'), `a secret in: ${r}`);
     }
     assert.match(inspect(c), /apiKey: '\[redacted\]'/);
+  });
+
+  it('keeps the secrets a result returns out of its logged forms, readable by name', async () => {
+    const reg = await new QWEDClient({ apiKey: key, baseUrl: gate.url }).registerAgent({ name: 'Quiet', type: 'supervised', principalId: 'org_transport' });
+    assert.match(reg.agent_token, /^qwed_agent_/);
+    const issued = await admin.issuePrincipalKey({ principalId: 'org_quiet' });
+    assert.match(issued.api_key, /^qwed_key_/);
+    for (const [r, secret] of [[reg, reg.agent_token], [issued, issued.api_key]]) {
+      for (const text of [JSON.stringify(r), inspect(r, { depth: 5 }), String(Object.values(r))]) assert.ok(!text.includes(secret), text);
+    }
+    assert.equal(reg.agent_id.startsWith('agent_'), true);
+  });
+
+  it('takes the API key from AGENTGATE_API_KEY when none is given; an agent client never does', async () => {
+    const saved = process.env.AGENTGATE_API_KEY;
+    try {
+      process.env.AGENTGATE_API_KEY = key;
+      proxy.reset();
+      const c = new QWEDClient({ baseUrl: proxy.url });
+      assert.ok(Array.isArray((await c.listApprovals()).approvals));
+      assert.equal(proxy.seen[0].headers['x-api-key'], key);
+      const agent = new QWEDAgentClient({ baseUrl: proxy.url, agentId, agentToken: token });
+      await agent.getAgent();
+      assert.equal(proxy.seen[1].headers['x-api-key'], undefined);
+      assert.equal(proxy.seen[1].headers.authorization, `Bearer ${token}`);
+      assert.match(inspect(agent), /apiKey: undefined/);
+    } finally {
+      if (saved === undefined) delete process.env.AGENTGATE_API_KEY;
+      else process.env.AGENTGATE_API_KEY = saved;
+    }
   });
 
   it('finds the gate from baseUrl, else AGENTGATE_URL, else http://127.0.0.1:8080', async () => {
