@@ -1,8 +1,8 @@
 """A TCP relay in front of the real gate that loses what a test tells it
 to: it forwards each HTTP/1.1 request to the gate and, per request, relays
 the answer, drops it (the gate recorded the request, the client never hears
-back), resets the connection before forwarding, or holds the request
-unanswered. It records each request's headers (the Idempotency-Key of each
+back), resets the connection before forwarding, holds the request
+unanswered, or relays the answer and then closes the kept-alive connection. It records each request's headers (the Idempotency-Key of each
 attempt). Requests and answers carry a Content-Length (the SDK sends one,
 the gate's JSON answers have one)."""
 
@@ -15,6 +15,9 @@ import urllib.parse
 from typing import Callable
 
 RELAY, DROP_ANSWER, RESET, HOLD = "relay", "drop_answer", "reset", "hold"
+RELAY_THEN_CLOSE = "relay_then_close"
+"""Relays the answer, then closes the connection the client keeps alive
+(as a server closing an idle keep-alive connection does)."""
 
 
 def _read_message(f) -> tuple[bytes, dict[str, str]] | None:
@@ -89,6 +92,8 @@ class FlakyProxy:
                 if action == DROP_ANSWER:
                     return
                 conn.sendall(answer[0])
+                if action == RELAY_THEN_CLOSE:
+                    return
         except OSError:
             return
         finally:

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from flaky_proxy import DROP_ANSWER, HOLD, RELAY, RESET, FlakyProxy
+from flaky_proxy import DROP_ANSWER, HOLD, RELAY, RELAY_THEN_CLOSE, RESET, FlakyProxy
 from qwed_sdk import (
     ActionDecision,
     ActivityPage,
@@ -140,6 +140,7 @@ def test_async_retries_timeouts_and_connection_errors(gate, principal):
     lost = FlakyProxy(gate.url, lambda i: DROP_ANSWER if i == 0 else RELAY)
     reset = FlakyProxy(gate.url, lambda i: RESET)
     hold = FlakyProxy(gate.url, lambda i: HOLD)
+    closing = FlakyProxy(gate.url, lambda i: RELAY_THEN_CLOSE)
 
     async def main():
         async with AsyncQWEDClient(api_key=key, base_url=lost.url, max_retries=2) as c:
@@ -154,11 +155,15 @@ def test_async_retries_timeouts_and_connection_errors(gate, principal):
         async with AsyncQWEDClient(api_key=key, base_url=hold.url, timeout=0.3, max_retries=0) as c:
             with pytest.raises(APITimeoutError):
                 await c.get_agent(a)
+        async with AsyncQWEDClient(api_key=key, base_url=closing.url, max_retries=0) as c:
+            for _ in range(3):  # each pooled connection is closed by the server after its answer
+                assert (await c.get_agent(a))["agent_id"] == a
+        assert len(closing.requests) == 3
 
     try:
         asyncio.run(main())
     finally:
-        for p in (lost, reset, hold):
+        for p in (lost, reset, hold, closing):
             p.close()
     with QWEDClient(api_key=key, base_url=gate.url) as c:
         assert c.get_agent(a)["total_actions"] == 1

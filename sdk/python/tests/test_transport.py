@@ -8,7 +8,9 @@ import time
 
 import pytest
 
-from flaky_proxy import DROP_ANSWER, HOLD, RELAY, RESET, FlakyProxy
+import threading
+
+from flaky_proxy import DROP_ANSWER, HOLD, RELAY, RELAY_THEN_CLOSE, RESET, FlakyProxy
 from conftest import running_gate
 from qwed_sdk import APIConnectionError, APITimeoutError, QWEDClient, RateLimitError
 from qwed_sdk._http import DEFAULT_BASE_URL
@@ -81,6 +83,42 @@ def test_a_reset_connection_is_retried_then_given_up(gate, principal):
         assert proxy.requests[0]["idempotency-key"] == proxy.requests[1]["idempotency-key"]
     finally:
         proxy.close()
+
+
+def test_a_kept_alive_connection_the_server_closed_is_replaced(gate, principal):
+    """The server closes each connection after its answer: the next call
+    finds its pooled connection closed and sends again on a fresh one,
+    without spending a retry (max_retries=0)."""
+    _, key, agent = principal
+    proxy = FlakyProxy(gate.url, lambda i: RELAY_THEN_CLOSE)
+    try:
+        with QWEDClient(api_key=key, base_url=proxy.url, max_retries=0) as c:
+            for _ in range(3):
+                assert c.get_agent(agent.agent_id)["agent_id"] == agent.agent_id
+    finally:
+        proxy.close()
+    assert len(proxy.requests) == 3
+
+
+def test_one_client_serves_many_threads(gate, principal):
+    _, key, agent = principal
+    errors: list[BaseException] = []
+    with QWEDClient(api_key=key, base_url=gate.url, pool_size=4) as c:
+
+        def work() -> None:
+            try:
+                for _ in range(5):
+                    assert c.get_agent(agent.agent_id)["agent_id"] == agent.agent_id
+            except BaseException as e:  # reported below
+                errors.append(e)
+
+        threads = [threading.Thread(target=work) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not errors
+        assert len(c._transport._idle) <= 4
 
 
 def test_connection_refused(principal):
