@@ -80,12 +80,13 @@ class Endpoints:
         return fn(value)
 
     def _get(self, route: str, p: str, query: Optional[JSON] = None, **kw: Any) -> Any:
-        return self._send(Call("GET", p, query=query, decode=model_for(route), **kw))
+        kw.setdefault("decode", model_for(route))
+        return self._send(Call("GET", p, query=query, route=route, **kw))
 
     def _write(self, route: str, p: str, body: Any = None, *, idempotency_key: Optional[str] = None, **kw: Any) -> Any:
         method = route.split(" ", 1)[0]
         kw.setdefault("decode", model_for(route))
-        return self._send(Call(method, p, body=body, write=True, idempotency_key=idempotency_key, **kw))
+        return self._send(Call(method, p, body=body, write=True, idempotency_key=idempotency_key, route=route, **kw))
 
     # ---- agents (QWED-Agent spec v1.1) -------------------------------------------------
 
@@ -109,11 +110,19 @@ class Endpoints:
         type is the agent's type: supervised (the default, the most
         restricted), autonomous or trusted."""
         agent = _drop_none(
-            {"name": name, "type": type, "principal_id": principal_id, "description": description,
-             "framework": framework, "model": model}
+            {
+                "name": name,
+                "type": type,
+                "principal_id": principal_id,
+                "description": description,
+                "framework": framework,
+                "model": model,
+            }
         )
         body = _drop_none({"agent": agent, "permissions": permissions, "budget": budget, "trust_level": trust_level})
-        return self._write("POST /agents/register", "/agents/register", body, idempotency_key=idempotency_key, auth="key")
+        return self._write(
+            "POST /agents/register", "/agents/register", body, idempotency_key=idempotency_key, auth="key"
+        )
 
     def get_agent(self, agent_id: str) -> Any:
         """The agent's registration, status, trust level and counters."""
@@ -137,7 +146,7 @@ class Endpoints:
         iterable over its entries; pass ``after_seq=page.next_after_seq``
         for the next page."""
         q = {"limit": limit, "from": from_, "to": to, "after_seq": after_seq}
-        return self._send(Call("GET", path("agents", agent_id, "activity"), query=q, decode=ActivityPage))
+        return self._get("GET /agents/{id}/activity", path("agents", agent_id, "activity"), q, decode=ActivityPage)
 
     def get_agent_state(self, agent_id: str, *, at_seq: Optional[int] = None, at_time: Optional[str] = None) -> Any:
         """The agent's state as of a log position (at_seq) or a time
@@ -153,8 +162,8 @@ class Endpoints:
         q = {"format": format, "from": from_, "to": to}
         p = path("agents", agent_id, "compliance-report")
         if format == "json":
-            return self._send(Call("GET", p, query=q))
-        return self._send(Call("GET", p, query=q, raw=True))
+            return self._get("GET /agents/{id}/compliance-report", p, q)
+        return self._get("GET /agents/{id}/compliance-report", p, q, raw=True, decode=None)
 
     def verify_action(
         self,
@@ -181,8 +190,13 @@ class Endpoints:
             return out
 
         return self._write(
-            "POST /agents/{id}/verify", path("agents", agent_id, "verify"), body,
-            idempotency_key=idempotency_key, agent_token=agent_token, accept=_is_decision, decode=decode,
+            "POST /agents/{id}/verify",
+            path("agents", agent_id, "verify"),
+            body,
+            idempotency_key=idempotency_key,
+            agent_token=agent_token,
+            accept=_is_decision,
+            decode=decode,
         )
 
     def verify_tool_call(
@@ -202,13 +216,24 @@ class Endpoints:
         """Verifies a tool call before the tool runs (§5.1); the decision is
         returned whatever it is (PENDING carries ``approval``)."""
         tool_call = _drop_none(
-            {"tool_name": tool_name, "parameters": parameters, "estimated_cost_usd": estimated_cost_usd,
-             "estimated_tokens": estimated_tokens}
+            {
+                "tool_name": tool_name,
+                "parameters": parameters,
+                "estimated_cost_usd": estimated_cost_usd,
+                "estimated_tokens": estimated_tokens,
+            }
         )
-        body = _drop_none({"tool_call": tool_call, "context": context, "justification": justification, "options": options})
+        body = _drop_none(
+            {"tool_call": tool_call, "context": context, "justification": justification, "options": options}
+        )
         return self._write(
-            "POST /agents/{id}/tools/{tool}", path("agents", agent_id, "tools", tool_name), body,
-            idempotency_key=idempotency_key, agent_token=agent_token, accept=_is_decision, decode=ActionDecision,
+            "POST /agents/{id}/tools/{tool}",
+            path("agents", agent_id, "tools", tool_name),
+            body,
+            idempotency_key=idempotency_key,
+            agent_token=agent_token,
+            accept=_is_decision,
+            decode=ActionDecision,
         )
 
     def log_execution(
@@ -240,11 +265,20 @@ class Endpoints:
             if claims.get("agent_id") not in (None, agent_id):
                 raise ValueError(f"the attestation is for agent {claims.get('agent_id')!r}, not {agent_id!r}")
         body = _drop_none(
-            {"action_id": action_id, "success": success, "cost_usd": cost_usd, "tokens": tokens, "result_hash": result_hash}
+            {
+                "action_id": action_id,
+                "success": success,
+                "cost_usd": cost_usd,
+                "tokens": tokens,
+                "result_hash": result_hash,
+            }
         )
         return self._write(
-            "POST /agents/{id}/executions", path("agents", agent_id, "executions"), body,
-            idempotency_key=idempotency_key, agent_token=agent_token,
+            "POST /agents/{id}/executions",
+            path("agents", agent_id, "executions"),
+            body,
+            idempotency_key=idempotency_key,
+            agent_token=agent_token,
         )
 
     def request_trust(
@@ -261,12 +295,20 @@ class Endpoints:
     ) -> Any:
         """Asks for a trust elevation (§8.2): granted, refused or pending a human."""
         body = _drop_none(
-            {"to_level": to_level, "from_level": from_level, "justification": justification, "evidence": evidence,
-             "request": request}
+            {
+                "to_level": to_level,
+                "from_level": from_level,
+                "justification": justification,
+                "evidence": evidence,
+                "request": request,
+            }
         )
         return self._write(
-            "POST /agents/{id}/trust", path("agents", agent_id, "trust"), body,
-            idempotency_key=idempotency_key, agent_token=agent_token,
+            "POST /agents/{id}/trust",
+            path("agents", agent_id, "trust"),
+            body,
+            idempotency_key=idempotency_key,
+            agent_token=agent_token,
         )
 
     def set_trust_level(
@@ -275,44 +317,70 @@ class Endpoints:
         """Sets the agent's trust level (0-3; principal or admin key)."""
         body = _drop_none({"trust_level": trust_level, "reason": reason})
         return self._write(
-            "POST /agents/{id}/trust-level", path("agents", agent_id, "trust-level"), body,
-            idempotency_key=idempotency_key, auth="key",
+            "POST /agents/{id}/trust-level",
+            path("agents", agent_id, "trust-level"),
+            body,
+            idempotency_key=idempotency_key,
+            auth="key",
         )
 
     def suspend_agent(
-        self, agent_id: str, *, reason: Optional[str] = None, suspended: bool = True, idempotency_key: Optional[str] = None
+        self,
+        agent_id: str,
+        *,
+        reason: Optional[str] = None,
+        suspended: bool = True,
+        idempotency_key: Optional[str] = None,
     ) -> Any:
         """Suspends the agent (suspended=False reinstates it)."""
         body = _drop_none({"suspended": suspended, "reason": reason})
         return self._write(
-            "POST /agents/{id}/suspend", path("agents", agent_id, "suspend"), body,
-            idempotency_key=idempotency_key, auth="key",
+            "POST /agents/{id}/suspend",
+            path("agents", agent_id, "suspend"),
+            body,
+            idempotency_key=idempotency_key,
+            auth="key",
         )
 
-    def resume_agent(self, agent_id: str, *, reason: Optional[str] = None, idempotency_key: Optional[str] = None) -> Any:
+    def resume_agent(
+        self, agent_id: str, *, reason: Optional[str] = None, idempotency_key: Optional[str] = None
+    ) -> Any:
         """Reinstates a suspended agent."""
         return self.suspend_agent(agent_id, reason=reason, suspended=False, idempotency_key=idempotency_key)
 
-    def file_complaint(self, agent_id: str, reason: Optional[str] = None, *, idempotency_key: Optional[str] = None) -> Any:
+    def file_complaint(
+        self, agent_id: str, reason: Optional[str] = None, *, idempotency_key: Optional[str] = None
+    ) -> Any:
         """Files a complaint against the agent (trust degradation, §8.3)."""
         return self._write(
-            "POST /agents/{id}/complaints", path("agents", agent_id, "complaints"), _drop_none({"reason": reason}),
-            idempotency_key=idempotency_key, auth="key",
+            "POST /agents/{id}/complaints",
+            path("agents", agent_id, "complaints"),
+            _drop_none({"reason": reason}),
+            idempotency_key=idempotency_key,
+            auth="key",
         )
 
-    def rotate_token(self, agent_id: str, *, agent_token: Optional[str] = None, idempotency_key: Optional[str] = None) -> Any:
+    def rotate_token(
+        self, agent_id: str, *, agent_token: Optional[str] = None, idempotency_key: Optional[str] = None
+    ) -> Any:
         """Issues the agent a new token (``agent_token``, shown once) and revokes the old one."""
         return self._write(
-            "POST /agents/{id}/token/rotate", path("agents", agent_id, "token", "rotate"), None,
-            idempotency_key=idempotency_key, agent_token=agent_token,
+            "POST /agents/{id}/token/rotate",
+            path("agents", agent_id, "token", "rotate"),
+            None,
+            idempotency_key=idempotency_key,
+            agent_token=agent_token,
         )
 
     def revoke_token(self, agent_id: str, *, idempotency_key: Optional[str] = None) -> Any:
         """Revokes the agent's token (principal or admin key): the agent can
         no longer authenticate until its token is rotated."""
         return self._write(
-            "DELETE /agents/{id}/token", path("agents", agent_id, "token"), None,
-            idempotency_key=idempotency_key, auth="key",
+            "DELETE /agents/{id}/token",
+            path("agents", agent_id, "token"),
+            None,
+            idempotency_key=idempotency_key,
+            auth="key",
         )
 
     # ---- principals ----------------------------------------------------------------------
@@ -320,29 +388,41 @@ class Endpoints:
     def put_tools(self, principal_id: str, tools: Sequence[JSON], *, idempotency_key: Optional[str] = None) -> Any:
         """Replaces the principal's tool registry (§5.3)."""
         return self._write(
-            "PUT /principals/{id}/tools", path("principals", principal_id, "tools"), {"tools": [dict(t) for t in tools]},
-            idempotency_key=idempotency_key, auth="key",
+            "PUT /principals/{id}/tools",
+            path("principals", principal_id, "tools"),
+            {"tools": [dict(t) for t in tools]},
+            idempotency_key=idempotency_key,
+            auth="key",
         )
 
     def issue_principal_key(self, principal_id: str, *, idempotency_key: Optional[str] = None) -> Any:
         """Issues an API key for the principal (admin key): ``api_key`` is shown once."""
         return self._write(
-            "POST /principals/{id}/keys", path("principals", principal_id, "keys"), None,
-            idempotency_key=idempotency_key, auth="key",
+            "POST /principals/{id}/keys",
+            path("principals", principal_id, "keys"),
+            None,
+            idempotency_key=idempotency_key,
+            auth="key",
         )
 
     def rotate_principal_key(self, principal_id: str, key_id: str, *, idempotency_key: Optional[str] = None) -> Any:
         """Issues a key replacing key_id (which is revoked)."""
         return self._write(
-            "POST /principals/{id}/keys/{key_id}/rotate", path("principals", principal_id, "keys", key_id, "rotate"), None,
-            idempotency_key=idempotency_key, auth="key",
+            "POST /principals/{id}/keys/{key_id}/rotate",
+            path("principals", principal_id, "keys", key_id, "rotate"),
+            None,
+            idempotency_key=idempotency_key,
+            auth="key",
         )
 
     def revoke_principal_key(self, principal_id: str, key_id: str, *, idempotency_key: Optional[str] = None) -> Any:
         """Revokes the principal's key key_id."""
         return self._write(
-            "DELETE /principals/{id}/keys/{key_id}", path("principals", principal_id, "keys", key_id), None,
-            idempotency_key=idempotency_key, auth="key",
+            "DELETE /principals/{id}/keys/{key_id}",
+            path("principals", principal_id, "keys", key_id),
+            None,
+            idempotency_key=idempotency_key,
+            auth="key",
         )
 
     # ---- approvals -----------------------------------------------------------------------
@@ -360,15 +440,21 @@ class Endpoints:
     def approve(self, approval_id: str, reason: Optional[str] = None, *, idempotency_key: Optional[str] = None) -> Any:
         """Approves a pending action or execute (the principal's key)."""
         return self._write(
-            "POST /approvals/{id}/approve", path("approvals", approval_id, "approve"), _drop_none({"reason": reason}),
-            idempotency_key=idempotency_key, auth="key",
+            "POST /approvals/{id}/approve",
+            path("approvals", approval_id, "approve"),
+            _drop_none({"reason": reason}),
+            idempotency_key=idempotency_key,
+            auth="key",
         )
 
     def deny(self, approval_id: str, reason: Optional[str] = None, *, idempotency_key: Optional[str] = None) -> Any:
         """Denies a pending action or execute (the principal's key)."""
         return self._write(
-            "POST /approvals/{id}/deny", path("approvals", approval_id, "deny"), _drop_none({"reason": reason}),
-            idempotency_key=idempotency_key, auth="key",
+            "POST /approvals/{id}/deny",
+            path("approvals", approval_id, "deny"),
+            _drop_none({"reason": reason}),
+            idempotency_key=idempotency_key,
+            auth="key",
         )
 
     # ---- QWED protocol v1.0: /verify, /engines ----------------------------------------------
@@ -390,7 +476,12 @@ class Endpoints:
         body = _drop_none({"type": type, "query": query, "params": params, "options": options, "metadata": metadata})
         headers = {"QWED-Protocol-Version": protocol_version} if protocol_version else {}
         return self._write(
-            "POST /verify", "/verify", body, idempotency_key=idempotency_key, auth="key", headers=headers,
+            "POST /verify",
+            "/verify",
+            body,
+            idempotency_key=idempotency_key,
+            auth="key",
+            headers=headers,
             accept=_is_qwed_answer,
         )
 
@@ -405,7 +496,12 @@ class Endpoints:
         """Verifies up to 100 claims in one request (QWED protocol v1.0 §5.3)."""
         body = _drop_none({"batch": True, "items": [dict(i) for i in items], "options": options, "metadata": metadata})
         return self._write(
-            "POST /verify", "/verify", body, idempotency_key=idempotency_key, auth="key", accept=_is_qwed_answer,
+            "POST /verify",
+            "/verify",
+            body,
+            idempotency_key=idempotency_key,
+            auth="key",
+            accept=_is_qwed_answer,
         )
 
     def list_engines(self) -> Any:
@@ -433,18 +529,30 @@ class Endpoints:
         body = dict(message or {})
         body.update(
             _drop_none(
-                {"sender_agent_id": sender_agent_id, "receiver_agent_id": receiver_agent_id, "payload": payload,
-                 "payload_type": payload_type, "trace_id": trace_id, "timestamp": timestamp}
+                {
+                    "sender_agent_id": sender_agent_id,
+                    "receiver_agent_id": receiver_agent_id,
+                    "payload": payload,
+                    "payload_type": payload_type,
+                    "trace_id": trace_id,
+                    "timestamp": timestamp,
+                }
             )
         )
         return self._write(
-            "POST /a2a/intercept", "/a2a/intercept", body, idempotency_key=idempotency_key, agent_token=agent_token,
+            "POST /a2a/intercept",
+            "/a2a/intercept",
+            body,
+            idempotency_key=idempotency_key,
+            agent_token=agent_token,
             accept=_is_verdict,
         )
 
     def _boundary(self, method: str, kind: str, agent: str, idempotency_key: Optional[str]) -> Any:
         route = f"{method} /a2a/boundary/{kind}/{{agent}}"
-        return self._write(route, path("a2a", "boundary", kind, agent), None, idempotency_key=idempotency_key, auth="key")
+        return self._write(
+            route, path("a2a", "boundary", kind, agent), None, idempotency_key=idempotency_key, auth="key"
+        )
 
     def a2a_trust(self, agent: str, *, idempotency_key: Optional[str] = None) -> Any:
         """Adds agent to the trust boundary's allowlist."""
@@ -465,15 +573,21 @@ class Endpoints:
     def a2a_block_pair(self, sender: str, receiver: str, *, idempotency_key: Optional[str] = None) -> Any:
         """Blocks the messages of sender to receiver."""
         return self._write(
-            "POST /a2a/boundary/block-pair", "/a2a/boundary/block-pair", {"sender": sender, "receiver": receiver},
-            idempotency_key=idempotency_key, auth="key",
+            "POST /a2a/boundary/block-pair",
+            "/a2a/boundary/block-pair",
+            {"sender": sender, "receiver": receiver},
+            idempotency_key=idempotency_key,
+            auth="key",
         )
 
     def a2a_unblock_pair(self, sender: str, receiver: str, *, idempotency_key: Optional[str] = None) -> Any:
         """Lifts the block of the pair sender -> receiver."""
         return self._write(
-            "DELETE /a2a/boundary/block-pair", "/a2a/boundary/block-pair", {"sender": sender, "receiver": receiver},
-            idempotency_key=idempotency_key, auth="key",
+            "DELETE /a2a/boundary/block-pair",
+            "/a2a/boundary/block-pair",
+            {"sender": sender, "receiver": receiver},
+            idempotency_key=idempotency_key,
+            auth="key",
         )
 
     def get_a2a_boundary(self, **query: Any) -> Any:
@@ -509,8 +623,11 @@ class Endpoints:
     ) -> Any:
         """Prepares an execute: a single-use ``confirmationToken`` for this exact request."""
         return self._write(
-            "POST /agp/execute/prepare", "/agp/execute/prepare", {"businessId": business_id, "request": dict(request)},
-            idempotency_key=idempotency_key, agent_token=agent_token,
+            "POST /agp/execute/prepare",
+            "/agp/execute/prepare",
+            {"businessId": business_id, "request": dict(request)},
+            idempotency_key=idempotency_key,
+            agent_token=agent_token,
             headers=self._execute_headers(agent_id, None),
         )
 
@@ -527,8 +644,11 @@ class Endpoints:
         """Executes a request at a business under the consumer's policies:
         completed, failed, or pending_approval (202, ``approvalId``)."""
         return self._write(
-            "POST /agp/execute", "/agp/execute", {"businessId": business_id, "request": dict(request)},
-            idempotency_key=idempotency_key, agent_token=agent_token,
+            "POST /agp/execute",
+            "/agp/execute",
+            {"businessId": business_id, "request": dict(request)},
+            idempotency_key=idempotency_key,
+            agent_token=agent_token,
             headers=self._execute_headers(agent_id, confirmation_token),
         )
 
@@ -543,7 +663,9 @@ class Endpoints:
         idempotency_key: Optional[str] = None,
     ) -> Any:
         """Registers a business: where the gate POSTs a decided execute."""
-        body = _drop_none({"id": id, "name": name, "endpoint": endpoint, "categories": categories, "currency": currency})
+        body = _drop_none(
+            {"id": id, "name": name, "endpoint": endpoint, "categories": categories, "currency": currency}
+        )
         return self._write("POST /businesses", "/businesses", body, idempotency_key=idempotency_key, auth="key")
 
     def list_businesses(self, *, limit: Optional[int] = None, after: Optional[str] = None) -> Any:
@@ -557,20 +679,33 @@ class Endpoints:
     def update_business(self, business_id: str, business: JSON, *, idempotency_key: Optional[str] = None) -> Any:
         """Replaces the business's fields (name, endpoint, categories, currency)."""
         return self._write(
-            "PUT /businesses/{id}", path("businesses", business_id), dict(business),
-            idempotency_key=idempotency_key, auth="key",
+            "PUT /businesses/{id}",
+            path("businesses", business_id),
+            dict(business),
+            idempotency_key=idempotency_key,
+            auth="key",
         )
 
     def delete_business(self, business_id: str, *, idempotency_key: Optional[str] = None) -> Any:
         """Deletes the business."""
         return self._write(
-            "DELETE /businesses/{id}", path("businesses", business_id), None, idempotency_key=idempotency_key, auth="key"
+            "DELETE /businesses/{id}",
+            path("businesses", business_id),
+            None,
+            idempotency_key=idempotency_key,
+            auth="key",
         )
 
-    def create_policy(self, policy: JSON, *, consumer: Optional[str] = None, idempotency_key: Optional[str] = None) -> Any:
+    def create_policy(
+        self, policy: JSON, *, consumer: Optional[str] = None, idempotency_key: Optional[str] = None
+    ) -> Any:
         """Creates a consumer policy ({"id", "type": spending|time_window|confirmation|..., ...})."""
         return self._write(
-            "POST /policies", "/policies", dict(policy), idempotency_key=idempotency_key, auth="key",
+            "POST /policies",
+            "/policies",
+            dict(policy),
+            idempotency_key=idempotency_key,
+            auth="key",
             query={"consumer": consumer},
         )
 
@@ -589,14 +724,24 @@ class Endpoints:
     ) -> Any:
         """Replaces the policy (a new version)."""
         return self._write(
-            "PUT /policies/{id}", path("policies", policy_id), dict(policy), idempotency_key=idempotency_key,
-            auth="key", query={"consumer": consumer},
+            "PUT /policies/{id}",
+            path("policies", policy_id),
+            dict(policy),
+            idempotency_key=idempotency_key,
+            auth="key",
+            query={"consumer": consumer},
         )
 
-    def delete_policy(self, policy_id: str, *, consumer: Optional[str] = None, idempotency_key: Optional[str] = None) -> Any:
+    def delete_policy(
+        self, policy_id: str, *, consumer: Optional[str] = None, idempotency_key: Optional[str] = None
+    ) -> Any:
         """Deletes the policy."""
         return self._write(
-            "DELETE /policies/{id}", path("policies", policy_id), None, idempotency_key=idempotency_key, auth="key",
+            "DELETE /policies/{id}",
+            path("policies", policy_id),
+            None,
+            idempotency_key=idempotency_key,
+            auth="key",
             query={"consumer": consumer},
         )
 
@@ -605,7 +750,9 @@ class Endpoints:
         status, from, to, limit, after)."""
         return self._get("GET /transactions", "/transactions", filters)
 
-    def get_transaction(self, transaction_id: str, *, at_seq: Optional[int] = None, at_time: Optional[str] = None) -> Any:
+    def get_transaction(
+        self, transaction_id: str, *, at_seq: Optional[int] = None, at_time: Optional[str] = None
+    ) -> Any:
         """One transaction (as of at_seq or at_time when given)."""
         q = {"at_seq": at_seq, "at_time": at_time}
         return self._get("GET /transactions/{id}", path("transactions", transaction_id), q)
@@ -628,8 +775,12 @@ class Endpoints:
     ) -> Any:
         """Subscribes url to the consumer's transaction events."""
         return self._write(
-            "POST /webhooks", "/webhooks", _drop_none({"url": url, "events": events}), idempotency_key=idempotency_key,
-            auth="key", query={"consumer": consumer},
+            "POST /webhooks",
+            "/webhooks",
+            _drop_none({"url": url, "events": events}),
+            idempotency_key=idempotency_key,
+            auth="key",
+            query={"consumer": consumer},
         )
 
     def list_webhooks(self, *, consumer: Optional[str] = None) -> Any:
@@ -651,21 +802,33 @@ class Endpoints:
     ) -> Any:
         """Changes the webhook's url and events."""
         return self._write(
-            "PUT /webhooks/{id}", path("webhooks", webhook_id), _drop_none({"url": url, "events": events}),
-            idempotency_key=idempotency_key, auth="key", query={"consumer": consumer},
+            "PUT /webhooks/{id}",
+            path("webhooks", webhook_id),
+            _drop_none({"url": url, "events": events}),
+            idempotency_key=idempotency_key,
+            auth="key",
+            query={"consumer": consumer},
         )
 
-    def delete_webhook(self, webhook_id: str, *, consumer: Optional[str] = None, idempotency_key: Optional[str] = None) -> Any:
+    def delete_webhook(
+        self, webhook_id: str, *, consumer: Optional[str] = None, idempotency_key: Optional[str] = None
+    ) -> Any:
         """Deletes the webhook."""
         return self._write(
-            "DELETE /webhooks/{id}", path("webhooks", webhook_id), None, idempotency_key=idempotency_key, auth="key",
+            "DELETE /webhooks/{id}",
+            path("webhooks", webhook_id),
+            None,
+            idempotency_key=idempotency_key,
+            auth="key",
             query={"consumer": consumer},
         )
 
     def list_webhook_deliveries(self, webhook_id: Optional[str] = None, **filters: Any) -> Any:
         """Deliveries (of one webhook, or all; filters: status, kind, consumer, limit, after)."""
         if webhook_id is not None:
-            return self._get("GET /webhooks/{id}/deliveries", path("webhooks", webhook_id, "deliveries"), filters, auth="key")
+            return self._get(
+                "GET /webhooks/{id}/deliveries", path("webhooks", webhook_id, "deliveries"), filters, auth="key"
+            )
         return self._get("GET /webhooks/deliveries", "/webhooks/deliveries", filters, auth="key")
 
     # ---- operations ---------------------------------------------------------------------------
@@ -675,10 +838,16 @@ class Endpoints:
         source and id are the request id, its subject the agent, its data
         the endpoint's body): the answer is the reply CloudEvent (type
         <type>.reply, data the endpoint's body), whatever its status."""
-        return self._send(
-            Call("POST", "/events", body=dict(event), headers={"Content-Type": "application/cloudevents+json"},
-                 accept=_is_cloudevent, decode=model_for("POST /events"))
+        call = Call(
+            "POST",
+            "/events",
+            body=dict(event),
+            headers={"Content-Type": "application/cloudevents+json"},
+            route="POST /events",
+            accept=_is_cloudevent,
+            decode=model_for("POST /events"),
         )
+        return self._send(call)
 
     def verify_attestation(self, token: str, jwks: Any = None, *, now: Optional[float] = None) -> dict[str, Any]:
         """Verifies an attestation offline (ES256, qwed_sdk.attestation) and
@@ -710,5 +879,4 @@ class Endpoints:
 
     def metrics(self) -> str:
         """The Prometheus metrics, as text."""
-        return self._send(Call("GET", "/metrics", auth="none"))
-
+        return self._get("GET /metrics", "/metrics", auth="none", decode=None)

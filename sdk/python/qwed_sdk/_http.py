@@ -64,6 +64,9 @@ class Call:
     accept: Optional[Callable[[int, Any], bool]] = None
     decode: Optional[Callable[[Any], Any]] = None
     raw: bool = False
+    route: str = ""
+    """The route template ("POST /agents/{id}/verify"), naming the call's
+    answer type (RESPONSES)."""
     auth: str = "any"
     """Which credentials go with the call: "any" (the key and the token the
     client holds), "key" (the API key only), "none"."""
@@ -153,7 +156,9 @@ class Core:
         self.prefix = u.path.rstrip("/")
         default_port = 443 if self.https else 80
         self.host_header = u.netloc if u.port != default_port else self.host
-        self.ssl_context = ssl_context if ssl_context is not None else (ssl.create_default_context() if self.https else None)
+        self.ssl_context = (
+            ssl_context if ssl_context is not None else (ssl.create_default_context() if self.https else None)
+        )
         if timeout is not None and timeout <= 0:
             raise ValueError("timeout must be positive")
         if max_retries < 0:
@@ -249,7 +254,12 @@ class Core:
         return parsed
 
     def outcome(
-        self, call: Call, key: Optional[str], attempt: int, answer: Optional[Answer], exc: Optional[BaseException],
+        self,
+        call: Call,
+        key: Optional[str],
+        attempt: int,
+        answer: Optional[Answer],
+        exc: Optional[BaseException],
         start: float,
     ) -> tuple[Optional[float], Any]:
         """What follows attempt number attempt (0-based) of call, which got
@@ -264,7 +274,11 @@ class Core:
             return pause, None
         log.debug(
             "%s %s -> %d in %.2f ms (attempt %d)",
-            call.method, call.path, answer.status, (time.perf_counter() - start) * 1e3, attempt + 1,
+            call.method,
+            call.path,
+            answer.status,
+            (time.perf_counter() - start) * 1e3,
+            attempt + 1,
         )
         pause = self.delay(attempt, answer) if self.retryable(call, answer) else None
         if pause is None:
@@ -478,7 +492,7 @@ class AsyncTransport:
         try:
             try:
                 answer = await self._exchange(conn, head, body, method)
-            except (_STALE + (asyncio.IncompleteReadError,)):
+            except _STALE + (asyncio.IncompleteReadError,):
                 if not reused:
                     raise
                 conn.close()
@@ -487,7 +501,11 @@ class AsyncTransport:
         except BaseException:
             conn.close()
             raise
-        if answer.headers.get("connection", "").lower() == "close" or self._closed or len(self._idle) >= self.core.pool_size:
+        if (
+            answer.headers.get("connection", "").lower() == "close"
+            or self._closed
+            or len(self._idle) >= self.core.pool_size
+        ):
             conn.close()
         else:
             self._idle.append(conn)
@@ -506,7 +524,13 @@ class AsyncTransport:
             start = time.perf_counter()
             try:
                 answer, exc = await asyncio.wait_for(self._once(call.method, head, body), core.timeout), None
-            except (OSError, http.client.HTTPException, asyncio.IncompleteReadError, asyncio.TimeoutError, ValueError) as e:
+            except (
+                OSError,
+                http.client.HTTPException,
+                asyncio.IncompleteReadError,
+                asyncio.TimeoutError,
+                ValueError,
+            ) as e:
                 answer, exc = None, e
             pause, result = core.outcome(call, key, attempt, answer, exc, start)
             if pause is None:

@@ -3266,7 +3266,7 @@ class WithheldBody(Model):
     """The WithheldBody object of the gate's API."""
 
     @property
-    def bytes(self) -> int:
+    def bytes_(self) -> int:
         """The "bytes" member."""
         return self.get("bytes")  # type: ignore[no-any-return]
 

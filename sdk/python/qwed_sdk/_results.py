@@ -55,9 +55,13 @@ class ActivityPage(Model):
         return len(self.get("activities") or [])
 
     @overload
-    def __getitem__(self, key: int) -> Any: ...
+    def __getitem__(self, key: int) -> Any:
+        ...
+
     @overload
-    def __getitem__(self, key: str) -> Any: ...
+    def __getitem__(self, key: str) -> Any:
+        ...
+
     def __getitem__(self, key: Union[int, str]) -> Any:
         if isinstance(key, int):
             return (self.get("activities") or [])[key]

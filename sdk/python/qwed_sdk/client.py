@@ -31,6 +31,7 @@ else:
     class _AsyncAgentMethods:
         pass
 
+
 API_KEY_ENV = "AGENTGATE_API_KEY"
 """The environment variable read when no api_key is given."""
 
@@ -48,8 +49,14 @@ def _core(
     if api_key is None and agent_token is None:
         api_key = os.environ.get(API_KEY_ENV) or None
     return Core(
-        base_url=base_url, api_key=api_key, agent_token=agent_token, timeout=timeout, max_retries=max_retries,
-        ssl_context=ssl_context, pool_size=pool_size, user_agent=user_agent,
+        base_url=base_url,
+        api_key=api_key,
+        agent_token=agent_token,
+        timeout=timeout,
+        max_retries=max_retries,
+        ssl_context=ssl_context,
+        pool_size=pool_size,
+        user_agent=user_agent,
     )
 
 
@@ -185,7 +192,9 @@ class _AgentBase:
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(agent_id={self.agent_id!r}, base_url={self.client.base_url!r}, agent_token='***')"
+        return (
+            f"{type(self).__name__}(agent_id={self.agent_id!r}, base_url={self.client.base_url!r}, agent_token='***')"
+        )
 
     def _then(self, value: Any, fn: Callable[[Any], T]) -> Any:
         return fn(value)
@@ -218,8 +227,11 @@ class _AgentBase:
         """Verifies an action of this agent (§4.1). Without context, the
         next step of this client's conversation is used (next_context)."""
         return self.client.verify_action(
-            self.agent_id, action, context if context is not None else self.next_context(),
-            options=options, idempotency_key=idempotency_key,
+            self.agent_id,
+            action,
+            context if context is not None else self.next_context(),
+            options=options,
+            idempotency_key=idempotency_key,
         )
 
     def verify_tool_call(self, tool_name: str, parameters: Optional[JSON] = None, **kw: Any) -> ActionDecision:
@@ -227,7 +239,12 @@ class _AgentBase:
         return self.client.verify_tool_call(self.agent_id, tool_name, parameters, **kw)
 
     def log_execution(
-        self, action_id: Optional[str] = None, success: Optional[bool] = None, *, attestation: Optional[str] = None, **kw: Any
+        self,
+        action_id: Optional[str] = None,
+        success: Optional[bool] = None,
+        *,
+        attestation: Optional[str] = None,
+        **kw: Any,
     ) -> Any:
         """Records the outcome of an approved action (see QWEDClient.log_execution)."""
         return self.client.log_execution(self.agent_id, action_id, success, attestation=attestation, **kw)
@@ -288,7 +305,12 @@ class _AgentBase:
 
 
 def _registration_args(
-    name: str, type: str, principal_id: Optional[str], permissions: Optional[JSON], budget: Optional[JSON], kw: dict[str, Any]
+    name: str,
+    type: str,
+    principal_id: Optional[str],
+    permissions: Optional[JSON],
+    budget: Optional[JSON],
+    kw: dict[str, Any],
 ) -> dict[str, Any]:
     reg = {k: kw.pop(k) for k in ("description", "framework", "model", "trust_level", "idempotency_key") if k in kw}
     return dict(name=name, type=type, principal_id=principal_id, permissions=permissions, budget=budget, **reg)
@@ -325,8 +347,14 @@ class QWEDAgentClient(_AgentBase):
         args = _registration_args(name, type, principal_id, permissions, budget, kw)
         with QWEDClient(api_key, base_url=base_url, **kw) as admin:
             reg = admin.register_agent(**args)
-        return cls(reg["agent_id"], reg["agent_token"], base_url=base_url, conversation_id=conversation_id,
-                   registration=reg, **kw)
+        return cls(
+            reg["agent_id"],
+            reg["agent_token"],
+            base_url=base_url,
+            conversation_id=conversation_id,
+            registration=reg,
+            **kw,
+        )
 
     def close(self) -> None:
         """Closes the pooled connections."""
@@ -367,8 +395,14 @@ class AsyncQWEDAgentClient(_AsyncAgentMethods, _AgentBase):  # pyright: ignore[r
         args = _registration_args(name, type, principal_id, permissions, budget, kw)
         async with AsyncQWEDClient(api_key, base_url=base_url, **kw) as admin:
             reg = await admin.register_agent(**args)
-        return cls(reg["agent_id"], reg["agent_token"], base_url=base_url, conversation_id=conversation_id,
-                   registration=reg, **kw)
+        return cls(
+            reg["agent_id"],
+            reg["agent_token"],
+            base_url=base_url,
+            conversation_id=conversation_id,
+            registration=reg,
+            **kw,
+        )
 
     async def close(self) -> None:
         """Closes the pooled connections."""

@@ -60,20 +60,26 @@ def test_async_flow_matches_the_sync_one(gate, principal):
     async def main():
         async with AsyncQWEDClient(api_key=key, base_url=gate.url) as c:
             agent = await c.register_agent(
-                name="AsyncAnalyst", type="supervised", principal_id=pid,
-                permissions={"allowed_engines": ["math", "sql"]}, budget={"max_daily_cost_usd": 100},
+                name="AsyncAnalyst",
+                type="supervised",
+                principal_id=pid,
+                permissions={"allowed_engines": ["math", "sql"]},
+                budget={"max_daily_cost_usd": 100},
             )
             a = agent["agent_id"]
             d = await c.verify_action(
-                agent_id=a, action={"type": "execute_sql", "query": "SELECT id FROM orders"},
-                context={"conversation_id": "conv_a", "step_number": 1}, options={"require_attestation": True},
+                agent_id=a,
+                action={"type": "execute_sql", "query": "SELECT id FROM orders"},
+                context={"conversation_id": "conv_a", "step_number": 1},
+                options={"require_attestation": True},
             )
             assert isinstance(d, ActionDecision) and d.decision == "APPROVED"
             assert d.verified_query == "SELECT id FROM orders"
             claims = await c.verify_attestation(d.attestation)
             assert claims["jti"] == d.action_id and claims["agent_id"] == a
             denied = await c.verify_action(
-                agent_id=a, action={"type": "execute_sql", "query": "SELECT * FROM users"},
+                agent_id=a,
+                action={"type": "execute_sql", "query": "SELECT * FROM users"},
                 context={"conversation_id": "conv_a", "step_number": 2},
             )
             assert denied["decision"] == "DENIED" and denied["error"]["code"].startswith("QWED-")
@@ -92,8 +98,12 @@ def test_async_flow_matches_the_sync_one(gate, principal):
             with pytest.raises(ValidationError) as e:
                 await c.verify_action(a, {"type": "calculate", "query": "1"})
             assert e.value.code == "QWED-AGENT-CTX-001"
-            call = dict(agent_id=a, action={"type": "calculate", "query": "8*8"},
-                        context={"conversation_id": "idem", "step_number": 1}, idempotency_key="async-key-1")
+            call = dict(
+                agent_id=a,
+                action={"type": "calculate", "query": "8*8"},
+                context={"conversation_id": "idem", "step_number": 1},
+                idempotency_key="async-key-1",
+            )
             first, again = await c.verify_action(**call), await c.verify_action(**call)
             assert first == again
             with pytest.raises(ConflictError):
@@ -114,12 +124,17 @@ def test_async_agent_client_as_in_the_spec(gate, principal):
 
     async def main():
         agent = await AsyncQWEDAgentClient.register(
-            name="MyAgent", principal_id=pid, permissions={"allowed_engines": ["math", "sql"]},
-            budget={"max_daily_cost_usd": 50.00}, api_key=key, base_url=gate.url,
+            name="MyAgent",
+            principal_id=pid,
+            permissions={"allowed_engines": ["math", "sql"]},
+            budget={"max_daily_cost_usd": 50.00},
+            api_key=key,
+            base_url=gate.url,
         )
         async with agent:
-            result = await agent.verify_action({"type": "execute_sql", "query": "SELECT id FROM orders"},
-                                               options={"require_attestation": True})
+            result = await agent.verify_action(
+                {"type": "execute_sql", "query": "SELECT id FROM orders"}, options={"require_attestation": True}
+            )
             assert result.decision == "APPROVED" and result["step_number"] == 1
             logged = await agent.log_execution(action_id=result.action_id, success=True, attestation=result.attestation)
             assert logged["logged"] is True
@@ -144,7 +159,9 @@ def test_async_retries_timeouts_and_connection_errors(gate, principal):
 
     async def main():
         async with AsyncQWEDClient(api_key=key, base_url=lost.url, max_retries=2) as c:
-            d = await c.verify_action(a, {"type": "calculate", "query": "4*4"}, {"conversation_id": "l", "step_number": 1})
+            d = await c.verify_action(
+                a, {"type": "calculate", "query": "4*4"}, {"conversation_id": "l", "step_number": 1}
+            )
             assert d.decision == "APPROVED"
         keys = [r.get("idempotency-key") for r in lost.requests]
         assert len(keys) == 2 and keys[0] == keys[1]

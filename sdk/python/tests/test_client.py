@@ -91,21 +91,29 @@ def test_user_guide_registering_and_verifying(gate, admin, monkeypatch):
     a = agent["agent_id"]
     for step in (1, 2):
         r = client.verify_action(
-            agent_id=a, action={"type": "calculate", "query": "2+2"}, context={"conversation_id": "conv_1", "step_number": step}
+            agent_id=a,
+            action={"type": "calculate", "query": "2+2"},
+            context={"conversation_id": "conv_1", "step_number": step},
         )
         assert r["decision"] == "APPROVED", r
     result = client.verify_action(
-        agent_id=a, action={"type": "calculate", "query": "2+2"}, context={"conversation_id": "conv_1", "step_number": 3}
+        agent_id=a,
+        action={"type": "calculate", "query": "2+2"},
+        context={"conversation_id": "conv_1", "step_number": 3},
     )
     assert result["decision"] == "DENIED"
     assert result["error"]["code"] == "QWED-AGENT-LOOP-003"
     retry = client.verify_action(
-        agent_id=a, action={"type": "verify_logic", "query": "x > 1"}, context={"conversation_id": "conv_1", "step_number": 3}
+        agent_id=a,
+        action={"type": "verify_logic", "query": "x > 1"},
+        context={"conversation_id": "conv_1", "step_number": 3},
     )
     assert retry["decision"] != "DENIED" or retry["error"]["code"] != "QWED-AGENT-LOOP-003"
     # a replayed step is LOOP-002
     replay = client.verify_action(
-        agent_id=a, action={"type": "calculate", "query": "3+3"}, context={"conversation_id": "conv_1", "step_number": 1}
+        agent_id=a,
+        action={"type": "calculate", "query": "3+3"},
+        context={"conversation_id": "conv_1", "step_number": 1},
     )
     assert replay["decision"] == "DENIED" and replay["error"]["code"] == "QWED-AGENT-LOOP-002"
 
@@ -117,7 +125,13 @@ def test_user_guide_registering_and_verifying(gate, admin, monkeypatch):
     entries = list(activity)
     assert len(entries) == len(activity) >= 5
     for entry in activity:
-        assert entry["timestamp"] and entry["decision"] in ("APPROVED", "DENIED", "PENDING", "CORRECTED", "BUDGET_EXCEEDED")
+        assert entry["timestamp"] and entry["decision"] in (
+            "APPROVED",
+            "DENIED",
+            "PENDING",
+            "CORRECTED",
+            "BUDGET_EXCEEDED",
+        )
     assert activity["summary"]["total_actions"] >= 5
     assert activity[0]["decision"] == entries[0]["decision"]
     client.close()
@@ -144,10 +158,12 @@ def test_spec_sdk_integration(gate, admin, monkeypatch):
     )
     assert agent.agent_id == agent.registration["agent_id"]
 
-    result = agent.verify_action({
-        "type": "execute_sql",
-        "query": "SELECT * FROM users",
-    })
+    result = agent.verify_action(
+        {
+            "type": "execute_sql",
+            "query": "SELECT * FROM users",
+        }
+    )
     assert result.decision == result["decision"] == "DENIED"  # users: a sensitive table
     assert result.action_id == result["action_id"]
 
@@ -312,15 +328,25 @@ def test_a2a_intercept_and_boundary(gate, org):
     _, _, c = org
     s, r = fresh("procurement"), fresh("treasury")
     assert c.a2a_trust(s) and c.a2a_trust(r)
-    items = [{"description": "Widget A", "amount": 50.00, "quantity": 2}, {"description": "Widget B", "amount": 25.00, "quantity": 2}]
+    items = [
+        {"description": "Widget A", "amount": 50.00, "quantity": 2},
+        {"description": "Widget B", "amount": 25.00, "quantity": 2},
+    ]
     ok = c.a2a_intercept(
-        sender_agent_id=s, receiver_agent_id=r, payload_type="financial_transaction", trace_id="t1",
+        sender_agent_id=s,
+        receiver_agent_id=r,
+        payload_type="financial_transaction",
+        trace_id="t1",
         payload={"data": {"claimed_total": 150.00, "line_items": items}},
     )
     assert ok["status"] == "forwarded" and ok["attestation_jwt"]
     blocked = c.a2a_intercept(
-        {"sender_agent_id": s, "receiver_agent_id": r, "payload_type": "financial_transaction",
-         "payload": {"data": {"claimed_total": 999.99, "line_items": items}}}
+        {
+            "sender_agent_id": s,
+            "receiver_agent_id": r,
+            "payload_type": "financial_transaction",
+            "payload": {"data": {"claimed_total": 999.99, "line_items": items}},
+        }
     )
     assert blocked["status"] == "blocked" and "hallucination" in blocked["reason"]
 
@@ -342,7 +368,9 @@ def test_execute_businesses_policies_transactions_webhooks(gate, org, business):
     assert created["id"] == biz
     assert biz in json.dumps(c.list_businesses(limit=10))
     assert c.get_business(biz)["name"] == "Coffee Shop"
-    assert c.update_business(biz, {"name": "Coffee Bar", "endpoint": business, "categories": ["food"], "currency": "USD"})
+    assert c.update_business(
+        biz, {"name": "Coffee Bar", "endpoint": business, "categories": ["food"], "currency": "USD"}
+    )
     assert c.get_business(biz)["name"] == "Coffee Bar"
 
     pol = c.create_policy({"id": fresh("daily"), "type": "spending", "spending": {"daily_cents": 1000}})
@@ -386,10 +414,17 @@ def test_operations_jwks_health_metrics_events(gate, org):
     agent = register(c, pid)
     reply = c.send_event(
         {
-            "specversion": "1.0", "type": "qwed.agent.action.verify", "source": "urn:test:py", "id": fresh("ev"),
-            "subject": agent.agent_id, "datacontenttype": "application/json",
-            "data": {"agent_token": agent.agent_token, "action": {"type": "calculate", "query": "5*5"},
-                     "context": {"conversation_id": "ce", "step_number": 1}},
+            "specversion": "1.0",
+            "type": "qwed.agent.action.verify",
+            "source": "urn:test:py",
+            "id": fresh("ev"),
+            "subject": agent.agent_id,
+            "datacontenttype": "application/json",
+            "data": {
+                "agent_token": agent.agent_token,
+                "action": {"type": "calculate", "query": "5*5"},
+                "context": {"conversation_id": "ce", "step_number": 1},
+            },
         }
     )
     assert reply["type"] == "qwed.agent.action.verify.reply"
@@ -431,8 +466,12 @@ def test_errors_carry_the_gate_code(gate, admin, org, monkeypatch):
 def test_idempotency_key_replays_the_recorded_answer(gate, org):
     pid, _, c = org
     agent = register(c, pid)
-    call = dict(agent_id=agent.agent_id, action={"type": "calculate", "query": "7*6"},
-                context={"conversation_id": "idem", "step_number": 1}, idempotency_key=fresh("key"))
+    call = dict(
+        agent_id=agent.agent_id,
+        action={"type": "calculate", "query": "7*6"},
+        context={"conversation_id": "idem", "step_number": 1},
+        idempotency_key=fresh("key"),
+    )
     first = c.verify_action(**call)
     again = c.verify_action(**call)
     assert again == first and again.action_id == first.action_id

@@ -25,18 +25,38 @@ def test_models_are_generated_from_the_current_document():
 def test_generator_output_depends_on_the_document(tmp_path):
     doc = {
         "openapi": "3.1.0",
-        "paths": {"/x": {"get": {"responses": {"200": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Thing"}}}}}}}},
-        "components": {"schemas": {
-            "Thing": {"type": "object", "required": ["id"], "description": "A thing.",
-                      "properties": {"id": {"type": "string"}, "items": {"type": "array", "items": {"$ref": "#/components/schemas/Part"}},
-                                     "kind": {"enum": ["a", "b"]}, "camelCase": {"type": ["integer", "null"]}}},
-            "Part": {"type": "object", "properties": {"n": {"type": "number"}}},
-        }},
+        "paths": {
+            "/x": {
+                "get": {
+                    "responses": {
+                        "200": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Thing"}}}}
+                    }
+                }
+            }
+        },
+        "components": {
+            "schemas": {
+                "Thing": {
+                    "type": "object",
+                    "required": ["id"],
+                    "description": "A thing.",
+                    "properties": {
+                        "id": {"type": "string"},
+                        "items": {"type": "array", "items": {"$ref": "#/components/schemas/Part"}},
+                        "kind": {"enum": ["a", "b"]},
+                        "camelCase": {"type": ["integer", "null"]},
+                    },
+                },
+                "Part": {"type": "object", "properties": {"n": {"type": "number"}}},
+            }
+        },
     }
     src = tmp_path / "openapi.json"
     src.write_text(json.dumps(doc))
     out = tmp_path / "m.py"
-    subprocess.run([sys.executable, str(SDK / "tools" / "gen_models.py"), "--openapi", str(src), "--out", str(out)], check=True)
+    subprocess.run(
+        [sys.executable, str(SDK / "tools" / "gen_models.py"), "--openapi", str(src), "--out", str(out)], check=True
+    )
     text = out.read_text()
     assert "class Thing(Model):" in text and "class Part(Model):" in text
     assert "def items_(self) -> Optional[list[Part]]:" in text  # a dict method's name gets a _
@@ -52,8 +72,15 @@ def test_generator_output_depends_on_the_document(tmp_path):
 
 
 def test_models_are_dicts_with_attributes():
-    d = models.DecisionReply({"action_id": "act_1", "decision": "APPROVED", "verification": {"status": "VERIFIED"},
-                              "budget_remaining": {}, "extra": {"nested": {"x": 1}}})
+    d = models.DecisionReply(
+        {
+            "action_id": "act_1",
+            "decision": "APPROVED",
+            "verification": {"status": "VERIFIED"},
+            "budget_remaining": {},
+            "extra": {"nested": {"x": 1}},
+        }
+    )
     assert isinstance(d, dict) and isinstance(d, Model)
     assert d.decision == d["decision"] == "APPROVED"
     assert isinstance(d.verification, models.Verification) and d.verification.status == "VERIFIED"

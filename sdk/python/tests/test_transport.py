@@ -33,7 +33,9 @@ def test_a_lost_answer_is_retried_with_the_same_idempotency_key(gate, principal)
     proxy = FlakyProxy(gate.url, lambda i: DROP_ANSWER if i == 0 else RELAY)
     try:
         with QWEDClient(api_key=key, base_url=proxy.url, max_retries=2) as c:
-            d = c.verify_action(agent.agent_id, {"type": "calculate", "query": "9*9"}, {"conversation_id": "lost", "step_number": 1})
+            d = c.verify_action(
+                agent.agent_id, {"type": "calculate", "query": "9*9"}, {"conversation_id": "lost", "step_number": 1}
+            )
         assert d.decision == "APPROVED"
         keys = [r.get("idempotency-key") for r in proxy.requests]
         assert len(keys) == 2 and keys[0] and keys[0] == keys[1]
@@ -51,10 +53,18 @@ def test_each_call_gets_its_own_key_and_reads_none(gate, principal):
     try:
         with QWEDClient(api_key=key, base_url=proxy.url) as c:
             for step in (1, 2):
-                c.verify_action(agent.agent_id, {"type": "calculate", "query": f"{step}+0"}, {"conversation_id": "k", "step_number": step})
+                c.verify_action(
+                    agent.agent_id,
+                    {"type": "calculate", "query": f"{step}+0"},
+                    {"conversation_id": "k", "step_number": step},
+                )
             c.get_agent(agent.agent_id)
-            c.verify_action(agent.agent_id, {"type": "calculate", "query": "3+0"}, {"conversation_id": "k", "step_number": 3},
-                            idempotency_key="caller-chosen-key")
+            c.verify_action(
+                agent.agent_id,
+                {"type": "calculate", "query": "3+0"},
+                {"conversation_id": "k", "step_number": 3},
+                idempotency_key="caller-chosen-key",
+            )
     finally:
         proxy.close()
     keys = [r.get("idempotency-key") for r in proxy.requests]
@@ -77,7 +87,9 @@ def test_a_reset_connection_is_retried_then_given_up(gate, principal):
     try:
         with QWEDClient(api_key=key, base_url=proxy.url, max_retries=1) as c:
             with pytest.raises(APIConnectionError) as e:
-                c.verify_action(agent.agent_id, {"type": "calculate", "query": "1"}, {"conversation_id": "r", "step_number": 1})
+                c.verify_action(
+                    agent.agent_id, {"type": "calculate", "query": "1"}, {"conversation_id": "r", "step_number": 1}
+                )
         assert e.value.code == "QWED-SDK-CONNECTION" and e.value.status is None and e.value.request_id
         assert len(proxy.requests) == 2
         assert proxy.requests[0]["idempotency-key"] == proxy.requests[1]["idempotency-key"]

@@ -59,7 +59,7 @@ def _methods(cls, skip=()) -> list[str]:
             continue
         summary = (inspect.getdoc(fn) or name).split("\n\n")[0].replace("\n", " ")
         summary = summary.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
-        out.append(f"    async def {name}{_signature(fn)}:\n        \"\"\"{summary}\"\"\"\n        ...\n")
+        out.append(f'    async def {name}{_signature(fn)}:\n        """{summary}"""\n        ...\n')
     return out
 
 

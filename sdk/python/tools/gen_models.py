@@ -29,7 +29,16 @@ REPO = SDK.parent.parent
 DEFAULT_OPENAPI = REPO / "schemas" / "openapi.v1.json"
 DEFAULT_OUT = SDK / "qwed_sdk" / "_models.py"
 
-RESERVED = set(dir(dict)) | {"to_dict", "_fields"} | set(keyword.kwlist) | set(keyword.softkwlist)
+RESERVED = (
+    set(dir(dict))
+    | {"to_dict", "_fields"}
+    | set(keyword.kwlist)
+    | set(keyword.softkwlist)
+    | {"str", "int", "float", "bool", "list", "dict", "bytes"}
+)
+"""Names a property may not take (it gets a trailing _): dict's and
+Model's attributes, keywords, and the builtins the annotations use (a
+property named bytes would be what a later "-> bytes" in its class means)."""
 METHODS = ("get", "put", "post", "delete", "patch")
 
 
