@@ -67,7 +67,7 @@ func compileAll() (map[string]*Schema, error) {
 		var ids []string
 		docs := map[string]any{}
 		err := fs.WalkDir(files, ".", func(p string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() || path.Ext(p) != ".json" {
+			if err != nil || d.IsDir() || path.Ext(p) != ".json" || p == OpenAPIFile {
 				return err
 			}
 			b, err := files.ReadFile(p)
@@ -190,7 +190,14 @@ func Decode(b []byte) (any, error) {
 // Validate checks doc (as Decode returns it) against s and returns the
 // violations, sorted; nil when doc is valid.
 func (s *Schema) Validate(doc any) []Violation {
-	err := s.sch.Validate(doc)
+	return ViolationsOf(s.sch.Validate(doc))
+}
+
+// ViolationsOf flattens the error of a jsonschema validation into its
+// violations, sorted and without repeats; nil for a nil error. An error
+// that is not a *jsonschema.ValidationError is one violation with its
+// message.
+func ViolationsOf(err error) []Violation {
 	if err == nil {
 		return nil
 	}

@@ -44,6 +44,7 @@ var layout = []importEdge{
 		"read models fold the domain's events; they read the log interface to rebuild"},
 
 	{"schemas", []string{"domain/strictjson"}, "schemas are data; strictjson pre-checks documents"},
+	{"schemas/openapi", []string{"schemas"}, "the HTTP contract's validator: only tests import it"},
 
 	{"streams/...", []string{"streams/...", "domain/...", "schemas"},
 		"logs and codecs know event types, never the request path"},

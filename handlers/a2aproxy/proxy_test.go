@@ -18,6 +18,7 @@ import (
 	"github.com/agentgate/agentgate/handlers/embedded"
 	"github.com/agentgate/agentgate/handlers/embedded/gatetest"
 	"github.com/agentgate/agentgate/handlers/httpapi"
+	"github.com/agentgate/agentgate/schemas/openapi"
 )
 
 // upstreamAgent is a minimal A2A agent over real HTTP: its card names its
@@ -146,7 +147,7 @@ func newGate(t *testing.T) *gate {
 	t.Helper()
 	g := gatetest.StartWith(t, embedded.Options{DataDir: t.TempDir(), AdminKey: "admin", Logger: slog.New(slog.DiscardHandler)})
 	t.Cleanup(func() { g.Stop(t) })
-	api := httpapi.New(httpapi.Config{Gate: g.Worker, Store: g.Store, AdminKeyHash: g.AdminKeyHash, JWKS: g.Keyring.JWKS, Logger: slog.New(slog.DiscardHandler)})
+	api := openapi.Hook(t, httpapi.New(httpapi.Config{Gate: g.Worker, Store: g.Store, AdminKeyHash: g.AdminKeyHash, JWKS: g.Keyring.JWKS, Logger: slog.New(slog.DiscardHandler)}))
 	gt := &gate{g: g, api: api, keys: map[string]string{}}
 	for name, principal := range map[string]string{"ka": "org_a", "kb": "org_b", "kc": "org_c"} {
 		key, _, err := command.IssueKey(context.Background(), g.Worker, principal)

@@ -23,6 +23,7 @@ import (
 	"github.com/agentgate/agentgate/handlers/embedded"
 	"github.com/agentgate/agentgate/handlers/embedded/gatetest"
 	"github.com/agentgate/agentgate/handlers/verify"
+	"github.com/agentgate/agentgate/schemas/openapi"
 	"github.com/agentgate/agentgate/streams"
 )
 
@@ -157,7 +158,7 @@ func newTestGate(t testing.TB, opts gateOptions) *testGate {
 		WebhookRateLimit: opts.webhookRate,
 		ExecuteRateLimit: opts.executeRate, ExecuteMode: opts.executeMode,
 	})
-	srv := httptest.NewServer(h)
+	srv := httptest.NewServer(openapi.Hook(t, h))
 	tg := &testGate{t: t, gate: g, srv: srv, client: srv.Client(), clock: clock, reg: reg}
 	var once sync.Once
 	tg.stop = func() {

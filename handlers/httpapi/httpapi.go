@@ -184,6 +184,9 @@ type api struct {
 	// execLimiter is the consumer policy engine's edge limit
 	// (Config.ExecuteRateLimit); nil: none.
 	execLimiter *limiter
+	// patterns are the registered routes ("METHOD /path"), in order: the
+	// OpenAPI document's tests hold it to them.
+	patterns []string
 }
 
 // New returns the HTTP API over cfg.Gate and cfg.Store. It panics when
@@ -272,9 +275,11 @@ func (a *api) routes() {
 	a.handle("GET /a2a/boundary", a.getA2ABoundary)
 	a.handle("GET /a2a/metrics", a.getA2AMetrics)
 	a.handle("GET /a2a/health", a.getA2AHealth)
+	a.handle("GET /openapi.json", a.getOpenAPI)
 }
 
 func (a *api) handle(pattern string, h http.HandlerFunc) {
+	a.patterns = append(a.patterns, pattern)
 	a.mux.HandleFunc(pattern, a.m.instrument(pattern, h))
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/agentgate/agentgate/handlers/embedded"
 	"github.com/agentgate/agentgate/handlers/embedded/gatetest"
 	"github.com/agentgate/agentgate/handlers/history/report"
+	"github.com/agentgate/agentgate/schemas/openapi"
 	"github.com/agentgate/agentgate/streams"
 )
 
@@ -44,7 +45,7 @@ func newReportGate(t *testing.T, opts ...func(*Config)) *testGate {
 		o(&cfg)
 	}
 	h := New(cfg)
-	srv := httptest.NewServer(h)
+	srv := httptest.NewServer(openapi.Hook(t, h))
 	tg := &testGate{t: t, gate: g, srv: srv, client: srv.Client(), clock: clock, reg: reg}
 	tg.stop = func() {
 		srv.Close()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/handlers/history/timetravel"
+	"github.com/agentgate/agentgate/schemas/openapi"
 )
 
 // withLog serves the API of tg with Config.Log set (time travel).
@@ -24,7 +25,7 @@ func withLog(t *testing.T, tg *testGate) *testGate {
 		Registry: prometheus.NewRegistry(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Clock: tg.clock.Now,
 		Log: tg.gate.Log,
 	})
-	srv := httptest.NewServer(h)
+	srv := httptest.NewServer(openapi.Hook(t, h))
 	t.Cleanup(srv.Close)
 	cp := *tg
 	cp.srv, cp.client = srv, srv.Client()

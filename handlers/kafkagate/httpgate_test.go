@@ -20,6 +20,7 @@ import (
 	"github.com/agentgate/agentgate/handlers/httpapi"
 	"github.com/agentgate/agentgate/handlers/kafkagate"
 	"github.com/agentgate/agentgate/handlers/verify"
+	"github.com/agentgate/agentgate/schemas/openapi"
 	"github.com/agentgate/agentgate/streams/kafkaout"
 )
 
@@ -66,7 +67,7 @@ func startHTTPOverKafkaPolling(t testing.TB, brokers []string, lg *logs, reg *ve
 	for _, o := range opts {
 		o(&cfg)
 	}
-	srv := httptest.NewServer(httpapi.New(cfg))
+	srv := httptest.NewServer(openapi.Hook(t, httpapi.New(cfg)))
 	t.Cleanup(func() {
 		srv.Close()
 		cancel()

@@ -20,6 +20,7 @@ import (
 	"github.com/agentgate/agentgate/handlers/httpapi"
 	"github.com/agentgate/agentgate/handlers/verify"
 	"github.com/agentgate/agentgate/handlers/verify/z3pool"
+	"github.com/agentgate/agentgate/schemas/openapi"
 	"github.com/agentgate/agentgate/streams"
 )
 
@@ -65,7 +66,7 @@ func newServerWith(t testing.TB, q fair.Config, es ...engines.Engine) *server {
 	go func() { done <- g.Worker.Run(ctx) }()
 	h := httpapi.New(httpapi.Config{Gate: g.Worker, Store: g.Store, AdminKeyHash: g.AdminKeyHash, JWKS: g.Keyring.JWKS,
 		Logger: logger, Verify: svc})
-	srv := httptest.NewServer(h)
+	srv := httptest.NewServer(openapi.Hook(t, h))
 	s := &server{t: t, gate: g, reg: reg, svc: svc, srv: srv, client: srv.Client()}
 	var once sync.Once
 	s.stop = func() {

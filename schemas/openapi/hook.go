@@ -1,0 +1,154 @@
+package openapi
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// exercised are the operations some hooked test request reached, in this
+// test binary (Exercised).
+var (
+	exercisedMu sync.Mutex
+	exercised   = map[string]bool{}
+)
+
+// Exercised returns the operations ("METHOD /path") that requests served
+// by a Hook reached so far in this process, sorted.
+func Exercised() []string {
+	exercisedMu.Lock()
+	defer exercisedMu.Unlock()
+	out := make([]string, 0, len(exercised))
+	for op := range exercised {
+		out = append(out, op)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Hook returns h checking every exchange it serves against the committed
+// OpenAPI document (Default): at the end of t (t.Cleanup, which runs after
+// the cleanups registered later, such as the server's Close), t fails with
+// every exchange the document does not describe, and how to fix it.
+// Benchmarks (*testing.B) get h itself: the check is not measured.
+func Hook(t testing.TB, h http.Handler) http.Handler {
+	t.Helper()
+	if _, bench := t.(*testing.B); bench {
+		return h
+	}
+	v, err := Default()
+	if err != nil {
+		t.Fatalf("openapi: %v", err)
+	}
+	hk := &hook{v: v, next: h}
+	t.Cleanup(func() {
+		hk.mu.Lock()
+		defer hk.mu.Unlock()
+		if len(hk.violations) == 0 {
+			return
+		}
+		const most = 20
+		list := hk.violations
+		if len(list) > most {
+			list = append(slices.Clip(list[:most]), fmt.Sprintf("… and %d more", len(hk.violations)-most))
+		}
+		t.Errorf("openapi: %d exchanges are not described by schemas/openapi.v1.json:\n  %s\n(%s)",
+			len(hk.violations), strings.Join(list, "\n  "), FixHint)
+	})
+	return hk
+}
+
+type hook struct {
+	v          *Validator
+	next       http.Handler
+	mu         sync.Mutex
+	violations []string
+}
+
+func (hk *hook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var req bytes.Buffer
+	if r.Body != nil {
+		r.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.TeeReader(r.Body, &req), r.Body}
+	}
+	rec := &recorder{ResponseWriter: w}
+	hk.next.ServeHTTP(rec, r)
+	if rec.hijacked {
+		return
+	}
+	// The handler may have stopped reading (a body over its limit): the
+	// request is what it read.
+	x := &Exchange{Method: r.Method, URL: r.URL, Header: r.Header, Body: req.Bytes(),
+		Status: rec.status(), RespHead: w.Header(), RespBody: rec.body.Bytes()}
+	bad, op := hk.v.Check(x)
+	if op != "" {
+		exercisedMu.Lock()
+		exercised[op] = true
+		exercisedMu.Unlock()
+	}
+	if len(bad) > 0 {
+		hk.mu.Lock()
+		hk.violations = append(hk.violations, bad...)
+		hk.mu.Unlock()
+	}
+}
+
+// recorder tees what a handler answers.
+type recorder struct {
+	http.ResponseWriter
+	code     int
+	body     bytes.Buffer
+	hijacked bool
+}
+
+func (rc *recorder) status() int {
+	if rc.code == 0 {
+		return http.StatusOK
+	}
+	return rc.code
+}
+
+func (rc *recorder) WriteHeader(code int) {
+	if rc.code == 0 {
+		rc.code = code
+	}
+	rc.ResponseWriter.WriteHeader(code)
+}
+
+func (rc *recorder) Write(p []byte) (int, error) {
+	if rc.code == 0 {
+		rc.code = http.StatusOK
+	}
+	rc.body.Write(p)
+	return rc.ResponseWriter.Write(p)
+}
+
+// Unwrap lets http.ResponseController reach the server's writer (write
+// deadlines, flushes).
+func (rc *recorder) Unwrap() http.ResponseWriter { return rc.ResponseWriter }
+
+// Flush implements http.Flusher.
+func (rc *recorder) Flush() {
+	if f, ok := rc.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Hijack implements http.Hijacker; a hijacked exchange is not checked.
+func (rc *recorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	hj, ok := rc.ResponseWriter.(http.Hijacker)
+	if !ok {
+		return nil, nil, http.ErrNotSupported
+	}
+	rc.hijacked = true
+	return hj.Hijack()
+}
