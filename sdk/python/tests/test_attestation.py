@@ -13,6 +13,7 @@ import base64
 import hashlib
 import hmac
 import json
+import random
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -390,3 +391,53 @@ def test_fetch_jwks_goes_through_the_client_and_checks_the_document(gate, issued
 
     with pytest.raises(InvalidJWKSError):
         fetch_jwks(NoKeys())
+
+
+# --- the curve arithmetic against a textbook one ---------------------------------
+
+P256_P = 2**256 - 2**224 + 2**192 + 2**96 - 1
+G = (0x6B17D1F2E12C4247F8BCE6E563A440F277037D812DEB33A0F4A13945D898C296,
+     0x4FE342E2FE1A7F9B8EE7EB4A7C0F9E162BCE33576B315ECECBB6406837BF51F5)  # fmt: skip
+
+
+def textbook_add(p1, p2):
+    """Affine addition with the chord-and-tangent formulas (None: infinity)."""
+    if p1 is None:
+        return p2
+    if p2 is None:
+        return p1
+    (x1, y1), (x2, y2) = p1, p2
+    if x1 == x2 and (y1 + y2) % P256_P == 0:
+        return None
+    if p1 == p2:
+        lam = (3 * x1 * x1 - 3) * pow(2 * y1, -1, P256_P)
+    else:
+        lam = (y2 - y1) * pow(x2 - x1, -1, P256_P)
+    x3 = (lam * lam - x1 - x2) % P256_P
+    return (x3, (lam * (x1 - x3) - y1) % P256_P)
+
+
+def textbook_mul(k, point):
+    out = None
+    while k:
+        if k & 1:
+            out = textbook_add(out, point)
+        point = textbook_add(point, point)
+        k >>= 1
+    return out
+
+
+def test_windowed_double_scalar_multiplication_matches_the_textbook():
+    rng = random.Random(20261126)  # fixed seed
+    q = textbook_mul(rng.randrange(1, N), G)
+    cases = [(rng.randrange(N), rng.randrange(N), q) for _ in range(12)]
+    cases += [
+        (1, 0, G), (0, 1, q), (N - 1, 0, G), (2**252, 15 * 2**252, q),
+        (1, 1, G),  # G + G: the addition meets its doubling case
+        (5, N - 5, G),  # 5G - 5G: infinity
+        (N - 1, 1, q),
+    ]
+    for u1, u2, point in cases:
+        want = textbook_add(textbook_mul(u1, G), textbook_mul(u2, point))
+        got = att._affine_x(att._combine(u1, u2, *point))
+        assert got == (None if want is None else want[0]), (u1, u2)
