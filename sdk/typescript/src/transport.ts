@@ -127,13 +127,16 @@ export function seg(name: string, v: string): string {
   return encodeURIComponent(v);
 }
 
-/** newIdempotencyKey returns a fresh random key (a UUID). */
+/** The source of random UUIDs: WebCrypto's, or node:crypto's where the global is missing (Node 18). */
+const uuids: { randomUUID(): string } | undefined =
+  (globalThis as { crypto?: { randomUUID?: () => string } }).crypto?.randomUUID
+    ? (globalThis as unknown as { crypto: { randomUUID(): string } }).crypto
+    : await import('node:crypto' as string).then((m: { randomUUID(): string }) => m, () => undefined);
+
+/** newIdempotencyKey returns a fresh random key (a version 4 UUID). */
 export function newIdempotencyKey(): string {
-  const c = (globalThis as { crypto?: { randomUUID?: () => string } }).crypto;
-  if (c?.randomUUID) return c.randomUUID();
-  let s = '';
-  for (let i = 0; i < 32; i++) s += Math.floor(Math.random() * 16).toString(16);
-  return `${s.slice(0, 8)}-${s.slice(8, 12)}-4${s.slice(13, 16)}-a${s.slice(17, 20)}-${s.slice(20)}`;
+  if (!uuids) throw new TypeError('no random UUID source: this runtime has neither WebCrypto nor node:crypto');
+  return uuids.randomUUID();
 }
 
 /** isResult reports whether an answer body is a result rather than an error: a decision or an A2A verdict. */

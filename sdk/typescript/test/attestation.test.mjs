@@ -160,6 +160,19 @@ describe('verifyAttestation on the gate\'s tokens', () => {
     await expectInvalid(await signWith(mine.privateKey, head, { ...claims, exp: 'tomorrow' }), 'MALFORMED', {}, set);
   });
 
+  it('fetches the gate\'s JWKS once, and once more for an unknown kid (a rotation)', async () => {
+    const fetched = [];
+    const c = new QWEDClient({ baseUrl: gate.url, fetch: (u, i) => { fetched.push(new URL(u).pathname); return fetch(u, i); } });
+    await c.verifyAttestation(decisionToken);
+    await c.verifyAttestation(a2aToken, { kind: 'a2a' });
+    assert.deepEqual(fetched, ['/.well-known/jwks.json']);
+    const [h, cl, s] = parts(decisionToken);
+    await assert.rejects(c.verifyAttestation(`${json64({ ...decode(h), kid: 'rotated-key' })}.${cl}.${s}`), (e) => e.code === 'QWED-SDK-ATTESTATION-UNKNOWN-KEY');
+    assert.deepEqual(fetched, ['/.well-known/jwks.json', '/.well-known/jwks.json']);
+    await c.verifyAttestation(decisionToken);
+    assert.equal(fetched.length, 2);
+  });
+
   it('refuses JWKS documents the gate would refuse', () => {
     const k = jwks.keys[0];
     const bad = [

@@ -3,10 +3,11 @@
 import { before, after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { startGate, gateBinary, repoRoot, waitFor } from './gate.mjs';
-import { QWEDClient, QWEDAgentClient, AuthenticationError, ValidationError, NotFoundError } from '../dist/index.js';
+import { QWEDClient, QWEDAgentClient, AuthenticationError, ValidationError, NotFoundError, AttestationError, verifyAttestation } from '../dist/index.js';
 
 /** The client method of each route of handlers/httpapi. */
 const routes = {
@@ -234,6 +235,41 @@ describe('the Agent Policy Engine', () => {
     assert.equal((await client.deletePolicy({ policyId: 'daily-10' })).op, 'delete');
     assert.equal((await client.deleteBusiness({ businessId: 'coffee' })).deleted, true);
     await assert.rejects(client.getBusiness('coffee'), NotFoundError);
+  });
+
+  it('lets a business check the gate\'s execute decision offline (X-Agentgate-Decision)', async () => {
+    // A business written with the SDK: it verifies the signed decision the gate sends with each call.
+    const jwks = await client.jwks();
+    const seen = [];
+    const server = createServer(async (req, res) => {
+      for await (const _ of req);
+      let verdict;
+      try {
+        verdict = await verifyAttestation(req.headers['x-agentgate-decision'], jwks, { kind: 'execute' });
+      } catch (e) {
+        verdict = { error: e.code };
+      }
+      seen.push(verdict);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ status: 'completed', data: { checked: !verdict.error } }));
+    });
+    await new Promise((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      await client.createBusiness({ id: 'tea', name: 'Tea House', categories: ['food'], endpoint: `http://127.0.0.1:${server.address().port}/orders`, currency: 'USD' });
+      const shopper = await QWEDAgentClient.register({ baseUrl: gate.url, apiKey: key, name: 'TeaShopper', type: 'autonomous', principalId: 'org_api' });
+      const order = { businessId: 'tea', request: { item: 'sencha', amount_cents: 300 }, agentId: shopper.agentId };
+      const prep = await shopper.prepareExecute(order);
+      const done = await shopper.execute({ ...order, confirmationToken: prep.confirmationToken });
+      assert.equal(done.status, 'completed');
+      assert.equal(done.data.checked, true);
+      assert.equal(seen.length, 1);
+      assert.equal(seen[0].sub, done.transactionId);
+      assert.equal(seen[0].aud, 'tea');
+      await assert.rejects(verifyAttestation(prep.confirmationToken, jwks, { kind: 'execute' }), AttestationError);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
   });
 
   it('creates, updates, lists and deletes webhooks, and reads deliveries', async () => {
