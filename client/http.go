@@ -25,6 +25,9 @@ const (
 	DefaultURL = "http://127.0.0.1:8080"
 	// URLEnv names the environment variable NewHTTP reads the address from.
 	URLEnv = "AGENTGATE_URL"
+	// APIKeyEnv names the environment variable NewHTTP reads the API key
+	// from when it is given neither an API key nor an agent token.
+	APIKeyEnv = "AGENTGATE_API_KEY"
 	// DefaultHTTPTimeout bounds one attempt of a call.
 	DefaultHTTPTimeout = 10 * time.Second
 	// DefaultMaxRetries is how many times a failed attempt is retried.
@@ -110,7 +113,9 @@ func WithHTTPClient(hc *http.Client) HTTPOption {
 
 // NewHTTP returns a client of the gate at baseURL ("" is the AGENTGATE_URL
 // environment variable, else DefaultURL). The URL must be http or https
-// with a host and no user information, query or fragment.
+// with a host and no user information, query or fragment. Without
+// WithAPIKey and WithAgentToken the API key is AGENTGATE_API_KEY's, if
+// set (as the Python SDK does).
 func NewHTTP(baseURL string, opts ...HTTPOption) (*HTTPClient, error) {
 	if baseURL == "" {
 		baseURL = os.Getenv(URLEnv)
@@ -135,6 +140,9 @@ func NewHTTP(baseURL string, opts ...HTTPOption) (*HTTPClient, error) {
 	c := &HTTPClient{base: u, hc: http.DefaultClient, timeout: DefaultHTTPTimeout, maxRetries: DefaultMaxRetries}
 	for _, o := range opts {
 		o(c)
+	}
+	if c.apiKey == "" && c.agentToken == "" {
+		c.apiKey = os.Getenv(APIKeyEnv)
 	}
 	return c, nil
 }

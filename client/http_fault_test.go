@@ -317,6 +317,7 @@ func TestHTTPClientTenantIsolation(t *testing.T) {
 // name the code and the route, never the key or the token; results and
 // clients print redacted.
 func TestHTTPClientErrorsCarryNoSecrets(t *testing.T) {
+	t.Setenv(client.APIKeyEnv, "")
 	ctx := context.Background()
 	g := startGate(t, nil)
 	acme := g.principal(t, "org_acme")
@@ -368,9 +369,17 @@ func TestHTTPClientErrorsCarryNoSecrets(t *testing.T) {
 // else http://127.0.0.1:8080; credentials in the URL are refused.
 func TestNewHTTPAddress(t *testing.T) {
 	t.Setenv(client.URLEnv, "")
+	t.Setenv(client.APIKeyEnv, "")
 	c, err := client.NewHTTP("")
-	if err != nil || c.BaseURL() != client.DefaultURL {
+	if err != nil || c.BaseURL() != client.DefaultURL || strings.Contains(c.String(), "api key set: true") {
 		t.Fatalf("default: %v %v", c, err)
+	}
+	t.Setenv(client.APIKeyEnv, "qwed_key_from_env")
+	if c, _ = client.NewHTTP(""); !strings.Contains(c.String(), "api key set: true") {
+		t.Fatalf("%s is not read: %v", client.APIKeyEnv, c)
+	}
+	if c, _ = client.NewHTTP("", client.WithAgentToken("qwed_agent_x")); strings.Contains(c.String(), "api key set: true") {
+		t.Fatalf("%s is read beside an agent token: %v", client.APIKeyEnv, c)
 	}
 	t.Setenv(client.URLEnv, "https://gate.example.com/prefix/")
 	if c, err = client.NewHTTP(""); err != nil || c.BaseURL() != "https://gate.example.com/prefix" {

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// readmeFence returns the first ```lang block of README.md after the line
+// that starts with after.
+func readmeFence(t *testing.T, after, lang string) string {
+	t.Helper()
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	state := 0 // 0: before the line, 1: before its block, 2: in the block
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case state == 0 && strings.HasPrefix(line, after):
+			state = 1
+		case state == 1 && line == "```"+lang:
+			state = 2
+		case state == 2 && line == "```":
+			return out.String()
+		case state == 2:
+			out.WriteString(line + "\n")
+		}
+	}
+	t.Fatalf("README.md has no %s block after %q", lang, after)
+	return ""
+}
+
+// runQuickStart runs name with args from the repository root, with env
+// added, bounded by timeout, and returns its output; a failure fails t
+// with the output and the gate's logs.
+func runQuickStart(t *testing.T, timeout time.Duration, logs interface{ String() string }, env []string, name string, args ...string) string {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %v: %v\n%s\ngate:\n%s", name, args, err, out, logs)
+	}
+	return string(out)
+}
+
+// TestReadmeClients runs the quick starts of the README's "Clients" as
+// written, against `make run`'s gate with the admin key it printed in
+// AGENTGATE_API_KEY (the README's export line): the Go block with go run,
+// the Python block with Debian's python3 and the SDK on PYTHONPATH, the
+// TypeScript block with node and the built SDK where `npm install
+// ./sdk/typescript` puts it. Each must print what its comment promises.
+func TestReadmeClients(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	if !strings.Contains(readmeFence(t, "## Clients", "sh"), "export AGENTGATE_API_KEY=") {
+		t.Fatal(`the README's "Clients" no longer exports AGENTGATE_API_KEY: the quick starts read it`)
+	}
+	data := filepath.Join(t.TempDir(), "data")
+	addr := freeAddr(t)
+	mk := startMake(t, "run", "DATA="+data, "HTTP="+addr)
+	mk.waitHealthy(t, addr)
+	m := adminKeyLine.FindStringSubmatch(mk.logs.String())
+	if m == nil {
+		t.Fatalf("make run printed no admin key:\n%s", mk.logs)
+	}
+	env := []string{"AGENTGATE_URL=http://" + addr, "AGENTGATE_API_KEY=" + m[1]}
+	approved := regexp.MustCompile(`(?m)^agent_[0-9a-f]+ APPROVED low$`)
+
+	t.Run("go", func(t *testing.T) {
+		src := filepath.Join(t.TempDir(), "quickstart.go")
+		if err := os.WriteFile(src, []byte(readmeFence(t, "### Go", "go")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if out := runQuickStart(t, 5*time.Minute, mk.logs, env, "go", "run", src); !approved.MatchString(out) {
+			t.Fatalf("the Go quick start printed %q, want %s", out, approved)
+		}
+	})
+}
