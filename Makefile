@@ -58,7 +58,7 @@ test-quick:
 ## test: lint (downloads staticcheck on first use), the whole test suite, the event codec under
 ## GOEXPERIMENT=jsonv2 (its bytes must not depend on encoding/json), the race detector on the
 ## concurrent packages, and a short fuzz of every tree-sitter grammar (fuzz-grammars)
-test: lint
+test: lint sdk-build
 	$(GO) test -count=1 ./...
 	GOEXPERIMENT=jsonv2 $(GO) test -count=1 ./domain/eventjson/
 	$(GO) test -count=1 -race ./handlers/... ./projections/... ./streams/...
@@ -68,7 +68,12 @@ test: lint
 # PYTHON: the interpreter of the Python SDK's tests; Debian's, which python3-pytest installs for
 PYTHON    ?= /usr/bin/python3
 
-.PHONY: test-sdk test-python test-typescript
+.PHONY: test-sdk test-python test-typescript sdk-build
+## sdk-build: what the README's quick starts import, built before go test runs them
+## (TestReadmeClients): sdk/typescript's dist, from a clean install of its lockfile
+sdk-build:
+	cd sdk/typescript && npm ci --no-audit --no-fund && npm run build
+
 ## test-sdk: the client SDKs' suites, each against a real gate (bin/agentgate)
 test-sdk: test-python test-typescript
 

@@ -62,6 +62,18 @@ func runQuickStart(t *testing.T, timeout time.Duration, logs interface{ String()
 	return string(out)
 }
 
+// TestMakeTestBuildsTheQuickStartsFirst: make test builds what the
+// README's quick starts import before go test runs them, so that
+// TestReadmeClients runs every one of them (none skipped) in CI.
+func TestMakeTestBuildsTheQuickStartsFirst(t *testing.T) {
+	full := makeDryRun(t, "test")
+	build := strings.Index(full, "cd sdk/typescript && npm ci --no-audit --no-fund && npm run build")
+	goTest := strings.Index(full, "go test -count=1 ./...")
+	if build < 0 || goTest < 0 || build > goTest {
+		t.Fatalf("make test does not build sdk/typescript before go test (at %d, %d):\n%s", build, goTest, full)
+	}
+}
+
 // TestReadmeClients runs the quick starts of the README's "Clients" as
 // written, against `make run`'s gate with the admin key it printed in
 // AGENTGATE_API_KEY (the README's export line): the Go block with go run,
@@ -85,6 +97,41 @@ func TestReadmeClients(t *testing.T) {
 	}
 	env := []string{"AGENTGATE_URL=http://" + addr, "AGENTGATE_API_KEY=" + m[1]}
 	approved := regexp.MustCompile(`(?m)^agent_[0-9a-f]+ APPROVED low$`)
+
+	t.Run("python", func(t *testing.T) {
+		// Debian's python3 is the one the SDK's suite runs on (make
+		// test-python); .ci/run installs it.
+		const python = "/usr/bin/python3"
+		if _, err := os.Stat(python); err != nil {
+			t.Fatalf("the Python quick start runs on %s: %v", python, err)
+		}
+		src := filepath.Join(t.TempDir(), "quickstart.py")
+		if err := os.WriteFile(src, []byte(readmeFence(t, "### Python", "python")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out := runQuickStart(t, 2*time.Minute, mk.logs, append(env, "PYTHONPATH=sdk/python"), python, src)
+		if !approved.MatchString(out) {
+			t.Fatalf("the Python quick start printed %q, want %s", out, approved)
+		}
+	})
+
+	t.Run("typescript", func(t *testing.T) {
+		root, _ := filepath.Abs("../..")
+		if _, err := os.Stat(filepath.Join(root, "sdk/typescript/dist/index.js")); err != nil {
+			t.Skip("sdk/typescript/dist is not built: make test builds it first (make sdk-build)")
+		}
+		// In a folder of the user's: npm install <repository>/sdk/typescript
+		// (a local folder: no registry), then node quickstart.mjs.
+		dir := t.TempDir()
+		runQuickStart(t, 2*time.Minute, mk.logs, nil, "npm", "install", "--prefix", dir, "--offline", "--no-audit", "--no-fund", filepath.Join(root, "sdk/typescript"))
+		src := filepath.Join(dir, "quickstart.mjs")
+		if err := os.WriteFile(src, []byte(readmeFence(t, "### TypeScript", "js")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if out := runQuickStart(t, 2*time.Minute, mk.logs, env, "node", src); !approved.MatchString(out) {
+			t.Fatalf("the TypeScript quick start printed %q, want %s", out, approved)
+		}
+	})
 
 	t.Run("go", func(t *testing.T) {
 		src := filepath.Join(t.TempDir(), "quickstart.go")
