@@ -318,12 +318,7 @@ class _Project:
         return "\n".join(lines) + "\n\n" + body
 
     def wheel_file(self) -> str:
-        return (
-            "Wheel-Version: 1.0\n"
-            f"Generator: {_GENERATOR}\n"
-            "Root-Is-Purelib: true\n"
-            f"Tag: {_TAG}\n"
-        )
+        return "Wheel-Version: 1.0\n" f"Generator: {_GENERATOR}\n" "Root-Is-Purelib: true\n" f"Tag: {_TAG}\n"
 
     def wheel_name(self) -> str:
         return f"{self.dist}-{self.version}-{_TAG}.whl"
@@ -400,17 +395,13 @@ def get_requires_for_build_editable(config_settings: dict[str, Any] | None = Non
     return []
 
 
-def prepare_metadata_for_build_wheel(
-    metadata_directory: str, config_settings: dict[str, Any] | None = None
-) -> str:
+def prepare_metadata_for_build_wheel(metadata_directory: str, config_settings: dict[str, Any] | None = None) -> str:
     """Writes ``<dist>-<version>.dist-info`` (METADATA, WHEEL) into
     metadata_directory and returns its name."""
     return _write_dist_info(metadata_directory, _Project())
 
 
-def prepare_metadata_for_build_editable(
-    metadata_directory: str, config_settings: dict[str, Any] | None = None
-) -> str:
+def prepare_metadata_for_build_editable(metadata_directory: str, config_settings: dict[str, Any] | None = None) -> str:
     """As prepare_metadata_for_build_wheel: an editable install has the same
     metadata."""
     return _write_dist_info(metadata_directory, _Project())

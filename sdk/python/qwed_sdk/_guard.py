@@ -147,9 +147,7 @@ class ToolGuard:
         self.log_executions = log_executions
         self.verify_tools = None if verify_tools is None else frozenset(verify_tools)
         self.conversation_id = conversation_id or "conv_" + secrets.token_hex(8)
-        self._keys: Optional[KeySet] = (
-            None if jwks is None else jwks if isinstance(jwks, KeySet) else KeySet(jwks)
-        )
+        self._keys: Optional[KeySet] = None if jwks is None else jwks if isinstance(jwks, KeySet) else KeySet(jwks)
         self._step = 0
         self._lock = threading.Lock()
 
@@ -175,9 +173,7 @@ class ToolGuard:
             kw["options"] = {"require_attestation": True}
         if self._agent_token:
             kw["agent_token"] = self._agent_token
-        reply = self.client.verify_tool_call(
-            self.agent_id, tool_name, _json_parameters(parameters), **kw
-        )
+        reply = self.client.verify_tool_call(self.agent_id, tool_name, _json_parameters(parameters), **kw)
         if reply.get("decision") != "APPROVED":
             raise ToolCallDenied(tool_name, reply)
         approval = Approval(tool_name=tool_name, action_id=reply["action_id"])
@@ -192,9 +188,7 @@ class ToolGuard:
             }  # fmt: skip
             for claim, want in want_claims.items():
                 if approval.claims.get(claim) != want:
-                    raise AttestationError(
-                        f"the attestation's {claim} is {approval.claims.get(claim)!r}, not {want!r}"
-                    )
+                    raise AttestationError(f"the attestation's {claim} is {approval.claims.get(claim)!r}, not {want!r}")
         return approval
 
     def _verify(self, token: str) -> dict[str, Any]:

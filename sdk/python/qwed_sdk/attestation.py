@@ -327,9 +327,7 @@ def _ecdsa_p256_verify(qx: int, qy: int, message: bytes, sig: bytes) -> bool:
 _B64URL = re.compile(r"[A-Za-z0-9_-]*")
 
 
-def _b64url_decode(
-    seg: str, what: str, error: type[AttestationError] = MalformedTokenError
-) -> bytes:
+def _b64url_decode(seg: str, what: str, error: type[AttestationError] = MalformedTokenError) -> bytes:
     """Decodes unpadded base64url strictly, as the gate does: no padding, no
     other alphabet, no length of 1 mod 4, and zero unused trailing bits (so
     each value has one encoding)."""
@@ -353,9 +351,7 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def _json_object(
-    raw: bytes, what: str, error: type[AttestationError] = MalformedTokenError
-) -> dict[str, Any]:
+def _json_object(raw: bytes, what: str, error: type[AttestationError] = MalformedTokenError) -> dict[str, Any]:
     try:
         value = json.loads(raw, parse_constant=_refuse_constant)
     except (ValueError, UnicodeDecodeError) as exc:
@@ -373,9 +369,7 @@ def jwk_thumbprint(x: str, y: str) -> str:
     coordinates: the base64url SHA-256 of ``{"crv":"P-256","kty":"EC","x":x,"y":y}``
     (required members in lexicographic order, no whitespace). It is the
     ``kid`` of every key the gate creates."""
-    canonical = json.dumps(
-        {"crv": "P-256", "kty": "EC", "x": x, "y": y}, separators=(",", ":"), sort_keys=True
-    )
+    canonical = json.dumps({"crv": "P-256", "kty": "EC", "x": x, "y": y}, separators=(",", ":"), sort_keys=True)
     return _b64url_encode(hashlib.sha256(canonical.encode()).digest())
 
 
@@ -430,9 +424,7 @@ class KeySet:
     def __init__(self, jwks: JWKS) -> None:
         if isinstance(jwks, (str, bytes, bytearray)):
             if len(jwks) > MAX_JWKS_BYTES:
-                raise InvalidJWKSError(
-                    f"document of {len(jwks)} bytes exceeds {MAX_JWKS_BYTES}"
-                )
+                raise InvalidJWKSError(f"document of {len(jwks)} bytes exceeds {MAX_JWKS_BYTES}")
             raw = jwks.encode() if isinstance(jwks, str) else bytes(jwks)
             doc: Mapping[str, Any] = _json_object(raw, "JWKS", InvalidJWKSError)
         elif isinstance(jwks, Mapping):
@@ -538,9 +530,7 @@ def _check_claim_types(claims: Mapping[str, Any]) -> None:
         raise MalformedTokenError("claim seq is negative")
 
 
-def verify_attestation(
-    token: str, jwks: JWKS | KeySet, *, now: float | None = None
-) -> dict[str, Any]:
+def verify_attestation(token: str, jwks: JWKS | KeySet, *, now: float | None = None) -> dict[str, Any]:
     """Verifies the attestation ``token`` offline against ``jwks`` (a JWKS
     document as a mapping, JSON text or bytes, or a parsed :class:`KeySet`)
     and returns its claims. Raises an :class:`AttestationError` subclass

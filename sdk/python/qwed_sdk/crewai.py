@@ -103,9 +103,7 @@ def _wrap(tool: Any, guard: ToolGuard) -> Any:
     return tool
 
 
-def verify_tools(
-    tools: Iterable[Any], guard: Optional[ToolGuard] = None, **settings: Any
-) -> list[Any]:
+def verify_tools(tools: Iterable[Any], guard: Optional[ToolGuard] = None, **settings: Any) -> list[Any]:
     """Wraps each tool (in place) so that the gate verifies its calls;
     returns them as a list. Pass a ToolGuard, or the settings of
     :class:`QWEDVerifiedAgent` (``agent_id=`` …) to make one."""

@@ -197,9 +197,7 @@ class QWEDVerificationCallback(LANGCHAIN_BASE):  # type: ignore[misc,valid-type]
         if approval is not None:
             self.guard.record(approval, success)
 
-    def on_tool_end(
-        self, output: Any, *, run_id: UUID, parent_run_id: Optional[UUID] = None, **kwargs: Any
-    ) -> None:
+    def on_tool_end(self, output: Any, *, run_id: UUID, parent_run_id: Optional[UUID] = None, **kwargs: Any) -> None:
         """Records the approved call's success."""
         self._finish(run_id, True)
 

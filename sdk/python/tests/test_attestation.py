@@ -141,9 +141,7 @@ def go_verdict(gate, tmp_path: Path, token: str, jwks: Any) -> str:
     return out
 
 
-def assert_agree(
-    gate, tmp_path, token, jwks, expected: type[AttestationError] | None, same_class: bool = True
-) -> None:
+def assert_agree(gate, tmp_path, token, jwks, expected: type[AttestationError] | None, same_class: bool = True) -> None:
     """Python and Go give the same verdict: both accept, or both refuse with
     the same class of error (or, not same_class, any error)."""
     go = go_verdict(gate, tmp_path, token, jwks)
@@ -270,9 +268,7 @@ TAMPERED = [
 
 
 @pytest.mark.parametrize("name,tamper,expected", TAMPERED, ids=[c[0] for c in TAMPERED])
-def test_tampered_tokens_are_refused_as_the_gate_refuses_them(
-    gate, issued, tmp_path, name, tamper, expected
-):
+def test_tampered_tokens_are_refused_as_the_gate_refuses_them(gate, issued, tmp_path, name, tamper, expected):
     token = tamper(issued["token"], issued["jwks"])
     # The gate's command line also verifies A2A verdicts: it takes an A2A typ
     # for one (and refuses it there); this module verifies decisions only.
@@ -432,7 +428,10 @@ def test_windowed_double_scalar_multiplication_matches_the_textbook():
     q = textbook_mul(rng.randrange(1, N), G)
     cases = [(rng.randrange(N), rng.randrange(N), q) for _ in range(12)]
     cases += [
-        (1, 0, G), (0, 1, q), (N - 1, 0, G), (2**252, 15 * 2**252, q),
+        (1, 0, G),
+        (0, 1, q),
+        (N - 1, 0, G),
+        (2**252, 15 * 2**252, q),
         (1, 1, G),  # G + G: the addition meets its doubling case
         (5, N - 5, G),  # 5G - 5G: infinity
         (N - 1, 1, q),

@@ -40,10 +40,6 @@ def agent(gate):
     return gate.register("org_crewai", allowed_tools=["search_web", "read_database", "get_weather"])
 
 
-
-
-
-
 class SearchTool:
     """A CrewAI-style tool class (BaseTool subclass with _run)."""
 
@@ -152,9 +148,7 @@ def test_wrapping_twice_verifies_once(gate, crewai, agent):
 def test_only_listed_tools_are_verified_when_verify_all_tools_is_false(gate, crewai, agent):
     _, tools = crewai
     local, remote = Recorder(4), Recorder()
-    plain = SimpleNamespace(
-        tools=[tools.Tool("calculator", local), tools.Tool("drop_table", remote)]
-    )
+    plain = SimpleNamespace(tools=[tools.Tool("calculator", local), tools.Tool("drop_table", remote)])
     QWEDVerifiedAgent(
         agent=plain,
         qwed_settings=settings(gate, agent, verify_all_tools=False, verify_tools=["drop_table"]),

@@ -45,20 +45,12 @@ def lc():
 
 @pytest.fixture(scope="module")
 def agent(gate):
-    return gate.register(
-        "org_langchain", allowed_tools=["search_web", "read_database", "query_data", "get_weather"]
-    )
+    return gate.register("org_langchain", allowed_tools=["search_web", "read_database", "query_data", "get_weather"])
 
 
 def handler_for(module, gate, agent, **options):
     agent_id, token = agent
-    return module.QWEDVerificationCallback(
-        agent_id=agent_id, agent_token=token, base_url=gate.url, **options
-    )
-
-
-
-
+    return module.QWEDVerificationCallback(agent_id=agent_id, agent_token=token, base_url=gate.url, **options)
 
 
 def test_handler_subclasses_langchains_base_when_installed(lc):
@@ -207,9 +199,7 @@ def test_the_jwks_is_fetched_through_the_client(gate, lc, agent):
 def test_a_wrong_token_raises_the_clients_error_and_the_tool_does_not_run(gate, lc, agent):
     module, tools, _ = lc
     agent_id, _ = agent
-    handler = module.QWEDVerificationCallback(
-        agent_id=agent_id, agent_token="qwed_agent_wrong", base_url=gate.url
-    )
+    handler = module.QWEDVerificationCallback(agent_id=agent_id, agent_token="qwed_agent_wrong", base_url=gate.url)
     body = Recorder()
     with pytest.raises(AuthenticationError):
         tools.BaseTool("search_web", body).run({"q": "x"}, callbacks=[handler])

@@ -263,9 +263,7 @@ def test_the_fallback_toml_reader_agrees_with_tomllib():
     assert backend._MiniToml(sample).parse() == tomllib.loads(sample)
 
 
-@pytest.mark.parametrize(
-    "bad", ['k = "unterminated\n', "k = 1.5\n", "k = 1\nk = 2\n", 'k = """multi"""\n', "[t\n"]
-)
+@pytest.mark.parametrize("bad", ['k = "unterminated\n', "k = 1.5\n", "k = 1\nk = 2\n", 'k = """multi"""\n', "[t\n"])
 def test_the_fallback_toml_reader_refuses_what_it_does_not_read(bad):
     with pytest.raises(ValueError):
         backend._MiniToml(bad).parse()

@@ -9,8 +9,7 @@ class Agent:
     """crewai.Agent's fields that matter here; role, goal and backstory are
     required, as in CrewAI."""
 
-    def __init__(self, *, role: str, goal: str, backstory: str, tools: list | None = None,
-                 **fields: Any) -> None:
+    def __init__(self, *, role: str, goal: str, backstory: str, tools: list | None = None, **fields: Any) -> None:
         self.role = role
         self.goal = goal
         self.backstory = backstory

@@ -21,10 +21,16 @@ class BaseTool:
         handlers = list(callbacks or [])
         run_id = uuid.uuid4()
         handle_event(
-            handlers, "on_tool_start", {"name": self.name, "description": self.description},
+            handlers,
+            "on_tool_start",
+            {"name": self.name, "description": self.description},
             tool_input if isinstance(tool_input, str) else str(tool_input),
-            run_id=run_id, parent_run_id=None, tags=[], metadata={},
-            inputs=tool_input if isinstance(tool_input, dict) else None, name=self.name,
+            run_id=run_id,
+            parent_run_id=None,
+            tags=[],
+            metadata={},
+            inputs=tool_input if isinstance(tool_input, dict) else None,
+            name=self.name,
         )
         try:
             out = self._run(**tool_input) if isinstance(tool_input, dict) else self._run(tool_input)

@@ -19,8 +19,9 @@ class BaseCallbackHandler:
     def ignore_agent(self) -> bool:
         return False
 
-    def on_tool_start(self, serialized, input_str, *, run_id, parent_run_id=None, tags=None,
-                      metadata=None, inputs=None, **kwargs: Any) -> Any:
+    def on_tool_start(
+        self, serialized, input_str, *, run_id, parent_run_id=None, tags=None, metadata=None, inputs=None, **kwargs: Any
+    ) -> Any:
         return None
 
     def on_tool_end(self, output, *, run_id, parent_run_id=None, **kwargs: Any) -> Any:
