@@ -41,10 +41,16 @@ type ConnLimit struct {
 
 // LimitListener returns ln with lim applied to the connections it accepts.
 func LimitListener(ln net.Listener, lim ConnLimit) net.Listener {
+	return limitWith(ln, lim, false)
+}
+
+// limitWith is LimitListener; quiet closes a connection over a cap
+// without an answer (a TLS listener's, see ListenForTLS).
+func limitWith(ln net.Listener, lim ConnLimit, quiet bool) net.Listener {
 	if lim.Max <= 0 && lim.PerAddress <= 0 {
 		return ln
 	}
-	return &limitListener{Listener: ln, lim: lim, addrs: map[netip.Prefix]int{}}
+	return &limitListener{Listener: ln, lim: lim, addrs: map[netip.Prefix]int{}, quiet: quiet}
 }
 
 // Listen listens on the TCP address addr with lim applied.
@@ -59,6 +65,7 @@ func Listen(addr string, lim ConnLimit) (net.Listener, error) {
 type limitListener struct {
 	net.Listener
 	lim   ConnLimit
+	quiet bool // refuse by closing, without an HTTP answer
 	mu    sync.Mutex
 	open  int
 	addrs map[netip.Prefix]int // open connections per client address; no zero counts
@@ -77,13 +84,13 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		switch {
 		case l.lim.Max > 0 && l.open >= l.lim.Max:
 			l.mu.Unlock()
-			refuseConn(c, failure(domain.CodeUnavailable, "too many open connections (%d)", l.lim.Max))
+			l.refuse(c, failure(domain.CodeUnavailable, "too many open connections (%d)", l.lim.Max))
 			continue
 		case l.lim.PerAddress > 0 && l.addrs[key] >= l.lim.PerAddress:
 			l.mu.Unlock()
 			e := failure(domain.CodeRateLimited, "too many open connections from your address (%d)", l.lim.PerAddress)
 			e.err.Details = map[string]any{"scope": "connections_per_address", "limit": l.lim.PerAddress}
-			refuseConn(c, e)
+			l.refuse(c, e)
 			continue
 		}
 		l.open++
@@ -100,6 +107,15 @@ func (l *limitListener) release(key netip.Prefix) {
 	if l.addrs[key]--; l.addrs[key] <= 0 {
 		delete(l.addrs, key)
 	}
+}
+
+// refuse answers e on c (unless the listener is quiet) and closes c.
+func (l *limitListener) refuse(c net.Conn, e *apiError) {
+	if l.quiet {
+		_ = c.Close()
+		return
+	}
+	refuseConn(c, e)
 }
 
 // addrKey is the client address of a connection's remote address.

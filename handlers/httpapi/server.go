@@ -23,8 +23,11 @@ const (
 )
 
 // NewServer returns an *http.Server for h on addr with the timeouts and
-// header limit above; keep-alive stays on. The caller starts it
-// (ListenAndServe) and stops it (Shutdown).
+// header limit above; keep-alive stays on. It speaks HTTP/1.1, and HTTP/2
+// when served over TLS (at most MaxConcurrentStreams requests at once per
+// connection); cleartext HTTP/2 is off (set Protocols(true) to allow
+// it). The caller starts it (Serve, or ServeTLS with TLSConfig) and stops
+// it (Shutdown).
 func NewServer(addr string, h http.Handler) *http.Server {
 	s := &http.Server{
 		Addr:              addr,
@@ -34,6 +37,8 @@ func NewServer(addr string, h http.Handler) *http.Server {
 		WriteTimeout:      WriteTimeout,
 		IdleTimeout:       IdleTimeout,
 		MaxHeaderBytes:    MaxHeaderBytes,
+		Protocols:         Protocols(false),
+		HTTP2:             &http.HTTP2Config{MaxConcurrentStreams: MaxConcurrentStreams},
 	}
 	s.SetKeepAlivesEnabled(true)
 	return s
