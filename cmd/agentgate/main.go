@@ -93,10 +93,14 @@ func noteEnv(c *cobra.Command) {
 var moreCommands []func() *cobra.Command
 
 // bindEnv makes every flag of cmd settable as AGENTGATE_<FLAG> (dashes
-// become underscores); an explicit flag wins over the environment.
+// become underscores), but those marked with noEnvAnnotation; an
+// explicit flag wins over the environment.
 func bindEnv(cmd *cobra.Command) error {
 	var err error
 	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if _, skip := f.Annotations[noEnvAnnotation]; skip {
+			return
+		}
 		name := "AGENTGATE_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
 		if v, ok := os.LookupEnv(name); ok && !f.Changed {
 			if e := f.Value.Set(v); e != nil && err == nil {
@@ -134,6 +138,8 @@ func serveCmd() *cobra.Command {
 		checkpoints           domain.CheckpointPolicy
 		minFree               int64
 		adapterOpts           *adapterFlags
+		tlsOpts               *tlsFlags
+		allowInsecureEnv      bool
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -143,6 +149,23 @@ func serveCmd() *cobra.Command {
 				return err
 			}
 			log := logger()
+			// Before any store opens: the environment's integrity
+			// (QWED-Agent spec v1.1 §9.7), then the TLS certificate.
+			if _, set := os.LookupEnv("AGENTGATE_ALLOW_INSECURE_ENV"); set {
+				log.Warn("AGENTGATE_ALLOW_INSECURE_ENV is ignored: --" + allowInsecureEnvFlag + " is read from the command line only")
+			}
+			if err := guardEnvironment(processEnv(dataDir, tlsOpts.key), allowInsecureEnv, log); err != nil {
+				return err
+			}
+			checkKey := func(path string) error { return checkTLSKeyFile(path, os.Geteuid()) }
+			if allowInsecureEnv {
+				checkKey = nil
+			}
+			stopTLS, err := tlsOpts.start(checkKey, log)
+			if err != nil {
+				return err
+			}
+			defer stopTLS()
 			// The data dir is this process's (both modes) until it ends.
 			unlock, err := lockDataDir(dataDir)
 			if err != nil {
@@ -293,6 +316,10 @@ func serveCmd() *cobra.Command {
 	webhookOpts = addWebhookFlags(f)
 	proxyOpts = addProxyFlags(f)
 	adapterOpts = addAdapterFlags(f)
+	tlsOpts = addTLSFlags(f)
+	rateOpts.tls = tlsOpts
+	f.BoolVar(&allowInsecureEnv, allowInsecureEnvFlag, false, "start even when the environment integrity checks fail (QWED-Agent spec v1.1 §9.7), logging each failure as an error; command line only, AGENTGATE_ALLOW_INSECURE_ENV is not read")
+	markNoEnv(cmd, allowInsecureEnvFlag)
 	return cmd
 }
 

@@ -19,6 +19,8 @@ type rateFlags struct {
 	exec     httpapi.RateLimit
 	refusals httpapi.RefusalLimit
 	conns    httpapi.ConnLimit
+	// tls is serve's TLS configuration (set by serve; nil: cleartext).
+	tls *tlsFlags
 }
 
 func addRateFlags(f *pflag.FlagSet) *rateFlags {
@@ -53,11 +55,21 @@ func (o *rateFlags) executeLimit() httpapi.RateLimit { return o.exec }
 func (o *rateFlags) refusalLimit() httpapi.RefusalLimit { return o.refusals }
 
 // serve serves srv on its address with the connection caps (in place of
-// srv.ListenAndServe).
+// srv.ListenAndServe): over TLS with the certificate of o.tls once it has
+// started, else in cleartext (HTTP/2 only with --h2c).
 func (o *rateFlags) serve(srv *http.Server) error {
+	if o.tls != nil && o.tls.certs != nil {
+		ln, err := httpapi.ListenForTLS(srv.Addr, o.conns)
+		if err != nil {
+			return fmt.Errorf("listening on %s: %w", srv.Addr, err)
+		}
+		srv.TLSConfig = httpapi.TLSConfig(o.tls.certs.GetCertificate)
+		return srv.ServeTLS(ln, "", "")
+	}
 	ln, err := httpapi.Listen(srv.Addr, o.conns)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", srv.Addr, err)
 	}
+	srv.Protocols = httpapi.Protocols(o.tls != nil && o.tls.h2c)
 	return srv.Serve(ln)
 }

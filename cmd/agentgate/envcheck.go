@@ -1,0 +1,414 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// Environment integrity at start-up (QWED-Agent spec v1.1 §9.7,
+// StartupHookGuard): before serve opens a store it checks what it can of
+// its own environment, and refuses to start, naming each failed check,
+// when something could have injected code into it, weakened its runtime
+// or let another user change its keys or its log. docs/ARCHITECTURE.md,
+// "TLS, HTTP/2 and environment integrity", gives the reasons.
+
+// allowInsecureEnvFlag is serve's escape hatch: the checks run and their
+// findings are logged as errors, and the gate starts anyway. It is read
+// from the command line only (bindEnv skips it): what could set a bad
+// variable in the environment must not be able to wave it through.
+const allowInsecureEnvFlag = "allow-insecure-env"
+
+// noEnvAnnotation marks a flag bindEnv does not read from the environment.
+const noEnvAnnotation = "agentgate_no_env"
+
+// envFinding is one failed check: the check's name and why it failed.
+type envFinding struct {
+	check, reason string
+}
+
+func (f envFinding) String() string { return f.check + ": " + f.reason }
+
+// envInputs is what the checks look at; serve fills it from the process
+// (processEnv), the tests by hand.
+type envInputs struct {
+	environ     []string
+	build       *debug.BuildInfo // nil: none
+	executable  string           // "" when unknown
+	preloadFile string           // the dynamic linker's system-wide preload list
+	dataDir     string
+	tlsKey      string // "" without TLS
+	uid         int
+}
+
+// processEnv returns the inputs of this process for serve's data dir and
+// TLS key file.
+func processEnv(dataDir, tlsKey string) envInputs {
+	in := envInputs{environ: os.Environ(), preloadFile: "/etc/ld.so.preload", dataDir: dataDir, tlsKey: tlsKey, uid: os.Geteuid()}
+	if info, ok := debug.ReadBuildInfo(); ok {
+		in.build = info
+	}
+	if exe, err := os.Executable(); err == nil {
+		in.executable = exe
+	}
+	return in
+}
+
+// checkEnvironment runs every check on in, in a fixed order.
+func checkEnvironment(in envInputs) []envFinding {
+	var out []envFinding
+	out = append(out, checkLinkerEnv(in.environ)...)
+	out = append(out, checkPreloadFile(in.preloadFile)...)
+	out = append(out, checkGODEBUG("GODEBUG", lookupEnv(in.environ, "GODEBUG"))...)
+	out = append(out, checkGOTRACEBACK(lookupEnv(in.environ, "GOTRACEBACK"))...)
+	out = append(out, checkBuildInfo(in.build)...)
+	out = append(out, checkExecutable(in.executable, in.uid)...)
+	out = append(out, checkDataDir(in.dataDir, in.uid)...)
+	if in.tlsKey != "" {
+		if err := checkTLSKeyFile(in.tlsKey, in.uid); err != nil {
+			out = append(out, envFinding{"tls-key", err.Error()})
+		}
+	}
+	return out
+}
+
+// guardEnvironment runs the checks on in: with findings it refuses
+// (an error naming each one) unless allow, when it logs each at ERROR
+// and lets serve start.
+func guardEnvironment(in envInputs, allow bool, log *slog.Logger) error {
+	found := checkEnvironment(in)
+	if len(found) == 0 {
+		return nil
+	}
+	if allow {
+		for _, f := range found {
+			log.Error("environment integrity check failed (QWED-Agent spec v1.1 §9.7); starting anyway because of --"+allowInsecureEnvFlag, "check", f.check, "reason", f.reason)
+		}
+		log.Warn("the gate runs in an environment that failed its integrity checks", "failed", len(found))
+		return nil
+	}
+	var b strings.Builder
+	b.WriteString("environment integrity (QWED-Agent spec v1.1 §9.7): refusing to start:")
+	for _, f := range found {
+		b.WriteString("\n  " + f.String())
+	}
+	b.WriteString("\nfix the environment, or start with --" + allowInsecureEnvFlag + " to run in it anyway")
+	return errors.New(b.String())
+}
+
+// lookupEnv is the value of the last NAME= entry of environ.
+func lookupEnv(environ []string, name string) string {
+	v := ""
+	for _, kv := range environ {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == name {
+			v = val
+		}
+	}
+	return v
+}
+
+// harmlessLinkerVars are the dynamic linker variables that only make it
+// bind earlier or not at all: hardening, not injection.
+var harmlessLinkerVars = []string{"LD_BIND_NOW", "LD_BIND_NOT"}
+
+// checkLinkerEnv refuses the variables through which the dynamic linker
+// loads or looks up other code, or changes how it and libc behave: every
+// LD_* (LD_PRELOAD, LD_AUDIT, LD_LIBRARY_PATH, LD_DEBUG_OUTPUT, …) but
+// the harmless ones, macOS's DYLD_* and glibc's GLIBC_TUNABLES. The
+// binary links libc (its C parsers use cgo), so these reach it.
+func checkLinkerEnv(environ []string) []envFinding {
+	var names []string
+	for _, kv := range environ {
+		k, v, _ := strings.Cut(kv, "=")
+		if v == "" {
+			continue // set but empty: the linker ignores it
+		}
+		if (strings.HasPrefix(k, "LD_") && !slices.Contains(harmlessLinkerVars, k)) || strings.HasPrefix(k, "DYLD_") || k == "GLIBC_TUNABLES" {
+			names = append(names, k)
+		}
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	var out []envFinding
+	for _, k := range names {
+		out = append(out, envFinding{"dynamic-linker", k + " is set: the dynamic linker may have loaded code into the gate that is not its own; unset it"})
+	}
+	return out
+}
+
+// checkPreloadFile refuses a system-wide preload list that names a
+// library (the file of LD_PRELOAD for every process).
+func checkPreloadFile(path string) []envFinding {
+	if path == "" {
+		return nil
+	}
+	b, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return []envFinding{{"dynamic-linker", fmt.Sprintf("reading %s: %v", path, err)}}
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+			return []envFinding{{"dynamic-linker", fmt.Sprintf("%s preloads %s into every process", path, line)}}
+		}
+	}
+	return nil
+}
+
+// unsafeGODEBUG are the GODEBUG settings that weaken the gate, each with
+// the values that do: old TLS versions, suites and signatures; x509
+// checks turned off; limits on untrusted input lifted; request smuggling
+// (lax Content-Length) and the pre-1.22 router; HTTP/2 frame logging
+// (headers, credentials included); exec from the current directory;
+// turned-off memory-safety checks of cgo and pointers; the html/template
+// escapes; a predictable math/rand. A value not listed (the default, or
+// a setting that only changes diagnostics or scheduling, as gctrace or
+// madvdontneed) is allowed. "*" is any value.
+var unsafeGODEBUG = map[string][]string{
+	"tls10server":              {"1"},
+	"tls3des":                  {"1"},
+	"tlsrsakex":                {"1"},
+	"tlssha1":                  {"1"},
+	"tlsunsafeekm":             {"1"},
+	"tlsmaxrsasize":            {"*"},
+	"tlsmlkem":                 {"0"},
+	"tlssecpmlkem":             {"0"},
+	"x509sha1":                 {"1"},
+	"x509negativeserial":       {"1"},
+	"x509usefallbackroots":     {"1"},
+	"x509usepolicies":          {"0"},
+	"rsa1024min":               {"0"},
+	"cryptocustomrand":         {"1"},
+	"httplaxcontentlength":     {"1"},
+	"httpmuxgo121":             {"1"},
+	"http2debug":               {"1", "2"},
+	"httpcookiemaxnum":         {"0"},
+	"urlmaxqueryparams":        {"0"},
+	"multipartmaxheaders":      {"*"},
+	"multipartmaxparts":        {"*"},
+	"tarinsecurepath":          {"1"},
+	"zipinsecurepath":          {"1"},
+	"execerrdot":               {"0"},
+	"cgocheck":                 {"0"},
+	"invalidptr":               {"0"},
+	"jstmpllitinterp":          {"1"},
+	"htmlmetacontenturlescape": {"0"},
+	"randautoseed":             {"0"},
+}
+
+// checkGODEBUG refuses the unsafe settings of a GODEBUG value (the
+// variable, or the defaults the build recorded, named by source).
+func checkGODEBUG(source, value string) []envFinding {
+	var out []envFinding
+	for _, kv := range strings.Split(value, ",") {
+		k, v, _ := strings.Cut(strings.TrimSpace(kv), "=")
+		bad, listed := unsafeGODEBUG[k]
+		if listed && (slices.Contains(bad, v) || slices.Contains(bad, "*")) {
+			out = append(out, envFinding{"godebug", fmt.Sprintf("%s sets %s=%s, which weakens the gate; remove it", source, k, v)})
+		}
+	}
+	return out
+}
+
+// checkGOTRACEBACK refuses the settings that make a fatal error dump the
+// process's memory (crash: a core file; wer: Windows Error Reporting),
+// where the signing keys, the TLS key and the admin key would be.
+func checkGOTRACEBACK(value string) []envFinding {
+	if v := strings.TrimSpace(value); v == "crash" || v == "wer" {
+		return []envFinding{{"gotraceback", "GOTRACEBACK=" + v + " dumps the process's memory, keys included, on a fatal error; use single, all or system"}}
+	}
+	return nil
+}
+
+// pseudoVersion matches the commit part of a Go pseudo-version.
+var pseudoVersion = regexp.MustCompile(`\d{14}-[0-9a-f]{12}$`)
+
+// releaseBuild reports whether version (the main module's) is a tagged
+// release: a semantic version, not a pseudo-version, not +dirty. Builds
+// in a work tree (pseudo-versions, "(devel)" with -buildvcs=false) are
+// development builds.
+func releaseBuild(version string) bool {
+	return strings.HasPrefix(version, "v") && !strings.Contains(version, "+") && !pseudoVersion.MatchString(version)
+}
+
+// checkBuildInfo refuses unsafe GODEBUG defaults recorded in the build
+// (go.mod's godebug, //go:debug), and, in a release build, a module
+// replaced by another or without its go.sum hash: code that the checksum
+// database did not vouch for. Development builds may replace modules.
+func checkBuildInfo(info *debug.BuildInfo) []envFinding {
+	if info == nil {
+		return nil
+	}
+	var out []envFinding
+	for _, s := range info.Settings {
+		if s.Key == "DefaultGODEBUG" {
+			out = append(out, checkGODEBUG("the build's default GODEBUG", s.Value)...)
+		}
+	}
+	if !releaseBuild(info.Main.Version) {
+		return out
+	}
+	for _, d := range info.Deps {
+		switch {
+		case d.Replace != nil:
+			out = append(out, envFinding{"build-info", fmt.Sprintf("release %s replaces module %s %s by %s %s", info.Main.Version, d.Path, d.Version, d.Replace.Path, d.Replace.Version)})
+		case d.Sum == "":
+			out = append(out, envFinding{"build-info", fmt.Sprintf("release %s links module %s %s without its checksum", info.Main.Version, d.Path, d.Version)})
+		}
+	}
+	return out
+}
+
+// checkExecutable refuses a binary another user could replace: one not
+// owned by root or the gate's user, writable by group or others, or in a
+// directory others may write without the sticky bit.
+func checkExecutable(path string, uid int) []envFinding {
+	if path == "" {
+		return nil
+	}
+	var out []envFinding
+	if err := checkOwnedPath(path, uid, true, 0o022); err != nil {
+		out = append(out, envFinding{"executable", err.Error()})
+	}
+	dir := filepath.Dir(path)
+	if fi, err := os.Stat(dir); err == nil && fi.Mode().Perm()&0o002 != 0 && fi.Mode()&fs.ModeSticky == 0 {
+		out = append(out, envFinding{"executable", fmt.Sprintf("%s: its directory %s is writable by every user", path, dir)})
+	}
+	return out
+}
+
+// checkOwnedPath checks that path is owned by uid (or root, when
+// rootOK) and has none of the permission bits of deny.
+func checkOwnedPath(path string, uid int, rootOK bool, deny fs.FileMode) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if owner, ok := ownerOf(fi); ok && owner != uid && !(rootOK && owner == 0) {
+		return fmt.Errorf("%s is owned by uid %d, not by the gate's user (uid %d)", path, owner, uid)
+	}
+	if m := fi.Mode().Perm(); m&deny != 0 {
+		return fmt.Errorf("%s has mode %s: %s", path, m, permIssue(m&deny))
+	}
+	return nil
+}
+
+// permIssue says what the permission bits m give away.
+func permIssue(m fs.FileMode) string {
+	var who []string
+	if m&0o070 != 0 {
+		who = append(who, "its group")
+	}
+	if m&0o007 != 0 {
+		who = append(who, "other users")
+	}
+	what := "writable"
+	if m&0o044 != 0 {
+		what = "readable"
+		if m&0o022 != 0 {
+			what = "readable and writable"
+		}
+	}
+	return what + " by " + strings.Join(who, " and ")
+}
+
+// ownerOf is the uid owning fi's file.
+func ownerOf(fi fs.FileInfo) (int, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, false
+	}
+	return int(st.Uid), true
+}
+
+// checkDataDir checks the data dir, when it exists (the gate creates a
+// missing one 0700): it and every entry directly in it owned by the
+// gate's user and writable by nobody else; its keys folder and every key
+// in it readable by nobody else (the signing keys).
+func checkDataDir(dir string, uid int) []envFinding {
+	if dir == "" {
+		return nil
+	}
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return []envFinding{{"data-dir", err.Error()}}
+	case !fi.IsDir():
+		return []envFinding{{"data-dir", dir + " is not a directory"}}
+	}
+	var out []envFinding
+	if err := checkOwnedPath(dir, uid, false, 0o022); err != nil {
+		return []envFinding{{"data-dir", err.Error()}}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return []envFinding{{"data-dir", err.Error()}}
+	}
+	for _, e := range entries {
+		deny := fs.FileMode(0o022)
+		if e.Name() == "keys" {
+			deny = 0o077
+		}
+		if err := checkOwnedPath(filepath.Join(dir, e.Name()), uid, false, deny); err != nil {
+			out = append(out, envFinding{"data-dir", err.Error()})
+		}
+	}
+	keys := filepath.Join(dir, "keys")
+	entries, err = os.ReadDir(keys)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return append(out, envFinding{"signing-keys", err.Error()})
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			continue // an interrupted creation's temporary file, ignored by the keyring
+		}
+		if err := checkOwnedPath(filepath.Join(keys, e.Name()), uid, false, 0o077); err != nil {
+			out = append(out, envFinding{"signing-keys", err.Error()})
+		}
+	}
+	return out
+}
+
+// checkTLSKeyFile applies PostgreSQL's rule for a server key: owned by the
+// gate's user and readable by it alone, or owned by root and at most
+// readable by its group (a key shared through a group such as ssl-cert).
+func checkTLSKeyFile(path string, uid int) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	owner, ok := ownerOf(fi)
+	if !ok {
+		return nil
+	}
+	deny := fs.FileMode(0o077)
+	switch {
+	case owner == 0 && uid != 0:
+		deny = 0o037
+	case owner != uid:
+		return fmt.Errorf("%s is owned by uid %d, not by the gate's user (uid %d) or root", path, owner, uid)
+	}
+	if m := fi.Mode().Perm(); m&deny != 0 {
+		return fmt.Errorf("%s has mode %s: %s", path, m, permIssue(m&deny))
+	}
+	return nil
+}
+
+// markNoEnv makes bindEnv skip the flag name of cmd.
+func markNoEnv(cmd *cobra.Command, name string) {
+	_ = cmd.Flags().SetAnnotation(name, noEnvAnnotation, []string{"true"})
+}

@@ -1,0 +1,353 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// cliCommand is the command bin args with env added to the test's.
+func cliCommand(bin string, env []string, args ...string) *exec.Cmd {
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	return cmd
+}
+
+// findingsText joins findings one per line, for the comparisons.
+func findingsText(fs []envFinding) string {
+	var lines []string
+	for _, f := range fs {
+		lines = append(lines, f.String())
+	}
+	return strings.Join(lines, "\n")
+}
+
+// QWED-Agent spec v1.1 §9.7: the dynamic linker's injection variables
+// are refused (LD_PRELOAD, LD_AUDIT, LD_LIBRARY_PATH, any other LD_*,
+// DYLD_*, GLIBC_TUNABLES), the binding ones and empty values allowed.
+func TestEnvIntegrity_AgentSpec9_7_LinkerVariables(t *testing.T) {
+	got := checkLinkerEnv([]string{"PATH=/usr/bin", "LD_PRELOAD=/tmp/x.so", "LD_AUDIT=/tmp/a.so", "LD_LIBRARY_PATH=/tmp",
+		"LD_BIND_NOW=1", "LD_BIND_NOT=1", "DYLD_INSERT_LIBRARIES=/tmp/y.dylib", "GLIBC_TUNABLES=glibc.malloc.check=3", "LD_DEBUG=", "OLD_LD_PRELOAD=x"})
+	var names []string
+	for _, f := range got {
+		if f.check != "dynamic-linker" {
+			t.Fatalf("check %q, want dynamic-linker", f.check)
+		}
+		names = append(names, strings.Fields(f.reason)[0])
+	}
+	want := []string{"DYLD_INSERT_LIBRARIES", "GLIBC_TUNABLES", "LD_AUDIT", "LD_LIBRARY_PATH", "LD_PRELOAD"}
+	if !slices.Equal(names, want) {
+		t.Fatalf("refused %v, want %v", names, want)
+	}
+}
+
+// QWED-Agent spec v1.1 §9.7: a system-wide preload list naming a library
+// is refused; a missing one, or one of comments only, is not.
+func TestEnvIntegrity_AgentSpec9_7_PreloadFile(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "ld.so.preload")
+	if got := checkPreloadFile(p); len(got) != 0 {
+		t.Fatalf("missing file: %v", got)
+	}
+	if err := os.WriteFile(p, []byte("# nothing\n\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := checkPreloadFile(p); len(got) != 0 {
+		t.Fatalf("comments only: %v", got)
+	}
+	if err := os.WriteFile(p, []byte("# hook\n/usr/lib/libhook.so\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := findingsText(checkPreloadFile(p)); got != "dynamic-linker: "+p+" preloads /usr/lib/libhook.so into every process" {
+		t.Fatalf("got %q", got)
+	}
+}
+
+// QWED-Agent spec v1.1 §9.7: GODEBUG settings that weaken TLS, x509,
+// HTTP parsing, exec lookup or memory-safety checks are refused, each
+// named; diagnostics and the safe values of the same settings are not.
+func TestEnvIntegrity_AgentSpec9_7_GODEBUG(t *testing.T) {
+	for _, bad := range []string{"tls10server=1", "tlsrsakex=1", "tls3des=1", "x509negativeserial=1", "x509usefallbackroots=1",
+		"httplaxcontentlength=1", "httpmuxgo121=1", "http2debug=2", "execerrdot=0", "cgocheck=0", "rsa1024min=0", "tlsmaxrsasize=16384"} {
+		got := checkGODEBUG("GODEBUG", "gctrace=0,"+bad)
+		if len(got) != 1 || got[0].check != "godebug" || !strings.Contains(got[0].reason, bad) {
+			t.Fatalf("GODEBUG=%s: %v, want one godebug finding naming it", bad, got)
+		}
+	}
+	for _, ok := range []string{"", "gctrace=1", "madvdontneed=1,asyncpreemptoff=1", "tls10server=0", "http2server=0", "x509usepolicies=1", "netdns=go", "panicnil=1", "unknownsetting=1"} {
+		if got := checkGODEBUG("GODEBUG", ok); len(got) != 0 {
+			t.Fatalf("GODEBUG=%q: %v, want allowed", ok, got)
+		}
+	}
+}
+
+// QWED-Agent spec v1.1 §9.7: GOTRACEBACK values that dump memory (keys
+// included) are refused; the others are not.
+func TestEnvIntegrity_AgentSpec9_7_GOTRACEBACK(t *testing.T) {
+	for _, v := range []string{"crash", "wer"} {
+		if got := checkGOTRACEBACK(v); len(got) != 1 || got[0].check != "gotraceback" {
+			t.Fatalf("GOTRACEBACK=%s: %v", v, got)
+		}
+	}
+	for _, v := range []string{"", "none", "single", "all", "system", "2"} {
+		if got := checkGOTRACEBACK(v); len(got) != 0 {
+			t.Fatalf("GOTRACEBACK=%s: %v, want allowed", v, got)
+		}
+	}
+}
+
+// QWED-Agent spec v1.1 §9.7: a release build (a tagged version) refuses
+// replaced modules and modules without checksums; a development build
+// (pseudo-version, +dirty, "(devel)") allows them; unsafe GODEBUG
+// defaults recorded in the build are refused in both.
+func TestEnvIntegrity_AgentSpec9_7_BuildInfo(t *testing.T) {
+	deps := []*debug.Module{
+		{Path: "example.com/good", Version: "v1.0.0", Sum: "h1:abc="},
+		{Path: "example.com/replaced", Version: "v1.0.0", Replace: &debug.Module{Path: "../fork"}},
+		{Path: "example.com/nosum", Version: "v1.2.0"},
+	}
+	build := func(version string, settings ...debug.BuildSetting) *debug.BuildInfo {
+		return &debug.BuildInfo{Main: debug.Module{Path: "github.com/agentgate/agentgate", Version: version}, Deps: deps, Settings: settings}
+	}
+	want := "build-info: release v1.4.0 replaces module example.com/replaced v1.0.0 by ../fork \n" +
+		"build-info: release v1.4.0 links module example.com/nosum v1.2.0 without its checksum"
+	if got := findingsText(checkBuildInfo(build("v1.4.0"))); got != want {
+		t.Fatalf("release build:\n%s\nwant\n%s", got, want)
+	}
+	for _, dev := range []string{"(devel)", "", "v0.0.0-20261126095501-28ff2394a1b2", "v1.4.1-0.20261126095501-28ff2394a1b2", "v1.4.0+dirty"} {
+		if got := checkBuildInfo(build(dev)); len(got) != 0 {
+			t.Fatalf("development build %q: %v", dev, got)
+		}
+	}
+	got := checkBuildInfo(build("(devel)", debug.BuildSetting{Key: "DefaultGODEBUG", Value: "httplaxcontentlength=1,panicnil=1"}))
+	if len(got) != 1 || !strings.Contains(got[0].reason, "the build's default GODEBUG sets httplaxcontentlength=1") {
+		t.Fatalf("unsafe default GODEBUG: %v", got)
+	}
+	if got := checkBuildInfo(nil); got != nil {
+		t.Fatalf("no build info: %v", got)
+	}
+}
+
+// QWED-Agent spec v1.1 §9.7: the binary must be owned by root or the
+// gate's user, writable by nobody else, in a directory others cannot
+// write (or a sticky one).
+func TestEnvIntegrity_AgentSpec9_7_Executable(t *testing.T) {
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "agentgate")
+	if err := os.WriteFile(exe, []byte("#!/bin/true\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	uid := os.Geteuid()
+	if got := checkExecutable(exe, uid); len(got) != 0 {
+		t.Fatalf("0755 binary: %v", got)
+	}
+	if err := os.Chmod(exe, 0o775); err != nil {
+		t.Fatal(err)
+	}
+	if got := findingsText(checkExecutable(exe, uid)); got != "executable: "+exe+" has mode -rwxrwxr-x: writable by its group" {
+		t.Fatalf("group-writable binary: %q", got)
+	}
+	if err := os.Chmod(exe, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got := findingsText(checkExecutable(exe, uid+1)); uid != 0 && !strings.Contains(got, "not by the gate's user") {
+		t.Fatalf("binary of another user: %q", got)
+	}
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if got := findingsText(checkExecutable(exe, uid)); !strings.Contains(got, "its directory "+dir+" is writable by every user") {
+		t.Fatalf("world-writable directory: %q", got)
+	}
+	if err := os.Chmod(dir, os.ModeSticky|0o777); err != nil {
+		t.Fatal(err)
+	}
+	if got := checkExecutable(exe, uid); len(got) != 0 {
+		t.Fatalf("sticky directory: %v", got)
+	}
+}
+
+// QWED-Agent spec v1.1 §9.7: the data dir and its entries must be the
+// gate's user's and writable by nobody else; the keys folder and the
+// signing keys readable by nobody else. A missing data dir passes (the
+// gate creates it 0700).
+func TestEnvIntegrity_AgentSpec9_7_DataDir(t *testing.T) {
+	uid := os.Geteuid()
+	data := filepath.Join(t.TempDir(), "data")
+	if got := checkDataDir(data, uid); len(got) != 0 {
+		t.Fatalf("missing data dir: %v", got)
+	}
+	keys := filepath.Join(data, "keys")
+	key := filepath.Join(keys, "1-abc.pem")
+	if err := os.MkdirAll(keys, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for name, mode := range map[string]os.FileMode{key: 0o600, filepath.Join(keys, ".tmp-1"): 0o644, filepath.Join(data, "admin_key.sha256"): 0o644} {
+		if err := os.WriteFile(name, nil, mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := checkDataDir(data, uid); len(got) != 0 {
+		t.Fatalf("sound data dir: %v", got)
+	}
+	for _, c := range []struct {
+		path string
+		mode os.FileMode
+		want string
+	}{
+		{data, 0o777, "data-dir: " + data + " has mode -rwxrwxrwx: writable by its group and other users"},
+		{data, 0o720, "data-dir: " + data + " has mode -rwx-w----: writable by its group"},
+		{keys, 0o750, "data-dir: " + keys + " has mode -rwxr-x---: readable by its group"},
+		{key, 0o644, "signing-keys: " + key + " has mode -rw-r--r--: readable by its group and other users"},
+		{filepath.Join(data, "admin_key.sha256"), 0o666, "data-dir: " + filepath.Join(data, "admin_key.sha256") + " has mode -rw-rw-rw-: writable by its group and other users"},
+	} {
+		fi, err := os.Stat(c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(c.path, c.mode); err != nil {
+			t.Fatal(err)
+		}
+		if got := findingsText(checkDataDir(data, uid)); got != c.want {
+			t.Fatalf("%s %o:\n%s\nwant\n%s", c.path, c.mode, got, c.want)
+		}
+		if err := os.Chmod(c.path, fi.Mode().Perm()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := findingsText(checkDataDir(data, uid+1)); !strings.Contains(got, "is owned by uid") {
+		t.Fatalf("data dir of another user: %q", got)
+	}
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := findingsText(checkDataDir(file, uid)); got != "data-dir: "+file+" is not a directory" {
+		t.Fatalf("a file as data dir: %q", got)
+	}
+}
+
+// QWED-Agent spec v1.1 §9.7 and QWED protocol v1.0 §10.5: the TLS key is
+// the gate's user's and 0600 at most, or root's and 0640 at most (when
+// the gate is not root).
+func TestEnvIntegrity_AgentSpec9_7_TLSKeyFile(t *testing.T) {
+	key := filepath.Join(t.TempDir(), "key.pem")
+	if err := os.WriteFile(key, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	uid := os.Geteuid()
+	if err := checkTLSKeyFile(key, uid); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []os.FileMode{0o640, 0o604, 0o620} {
+		if err := os.Chmod(key, m); err != nil {
+			t.Fatal(err)
+		}
+		if err := checkTLSKeyFile(key, uid); err == nil {
+			t.Fatalf("mode %o of the gate's user's key: accepted", m)
+		}
+	}
+	if uid == 0 { // a root-owned key read by a gate of another user
+		if err := os.Chmod(key, 0o640); err != nil {
+			t.Fatal(err)
+		}
+		if err := checkTLSKeyFile(key, 10001); err != nil {
+			t.Fatalf("root's 0640 key for uid 10001: %v", err)
+		}
+		if err := os.Chmod(key, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := checkTLSKeyFile(key, 10001); err == nil || !strings.Contains(err.Error(), "readable by other users") {
+			t.Fatalf("root's 0644 key for uid 10001: %v", err)
+		}
+	} else if err := checkTLSKeyFile(key, uid+1); err == nil {
+		t.Fatal("a key of another user: accepted")
+	}
+}
+
+// QWED-Agent spec v1.1 §9.7 through the real binary: serve refuses to
+// start in a compromised environment (exit 1, each failed check named)
+// before it opens a store (the data dir is never created), in both
+// deployments; --allow-insecure-env starts it with each failure logged as
+// an error, and is not read from AGENTGATE_ALLOW_INSECURE_ENV; harmless
+// GODEBUG settings start it.
+func TestEnvIntegrity_AgentSpec9_7_ServeRefuses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	bin := buildBinary(t)
+	run := func(env []string, args ...string) (string, int, string) {
+		t.Helper()
+		data := filepath.Join(t.TempDir(), "data")
+		cmd := cliCommand(bin, env, append([]string{"serve", "--data", data, "--http", "127.0.0.1:0"}, args...)...)
+		out, err := cmd.CombinedOutput()
+		code := 0
+		if err != nil {
+			code = cmd.ProcessState.ExitCode()
+		}
+		if _, err := os.Stat(data); !os.IsNotExist(err) {
+			t.Fatalf("env %v: the data dir exists (%v): a store was opened before the check", env, err)
+		}
+		return string(out), code, data
+	}
+	for _, c := range []struct {
+		env  []string
+		args []string
+		want []string
+	}{
+		{[]string{"LD_PRELOAD=/nonexistent/agentgate-test-hook.so"}, nil, []string{"dynamic-linker: LD_PRELOAD is set"}},
+		{[]string{"LD_AUDIT=/nonexistent/a.so", "LD_LIBRARY_PATH=/nonexistent"}, nil, []string{"dynamic-linker: LD_AUDIT is set", "dynamic-linker: LD_LIBRARY_PATH is set"}},
+		{[]string{"GODEBUG=x509negativeserial=1"}, nil, []string{"godebug: GODEBUG sets x509negativeserial=1"}},
+		{[]string{"GOTRACEBACK=crash"}, nil, []string{"gotraceback: GOTRACEBACK=crash"}},
+		{[]string{"LD_PRELOAD=/nonexistent/agentgate-test-hook.so", "AGENTGATE_ALLOW_INSECURE_ENV=true"}, nil, []string{"AGENTGATE_ALLOW_INSECURE_ENV is ignored", "dynamic-linker: LD_PRELOAD is set"}},
+		{[]string{"LD_PRELOAD=/nonexistent/agentgate-test-hook.so"}, []string{"--kafka-brokers", "127.0.0.1:1"}, []string{"dynamic-linker: LD_PRELOAD is set"}},
+	} {
+		out, code, _ := run(c.env, c.args...)
+		if code != 1 || !strings.Contains(out, "environment integrity (QWED-Agent spec v1.1 §9.7): refusing to start") {
+			t.Fatalf("env %v: exit %d, output:\n%s", c.env, code, out)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(out, w) {
+				t.Fatalf("env %v: output lacks %q:\n%s", c.env, w, out)
+			}
+		}
+	}
+
+	// A data dir other users may write.
+	data := filepath.Join(t.TempDir(), "open")
+	if err := os.Mkdir(data, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(data, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	out, err := cliCommand(bin, nil, "serve", "--data", data, "--http", "127.0.0.1:0").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "data-dir: "+data+" has mode -rwxrwxrwx: writable by its group and other users") {
+		t.Fatalf("world-writable data dir: %v\n%s", err, out)
+	}
+	if entries, _ := os.ReadDir(data); len(entries) != 0 {
+		t.Fatalf("the refused gate wrote into its data dir: %v", entries)
+	}
+
+	// The escape hatch, and harmless settings.
+	for _, c := range []struct {
+		env  []string
+		args []string
+		logs string
+	}{
+		{[]string{"LD_PRELOAD=/nonexistent/agentgate-test-hook.so"}, []string{"--allow-insecure-env"}, `check=dynamic-linker reason="LD_PRELOAD is set`},
+		{[]string{"GODEBUG=gctrace=0,madvdontneed=1", "GOTRACEBACK=all", "LD_BIND_NOW=1"}, nil, ""},
+	} {
+		addr := freeAddr(t)
+		cmd, log := cliServe(t, bin, addr, append([]string{"--data", t.TempDir(), "--http", addr, "--api-key", "admin-key"}, c.args...), c.env)
+		failed := strings.Contains(log.String(), `level=ERROR msg="environment integrity check failed`)
+		if failed != (c.logs != "") || !strings.Contains(log.String(), c.logs) {
+			t.Fatalf("env %v %v: the log lacks the failure %q:\n%s", c.env, c.args, c.logs, log)
+		}
+		cliStop(t, cmd)
+	}
+}
