@@ -23,23 +23,54 @@ const pkg = join(here, '..');
 const repo = join(pkg, '..', '..');
 const out = join(pkg, 'src', 'types.gen.ts');
 
+/** root is the document local $refs point into (the OpenAPI document, or the gate's defs). */
+let root = {};
+
 /** loadSchemas returns the named schemas to generate, in output order, and where they came from. */
 function loadSchemas() {
   const openapi = join(repo, 'schemas', 'openapi.v1.json');
   if (existsSync(openapi)) {
     const doc = JSON.parse(readFileSync(openapi, 'utf8'));
+    root = doc;
     const comps = doc?.components?.schemas ?? {};
-    return { source: [relative(repo, openapi)], named: Object.entries(comps) };
+    return { source: [relative(repo, openapi)], named: Object.entries(comps), paths: doc.paths ?? {} };
   }
   const gate = join(repo, 'schemas', 'gate');
   const defs = JSON.parse(readFileSync(join(gate, 'defs.v1.json'), 'utf8'));
+  root = defs;
   const named = Object.entries(defs.$defs ?? {});
   const files = readdirSync(join(gate, 'commands')).filter((f) => f.endsWith('.json')).sort();
   for (const f of files) {
     const schema = JSON.parse(readFileSync(join(gate, 'commands', f), 'utf8'));
     named.push([pascal(f.replace(/\.v\d+\.json$/, '')) + 'Body', schema]);
   }
-  return { source: ['schemas/gate/defs.v1.json', 'schemas/gate/commands/*.json'], named };
+  return { source: ['schemas/gate/defs.v1.json', 'schemas/gate/commands/*.json'], named, paths: {} };
+}
+
+/**
+ * responses renders the interface Responses: for each operation of the OpenAPI document, by its
+ * operationId, the type of its successful (2xx) JSON answers; a text or binary answer is string.
+ */
+function responses(paths) {
+  const rows = [];
+  for (const [path, item] of Object.entries(paths)) {
+    for (const method of ['get', 'put', 'post', 'delete', 'patch']) {
+      const op = item?.[method];
+      if (!op?.operationId) continue;
+      const types = [];
+      for (const [code, r] of Object.entries(op.responses ?? {})) {
+        if (!/^2/.test(code)) continue;
+        const content = r?.content ?? {};
+        const json = Object.keys(content).filter((ct) => /json/.test(ct));
+        const picked = json.length > 0 ? json : Object.keys(content);
+        for (const ct of picked) types.push(json.length > 0 ? tsType(content[ct].schema, '  ') : 'string');
+      }
+      if (types.length === 0) types.push('unknown');
+      rows.push(comment(`${method.toUpperCase()} ${path}`, '  ') + `  ${propKey(op.operationId)}: ${union(types)};\n`);
+    }
+  }
+  if (rows.length === 0) return '';
+  return '\n/** The successful answer of each operation of the HTTP API, by its operationId. */\nexport interface Responses {\n' + rows.join('') + '}\n';
 }
 
 /** pascal turns "action-verify" into "ActionVerify". */
@@ -47,10 +78,24 @@ function pascal(s) {
   return s.split(/[^A-Za-z0-9]+/).filter(Boolean).map((w) => w[0].toUpperCase() + w.slice(1)).join('');
 }
 
-/** refName is the type a $ref names: the last segment of its JSON pointer. */
-function refName(ref) {
-  const i = ref.lastIndexOf('/');
-  return pascalIfNeeded(decodeURIComponent(ref.slice(i + 1)));
+/**
+ * refType is the type a $ref names: the named schema's type when the pointer is a named schema
+ * (#/components/schemas/X, #/$defs/X, or the gate's defs document's), else the schema the
+ * pointer reaches in the root document, rendered in place.
+ */
+function refType(ref, ind, depth) {
+  const named = ref.match(/#\/(?:components\/schemas|\$defs)\/([^/]+)$/);
+  if (named) return pascalIfNeeded(decodeURIComponent(named[1]));
+  const hash = ref.indexOf('#');
+  if (hash !== 0) throw new Error(`unsupported $ref ${ref}: only local pointers and named definitions`);
+  let node = root;
+  for (const raw of ref.slice(2).split('/')) {
+    const key = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~');
+    node = node?.[key];
+    if (node === undefined) throw new Error(`$ref ${ref} points nowhere`);
+  }
+  if (depth > 32) throw new Error(`$ref ${ref}: too deep`);
+  return tsType(node, ind, depth + 1);
 }
 
 function pascalIfNeeded(name) {
@@ -80,18 +125,18 @@ function union(types) {
 }
 
 /** objectBody renders the members of an object schema at indentation ind. */
-function objectBody(s, ind) {
+function objectBody(s, ind, depth = 0) {
   const req = new Set(Array.isArray(s.required) ? s.required : []);
   const props = s.properties ?? {};
   let body = '';
   for (const k of Object.keys(props)) {
     const p = props[k];
     body += comment(p?.description, ind + '  ');
-    body += `${ind}  ${propKey(k)}${req.has(k) ? '' : '?'}: ${tsType(p, ind + '  ')};\n`;
+    body += `${ind}  ${propKey(k)}${req.has(k) ? '' : '?'}: ${tsType(p, ind + '  ', depth)};\n`;
   }
   const ap = s.additionalProperties;
   if (ap !== false && ap !== undefined) {
-    body += `${ind}  [key: string]: ${ap === true ? 'unknown' : union([tsType(ap, ind + '  '), 'undefined'])};\n`;
+    body += `${ind}  [key: string]: ${ap === true ? 'unknown' : union([tsType(ap, ind + '  ', depth), 'undefined'])};\n`;
   } else if (ap === undefined && Object.keys(props).length === 0) {
     body += `${ind}  [key: string]: unknown;\n`;
   }
@@ -106,27 +151,27 @@ function isObjectSchema(s) {
 }
 
 /** tsType renders the TypeScript type of schema s (indentation ind for inline objects). */
-function tsType(s, ind = '') {
+function tsType(s, ind = '', depth = 0) {
   if (s === true || s === undefined) return 'unknown';
   if (s === false) return 'never';
   if (s.$ref) {
-    const base = refName(s.$ref);
+    const base = refType(s.$ref, ind, depth);
     return Array.isArray(s.type) && s.type.includes('null') ? `${base} | null` : base;
   }
   if ('const' in s) return JSON.stringify(s.const);
   if (Array.isArray(s.enum)) return union(s.enum.map((v) => JSON.stringify(v)));
   if (Array.isArray(s.allOf)) {
     // Conditional members (if/then) render as unknown and add nothing to an intersection.
-    const parts = s.allOf.map((x) => tsType(x, ind));
+    const parts = s.allOf.map((x) => tsType(x, ind, depth));
     const rest = { ...s };
     delete rest.allOf;
-    if (rest.type || rest.properties) parts.push(tsType(rest, ind));
+    if (rest.type || rest.properties) parts.push(tsType(rest, ind, depth));
     const kept = parts.filter((p) => p !== 'unknown');
     if (kept.length === 0) return 'unknown';
     return kept.length === 1 ? kept[0] : kept.map((p) => `(${p})`).join(' & ');
   }
   if (Array.isArray(s.anyOf) || Array.isArray(s.oneOf)) {
-    return union((s.anyOf ?? s.oneOf).map((x) => tsType(x, ind)));
+    return union((s.anyOf ?? s.oneOf).map((x) => tsType(x, ind, depth)));
   }
   const types = s.type === undefined ? [] : Array.isArray(s.type) ? s.type : [s.type];
   if (types.length === 0) {
@@ -142,11 +187,11 @@ function tsType(s, ind = '') {
       case 'number': return 'number';
       case 'boolean': return 'boolean';
       case 'array': {
-        if (Array.isArray(s.prefixItems)) return `[${s.prefixItems.map((x) => tsType(x, ind)).join(', ')}]`;
-        const it = tsType(s.items, ind);
+        if (Array.isArray(s.prefixItems)) return `[${s.prefixItems.map((x) => tsType(x, ind, depth)).join(', ')}]`;
+        const it = tsType(s.items, ind, depth);
         return /[|& ]/.test(it) ? `Array<${it}>` : `${it}[]`;
       }
-      case 'object': return `{\n${objectBody(s, ind)}${ind}}`;
+      case 'object': return `{\n${objectBody(s, ind, depth)}${ind}}`;
       default: return 'unknown';
     }
   }));
@@ -154,7 +199,7 @@ function tsType(s, ind = '') {
 
 /** render returns the text of src/types.gen.ts. */
 export function render() {
-  const { source, named } = loadSchemas();
+  const { source, named, paths } = loadSchemas();
   let text = `// Code generated by scripts/gen-types.mjs from ${source.join(' and ')}; DO NOT EDIT.\n`;
   text += '// Regenerate with `npm run gen`; test/types.test.mjs fails when this file is stale.\n';
   text += '/* eslint-disable */\n';
@@ -167,7 +212,7 @@ export function render() {
       text += `export type ${name} = ${tsType(s, '')};\n`;
     }
   }
-  return text;
+  return text + responses(paths);
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

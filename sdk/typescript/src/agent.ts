@@ -4,10 +4,12 @@
  * action context (a conversation id and increasing step numbers) when a call
  * does not pass one, so that the spec's one-argument verifyAction works.
  */
-import { QWEDClient, type ClientOptions, type GateObject, type LogExecutionParams, type Params, type QueryValue, type RegisterAgentParams, type Registration, type ClientVerifyAttestationOptions } from './client.js';
+import { QWEDClient, type ClientOptions, type LogExecutionParams, type Params, type QueryValue, type RegisterAgentParams, type Registration, type ClientVerifyAttestationOptions } from './client.js';
 import { newIdempotencyKey, type RequestOptions } from './transport.js';
 import type { AttestationClaims } from './attestation.js';
 import type * as T from './types.gen.js';
+
+type R = T.Responses;
 
 /** The decision of an agent's verifyAction, with the query it may run. */
 export type AgentDecision = T.DecisionReply & {
@@ -63,12 +65,17 @@ export class QWEDAgentClient extends QWEDClient {
    * register registers an agent with a principal's API key and returns a
    * client bound to it (QWED-Agent spec v1.1 §9.1). The agent's type
    * defaults to "supervised" (the spec's example names none; the gate
-   * requires one).
+   * requires one). When the registration's answer carries no token (it was
+   * lost and the retry was answered from the log), the key rotates one in.
    */
   static async register(o: AgentRegisterOptions & RequestOptions): Promise<QWEDAgentClient> {
     const admin = new QWEDClient(o);
     const reg = await admin.registerAgent({ ...o, type: o.type ?? 'supervised' });
-    const { agent_token: token, ...rest } = reg;
+    const { agent_token: minted, ...rest } = reg;
+    // A registration answered from the log (its first answer was lost and the retry replayed it)
+    // carries no token: the gate sends a secret once. The principal's key then rotates one in.
+    const token = minted ?? (await admin.rotateToken({ agentId: reg.agent_id, ...(o.signal ? { signal: o.signal } : {}) })).agent_token;
+    if (!token) throw new TypeError(`the gate returned no token for agent ${reg.agent_id}`);
     const { apiKey: _key, ...clientOptions } = o;
     return new QWEDAgentClient({ ...clientOptions, agentId: reg.agent_id, agentToken: token }, rest);
   }
@@ -146,44 +153,44 @@ export class QWEDAgentClient extends QWEDClient {
   }
 
   /** requestTrust asks for this agent's trust elevation. */
-  override requestTrust(p: Params<{ agentId?: string; toLevel: T.TrustLevel; fromLevel?: T.TrustLevel; justification?: string; evidence?: T.TrustEvidence; request?: string }>): Promise<GateObject> {
+  override requestTrust(p: Params<{ agentId?: string; toLevel: T.TrustLevel; fromLevel?: T.TrustLevel; justification?: string; evidence?: T.TrustEvidence; request?: string }>): Promise<R['requestTrust']> {
     return super.requestTrust({ ...p, agentId: this.#own(p.agentId) });
   }
 
   /** rotateToken replaces this agent's token; the client uses the new one from then on. */
-  override async rotateToken(p: Params<{ agentId?: string }> = {}): Promise<T.TokenReply & { agent_token: string }> {
+  override async rotateToken(p: Params<{ agentId?: string }> = {}): Promise<R['rotateToken']> {
     const r = await super.rotateToken({ ...p, agentId: this.#own(p.agentId) });
     if (typeof r.agent_token === 'string') this.transport.setAgentToken(r.agent_token);
     return r;
   }
 
   /** getAgent reads this agent (or another, by id). */
-  override getAgent(agentId: string = this.agentId, p?: RequestOptions): Promise<GateObject> {
+  override getAgent(agentId: string = this.agentId, p?: RequestOptions): Promise<R['getAgent']> {
     return super.getAgent(agentId, p);
   }
 
   /** getAgentBudget reads this agent's budget (or another's, by id). */
-  override getAgentBudget(agentId: string = this.agentId, p?: RequestOptions): Promise<GateObject> {
+  override getAgentBudget(agentId: string = this.agentId, p?: RequestOptions): Promise<R['getAgentBudget']> {
     return super.getAgentBudget(agentId, p);
   }
 
   /** getAgentActivity reads this agent's activity (or another's, by id). */
-  override getAgentActivity(agentId: string = this.agentId, p?: Params<{ limit?: number; from?: string | Date; to?: string | Date; afterSeq?: number }>): Promise<GateObject> {
+  override getAgentActivity(agentId: string = this.agentId, p?: Params<{ limit?: number; from?: string | Date; to?: string | Date; afterSeq?: number }>): Promise<R['getAgentActivity']> {
     return super.getAgentActivity(agentId, p);
   }
 
   /** getAgentState reads this agent's state (or another's, by id). */
-  override getAgentState(agentId: string = this.agentId, p?: Params<{ atSeq?: number; atTime?: string | Date }>): Promise<GateObject> {
+  override getAgentState(agentId: string = this.agentId, p?: Params<{ atSeq?: number; atTime?: string | Date }>): Promise<R['getAgentState']> {
     return super.getAgentState(agentId, p);
   }
 
   /** budget is getAgentBudget of this agent. */
-  budget(p?: RequestOptions): Promise<GateObject> {
+  budget(p?: RequestOptions): Promise<R['getAgentBudget']> {
     return super.getAgentBudget(this.agentId, p);
   }
 
   /** activity is getAgentActivity of this agent. */
-  activity(p?: Params<Record<string, QueryValue>>): Promise<GateObject> {
+  activity(p?: Params<Record<string, QueryValue>>): Promise<R['getAgentActivity']> {
     return super.getAgentActivity(this.agentId, p);
   }
 

@@ -30,6 +30,8 @@ import {
 } from './attestation.js';
 import type * as T from './types.gen.js';
 
+type R = T.Responses;
+
 /** Options of a QWEDClient. */
 export interface ClientOptions {
   /** A principal's or the admin's API key, sent as X-API-Key (default: the AGENTGATE_API_KEY environment variable). */
@@ -75,8 +77,11 @@ export interface RegisterAgentParams {
   trustLevel?: T.TrustLevel;
 }
 
-/** The answer to registerAgent: the agent and its token (returned once). */
-export type Registration = T.RegistrationReply & { agent_token: string };
+/**
+ * The answer to registerAgent: the agent and its token. The token is in the answer to the request
+ * that minted it only: a retry answered from the log (the first answer was lost) has none.
+ */
+export type Registration = R['registerAgent'];
 
 export interface VerifyActionParams extends AgentScoped {
   action: T.Action;
@@ -256,22 +261,22 @@ export class QWEDClient {
   }
 
   /** getAgent reads an agent (GET /agents/{id}). */
-  getAgent(agentId: string, p?: RequestOptions): Promise<GateObject> {
+  getAgent(agentId: string, p?: RequestOptions): Promise<R['getAgent']> {
     return this.#read(`/agents/${seg('agentId', agentId)}`, p);
   }
 
   /** getAgentBudget reads an agent's budget status (GET /agents/{id}/budget, QWED-Agent spec v1.1 §6.3). */
-  getAgentBudget(agentId: string, p?: RequestOptions): Promise<GateObject> {
+  getAgentBudget(agentId: string, p?: RequestOptions): Promise<R['getAgentBudget']> {
     return this.#read(`/agents/${seg('agentId', agentId)}/budget`, p);
   }
 
   /** getAgentActivity reads an agent's activity log (GET /agents/{id}/activity; from, to, limit, afterSeq). */
-  getAgentActivity(agentId: string, p?: Params<{ limit?: number; from?: string | Date; to?: string | Date; afterSeq?: number }>): Promise<GateObject> {
+  getAgentActivity(agentId: string, p?: Params<{ limit?: number; from?: string | Date; to?: string | Date; afterSeq?: number }>): Promise<R['getAgentActivity']> {
     return this.#read(`/agents/${seg('agentId', agentId)}/activity`, p);
   }
 
   /** getAgentState reads an agent's state at a log position or time (GET /agents/{id}/state; atSeq or atTime). */
-  getAgentState(agentId: string, p?: Params<{ atSeq?: number; atTime?: string | Date }>): Promise<GateObject> {
+  getAgentState(agentId: string, p?: Params<{ atSeq?: number; atTime?: string | Date }>): Promise<R['getAgentState']> {
     return this.#read(`/agents/${seg('agentId', agentId)}/state`, p);
   }
 
@@ -280,10 +285,10 @@ export class QWEDClient {
    * /agents/{id}/compliance-report, QWED-Agent spec v1.1 §7.3): format "json"
    * (default) is the verifiable bundle as an object; "csv" a string; "pdf" bytes.
    */
-  exportComplianceReport(agentId: string, p?: Params<{ format?: 'json'; from?: string | Date; to?: string | Date }>): Promise<GateObject>;
+  exportComplianceReport(agentId: string, p?: Params<{ format?: 'json'; from?: string | Date; to?: string | Date }>): Promise<R['exportComplianceReport']>;
   exportComplianceReport(agentId: string, p: Params<{ format: 'csv'; from?: string | Date; to?: string | Date }>): Promise<string>;
   exportComplianceReport(agentId: string, p: Params<{ format: 'pdf'; from?: string | Date; to?: string | Date }>): Promise<Uint8Array>;
-  exportComplianceReport(agentId: string, p?: Params<{ format?: 'json' | 'csv' | 'pdf'; from?: string | Date; to?: string | Date }>): Promise<GateObject | string | Uint8Array> {
+  exportComplianceReport(agentId: string, p?: Params<{ format?: 'json' | 'csv' | 'pdf'; from?: string | Date; to?: string | Date }>): Promise<R['exportComplianceReport'] | string | Uint8Array> {
     const response = p?.format === 'pdf' ? 'bytes' : p?.format === 'csv' ? 'text' : 'json';
     return this.#read(`/agents/${seg('agentId', agentId)}/compliance-report`, p, { response });
   }
@@ -328,275 +333,275 @@ export class QWEDClient {
    * spec v1.1 §8.2). Without fromLevel the agent's current level is read first
    * (GET /agents/{id}): the gate checks that from_level is the agent's level.
    */
-  async requestTrust(p: Params<RequestTrustParams>): Promise<GateObject> {
+  async requestTrust(p: Params<RequestTrustParams>): Promise<R['requestTrust']> {
     let from = p.fromLevel;
     if (from === undefined) {
       const read: RequestOptions = {};
       if (p.signal) read.signal = p.signal;
-      from = (await this.call<GateObject>({ method: 'GET', path: `/agents/${seg('agentId', p.agentId)}`, auth: 'agent', agentToken: p.agentToken, options: read }))['trust_level'] as T.TrustLevel;
+      from = (await this.call<R['getAgent']>({ method: 'GET', path: `/agents/${seg('agentId', p.agentId)}`, auth: 'agent', agentToken: p.agentToken, options: read })).trust_level;
     }
     const body: T.TrustRequestBody = clean({ to_level: p.toLevel, from_level: from, justification: p.justification, evidence: p.evidence, request: p.request });
     return this.#write('POST', `/agents/${seg('agentId', p.agentId)}/trust`, body, p, 'agent', { agentToken: p.agentToken });
   }
 
   /** setTrustLevel sets an agent's trust level (POST /agents/{id}/trust-level, principal key). */
-  setTrustLevel(p: Params<{ agentId: string; trustLevel: T.TrustLevel; reason?: string }>): Promise<T.TrustChangedReply> {
+  setTrustLevel(p: Params<{ agentId: string; trustLevel: T.TrustLevel; reason?: string }>): Promise<R['setTrustLevel']> {
     return this.#write('POST', `/agents/${seg('agentId', p.agentId)}/trust-level`, clean({ trust_level: p.trustLevel, reason: p.reason }), p);
   }
 
   /** suspendAgent suspends an agent, or reinstates it with suspended: false (POST /agents/{id}/suspend). */
-  suspendAgent(p: Params<{ agentId: string; reason?: string; suspended?: boolean }>): Promise<T.StatusReply> {
+  suspendAgent(p: Params<{ agentId: string; reason?: string; suspended?: boolean }>): Promise<R['suspendAgent']> {
     return this.#write('POST', `/agents/${seg('agentId', p.agentId)}/suspend`, clean({ suspended: p.suspended ?? true, reason: p.reason }), p);
   }
 
   /** fileComplaint files a complaint about an agent, which suspends it (POST /agents/{id}/complaints). */
-  fileComplaint(p: Params<{ agentId: string; reason?: string }>): Promise<T.StatusReply> {
+  fileComplaint(p: Params<{ agentId: string; reason?: string }>): Promise<R['fileComplaint']> {
     return this.#write('POST', `/agents/${seg('agentId', p.agentId)}/complaints`, clean({ reason: p.reason }), p);
   }
 
   /** rotateToken replaces an agent's token (POST /agents/{id}/token/rotate); the new one is returned once. */
-  rotateToken(p: Params<AgentScoped>): Promise<T.TokenReply & { agent_token: string }> {
+  rotateToken(p: Params<AgentScoped>): Promise<R['rotateToken']> {
     return this.#write('POST', `/agents/${seg('agentId', p.agentId)}/token/rotate`, {}, p, 'agent', { agentToken: p.agentToken });
   }
 
   /** revokeToken revokes an agent's token until one is rotated in (DELETE /agents/{id}/token, principal key). */
-  revokeToken(p: Params<{ agentId: string }>): Promise<T.TokenReply> {
+  revokeToken(p: Params<{ agentId: string }>): Promise<R['revokeToken']> {
     return this.#write('DELETE', `/agents/${seg('agentId', p.agentId)}/token`, {}, p);
   }
 
   // ---- Principals ----
 
   /** putTools replaces a principal's tool registry (PUT /principals/{id}/tools, QWED-Agent spec v1.1 §5.3). */
-  putTools(p: Params<{ principalId: string; tools: T.ToolSpec[] }>): Promise<GateObject> {
+  putTools(p: Params<{ principalId: string; tools: T.ToolSpec[] }>): Promise<R['putTools']> {
     return this.#write('PUT', `/principals/${seg('principalId', p.principalId)}/tools`, { tools: p.tools }, p);
   }
 
   /** issuePrincipalKey issues an API key for a principal (POST /principals/{id}/keys, admin key); returned once. */
-  issuePrincipalKey(p: Params<{ principalId: string }>): Promise<T.KeyReply & { api_key: string }> {
+  issuePrincipalKey(p: Params<{ principalId: string }>): Promise<R['issuePrincipalKey']> {
     return this.#write('POST', `/principals/${seg('principalId', p.principalId)}/keys`, {}, p);
   }
 
   /** rotatePrincipalKey replaces a principal's key by a new one (POST /principals/{id}/keys/{key_id}/rotate). */
-  rotatePrincipalKey(p: Params<{ principalId: string; keyId: string }>): Promise<T.KeyReply & { api_key: string }> {
+  rotatePrincipalKey(p: Params<{ principalId: string; keyId: string }>): Promise<R['rotatePrincipalKey']> {
     return this.#write('POST', `/principals/${seg('principalId', p.principalId)}/keys/${seg('keyId', p.keyId)}/rotate`, {}, p);
   }
 
   /** revokePrincipalKey revokes a principal's key (DELETE /principals/{id}/keys/{key_id}). */
-  revokePrincipalKey(p: Params<{ principalId: string; keyId: string }>): Promise<T.KeyReply> {
+  revokePrincipalKey(p: Params<{ principalId: string; keyId: string }>): Promise<R['revokePrincipalKey']> {
     return this.#write('DELETE', `/principals/${seg('principalId', p.principalId)}/keys/${seg('keyId', p.keyId)}`, {}, p);
   }
 
   // ---- Approvals ----
 
   /** listApprovals lists approvals (GET /approvals; status pending|approved|denied|expired, limit, after). */
-  listApprovals(p?: Params<{ status?: string; limit?: number; after?: string }>): Promise<GateObject> {
+  listApprovals(p?: Params<{ status?: string; limit?: number; after?: string }>): Promise<R['listApprovals']> {
     return this.#read('/approvals', p);
   }
 
   /** getApproval reads an approval (GET /approvals/{id}); the agent it concerns may read it with its token. */
-  getApproval(approvalId: string, p?: RequestOptions): Promise<T.Approval & GateObject> {
+  getApproval(approvalId: string, p?: RequestOptions): Promise<R['getApproval']> {
     return this.#read(`/approvals/${seg('approvalId', approvalId)}`, p);
   }
 
   /** approve resolves a pending approval as approved (POST /approvals/{id}/approve, principal key). */
-  approve(p: Params<ApprovalParams>): Promise<T.ApprovalReply> {
+  approve(p: Params<ApprovalParams>): Promise<R['approve']> {
     return this.#write('POST', `/approvals/${seg('approvalId', p.approvalId)}/approve`, clean({ reason: p.reason }), p);
   }
 
   /** deny resolves a pending approval as denied (POST /approvals/{id}/deny, principal key). */
-  deny(p: Params<ApprovalParams>): Promise<T.ApprovalReply> {
+  deny(p: Params<ApprovalParams>): Promise<R['deny']> {
     return this.#write('POST', `/approvals/${seg('approvalId', p.approvalId)}/deny`, clean({ reason: p.reason }), p);
   }
 
   // ---- QWED protocol v1.0 engines ----
 
   /** verify runs one request on an engine (POST /verify); VERIFIED, FAILED, CORRECTED … are results. */
-  verify(p: Params<VerifyParams>): Promise<GateObject> {
+  verify(p: Params<VerifyParams>): Promise<T.VerifyResponse> {
     const body = clean({ type: p.type ?? p.engine, query: p.query, params: p.params, options: p.options, metadata: p.metadata });
     return this.#write('POST', '/verify', body, p, 'key', { headers: { 'QWED-Protocol-Version': p.protocolVersion } });
   }
 
   /** verifyBatch runs up to 100 requests (POST /verify with batch: true). */
-  verifyBatch(p: Params<VerifyBatchParams>): Promise<GateObject> {
+  verifyBatch(p: Params<VerifyBatchParams>): Promise<T.BatchVerifyResponse> {
     const body = clean({ batch: true, items: p.items, options: p.options, metadata: p.metadata });
     return this.#write('POST', '/verify', body, p, 'key', { headers: { 'QWED-Protocol-Version': p.protocolVersion } });
   }
 
   /** listEngines reads each engine's capabilities (GET /engines). */
-  listEngines(p?: RequestOptions): Promise<GateObject> {
+  listEngines(p?: RequestOptions): Promise<R['listEngines']> {
     return this.#read('/engines', p);
   }
 
   // ---- CloudEvents ----
 
   /** sendEvent sends a command as a structured-mode CloudEvent (POST /events); the answer is the reply CloudEvent's body. */
-  sendEvent(event: GateObject, p?: RequestOptions): Promise<GateObject> {
+  sendEvent(event: GateObject, p?: RequestOptions): Promise<R['postEvent']> {
     return this.#write('POST', '/events', event, p, 'key', { headers: { 'content-type': 'application/cloudevents+json' } });
   }
 
   // ---- QWED A2A ----
 
   /** a2aIntercept verifies one agent-to-agent message (POST /a2a/intercept); the verdict (forwarded, blocked, rate_limited, error) is the result. */
-  a2aIntercept(message: T.A2aMessageBody, p?: RequestOptions): Promise<T.A2AReply> {
+  a2aIntercept(message: T.A2AMessageBody, p?: RequestOptions): Promise<R['a2aIntercept']> {
     return this.#write('POST', '/a2a/intercept', message, p);
   }
 
   /** a2aTrust adds an agent to the caller's trust boundary (POST /a2a/boundary/trust/{agent}). */
-  a2aTrust(p: Params<{ agent: string }>): Promise<GateObject> {
+  a2aTrust(p: Params<{ agent: string }>): Promise<R['a2aTrust']> {
     return this.#write('POST', `/a2a/boundary/trust/${seg('agent', p.agent)}`, undefined, p);
   }
 
   /** a2aUntrust removes an agent from the trust boundary (DELETE /a2a/boundary/trust/{agent}). */
-  a2aUntrust(p: Params<{ agent: string }>): Promise<GateObject> {
+  a2aUntrust(p: Params<{ agent: string }>): Promise<R['a2aUntrust']> {
     return this.#write('DELETE', `/a2a/boundary/trust/${seg('agent', p.agent)}`, undefined, p);
   }
 
   /** a2aBlock blocks an agent (POST /a2a/boundary/block/{agent}). */
-  a2aBlock(p: Params<{ agent: string }>): Promise<GateObject> {
+  a2aBlock(p: Params<{ agent: string }>): Promise<R['a2aBlock']> {
     return this.#write('POST', `/a2a/boundary/block/${seg('agent', p.agent)}`, undefined, p);
   }
 
   /** a2aUnblock unblocks an agent (DELETE /a2a/boundary/block/{agent}). */
-  a2aUnblock(p: Params<{ agent: string }>): Promise<GateObject> {
+  a2aUnblock(p: Params<{ agent: string }>): Promise<R['a2aUnblock']> {
     return this.#write('DELETE', `/a2a/boundary/block/${seg('agent', p.agent)}`, undefined, p);
   }
 
   /** a2aBlockPair blocks a sender→receiver pair (POST /a2a/boundary/block-pair). */
-  a2aBlockPair(p: Params<{ sender: string; receiver: string }>): Promise<GateObject> {
+  a2aBlockPair(p: Params<{ sender: string; receiver: string }>): Promise<R['a2aBlockPair']> {
     return this.#write('POST', '/a2a/boundary/block-pair', { sender: p.sender, receiver: p.receiver }, p);
   }
 
   /** a2aUnblockPair unblocks a sender→receiver pair (DELETE /a2a/boundary/block-pair). */
-  a2aUnblockPair(p: Params<{ sender: string; receiver: string }>): Promise<GateObject> {
+  a2aUnblockPair(p: Params<{ sender: string; receiver: string }>): Promise<R['a2aUnblockPair']> {
     return this.#write('DELETE', '/a2a/boundary/block-pair', { sender: p.sender, receiver: p.receiver }, p);
   }
 
   /** getA2ABoundary reads the trust boundary (GET /a2a/boundary; principal, list, limit, after, atSeq, atTime). */
-  getA2ABoundary(p?: Params<Record<string, QueryValue>>): Promise<GateObject> {
+  getA2ABoundary(p?: Params<Record<string, QueryValue>>): Promise<R['getA2ABoundary']> {
     return this.#read('/a2a/boundary', p);
   }
 
   /** getA2AMetrics reads the A2A verdict counts (GET /a2a/metrics). */
-  getA2AMetrics(p?: Params<Record<string, QueryValue>>): Promise<GateObject> {
+  getA2AMetrics(p?: Params<Record<string, QueryValue>>): Promise<R['getA2AMetrics']> {
     return this.#read('/a2a/metrics', p);
   }
 
   /** getA2AHealth reads the A2A gateway's health (GET /a2a/health, public). */
-  getA2AHealth(p?: RequestOptions): Promise<GateObject> {
+  getA2AHealth(p?: RequestOptions): Promise<R['getA2AHealth']> {
     return this.#read('/a2a/health', p);
   }
 
   // ---- Agent Policy Engine: execute, businesses, policies, transactions, webhooks ----
 
   /** prepareExecute asks for a confirmation token (POST /agp/execute/prepare). */
-  prepareExecute(p: Params<ExecuteParams>): Promise<GateObject> {
+  prepareExecute(p: Params<ExecuteParams>): Promise<R['prepareExecute']> {
     const body: T.ExecuteBody = clean({ businessId: p.businessId, request: p.request, agent_id: p.agentId });
     return this.#write('POST', '/agp/execute/prepare', body, p, 'agent', { agentToken: p.agentToken });
   }
 
   /** execute runs a request at a business through the gate (POST /agp/execute, X-Confirmation-Token). */
-  execute(p: Params<ExecuteParams & { confirmationToken?: string }>): Promise<GateObject> {
+  execute(p: Params<ExecuteParams & { confirmationToken?: string }>): Promise<R['execute']> {
     const body: T.ExecuteBody = clean({ businessId: p.businessId, request: p.request, agent_id: p.agentId });
     return this.#write('POST', '/agp/execute', body, p, 'agent', { agentToken: p.agentToken, headers: { 'X-Confirmation-Token': p.confirmationToken } });
   }
 
   /** createBusiness registers a business (POST /businesses). */
-  createBusiness(p: Params<T.BusinessBody>): Promise<GateObject> {
+  createBusiness(p: Params<T.BusinessBody>): Promise<R['createBusiness']> {
     return this.#write('POST', '/businesses', clean({ id: p.id, name: p.name, categories: p.categories, endpoint: p.endpoint, currency: p.currency }), p);
   }
 
   /** listBusinesses lists the business registry (GET /businesses). */
-  listBusinesses(p?: Params<Record<string, QueryValue>>): Promise<GateObject> {
+  listBusinesses(p?: Params<Record<string, QueryValue>>): Promise<R['listBusinesses']> {
     return this.#read('/businesses', p);
   }
 
   /** getBusiness reads a business (GET /businesses/{id}). */
-  getBusiness(businessId: string, p?: RequestOptions): Promise<GateObject> {
+  getBusiness(businessId: string, p?: RequestOptions): Promise<R['getBusiness']> {
     return this.#read(`/businesses/${seg('businessId', businessId)}`, p);
   }
 
   /** updateBusiness replaces a business (PUT /businesses/{id}). */
-  updateBusiness(p: Params<T.BusinessBody & { businessId: string }>): Promise<GateObject> {
+  updateBusiness(p: Params<T.BusinessBody & { businessId: string }>): Promise<R['updateBusiness']> {
     return this.#write('PUT', `/businesses/${seg('businessId', p.businessId)}`, clean({ id: p.id, name: p.name, categories: p.categories, endpoint: p.endpoint, currency: p.currency }), p);
   }
 
   /** deleteBusiness deletes a business (DELETE /businesses/{id}). */
-  deleteBusiness(p: Params<{ businessId: string }>): Promise<GateObject> {
+  deleteBusiness(p: Params<{ businessId: string }>): Promise<R['deleteBusiness']> {
     return this.#write('DELETE', `/businesses/${seg('businessId', p.businessId)}`, undefined, p);
   }
 
   /** createPolicy creates a consumer policy (POST /policies; consumer: the admin names it). */
-  createPolicy(p: Params<{ policy: T.PolicyBody; consumer?: string }>): Promise<GateObject> {
+  createPolicy(p: Params<{ policy: T.PolicyBody; consumer?: string }>): Promise<R['createPolicy']> {
     return this.#write('POST', '/policies', p.policy, p, 'key', { query: { consumer: p.consumer } });
   }
 
   /** listPolicies lists a consumer's policies (GET /policies; consumer). */
-  listPolicies(p?: Params<{ consumer?: string }>): Promise<GateObject> {
+  listPolicies(p?: Params<{ consumer?: string }>): Promise<R['listPolicies']> {
     return this.#read('/policies', p);
   }
 
   /** getPolicy reads a policy, or its version at a log position (GET /policies/{id}; consumer, atSeq). */
-  getPolicy(policyId: string, p?: Params<{ consumer?: string; atSeq?: number }>): Promise<GateObject> {
+  getPolicy(policyId: string, p?: Params<{ consumer?: string; atSeq?: number }>): Promise<R['getPolicy']> {
     return this.#read(`/policies/${seg('policyId', policyId)}`, p);
   }
 
   /** updatePolicy replaces a policy (PUT /policies/{id}). */
-  updatePolicy(p: Params<{ policyId: string; policy: T.PolicyBody; consumer?: string }>): Promise<GateObject> {
+  updatePolicy(p: Params<{ policyId: string; policy: T.PolicyBody; consumer?: string }>): Promise<R['updatePolicy']> {
     return this.#write('PUT', `/policies/${seg('policyId', p.policyId)}`, p.policy, p, 'key', { query: { consumer: p.consumer } });
   }
 
   /** deletePolicy deletes a policy (DELETE /policies/{id}). */
-  deletePolicy(p: Params<{ policyId: string; consumer?: string }>): Promise<GateObject> {
+  deletePolicy(p: Params<{ policyId: string; consumer?: string }>): Promise<R['deletePolicy']> {
     return this.#write('DELETE', `/policies/${seg('policyId', p.policyId)}`, undefined, p, 'key', { query: { consumer: p.consumer } });
   }
 
   /** listTransactions lists a consumer's transactions (GET /transactions; consumer, status, from, to, limit, after …). */
-  listTransactions(p?: Params<Record<string, QueryValue>>): Promise<GateObject> {
+  listTransactions(p?: Params<Record<string, QueryValue>>): Promise<R['listTransactions']> {
     return this.#read('/transactions', p);
   }
 
   /** getTransactionSummary sums a consumer's transactions (GET /transactions/summary). */
-  getTransactionSummary(p?: Params<Record<string, QueryValue>>): Promise<GateObject> {
+  getTransactionSummary(p?: Params<Record<string, QueryValue>>): Promise<R['getTransactionSummary']> {
     return this.#read('/transactions/summary', p);
   }
 
   /** getTransactionAnalytics reads a consumer's spending analytics (GET /transactions/analytics). */
-  getTransactionAnalytics(p?: Params<Record<string, QueryValue>>): Promise<GateObject> {
+  getTransactionAnalytics(p?: Params<Record<string, QueryValue>>): Promise<R['getTransactionAnalytics']> {
     return this.#read('/transactions/analytics', p);
   }
 
   /** getTransaction reads a transaction, or its state at a log position or time (GET /transactions/{id}). */
-  getTransaction(transactionId: string, p?: Params<{ atSeq?: number; atTime?: string | Date; consumer?: string }>): Promise<GateObject> {
+  getTransaction(transactionId: string, p?: Params<{ atSeq?: number; atTime?: string | Date; consumer?: string }>): Promise<R['getTransaction']> {
     return this.#read(`/transactions/${seg('transactionId', transactionId)}`, p);
   }
 
   /** createWebhook registers a webhook (POST /webhooks). */
-  createWebhook(p: Params<{ url: string; events?: string[]; consumer?: string }>): Promise<GateObject> {
+  createWebhook(p: Params<{ url: string; events?: string[]; consumer?: string }>): Promise<R['createWebhook']> {
     return this.#write('POST', '/webhooks', clean({ url: p.url, events: p.events }), p, 'key', { query: { consumer: p.consumer } });
   }
 
   /** listWebhooks lists a consumer's webhooks (GET /webhooks; consumer). */
-  listWebhooks(p?: Params<{ consumer?: string }>): Promise<GateObject> {
+  listWebhooks(p?: Params<{ consumer?: string }>): Promise<R['listWebhooks']> {
     return this.#read('/webhooks', p);
   }
 
   /** getWebhook reads a webhook (GET /webhooks/{id}). */
-  getWebhook(webhookId: string, p?: Params<{ consumer?: string }>): Promise<GateObject> {
+  getWebhook(webhookId: string, p?: Params<{ consumer?: string }>): Promise<R['getWebhook']> {
     return this.#read(`/webhooks/${seg('webhookId', webhookId)}`, p);
   }
 
   /** updateWebhook replaces a webhook's URL and events (PUT /webhooks/{id}). */
-  updateWebhook(p: Params<{ webhookId: string; url: string; events?: string[]; consumer?: string }>): Promise<GateObject> {
+  updateWebhook(p: Params<{ webhookId: string; url: string; events?: string[]; consumer?: string }>): Promise<R['updateWebhook']> {
     return this.#write('PUT', `/webhooks/${seg('webhookId', p.webhookId)}`, clean({ url: p.url, events: p.events }), p, 'key', { query: { consumer: p.consumer } });
   }
 
   /** deleteWebhook deletes a webhook (DELETE /webhooks/{id}). */
-  deleteWebhook(p: Params<{ webhookId: string; consumer?: string }>): Promise<GateObject> {
+  deleteWebhook(p: Params<{ webhookId: string; consumer?: string }>): Promise<R['deleteWebhook']> {
     return this.#write('DELETE', `/webhooks/${seg('webhookId', p.webhookId)}`, undefined, p, 'key', { query: { consumer: p.consumer } });
   }
 
   /** listWebhookDeliveries lists deliveries, of one webhook when webhookId is given (GET /webhooks[/{id}]/deliveries). */
-  listWebhookDeliveries(p?: Params<{ webhookId?: string; status?: string; kind?: string; limit?: number; after?: string; consumer?: string }>): Promise<GateObject> {
+  listWebhookDeliveries(p?: Params<{ webhookId?: string; status?: string; kind?: string; limit?: number; after?: string; consumer?: string }>): Promise<R['listWebhookDeliveries']> {
     if (p?.webhookId) {
       const { webhookId, ...rest } = p;
       return this.#read(`/webhooks/${seg('webhookId', webhookId)}/deliveries`, rest);
@@ -607,7 +612,7 @@ export class QWEDClient {
   // ---- Operations and attestations ----
 
   /** health reads GET /healthz. */
-  health(p?: RequestOptions): Promise<GateObject> {
+  health(p?: RequestOptions): Promise<R['healthz']> {
     return this.#read('/healthz', p);
   }
 
@@ -619,6 +624,11 @@ export class QWEDClient {
   /** jwks reads the gate's signing keys (GET /.well-known/jwks.json); cached by the client for verifyAttestation. */
   jwks(p?: RequestOptions): Promise<JWKS> {
     return this.#read('/.well-known/jwks.json', p);
+  }
+
+  /** openapi reads the gate's OpenAPI 3.1 document of this API (GET /openapi.json). */
+  openapi(p?: RequestOptions): Promise<R['getOpenAPI']> {
+    return this.#read('/openapi.json', p);
   }
 
   /**

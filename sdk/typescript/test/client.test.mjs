@@ -38,6 +38,7 @@ const routes = {
   'POST /verify': 'verify',
   'GET /engines': 'listEngines',
   'GET /.well-known/jwks.json': 'jwks',
+  'GET /openapi.json': 'openapi',
   'GET /healthz': 'health',
   'GET /metrics': 'metrics',
   'GET /a2a/boundary': 'getA2ABoundary',
@@ -161,6 +162,9 @@ describe('QWED protocol v1.0', () => {
     assert.match(await client.metrics(), /# TYPE agentgate_/);
     const jwks = await client.jwks();
     assert.ok(jwks.keys.length >= 1);
+    const doc = await client.openapi();
+    assert.match(doc.openapi, /^3\.1/);
+    assert.ok(doc.paths['/agents/{id}/verify']);
   });
 });
 

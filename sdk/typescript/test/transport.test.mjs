@@ -58,6 +58,15 @@ describe('retries and idempotency', () => {
     assert.equal(again.error.code, 'QWED-AGENT-LOOP-002');
   });
 
+  it('registers an agent whose answer was lost: the replay has no token, so the key rotates one in', async () => {
+    proxy.reset();
+    proxy.next({ kind: 'drop' });
+    const agent = await QWEDAgentClient.register({ baseUrl: proxy.url, apiKey: key, name: 'LostAnswer', principalId: 'org_transport', permissions: { allowed_engines: ['math'] } });
+    assert.deepEqual(proxy.seen.map((x) => `${x.method} ${x.path}`), ['POST /agents/register', 'POST /agents/register', `POST /agents/${agent.agentId}/token/rotate`]);
+    assert.equal(proxy.seen[1].idempotencyKey, proxy.seen[0].idempotencyKey);
+    assert.equal((await agent.verifyAction({ type: 'calculate', query: '1+1' })).decision, 'APPROVED');
+  });
+
   it('gives each call its own key, takes the caller\'s, and surfaces a key reused for another request', async () => {
     proxy.reset();
     const c = new QWEDClient({ baseUrl: proxy.url, agentToken: token });
