@@ -6,8 +6,9 @@ under TYPE_CHECKING only; at run time the methods are Endpoints'."""
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Iterable, Optional, Sequence, Union
 
+from . import _models as m
 from ._endpoints import JSON
 from ._results import ActionDecision, ActivityPage
 
@@ -17,91 +18,91 @@ __all__ = ["AsyncEndpoints", "AsyncAgentMethods"]
 class AsyncEndpoints:
     """Every endpoint, awaitable (the methods of QWEDClient)."""
 
-    async def a2a_block(self, agent: str, *, idempotency_key: Optional[str] = None) -> Any:
+    async def a2a_block(self, agent: str, *, idempotency_key: Optional[str] = None) -> m.A2ABoundaryReply:
         """Blocks every message from or to agent."""
         ...
 
-    async def a2a_block_pair(self, sender: str, receiver: str, *, idempotency_key: Optional[str] = None) -> Any:
+    async def a2a_block_pair(self, sender: str, receiver: str, *, idempotency_key: Optional[str] = None) -> m.A2ABoundaryReply:
         """Blocks the messages of sender to receiver."""
         ...
 
-    async def a2a_health(self) -> Any:
+    async def a2a_health(self) -> m.A2AHealth:
         """The A2A gateway's health (public)."""
         ...
 
-    async def a2a_intercept(self, message: Optional[JSON] = None, *, sender_agent_id: Optional[str] = None, receiver_agent_id: Optional[str] = None, payload: Any = None, payload_type: Optional[str] = None, trace_id: Optional[str] = None, timestamp: Optional[str] = None, agent_token: Optional[str] = None, idempotency_key: Optional[str] = None) -> Any:
+    async def a2a_intercept(self, message: Optional[JSON] = None, *, sender_agent_id: Optional[str] = None, receiver_agent_id: Optional[str] = None, payload: Any = None, payload_type: Optional[str] = None, trace_id: Optional[str] = None, timestamp: Optional[str] = None, agent_token: Optional[str] = None, idempotency_key: Optional[str] = None) -> m.A2AReply:
         """Verifies a message one agent sends another: the verdict (forwarded or blocked, with ``attestation_jwt``) is a result. Pass the message as a dict or as keywords."""
         ...
 
-    async def a2a_trust(self, agent: str, *, idempotency_key: Optional[str] = None) -> Any:
+    async def a2a_trust(self, agent: str, *, idempotency_key: Optional[str] = None) -> m.A2ABoundaryReply:
         """Adds agent to the trust boundary's allowlist."""
         ...
 
-    async def a2a_unblock(self, agent: str, *, idempotency_key: Optional[str] = None) -> Any:
+    async def a2a_unblock(self, agent: str, *, idempotency_key: Optional[str] = None) -> m.A2ABoundaryReply:
         """Lifts the block of agent."""
         ...
 
-    async def a2a_unblock_pair(self, sender: str, receiver: str, *, idempotency_key: Optional[str] = None) -> Any:
+    async def a2a_unblock_pair(self, sender: str, receiver: str, *, idempotency_key: Optional[str] = None) -> m.A2ABoundaryReply:
         """Lifts the block of the pair sender -> receiver."""
         ...
 
-    async def a2a_untrust(self, agent: str, *, idempotency_key: Optional[str] = None) -> Any:
+    async def a2a_untrust(self, agent: str, *, idempotency_key: Optional[str] = None) -> m.A2ABoundaryReply:
         """Removes agent from the allowlist."""
         ...
 
-    async def approve(self, approval_id: str, reason: Optional[str] = None, *, idempotency_key: Optional[str] = None) -> Any:
+    async def approve(self, approval_id: str, reason: Optional[str] = None, *, idempotency_key: Optional[str] = None) -> m.ApprovalReply:
         """Approves a pending action or execute (the principal's key)."""
         ...
 
-    async def create_business(self, id: str, name: str, endpoint: str, *, categories: Optional[Sequence[str]] = None, currency: Optional[str] = None, idempotency_key: Optional[str] = None) -> Any:
+    async def create_business(self, id: str, name: str, endpoint: str, *, categories: Optional[Sequence[str]] = None, currency: Optional[str] = None, idempotency_key: Optional[str] = None) -> m.Business:
         """Registers a business: where the gate POSTs a decided execute."""
         ...
 
-    async def create_policy(self, policy: JSON, *, consumer: Optional[str] = None, idempotency_key: Optional[str] = None) -> Any:
+    async def create_policy(self, policy: JSON, *, consumer: Optional[str] = None, idempotency_key: Optional[str] = None) -> m.PolicyReply:
         """Creates a consumer policy ({"id", "type": spending|time_window|confirmation|..., ...})."""
         ...
 
-    async def create_webhook(self, url: str, events: Optional[Sequence[str]] = None, *, consumer: Optional[str] = None, idempotency_key: Optional[str] = None) -> Any:
+    async def create_webhook(self, url: str, events: Optional[Sequence[str]] = None, *, consumer: Optional[str] = None, idempotency_key: Optional[str] = None) -> m.WebhookResponse:
         """Subscribes url to the consumer's transaction events."""
         ...
 
-    async def delete_business(self, business_id: str, *, idempotency_key: Optional[str] = None) -> Any:
+    async def delete_business(self, business_id: str, *, idempotency_key: Optional[str] = None) -> m.BusinessDeletedReply:
         """Deletes the business."""
         ...
 
-    async def delete_policy(self, policy_id: str, *, consumer: Optional[str] = None, idempotency_key: Optional[str] = None) -> Any:
+    async def delete_policy(self, policy_id: str, *, consumer: Optional[str] = None, idempotency_key: Optional[str] = None) -> m.PolicyReply:
         """Deletes the policy."""
         ...
 
-    async def delete_webhook(self, webhook_id: str, *, consumer: Optional[str] = None, idempotency_key: Optional[str] = None) -> Any:
+    async def delete_webhook(self, webhook_id: str, *, consumer: Optional[str] = None, idempotency_key: Optional[str] = None) -> m.WebhookResponse:
         """Deletes the webhook."""
         ...
 
-    async def deny(self, approval_id: str, reason: Optional[str] = None, *, idempotency_key: Optional[str] = None) -> Any:
+    async def deny(self, approval_id: str, reason: Optional[str] = None, *, idempotency_key: Optional[str] = None) -> m.ApprovalReply:
         """Denies a pending action or execute (the principal's key)."""
         ...
 
-    async def execute(self, business_id: str, request: JSON, *, confirmation_token: Optional[str] = None, agent_id: Optional[str] = None, agent_token: Optional[str] = None, idempotency_key: Optional[str] = None) -> Any:
+    async def execute(self, business_id: str, request: JSON, *, confirmation_token: Optional[str] = None, agent_id: Optional[str] = None, agent_token: Optional[str] = None, idempotency_key: Optional[str] = None) -> m.ExecuteReply:
         """Executes a request at a business under the consumer's policies: completed, failed, or pending_approval (202, ``approvalId``)."""
         ...
 
-    async def export_compliance_report(self, agent_id: str, format: str = 'json', *, from_: Optional[str] = None, to: Optional[str] = None) -> Any:
+    async def export_compliance_report(self, agent_id: str, format: str = 'json', *, from_: Optional[str] = None, to: Optional[str] = None) -> Union[m.ComplianceBundle, bytes]:
         """The agent's compliance report (§7.3): for "json" the signed bundle as a dict; for "csv" and "pdf" the bytes as sent."""
         ...
 
-    async def file_complaint(self, agent_id: str, reason: Optional[str] = None, *, idempotency_key: Optional[str] = None) -> Any:
+    async def file_complaint(self, agent_id: str, reason: Optional[str] = None, *, idempotency_key: Optional[str] = None) -> m.StatusReply:
         """Files a complaint against the agent (trust degradation, §8.3)."""
         ...
 
-    async def get_a2a_boundary(self, **query: Any) -> Any:
+    async def get_a2a_boundary(self, **query: Any) -> m.A2ABoundary:
         """The trust boundary (query: principal, list, after, limit, at_seq, at_time)."""
         ...
 
-    async def get_a2a_metrics(self, **query: Any) -> Any:
+    async def get_a2a_metrics(self, **query: Any) -> m.A2AMetrics:
         """A2A counters: forwarded, blocked, rate limited, errors, per engine and per pair."""
         ...
 
-    async def get_agent(self, agent_id: str) -> Any:
+    async def get_agent(self, agent_id: str) -> m.Agent:
         """The agent's registration, status, trust level and counters."""
         ...
 
@@ -109,83 +110,83 @@ class AsyncEndpoints:
         """A page of the agent's activity log (§7.2) over [from_, to) (RFC 3339 times or YYYY-MM-DD dates; by default the last 30 days): iterable over its entries; pass ``after_seq=page.next_after_seq`` for the next page."""
         ...
 
-    async def get_agent_budget(self, agent_id: str) -> Any:
+    async def get_agent_budget(self, agent_id: str) -> m.Budget:
         """The agent's budget and its use (§6.1): cost, requests, tokens, tools."""
         ...
 
-    async def get_agent_state(self, agent_id: str, *, at_seq: Optional[int] = None, at_time: Optional[str] = None) -> Any:
+    async def get_agent_state(self, agent_id: str, *, at_seq: Optional[int] = None, at_time: Optional[str] = None) -> m.AgentState:
         """The agent's state as of a log position (at_seq) or a time (at_time, RFC 3339): exactly one of them."""
         ...
 
-    async def get_approval(self, approval_id: str, *, agent_token: Optional[str] = None) -> Any:
+    async def get_approval(self, approval_id: str, *, agent_token: Optional[str] = None) -> m.Approval:
         """One approval (its principal's key, or the token of the agent it concerns)."""
         ...
 
-    async def get_business(self, business_id: str) -> Any:
+    async def get_business(self, business_id: str) -> m.BusinessInfo:
         """One business."""
         ...
 
-    async def get_policy(self, policy_id: str, *, consumer: Optional[str] = None, at_seq: Optional[int] = None) -> Any:
+    async def get_policy(self, policy_id: str, *, consumer: Optional[str] = None, at_seq: Optional[int] = None) -> Union[m.PolicyView, m.PolicyAt]:
         """One policy (as of log position at_seq when given)."""
         ...
 
-    async def get_transaction(self, transaction_id: str, *, at_seq: Optional[int] = None, at_time: Optional[str] = None) -> Any:
+    async def get_transaction(self, transaction_id: str, *, at_seq: Optional[int] = None, at_time: Optional[str] = None) -> Union[m.TransactionRecord, m.TransactionAt]:
         """One transaction (as of at_seq or at_time when given)."""
         ...
 
-    async def get_transaction_analytics(self, **filters: Any) -> Any:
+    async def get_transaction_analytics(self, **filters: Any) -> m.TransactionAnalytics:
         """Spending analytics (filters as list_transactions, plus currency, time_zone)."""
         ...
 
-    async def get_transaction_summary(self, **filters: Any) -> Any:
+    async def get_transaction_summary(self, **filters: Any) -> m.TransactionSummary:
         """Totals of the transactions (filters as list_transactions, plus period)."""
         ...
 
-    async def get_webhook(self, webhook_id: str, *, consumer: Optional[str] = None) -> Any:
+    async def get_webhook(self, webhook_id: str, *, consumer: Optional[str] = None) -> m.Webhook:
         """One webhook."""
         ...
 
-    async def healthz(self) -> Any:
+    async def healthz(self) -> m.Health:
         """The gate's liveness: {"status": "ok", "seq": ...}."""
         ...
 
-    async def issue_principal_key(self, principal_id: str, *, idempotency_key: Optional[str] = None) -> Any:
+    async def issue_principal_key(self, principal_id: str, *, idempotency_key: Optional[str] = None) -> m.KeyIssuedResponse:
         """Issues an API key for the principal (admin key): ``api_key`` is shown once."""
         ...
 
-    async def jwks(self) -> Any:
+    async def jwks(self) -> m.JWKS:
         """The gate's public signing keys (GET /.well-known/jwks.json), for verifying attestations offline."""
         ...
 
-    async def list_approvals(self, status: Optional[str] = None, *, limit: Optional[int] = None, after: Optional[str] = None) -> Any:
+    async def list_approvals(self, status: Optional[str] = None, *, limit: Optional[int] = None, after: Optional[str] = None) -> m.ApprovalList:
         """The principal's approvals (status: pending, approved, denied, expired)."""
         ...
 
-    async def list_businesses(self, *, limit: Optional[int] = None, after: Optional[str] = None) -> Any:
+    async def list_businesses(self, *, limit: Optional[int] = None, after: Optional[str] = None) -> m.BusinessList:
         """The businesses, a page at a time."""
         ...
 
-    async def list_engines(self) -> Any:
+    async def list_engines(self) -> m.Engines:
         """The engines and their capabilities (QWED protocol v1.0 §4.2)."""
         ...
 
-    async def list_policies(self, *, consumer: Optional[str] = None) -> Any:
+    async def list_policies(self, *, consumer: Optional[str] = None) -> m.PolicyList:
         """The consumer's policies (the admin names the consumer)."""
         ...
 
-    async def list_transactions(self, **filters: Any) -> Any:
+    async def list_transactions(self, **filters: Any) -> m.TransactionList:
         """Transactions (filters: consumer, agent, business, category, status, from, to, limit, after)."""
         ...
 
-    async def list_webhook_deliveries(self, webhook_id: Optional[str] = None, **filters: Any) -> Any:
+    async def list_webhook_deliveries(self, webhook_id: Optional[str] = None, **filters: Any) -> m.DeliveryList:
         """Deliveries (of one webhook, or all; filters: status, kind, consumer, limit, after)."""
         ...
 
-    async def list_webhooks(self, *, consumer: Optional[str] = None) -> Any:
+    async def list_webhooks(self, *, consumer: Optional[str] = None) -> m.WebhookList:
         """The consumer's webhooks."""
         ...
 
-    async def log_execution(self, agent_id: str, action_id: Optional[str] = None, success: Optional[bool] = None, *, attestation: Optional[str] = None, cost_usd: Optional[float] = None, tokens: Optional[int] = None, result_hash: Optional[str] = None, agent_token: Optional[str] = None, idempotency_key: Optional[str] = None) -> Any:
+    async def log_execution(self, agent_id: str, action_id: Optional[str] = None, success: Optional[bool] = None, *, attestation: Optional[str] = None, cost_usd: Optional[float] = None, tokens: Optional[int] = None, result_hash: Optional[str] = None, agent_token: Optional[str] = None, idempotency_key: Optional[str] = None) -> m.ExecutionReply:
         """Records the outcome of an approved action (§7.1's execution)."""
         ...
 
@@ -193,67 +194,71 @@ class AsyncEndpoints:
         """The Prometheus metrics, as text."""
         ...
 
-    async def prepare_execute(self, business_id: str, request: JSON, *, agent_id: Optional[str] = None, agent_token: Optional[str] = None, idempotency_key: Optional[str] = None) -> Any:
+    async def openapi(self) -> dict[str, Any]:
+        """The OpenAPI 3.1 document of the gate's HTTP API (GET /openapi.json)."""
+        ...
+
+    async def prepare_execute(self, business_id: str, request: JSON, *, agent_id: Optional[str] = None, agent_token: Optional[str] = None, idempotency_key: Optional[str] = None) -> m.PrepareResponse:
         """Prepares an execute: a single-use ``confirmationToken`` for this exact request."""
         ...
 
-    async def put_tools(self, principal_id: str, tools: Sequence[JSON], *, idempotency_key: Optional[str] = None) -> Any:
+    async def put_tools(self, principal_id: str, tools: Sequence[JSON], *, idempotency_key: Optional[str] = None) -> m.PutToolRegistry:
         """Replaces the principal's tool registry (§5.3)."""
         ...
 
-    async def register_agent(self, name: str, type: str = 'supervised', principal_id: Optional[str] = None, permissions: Optional[JSON] = None, budget: Optional[JSON] = None, *, description: Optional[str] = None, framework: Optional[str] = None, model: Optional[str] = None, trust_level: Optional[int] = None, idempotency_key: Optional[str] = None) -> Any:
+    async def register_agent(self, name: str, type: str = 'supervised', principal_id: Optional[str] = None, permissions: Optional[JSON] = None, budget: Optional[JSON] = None, *, description: Optional[str] = None, framework: Optional[str] = None, model: Optional[str] = None, trust_level: Optional[int] = None, idempotency_key: Optional[str] = None) -> m.RegistrationResponse:
         """Registers an agent (§3.1) with the client's API key; the answer (§3.2) holds ``agent_id`` and, once only, ``agent_token``."""
         ...
 
-    async def request_trust(self, agent_id: str, to_level: int, *, from_level: Optional[int] = None, justification: Optional[str] = None, evidence: Optional[JSON] = None, request: Optional[str] = None, agent_token: Optional[str] = None, idempotency_key: Optional[str] = None) -> Any:
+    async def request_trust(self, agent_id: str, to_level: int, *, from_level: Optional[int] = None, justification: Optional[str] = None, evidence: Optional[JSON] = None, request: Optional[str] = None, agent_token: Optional[str] = None, idempotency_key: Optional[str] = None) -> m.TrustRequestReply:
         """Asks for a trust elevation (§8.2): granted, refused or pending a human."""
         ...
 
-    async def resume_agent(self, agent_id: str, *, reason: Optional[str] = None, idempotency_key: Optional[str] = None) -> Any:
+    async def resume_agent(self, agent_id: str, *, reason: Optional[str] = None, idempotency_key: Optional[str] = None) -> m.StatusReply:
         """Reinstates a suspended agent."""
         ...
 
-    async def revoke_principal_key(self, principal_id: str, key_id: str, *, idempotency_key: Optional[str] = None) -> Any:
+    async def revoke_principal_key(self, principal_id: str, key_id: str, *, idempotency_key: Optional[str] = None) -> m.KeyReply:
         """Revokes the principal's key key_id."""
         ...
 
-    async def revoke_token(self, agent_id: str, *, idempotency_key: Optional[str] = None) -> Any:
+    async def revoke_token(self, agent_id: str, *, idempotency_key: Optional[str] = None) -> m.TokenResponse:
         """Revokes the agent's token (principal or admin key): the agent can no longer authenticate until its token is rotated."""
         ...
 
-    async def rotate_principal_key(self, principal_id: str, key_id: str, *, idempotency_key: Optional[str] = None) -> Any:
+    async def rotate_principal_key(self, principal_id: str, key_id: str, *, idempotency_key: Optional[str] = None) -> m.KeyIssuedResponse:
         """Issues a key replacing key_id (which is revoked)."""
         ...
 
-    async def rotate_token(self, agent_id: str, *, agent_token: Optional[str] = None, idempotency_key: Optional[str] = None) -> Any:
+    async def rotate_token(self, agent_id: str, *, agent_token: Optional[str] = None, idempotency_key: Optional[str] = None) -> m.TokenResponse:
         """Issues the agent a new token (``agent_token``, shown once) and revokes the old one."""
         ...
 
-    async def send_event(self, event: JSON) -> Any:
+    async def send_event(self, event: JSON) -> m.CloudEvent:
         """Sends a command as a structured CloudEvent (POST /events; its source and id are the request id, its subject the agent, its data the endpoint's body): the answer is the reply CloudEvent (type <type>.reply, data the endpoint's body), whatever its status."""
         ...
 
-    async def set_trust_level(self, agent_id: str, trust_level: int, *, reason: Optional[str] = None, idempotency_key: Optional[str] = None) -> Any:
+    async def set_trust_level(self, agent_id: str, trust_level: int, *, reason: Optional[str] = None, idempotency_key: Optional[str] = None) -> m.TrustChangedReply:
         """Sets the agent's trust level (0-3; principal or admin key)."""
         ...
 
-    async def suspend_agent(self, agent_id: str, *, reason: Optional[str] = None, suspended: bool = True, idempotency_key: Optional[str] = None) -> Any:
+    async def suspend_agent(self, agent_id: str, *, reason: Optional[str] = None, suspended: bool = True, idempotency_key: Optional[str] = None) -> m.StatusReply:
         """Suspends the agent (suspended=False reinstates it)."""
         ...
 
-    async def update_business(self, business_id: str, business: JSON, *, idempotency_key: Optional[str] = None) -> Any:
+    async def update_business(self, business_id: str, business: JSON, *, idempotency_key: Optional[str] = None) -> m.Business:
         """Replaces the business's fields (name, endpoint, categories, currency)."""
         ...
 
-    async def update_policy(self, policy_id: str, policy: JSON, *, consumer: Optional[str] = None, idempotency_key: Optional[str] = None) -> Any:
+    async def update_policy(self, policy_id: str, policy: JSON, *, consumer: Optional[str] = None, idempotency_key: Optional[str] = None) -> m.PolicyReply:
         """Replaces the policy (a new version)."""
         ...
 
-    async def update_webhook(self, webhook_id: str, url: Optional[str] = None, events: Optional[Sequence[str]] = None, *, consumer: Optional[str] = None, idempotency_key: Optional[str] = None) -> Any:
+    async def update_webhook(self, webhook_id: str, url: Optional[str] = None, events: Optional[Sequence[str]] = None, *, consumer: Optional[str] = None, idempotency_key: Optional[str] = None) -> m.WebhookResponse:
         """Changes the webhook's url and events."""
         ...
 
-    async def verify(self, query: str, type: Optional[str] = None, *, params: Optional[JSON] = None, options: Optional[JSON] = None, metadata: Optional[JSON] = None, protocol_version: Optional[str] = None, idempotency_key: Optional[str] = None) -> Any:
+    async def verify(self, query: str, type: Optional[str] = None, *, params: Optional[JSON] = None, options: Optional[JSON] = None, metadata: Optional[JSON] = None, protocol_version: Optional[str] = None, idempotency_key: Optional[str] = None) -> m.VerifyResponse:
         """Verifies one claim with an engine (QWED protocol v1.0 §5.1): type is math, logic, stats, fact, code, sql, image, reasoning or natural_language. VERIFIED, FAILED, CORRECTED, ... are results."""
         ...
 
@@ -265,7 +270,7 @@ class AsyncEndpoints:
         """Verifies an attestation offline (ES256, qwed_sdk.attestation) and returns its claims; raises an AttestationError subclass when it does not verify. jwks is a JWKS document or KeySet; without one, the gate's (jwks()) is fetched once and kept by the client."""
         ...
 
-    async def verify_batch(self, items: Iterable[JSON], *, options: Optional[JSON] = None, metadata: Optional[JSON] = None, idempotency_key: Optional[str] = None) -> Any:
+    async def verify_batch(self, items: Iterable[JSON], *, options: Optional[JSON] = None, metadata: Optional[JSON] = None, idempotency_key: Optional[str] = None) -> m.BatchVerifyResponse:
         """Verifies up to 100 claims in one request (QWED protocol v1.0 §5.3)."""
         ...
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import base64
 import json
-from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
+from . import _models as m
 from ._http import Call, path
 from ._results import ActionDecision, ActivityPage, model_for
 
@@ -103,7 +104,7 @@ class Endpoints:
         model: Optional[str] = None,
         trust_level: Optional[int] = None,
         idempotency_key: Optional[str] = None,
-    ) -> Any:
+    ) -> m.RegistrationResponse:
         """Registers an agent (§3.1) with the client's API key; the answer
         (§3.2) holds ``agent_id`` and, once only, ``agent_token``.
 
@@ -124,11 +125,11 @@ class Endpoints:
             "POST /agents/register", "/agents/register", body, idempotency_key=idempotency_key, auth="key"
         )
 
-    def get_agent(self, agent_id: str) -> Any:
+    def get_agent(self, agent_id: str) -> m.Agent:
         """The agent's registration, status, trust level and counters."""
         return self._get("GET /agents/{id}", path("agents", agent_id))
 
-    def get_agent_budget(self, agent_id: str) -> Any:
+    def get_agent_budget(self, agent_id: str) -> m.Budget:
         """The agent's budget and its use (§6.1): cost, requests, tokens, tools."""
         return self._get("GET /agents/{id}/budget", path("agents", agent_id, "budget"))
 
@@ -148,7 +149,9 @@ class Endpoints:
         q = {"limit": limit, "from": from_, "to": to, "after_seq": after_seq}
         return self._get("GET /agents/{id}/activity", path("agents", agent_id, "activity"), q, decode=ActivityPage)
 
-    def get_agent_state(self, agent_id: str, *, at_seq: Optional[int] = None, at_time: Optional[str] = None) -> Any:
+    def get_agent_state(
+        self, agent_id: str, *, at_seq: Optional[int] = None, at_time: Optional[str] = None
+    ) -> m.AgentState:
         """The agent's state as of a log position (at_seq) or a time
         (at_time, RFC 3339): exactly one of them."""
         q = {"at_seq": at_seq, "at_time": at_time}
@@ -156,7 +159,7 @@ class Endpoints:
 
     def export_compliance_report(
         self, agent_id: str, format: str = "json", *, from_: Optional[str] = None, to: Optional[str] = None
-    ) -> Any:
+    ) -> Union[m.ComplianceBundle, bytes]:
         """The agent's compliance report (§7.3): for "json" the signed
         bundle as a dict; for "csv" and "pdf" the bytes as sent."""
         q = {"format": format, "from": from_, "to": to}
@@ -248,7 +251,7 @@ class Endpoints:
         result_hash: Optional[str] = None,
         agent_token: Optional[str] = None,
         idempotency_key: Optional[str] = None,
-    ) -> Any:
+    ) -> m.ExecutionReply:
         """Records the outcome of an approved action (§7.1's execution).
 
         attestation, the decision's attestation, is checked against the
@@ -292,7 +295,7 @@ class Endpoints:
         request: Optional[str] = None,
         agent_token: Optional[str] = None,
         idempotency_key: Optional[str] = None,
-    ) -> Any:
+    ) -> m.TrustRequestReply:
         """Asks for a trust elevation (§8.2): granted, refused or pending a human."""
         body = _drop_none(
             {
@@ -313,7 +316,7 @@ class Endpoints:
 
     def set_trust_level(
         self, agent_id: str, trust_level: int, *, reason: Optional[str] = None, idempotency_key: Optional[str] = None
-    ) -> Any:
+    ) -> m.TrustChangedReply:
         """Sets the agent's trust level (0-3; principal or admin key)."""
         body = _drop_none({"trust_level": trust_level, "reason": reason})
         return self._write(
@@ -331,7 +334,7 @@ class Endpoints:
         reason: Optional[str] = None,
         suspended: bool = True,
         idempotency_key: Optional[str] = None,
-    ) -> Any:
+    ) -> m.StatusReply:
         """Suspends the agent (suspended=False reinstates it)."""
         body = _drop_none({"suspended": suspended, "reason": reason})
         return self._write(
@@ -344,13 +347,13 @@ class Endpoints:
 
     def resume_agent(
         self, agent_id: str, *, reason: Optional[str] = None, idempotency_key: Optional[str] = None
-    ) -> Any:
+    ) -> m.StatusReply:
         """Reinstates a suspended agent."""
         return self.suspend_agent(agent_id, reason=reason, suspended=False, idempotency_key=idempotency_key)
 
     def file_complaint(
         self, agent_id: str, reason: Optional[str] = None, *, idempotency_key: Optional[str] = None
-    ) -> Any:
+    ) -> m.StatusReply:
         """Files a complaint against the agent (trust degradation, §8.3)."""
         return self._write(
             "POST /agents/{id}/complaints",
@@ -362,7 +365,7 @@ class Endpoints:
 
     def rotate_token(
         self, agent_id: str, *, agent_token: Optional[str] = None, idempotency_key: Optional[str] = None
-    ) -> Any:
+    ) -> m.TokenResponse:
         """Issues the agent a new token (``agent_token``, shown once) and revokes the old one."""
         return self._write(
             "POST /agents/{id}/token/rotate",
@@ -372,7 +375,7 @@ class Endpoints:
             agent_token=agent_token,
         )
 
-    def revoke_token(self, agent_id: str, *, idempotency_key: Optional[str] = None) -> Any:
+    def revoke_token(self, agent_id: str, *, idempotency_key: Optional[str] = None) -> m.TokenResponse:
         """Revokes the agent's token (principal or admin key): the agent can
         no longer authenticate until its token is rotated."""
         return self._write(
@@ -385,7 +388,9 @@ class Endpoints:
 
     # ---- principals ----------------------------------------------------------------------
 
-    def put_tools(self, principal_id: str, tools: Sequence[JSON], *, idempotency_key: Optional[str] = None) -> Any:
+    def put_tools(
+        self, principal_id: str, tools: Sequence[JSON], *, idempotency_key: Optional[str] = None
+    ) -> m.PutToolRegistry:
         """Replaces the principal's tool registry (§5.3)."""
         return self._write(
             "PUT /principals/{id}/tools",
@@ -395,7 +400,7 @@ class Endpoints:
             auth="key",
         )
 
-    def issue_principal_key(self, principal_id: str, *, idempotency_key: Optional[str] = None) -> Any:
+    def issue_principal_key(self, principal_id: str, *, idempotency_key: Optional[str] = None) -> m.KeyIssuedResponse:
         """Issues an API key for the principal (admin key): ``api_key`` is shown once."""
         return self._write(
             "POST /principals/{id}/keys",
@@ -405,7 +410,9 @@ class Endpoints:
             auth="key",
         )
 
-    def rotate_principal_key(self, principal_id: str, key_id: str, *, idempotency_key: Optional[str] = None) -> Any:
+    def rotate_principal_key(
+        self, principal_id: str, key_id: str, *, idempotency_key: Optional[str] = None
+    ) -> m.KeyIssuedResponse:
         """Issues a key replacing key_id (which is revoked)."""
         return self._write(
             "POST /principals/{id}/keys/{key_id}/rotate",
@@ -415,7 +422,9 @@ class Endpoints:
             auth="key",
         )
 
-    def revoke_principal_key(self, principal_id: str, key_id: str, *, idempotency_key: Optional[str] = None) -> Any:
+    def revoke_principal_key(
+        self, principal_id: str, key_id: str, *, idempotency_key: Optional[str] = None
+    ) -> m.KeyReply:
         """Revokes the principal's key key_id."""
         return self._write(
             "DELETE /principals/{id}/keys/{key_id}",
@@ -429,15 +438,17 @@ class Endpoints:
 
     def list_approvals(
         self, status: Optional[str] = None, *, limit: Optional[int] = None, after: Optional[str] = None
-    ) -> Any:
+    ) -> m.ApprovalList:
         """The principal's approvals (status: pending, approved, denied, expired)."""
         return self._get("GET /approvals", "/approvals", {"status": status, "limit": limit, "after": after}, auth="key")
 
-    def get_approval(self, approval_id: str, *, agent_token: Optional[str] = None) -> Any:
+    def get_approval(self, approval_id: str, *, agent_token: Optional[str] = None) -> m.Approval:
         """One approval (its principal's key, or the token of the agent it concerns)."""
         return self._get("GET /approvals/{id}", path("approvals", approval_id), agent_token=agent_token)
 
-    def approve(self, approval_id: str, reason: Optional[str] = None, *, idempotency_key: Optional[str] = None) -> Any:
+    def approve(
+        self, approval_id: str, reason: Optional[str] = None, *, idempotency_key: Optional[str] = None
+    ) -> m.ApprovalReply:
         """Approves a pending action or execute (the principal's key)."""
         return self._write(
             "POST /approvals/{id}/approve",
@@ -447,7 +458,9 @@ class Endpoints:
             auth="key",
         )
 
-    def deny(self, approval_id: str, reason: Optional[str] = None, *, idempotency_key: Optional[str] = None) -> Any:
+    def deny(
+        self, approval_id: str, reason: Optional[str] = None, *, idempotency_key: Optional[str] = None
+    ) -> m.ApprovalReply:
         """Denies a pending action or execute (the principal's key)."""
         return self._write(
             "POST /approvals/{id}/deny",
@@ -469,7 +482,7 @@ class Endpoints:
         metadata: Optional[JSON] = None,
         protocol_version: Optional[str] = None,
         idempotency_key: Optional[str] = None,
-    ) -> Any:
+    ) -> m.VerifyResponse:
         """Verifies one claim with an engine (QWED protocol v1.0 §5.1):
         type is math, logic, stats, fact, code, sql, image, reasoning or
         natural_language. VERIFIED, FAILED, CORRECTED, ... are results."""
@@ -492,7 +505,7 @@ class Endpoints:
         options: Optional[JSON] = None,
         metadata: Optional[JSON] = None,
         idempotency_key: Optional[str] = None,
-    ) -> Any:
+    ) -> m.BatchVerifyResponse:
         """Verifies up to 100 claims in one request (QWED protocol v1.0 §5.3)."""
         body = _drop_none({"batch": True, "items": [dict(i) for i in items], "options": options, "metadata": metadata})
         return self._write(
@@ -504,7 +517,7 @@ class Endpoints:
             accept=_is_qwed_answer,
         )
 
-    def list_engines(self) -> Any:
+    def list_engines(self) -> m.Engines:
         """The engines and their capabilities (QWED protocol v1.0 §4.2)."""
         return self._get("GET /engines", "/engines", auth="key")
 
@@ -522,7 +535,7 @@ class Endpoints:
         timestamp: Optional[str] = None,
         agent_token: Optional[str] = None,
         idempotency_key: Optional[str] = None,
-    ) -> Any:
+    ) -> m.A2AReply:
         """Verifies a message one agent sends another: the verdict
         (forwarded or blocked, with ``attestation_jwt``) is a result. Pass
         the message as a dict or as keywords."""
@@ -548,29 +561,31 @@ class Endpoints:
             accept=_is_verdict,
         )
 
-    def _boundary(self, method: str, kind: str, agent: str, idempotency_key: Optional[str]) -> Any:
+    def _boundary(self, method: str, kind: str, agent: str, idempotency_key: Optional[str]) -> m.A2ABoundaryReply:
         route = f"{method} /a2a/boundary/{kind}/{{agent}}"
         return self._write(
             route, path("a2a", "boundary", kind, agent), None, idempotency_key=idempotency_key, auth="key"
         )
 
-    def a2a_trust(self, agent: str, *, idempotency_key: Optional[str] = None) -> Any:
+    def a2a_trust(self, agent: str, *, idempotency_key: Optional[str] = None) -> m.A2ABoundaryReply:
         """Adds agent to the trust boundary's allowlist."""
         return self._boundary("POST", "trust", agent, idempotency_key)
 
-    def a2a_untrust(self, agent: str, *, idempotency_key: Optional[str] = None) -> Any:
+    def a2a_untrust(self, agent: str, *, idempotency_key: Optional[str] = None) -> m.A2ABoundaryReply:
         """Removes agent from the allowlist."""
         return self._boundary("DELETE", "trust", agent, idempotency_key)
 
-    def a2a_block(self, agent: str, *, idempotency_key: Optional[str] = None) -> Any:
+    def a2a_block(self, agent: str, *, idempotency_key: Optional[str] = None) -> m.A2ABoundaryReply:
         """Blocks every message from or to agent."""
         return self._boundary("POST", "block", agent, idempotency_key)
 
-    def a2a_unblock(self, agent: str, *, idempotency_key: Optional[str] = None) -> Any:
+    def a2a_unblock(self, agent: str, *, idempotency_key: Optional[str] = None) -> m.A2ABoundaryReply:
         """Lifts the block of agent."""
         return self._boundary("DELETE", "block", agent, idempotency_key)
 
-    def a2a_block_pair(self, sender: str, receiver: str, *, idempotency_key: Optional[str] = None) -> Any:
+    def a2a_block_pair(
+        self, sender: str, receiver: str, *, idempotency_key: Optional[str] = None
+    ) -> m.A2ABoundaryReply:
         """Blocks the messages of sender to receiver."""
         return self._write(
             "POST /a2a/boundary/block-pair",
@@ -580,7 +595,9 @@ class Endpoints:
             auth="key",
         )
 
-    def a2a_unblock_pair(self, sender: str, receiver: str, *, idempotency_key: Optional[str] = None) -> Any:
+    def a2a_unblock_pair(
+        self, sender: str, receiver: str, *, idempotency_key: Optional[str] = None
+    ) -> m.A2ABoundaryReply:
         """Lifts the block of the pair sender -> receiver."""
         return self._write(
             "DELETE /a2a/boundary/block-pair",
@@ -590,15 +607,15 @@ class Endpoints:
             auth="key",
         )
 
-    def get_a2a_boundary(self, **query: Any) -> Any:
+    def get_a2a_boundary(self, **query: Any) -> m.A2ABoundary:
         """The trust boundary (query: principal, list, after, limit, at_seq, at_time)."""
         return self._get("GET /a2a/boundary", "/a2a/boundary", query, auth="key")
 
-    def get_a2a_metrics(self, **query: Any) -> Any:
+    def get_a2a_metrics(self, **query: Any) -> m.A2AMetrics:
         """A2A counters: forwarded, blocked, rate limited, errors, per engine and per pair."""
         return self._get("GET /a2a/metrics", "/a2a/metrics", query, auth="key")
 
-    def a2a_health(self) -> Any:
+    def a2a_health(self) -> m.A2AHealth:
         """The A2A gateway's health (public)."""
         return self._get("GET /a2a/health", "/a2a/health", auth="none")
 
@@ -620,7 +637,7 @@ class Endpoints:
         agent_id: Optional[str] = None,
         agent_token: Optional[str] = None,
         idempotency_key: Optional[str] = None,
-    ) -> Any:
+    ) -> m.PrepareResponse:
         """Prepares an execute: a single-use ``confirmationToken`` for this exact request."""
         return self._write(
             "POST /agp/execute/prepare",
@@ -640,7 +657,7 @@ class Endpoints:
         agent_id: Optional[str] = None,
         agent_token: Optional[str] = None,
         idempotency_key: Optional[str] = None,
-    ) -> Any:
+    ) -> m.ExecuteReply:
         """Executes a request at a business under the consumer's policies:
         completed, failed, or pending_approval (202, ``approvalId``)."""
         return self._write(
@@ -661,22 +678,22 @@ class Endpoints:
         categories: Optional[Sequence[str]] = None,
         currency: Optional[str] = None,
         idempotency_key: Optional[str] = None,
-    ) -> Any:
+    ) -> m.Business:
         """Registers a business: where the gate POSTs a decided execute."""
         body = _drop_none(
             {"id": id, "name": name, "endpoint": endpoint, "categories": categories, "currency": currency}
         )
         return self._write("POST /businesses", "/businesses", body, idempotency_key=idempotency_key, auth="key")
 
-    def list_businesses(self, *, limit: Optional[int] = None, after: Optional[str] = None) -> Any:
+    def list_businesses(self, *, limit: Optional[int] = None, after: Optional[str] = None) -> m.BusinessList:
         """The businesses, a page at a time."""
         return self._get("GET /businesses", "/businesses", {"limit": limit, "after": after}, auth="key")
 
-    def get_business(self, business_id: str) -> Any:
+    def get_business(self, business_id: str) -> m.BusinessInfo:
         """One business."""
         return self._get("GET /businesses/{id}", path("businesses", business_id), auth="key")
 
-    def update_business(self, business_id: str, business: JSON, *, idempotency_key: Optional[str] = None) -> Any:
+    def update_business(self, business_id: str, business: JSON, *, idempotency_key: Optional[str] = None) -> m.Business:
         """Replaces the business's fields (name, endpoint, categories, currency)."""
         return self._write(
             "PUT /businesses/{id}",
@@ -686,7 +703,7 @@ class Endpoints:
             auth="key",
         )
 
-    def delete_business(self, business_id: str, *, idempotency_key: Optional[str] = None) -> Any:
+    def delete_business(self, business_id: str, *, idempotency_key: Optional[str] = None) -> m.BusinessDeletedReply:
         """Deletes the business."""
         return self._write(
             "DELETE /businesses/{id}",
@@ -698,7 +715,7 @@ class Endpoints:
 
     def create_policy(
         self, policy: JSON, *, consumer: Optional[str] = None, idempotency_key: Optional[str] = None
-    ) -> Any:
+    ) -> m.PolicyReply:
         """Creates a consumer policy ({"id", "type": spending|time_window|confirmation|..., ...})."""
         return self._write(
             "POST /policies",
@@ -709,11 +726,13 @@ class Endpoints:
             query={"consumer": consumer},
         )
 
-    def list_policies(self, *, consumer: Optional[str] = None) -> Any:
+    def list_policies(self, *, consumer: Optional[str] = None) -> m.PolicyList:
         """The consumer's policies (the admin names the consumer)."""
         return self._get("GET /policies", "/policies", {"consumer": consumer}, auth="key")
 
-    def get_policy(self, policy_id: str, *, consumer: Optional[str] = None, at_seq: Optional[int] = None) -> Any:
+    def get_policy(
+        self, policy_id: str, *, consumer: Optional[str] = None, at_seq: Optional[int] = None
+    ) -> Union[m.PolicyView, m.PolicyAt]:
         """One policy (as of log position at_seq when given)."""
         return self._get(
             "GET /policies/{id}", path("policies", policy_id), {"consumer": consumer, "at_seq": at_seq}, auth="key"
@@ -721,7 +740,7 @@ class Endpoints:
 
     def update_policy(
         self, policy_id: str, policy: JSON, *, consumer: Optional[str] = None, idempotency_key: Optional[str] = None
-    ) -> Any:
+    ) -> m.PolicyReply:
         """Replaces the policy (a new version)."""
         return self._write(
             "PUT /policies/{id}",
@@ -734,7 +753,7 @@ class Endpoints:
 
     def delete_policy(
         self, policy_id: str, *, consumer: Optional[str] = None, idempotency_key: Optional[str] = None
-    ) -> Any:
+    ) -> m.PolicyReply:
         """Deletes the policy."""
         return self._write(
             "DELETE /policies/{id}",
@@ -745,23 +764,23 @@ class Endpoints:
             query={"consumer": consumer},
         )
 
-    def list_transactions(self, **filters: Any) -> Any:
+    def list_transactions(self, **filters: Any) -> m.TransactionList:
         """Transactions (filters: consumer, agent, business, category,
         status, from, to, limit, after)."""
         return self._get("GET /transactions", "/transactions", filters)
 
     def get_transaction(
         self, transaction_id: str, *, at_seq: Optional[int] = None, at_time: Optional[str] = None
-    ) -> Any:
+    ) -> Union[m.TransactionRecord, m.TransactionAt]:
         """One transaction (as of at_seq or at_time when given)."""
         q = {"at_seq": at_seq, "at_time": at_time}
         return self._get("GET /transactions/{id}", path("transactions", transaction_id), q)
 
-    def get_transaction_summary(self, **filters: Any) -> Any:
+    def get_transaction_summary(self, **filters: Any) -> m.TransactionSummary:
         """Totals of the transactions (filters as list_transactions, plus period)."""
         return self._get("GET /transactions/summary", "/transactions/summary", filters)
 
-    def get_transaction_analytics(self, **filters: Any) -> Any:
+    def get_transaction_analytics(self, **filters: Any) -> m.TransactionAnalytics:
         """Spending analytics (filters as list_transactions, plus currency, time_zone)."""
         return self._get("GET /transactions/analytics", "/transactions/analytics", filters)
 
@@ -772,7 +791,7 @@ class Endpoints:
         *,
         consumer: Optional[str] = None,
         idempotency_key: Optional[str] = None,
-    ) -> Any:
+    ) -> m.WebhookResponse:
         """Subscribes url to the consumer's transaction events."""
         return self._write(
             "POST /webhooks",
@@ -783,11 +802,11 @@ class Endpoints:
             query={"consumer": consumer},
         )
 
-    def list_webhooks(self, *, consumer: Optional[str] = None) -> Any:
+    def list_webhooks(self, *, consumer: Optional[str] = None) -> m.WebhookList:
         """The consumer's webhooks."""
         return self._get("GET /webhooks", "/webhooks", {"consumer": consumer}, auth="key")
 
-    def get_webhook(self, webhook_id: str, *, consumer: Optional[str] = None) -> Any:
+    def get_webhook(self, webhook_id: str, *, consumer: Optional[str] = None) -> m.Webhook:
         """One webhook."""
         return self._get("GET /webhooks/{id}", path("webhooks", webhook_id), {"consumer": consumer}, auth="key")
 
@@ -799,7 +818,7 @@ class Endpoints:
         *,
         consumer: Optional[str] = None,
         idempotency_key: Optional[str] = None,
-    ) -> Any:
+    ) -> m.WebhookResponse:
         """Changes the webhook's url and events."""
         return self._write(
             "PUT /webhooks/{id}",
@@ -812,7 +831,7 @@ class Endpoints:
 
     def delete_webhook(
         self, webhook_id: str, *, consumer: Optional[str] = None, idempotency_key: Optional[str] = None
-    ) -> Any:
+    ) -> m.WebhookResponse:
         """Deletes the webhook."""
         return self._write(
             "DELETE /webhooks/{id}",
@@ -823,7 +842,7 @@ class Endpoints:
             query={"consumer": consumer},
         )
 
-    def list_webhook_deliveries(self, webhook_id: Optional[str] = None, **filters: Any) -> Any:
+    def list_webhook_deliveries(self, webhook_id: Optional[str] = None, **filters: Any) -> m.DeliveryList:
         """Deliveries (of one webhook, or all; filters: status, kind, consumer, limit, after)."""
         if webhook_id is not None:
             return self._get(
@@ -833,7 +852,7 @@ class Endpoints:
 
     # ---- operations ---------------------------------------------------------------------------
 
-    def send_event(self, event: JSON) -> Any:
+    def send_event(self, event: JSON) -> m.CloudEvent:
         """Sends a command as a structured CloudEvent (POST /events; its
         source and id are the request id, its subject the agent, its data
         the endpoint's body): the answer is the reply CloudEvent (type
@@ -868,12 +887,16 @@ class Endpoints:
 
         return self._then(self.jwks(), keep)
 
-    def jwks(self) -> Any:
+    def jwks(self) -> m.JWKS:
         """The gate's public signing keys (GET /.well-known/jwks.json), for
         verifying attestations offline."""
         return self._get("GET /.well-known/jwks.json", "/.well-known/jwks.json", auth="none")
 
-    def healthz(self) -> Any:
+    def openapi(self) -> dict[str, Any]:
+        """The OpenAPI 3.1 document of the gate's HTTP API (GET /openapi.json)."""
+        return self._get("GET /openapi.json", "/openapi.json", auth="none", decode=None)
+
+    def healthz(self) -> m.Health:
         """The gate's liveness: {"status": "ok", "seq": ...}."""
         return self._get("GET /healthz", "/healthz", auth="none")
 

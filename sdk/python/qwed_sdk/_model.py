@@ -36,6 +36,9 @@ def _convert(spec: Any, value: Any) -> Any:
 class Model(dict):  # type: ignore[type-arg]
     """A JSON object of the gate's answers, with attribute access."""
 
+    _required: ClassVar[frozenset[str]] = frozenset()
+    """The members the document requires."""
+
     _fields: ClassVar[Mapping[str, Any]] = {}
     """Nested members converted on construction: name -> Model subclass,
     ("list", spec) or ("map", spec)."""

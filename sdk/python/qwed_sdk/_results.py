@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, Iterator, Optional, Union, overload
 
 from ._model import Model
-from ._models import RESPONSES, DecisionReply
+from ._models import RESPONSES, Activity, DecisionReply
 
 __all__ = ["ActionDecision", "ActivityPage", "model_for"]
 
@@ -39,7 +39,7 @@ class ActionDecision(DecisionReply):
         return None
 
 
-class ActivityPage(Model):
+class ActivityPage(Activity):
     """A page of an agent's activity log (QWED-Agent spec v1.1 §7.2).
 
     The answer as sent (``page["summary"]``, ``page.period``,
@@ -71,15 +71,26 @@ class ActivityPage(Model):
         return dict.keys(self)
 
 
+def pick(classes: tuple[type[Model], ...], body: dict[str, Any]) -> type[Model]:
+    """Of an answer's possible classes, the one whose required members body
+    holds, the most of them (Model when none fits)."""
+    best: type[Model] = Model
+    most = -1
+    for cls in classes:
+        if cls._required <= body.keys() and len(cls._required) > most:
+            best, most = cls, len(cls._required)
+    return best
+
+
 def model_for(route: str) -> Any:
     """The decoder of the answers of route ("POST /agents/{id}/verify")."""
-    cls = RESPONSES.get(route, Model)
+    classes = RESPONSES.get(route, ())
 
     def decode(body: Any) -> Any:
         if isinstance(body, dict):
-            return cls(body)
+            return pick(classes, body)(body)
         if isinstance(body, list):
-            return [cls(v) if isinstance(v, dict) else v for v in body]
+            return [pick(classes, v)(v) if isinstance(v, dict) else v for v in body]
         return body
 
     return decode

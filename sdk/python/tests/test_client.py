@@ -76,7 +76,7 @@ def test_user_guide_registering_and_verifying(gate, admin, monkeypatch):
     )
     assert agent["agent_id"].startswith("agent_")
     assert agent["agent_token"].startswith("qwed_agent_")
-    assert isinstance(agent, models.RegistrationReply) and agent.trust_level == 1
+    assert isinstance(agent, models.RESPONSES["POST /agents/register"]) and agent.trust_level == 1
 
     decision = client.verify_action(
         agent_id=agent["agent_id"],
@@ -410,6 +410,7 @@ def test_operations_jwks_health_metrics_events(gate, org):
     keys = c.jwks()["keys"]
     assert keys and keys[0]["alg"] == "ES256"
     assert c.healthz()["status"] == "ok"
+    assert c.openapi()["openapi"].startswith("3.1")
     assert "agentgate_" in c.metrics()
     agent = register(c, pid)
     reply = c.send_event(

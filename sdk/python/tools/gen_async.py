@@ -75,7 +75,8 @@ def generate() -> str:
         "client.py bases AsyncQWEDClient and AsyncQWEDAgentClient on these classes\n"
         'under TYPE_CHECKING only; at run time the methods are Endpoints\'."""\n\n'
         "from __future__ import annotations\n\n"
-        "from typing import Any, Iterable, Optional, Sequence\n\n"
+        "from typing import Any, Iterable, Optional, Sequence, Union\n\n"
+        "from . import _models as m\n"
         "from ._endpoints import JSON\n"
         "from ._results import ActionDecision, ActivityPage\n\n"
         '__all__ = ["AsyncEndpoints", "AsyncAgentMethods"]\n'
