@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { execFileSync } from 'node:child_process';
 import { render } from '../scripts/gen-types.mjs';
 
 const pkg = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -20,4 +21,14 @@ test('the generated types name the gate structures the client uses', () => {
   }
   // A decision is one of the five of the spec, as a closed union.
   assert.match(text, /export type Decision = "APPROVED" \| "DENIED" \| "CORRECTED" \| "PENDING" \| "BUDGET_EXCEEDED";/);
+});
+
+test('the README\'s quick start and the documented call shapes type-check against dist/*.d.ts, and misuse does not', () => {
+  // test/typing/usage.ts holds @ts-expect-error lines: tsc fails if one of them compiles.
+  const tsc = join(pkg, 'node_modules', 'typescript', 'bin', 'tsc');
+  try {
+    execFileSync(process.execPath, [tsc, '-p', join(pkg, 'test', 'typing', 'tsconfig.json')], { encoding: 'utf8' });
+  } catch (e) {
+    assert.fail(`tsc: ${e.stdout}${e.stderr}`);
+  }
 });
