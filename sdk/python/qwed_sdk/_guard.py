@@ -37,7 +37,7 @@ from typing import Any, Mapping, Optional
 from .attestation import AttestationError, KeySet, UnknownKeyError
 from .errors import QWEDError
 
-__all__ = ["ToolCallDenied", "ToolGuard", "Approval", "AGENT_TOKEN_ENV"]
+__all__ = ["ToolCallDenied", "ToolGuard", "Approval", "AGENT_TOKEN_ENV", "MAX_CONVERSATIONS"]
 
 log = logging.getLogger("qwed_sdk")
 
@@ -79,6 +79,23 @@ class ToolCallDenied(QWEDError):
         self.reply = dict(reply)
 
 
+MAX_CONVERSATIONS = 1024
+"""Conversations whose step count a guard keeps; past it the oldest is
+forgotten (its next call would start again at step 1 and be refused as a
+replay, so keep this above the conversations alive at once)."""
+
+
+class _Conversation:
+    """A conversation's last step number, and the lock that sends its calls
+    one at a time."""
+
+    __slots__ = ("lock", "step")
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.step = 0
+
+
 @dataclass
 class Approval:
     """An approved tool call: what :meth:`ToolGuard.record` needs afterwards."""
@@ -111,8 +128,8 @@ class ToolGuard:
             verify it offline before the tool runs.
         jwks: the gate's JWKS (a document or a KeySet) to verify against;
             by default fetched through the client on first use.
-        conversation_id: the conversation of the contexts sent; a fresh
-            ``conv_<random>`` by default.
+        conversation_id: the default conversation of the contexts sent (a
+            fresh ``conv_<random>`` when not given); check() may name another.
         log_executions: record each tool's outcome (default True).
         verify_tools: when given, only these tool names are verified; the
             others run unchecked (the default verifies every tool).
@@ -148,7 +165,7 @@ class ToolGuard:
         self.verify_tools = None if verify_tools is None else frozenset(verify_tools)
         self.conversation_id = conversation_id or "conv_" + secrets.token_hex(8)
         self._keys: Optional[KeySet] = None if jwks is None else jwks if isinstance(jwks, KeySet) else KeySet(jwks)
-        self._step = 0
+        self._conversations: dict[str, _Conversation] = {}
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -158,22 +175,50 @@ class ToolGuard:
         """Whether calls of tool_name are verified."""
         return self.verify_tools is None or tool_name in self.verify_tools
 
-    def _next_context(self) -> dict[str, Any]:
-        with self._lock:
-            self._step += 1
-            return {"conversation_id": self.conversation_id, "step_number": self._step}
+    def new_conversation(self, conversation_id: Optional[str] = None) -> str:
+        """Makes a new conversation the default (its steps start at 1) and
+        returns its id. The gate allows 50 steps in a conversation
+        (QWED-AGENT-LOOP-001): start one per task."""
+        self.conversation_id = conversation_id or "conv_" + secrets.token_hex(8)
+        return self.conversation_id
 
-    def check(self, tool_name: str, parameters: Any) -> Approval:
-        """Asks the gate about one call of tool_name with parameters;
+    def end_conversation(self, conversation_id: str) -> None:
+        """Forgets the step count of a conversation that is over."""
+        with self._lock:
+            self._conversations.pop(conversation_id, None)
+
+    def _conversation(self, conversation_id: str) -> _Conversation:
+        with self._lock:
+            conv = self._conversations.get(conversation_id)
+            if conv is None:
+                while len(self._conversations) >= MAX_CONVERSATIONS:
+                    del self._conversations[next(iter(self._conversations))]  # the oldest
+                conv = self._conversations[conversation_id] = _Conversation()
+            return conv
+
+    def check(self, tool_name: str, parameters: Any, conversation_id: Optional[str] = None) -> Approval:
+        """Asks the gate about one call of tool_name with parameters, as the
+        next step of the conversation (the default one when None);
         returns the approval, or raises ToolCallDenied (not approved),
         AttestationError (an attestation was required and does not verify)
-        or the client's QWEDError (no answer)."""
-        kw: dict[str, Any] = {"context": self._next_context()}
+        or the client's QWEDError (no answer).
+
+        The calls of one conversation are sent one at a time, so their step
+        numbers reach the gate in increasing order even when tools run in
+        parallel (a step arriving after a later one is a replay,
+        QWED-AGENT-LOOP-002)."""
+        cid = conversation_id or self.conversation_id
+        kw: dict[str, Any] = {}
         if self.require_attestation:
             kw["options"] = {"require_attestation": True}
         if self._agent_token:
             kw["agent_token"] = self._agent_token
-        reply = self.client.verify_tool_call(self.agent_id, tool_name, _json_parameters(parameters), **kw)
+        params = _json_parameters(parameters)
+        conv = self._conversation(cid)
+        with conv.lock:
+            conv.step += 1
+            kw["context"] = {"conversation_id": cid, "step_number": conv.step}
+            reply = self.client.verify_tool_call(self.agent_id, tool_name, params, **kw)
         if reply.get("decision") != "APPROVED":
             raise ToolCallDenied(tool_name, reply)
         approval = Approval(tool_name=tool_name, action_id=reply["action_id"])

@@ -27,10 +27,16 @@ and reason, and the tool does not run; the outcome is logged afterwards
 (``POST /agents/{id}/executions``), with the attestation when
 ``require_attestation`` is set (verified offline before the tool runs).
 
+The agent's ``execute_task`` (CrewAI's ``Agent.execute_task(task, context,
+tools)``) is wrapped too: each task it executes is a conversation of its own
+(the gate's loop controls and its 50-step cap apply per task), and the tools
+the task brings (``tools``) are verified like the agent's. Tools called
+outside a task share the agent's conversation (``conversation_id``, else a
+fresh one). :func:`verify_tools` wraps other tools.
+
 CrewAI is imported only to build an agent from ``role=``/``goal=``; the
 ``agent=`` shape wraps any object with a ``tools`` list, so it works without
-CrewAI. Tools given to a ``Task`` rather than the agent are wrapped with
-:func:`verify_tools`.
+CrewAI.
 
 ``qwed_settings`` keys: ``agent_id``, ``agent_token``, ``base_url``,
 ``api_key``, ``verify_all_tools`` (default True; False verifies only the
@@ -41,7 +47,9 @@ Keyword arguments of the same names take precedence.
 
 from __future__ import annotations
 
+import contextvars
 import functools
+import secrets
 from typing import Any, Iterable, Optional
 
 from ._guard import ToolCallDenied, ToolGuard
@@ -87,7 +95,7 @@ def _wrap(tool: Any, guard: ToolGuard) -> Any:
     def verified(*args: Any, **kwargs: Any) -> Any:
         if not guard.covers(name):
             return inner(*args, **kwargs)
-        approval = guard.check(name, _call_parameters(args, kwargs))
+        approval = guard.check(name, _call_parameters(args, kwargs), _TASK_CONVERSATION.get())
         try:
             result = inner(*args, **kwargs)
         except BaseException:
@@ -101,6 +109,38 @@ def _wrap(tool: Any, guard: ToolGuard) -> Any:
     object.__setattr__(tool, attr, verified)
     object.__setattr__(tool, "_qwed_guard", guard)
     return tool
+
+
+_TASK_CONVERSATION: contextvars.ContextVar[Optional[str]] = contextvars.ContextVar(
+    "qwed_crewai_task_conversation", default=None
+)
+"""The conversation of the task running in this context (None: the guard's own)."""
+
+
+def _wrap_execute_task(agent: Any, guard: ToolGuard) -> None:
+    """Makes each task the agent executes a conversation of its own (so
+    the gate's loop controls and 50-step cap apply per task), and verifies
+    the tools the task brings (CrewAI's ``Agent.execute_task(task, context,
+    tools)`` gets a task's own tools in ``tools``)."""
+    inner = getattr(agent, "execute_task", None)
+    if not callable(inner) or getattr(inner, "_qwed_guard", None) is not None:
+        return
+
+    @functools.wraps(inner)
+    def execute_task(*args: Any, **kwargs: Any) -> Any:
+        task_tools = kwargs.get("tools") if "tools" in kwargs else (args[2] if len(args) > 2 else None)
+        if task_tools:
+            verify_tools(task_tools, guard)
+        conversation = f"crew_{secrets.token_hex(8)}"
+        token = _TASK_CONVERSATION.set(conversation)
+        try:
+            return inner(*args, **kwargs)
+        finally:
+            _TASK_CONVERSATION.reset(token)
+            guard.end_conversation(conversation)
+
+    execute_task._qwed_guard = guard  # type: ignore[attr-defined]
+    object.__setattr__(agent, "execute_task", execute_task)
 
 
 def verify_tools(tools: Iterable[Any], guard: Optional[ToolGuard] = None, **settings: Any) -> list[Any]:
@@ -181,4 +221,5 @@ class QWEDVerifiedAgent:
         if tools is None:
             raise TypeError(f"{type(agent).__name__} has no tools list to verify")
         verify_tools(tools, guard)
+        _wrap_execute_task(agent, guard)
         return agent

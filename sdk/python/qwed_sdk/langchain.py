@@ -10,14 +10,17 @@
     )
 
 :class:`QWEDVerificationCallback` is a LangChain callback handler
-(``langchain_core.callbacks.BaseCallbackHandler``). LangChain calls
-``on_tool_start`` before a tool runs; the handler asks the gate
-(``POST /agents/{id}/tools/{tool}``) and, unless the call is APPROVED, raises
-:class:`~qwed_sdk._guard.ToolCallDenied` with the gate's code and reason.
-The handler sets ``raise_error = True``, so LangChain's callback manager lets
-that exception out of ``BaseTool.run`` and the tool never runs (a handler
-without it would only have the exception logged). ``on_tool_end`` and
-``on_tool_error`` record the outcome (``POST /agents/{id}/executions``).
+(``langchain_core.callbacks.BaseCallbackHandler``). Before a tool runs,
+LangChain tells the handler, by ``on_agent_action`` (an agent executor
+announcing the tool call) or ``on_tool_start`` (the tool's run starting);
+the handler asks the gate (``POST /agents/{id}/tools/{tool}``) and, unless
+the call is APPROVED, raises :class:`~qwed_sdk._guard.ToolCallDenied` with
+the gate's code and reason. The handler sets ``raise_error = True``, so
+LangChain's callback manager lets that exception out and the tool never runs
+(a handler without it would only have the exception logged). The outcome is
+recorded afterwards (``POST /agents/{id}/executions``). Each top-level run
+is a conversation of its own, so the gate's loop controls apply within a
+run and its 50-step cap to each run.
 
 LangChain is imported here, not by ``qwed_sdk``: when ``langchain_core`` (or
 the older ``langchain``) is installed the handler subclasses its
@@ -35,7 +38,7 @@ from uuid import UUID
 
 from ._guard import Approval, ToolCallDenied, ToolGuard
 
-__all__ = ["QWEDVerificationCallback", "ToolCallDenied", "LANGCHAIN_BASE"]
+__all__ = ["QWEDVerificationCallback", "ToolCallDenied", "LANGCHAIN_BASE", "INTERNAL_TOOLS"]
 
 
 class _CallbackInterface:
@@ -118,6 +121,14 @@ def _parameters(input_str: str, inputs: Optional[dict[str, Any]]) -> Any:
     return {"input": input_str}
 
 
+INTERNAL_TOOLS = frozenset({"_Exception", "invalid_tool"})
+"""LangChain's own pseudo-tools, which only hand the model an error message
+(a parsing error, an unknown tool name): not verified."""
+
+MAX_TRACKED_RUNS = 4096
+"""Runs whose root a handler remembers; past it the oldest are forgotten."""
+
+
 class QWEDVerificationCallback(LANGCHAIN_BASE):  # type: ignore[misc,valid-type]
     """A LangChain callback handler that verifies each tool call with the
     gate before the tool runs.
@@ -133,12 +144,28 @@ class QWEDVerificationCallback(LANGCHAIN_BASE):  # type: ignore[misc,valid-type]
         require_attestation: have each approval attested and verify the
             attestation offline (ES256 against the gate's JWKS) before the
             tool runs; the execution is logged with it.
+        conversation_id: one conversation for every call; by default each
+            top-level LangChain run (an ``AgentExecutor`` call, say) is its
+            own conversation, ``lc_<its run id>``, and calls outside any
+            run share the handler's.
         Other keywords go to :class:`~qwed_sdk._guard.ToolGuard`
-        (``api_key``, ``jwks``, ``conversation_id``, ``log_executions``,
-        ``verify_tools``).
+        (``api_key``, ``jwks``, ``log_executions``, ``verify_tools``).
+
+    LangChain tells a handler about a tool call twice when it can: an agent
+    executor announces the action (``on_agent_action``, to the handlers of
+    its own run, constructor callbacks included) and the tool's run starts
+    (``on_tool_start``, to the handlers its run inherits: those passed to
+    the call, not the executor's constructor callbacks). The handler
+    verifies at the first it sees and not again at the second, so
+    ``AgentExecutor(callbacks=[handler])`` and ``executor.invoke(...,
+    config={"callbacks": [handler]})`` both verify every call once. When
+    only the action is seen, the tool's outcome is taken from the
+    executor's next event: another action or the finish (it returned), an
+    error of the run (it failed).
 
     A refusal raises :class:`ToolCallDenied` (``.code``, ``.reason``,
-    ``.decision``, ``.approval_id``) out of the tool's ``run``.
+    ``.decision``, ``.approval_id``); LangChain lets it out (``raise_error``)
+    before the tool runs.
     """
 
     raise_error = True
@@ -151,15 +178,23 @@ class QWEDVerificationCallback(LANGCHAIN_BASE):  # type: ignore[misc,valid-type]
         base_url: Optional[str] = None,
         client: Any = None,
         require_attestation: bool = False,
+        conversation_id: Optional[str] = None,
         **guard_options: Any,
     ) -> None:
         super().__init__()
         self.guard = ToolGuard(
             agent_id, agent_token, base_url=base_url, client=client,
-            require_attestation=require_attestation, **guard_options,
+            require_attestation=require_attestation, conversation_id=conversation_id, **guard_options,
         )  # fmt: skip
-        self._approved: dict[UUID, Approval] = {}
+        self._fixed_conversation = conversation_id is not None
         self._lock = threading.Lock()
+        # The approvals of running tools, by the tool's run id.
+        self._approved: dict[UUID, Approval] = {}
+        # Approvals of announced actions whose tool has not been seen, by
+        # the announcing run's id.
+        self._announced: dict[UUID, Approval] = {}
+        # Each chain run's root run (for the conversation).
+        self._roots: dict[UUID, UUID] = {}
 
     @property
     def agent_id(self) -> str:
@@ -167,6 +202,84 @@ class QWEDVerificationCallback(LANGCHAIN_BASE):  # type: ignore[misc,valid-type]
 
     def __repr__(self) -> str:
         return f"QWEDVerificationCallback(agent_id={self.agent_id!r})"
+
+    # --- conversations: one per top-level run ---------------------------------
+
+    def _conversation(self, run_id: Optional[UUID]) -> Optional[str]:
+        if self._fixed_conversation or run_id is None:
+            return None
+        with self._lock:
+            root = self._roots.get(run_id)
+        return None if root is None else f"lc_{root}"
+
+    def on_chain_start(
+        self,
+        serialized: Optional[dict[str, Any]],
+        inputs: Any,
+        *,
+        run_id: UUID,
+        parent_run_id: Optional[UUID] = None,
+        **kwargs: Any,
+    ) -> None:
+        """Remembers the run's root."""
+        with self._lock:
+            root = run_id if parent_run_id is None else self._roots.get(parent_run_id, parent_run_id)
+            while len(self._roots) >= MAX_TRACKED_RUNS:
+                del self._roots[next(iter(self._roots))]
+            self._roots[run_id] = root
+
+    def _chain_done(self, run_id: UUID, success: bool) -> None:
+        self._settle(run_id, success)
+        with self._lock:
+            root = self._roots.pop(run_id, None)
+            if root is not None and root == run_id:
+                for child in [r for r, v in self._roots.items() if v == root]:
+                    del self._roots[child]
+        if root == run_id and not self._fixed_conversation:
+            self.guard.end_conversation(f"lc_{root}")
+
+    def on_chain_end(self, outputs: Any, *, run_id: UUID, parent_run_id: Optional[UUID] = None, **kwargs: Any) -> None:
+        """Settles an announced action (its tool returned); forgets a root's conversation."""
+        self._chain_done(run_id, True)
+
+    def on_chain_error(
+        self, error: BaseException, *, run_id: UUID, parent_run_id: Optional[UUID] = None, **kwargs: Any
+    ) -> None:
+        """Settles an announced action as failed; forgets a root's conversation."""
+        self._chain_done(run_id, False)
+
+    # --- the agent's actions ----------------------------------------------------
+
+    def _settle(self, run_id: UUID, success: bool) -> None:
+        """Records the outcome of the action run_id announced, if its tool
+        was never seen."""
+        with self._lock:
+            approval = self._announced.pop(run_id, None)
+        if approval is not None:
+            self.guard.record(approval, success)
+
+    def on_agent_action(
+        self, action: Any, *, run_id: UUID, parent_run_id: Optional[UUID] = None, **kwargs: Any
+    ) -> None:
+        """Verifies the announced tool call before the executor runs the
+        tool; raises ToolCallDenied unless the gate approves it."""
+        self._settle(run_id, True)  # the run's previous action returned
+        name = getattr(action, "tool", None)
+        if not isinstance(name, str) or name in INTERNAL_TOOLS or not self.guard.covers(name):
+            return
+        tool_input = getattr(action, "tool_input", "")
+        inputs = tool_input if isinstance(tool_input, dict) else None
+        approval = self.guard.check(name, _parameters(str(tool_input), inputs), self._conversation(run_id))
+        with self._lock:
+            self._announced[run_id] = approval
+
+    def on_agent_finish(
+        self, finish: Any, *, run_id: UUID, parent_run_id: Optional[UUID] = None, **kwargs: Any
+    ) -> None:
+        """Settles the last announced action: its tool returned."""
+        self._settle(run_id, True)
+
+    # --- the tools ----------------------------------------------------------------
 
     def on_tool_start(
         self,
@@ -180,14 +293,21 @@ class QWEDVerificationCallback(LANGCHAIN_BASE):  # type: ignore[misc,valid-type]
         inputs: Optional[dict[str, Any]] = None,
         **kwargs: Any,
     ) -> None:
-        """Verifies the call before the tool runs; raises ToolCallDenied
-        unless the gate approves it."""
+        """Verifies the call before the tool runs (unless its action was
+        verified when announced); raises ToolCallDenied unless the gate
+        approves it."""
         name = (serialized or {}).get("name") or kwargs.get("name")
         if not name:
             raise ValueError("on_tool_start without a tool name (serialized['name'] or name=)")
-        if not self.guard.covers(name):
+        with self._lock:
+            announced = self._announced.get(parent_run_id) if parent_run_id is not None else None
+            if announced is not None and announced.tool_name == name:
+                del self._announced[parent_run_id]  # type: ignore[arg-type]
+                self._approved[run_id] = announced
+                return
+        if name in INTERNAL_TOOLS or not self.guard.covers(name):
             return
-        approval = self.guard.check(name, _parameters(input_str, inputs))
+        approval = self.guard.check(name, _parameters(input_str, inputs), self._conversation(parent_run_id))
         with self._lock:
             self._approved[run_id] = approval
 

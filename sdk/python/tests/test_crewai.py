@@ -179,3 +179,22 @@ def test_bad_settings_are_refused(gate, agent):
         QWEDVerifiedAgent(**settings(gate, agent))
     with pytest.raises(TypeError, match="no tools list"):
         QWEDVerifiedAgent(agent=object(), qwed_settings=settings(gate, agent))
+
+
+def test_each_task_is_its_own_conversation_and_brings_its_tools_under_the_gate(gate, crewai, agent):
+    module, tools = crewai
+    weather, rocket = Recorder("sunny"), Recorder()
+    analyst = QWEDVerifiedAgent(
+        role="Analyst", goal="Analyze data", tools=[tools.Tool("get_weather", weather)], **settings(gate, agent)
+    )
+    same = [("get_weather", {"city": "Lima"})]
+    for _ in range(3):  # one conversation across tasks would make the third LOOP-003
+        analyst.execute_task(module.Task("forecast", same))
+    assert len(weather.calls) == 3
+    with pytest.raises(ToolCallDenied) as info:  # within one task it is
+        analyst.execute_task(module.Task("loop", same * 3))
+    assert info.value.code == "QWED-AGENT-LOOP-003"
+    launch = module.Task("launch", [("launch_rocket", {"now": True})], tools=[tools.Tool("launch_rocket", rocket)])
+    with pytest.raises(ToolCallDenied) as info:
+        analyst.execute_task(launch, tools=launch.tools)  # as Crew passes a task's own tools
+    assert info.value.code == "QWED-AGENT-004" and rocket.calls == []

@@ -12,6 +12,7 @@ import importlib
 import json
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -38,7 +39,7 @@ def lc():
         yield module, tools, callbacks
     finally:
         sys.path.remove(str(FAKES))
-        for name in [n for n in sys.modules if n.startswith("langchain_core")]:
+        for name in [n for n in sys.modules if n.split(".")[0] in ("langchain", "langchain_core")]:
             del sys.modules[name]
         sys.modules.pop("qwed_sdk.langchain", None)
 
@@ -226,3 +227,167 @@ def test_only_the_named_tools_are_verified_when_asked(gate, lc, agent):
     assert len(body.calls) == 1
     assert not [a for a in activity(gate, agent_id, token)
                 if a["action"].get("tool") == "local_calculator"]  # fmt: skip
+
+
+# --- through an agent executor ------------------------------------------------------
+
+
+def scripted(*rounds):
+    """A model's plan, scripted: each round a list of (tool, input), then
+    the finish."""
+    from langchain_core.agents import AgentAction, AgentFinish
+
+    todo = iter(rounds)
+
+    def plan(steps):
+        actions = next(todo, None)
+        if actions is None:
+            return AgentFinish({"output": f"done after {len(steps)} steps"})
+        return [AgentAction(tool, tool_input) for tool, tool_input in actions]
+
+    return plan
+
+
+def tool_entries(gate, agent, tool: str) -> list[dict]:
+    agent_id, token = agent
+    return [a for a in activity(gate, agent_id, token) if a["action"].get("tool") == tool]
+
+
+@pytest.fixture
+def executor_agent(gate):
+    """A fresh agent per test: the activity of each test is its own."""
+    return gate.register("org_langchain", allowed_tools=["search_web", "get_weather", "read_database"])
+
+
+def test_seed_shape_constructor_callbacks_verify_every_action(gate, lc, executor_agent):
+    # The spec's shape: the handler in the executor's constructor callbacks.
+    # LangChain does not pass those to the tools' runs; the handler verifies
+    # at on_agent_action, which it does receive, before the tool runs.
+    from langchain.agents import AgentExecutor
+
+    module, tools, _ = lc
+    weather, search = Recorder("sunny"), Recorder("found")
+    agent_executor = AgentExecutor(
+        agent=scripted([("get_weather", {"city": "Oslo"})], [("search_web", "customer data")]),
+        tools=[tools.BaseTool("get_weather", weather), tools.BaseTool("search_web", search)],
+        callbacks=[handler_for(module, gate, executor_agent)],
+    )
+    assert agent_executor.run("Get customer data") == "done after 2 steps"
+    assert len(weather.calls) == len(search.calls) == 1
+    for tool, params in (("get_weather", {"city": "Oslo"}), ("search_web", {"input": "customer data"})):
+        [entry] = tool_entries(gate, executor_agent, tool)
+        assert entry["action"]["parameters"] == params
+        assert entry["decision"] == "APPROVED" and entry["execution"]["success"] is True
+
+
+def test_constructor_callbacks_stop_a_refused_action_before_its_tool(gate, lc, executor_agent):
+    from langchain.agents import AgentExecutor
+
+    module, tools, _ = lc
+    weather, rocket = Recorder("sunny"), Recorder()
+    agent_executor = AgentExecutor(
+        agent=scripted([("get_weather", {"city": "Oslo"})], [("launch_rocket", {"now": True})]),
+        tools=[tools.BaseTool("get_weather", weather), tools.BaseTool("launch_rocket", rocket)],
+        callbacks=[handler_for(module, gate, executor_agent)],
+    )
+    with pytest.raises(module.ToolCallDenied) as info:
+        agent_executor.run("Launch")
+    assert info.value.code == "QWED-AGENT-004" and rocket.calls == []
+    [done] = tool_entries(gate, executor_agent, "get_weather")
+    assert done["execution"]["success"] is True  # settled when the next action came
+
+
+def test_constructor_callbacks_record_a_failing_tool_as_failed(gate, lc, executor_agent):
+    from langchain.agents import AgentExecutor
+
+    module, tools, _ = lc
+    agent_executor = AgentExecutor(
+        agent=scripted([("read_database", {"table": "t"})]),
+        tools=[tools.BaseTool("read_database", Recorder(fail=True))],
+        callbacks=[handler_for(module, gate, executor_agent)],
+    )
+    with pytest.raises(RuntimeError):
+        agent_executor.run("Read")
+    [entry] = tool_entries(gate, executor_agent, "read_database")
+    assert entry["execution"]["success"] is False
+
+
+def test_call_callbacks_verify_each_call_once(gate, lc, executor_agent):
+    # Passed to the call, the handler sees both on_agent_action and
+    # on_tool_start for each call, and asks the gate once.
+    from langchain.agents import AgentExecutor
+
+    module, tools, _ = lc
+    weather = Recorder("sunny")
+    agent_executor = AgentExecutor(
+        agent=scripted([("get_weather", {"city": "Oslo"}), ("get_weather", {"city": "Rome"})]),
+        tools=[tools.BaseTool("get_weather", weather)],
+    )
+    handler = handler_for(module, gate, executor_agent)
+    agent_executor.invoke({"input": "Weather"}, config={"callbacks": [handler]})
+    assert len(weather.calls) == 2
+    entries = tool_entries(gate, executor_agent, "get_weather")
+    assert sorted(e["action"]["parameters"]["city"] for e in entries) == ["Oslo", "Rome"]
+    assert all(e["execution"]["success"] for e in entries)
+
+
+def test_each_top_level_run_is_its_own_conversation(gate, lc, executor_agent):
+    from langchain.agents import AgentExecutor
+
+    module, tools, _ = lc
+    handler = handler_for(module, gate, executor_agent)
+    same = [("get_weather", {"city": "Oslo"})]
+    weather = Recorder("sunny")
+    for _ in range(3):  # one conversation across runs would make the third LOOP-003
+        AgentExecutor(agent=scripted(same), tools=[tools.BaseTool("get_weather", weather)]).invoke(
+            {"input": "Weather"}, config={"callbacks": [handler]}
+        )
+    assert len(weather.calls) == 3
+    looping = AgentExecutor(agent=scripted(same, same, same), tools=[tools.BaseTool("get_weather", weather)])
+    with pytest.raises(module.ToolCallDenied) as info:  # within one run it is
+        looping.invoke({"input": "Weather"}, config={"callbacks": [handler]})
+    assert info.value.code == "QWED-AGENT-LOOP-003"
+    assert len(weather.calls) == 5
+    assert not handler._roots  # the runs' bookkeeping is dropped when they end
+
+
+def test_langchains_own_pseudo_tools_are_not_verified(gate, lc, executor_agent):
+    from langchain.agents import AgentExecutor
+
+    module, tools, _ = lc
+    parse_error = Recorder("Invalid format")
+    agent_executor = AgentExecutor(
+        agent=scripted([("_Exception", "Could not parse LLM output")]),
+        tools=[tools.BaseTool("_Exception", parse_error)],
+        callbacks=[handler_for(module, gate, executor_agent)],
+    )
+    agent_executor.run("Anything")
+    assert len(parse_error.calls) == 1
+    assert tool_entries(gate, executor_agent, "_Exception") == []
+
+
+def test_parallel_tool_calls_reach_the_gate_in_step_order(gate, lc, executor_agent):
+    # Tools of one conversation run at once (as LangGraph's tool node runs
+    # them): the handler sends their checks one at a time, so no step
+    # overtakes an earlier one and none is refused as a replay.
+    module, tools, _ = lc
+    handler = handler_for(module, gate, executor_agent)
+    search = Recorder("found")
+    start = threading.Barrier(8)
+    errors = []
+
+    def call(i: int) -> None:
+        start.wait()
+        try:
+            tools.BaseTool("search_web", search).run({"q": f"parallel {i}"}, callbacks=[handler])
+        except Exception as exc:  # collected: asserted below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=call, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert len(search.calls) == 8
+    assert len(tool_entries(gate, executor_agent, "search_web")) == 8

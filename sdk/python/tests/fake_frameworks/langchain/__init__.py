@@ -1,0 +1,1 @@
+"""A stand-in for langchain (see ../README.md)."""
