@@ -214,11 +214,16 @@ describe('QWEDClient agent calls (QWED-Agent user guide)', () => {
     const reg = await client.registerAgent({ name: 'Lifecycle', type: 'supervised', principalId: 'org_agents', permissions: { allowed_engines: ['math'] } });
     const id = reg.agent_id;
     const asAgent = new QWEDClient({ baseUrl: gate.url, agentToken: reg.agent_token });
+    // Without fromLevel the client reads the agent's level (1) first: the gate checks it.
     const req = await asAgent.requestTrust({ agentId: id, toLevel: 2, justification: 'a week without incident' });
-    assert.ok(req.approval || req.elevation || req.status, JSON.stringify(req));
+    assert.equal(req.accepted, true);
+    assert.equal(req.approval.kind, 'trust_elevation');
+    assert.equal(req.approval.status, 'pending');
     const set = await client.setTrustLevel({ agentId: id, trustLevel: 'autonomous', reason: 'reviewed' });
-    assert.equal((await client.getAgent(id)).trust_level, 2, JSON.stringify(set));
-    await client.suspendAgent({ agentId: id, reason: 'investigation' });
+    assert.equal(set.previous_trust_level, 1);
+    assert.equal(set.trust_level, 2);
+    assert.equal((await client.getAgent(id)).trust_level, 2);
+    assert.equal((await client.suspendAgent({ agentId: id, reason: 'investigation' })).status, 'suspended');
     await assert.rejects(asAgent.verifyAction({ agentId: id, action: { type: 'calculate', query: '1+1' }, context: { conversation_id: 'c', step_number: 1 } }), (e) => e.code === 'QWED-AGENT-003');
     await client.suspendAgent({ agentId: id, suspended: false, reason: 'cleared' });
     assert.equal((await asAgent.verifyAction({ agentId: id, action: { type: 'calculate', query: '1+1' }, context: { conversation_id: 'c', step_number: 1 } })).decision, 'APPROVED');
