@@ -18,6 +18,7 @@ import (
 	"github.com/agentgate/agentgate/handlers/embedded/gatetest"
 	"github.com/agentgate/agentgate/handlers/httpapi"
 	"github.com/agentgate/agentgate/handlers/verify"
+	"github.com/agentgate/agentgate/schemas/openapi"
 )
 
 // adminKey is the test gates' admin API key.
@@ -49,11 +50,14 @@ func startGate(t testing.TB, front func(http.Handler) http.Handler) *testGate {
 	if _, err := g.Worker.Submit(context.Background(), settle); err != nil {
 		t.Fatal(err)
 	}
-	var h http.Handler = httpapi.New(httpapi.Config{
+	// Every exchange the client makes with the gate must be one the
+	// OpenAPI document describes (the injected faults in front are not
+	// the gate's).
+	var h http.Handler = openapi.Hook(t, httpapi.New(httpapi.Config{
 		Gate: g.Worker, Store: g.Store, AdminKeyHash: g.AdminKeyHash, JWKS: g.Keyring.JWKS,
 		Registry: prometheus.NewRegistry(), Logger: logger, Clock: time.Now, Log: g.Log,
 		SignTreeHead: func(c attest.TreeHeadClaims) (string, error) { return g.Keyring.SignTreeHead(g.NodeID, c) },
-	})
+	}))
 	if front != nil {
 		h = front(h)
 	}
