@@ -57,7 +57,8 @@ test-quick:
 
 ## test: lint (downloads staticcheck on first use), the whole test suite, the event codec under
 ## GOEXPERIMENT=jsonv2 (its bytes must not depend on encoding/json), the race detector on the
-## concurrent packages, and a short fuzz of every tree-sitter grammar (fuzz-grammars)
+## concurrent packages, a short fuzz of every tree-sitter grammar (fuzz-grammars), and the clients'
+## suites against a real gate (test-sdk; needs node and npm)
 test: lint sdk-build
 	$(GO) test -count=1 ./...
 	GOEXPERIMENT=jsonv2 $(GO) test -count=1 ./domain/eventjson/
@@ -68,14 +69,14 @@ test: lint sdk-build
 # PYTHON: the interpreter of the Python SDK's tests; Debian's, which python3-pytest installs for
 PYTHON    ?= /usr/bin/python3
 
-.PHONY: test-sdk test-python test-typescript sdk-build
+.PHONY: test-sdk test-python test-typescript test-integrations sdk-build
 ## sdk-build: what the README's quick starts import, built before go test runs them
 ## (TestReadmeClients): sdk/typescript's dist, from a clean install of its lockfile
 sdk-build:
 	cd sdk/typescript && npm ci --no-audit --no-fund && npm run build
 
 ## test-sdk: the client SDKs' suites, each against a real gate (bin/agentgate)
-test-sdk: test-python test-typescript
+test-sdk: test-python test-typescript test-integrations
 
 ## test-python: the Python SDK's pytest suite (sdk/python/tests) against bin/agentgate
 test-python: build
@@ -85,6 +86,13 @@ test-python: build
 ## then node --test against bin/agentgate (Node >= 20.10 for the runner's flags)
 test-typescript: build
 	cd sdk/typescript && npm ci --no-audit --no-fund && npm run build && AGENTGATE_BIN=$(CURDIR)/bin/agentgate npm test
+
+## test-integrations: the LangChain.js handler and the Vercel AI SDK wrapper (sdk/integrations) and the
+## MCP server (sdk/mcp), against the real @langchain/core, ai and @modelcontextprotocol/sdk of their
+## lockfiles (npm ci) and bin/agentgate
+test-integrations: build sdk-build
+	cd sdk/integrations && npm ci --no-audit --no-fund && npm run build && AGENTGATE_BIN=$(CURDIR)/bin/agentgate npm test
+	cd sdk/mcp && npm ci --no-audit --no-fund && npm run build && AGENTGATE_BIN=$(CURDIR)/bin/agentgate npm test
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
