@@ -268,7 +268,8 @@ class Core:
         if answer is None:
             assert exc is not None
             log.debug("%s %s: %s (attempt %d)", call.method, call.path, type(exc).__name__, attempt + 1)
-            pause = self.delay(attempt, None)
+            # A certificate that does not verify will not verify on a retry.
+            pause = None if isinstance(exc, ssl.SSLCertVerificationError) else self.delay(attempt, None)
             if pause is None:
                 raise self.connection_error(call, exc, key) from None
             return pause, None

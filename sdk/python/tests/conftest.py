@@ -12,6 +12,7 @@ import json
 import os
 import re
 import socket
+import ssl
 import subprocess
 import sys
 import time
@@ -61,9 +62,7 @@ class Gate:
             return err.code, json.loads(err.read() or b"null")
 
     def principal_key(self, principal_id: str) -> str:
-        status, body = self.request(
-            "POST", f"/principals/{principal_id}/keys", headers={"X-API-Key": self.admin_key}
-        )
+        status, body = self.request("POST", f"/principals/{principal_id}/keys", headers={"X-API-Key": self.admin_key})
         assert status in (200, 201), body
         return body["api_key"]
 
@@ -91,9 +90,11 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _start(binary: Path, data: Path, extra: tuple[str, ...] = ()) -> tuple[subprocess.Popen[bytes], str]:
+def _start(
+    binary: Path, data: Path, extra: tuple[str, ...] = (), tls: ssl.SSLContext | None = None
+) -> tuple[subprocess.Popen[bytes], str]:
     port = _free_port()
-    url = f"http://127.0.0.1:{port}"
+    url = f"{'https' if tls else 'http'}://127.0.0.1:{port}"
     log = open(data.parent / f"gate-{port}.log", "wb")
     proc = subprocess.Popen(
         [str(binary), "serve", "--data", str(data), "--http", f"127.0.0.1:{port}",
@@ -105,7 +106,7 @@ def _start(binary: Path, data: Path, extra: tuple[str, ...] = ()) -> tuple[subpr
         if proc.poll() is not None:
             break
         try:
-            with urllib.request.urlopen(url + "/healthz", timeout=2) as resp:
+            with urllib.request.urlopen(url + "/healthz", timeout=2, context=tls) as resp:
                 if resp.status == 200:
                     return proc, url
         except OSError:
@@ -126,14 +127,15 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 
 
 @contextlib.contextmanager
-def running_gate(root: Path, *extra: str) -> Iterator[Gate]:
-    """Runs a gate (serve with extra flags) with its data under root until the block ends."""
+def running_gate(root: Path, *extra: str, tls: ssl.SSLContext | None = None) -> Iterator[Gate]:
+    """Runs a gate (serve with extra flags) with its data under root until the block ends;
+    with tls (a context trusting its certificate), extra holds --tls-cert and --tls-key."""
     binary = gate_binary()
     last: Exception | None = None
     for attempt in range(3):  # a free port can be taken before the gate binds it
         data = root / f"data{attempt}"
         try:
-            proc, url = _start(binary, data, extra)
+            proc, url = _start(binary, data, extra, tls)
         except RuntimeError as exc:
             last = exc
             continue

@@ -3,7 +3,12 @@ the real gate (through a relay that loses what a test tells it to)."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import os
 import socket
+import ssl
+import subprocess
 import time
 
 import pytest
@@ -12,7 +17,7 @@ import threading
 
 from flaky_proxy import DROP_ANSWER, HOLD, RELAY, RELAY_THEN_CLOSE, RESET, FlakyProxy
 from conftest import running_gate
-from qwed_sdk import APIConnectionError, APITimeoutError, QWEDClient, RateLimitError
+from qwed_sdk import APIConnectionError, APITimeoutError, AsyncQWEDClient, QWEDClient, RateLimitError
 from qwed_sdk._http import DEFAULT_BASE_URL
 
 
@@ -187,3 +192,44 @@ def test_address_resolution(monkeypatch):
         QWEDClient(api_key="k", base_url="ftp://x")
     with pytest.raises(ValueError):
         QWEDClient(api_key="k", base_url="http://user:pw@gate")
+
+
+def test_https_to_a_gate_serving_tls(tmp_path, caplog):
+    """A gate serving HTTPS (serve --tls-cert/--tls-key, a self-signed P-256
+    certificate for 127.0.0.1): both clients call it trusting that
+    certificate; with the system's trust store they refuse it, at once."""
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+         "-keyout", str(key), "-out", str(cert), "-days", "2", "-subj", "/CN=127.0.0.1",
+         "-addext", "subjectAltName=IP:127.0.0.1"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    os.chmod(key, 0o600)
+    trust = ssl.create_default_context(cafile=str(cert))
+    with running_gate(tmp_path, "--tls-cert", str(cert), "--tls-key", str(key), tls=trust) as g:
+        assert g.url.startswith("https://")
+        with QWEDClient(api_key=g.admin_key, base_url=g.url, ssl_context=trust) as c:
+            key_reply = c.issue_principal_key("org_tls")
+            assert key_reply["principal_id"] == "org_tls"
+            agent = QWEDClient(api_key=key_reply["api_key"], base_url=g.url, ssl_context=trust).register_agent(
+                name="TLS", principal_id="org_tls", permissions={"allowed_engines": ["math"]}
+            )
+            d = c.verify_action(
+                agent.agent_id, {"type": "calculate", "query": "3*3"}, {"conversation_id": "t", "step_number": 1}
+            )
+            assert d.decision == "APPROVED"
+
+        async def over_tls() -> str:
+            async with AsyncQWEDClient(api_key=g.admin_key, base_url=g.url, ssl_context=trust) as ac:
+                return (await ac.get_agent(agent.agent_id))["agent_id"]
+
+        assert asyncio.run(over_tls()) == agent.agent_id
+
+        caplog.set_level(logging.DEBUG, logger="qwed_sdk")
+        with QWEDClient(api_key=g.admin_key, base_url=g.url, max_retries=2) as untrusting:
+            with pytest.raises(APIConnectionError) as e:
+                untrusting.healthz()
+        assert "SSLCertVerificationError" in str(e.value)
+        attempts = [r for r in caplog.records if r.getMessage().startswith("GET /healthz")]
+        assert len(attempts) == 1  # not retried: a certificate does not get better
