@@ -71,6 +71,7 @@ func checkEnvironment(in envInputs) []envFinding {
 	out = append(out, checkPreloadFile(in.preloadFile)...)
 	out = append(out, checkGODEBUG("GODEBUG", lookupEnv(in.environ, "GODEBUG"))...)
 	out = append(out, checkGOTRACEBACK(lookupEnv(in.environ, "GOTRACEBACK"))...)
+	out = append(out, checkTrustRoots(in.environ, in.uid)...)
 	out = append(out, checkBuildInfo(in.build)...)
 	out = append(out, checkExecutable(in.executable, in.uid)...)
 	out = append(out, checkDataDir(in.dataDir, in.uid)...)
@@ -230,6 +231,31 @@ func checkGOTRACEBACK(value string) []envFinding {
 		return []envFinding{{"gotraceback", "GOTRACEBACK=" + v + " dumps the process's memory, keys included, on a fatal error; use single, all or system"}}
 	}
 	return nil
+}
+
+// checkTrustRoots refuses an SSL_CERT_FILE, or a directory of
+// SSL_CERT_DIR, that another user could write: the roots the gate's
+// outbound calls (webhooks, businesses, proxied agents, JWKS) trust, so
+// whoever writes them can read and answer those calls. Setting them is
+// the operator's choice (a private CA); their permissions are checked. A
+// path that does not exist is skipped (Go skips it too).
+func checkTrustRoots(environ []string, uid int) []envFinding {
+	var paths []string
+	if f := lookupEnv(environ, "SSL_CERT_FILE"); f != "" {
+		paths = append(paths, f)
+	}
+	for _, d := range filepath.SplitList(lookupEnv(environ, "SSL_CERT_DIR")) {
+		if d != "" {
+			paths = append(paths, d)
+		}
+	}
+	var out []envFinding
+	for _, p := range paths {
+		if err := checkOwnedPath(p, uid, true, 0o022); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			out = append(out, envFinding{"trust-roots", err.Error()})
+		}
+	}
+	return out
 }
 
 // pseudoVersion matches the commit part of a Go pseudo-version.

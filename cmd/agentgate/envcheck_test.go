@@ -100,6 +100,40 @@ func TestEnvIntegrity_AgentSpec9_7_GOTRACEBACK(t *testing.T) {
 	}
 }
 
+// QWED-Agent spec v1.1 §9.7: the trust roots of the outbound calls
+// (SSL_CERT_FILE, each SSL_CERT_DIR directory) must be writable by
+// nobody but their owner, root or the gate's user; a missing one is
+// skipped, as Go skips it.
+func TestEnvIntegrity_AgentSpec9_7_TrustRoots(t *testing.T) {
+	dir := t.TempDir()
+	bundle := filepath.Join(dir, "ca.pem")
+	if err := os.WriteFile(bundle, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	uid := os.Geteuid()
+	env := []string{"SSL_CERT_FILE=" + bundle, "SSL_CERT_DIR=" + dir + ":"}
+	if got := checkTrustRoots(env, uid); len(got) != 0 {
+		t.Fatalf("sound roots: %v", got)
+	}
+	if err := os.Chmod(bundle, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	want := "trust-roots: " + bundle + " has mode -rw-rw-rw-: writable by its group and other users\n" +
+		"trust-roots: " + dir + " has mode -rwxrwxrwx: writable by its group and other users"
+	if got := findingsText(checkTrustRoots(env, uid)); got != want {
+		t.Fatalf("open roots:\n%s\nwant\n%s", got, want)
+	}
+	if got := checkTrustRoots([]string{"SSL_CERT_FILE=" + filepath.Join(dir, "missing.pem")}, uid); len(got) != 0 {
+		t.Fatalf("missing bundle: %v", got)
+	}
+	if got := checkTrustRoots([]string{"PATH=/usr/bin"}, uid); len(got) != 0 {
+		t.Fatalf("no roots set: %v", got)
+	}
+}
+
 // QWED-Agent spec v1.1 §9.7: a release build (a tagged version) refuses
 // replaced modules and modules without checksums; a development build
 // (pseudo-version, +dirty, "(devel)") allows them; unsafe GODEBUG
