@@ -139,12 +139,16 @@ export function newIdempotencyKey(): string {
   return uuids.randomUUID();
 }
 
-/** isResult reports whether an answer body is a result rather than an error: a decision or an A2A verdict. */
+/**
+ * isResult reports whether an answer body is a result rather than an error: a decision, an A2A
+ * verdict, or a QWED protocol outcome other than ERROR (BLOCKED is 403, TIMEOUT 504 …).
+ */
 export function isResult(body: unknown): boolean {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return false;
   const b = body as Record<string, unknown>;
   if (typeof b['decision'] === 'string') return true; // a DecisionReply (DENIED 409, BUDGET_EXCEEDED 429 …)
   const st = b['status'];
+  if (typeof b['verified'] === 'boolean') return typeof st === 'string' && st !== 'ERROR'; // POST /verify
   return (st === 'forwarded' || st === 'blocked' || st === 'rate_limited' || st === 'error') && 'trace_id' in b;
 }
 

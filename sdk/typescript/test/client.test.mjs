@@ -147,6 +147,10 @@ describe('QWED protocol v1.0', () => {
     const batch = await client.verifyBatch({ items: [{ type: 'math', query: '1+1=2' }, { type: 'math', query: '1+1=3' }] });
     assert.deepEqual(batch.items.map((i) => i.status), ['VERIFIED', 'CORRECTED']);
     await assert.rejects(client.verify({ type: 'math' }), (e) => e instanceof ValidationError && e.code === 'QWED-REQ-002');
+    // An outcome other than ERROR is a result, whatever its HTTP status (BLOCKED is 403).
+    const blocked = await client.verify({ type: 'code', query: 'import os\nos.system("rm -rf /")' });
+    assert.equal(blocked.status, 'BLOCKED');
+    assert.equal(blocked.verified, false);
     const engines = await client.listEngines();
     assert.ok(engines.engines.some((e) => e.engine_id === 'math'));
   });
