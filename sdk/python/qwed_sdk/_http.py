@@ -402,6 +402,15 @@ class SyncTransport:
             attempt += 1
 
 
+async def _within(seconds: float, work: Any) -> Any:
+    """Awaits work, cancelled after seconds (TimeoutError): asyncio.timeout
+    where it exists (Python 3.11: no task per call), else asyncio.wait_for."""
+    if hasattr(asyncio, "timeout"):
+        async with asyncio.timeout(seconds):
+            return await work
+    return await asyncio.wait_for(work, seconds)
+
+
 class _AsyncConn:
     __slots__ = ("reader", "writer")
 
@@ -441,24 +450,24 @@ class AsyncTransport:
     async def _exchange(self, conn: _AsyncConn, head: bytes, body: Optional[bytes], method: str) -> Answer:
         conn.writer.write(head + body if body else head)
         await conn.writer.drain()
-        line = await conn.reader.readline()
-        if not line:
-            raise http.client.RemoteDisconnected("the server closed the connection without an answer")
-        parts = line.decode("latin-1").split(" ", 2)
+        try:
+            raw = await conn.reader.readuntil(b"\r\n\r\n")
+        except asyncio.IncompleteReadError as e:
+            if not e.partial:
+                raise http.client.RemoteDisconnected("the server closed the connection without an answer") from None
+            raise
+        except asyncio.LimitOverrunError:
+            raise http.client.HTTPException("the answer's header is too large") from None
+        lines = raw.decode("latin-1").split("\r\n")
+        parts = lines[0].split(" ", 2)
         if len(parts) < 2 or not parts[0].startswith("HTTP/1."):
-            raise http.client.BadStatusLine(line.decode("latin-1", "replace"))
+            raise http.client.BadStatusLine(lines[0])
         status = int(parts[1])
         headers: dict[str, str] = {}
-        n = 0
-        while True:
-            h = await conn.reader.readline()
-            if h in (b"\r\n", b"\n", b""):
-                break
-            n += 1
-            if n > 100:
-                raise http.client.HTTPException("too many headers")
-            k, _, v = h.decode("latin-1").partition(":")
-            headers[k.strip().lower()] = v.strip()
+        for h in lines[1:]:
+            if h:
+                k, _, v = h.partition(":")
+                headers[k.strip().lower()] = v.strip()
         if method == "HEAD" or status in (204, 304) or 100 <= status < 200:
             data = b""
         elif "chunked" in headers.get("transfer-encoding", "").lower():
@@ -524,7 +533,7 @@ class AsyncTransport:
         while True:
             start = time.perf_counter()
             try:
-                answer, exc = await asyncio.wait_for(self._once(call.method, head, body), core.timeout), None
+                answer, exc = await _within(core.timeout, self._once(call.method, head, body)), None
             except (
                 OSError,
                 http.client.HTTPException,
