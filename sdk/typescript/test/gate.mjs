@@ -84,3 +84,32 @@ export async function startGate(extraArgs = []) {
     }
   }
 }
+
+/**
+ * startKafkaBroker starts `agentgate dev-kafka` (topics in memory) on a free port and resolves with
+ * {brokers, stop()}.
+ */
+export async function startKafkaBroker() {
+  const proc = spawn(gateBinary(), ['dev-kafka', '--listen', '127.0.0.1:0', '--data', ''], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  proc.stdout.on('data', (b) => (out += b));
+  proc.stderr.on('data', (b) => (out += b));
+  let exited = false;
+  const exit = new Promise((r) => proc.once('exit', () => { exited = true; r(); }));
+  const stop = async () => {
+    if (!exited) {
+      proc.kill('SIGTERM');
+      const t = setTimeout(() => proc.kill('SIGKILL'), 10_000);
+      await exit;
+      clearTimeout(t);
+    }
+  };
+  try {
+    const brokers = await waitFor(async () => (exited ? 'exited' : out.match(/listening on (127\.0\.0\.1:\d+)/)?.[1]), 30_000, 'dev-kafka');
+    if (exited) throw new Error('dev-kafka exited');
+    return { brokers, stop };
+  } catch (e) {
+    await stop();
+    throw new Error(`${e.message}\n${out}`);
+  }
+}
