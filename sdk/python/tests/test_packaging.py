@@ -49,9 +49,12 @@ def _package_version() -> str:
 
 
 def _interpreters() -> list[str]:
-    """Distinct Python ≥ 3.10 interpreters that can make a venv."""
+    """Distinct Python ≥ 3.10 interpreters that can make a venv: the one
+    running the tests, Debian's, the python3 on PATH, and those listed in
+    SDK_TEST_PYTHONS (paths separated by ':', e.g. other pyenv versions)."""
     found: dict[str, str] = {}
-    for cand in (sys.executable, "/usr/bin/python3", shutil.which("python3")):
+    extra = [p for p in os.environ.get("SDK_TEST_PYTHONS", "").split(":") if p]
+    for cand in (sys.executable, "/usr/bin/python3", shutil.which("python3"), *extra):
         if not cand or not os.path.exists(cand):
             continue
         probe = subprocess.run(
@@ -80,6 +83,7 @@ class Venv:
         subprocess.run([interpreter, "-m", "venv", str(path)], check=True, env=_clean_env())
         self.path = path
         self.python = str(path / "bin" / "python")
+        self.installed = False
 
     def pip(self, *args: str) -> None:
         proc = subprocess.run(
@@ -87,6 +91,7 @@ class Venv:
             capture_output=True, text=True, env=_clean_env(), cwd=self.path, timeout=300,
         )  # fmt: skip
         assert proc.returncode == 0, proc.stdout + proc.stderr
+        self.installed = True
 
     def probe(self) -> dict[str, object]:
         """Imports qwed_sdk in the venv, from a folder that is not the source."""
@@ -275,13 +280,16 @@ def _readme_quick_start() -> str:
     return section.split("```python\n", 1)[1].split("```", 1)[0]
 
 
-def test_readme_quick_start_runs_as_written(gate, tmp_path):
-    # As the README says: the address and a key in the environment, nothing
-    # else; the block runs unchanged from a folder that is not the sources.
+def test_readme_quick_start_runs_as_written(gate, venv, tmp_path):
+    # As the README says: the package installed, the address and a key in
+    # the environment, nothing else; the block runs unchanged, on each
+    # interpreter, from a folder that is not the sources.
+    if not venv.installed:
+        venv.pip(str(SDK_ROOT))
     env = _clean_env()
-    env.update(AGENTGATE_URL=gate.url, AGENTGATE_API_KEY=gate.admin_key, PYTHONPATH=str(SDK_ROOT))
+    env.update(AGENTGATE_URL=gate.url, AGENTGATE_API_KEY=gate.admin_key)
     proc = subprocess.run(
-        [sys.executable, "-c", _readme_quick_start()], capture_output=True, text=True, env=env,
+        [venv.python, "-I", "-c", _readme_quick_start()], capture_output=True, text=True, env=env,
         cwd=tmp_path, timeout=60,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
