@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentgate/agentgate/client"
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/domain/policy"
 )
 
 // usd is a dollar amount.
@@ -300,5 +302,111 @@ func TestHTTPClientProtocolAndA2A(t *testing.T) {
 	err = acme.Do(ctx, http.MethodGet, "/businesses/biz_none", nil, nil)
 	if !errors.Is(err, client.ErrNotFound) {
 		t.Fatalf("Do GET an unknown business: %v", err)
+	}
+}
+
+// TestHTTPClientResources covers the consumer policy engine's resources,
+// the A2A reads, CloudEvents and the operational reads: each write's typed
+// answer, each read's JSON, and a refusal where the gate answers one.
+func TestHTTPClientResources(t *testing.T) {
+	ctx := context.Background()
+	g := startGate(t, nil)
+	home := g.principal(t, "org_home")
+	admin := g.client(t, client.WithAPIKey(adminKey))
+
+	biz, err := home.CreateBusiness(ctx, client.BusinessRequest{ID: "coffee", Name: "Coffee Shop", Categories: []string{"food"},
+		Endpoint: "https://coffee.example.com/orders", Currency: "USD"})
+	if err != nil || biz.ID != "coffee" || biz.Owner != "org_home" {
+		t.Fatalf("CreateBusiness: %+v %v", biz, err)
+	}
+	if biz, err = home.UpdateBusiness(ctx, "coffee", client.BusinessRequest{Name: "Coffee Bar", Categories: []string{"food"},
+		Endpoint: "https://coffee.example.com/orders", Currency: "EUR"}); err != nil || biz.Currency != "EUR" || biz.Name != "Coffee Bar" {
+		t.Fatalf("UpdateBusiness: %+v %v", biz, err)
+	}
+	if raw, err := home.ListBusinesses(ctx, url.Values{"limit": {"10"}}); err != nil || !bytes.Contains(raw, []byte(`"coffee"`)) {
+		t.Fatalf("ListBusinesses: %s %v", raw, err)
+	}
+	if raw, err := home.GetBusiness(ctx, "coffee"); err != nil || !bytes.Contains(raw, []byte("Coffee Bar")) {
+		t.Fatalf("GetBusiness: %s %v", raw, err)
+	}
+
+	pol, err := home.CreatePolicy(ctx, "", policy.Policy{ID: "daily-10", Type: "spending", Spending: &policy.Spending{DailyCents: 1000}})
+	if err != nil || pol.Op != domain.OpCreate || pol.Policy.ID != "daily-10" || pol.Policy.Version != 1 || pol.Consumer != "org_home" {
+		t.Fatalf("CreatePolicy: %+v %v", pol, err)
+	}
+	if pol, err = home.UpdatePolicy(ctx, "", "daily-10", policy.Policy{ID: "daily-10", Type: "spending", Spending: &policy.Spending{DailyCents: 2000}}); err != nil || pol.Policy.Version != 2 {
+		t.Fatalf("UpdatePolicy: %+v %v", pol, err)
+	}
+	if raw, err := home.ListPolicies(ctx, ""); err != nil || !bytes.Contains(raw, []byte("daily-10")) {
+		t.Fatalf("ListPolicies: %s %v", raw, err)
+	}
+	if raw, err := admin.GetPolicy(ctx, "org_home", "daily-10", 0); err != nil || !bytes.Contains(raw, []byte("2000")) {
+		t.Fatalf("GetPolicy by the admin: %s %v", raw, err)
+	}
+	if _, err := admin.ListPolicies(ctx, ""); !client.HasCode(err, domain.CodeMissingField) {
+		t.Fatalf("the admin's policies without a consumer: %v", err)
+	}
+	if pol, err = home.DeletePolicy(ctx, "", "daily-10"); err != nil || pol.Op != domain.OpDelete {
+		t.Fatalf("DeletePolicy: %+v %v", pol, err)
+	}
+	if del, err := home.DeleteBusiness(ctx, "coffee"); err != nil || !del.Deleted || del.ID != "coffee" {
+		t.Fatalf("DeleteBusiness: %+v %v", del, err)
+	}
+
+	for name, read := range map[string]func() (json.RawMessage, error){
+		"transactions": func() (json.RawMessage, error) { return home.ListTransactions(ctx, nil) },
+		"summary":      func() (json.RawMessage, error) { return home.GetTransactionSummary(ctx, url.Values{"period": {"day"}}) },
+		"analytics":    func() (json.RawMessage, error) { return home.GetTransactionAnalytics(ctx, nil) },
+		"deliveries":   func() (json.RawMessage, error) { return home.ListWebhookDeliveries(ctx, "", nil) },
+		"a2a boundary": func() (json.RawMessage, error) { return home.GetA2ABoundary(ctx, nil) },
+		"a2a metrics":  func() (json.RawMessage, error) { return home.GetA2AMetrics(ctx, nil) },
+		"a2a health":   func() (json.RawMessage, error) { return home.A2AHealth(ctx) },
+		"openapi":      func() (json.RawMessage, error) { return home.OpenAPI(ctx) },
+	} {
+		if raw, err := read(); err != nil || !json.Valid(raw) {
+			t.Fatalf("%s: %.200s %v", name, raw, err)
+		}
+	}
+	if _, err := home.GetTransaction(ctx, "tx_none", nil); !errors.Is(err, client.ErrNotFound) {
+		t.Fatalf("an unknown transaction: %v", err)
+	}
+
+	wh, err := home.CreateWebhook(ctx, client.WebhookRequest{URL: "https://hooks.example.com/agentgate", Events: []string{"blocked"}})
+	if err != nil || wh.ID == "" || wh.Consumer != "org_home" {
+		t.Fatalf("CreateWebhook: %+v %v", wh, err)
+	}
+	if wh2, err := home.UpdateWebhook(ctx, wh.ID, client.WebhookRequest{URL: "https://hooks.example.com/v2"}); err != nil || wh2.URL != "https://hooks.example.com/v2" {
+		t.Fatalf("UpdateWebhook: %+v %v", wh2, err)
+	}
+	if raw, err := home.ListWebhooks(ctx, nil); err != nil || !bytes.Contains(raw, []byte(wh.ID)) {
+		t.Fatalf("ListWebhooks: %s %v", raw, err)
+	}
+	if raw, err := home.GetWebhook(ctx, wh.ID, nil); err != nil || !bytes.Contains(raw, []byte("/v2")) {
+		t.Fatalf("GetWebhook: %s %v", raw, err)
+	}
+	if raw, err := home.ListWebhookDeliveries(ctx, wh.ID, nil); err != nil || !json.Valid(raw) {
+		t.Fatalf("ListWebhookDeliveries of one: %s %v", raw, err)
+	}
+	if del, err := home.DeleteWebhook(ctx, wh.ID, ""); err != nil || !del.Deleted {
+		t.Fatalf("DeleteWebhook: %+v %v", del, err)
+	}
+
+	// A command as a structured CloudEvent: the reply event, a refusal's
+	// included.
+	ev := func(id, name string) map[string]any {
+		return map[string]any{"specversion": "1.0", "type": "qwed.agent.register", "source": "sdk-test", "id": id,
+			"datacontenttype": "application/json",
+			"data":            map[string]any{"agent": map[string]any{"name": name, "type": "supervised", "principal_id": "org_home"}}}
+	}
+	reply, err := home.SendEvent(ctx, ev("reg-1", "evented"))
+	if err != nil || !bytes.Contains(reply, []byte(`"agent_id"`)) || !bytes.Contains(reply, []byte(`"specversion"`)) {
+		t.Fatalf("SendEvent: %s %v", reply, err)
+	}
+	refused, err := home.SendEvent(ctx, ev("reg-2", ""))
+	if err != nil || !bytes.Contains(refused, []byte(`"error"`)) {
+		t.Fatalf("SendEvent of a refused registration: %s %v", refused, err)
+	}
+	if m, err := home.Metrics(ctx); err != nil || !strings.Contains(m, "# TYPE") {
+		t.Fatalf("Metrics: %.200s %v", m, err)
 	}
 }
