@@ -121,11 +121,12 @@ type CertReloader struct {
 
 // fileStamp tells whether a file changed: its identity (device and inode:
 // a file renamed over it, as Kubernetes and cert managers do, is a new
-// one), size and modification time.
+// one), size, modification time and status change time (a chmod that
+// makes a refused key file acceptable changes only the latter).
 type fileStamp struct {
-	dev, ino uint64
-	size     int64
-	mtime    time.Time
+	dev, ino     uint64
+	size         int64
+	mtime, ctime time.Time
 }
 
 func stampOf(path string) (fileStamp, error) {
@@ -135,7 +136,7 @@ func stampOf(path string) (fileStamp, error) {
 	}
 	s := fileStamp{size: fi.Size(), mtime: fi.ModTime()}
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		s.dev, s.ino = uint64(st.Dev), st.Ino
+		s.dev, s.ino, s.ctime = uint64(st.Dev), st.Ino, time.Unix(st.Ctim.Sec, st.Ctim.Nsec)
 	}
 	return s, nil
 }

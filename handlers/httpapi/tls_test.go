@@ -352,6 +352,47 @@ func TestTLS_Protocol10_5_CertReload(t *testing.T) {
 	}
 }
 
+// A key file CheckKeyFile refuses at a reload keeps the pair in use;
+// once its permissions are fixed (a chmod, no new contents) the next
+// check loads it.
+func TestTLS_Protocol10_5_ReloadAfterChmod(t *testing.T) {
+	ca := newTestCA(t, "ca one")
+	dir := pairDir(t, ca.valid(t, 1))
+	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	private := func(path string) error {
+		fi, err := os.Stat(path)
+		if err == nil && fi.Mode().Perm()&0o077 != 0 {
+			err = errors.New("key file open to other users")
+		}
+		return err
+	}
+	r, err := LoadCert(CertOptions{CertFile: certFile, KeyFile: keyFile, CheckKeyFile: private, Clock: func() time.Time { return tlsNow }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2 := ca.valid(t, 2)
+	writeAtomic(t, certFile, p2.cert)
+	writeAtomic(t, keyFile, p2.key)
+	if err := os.Chmod(keyFile, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if tried, err := r.ReloadIfChanged(); !tried || err == nil {
+		t.Fatalf("open key file: tried %v, %v; want refused", tried, err)
+	}
+	if c, _ := r.GetCertificate(nil); c.Leaf.SerialNumber.Int64() != 1 {
+		t.Fatalf("serial %d after a refused reload, want 1", c.Leaf.SerialNumber.Int64())
+	}
+	if err := os.Chmod(keyFile, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if tried, err := r.ReloadIfChanged(); !tried || err != nil {
+		t.Fatalf("after chmod 0600: tried %v, %v", tried, err)
+	}
+	if c, _ := r.GetCertificate(nil); c.Leaf.SerialNumber.Int64() != 2 {
+		t.Fatalf("serial %d after the chmod, want 2", c.Leaf.SerialNumber.Int64())
+	}
+}
+
 // LoadCert refuses what it cannot serve, naming it: one file only, a
 // pair that does not match, a key file CheckKeyFile refuses, a file over
 // its bound.
