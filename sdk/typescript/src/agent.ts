@@ -4,7 +4,7 @@
  * action context (a conversation id and increasing step numbers) when a call
  * does not pass one, so that the spec's one-argument verifyAction works.
  */
-import { QWEDClient, type ClientOptions, type LogExecutionParams, type Params, type QueryValue, type RegisterAgentParams, type Registration, type ClientVerifyAttestationOptions } from './client.js';
+import { QWEDClient, type ActivityPage, type ActivityQuery, type ClientOptions, type LogExecutionParams, type Params, type RegisterAgentParams, type Registration, type ClientVerifyAttestationOptions } from './client.js';
 import { newIdempotencyKey, type RequestOptions } from './transport.js';
 import type { AttestationClaims } from './attestation.js';
 import type * as T from './types.gen.js';
@@ -175,7 +175,7 @@ export class QWEDAgentClient extends QWEDClient {
   }
 
   /** getAgentActivity reads this agent's activity (or another's, by id). */
-  override getAgentActivity(agentId: string = this.agentId, p?: Params<{ limit?: number; from?: string | Date; to?: string | Date; afterSeq?: number }>): Promise<R['getAgentActivity']> {
+  override getAgentActivity(agentId: string = this.agentId, p?: Params<ActivityQuery>): Promise<ActivityPage> {
     return super.getAgentActivity(agentId, p);
   }
 
@@ -190,7 +190,7 @@ export class QWEDAgentClient extends QWEDClient {
   }
 
   /** activity is getAgentActivity of this agent. */
-  activity(p?: Params<Record<string, QueryValue>>): Promise<R['getAgentActivity']> {
+  activity(p?: Params<ActivityQuery>): Promise<ActivityPage> {
     return super.getAgentActivity(this.agentId, p);
   }
 

@@ -158,6 +158,20 @@ export interface ExecuteParams {
   agentToken?: string;
 }
 
+/** The query of getAgentActivity. */
+export interface ActivityQuery {
+  limit?: number;
+  from?: string | Date;
+  to?: string | Date;
+  afterSeq?: number;
+}
+
+/** One entry of an agent's activity log. */
+export type ActivityEntry = NonNullable<R['getAgentActivity']['activities']>[number];
+
+/** A page of an agent's activity log, iterable over its entries. */
+export type ActivityPage = R['getAgentActivity'] & Iterable<ActivityEntry>;
+
 /** What reads accept as query parameter values. */
 export type QueryValue = string | number | boolean | Date | undefined | null;
 
@@ -270,9 +284,27 @@ export class QWEDClient {
     return this.#read(`/agents/${seg('agentId', agentId)}/budget`, p);
   }
 
-  /** getAgentActivity reads an agent's activity log (GET /agents/{id}/activity; from, to, limit, afterSeq). */
-  getAgentActivity(agentId: string, p?: Params<{ limit?: number; from?: string | Date; to?: string | Date; afterSeq?: number }>): Promise<R['getAgentActivity']> {
-    return this.#read(`/agents/${seg('agentId', agentId)}/activity`, p);
+  /**
+   * getAgentActivity reads a page of an agent's activity log (GET /agents/{id}/activity; from, to,
+   * limit, afterSeq; QWED-Agent spec v1.1 §7.2). The page iterates over its entries
+   * (`for (const entry of page)`); next_after_seq names the next page, and
+   * iterateAgentActivity reads them all.
+   */
+  async getAgentActivity(agentId: string, p?: Params<ActivityQuery>): Promise<ActivityPage> {
+    const page = await this.#read<R['getAgentActivity']>(`/agents/${seg('agentId', agentId)}/activity`, p);
+    Object.defineProperty(page, Symbol.iterator, { enumerable: false, value: () => (page.activities ?? [])[Symbol.iterator]() });
+    return page as ActivityPage;
+  }
+
+  /** iterateAgentActivity yields every entry of an agent's activity log in the period, page after page (next_after_seq). */
+  async *iterateAgentActivity(agentId: string, p: Params<Omit<ActivityQuery, 'afterSeq'>> = {}): AsyncGenerator<ActivityEntry, void, undefined> {
+    let after: number | undefined;
+    for (;;) {
+      const page = await this.getAgentActivity(agentId, after === undefined ? p : { ...p, afterSeq: after });
+      yield* page;
+      if (page.next_after_seq === null || page.next_after_seq === undefined) return;
+      after = page.next_after_seq;
+    }
   }
 
   /** getAgentState reads an agent's state at a log position or time (GET /agents/{id}/state; atSeq or atTime). */
@@ -393,9 +425,20 @@ export class QWEDClient {
 
   // ---- Approvals ----
 
-  /** listApprovals lists approvals (GET /approvals; status pending|approved|denied|expired, limit, after). */
+  /** listApprovals lists a page of approvals (GET /approvals; status pending|approved|denied|expired, limit, after). */
   listApprovals(p?: Params<{ status?: string; limit?: number; after?: string }>): Promise<R['listApprovals']> {
     return this.#read('/approvals', p);
+  }
+
+  /** iterateApprovals yields every approval (of a status), page after page (next_after). */
+  async *iterateApprovals(p: Params<{ status?: string; limit?: number }> = {}): AsyncGenerator<T.Approval, void, undefined> {
+    let after: string | undefined;
+    for (;;) {
+      const page = await this.listApprovals(after === undefined ? p : { ...p, after });
+      yield* page.approvals ?? [];
+      if (!page.next_after) return;
+      after = page.next_after;
+    }
   }
 
   /** getApproval reads an approval (GET /approvals/{id}); the agent it concerns may read it with its token. */

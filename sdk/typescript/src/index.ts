@@ -5,6 +5,9 @@
  */
 export { QWEDClient } from './client.js';
 export type {
+  ActivityEntry,
+  ActivityPage,
+  ActivityQuery,
   AgentScoped,
   ApprovalParams,
   ClientOptions,

@@ -195,10 +195,25 @@ describe('QWEDClient agent calls (QWED-Agent user guide)', () => {
     assert.equal(blocked.decision, 'DENIED');
   });
 
-  it('reads the activity, the state and the compliance report in its three formats', async () => {
+  it('reads the activity page by page, the state and the compliance report in its three formats', async () => {
     const act = await client.getAgentActivity(agentId, { limit: 2 });
     assert.equal(act.activities.length, 2);
     assert.ok(act.summary);
+    // The user guide's "for entry in activity": a page iterates over its entries.
+    const entries = [];
+    for (const entry of act) entries.push(`${entry.timestamp}: ${entry.action.type} -> ${entry.decision}`);
+    assert.equal(entries.length, 2);
+    assert.equal(JSON.stringify(act).includes('Symbol'), false);
+    // All of them, two a page, in log order, each once.
+    const all = [];
+    for await (const entry of client.iterateAgentActivity(agentId, { limit: 2 })) all.push(entry);
+    const everything = (await client.getAgentActivity(agentId, { limit: 1000 })).activities;
+    assert.ok(all.length > 2);
+    assert.deepEqual(all.map((e) => e.seq), everything.map((e) => e.seq));
+    const approvals = [];
+    for await (const a of client.iterateApprovals({ limit: 1 })) approvals.push(a.approval_id);
+    assert.deepEqual(approvals, (await client.listApprovals({ limit: 1000 })).approvals.map((a) => a.approval_id));
+    assert.ok(approvals.length >= 2);
     const state = await client.getAgentState(agentId, { atTime: new Date() });
     assert.equal(state.agent_id, agentId);
     const json = await client.exportComplianceReport(agentId);

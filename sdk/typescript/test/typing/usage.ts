@@ -25,7 +25,10 @@ export async function shapes(client: QWEDClient): Promise<void> {
   const d: DecisionReply = await client.verifyAction({ agentId: 'agent_1', action: { type: 'calculate', query: '2+2' }, context: { conversation_id: 'c', step_number: 1 } });
   const decision: Decision = d.decision;
   const budget: Budget = await client.getAgentBudget('agent_1');
-  const activity: Responses['getAgentActivity'] = await client.getAgentActivity('agent_1', { limit: 10, afterSeq: 3 });
+  const activity: Responses['getAgentActivity'] & Iterable<unknown> = await client.getAgentActivity('agent_1', { limit: 10, afterSeq: 3 });
+  for (const entry of await client.getAgentActivity('agent_1')) { const dec: Decision = entry.decision; void dec; }
+  for await (const entry of client.iterateAgentActivity('agent_1', { limit: 100 })) void entry.activity_id;
+  for await (const a of client.iterateApprovals({ status: 'pending' })) void a.approval_id;
   const csv: string = await client.exportComplianceReport('agent_1', { format: 'csv' });
   const pdf: Uint8Array = await client.exportComplianceReport('agent_1', { format: 'pdf' });
   const tool = await client.verifyToolCall({ agentId: 'agent_1', toolName: 'send_email', parameters: { to: 'x' }, signal: AbortSignal.timeout(1000) });
