@@ -184,14 +184,19 @@ export class QWEDAgentClient extends QWEDClient {
     return super.getAgentState(agentId, p);
   }
 
-  /** budget is getAgentBudget of this agent. */
-  budget(p?: RequestOptions): Promise<R['getAgentBudget']> {
+  /** getBudget reads this agent's budget and its use (QWED-Agent spec v1.1 §6.1). */
+  getBudget(p?: RequestOptions): Promise<R['getAgentBudget']> {
     return super.getAgentBudget(this.agentId, p);
   }
 
-  /** activity is getAgentActivity of this agent. */
-  activity(p?: Params<ActivityQuery>): Promise<ActivityPage> {
+  /** getActivity reads a page of this agent's activity log (§7.2), iterable over its entries. */
+  getActivity(p?: Params<ActivityQuery>): Promise<ActivityPage> {
     return super.getAgentActivity(this.agentId, p);
+  }
+
+  /** getState reads this agent's state at a log position or a time (atSeq or atTime). */
+  getState(p?: Params<{ atSeq?: number; atTime?: string | Date }>): Promise<R['getAgentState']> {
+    return super.getAgentState(this.agentId, p);
   }
 
   /** verifyAttestation checks an attestation offline against the gate's JWKS. */

@@ -386,6 +386,11 @@ export class QWEDClient {
     return this.#write('POST', `/agents/${seg('agentId', p.agentId)}/suspend`, clean({ suspended: p.suspended ?? true, reason: p.reason }), p);
   }
 
+  /** resumeAgent reinstates a suspended agent (suspendAgent with suspended: false). */
+  resumeAgent(p: Params<{ agentId: string; reason?: string }>): Promise<R['suspendAgent']> {
+    return this.suspendAgent({ ...p, suspended: false });
+  }
+
   /** fileComplaint files a complaint about an agent, which suspends it (POST /agents/{id}/complaints). */
   fileComplaint(p: Params<{ agentId: string; reason?: string }>): Promise<R['fileComplaint']> {
     return this.#write('POST', `/agents/${seg('agentId', p.agentId)}/complaints`, clean({ reason: p.reason }), p);

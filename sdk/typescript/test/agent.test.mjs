@@ -51,8 +51,9 @@ describe('QWEDAgentClient (QWED-Agent spec v1.1 §9.1)', () => {
 
     // Reads default to the agent itself, with its token.
     assert.equal((await agent.getAgent()).agent_id, agent.agentId);
-    assert.ok((await agent.budget()).budget);
-    const activity = await agent.activity({ limit: 10 });
+    assert.equal((await agent.getState({ atTime: new Date() })).agent_id, agent.agentId);
+    assert.ok((await agent.getBudget()).budget);
+    const activity = await agent.getActivity({ limit: 10 });
     assert.equal(activity.activities.length, 2);
   });
 
@@ -63,7 +64,7 @@ describe('QWEDAgentClient (QWED-Agent spec v1.1 §9.1)', () => {
     assert.equal(b.decision, 'APPROVED');
     await assert.rejects(agent.logExecution({ actionId: b.action_id, success: true, attestation: a.attestation }), (e) => e instanceof AttestationError && e.code === 'QWED-SDK-ATTESTATION-MISMATCH');
     await assert.rejects(agent.logExecution({ actionId: a.action_id, success: true, attestation: a.attestation.slice(0, -4) + 'AAAA' }), (e) => e instanceof AttestationError && e.code === 'QWED-SDK-ATTESTATION-SIGNATURE');
-    const logged = async () => (await agent.activity()).activities.filter((x) => x.cost.actual).map((x) => x.activity_id);
+    const logged = async () => (await agent.getActivity()).activities.filter((x) => x.cost.actual).map((x) => x.activity_id);
     assert.deepEqual(await logged(), []);
     // The right one is logged.
     assert.equal((await agent.logExecution({ actionId: a.action_id, success: true, attestation: a.attestation, costUsd: 0.01 })).logged, true);
@@ -240,7 +241,7 @@ describe('QWEDClient agent calls (QWED-Agent user guide)', () => {
     assert.equal((await client.getAgent(id)).trust_level, 2);
     assert.equal((await client.suspendAgent({ agentId: id, reason: 'investigation' })).status, 'suspended');
     await assert.rejects(asAgent.verifyAction({ agentId: id, action: { type: 'calculate', query: '1+1' }, context: { conversation_id: 'c', step_number: 1 } }), (e) => e.code === 'QWED-AGENT-003');
-    await client.suspendAgent({ agentId: id, suspended: false, reason: 'cleared' });
+    await client.resumeAgent({ agentId: id, reason: 'cleared' });
     assert.equal((await asAgent.verifyAction({ agentId: id, action: { type: 'calculate', query: '1+1' }, context: { conversation_id: 'c', step_number: 1 } })).decision, 'APPROVED');
     await client.fileComplaint({ agentId: id, reason: 'spam' });
     assert.equal((await client.getAgent(id)).status, 'suspended');

@@ -40,9 +40,9 @@ describe('the Kafka deployment', () => {
     const over = await agent.verifyAction({ type: 'calculate', query: '1+1', estimated_cost_usd: 5 });
     assert.equal(over.decision, 'BUDGET_EXCEEDED');
     assert.equal(over.step_number, 4, 'the denied step 4 was reused');
-    const budget = await agent.budget();
+    const budget = await agent.getBudget();
     assert.equal(budget.budget.cost.current_daily_usd, 0.1);
-    assert.equal((await agent.activity()).activities.length, 5);
+    assert.equal((await agent.getActivity()).activities.length, 5);
   });
 
   it('approves a PENDING tool call, and refuses a wrong token', async () => {
