@@ -8,12 +8,11 @@ client.verify_action(...)`` works with the same code.
 
 from __future__ import annotations
 
-import base64
-import json
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
 from . import _models as m
 from ._http import Call, path
+from .errors import AttestationMismatchError
 from ._results import ActionDecision, ActivityPage, model_for
 
 __all__ = ["Endpoints"]
@@ -45,21 +44,6 @@ def _is_qwed_answer(status: int, body: Any) -> bool:
 def _is_cloudevent(status: int, body: Any) -> bool:
     """A reply CloudEvent carries the endpoint's status (a DENIED decision is 403)."""
     return isinstance(body, dict) and "specversion" in body
-
-
-def _jwt_claims(token: str) -> dict[str, Any]:
-    """The claims of a compact JWS, unverified (for consistency checks only)."""
-    parts = token.split(".")
-    if len(parts) != 3:
-        raise ValueError("attestation is not a compact JWS (header.payload.signature)")
-    seg = parts[1] + "=" * (-len(parts[1]) % 4)
-    try:
-        claims = json.loads(base64.urlsafe_b64decode(seg))
-    except ValueError as exc:
-        raise ValueError("attestation's payload is not base64url JSON") from exc
-    if not isinstance(claims, dict):
-        raise ValueError("attestation's payload is not a JSON object")
-    return claims
 
 
 class Endpoints:
@@ -254,35 +238,43 @@ class Endpoints:
     ) -> m.ExecutionReply:
         """Records the outcome of an approved action (§7.1's execution).
 
-        attestation, the decision's attestation, is checked against the
-        call before anything is sent: its ``jti`` must be action_id (which
-        it supplies when omitted) and its ``agent_id`` the agent; a
-        mismatch raises ValueError. The gate links the execution to the
+        attestation, the decision's attestation, is verified before anything
+        is sent: offline against the gate's keys (verify_attestation), then
+        its ``jti`` must be action_id (which it supplies when omitted) and
+        its ``agent_id`` the agent. A token that does not verify raises its
+        AttestationError; one of another action or agent raises
+        AttestationMismatchError. The gate links the execution to the
         attestation it issued for that action, so the token is not sent."""
-        if attestation is not None:
-            claims = _jwt_claims(attestation)
-            if action_id is None:
-                action_id = claims.get("jti")
-            if claims.get("jti") != action_id:
-                raise ValueError(f"the attestation is for action {claims.get('jti')!r}, not {action_id!r}")
-            if claims.get("agent_id") not in (None, agent_id):
-                raise ValueError(f"the attestation is for agent {claims.get('agent_id')!r}, not {agent_id!r}")
-        body = _drop_none(
-            {
-                "action_id": action_id,
-                "success": success,
-                "cost_usd": cost_usd,
-                "tokens": tokens,
-                "result_hash": result_hash,
-            }
-        )
-        return self._write(
-            "POST /agents/{id}/executions",
-            path("agents", agent_id, "executions"),
-            body,
-            idempotency_key=idempotency_key,
-            agent_token=agent_token,
-        )
+
+        def send(claims: Optional[Mapping[str, Any]]) -> Any:
+            act = action_id
+            if claims is not None:
+                if act is None:
+                    act = claims.get("jti")
+                if claims.get("jti") != act:
+                    raise AttestationMismatchError(f"it is of action {claims.get('jti')!r}, not {act!r}")
+                if claims.get("agent_id") not in (None, agent_id):
+                    raise AttestationMismatchError(f"it is of agent {claims.get('agent_id')!r}, not {agent_id!r}")
+            body = _drop_none(
+                {
+                    "action_id": act,
+                    "success": success,
+                    "cost_usd": cost_usd,
+                    "tokens": tokens,
+                    "result_hash": result_hash,
+                }
+            )
+            return self._write(
+                "POST /agents/{id}/executions",
+                path("agents", agent_id, "executions"),
+                body,
+                idempotency_key=idempotency_key,
+                agent_token=agent_token,
+            )
+
+        if attestation is None:
+            return send(None)
+        return self._then(self.verify_attestation(attestation), send)
 
     def request_trust(
         self,
@@ -873,19 +865,27 @@ class Endpoints:
         returns its claims; raises an AttestationError subclass when it does
         not verify. jwks is a JWKS document or KeySet; without one, the
         gate's (jwks()) is fetched once and kept by the client."""
-        from .attestation import KeySet
+        return self._then(None, lambda _: self._verify_offline(token, jwks, now))
+
+    def _verify_offline(self, token: str, jwks: Any, now: Optional[float]) -> Any:
+        """The claims of token (the async client: a coroutine of them). The
+        gate's keys are fetched on first use and again, once, when the token
+        names a key they lack (the gate rotated its keys)."""
+        from .attestation import KeySet, UnknownKeyError
 
         if jwks is not None:
-            keys = jwks if isinstance(jwks, KeySet) else KeySet(jwks)
-            return self._then(keys, lambda ks: ks.verify(token, now=now))
-        if self._keyset is not None:
-            return self._then(self._keyset, lambda ks: ks.verify(token, now=now))
+            return (jwks if isinstance(jwks, KeySet) else KeySet(jwks)).verify(token, now=now)
 
-        def keep(doc: Any) -> Any:
+        def fetched(doc: Any) -> Any:
             self._keyset = KeySet(doc)
             return self._keyset.verify(token, now=now)
 
-        return self._then(self.jwks(), keep)
+        if self._keyset is not None:
+            try:
+                return self._keyset.verify(token, now=now)
+            except UnknownKeyError:
+                pass
+        return self._then(self.jwks(), fetched)
 
     def jwks(self) -> m.JWKS:
         """The gate's public signing keys (GET /.well-known/jwks.json), for

@@ -60,11 +60,14 @@ def _core(
     )
 
 
-async def _chain(value: Any, fn: Callable[[Any], T]) -> T:
-    """fn of value, awaited first when it is awaitable."""
+async def _chain(value: Any, fn: Callable[[Any], Any]) -> Any:
+    """fn of value, each awaited when it is awaitable."""
     if inspect.isawaitable(value):
         value = await value
-    return fn(value)
+    out = fn(value)
+    if inspect.isawaitable(out):
+        out = await out
+    return out
 
 
 class _Base(Endpoints):

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional
 
+from .attestation import AttestationError
+
 __all__ = [
     "QWEDError",
     "APIStatusError",
@@ -28,6 +30,7 @@ __all__ = [
     "ServerError",
     "APIConnectionError",
     "APITimeoutError",
+    "AttestationMismatchError",
 ]
 
 
@@ -121,6 +124,14 @@ class APITimeoutError(APIConnectionError):
     def __init__(self, message: str, **kw: Any) -> None:
         kw.setdefault("code", "QWED-SDK-TIMEOUT")
         super().__init__(message, **kw)
+
+
+class AttestationMismatchError(AttestationError):
+    """An attestation that verifies but is not of the action (its ``jti``)
+    or of the agent (its ``agent_id``) a call names (log_execution)."""
+
+    reason = "mismatch"
+    summary = "attestation does not match the call"
 
 
 _BY_STATUS: dict[int, type[APIStatusError]] = {

@@ -20,7 +20,9 @@ from qwed_sdk import (
     QWEDClient,
     ValidationError,
 )
+from qwed_sdk import attestation as att
 from qwed_sdk import models
+from qwed_sdk.errors import AttestationMismatchError
 
 _ids = itertools.count(1)
 
@@ -183,13 +185,40 @@ def test_spec_sdk_integration(gate, admin, monkeypatch):
     )
     assert logged["logged"] is True and logged.action_id == result.action_id
 
-    # an attestation of another action is refused before anything is sent
+    # the attestation is verified offline before anything is sent: one of another action, a
+    # forged one and one that is no JWT are refused, and nothing is logged
     other = agent.verify_action({"type": "calculate", "query": "6*7"}, options={"require_attestation": True})
-    with pytest.raises(ValueError, match="attestation is for action"):
+    with pytest.raises(AttestationMismatchError, match="not " + repr(result.action_id)):
         agent.log_execution(action_id=result.action_id, success=True, attestation=other.attestation)
-    with pytest.raises(ValueError, match="compact JWS"):
+    head, payload, sig = result.attestation.split(".")
+    forged = ".".join([head, payload, ("A" if sig[0] != "A" else "B") + sig[1:]])
+    with pytest.raises(att.SignatureError):
+        agent.log_execution(action_id=result.action_id, success=True, attestation=forged)
+    with pytest.raises(att.MalformedTokenError):
         agent.log_execution(action_id=result.action_id, success=True, attestation="not-a-jwt")
+    assert agent.get_agent()["attestations"] >= 1
+    assert agent.client.get_agent_activity(agent.agent_id)["summary"]["total_actions"] == 3
     agent.close()
+
+
+def test_verify_attestation_fetches_the_keys_again_for_an_unknown_kid(gate, org):
+    """A client whose kept JWKS lacks the token's key (the gate rotated its
+    keys) fetches the gate's keys again once, and verifies."""
+    pid, _, c = org
+    agent = register(c, pid)
+    d = c.verify_action(
+        agent.agent_id, {"type": "calculate", "query": "4*4"}, {"conversation_id": "kid", "step_number": 1},
+        options={"require_attestation": True},
+    )  # fmt: skip
+    stale = c.jwks().to_dict()
+    for k in stale["keys"]:
+        k["kid"] = "rotated-away-" + k["kid"]
+    c._keyset = att.KeySet(stale)
+    claims = c.verify_attestation(d.attestation)
+    assert claims["jti"] == d.action_id
+    assert c._keyset is not None and c._keyset.verify(d.attestation)["jti"] == d.action_id
+    with pytest.raises(att.UnknownKeyError):
+        c.verify_attestation(d.attestation, stale)  # a JWKS given is used as it is
 
 
 # ---- every endpoint ---------------------------------------------------------------------------------
