@@ -2,11 +2,10 @@
 // method not exercised by the agent tests runs here against a real gate and a real business.
 import { before, after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { startGate, gateBinary, repoRoot, waitFor } from './gate.mjs';
+import { startGate, startDevBusiness, repoRoot } from './gate.mjs';
 import { QWEDClient, QWEDAgentClient, AuthenticationError, ValidationError, NotFoundError, AttestationError, verifyAttestation } from '../dist/index.js';
 
 /** The client method of each route of handlers/httpapi. */
@@ -101,11 +100,8 @@ let client;
 
 before(async () => {
   // A local business for the execute path (agentgate dev-business on a free port).
-  business = spawn(gateBinary(), ['dev-business', '--listen', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  business.stdout.on('data', (b) => (out += b));
-  business.stderr.on('data', (b) => (out += b));
-  businessUrl = await waitFor(async () => out.match(/listening on (http:\/\/\S+)/)?.[1], 30_000, 'dev-business');
+  business = await startDevBusiness();
+  businessUrl = business.url;
   gate = await startGate(['--refusal-rate', '0', '--execute-policy', 'confirm']);
   admin = new QWEDClient({ apiKey: gate.adminKey, baseUrl: gate.url });
   key = (await admin.issuePrincipalKey({ principalId: 'org_api' })).api_key;
@@ -113,10 +109,7 @@ before(async () => {
 });
 after(async () => {
   await gate?.stop();
-  if (business && business.exitCode === null) {
-    business.kill('SIGTERM');
-    await new Promise((r) => business.once('exit', r));
-  }
+  await business?.stop();
 });
 
 describe('principals', () => {

@@ -42,74 +42,82 @@ export async function waitFor(fn, ms, what) {
 }
 
 /**
- * startGate starts `agentgate serve` and resolves once GET /healthz answers 200:
- * {url, adminKey, dataDir, log(), stop()}. extraArgs are added to serve's flags.
+ * startProcess runs the agentgate binary with args: {output(), exited(), stop()}; stop sends
+ * SIGTERM, then SIGKILL after 10 s, and resolves once the process has exited.
  */
-export async function startGate(extraArgs = []) {
-  const bin = gateBinary();
-  const adminKey = 'qwed_admin_sdk_ts_test_key';
-  for (let attempt = 0; ; attempt++) {
-    const dataDir = mkdtempSync(join(tmpdir(), 'agentgate-ts-'));
-    const port = await freePort();
-    const url = `http://127.0.0.1:${port}`;
-    const args = ['serve', '--data', dataDir, '--http', `127.0.0.1:${port}`, '--api-key', adminKey, ...extraArgs];
-    const proc = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    proc.stdout.on('data', (b) => (out += b));
-    proc.stderr.on('data', (b) => (out += b));
-    let exited = false;
-    const exit = new Promise((r) => proc.once('exit', (code) => { exited = true; r(code); }));
-    const stop = async () => {
+export function startProcess(args) {
+  const proc = spawn(gateBinary(), args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  proc.stdout.on('data', (b) => (out += b));
+  proc.stderr.on('data', (b) => (out += b));
+  let exited = false;
+  const exit = new Promise((r) => proc.once('exit', () => { exited = true; r(); }));
+  return {
+    output: () => out,
+    exited: () => exited,
+    async stop() {
       if (!exited) {
         proc.kill('SIGTERM');
         const t = setTimeout(() => proc.kill('SIGKILL'), 10_000);
         await exit;
         clearTimeout(t);
       }
+    },
+  };
+}
+
+/**
+ * startGate starts `agentgate serve` and resolves once GET /healthz answers 200:
+ * {url, adminKey, dataDir, log(), stop()}. extraArgs are added to serve's flags.
+ */
+export async function startGate(extraArgs = []) {
+  const adminKey = 'qwed_admin_sdk_ts_test_key';
+  for (let attempt = 0; ; attempt++) {
+    const dataDir = mkdtempSync(join(tmpdir(), 'agentgate-ts-'));
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const p = startProcess(['serve', '--data', dataDir, '--http', `127.0.0.1:${port}`, '--api-key', adminKey, ...extraArgs]);
+    const stop = async () => {
+      await p.stop();
       rmSync(dataDir, { recursive: true, force: true });
     };
     try {
-      await waitFor(async () => {
-        if (exited) return 'exited';
-        const r = await fetch(`${url}/healthz`);
-        return r.status === 200;
-      }, 60_000, `the gate at ${url}`);
-      if (exited) throw new Error('the gate exited');
-      return { url, adminKey, dataDir, log: () => out, stop };
+      await waitFor(async () => p.exited() || (await fetch(`${url}/healthz`)).status === 200, 60_000, `the gate at ${url}`);
+      if (p.exited()) throw new Error('the gate exited');
+      return { url, adminKey, dataDir, log: p.output, stop };
     } catch (e) {
       await stop();
       // The port was taken between freePort and the gate's listen: try another.
-      if (exited && attempt < 3 && /address already in use/.test(out)) continue;
-      throw new Error(`${e.message}\n${out}`);
+      if (p.exited() && attempt < 3 && /address already in use/.test(p.output())) continue;
+      throw new Error(`${e.message}\n${p.output()}`);
     }
   }
 }
 
 /**
- * startKafkaBroker starts `agentgate dev-kafka` (topics in memory) on a free port and resolves with
- * {brokers, stop()}.
+ * startListening runs the agentgate command args, which prints "listening on ADDRESS", and resolves
+ * with {address, stop()}.
  */
-export async function startKafkaBroker() {
-  const proc = spawn(gateBinary(), ['dev-kafka', '--listen', '127.0.0.1:0', '--data', ''], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  proc.stdout.on('data', (b) => (out += b));
-  proc.stderr.on('data', (b) => (out += b));
-  let exited = false;
-  const exit = new Promise((r) => proc.once('exit', () => { exited = true; r(); }));
-  const stop = async () => {
-    if (!exited) {
-      proc.kill('SIGTERM');
-      const t = setTimeout(() => proc.kill('SIGKILL'), 10_000);
-      await exit;
-      clearTimeout(t);
-    }
-  };
+async function startListening(args, what) {
+  const p = startProcess(args);
   try {
-    const brokers = await waitFor(async () => (exited ? 'exited' : out.match(/listening on (127\.0\.0\.1:\d+)/)?.[1]), 30_000, 'dev-kafka');
-    if (exited) throw new Error('dev-kafka exited');
-    return { brokers, stop };
+    const address = await waitFor(async () => p.exited() || p.output().match(/listening on (\S+)/)?.[1], 30_000, what);
+    if (p.exited()) throw new Error(`${what} exited`);
+    return { address, stop: p.stop };
   } catch (e) {
-    await stop();
-    throw new Error(`${e.message}\n${out}`);
+    await p.stop();
+    throw new Error(`${e.message}\n${p.output()}`);
   }
+}
+
+/** startKafkaBroker starts `agentgate dev-kafka` (topics in memory) on a free port: {brokers, stop()}. */
+export async function startKafkaBroker() {
+  const b = await startListening(['dev-kafka', '--listen', '127.0.0.1:0', '--data', ''], 'dev-kafka');
+  return { brokers: b.address, stop: b.stop };
+}
+
+/** startDevBusiness starts `agentgate dev-business` on a free port: {url, stop()}. */
+export async function startDevBusiness() {
+  const b = await startListening(['dev-business', '--listen', '127.0.0.1:0'], 'dev-business');
+  return { url: b.address, stop: b.stop };
 }
