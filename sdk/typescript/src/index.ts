@@ -58,6 +58,8 @@ export {
   INITIAL_BACKOFF_MS,
   MAX_BACKOFF_MS,
   MAX_RETRY_AFTER_MS,
+  USER_AGENT,
+  VERSION,
 } from './transport.js';
 export type { FetchLike, RequestOptions } from './transport.js';
 export type * from './types.gen.js';

@@ -12,6 +12,11 @@ import {
   errorClassFor,
 } from './errors.js';
 
+/** The SDK's version, sent in the User-Agent header (test/types.test.mjs keeps it equal to package.json's). */
+export const VERSION = '0.1.0';
+/** The User-Agent of every request (browsers, which forbid setting it, send their own). */
+export const USER_AGENT = `agentgate-sdk-typescript/${VERSION}`;
+
 /** The gate's address when neither baseUrl nor AGENTGATE_URL names one. */
 export const DEFAULT_BASE_URL = 'http://127.0.0.1:8080';
 /** The per-attempt timeout when timeoutMs is not given. */
@@ -245,7 +250,7 @@ export class Transport {
 
   /** headersFor builds the request headers of c (one credential, never both). */
   #headersFor(c: Call, idempotencyKey: string | undefined): Record<string, string> {
-    const h: Record<string, string> = { accept: 'application/json', ...this.#headers };
+    const h: Record<string, string> = { accept: 'application/json', 'user-agent': USER_AGENT, ...this.#headers };
     if (c.body !== undefined) h['content-type'] = 'application/json';
     const token = c.agentToken ?? this.#agentToken;
     const useToken = token && (c.auth === 'agent' || !this.#apiKey);

@@ -182,6 +182,7 @@ describe('credentials and address', () => {
     assert.equal(v.headers['x-api-key'], undefined);
     assert.equal(g.headers['x-api-key'], key);
     assert.equal(g.headers.authorization, undefined);
+    assert.match(v.headers['user-agent'], /^agentgate-sdk-typescript\/\d+\.\d+\.\d+$/);
   });
 
   it('never shows the API key or the agent token: inspect, JSON, error messages, fields and stacks', async () => {

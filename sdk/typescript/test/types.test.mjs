@@ -32,3 +32,10 @@ test('the README\'s quick start and the documented call shapes type-check agains
     assert.fail(`tsc: ${e.stdout}${e.stderr}`);
   }
 });
+
+test('VERSION is package.json\'s version', async () => {
+  const { VERSION, USER_AGENT } = await import('../dist/index.js');
+  const pkgJson = JSON.parse(readFileSync(join(pkg, 'package.json'), 'utf8'));
+  assert.equal(VERSION, pkgJson.version);
+  assert.equal(USER_AGENT, `agentgate-sdk-typescript/${pkgJson.version}`);
+});
