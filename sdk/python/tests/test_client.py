@@ -4,14 +4,18 @@ and every endpoint of the HTTP API."""
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import itertools
 import json
+from typing import Any
 
 import pytest
 
 import qwed_sdk
 from qwed_sdk import (
     ActionDecision,
+    AsyncQWEDClient,
     AuthenticationError,
     ConflictError,
     NotFoundError,
@@ -32,19 +36,68 @@ def fresh(prefix: str) -> str:
     return f"{prefix}_py{next(_ids)}"
 
 
-@pytest.fixture
-def admin(gate):
-    with QWEDClient(api_key=gate.admin_key, base_url=gate.url) as c:
-        yield c
+class AsyncBridge:
+    """An AsyncQWEDClient driven from these sync tests: each method's
+    coroutine runs to its end on the bridge's own event loop, so every test
+    below runs against both clients."""
+
+    def __init__(self, **kw: Any) -> None:
+        object.__setattr__(self, "_loop", asyncio.new_event_loop())
+        object.__setattr__(self, "_client", AsyncQWEDClient(**kw))
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._client, name)
+        if not callable(attr):
+            return attr
+
+        def call(*a: Any, **k: Any) -> Any:
+            out = attr(*a, **k)
+            return self._loop.run_until_complete(out) if inspect.isawaitable(out) else out
+
+        return call
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._client, name, value)
+
+    def close(self) -> None:
+        if not self._loop.is_closed():
+            self._loop.run_until_complete(self._client.close())
+            self._loop.close()
+
+    def __enter__(self) -> "AsyncBridge":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+@pytest.fixture(params=["sync", "async"])
+def Client(request):
+    """QWEDClient, or AsyncQWEDClient behind an AsyncBridge: the tests that
+    take it run once with each."""
+    made = []
+
+    def make(**kw: Any) -> Any:
+        c = QWEDClient(**kw) if request.param == "sync" else AsyncBridge(**kw)
+        made.append(c)
+        return c
+
+    yield make
+    for c in made:
+        c.close()
 
 
 @pytest.fixture
-def org(admin):
+def admin(gate, Client):
+    return Client(api_key=gate.admin_key, base_url=gate.url)
+
+
+@pytest.fixture
+def org(admin, Client):
     """A principal: (principal_id, its API key, a client with that key)."""
     pid = fresh("org")
     key = admin.issue_principal_key(pid)["api_key"]
-    with QWEDClient(api_key=key, base_url=admin.base_url) as c:
-        yield pid, key, c
+    return pid, key, Client(api_key=key, base_url=admin.base_url)
 
 
 def register(client: QWEDClient, pid: str, **kw):
@@ -56,10 +109,11 @@ def register(client: QWEDClient, pid: str, **kw):
 # ---- the seeds' call shapes, as written ----------------------------------------------------------
 
 
-def test_user_guide_registering_and_verifying(gate, admin, monkeypatch):
+def test_user_guide_registering_and_verifying(gate, monkeypatch):
     """QWED-Agent user guide, "Registering an Agent" and "Verifying actions":
     QWEDClient(api_key=...) with the address from AGENTGATE_URL."""
-    key = admin.issue_principal_key("user_123")["api_key"]
+    with QWEDClient(api_key=gate.admin_key, base_url=gate.url) as admin:
+        key = admin.issue_principal_key("user_123")["api_key"]
     monkeypatch.setenv("AGENTGATE_URL", gate.url)
     client = QWEDClient(api_key=key)
     assert client.base_url == gate.url
@@ -139,11 +193,12 @@ def test_user_guide_registering_and_verifying(gate, admin, monkeypatch):
     client.close()
 
 
-def test_spec_sdk_integration(gate, admin, monkeypatch):
+def test_spec_sdk_integration(gate, monkeypatch):
     """QWED-Agent spec v1.1 §9.1 as written: QWEDAgentClient.register(...),
     agent.verify_action({...}) with one argument, result attributes, and
     agent.log_execution(action_id=, success=, attestation=)."""
-    key = admin.issue_principal_key("org_123")["api_key"]
+    with QWEDClient(api_key=gate.admin_key, base_url=gate.url) as admin:
+        key = admin.issue_principal_key("org_123")["api_key"]
     monkeypatch.setenv("AGENTGATE_URL", gate.url)
     monkeypatch.setenv("AGENTGATE_API_KEY", key)
 
@@ -201,7 +256,7 @@ def test_spec_sdk_integration(gate, admin, monkeypatch):
     agent.close()
 
 
-def test_verify_attestation_fetches_the_keys_again_for_an_unknown_kid(gate, org):
+def test_verify_attestation_fetches_the_keys_again_for_an_unknown_kid(Client, gate, org):
     """A client whose kept JWKS lacks the token's key (the gate rotated its
     keys) fetches the gate's keys again once, and verifies."""
     pid, _, c = org
@@ -224,7 +279,7 @@ def test_verify_attestation_fetches_the_keys_again_for_an_unknown_kid(gate, org)
 # ---- every endpoint ---------------------------------------------------------------------------------
 
 
-def test_agent_reads_state_and_reports(gate, org):
+def test_agent_reads_state_and_reports(Client, gate, org):
     pid, _, c = org
     agent = register(c, pid)
     a = agent.agent_id
@@ -254,11 +309,11 @@ def test_agent_reads_state_and_reports(gate, org):
     assert len(page) == 1 and page.summary.total_actions == 1
 
 
-def test_tool_calls_and_approvals(gate, org):
+def test_tool_calls_and_approvals(Client, gate, org):
     pid, key, c = org
     agent = register(c, pid)
     a, tok = agent.agent_id, agent.agent_token
-    as_agent = QWEDClient(agent_token=tok, base_url=gate.url)
+    as_agent = Client(agent_token=tok, base_url=gate.url)
 
     read = as_agent.verify_tool_call(a, "database_read", {"table": "orders"})
     assert read.decision == "APPROVED" and read.tool_name == "database_read"
@@ -285,11 +340,11 @@ def test_tool_calls_and_approvals(gate, org):
     as_agent.close()
 
 
-def test_trust_suspension_complaints_and_tokens(gate, org):
+def test_trust_suspension_complaints_and_tokens(Client, gate, org):
     pid, _, c = org
     agent = register(c, pid)
     a, tok = agent.agent_id, agent.agent_token
-    as_agent = QWEDClient(agent_token=tok, base_url=gate.url)
+    as_agent = Client(agent_token=tok, base_url=gate.url)
 
     req = as_agent.request_trust(a, 2, from_level=1, justification="steady record")
     assert req  # granted, refused or pending: an answer of the gate
@@ -311,7 +366,7 @@ def test_trust_suspension_complaints_and_tokens(gate, org):
     with pytest.raises(AuthenticationError) as e:
         as_agent.verify_action(a, {"type": "calculate", "query": "1+3"}, {"conversation_id": "t", "step_number": 1})
     assert e.value.code == "QWED-AGENT-002" and e.value.status == 401
-    fresh_agent = QWEDClient(agent_token=rotated["agent_token"], base_url=gate.url)
+    fresh_agent = Client(agent_token=rotated["agent_token"], base_url=gate.url)
     ok = fresh_agent.verify_action(a, {"type": "calculate", "query": "1+3"}, {"conversation_id": "t", "step_number": 1})
     assert ok.decision == "APPROVED"
     revoked = c.revoke_token(a)
@@ -322,7 +377,7 @@ def test_trust_suspension_complaints_and_tokens(gate, org):
     fresh_agent.close()
 
 
-def test_principal_tools_and_keys(gate, admin, org):
+def test_principal_tools_and_keys(Client, gate, admin, org):
     pid, _, c = org
     reg = c.put_tools(pid, [{"name": "database_read", "risk_level": "low", "requires_verification": True}])
     assert "database_read" in json.dumps(reg)
@@ -331,14 +386,14 @@ def test_principal_tools_and_keys(gate, admin, org):
     rotated = admin.rotate_principal_key(pid, issued["key_id"])
     assert rotated["api_key"] != issued["api_key"] and rotated["replaces"] == issued["key_id"]
     with pytest.raises(AuthenticationError) as e:
-        QWEDClient(api_key=issued["api_key"], base_url=gate.url).list_approvals()
+        Client(api_key=issued["api_key"], base_url=gate.url).list_approvals()
     assert e.value.code == "QWED-AUTH-002"
     assert admin.revoke_principal_key(pid, rotated["key_id"])
     with pytest.raises(AuthenticationError):
-        QWEDClient(api_key=rotated["api_key"], base_url=gate.url).list_approvals()
+        Client(api_key=rotated["api_key"], base_url=gate.url).list_approvals()
 
 
-def test_qwed_protocol_verify_batch_and_engines(gate, org):
+def test_qwed_protocol_verify_batch_and_engines(Client, gate, org):
     _, _, c = org
     ok = c.verify("2+2=4", "math")
     assert ok["status"] == "VERIFIED" and ok["verified"] is True
@@ -353,7 +408,7 @@ def test_qwed_protocol_verify_batch_and_engines(gate, org):
     assert e.value.code.startswith("QWED-")
 
 
-def test_a2a_intercept_and_boundary(gate, org):
+def test_a2a_intercept_and_boundary(Client, gate, org):
     _, _, c = org
     s, r = fresh("procurement"), fresh("treasury")
     assert c.a2a_trust(s) and c.a2a_trust(r)
@@ -388,10 +443,10 @@ def test_a2a_intercept_and_boundary(gate, org):
     assert c.a2a_untrust(s)
 
 
-def test_execute_businesses_policies_transactions_webhooks(gate, org, business):
+def test_execute_businesses_policies_transactions_webhooks(Client, gate, org, business):
     pid, _, c = org
     shopper = register(c, pid, type="autonomous")
-    as_agent = QWEDClient(agent_token=shopper.agent_token, base_url=gate.url)
+    as_agent = Client(agent_token=shopper.agent_token, base_url=gate.url)
     biz = fresh("coffee")
     created = c.create_business(biz, "Coffee Shop", business, categories=["food"], currency="USD")
     assert created["id"] == biz
@@ -434,7 +489,7 @@ def test_execute_businesses_policies_transactions_webhooks(gate, org, business):
     as_agent.close()
 
 
-def test_operations_jwks_health_metrics_events(gate, org):
+def test_operations_jwks_health_metrics_events(Client, gate, org):
     pid, key, c = org
     keys = c.jwks()["keys"]
     assert keys and keys[0]["alg"] == "ES256"
@@ -464,14 +519,14 @@ def test_operations_jwks_health_metrics_events(gate, org):
 # ---- errors ------------------------------------------------------------------------------------------
 
 
-def test_errors_carry_the_gate_code(gate, admin, org, monkeypatch):
+def test_errors_carry_the_gate_code(Client, gate, admin, org, monkeypatch):
     pid, _, c = org
     monkeypatch.delenv("AGENTGATE_API_KEY", raising=False)
     with pytest.raises(AuthenticationError) as e:
-        QWEDClient(base_url=gate.url).register_agent(name="x", principal_id=pid)
+        Client(base_url=gate.url).register_agent(name="x", principal_id=pid)
     assert (e.value.code, e.value.status) == ("QWED-AUTH-001", 401)
     with pytest.raises(AuthenticationError) as e:
-        QWEDClient(api_key="qwed_key_wrong", base_url=gate.url).get_agent("agent_x")
+        Client(api_key="qwed_key_wrong", base_url=gate.url).get_agent("agent_x")
     assert e.value.code == "QWED-AUTH-002" and e.value.details == {"header": "X-API-Key"}
 
     with pytest.raises(NotFoundError) as e:
@@ -484,7 +539,7 @@ def test_errors_carry_the_gate_code(gate, admin, org, monkeypatch):
     assert e.value.code == "QWED-AGENT-CTX-001" and e.value.request_id  # the Idempotency-Key it was sent with
 
     other_pid = fresh("org")
-    other = QWEDClient(api_key=admin.issue_principal_key(other_pid)["api_key"], base_url=gate.url)
+    other = Client(api_key=admin.issue_principal_key(other_pid)["api_key"], base_url=gate.url)
     with pytest.raises((PermissionDeniedError, NotFoundError)) as e:
         other.get_agent(agent.agent_id)  # another principal's agent
     assert e.value.code.startswith("QWED-")
@@ -493,7 +548,7 @@ def test_errors_carry_the_gate_code(gate, admin, org, monkeypatch):
         c.get_agent("")
 
 
-def test_idempotency_key_replays_the_recorded_answer(gate, org):
+def test_idempotency_key_replays_the_recorded_answer(Client, gate, org):
     pid, _, c = org
     agent = register(c, pid)
     call = dict(
