@@ -8,9 +8,7 @@ README).
 
 from __future__ import annotations
 
-import importlib
 import sys
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -18,21 +16,14 @@ import pytest
 from qwed_sdk.attestation import AttestationError
 from qwed_sdk.crewai import QWEDVerifiedAgent, ToolCallDenied, verify_tools
 
-from hook_support import Recorder, activity, foreign_jwks
-
-FAKES = Path(__file__).resolve().parent / "fake_frameworks"
+from hook_support import Recorder, activity, crewai_stand_in, foreign_jwks
 
 
 @pytest.fixture(scope="module")
 def crewai():
-    """The crewai stand-in, importable while the module's tests run."""
-    sys.path.insert(0, str(FAKES))
-    try:
-        yield importlib.import_module("crewai"), importlib.import_module("crewai.tools")
-    finally:
-        sys.path.remove(str(FAKES))
-        for name in [n for n in sys.modules if n == "crewai" or n.startswith("crewai.")]:
-            del sys.modules[name]
+    """The CrewAI stand-ins, importable while the module's tests run."""
+    with crewai_stand_in() as modules:
+        yield modules
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,6 @@ BaseTool.run drives handlers.
 
 from __future__ import annotations
 
-import importlib
 import json
 import subprocess
 import sys
@@ -20,28 +19,16 @@ import pytest
 from qwed_sdk import AuthenticationError
 from qwed_sdk.attestation import AttestationError, KeySet
 
-from hook_support import Recorder, activity, foreign_jwks
+from hook_support import Recorder, activity, foreign_jwks, langchain_stand_in, scripted
 
-FAKES = Path(__file__).resolve().parent / "fake_frameworks"
 SDK_ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module")
 def lc():
-    """qwed_sdk.langchain imported with the langchain_core stand-in
-    installed; both are removed afterwards."""
-    sys.path.insert(0, str(FAKES))
-    sys.modules.pop("qwed_sdk.langchain", None)
-    try:
-        module = importlib.import_module("qwed_sdk.langchain")
-        tools = importlib.import_module("langchain_core.tools")
-        callbacks = importlib.import_module("langchain_core.callbacks")
-        yield module, tools, callbacks
-    finally:
-        sys.path.remove(str(FAKES))
-        for name in [n for n in sys.modules if n.split(".")[0] in ("langchain", "langchain_core")]:
-            del sys.modules[name]
-        sys.modules.pop("qwed_sdk.langchain", None)
+    """qwed_sdk.langchain over the LangChain stand-ins."""
+    with langchain_stand_in() as modules:
+        yield modules
 
 
 @pytest.fixture(scope="module")
@@ -230,22 +217,6 @@ def test_only_the_named_tools_are_verified_when_asked(gate, lc, agent):
 
 
 # --- through an agent executor ------------------------------------------------------
-
-
-def scripted(*rounds):
-    """A model's plan, scripted: each round a list of (tool, input), then
-    the finish."""
-    from langchain_core.agents import AgentAction, AgentFinish
-
-    todo = iter(rounds)
-
-    def plan(steps):
-        actions = next(todo, None)
-        if actions is None:
-            return AgentFinish({"output": f"done after {len(steps)} steps"})
-        return [AgentAction(tool, tool_input) for tool, tool_input in actions]
-
-    return plan
 
 
 def tool_entries(gate, agent, tool: str) -> list[dict]:
