@@ -2,7 +2,28 @@
 // the core SDK's harness (sdk/typescript/test/gate.mjs: `agentgate serve` on a
 // temporary data dir and a free port; the binary is $AGENTGATE_BIN, else
 // <repo>/bin/agentgate). Shared by sdk/integrations and sdk/mcp.
-export { startGate, waitFor } from '../../typescript/test/gate.mjs';
+import { startGate, startKafkaBroker, waitFor } from '../../typescript/test/gate.mjs';
+
+export { startGate, waitFor };
+
+/**
+ * startKafkaGate starts the gate's Kafka deployment: a dev broker
+ * (`agentgate dev-kafka`, in memory) and `agentgate serve --kafka-brokers`
+ * on it. The answer is startGate's, whose stop also stops the broker.
+ */
+export async function startKafkaGate() {
+  const broker = await startKafkaBroker();
+  try {
+    const gate = await startGate(['--kafka-brokers', broker.brokers]);
+    return { ...gate, stop: async () => { await gate.stop(); await broker.stop(); } };
+  } catch (e) {
+    await broker.stop();
+    throw e;
+  }
+}
+
+/** The two deployments every suite runs against: [name, start]. */
+export const deployments = [['embedded gate (Pebble)', startGate], ['Kafka gate (dev-kafka)', startKafkaGate]];
 
 /** call sends one raw request to the gate (test setup, independent of the SDKs under test). */
 export async function call(gate, method, path, { key, token, body } = {}) {
