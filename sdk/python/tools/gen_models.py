@@ -34,12 +34,13 @@ RESERVED = (
     set(dir(dict))
     | {"to_dict", "_fields"}
     | set(keyword.kwlist)
-    | set(keyword.softkwlist)
     | {"str", "int", "float", "bool", "list", "dict", "bytes"}
 )
 """Names a property may not take (it gets a trailing _): dict's and
 Model's attributes, keywords, and the builtins the annotations use (a
-property named bytes would be what a later "-> bytes" in its class means)."""
+property named bytes would be what a later "-> bytes" in its class means).
+Soft keywords (match, case, type) are names: they stay, so the output is
+the same on every Python."""
 METHODS = ("get", "put", "post", "delete", "patch")
 
 
