@@ -96,11 +96,16 @@ function fail(code: string, message: string): never {
   throw new AttestationError(message, { code: `QWED-SDK-ATTESTATION-${code}` });
 }
 
-/** b64urlDecode decodes unpadded base64url, refusing any other alphabet or padding. */
+/**
+ * b64urlDecode decodes unpadded base64url strictly, as the gate does (RawURLEncoding.Strict()):
+ * another alphabet, padding, or unused trailing bits that are not zero are refused, so each byte
+ * string has one encoding and a token cannot be altered without changing what it decodes to.
+ */
 export function b64urlDecode(s: string): Uint8Array {
   if (!/^[A-Za-z0-9_-]*$/.test(s) || s.length % 4 === 1) throw new TypeError('not base64url');
   const b64 = s.replace(/-/g, '+').replace(/_/g, '/') + '='.repeat((4 - (s.length % 4)) % 4);
   const bin = atob(b64);
+  if (btoa(bin) !== b64) throw new TypeError('not canonical base64url: unused bits are set');
   const out = new Uint8Array(bin.length);
   for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
   return out;

@@ -173,6 +173,44 @@ describe('verifyAttestation on the gate\'s tokens', () => {
     assert.equal(fetched.length, 2);
   });
 
+  it('refuses a signature re-encoded with its unused trailing bits set, as the gate\'s strict decoder does', async () => {
+    const [h, c, s] = parts(decisionToken);
+    // 64 bytes take 86 characters: the last one carries 4 unused bits, zero in the canonical form.
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const last = alphabet.indexOf(s.at(-1));
+    assert.equal(last & 0b1111, 0);
+    const twin = `${h}.${c}.${s.slice(0, -1)}${alphabet[last | 1]}`;
+    assert.deepEqual(Buffer.from(twin.split('.')[2], 'base64url'), Buffer.from(s, 'base64url'), 'a lenient decoder reads the same bytes');
+    await expectInvalid(twin, 'MALFORMED');
+  });
+
+  it('gives the gate\'s verdict on 60 random mutations of a valid token, and only AttestationErrors', async () => {
+    // A fixed-seed xorshift32: the same mutations every run.
+    let x = 0x2545f491;
+    const rnd = (n) => {
+      x ^= x << 13; x >>>= 0; x ^= x >>> 17; x ^= x << 5; x >>>= 0;
+      return x % n;
+    };
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.';
+    for (let i = 0; i < 60; i++) {
+      const at = rnd(decisionToken.length);
+      let t;
+      switch (rnd(3)) {
+        case 0: t = decisionToken.slice(0, at) + alphabet[rnd(alphabet.length)] + decisionToken.slice(at + 1); break;
+        case 1: t = decisionToken.slice(0, at) + decisionToken.slice(at + 1); break;
+        default: t = decisionToken.slice(0, at) + alphabet[rnd(alphabet.length)] + decisionToken.slice(at);
+      }
+      let mine = true;
+      try {
+        await verifyAttestation(t, jwks);
+      } catch (e) {
+        assert.ok(e instanceof AttestationError, `mutation ${i}: ${e}`);
+        mine = false;
+      }
+      assert.equal(mine, await goVerdict(t), `mutation ${i} (${t === decisionToken ? 'unchanged' : 'changed'}): the SDK says ${mine ? 'VALID' : 'INVALID'}`);
+    }
+  });
+
   it('refuses JWKS documents the gate would refuse', () => {
     const k = jwks.keys[0];
     const bad = [
