@@ -3,15 +3,16 @@ qwed_sdk.crewai): ask the gate about a tool call before the tool runs, refuse
 anything but APPROVED, and record the tool's outcome afterwards.
 
 A call is verified at ``POST /agents/{id}/tools/{tool}`` (QWED-Agent spec
-v1.1 §5.1) with a context of this guard's conversation and its next step
-number, so the gate's loop and replay controls apply to the framework's tool
-calls as they do to ``verify_action``. The decision:
+v1.1 §5.1) with a context of a conversation and its next step number, so the
+gate's loop and replay controls apply to the framework's tool calls as they
+do to ``verify_action``. The decision:
 
 - ``APPROVED``: the tool may run. With ``require_attestation`` the reply must
   carry an attestation, which is verified offline against the gate's JWKS
-  (fetched once through the client, fetched again once if a kid is unknown:
-  the gate rotated its key) and must name this action, this agent and
-  APPROVED; otherwise the tool does not run (:class:`AttestationError`).
+  (``QWEDClient.verify_attestation``: the client's keys, fetched once and
+  again if a kid is unknown, the ones log_execution checks the token with
+  too) and must name this action, this agent and APPROVED; otherwise the tool
+  does not run (:class:`AttestationError`).
 - anything else (``DENIED``, ``PENDING``, ``BUDGET_EXCEEDED``, …) raises
   :class:`ToolCallDenied` carrying the gate's code and reason, and the tool
   does not run. Errors of the call itself (gate unreachable, bad token)
@@ -34,7 +35,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
-from .attestation import AttestationError, KeySet, UnknownKeyError
+from .attestation import AttestationError, KeySet
 from .errors import QWEDError
 
 __all__ = ["ToolCallDenied", "ToolGuard", "Approval", "AGENT_TOKEN_ENV", "MAX_CONVERSATIONS"]
@@ -127,7 +128,8 @@ class ToolGuard:
         require_attestation: ask for an attestation on every approval and
             verify it offline before the tool runs.
         jwks: the gate's JWKS (a document or a KeySet) to verify against;
-            by default fetched through the client on first use.
+            by default the client's (``QWEDClient.verify_attestation``:
+            fetched on first use, again when the gate rotates its key).
         conversation_id: the default conversation of the contexts sent (a
             fresh ``conv_<random>`` when not given); check() may name another.
         log_executions: record each tool's outcome (default True).
@@ -227,7 +229,9 @@ class ToolGuard:
             if not token:
                 raise AttestationError("the gate approved the call without an attestation")
             approval.attestation = token
-            approval.claims = self._verify(token)
+            # The client's keys (fetched once, again if the gate rotated
+            # its key), which log_execution verifies the token with too.
+            approval.claims = self.client.verify_attestation(token, self._keys)
             want_claims = {
                 "jti": approval.action_id, "agent_id": self.agent_id, "decision": "APPROVED",
             }  # fmt: skip
@@ -235,15 +239,6 @@ class ToolGuard:
                 if approval.claims.get(claim) != want:
                     raise AttestationError(f"the attestation's {claim} is {approval.claims.get(claim)!r}, not {want!r}")
         return approval
-
-    def _verify(self, token: str) -> dict[str, Any]:
-        if self._keys is None:
-            self._keys = KeySet(self.client.jwks())
-        try:
-            return self._keys.verify(token)
-        except UnknownKeyError:
-            self._keys = KeySet(self.client.jwks())  # the gate may have rotated its key
-            return self._keys.verify(token)
 
     def record(self, approval: Approval, success: bool) -> Optional[Any]:
         """Logs the outcome of an approved call (with its attestation);
@@ -255,7 +250,7 @@ class ToolGuard:
             kw["agent_token"] = self._agent_token
         try:
             return self.client.log_execution(self.agent_id, approval.action_id, success, **kw)
-        except (QWEDError, ValueError) as exc:
+        except (QWEDError, AttestationError, ValueError) as exc:
             log.warning(
                 "logging the execution of tool %r (action %s): %s",
                 approval.tool_name, approval.action_id, exc,

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from qwed_sdk import AuthenticationError
-from qwed_sdk.attestation import AttestationError, KeySet
+from qwed_sdk.attestation import AttestationError
 
 from hook_support import Recorder, activity, foreign_jwks, langchain_stand_in, scripted
 
@@ -176,12 +176,18 @@ def test_an_attestation_that_does_not_verify_stops_the_tool(gate, lc, agent):
     assert body.calls == []
 
 
-def test_the_jwks_is_fetched_through_the_client(gate, lc, agent):
+def test_the_jwks_is_fetched_once_through_the_client(gate, lc, agent):
+    # Verifying before the tool and logging with the attestation after it
+    # both use the client's keys: one fetch for many calls.
     module, tools, _ = lc
     handler = handler_for(module, gate, agent, require_attestation=True)
-    tools.BaseTool("search_web", Recorder()).run({"q": "jwks"}, callbacks=[handler])
-    _, jwks = gate.request("GET", "/.well-known/jwks.json")
-    assert handler.guard._keys.kids == KeySet(jwks).kids
+    client = handler.guard.client
+    fetches = []
+    fetch = client.jwks
+    client.jwks = lambda: fetches.append(1) or fetch()
+    for i in range(3):
+        tools.BaseTool("search_web", Recorder()).run({"q": f"jwks {i}"}, callbacks=[handler])
+    assert len(fetches) == 1
 
 
 def test_a_wrong_token_raises_the_clients_error_and_the_tool_does_not_run(gate, lc, agent):
