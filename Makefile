@@ -71,9 +71,10 @@ PYTHON    ?= /usr/bin/python3
 
 .PHONY: test-sdk test-python test-typescript test-integrations sdk-build
 ## sdk-build: what the README's quick starts import, built before go test runs them
-## (TestReadmeClients): sdk/typescript's dist, from a clean install of its lockfile
+## (TestReadmeClients): sdk/typescript's and sdk/mcp's dist, from clean installs of their lockfiles
 sdk-build:
 	cd sdk/typescript && npm ci --no-audit --no-fund && npm run build
+	cd sdk/mcp && npm ci --no-audit --no-fund && npm run build
 
 ## test-sdk: the client SDKs' suites, each against a real gate (bin/agentgate)
 test-sdk: test-python test-typescript test-integrations

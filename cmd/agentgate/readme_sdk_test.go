@@ -67,10 +67,12 @@ func runQuickStart(t *testing.T, timeout time.Duration, logs interface{ String()
 // TestReadmeClients runs every one of them (none skipped) in CI.
 func TestMakeTestBuildsTheQuickStartsFirst(t *testing.T) {
 	full := makeDryRun(t, "test")
-	build := strings.Index(full, "cd sdk/typescript && npm ci --no-audit --no-fund && npm run build")
 	goTest := strings.Index(full, "go test -count=1 ./...")
-	if build < 0 || goTest < 0 || build > goTest {
-		t.Fatalf("make test does not build sdk/typescript before go test (at %d, %d):\n%s", build, goTest, full)
+	for _, sdk := range []string{"sdk/typescript", "sdk/mcp"} {
+		build := strings.Index(full, "cd "+sdk+" && npm ci --no-audit --no-fund && npm run build")
+		if build < 0 || goTest < 0 || build > goTest {
+			t.Errorf("make test does not build %s before go test (at %d, %d):\n%s", sdk, build, goTest, full)
+		}
 	}
 }
 
@@ -79,7 +81,9 @@ func TestMakeTestBuildsTheQuickStartsFirst(t *testing.T) {
 // AGENTGATE_API_KEY (the README's export line): the Go block with go run,
 // the Python block with Debian's python3 and the SDK on PYTHONPATH, the
 // TypeScript block with node and the built SDK where `npm install
-// ./sdk/typescript` puts it. Each must print what its comment promises.
+// ./sdk/typescript` puts it, the MCP block with node, driving the built
+// MCP server over stdio with the MCP SDK's client. Each must print what
+// its comment promises.
 func TestReadmeClients(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
@@ -130,6 +134,31 @@ func TestReadmeClients(t *testing.T) {
 		}
 		if out := runQuickStart(t, 2*time.Minute, mk.logs, env, "node", src); !approved.MatchString(out) {
 			t.Fatalf("the TypeScript quick start printed %q, want %s", out, approved)
+		}
+	})
+
+	t.Run("mcp", func(t *testing.T) {
+		root, _ := filepath.Abs("../..")
+		for _, built := range []string{"sdk/mcp/dist/cli.js", "sdk/mcp/node_modules/@modelcontextprotocol/sdk", "sdk/typescript/dist/index.js"} {
+			if _, err := os.Stat(filepath.Join(root, built)); err != nil {
+				t.Skipf("%s is missing: make test builds it first (make sdk-build)", built)
+			}
+		}
+		// The README's folder, where npm install @modelcontextprotocol/sdk
+		// and sdk/typescript ran: here sdk/mcp's own node_modules, which
+		// its lockfile pins to the same version, and @agentgate/sdk linked
+		// as npm links a local folder (no registry).
+		dir := t.TempDir()
+		if err := os.Symlink(filepath.Join(root, "sdk/mcp/node_modules"), filepath.Join(dir, "node_modules")); err != nil {
+			t.Fatal(err)
+		}
+		src := filepath.Join(dir, "mcp-quickstart.mjs")
+		if err := os.WriteFile(src, []byte(readmeFence(t, "### MCP", "js")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want := regexp.MustCompile(`(?m)^verify_action verify_tool_call get_approval a2a_intercept \| APPROVED$`)
+		if out := runQuickStart(t, 2*time.Minute, mk.logs, env, "node", src); !want.MatchString(out) {
+			t.Fatalf("the MCP quick start printed %q, want %s", out, want)
 		}
 	})
 
