@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from qwed_sdk import AuthenticationError
+from qwed_sdk import AuthenticationError, ValidationError
 from qwed_sdk.attestation import AttestationError
 
 from hook_support import Recorder, activity, foreign_jwks, langchain_stand_in, scripted
@@ -368,3 +368,14 @@ def test_parallel_tool_calls_reach_the_gate_in_step_order(gate, lc, executor_age
     assert errors == []
     assert len(search.calls) == 8
     assert len(tool_entries(gate, executor_agent, "search_web")) == 8
+
+
+def test_an_input_the_gate_refuses_to_read_stops_the_tool(gate, lc, agent):
+    # Over the gate's 1 MiB body limit: QWED-REQ-004 (413) is the client's
+    # ValidationError, and no answer is no approval.
+    module, tools, _ = lc
+    handler = handler_for(module, gate, agent)
+    body = Recorder()
+    with pytest.raises(ValidationError) as info:
+        tools.BaseTool("search_web", body).run({"q": "x" * (2 << 20)}, callbacks=[handler])
+    assert info.value.code == "QWED-REQ-004" and body.calls == []
