@@ -14,7 +14,7 @@ from typing import Iterator
 
 import pytest
 
-from conftest import Gate, gate_binary, running_gate
+from conftest import Gate, _stop, gate_binary, running_gate
 from hook_support import Recorder, activity, crewai_stand_in, langchain_stand_in, scripted
 from qwed_sdk.attestation import SignatureError, verify_attestation
 from qwed_sdk.crewai import QWEDVerifiedAgent, ToolCallDenied
@@ -37,12 +37,7 @@ def kafka_gate(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gate]:
         with running_gate(root, "--refusal-rate", "0", "--kafka-brokers", m.group(1)) as gate:
             yield gate
     finally:
-        broker.terminate()
-        try:
-            broker.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            broker.kill()
-            broker.wait()
+        _stop(broker)
 
 
 @pytest.fixture(scope="module")
