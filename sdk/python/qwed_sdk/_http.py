@@ -100,11 +100,15 @@ def resolve_base_url(base_url: Optional[str]) -> str:
     return (base_url or os.environ.get("AGENTGATE_URL") or DEFAULT_BASE_URL).rstrip("/")
 
 
+_BAD_HEADER_CHARS = frozenset("\r\n\0")
+"""What no header value may hold: it would end the header (header injection)."""
+
+
 def path(*segments: str) -> str:
-    """Joins path segments, escaping every one (an id may not add a segment)."""
+    """Joins path segments, escaping every one (an id may not add or remove a segment)."""
     for s in segments:
-        if not isinstance(s, str) or not s:
-            raise ValueError("a path identifier must be a non-empty string")
+        if not isinstance(s, str) or not s or s in (".", ".."):
+            raise ValueError("a path identifier must be a non-empty string other than . and ..")
     return "/" + "/".join(urllib.parse.quote(s, safe="") for s in segments)
 
 
@@ -207,6 +211,10 @@ class Core:
         if key is not None:
             h["Idempotency-Key"] = key
         h.update(call.headers)
+        for name, value in h.items():
+            if not isinstance(value, str) or _BAD_HEADER_CHARS.intersection(value):
+                # Never echo the value: it may be a credential.
+                raise ValueError(f"the {name} header's value must be a string without CR, LF or NUL")
         return h
 
     def idempotency_key(self, call: Call) -> Optional[str]:

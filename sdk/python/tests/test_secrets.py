@@ -52,3 +52,35 @@ def test_results_mask_secrets_in_repr_but_keep_them(gate):
             agent = c.register_agent(name="S", principal_id="org_secrets")
     assert agent["agent_token"].startswith("qwed_agent_")
     assert agent.agent_token not in repr(agent) and "'agent_token': '***'" in repr(agent)
+
+
+@pytest.mark.parametrize("field", ["idempotency_key", "agent_token"])
+def test_header_injection_is_refused_before_sending(gate, field):
+    """A CR or LF in a value that becomes a header (the async client writes
+    its headers itself) is refused, naming the header, not the value."""
+    import asyncio
+
+    from qwed_sdk import AsyncQWEDClient
+
+    evil = "qwed_x\r\nX-API-Key: " + KEY
+    args = dict(agent_id="agent_x", action={"type": "calculate"}, context={"conversation_id": "c", "step_number": 1})
+    args[field] = evil
+    with QWEDClient(api_key="k", base_url=gate.url) as c:
+        with pytest.raises(ValueError) as e:
+            c.verify_action(**args)
+    assert KEY not in str(e.value) and "header" in str(e.value)
+
+    async def run() -> None:
+        async with AsyncQWEDClient(api_key="k", base_url=gate.url) as ac:
+            await ac.verify_action(**args)
+
+    with pytest.raises(ValueError) as e:
+        asyncio.run(run())
+    assert KEY not in str(e.value)
+
+
+def test_dot_segments_are_refused(gate):
+    with QWEDClient(api_key="k", base_url=gate.url) as c:
+        for bad in (".", "..", ""):
+            with pytest.raises(ValueError):
+                c.get_agent(bad)
