@@ -176,7 +176,7 @@ class AsyncEndpoints:
         ...
 
     async def list_transactions(self, **filters: Any) -> m.TransactionList:
-        """Transactions (filters: consumer, agent, business, category, status, from, to, limit, after)."""
+        """Transactions (filters: consumer, agent, business, category, status, from_, to, limit, after)."""
         ...
 
     async def list_webhook_deliveries(self, webhook_id: Optional[str] = None, **filters: Any) -> m.DeliveryList:

@@ -50,8 +50,10 @@ class Endpoints:
     """The methods of QWEDClient and AsyncQWEDClient (one per endpoint).
 
     Writes take ``idempotency_key=`` (else a fresh one per call, reused on
-    its retries). Agent-scoped calls take ``agent_token=`` to act as that
-    agent for one call (else the client's token, else its API key).
+    its retries). A query parameter named like a Python keyword takes a
+    trailing underscore (``from_=``). Agent-scoped calls take
+    ``agent_token=`` to act as that agent for one call (else the client's
+    token, else its API key).
     """
 
     _keyset: Any = None
@@ -65,6 +67,8 @@ class Endpoints:
         return fn(value)
 
     def _get(self, route: str, p: str, query: Optional[JSON] = None, **kw: Any) -> Any:
+        if query:  # from_= is the query parameter from (a keyword in Python)
+            query = {(k[:-1] if k.endswith("_") else k): v for k, v in query.items()}
         kw.setdefault("decode", model_for(route))
         return self._send(Call("GET", p, query=query, route=route, **kw))
 
@@ -758,7 +762,7 @@ class Endpoints:
 
     def list_transactions(self, **filters: Any) -> m.TransactionList:
         """Transactions (filters: consumer, agent, business, category,
-        status, from, to, limit, after)."""
+        status, from_, to, limit, after)."""
         return self._get("GET /transactions", "/transactions", filters)
 
     def get_transaction(

@@ -471,6 +471,9 @@ def test_execute_businesses_policies_transactions_webhooks(Client, gate, org, bu
     tx = done["transactionId"]
     assert c.get_transaction(tx)["status"] == "completed"
     assert tx in json.dumps(c.list_transactions(limit=10))
+    day = c.get_transaction(tx)["created_at"][:10]
+    assert tx in json.dumps(c.list_transactions(from_=day, agent=shopper.agent_id))
+    assert tx not in json.dumps(c.list_transactions(to=day))  # [from, to): before the day
     assert c.get_transaction_summary()
     assert c.get_transaction_analytics()
 
