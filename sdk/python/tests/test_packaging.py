@@ -140,8 +140,14 @@ def test_two_interpreters_are_covered_when_present():
     assert INTERPRETERS, "no Python >= 3.10 with venv found"
 
 
+def _source_files() -> set[str]:
+    return {str(p.relative_to(SDK_ROOT)) for p in SDK_ROOT.rglob("*") if "__pycache__" not in p.parts}
+
+
 def test_pip_install_of_the_folder_works_offline(venv):
+    before = _source_files()
     venv.pip(str(SDK_ROOT))
+    assert _source_files() == before  # the build writes nothing into the sources (no build/, no egg-info)
     got = venv.probe()
     site = str(venv.path)
     assert got["file"].startswith(site), got  # the installed copy, not the sources
