@@ -30,7 +30,7 @@ var domainPackages = map[string]string{
 	"engines/logic":      "logic engine (its solver is a process in handlers/verify/z3pool)",
 	"engines/math":       "math engine",
 	"engines/reasoning":  "reasoning engine (math and logic steps)",
-	"engines/sql":        "sql engine (pg_query)",
+	"engines/sql":        "sql engine (pg_query, the TiDB parser for MySQL, meyer for SQLite)",
 	"engines/stats":      "stats engine",
 }
 
@@ -100,6 +100,12 @@ var pureImports = []pureImport{
 	{"github.com/tree-sitter/tree-sitter-bash/bindings/go", []string{"engines/code"}, "Bash grammar"},
 	{"github.com/pganalyze/pg_query_go/v6", []string{"engines/sql"}, "the sql engine's parser (C; run in engine workers)"},
 	{"github.com/pganalyze/pg_query_go/v6/parser", []string{"engines/sql"}, "pg_query's parse errors"},
+	{"github.com/pingcap/tidb/pkg/parser", []string{"engines/sql"}, "the sql engine's MySQL parser (pure Go; run in engine workers)"},
+	{"github.com/pingcap/tidb/pkg/parser/ast", []string{"engines/sql"}, "the MySQL parse tree"},
+	{"github.com/pingcap/tidb/pkg/parser/opcode", []string{"engines/sql"}, "the MySQL parse tree's operators"},
+	{"github.com/pingcap/tidb/pkg/parser/test_driver", []string{"engines/sql"}, "the MySQL parser's stand-alone literal values"},
+	{"github.com/sqlc-dev/meyer/ast", []string{"engines/sql"}, "the SQLite parse tree"},
+	{"github.com/sqlc-dev/meyer/parser", []string{"engines/sql"}, "the sql engine's SQLite parser (pure Go; run in engine workers)"},
 	{"google.golang.org/protobuf/proto", []string{"engines/sql"}, "pg_query's parse tree"},
 	{"google.golang.org/protobuf/reflect/protoreflect", []string{"engines/sql"}, "walking pg_query's parse tree"},
 	{"github.com/agentgate/agentgate/domain", []string{"eventjson"}, "the types it encodes"},

@@ -13,7 +13,8 @@ import (
 // TestQWEDProtocol_SQL_DestructiveNotVerified on Kafka: a qwed.verify of
 // DROP TABLE is BLOCKED (403, QWED-SEC-002, not verified), while a
 // trusted agent's verify_action of an unbounded DELETE is decided by its
-// risk class (APPROVED, the sql engine's verdict VERIFIED, critical).
+// risk class (APPROVED, the sql engine's verdict VERIFIED, critical), and
+// a MySQL query is read by the MySQL parser.
 func TestQWEDProtocol_SQL_DestructiveNotVerified(t *testing.T) {
 	_, brokers := broker(t)
 	cfg := domain.DefaultConfig()
@@ -47,5 +48,23 @@ func TestQWEDProtocol_SQL_DestructiveNotVerified(t *testing.T) {
 	v, _ := m["verification"].(map[string]any)
 	if m["decision"] != "APPROVED" || v["status"] != "VERIFIED" || v["risk_level"] != "critical" {
 		t.Fatalf("trusted unbounded DELETE over Kafka: %v", m)
+	}
+	// params.dialect reaches the engine over Kafka too: MySQL's LIMIT
+	// offset, count is a read-only SELECT.
+	rep, err = c.Request(context.Background(), client.Verify(agent, token, domain.VerifyAction{
+		Action: domain.Action{Type: "execute_sql", Query: "SELECT name FROM customers LIMIT 1, 2",
+			Parameters: json.RawMessage(`{"dialect":"mysql"}`)},
+		Context: domain.ActionContext{ConversationID: "sql", StepNumber: json.Number("2")},
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m = nil
+	if err := json.Unmarshal(rep.Data, &m); err != nil {
+		t.Fatal(err)
+	}
+	v, _ = m["verification"].(map[string]any)
+	if m["decision"] != "APPROVED" || v["status"] != "VERIFIED" || v["risk_level"] != "low" {
+		t.Fatalf("mysql LIMIT x,y over Kafka: %v", m)
 	}
 }

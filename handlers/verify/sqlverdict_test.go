@@ -53,3 +53,30 @@ func TestQWEDProtocol_SQL_DestructiveNotVerified(t *testing.T) {
 		t.Errorf("trusted injection: %v", m)
 	}
 }
+
+// TestQWEDProtocol_SQL_Dialects: params.dialect mysql and sqlite are read
+// by their own parsers on /verify and in verify_action (the action's
+// parameters.dialect): MySQL's LIMIT offset, count is a read-only SELECT
+// the gate approves for a supervised agent, SQLite's ATTACH is a security
+// violation, and /verify of a MySQL DROP TABLE is BLOCKED.
+func TestQWEDProtocol_SQL_Dialects(t *testing.T) {
+	s := newServer(t, sql.New())
+	r := s.verify(`{"query":"DROP TABLE ` + "`users`" + `","type":"sql","params":{"dialect":"mysql"}}`)
+	if m := r.json(t); r.status != 403 || m["status"] != "BLOCKED" || r.code(t) != "QWED-SEC-002" {
+		t.Errorf("/verify mysql DROP TABLE: %d %s", r.status, r.body)
+	}
+	r = s.verify(`{"query":"SELECT name FROM customers LIMIT 1, 2","type":"sql","params":{"dialect":"sqlite"}}`)
+	if m := r.json(t); r.status != 200 || m["status"] != "VERIFIED" {
+		t.Errorf("/verify sqlite LIMIT x,y: %d %s", r.status, r.body)
+	}
+	id, tok := s.agent("supervised", "sql")
+	m := s.actionWith(id, tok, 1, `{"type":"execute_sql","query":"SELECT name FROM customers LIMIT 1, 2","parameters":{"dialect":"mysql"}}`)
+	v, _ := m["verification"].(map[string]any)
+	if m["decision"] != "APPROVED" || v["status"] != "VERIFIED" || v["risk_level"] != "low" {
+		t.Errorf("mysql LIMIT x,y in verify_action: %v", m)
+	}
+	m = s.actionWith(id, tok, 2, `{"type":"execute_sql","query":"ATTACH DATABASE '/etc/x.db' AS x","parameters":{"dialect":"sqlite"}}`)
+	if m["decision"] != "DENIED" || errCode(m) != "QWED-SEC-002" {
+		t.Errorf("sqlite ATTACH in verify_action: %v", m)
+	}
+}

@@ -15,8 +15,8 @@ func TestQWEDProtocol_5_1_ArithmeticClaim(t *testing.T) {
 		"2+2": false, "x = 5": false, "d/dx 3 = 0": false, "diff(3, x) = 0": false, "1=1=1": false,
 		"Paris is the capital of France": false, "": false, "\xff = 1": false,
 		strings.Repeat("(", 100000) + "1" + strings.Repeat(")", 100000) + "=1": false,
-		strings.Repeat("(", 5000) + "1" + strings.Repeat(")", 5000) + "=1": false,
-		strings.Repeat("-", 50000) + "1=1": false,
+		strings.Repeat("(", 5000) + "1" + strings.Repeat(")", 5000) + "=1":     false,
+		strings.Repeat("-", 50000) + "1=1":                                     false,
 	} {
 		if got := IsArithmeticClaim(q); got != want {
 			t.Errorf("%.40q: %v, want %v", q, got, want)

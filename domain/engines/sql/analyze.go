@@ -19,6 +19,7 @@ type options struct {
 	maxJoins         int
 	maxSubqueryDepth int
 	allow            map[string]bool // checks waived (params.allow)
+	dialect          string          // DialectPostgres, DialectMySQL or DialectSQLite
 }
 
 func defaultOptions() *options {
@@ -27,6 +28,7 @@ func defaultOptions() *options {
 		sensitiveTables:  newWordList(SensitiveTables, nil),
 		maxJoins:         DefaultMaxJoins,
 		maxSubqueryDepth: DefaultMaxSubqueryDepth,
+		dialect:          DialectPostgres,
 	}
 }
 

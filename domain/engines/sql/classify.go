@@ -91,6 +91,12 @@ func Classify(query string) (Class, error) {
 }
 
 func classify(query string, opt *options) (Class, *engines.Problem) {
+	switch opt.dialect {
+	case DialectMySQL:
+		return classifyMySQL(query, opt)
+	case DialectSQLite:
+		return classifySQLite(query, opt)
+	}
 	ps, p := parseSQL(query, "query", MaxQueryBytes)
 	if p != nil {
 		return Class{}, p
@@ -102,9 +108,21 @@ func classify(query string, opt *options) (Class, *engines.Problem) {
 	for _, raw := range ps.tree.Stmts {
 		a.statement(raw)
 	}
+	second := int32(0)
+	if len(ps.tree.Stmts) > 1 {
+		second = ps.tree.Stmts[1].StmtLocation
+	}
+	return a.class(ps.nodes, ps.nesting, second), nil
+}
+
+// class is the classification the analysis reached over every statement
+// of the query: the worst statement, the stacked-statements finding (at
+// byte offset second, where the second statement starts), the findings
+// sorted, and the size figures.
+func (a *analysis) class(nodes, nesting int, second int32) Class {
 	c := Class{
-		Complexity: Complexity{Statements: len(a.stmts), Bytes: len(query), Nodes: ps.nodes,
-			Nesting: ps.nesting, Joins: a.joins, SubqueryDepth: a.maxDepth},
+		Complexity: Complexity{Statements: len(a.stmts), Bytes: len(a.src), Nodes: nodes,
+			Nesting: nesting, Joins: a.joins, SubqueryDepth: a.maxDepth},
 	}
 	worst := a.stmts[0]
 	writes := false
@@ -122,7 +140,7 @@ func classify(query string, opt *options) (Class, *engines.Problem) {
 		if writes {
 			sev, msg = "critical", msg+", of which one writes or changes the database: an injection pattern"
 		}
-		a.find("sql.stacked_statements", sev, msg, ps.tree.Stmts[1].StmtLocation)
+		a.find("sql.stacked_statements", sev, msg, second)
 	}
 	c.Risk, c.Statement, c.StatementClass, c.Reason = worst.Risk, worst.Statement, worst.Class, worst.Reason
 	slices.SortFunc(a.findings, func(x, y engines.Finding) int {
@@ -152,7 +170,7 @@ func classify(query string, opt *options) (Class, *engines.Problem) {
 	if c.Statements == nil {
 		c.Statements = []Statement{}
 	}
-	return c, nil
+	return c
 }
 
 func firstBlocking(fs []engines.Finding) string {

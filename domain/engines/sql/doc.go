@@ -1,7 +1,10 @@
 // Package sql is the SQL verification engine of the QWED protocol (QWED protocol v1.0
 // §4.1, §5.2.5): it reads a PostgreSQL query with the real PostgreSQL parser
-// (pganalyze/pg_query_go, the PostgreSQL 17 grammar compiled in through cgo)
-// and decides from the parse tree, never from the text:
+// (pganalyze/pg_query_go, the PostgreSQL 17 grammar compiled in through cgo),
+// a MySQL query (params.dialect "mysql") with the TiDB parser and an SQLite
+// query ("sqlite") with meyer, a rendering of SQLite's own grammar (both pure
+// Go; mysql.go, sqlite.go), and decides from the parse tree, never from the
+// text:
 //
 //   - the statement class and its risk (docs/ARCHITECTURE.md, "Where the
 //     specifications disagree"): a read-only SELECT is low; INSERT, MERGE, UPDATE or DELETE with a WHERE clause and CREATE
@@ -31,12 +34,15 @@
 //     bounds, QWED-REQ-004), joins and subquery depth (policy limits,
 //     configurable in params up to hard maxima).
 //
-// Outcomes: VERIFIED with the statement class, risk, tables and columns read
-// and written; BLOCKED (QWED-SEC-002) for injection patterns and server
-// file/program access; FAILED for schema violations and exceeded policy
-// limits, with the reason; ERROR with QWED-REQ-003 {position, expected,
-// found} for syntax errors, QWED-REQ-004 beyond a hard bound and QWED-REQ-001
-// for bad params; UNSUPPORTED for a dialect other than postgresql.
+// Outcomes: VERIFIED, only when no check failed, with the statement class,
+// risk, tables and columns read and written; BLOCKED (QWED-SEC-002) for
+// injection patterns and server file/program access, and for a destructive
+// statement, a sensitive column or stacked statements unless params.allow
+// waives that check (the gate's verify_action does: it decides by the risk
+// class); FAILED for schema violations and exceeded policy limits, with the
+// reason; ERROR with QWED-REQ-003 {position, expected, found} for syntax
+// errors, QWED-REQ-004 beyond a hard bound and QWED-REQ-001 for bad params;
+// UNSUPPORTED for a dialect other than postgresql, mysql and sqlite.
 //
 // Classify is the same analysis without params, for the gate's risk of an
 // execute_sql action.

@@ -23,8 +23,9 @@ type Params struct {
 	// SchemaDDL are CREATE TABLE statements; with them, unknown tables and
 	// columns are FAILED.
 	SchemaDDL string `json:"schema_ddl"`
-	// Dialect must be postgresql (or postgres, pg, or empty); any other is
-	// UNSUPPORTED.
+	// Dialect is postgresql (or postgres, pg, or empty), mysql, or sqlite
+	// (or sqlite3); any other is UNSUPPORTED. The schema_ddl is read in
+	// the same dialect.
 	Dialect string `json:"dialect"`
 	// SensitiveColumns and SensitiveTables extend the default lists.
 	SensitiveColumns []string `json:"sensitive_columns"`
@@ -113,7 +114,8 @@ func (Engine) Capabilities() engines.Capabilities {
 		Version:  Version,
 		Capabilities: map[string]any{
 			"parser":              "pg_query_go v6.2.5 (PostgreSQL 17 parser)",
-			"dialects":            []string{"postgresql"},
+			"parsers":             map[string]string{DialectPostgres: parserPostgres, DialectMySQL: parserMySQL, DialectSQLite: parserSQLite},
+			"dialects":            Dialects(),
 			"statement_classes":   []string{"read", "write", "unbounded_write", "ddl", "privilege", "session", "admin"},
 			"risk_classification": true,
 			"stacked_statements":  true,
@@ -143,7 +145,7 @@ func (Engine) Capabilities() engines.Capabilities {
 
 const paramsSchema = `{"type":"object","additionalProperties":false,"properties":{` +
 	`"schema_ddl":{"type":"string","maxLength":100000},` +
-	`"dialect":{"type":"string","enum":["postgresql","postgres","pg",""]},` +
+	`"dialect":{"type":"string","enum":["postgresql","postgres","pg","","mysql","sqlite","sqlite3"]},` +
 	`"sensitive_columns":{"type":"array","items":{"type":"string"}},` +
 	`"sensitive_tables":{"type":"array","items":{"type":"string"}},` +
 	`"max_joins":{"type":"integer","minimum":0,"maximum":256},` +
@@ -164,12 +166,12 @@ func decodeParams(raw json.RawMessage) (*options, *engines.Problem) {
 			return nil, problem(CodeInvalidRequest, "decoding sql params: trailing data", map[string]any{"field": "params"})
 		}
 	}
-	switch strings.ToLower(strings.TrimSpace(p.Dialect)) {
-	case "", "postgresql", "postgres", "pg":
-	default:
-		return nil, problem(CodeUnsupported, "dialect "+strconv.Quote(p.Dialect)+" is not supported: the sql engine reads PostgreSQL only",
-			map[string]any{"dialect": p.Dialect, "supported": []string{"postgresql"}})
+	d, ok := normalizeDialect(p.Dialect)
+	if !ok {
+		return nil, problem(CodeUnsupported, "dialect "+strconv.Quote(p.Dialect)+" is not supported: the sql engine reads "+
+			strings.Join(Dialects(), ", "), map[string]any{"dialect": p.Dialect, "supported": Dialects()})
 	}
+	opt.dialect = d
 	if n := len(p.SensitiveColumns) + len(p.SensitiveTables); n > MaxSensitiveNames {
 		return nil, problem(CodeInvalidRequest, "more than "+strconv.Itoa(MaxSensitiveNames)+" sensitive names",
 			map[string]any{"limit": MaxSensitiveNames, "field": "sensitive_columns"})
@@ -203,7 +205,7 @@ func decodeParams(raw json.RawMessage) (*options, *engines.Problem) {
 		opt.allow[check] = true
 	}
 	if p.SchemaDDL != "" {
-		s, pr := parseSchema(p.SchemaDDL)
+		s, pr := parseSchemaIn(d, p.SchemaDDL)
 		if pr != nil {
 			if pr.Code == CodeSyntax {
 				pr.Code = CodeInvalidRequest
@@ -239,7 +241,7 @@ func (Engine) Verify(_ context.Context, req engines.Request) (out engines.Outcom
 	if p != nil {
 		return engines.Outcome{Status: engines.Error, Err: p}
 	}
-	res := Result{Dialect: "postgresql", Class: c, ChecksPassed: []string{}, ChecksFailed: []string{},
+	res := Result{Dialect: opt.dialect, Class: c, ChecksPassed: []string{}, ChecksFailed: []string{},
 		Limits: Limits{MaxJoins: opt.maxJoins, MaxSubqueryDepth: opt.maxSubqueryDepth}}
 	var policy []string // the failed checks that block (not waived)
 	check := func(name string, ok bool) {
@@ -322,7 +324,7 @@ func (Engine) Verify(_ context.Context, req engines.Request) (out engines.Outcom
 	}
 	out.Result = res
 	if req.IncludeProof {
-		pr := Proof{Parser: "pg_query_go v6.2.5 (PostgreSQL 17 grammar)"}
+		pr := Proof{Parser: map[string]string{DialectPostgres: parserPostgres, DialectMySQL: parserMySQL, DialectSQLite: parserSQLite}[opt.dialect]}
 		for i, st := range c.Statements {
 			pr.Steps = append(pr.Steps, "statement "+strconv.Itoa(i+1)+" at "+strconv.Itoa(st.Position)+": "+
 				st.Statement+" -> "+st.Class+", "+string(st.Risk)+": "+st.Reason)

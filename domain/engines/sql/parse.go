@@ -48,23 +48,8 @@ type parsed struct {
 // parseSQL parses src (the query, or the schema DDL when what is
 // "schema_ddl") under the hard bounds, or returns the §8 problem.
 func parseSQL(src, what string, maxBytes int) (*parsed, *engines.Problem) {
-	if len(src) > maxBytes {
-		return nil, problem(CodeTooLong, what+" longer than "+strconv.Itoa(maxBytes)+" bytes",
-			map[string]any{"limit": maxBytes, "length": len(src), "field": what})
-	}
-	if i := strings.IndexByte(src, 0); i >= 0 {
-		return nil, syntaxProblem(src, what, "NUL byte in "+what, charPos(src, i), "", "NUL byte")
-	}
-	if !utf8.ValidString(src) {
-		i := 0
-		for i < len(src) {
-			r, n := utf8.DecodeRuneInString(src[i:])
-			if r == utf8.RuneError && n <= 1 {
-				break
-			}
-			i += n
-		}
-		return nil, syntaxProblem(src, what, "invalid UTF-8 in "+what, charPos(src, i), "", "byte 0x"+strconv.FormatUint(uint64(src[i]), 16))
+	if p := precheck(src, what, maxBytes); p != nil {
+		return nil, p
 	}
 	nesting, at := 0, 0
 	if sc, err := pg.Scan(src); err == nil {
@@ -91,6 +76,30 @@ func parseSQL(src, what string, maxBytes int) (*parsed, *engines.Problem) {
 			map[string]any{"limit": MaxNodes, "field": what})
 	}
 	return &parsed{src: src, tree: tree, nodes: nodes, nesting: nesting}, nil
+}
+
+// precheck refuses, before any parser runs, text longer than maxBytes
+// (QWED-REQ-004), with a NUL byte or that is not UTF-8 (QWED-REQ-003).
+func precheck(src, what string, maxBytes int) *engines.Problem {
+	if len(src) > maxBytes {
+		return problem(CodeTooLong, what+" longer than "+strconv.Itoa(maxBytes)+" bytes",
+			map[string]any{"limit": maxBytes, "length": len(src), "field": what})
+	}
+	if i := strings.IndexByte(src, 0); i >= 0 {
+		return syntaxProblem(src, what, "NUL byte in "+what, charPos(src, i), "", "NUL byte")
+	}
+	if !utf8.ValidString(src) {
+		i := 0
+		for i < len(src) {
+			r, n := utf8.DecodeRuneInString(src[i:])
+			if r == utf8.RuneError && n <= 1 {
+				break
+			}
+			i += n
+		}
+		return syntaxProblem(src, what, "invalid UTF-8 in "+what, charPos(src, i), "", "byte 0x"+strconv.FormatUint(uint64(src[i]), 16))
+	}
+	return nil
 }
 
 // nestingEstimate bounds from above the nesting the parser can build from

@@ -33,6 +33,34 @@ func (t *Table) qualified() string {
 // Schema is the set of tables read from params.schema_ddl.
 type Schema struct {
 	tables map[string][]*Table // by name
+	count  int
+}
+
+// add adds t, or replaces the table of the same schema and name; past
+// MaxSchemaTables it is QWED-REQ-004.
+func (s *Schema) add(t *Table) *engines.Problem {
+	if old := s.lookup(t.Schema, t.Name); old != nil && old.Schema == t.Schema {
+		*old = *t
+		return nil
+	}
+	s.count++
+	if s.count > MaxSchemaTables {
+		return problem(CodeTooLong, "schema_ddl defines more than "+strconv.Itoa(MaxSchemaTables)+" tables",
+			map[string]any{"limit": MaxSchemaTables, "field": "schema_ddl"})
+	}
+	s.tables[t.Name] = append(s.tables[t.Name], t)
+	return nil
+}
+
+// parseSchemaIn reads ddl in dialect d.
+func parseSchemaIn(d, ddl string) (*Schema, *engines.Problem) {
+	switch d {
+	case DialectMySQL:
+		return parseMySQLSchema(ddl)
+	case DialectSQLite:
+		return parseSQLiteSchema(ddl)
+	}
+	return parseSchema(ddl)
 }
 
 // Tables returns the schema's tables ordered by qualified name.
@@ -78,20 +106,7 @@ func parseSchema(ddl string) (*Schema, *engines.Problem) {
 		return nil, p
 	}
 	s := &Schema{tables: map[string][]*Table{}}
-	count := 0
-	add := func(t *Table) *engines.Problem {
-		if old := s.lookup(t.Schema, t.Name); old != nil && old.Schema == t.Schema {
-			*old = *t
-			return nil
-		}
-		count++
-		if count > MaxSchemaTables {
-			return problem(CodeTooLong, "schema_ddl defines more than "+strconv.Itoa(MaxSchemaTables)+" tables",
-				map[string]any{"limit": MaxSchemaTables, "field": "schema_ddl"})
-		}
-		s.tables[t.Name] = append(s.tables[t.Name], t)
-		return nil
-	}
+	add := s.add
 	for _, raw := range ps.tree.Stmts {
 		switch x := raw.Stmt.GetNode().(type) {
 		case *pg.Node_CreateStmt:

@@ -1,0 +1,372 @@
+package sql
+
+import (
+	"errors"
+	"math/big"
+	"strings"
+
+	"github.com/agentgate/agentgate/domain/engines"
+)
+
+// The dialects the engine reads (params.dialect), each with its own real
+// parser: PostgreSQL with pg_query (PostgreSQL's own parser, C), MySQL
+// with the TiDB parser (github.com/pingcap/tidb/pkg/parser, MySQL 8
+// grammar, pure Go), SQLite with meyer (github.com/sqlc-dev/meyer, a
+// pure-Go rendering of SQLite's parse.y).
+const (
+	DialectPostgres = "postgresql"
+	DialectMySQL    = "mysql"
+	DialectSQLite   = "sqlite"
+)
+
+// The parsers, as the capabilities document and the proof name them.
+const (
+	parserPostgres = "pg_query_go v6.2.5 (PostgreSQL 17 grammar)"
+	parserMySQL    = "TiDB parser (github.com/pingcap/tidb/pkg/parser, MySQL 8 grammar)"
+	parserSQLite   = "meyer v0.1.2 (github.com/sqlc-dev/meyer, SQLite parse.y)"
+)
+
+// dialectNames maps the names params.dialect may give to the dialects the
+// engine reads.
+var dialectNames = map[string]string{
+	"": DialectPostgres, "postgresql": DialectPostgres, "postgres": DialectPostgres, "pg": DialectPostgres,
+	"mysql": DialectMySQL, "sqlite": DialectSQLite, "sqlite3": DialectSQLite,
+}
+
+// Dialects returns the dialects the engine reads.
+func Dialects() []string { return []string{DialectMySQL, DialectPostgres, DialectSQLite} }
+
+// normalizeDialect maps a params.dialect to the dialect it names (false
+// when the engine does not read it).
+func normalizeDialect(d string) (string, bool) {
+	n, ok := dialectNames[strings.ToLower(strings.TrimSpace(d))]
+	return n, ok
+}
+
+// roughNesting bounds from above the nesting the MySQL and SQLite parsers,
+// and the engine's walks over their trees, can build from src: the depth
+// of brackets plus, at each depth, the longest run of operator characters
+// and NOT keywords between operands, skipping quoted text and comments.
+// It returns the estimate and the byte offset where it peaked. The parsers
+// are Go code (a deep input cannot kill the process as C would, but it can
+// take the stack and time): the engine refuses past MaxNesting before it
+// parses.
+func roughNesting(src string, hashComments bool) (int, int) {
+	depth, run, best, at := 0, 0, 0, 0
+	note := func(i int) {
+		if e := depth + run; e > best {
+			best, at = e, i
+		}
+	}
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		switch {
+		case c == '\'' || c == '"' || c == '`':
+			j := i + 1
+			for j < len(src) && src[j] != c {
+				if src[j] == '\\' && c != '`' {
+					j++
+				}
+				j++
+			}
+			i = j
+			run = 0
+		case c == '[':
+			j := strings.IndexByte(src[i:], ']')
+			if j < 0 {
+				return best, at
+			}
+			i += j
+			run = 0
+		case c == '-' && i+1 < len(src) && src[i+1] == '-', c == '#' && hashComments:
+			j := strings.IndexByte(src[i:], '\n')
+			if j < 0 {
+				return best, at
+			}
+			i += j
+		case c == '/' && i+1 < len(src) && src[i+1] == '*':
+			j := strings.Index(src[i+2:], "*/")
+			if j < 0 {
+				return best, at
+			}
+			i += j + 3
+		case c == '(':
+			depth++
+			run = 0
+			note(i)
+		case c == ')':
+			if depth > 0 {
+				depth--
+			}
+			run = 0
+		case strings.IndexByte("+-~!*/%^&|<>=", c) >= 0:
+			run++
+			note(i)
+		case c == ',' || c == ';':
+			run = 0
+		case (c == 'n' || c == 'N') && i+3 <= len(src) && strings.EqualFold(src[i:i+3], "not") &&
+			(i == 0 || !identByte(src[i-1])) && (i+3 == len(src) || !identByte(src[i+3])):
+			run++
+			note(i)
+			i += 2
+		case identByte(c):
+			for i+1 < len(src) && identByte(src[i+1]) {
+				i++
+			}
+			run = 0
+		}
+	}
+	return best, at
+}
+
+func identByte(c byte) bool {
+	return c == '_' || c == '$' || c >= 0x80 || (c >= '0' && c <= '9') || (c|0x20 >= 'a' && c|0x20 <= 'z')
+}
+
+// tv is the value of a constant expression as the engine folds it for the
+// tautology checks of the MySQL and SQLite dialects: exact numbers
+// (math/big), strings, NULL, or unknown (anything that reads a column, a
+// function or a parameter).
+type tv struct {
+	kind tvKind
+	num  *big.Rat
+	str  string
+}
+
+type tvKind int
+
+const (
+	tvUnknown tvKind = iota
+	tvNull
+	tvNum
+	tvStr
+)
+
+var unknown = tv{}
+
+func tvNumber(r *big.Rat) tv { return tv{kind: tvNum, num: r} }
+
+func tvBool(b bool) tv {
+	if b {
+		return tvNumber(big.NewRat(1, 1))
+	}
+	return tvNumber(new(big.Rat))
+}
+
+// parseNumber reads a numeric literal exactly (decimal, with an optional
+// exponent, or 0x hexadecimal).
+func parseNumber(s string) (*big.Rat, bool) {
+	s = strings.TrimSpace(s)
+	if len(s) > 2 && (s[:2] == "0x" || s[:2] == "0X") {
+		n, ok := new(big.Int).SetString(s[2:], 16)
+		if !ok {
+			return nil, false
+		}
+		return new(big.Rat).SetInt(n), true
+	}
+	if len(s) > 400 {
+		return nil, false
+	}
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		// An exponent beyond a few digits would build a huge number.
+		if len(s)-i > 5 {
+			return nil, false
+		}
+	}
+	r, ok := new(big.Rat).SetString(s)
+	return r, ok
+}
+
+// leadingNumber is the number a string converts to in MySQL and SQLite
+// arithmetic: its longest numeric prefix (after spaces), 0 when none.
+func leadingNumber(s string) *big.Rat {
+	s = strings.TrimLeft(s, " \t\r\n")
+	end, digits, dot := 0, false, false
+	if end < len(s) && (s[end] == '+' || s[end] == '-') {
+		end++
+	}
+	for end < len(s) {
+		c := s[end]
+		switch {
+		case c >= '0' && c <= '9':
+			digits = true
+		case c == '.' && !dot:
+			dot = true
+		default:
+			goto done
+		}
+		end++
+	}
+done:
+	if !digits {
+		return new(big.Rat)
+	}
+	r, ok := parseNumber(strings.TrimSuffix(s[:end], "."))
+	if !ok {
+		return new(big.Rat)
+	}
+	return r
+}
+
+// folding is how a dialect compares and converts values.
+type folding struct {
+	// foldCase compares strings case-insensitively (MySQL's default
+	// collations); the engine reads the broader equality, so a tautology
+	// is never missed.
+	foldCase bool
+	// coerce compares a number with a string as numbers (MySQL); without
+	// it (SQLite), a number is less than any string.
+	coerce bool
+}
+
+// truth is v as a condition: true only when v is a non-zero number or a
+// string whose numeric prefix is non-zero.
+func (v tv) truth() bool {
+	switch v.kind {
+	case tvNum:
+		return v.num.Sign() != 0
+	case tvStr:
+		return leadingNumber(v.str).Sign() != 0
+	}
+	return false
+}
+
+// compare folds x op y (op one of = <> < <= > >= <=>).
+func (f folding) compare(op string, x, y tv) tv {
+	if op == "<=>" {
+		if x.kind == tvNull || y.kind == tvNull {
+			if x.kind == tvUnknown || y.kind == tvUnknown {
+				return unknown
+			}
+			return tvBool(x.kind == y.kind)
+		}
+		op = "="
+	}
+	if x.kind == tvUnknown || y.kind == tvUnknown {
+		return unknown
+	}
+	if x.kind == tvNull || y.kind == tvNull {
+		return tv{kind: tvNull}
+	}
+	var c int
+	switch {
+	case x.kind == tvNum && y.kind == tvNum:
+		c = x.num.Cmp(y.num)
+	case x.kind == tvStr && y.kind == tvStr:
+		a, b := x.str, y.str
+		if f.foldCase {
+			a, b = strings.ToLower(strings.TrimRight(a, " ")), strings.ToLower(strings.TrimRight(b, " "))
+		}
+		c = strings.Compare(a, b)
+	case f.coerce:
+		a, b := x, y
+		if a.kind == tvStr {
+			a = tvNumber(leadingNumber(a.str))
+		}
+		if b.kind == tvStr {
+			b = tvNumber(leadingNumber(b.str))
+		}
+		c = a.num.Cmp(b.num)
+	case x.kind == tvNum:
+		c = -1
+	default:
+		c = 1
+	}
+	switch op {
+	case "=":
+		return tvBool(c == 0)
+	case "<>", "!=":
+		return tvBool(c != 0)
+	case "<":
+		return tvBool(c < 0)
+	case "<=":
+		return tvBool(c <= 0)
+	case ">":
+		return tvBool(c > 0)
+	case ">=":
+		return tvBool(c >= 0)
+	}
+	return unknown
+}
+
+// arith folds x op y (op one of + - * / %); strings convert to their
+// numeric prefix, a division by zero is NULL.
+func arith(op string, x, y tv) tv {
+	if x.kind == tvUnknown || y.kind == tvUnknown {
+		return unknown
+	}
+	if x.kind == tvNull || y.kind == tvNull {
+		return tv{kind: tvNull}
+	}
+	a, b := x.num, y.num
+	if x.kind == tvStr {
+		a = leadingNumber(x.str)
+	}
+	if y.kind == tvStr {
+		b = leadingNumber(y.str)
+	}
+	r := new(big.Rat)
+	switch op {
+	case "+":
+		r.Add(a, b)
+	case "-":
+		r.Sub(a, b)
+	case "*":
+		r.Mul(a, b)
+	case "/":
+		if b.Sign() == 0 {
+			return tv{kind: tvNull}
+		}
+		r.Quo(a, b)
+	default:
+		return unknown
+	}
+	return tvNumber(r)
+}
+
+// logical folds AND, OR, XOR and NOT over truth values (unknown stays
+// unknown unless the other side decides).
+func logical(op string, x, y tv) tv {
+	known := func(v tv) bool { return v.kind == tvNum || v.kind == tvStr }
+	switch op {
+	case "and":
+		if (known(x) && !x.truth()) || (known(y) && !y.truth()) {
+			return tvBool(false)
+		}
+		if known(x) && known(y) {
+			return tvBool(true)
+		}
+	case "or":
+		if (known(x) && x.truth()) || (known(y) && y.truth()) {
+			return tvBool(true)
+		}
+		if known(x) && known(y) {
+			return tvBool(false)
+		}
+	case "xor":
+		if known(x) && known(y) {
+			return tvBool(x.truth() != y.truth())
+		}
+	case "not":
+		if known(x) {
+			return tvBool(!x.truth())
+		}
+	}
+	return unknown
+}
+
+// parserPanic is a panic of a Go parser, recovered: the engine answers
+// ERROR with QWED-ENG-002 (fail closed), never a syntax error.
+type parserPanic struct{ msg string }
+
+func (p *parserPanic) Error() string { return p.msg }
+
+// panicProblem is the QWED-ENG-002 problem of err when it is a
+// parserPanic.
+func panicProblem(err error, what string) *engines.Problem {
+	var pp *parserPanic
+	if errors.As(err, &pp) {
+		return problem(CodeEngine, "reading the "+what+": "+pp.msg, map[string]any{"field": what})
+	}
+	return nil
+}

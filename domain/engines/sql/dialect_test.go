@@ -1,0 +1,183 @@
+package sql
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/agentgate/agentgate/domain/engines"
+)
+
+// dialectCase is one query of a dialect and what the engine must answer.
+type dialectCase struct {
+	query  string
+	status engines.Status
+	risk   Risk   // "" when not checked
+	rule   string // a finding the answer must hold, "" for none
+	check  string // a check that must be in checks_failed, "" for none
+}
+
+func runDialect(t *testing.T, dialect string, cases []dialectCase) {
+	t.Helper()
+	for _, tc := range cases {
+		o := verify(t, tc.query, map[string]any{"dialect": dialect})
+		if o.Status != tc.status {
+			t.Errorf("%s %q: %s %+v, want %s", dialect, tc.query, o.Status, o.Err, tc.status)
+			continue
+		}
+		if o.Status == engines.Error {
+			continue
+		}
+		r := result(t, o)
+		if r.Dialect != dialect || (tc.risk != "" && r.Risk != tc.risk) {
+			t.Errorf("%s %q: dialect %s risk %s, want %s", dialect, tc.query, r.Dialect, r.Risk, tc.risk)
+		}
+		if tc.rule != "" && !slices.ContainsFunc(o.Findings, func(f engines.Finding) bool { return f.Rule == tc.rule }) {
+			t.Errorf("%s %q: findings %+v, want %s", dialect, tc.query, o.Findings, tc.rule)
+		}
+		if tc.check != "" && !slices.Contains(r.ChecksFailed, tc.check) {
+			t.Errorf("%s %q: checks_failed %v, want %s", dialect, tc.query, r.ChecksFailed, tc.check)
+		}
+		if (o.Status == engines.Verified) != (len(r.ChecksFailed) == 0) {
+			t.Errorf("%s %q: %s with checks_failed %v", dialect, tc.query, o.Status, r.ChecksFailed)
+		}
+	}
+}
+
+// TestQWEDProtocol_SQL_Dialect_MySQL pins the MySQL path (the TiDB parser)
+// under the checks of the PostgreSQL path, with MySQL's own syntax
+// (backquotes, LIMIT offset, count, # comments) and dangers (INTO OUTFILE,
+// LOAD DATA, LOAD_FILE, SLEEP, mysql.user, SET GLOBAL).
+func TestQWEDProtocol_SQL_Dialect_MySQL(t *testing.T) {
+	v, b, e := engines.Verified, engines.Blocked, engines.Error
+	runDialect(t, DialectMySQL, []dialectCase{
+		{"SELECT `name` FROM `orders` WHERE `id` = 1 LIMIT 10, 5", v, RiskLow, "", ""},
+		{"SELECT name FROM orders # a comment\nWHERE id = 1", v, RiskLow, "", ""},
+		{"SELECT o.id FROM orders o JOIN items i ON i.order_id = o.id WHERE o.id IN (SELECT 1)", v, RiskLow, "", ""},
+		{"SHOW TABLES", v, RiskLow, "", ""},
+		{"DELETE FROM orders WHERE id = 1 LIMIT 1", v, RiskHigh, "", ""},
+		{"INSERT INTO orders (id, total) VALUES (1, 2) ON DUPLICATE KEY UPDATE total = 3", v, RiskHigh, "", ""},
+		{"DROP TABLE users", b, RiskCritical, "", CheckNoDestructive},
+		{"TRUNCATE TABLE orders", b, RiskCritical, "", CheckNoDestructive},
+		{"DELETE FROM orders", b, RiskCritical, "", CheckNoDestructive},
+		{"UPDATE orders SET total = 0 WHERE 1 = 1", b, RiskCritical, "sql.tautology", CheckNoInjection},
+		{"GRANT ALL ON *.* TO 'bob'@'%'", b, RiskCritical, "", CheckNoDestructive},
+		{"SET GLOBAL general_log = 1", b, RiskCritical, "", CheckNoDestructive},
+		{"SELECT * FROM orders WHERE name = '' OR 'a' = 'A'", b, RiskCritical, "sql.tautology", CheckNoInjection},
+		{"SELECT * FROM orders WHERE name = '' OR 1", b, RiskCritical, "sql.tautology", CheckNoInjection},
+		{"SELECT * FROM orders WHERE id = 1 || '1' = 1", b, RiskCritical, "sql.tautology", CheckNoInjection},
+		{"SELECT * FROM orders WHERE id = 1 OR id = id", b, RiskCritical, "sql.tautology", CheckNoInjection},
+		{"SELECT * FROM orders WHERE id = 1 OR 2 BETWEEN 1 AND 3", b, RiskCritical, "sql.tautology", CheckNoInjection},
+		{"SELECT * FROM orders WHERE id = 1 OR 'a' = 'b'", v, RiskLow, "", ""},
+		{"SELECT 1; DROP TABLE orders", b, RiskCritical, "sql.stacked_statements", CheckNoInjection},
+		{"SELECT 1; SELECT 2", b, RiskLow, "sql.stacked_statements", CheckSingle},
+		{"SELECT LOAD_FILE('/etc/passwd')", b, RiskCritical, "sql.dangerous_function", CheckNoDestructive},
+		{"SELECT * FROM orders WHERE id = 1 AND SLEEP(5)", b, RiskCritical, "sql.dangerous_function", CheckNoDestructive},
+		{"SELECT name FROM orders INTO OUTFILE '/var/www/x.php'", b, RiskCritical, "sql.into_outfile", CheckNoDestructive},
+		{"LOAD DATA INFILE '/etc/passwd' INTO TABLE orders", b, RiskCritical, "sql.load_data", CheckNoDestructive},
+		{"SELECT authentication_string FROM mysql.user", b, RiskCritical, "sql.credential_catalog", CheckNoDestructive},
+		{"SELECT password FROM accounts", b, RiskHigh, "sql.sensitive_column", CheckNoSensitive},
+		{"SELECT * FROM users", b, RiskHigh, "sql.select_star_sensitive", CheckNoSensitive},
+		{"EXPLAIN DELETE FROM orders", v, RiskLow, "", ""},
+		{"SELEC 1", e, "", "", ""},
+		{"SELECT 'abc", e, "", "", ""},
+	})
+	o := verify(t, "SELEC name FROM t", map[string]any{"dialect": "mysql"})
+	if o.Err == nil || o.Err.Code != CodeSyntax || o.Err.Details["found"] != "SELEC" || o.Err.Details["position"] != 1 {
+		t.Errorf("syntax error: %+v", o.Err)
+	}
+}
+
+// TestQWEDProtocol_SQL_Dialect_SQLite pins the SQLite path (meyer) under
+// the checks of the PostgreSQL path, with SQLite's own syntax ([brackets],
+// backquotes, LIMIT offset, count) and dangers (ATTACH, PRAGMA that sets
+// a value, VACUUM INTO, CREATE TRIGGER, load_extension, the fileio
+// functions).
+func TestQWEDProtocol_SQL_Dialect_SQLite(t *testing.T) {
+	v, b, e := engines.Verified, engines.Blocked, engines.Error
+	runDialect(t, DialectSQLite, []dialectCase{
+		{"SELECT [name] FROM `orders` WHERE \"id\" = 1 LIMIT 10, 5", v, RiskLow, "", ""},
+		{"SELECT o.id FROM orders o JOIN items i ON i.order_id = o.id WHERE o.id IN (SELECT 1)", v, RiskLow, "", ""},
+		{"PRAGMA table_info(orders)", v, RiskHigh, "", ""},
+		{"DELETE FROM orders WHERE id = 1", v, RiskHigh, "", ""},
+		{"INSERT INTO orders (id) VALUES (1) ON CONFLICT (id) DO UPDATE SET total = 3", v, RiskHigh, "", ""},
+		{"BEGIN; COMMIT", b, RiskLow, "sql.stacked_statements", CheckSingle},
+		{"DROP TABLE users", b, RiskCritical, "", CheckNoDestructive},
+		{"DELETE FROM orders", b, RiskCritical, "", CheckNoDestructive},
+		{"UPDATE orders SET total = 0 WHERE 1", b, RiskCritical, "sql.tautology", CheckNoInjection},
+		{"CREATE TRIGGER t AFTER INSERT ON orders BEGIN DELETE FROM items; END", b, RiskCritical, "", CheckNoDestructive},
+		{"PRAGMA journal_size_limit = 10", b, RiskCritical, "", CheckNoDestructive},
+		{"PRAGMA writable_schema = ON", b, RiskCritical, "sql.dangerous_pragma", CheckNoDestructive},
+		{"ATTACH DATABASE '/etc/x.db' AS x", b, RiskCritical, "sql.attach", CheckNoDestructive},
+		{"VACUUM INTO '/tmp/copy.db'", b, RiskCritical, "sql.vacuum_into", CheckNoDestructive},
+		{"SELECT load_extension('/tmp/evil.so')", b, RiskCritical, "sql.dangerous_function", CheckNoDestructive},
+		{"SELECT writefile('/tmp/x', 'y')", b, RiskCritical, "sql.dangerous_function", CheckNoDestructive},
+		{"SELECT * FROM orders WHERE name = '' OR 'a' = 'a'", b, RiskCritical, "sql.tautology", CheckNoInjection},
+		{"SELECT * FROM orders WHERE id = 1 OR 1", b, RiskCritical, "sql.tautology", CheckNoInjection},
+		{"SELECT * FROM orders WHERE id = 1 OR id IS id", b, RiskCritical, "sql.tautology", CheckNoInjection},
+		{"SELECT * FROM orders WHERE id = 1 OR 'a' = 'A'", v, RiskLow, "", ""},
+		{"SELECT * FROM orders WHERE id = 1 OR 1 = '1'", v, RiskLow, "", ""},
+		{"SELECT 1; DROP TABLE orders", b, RiskCritical, "sql.stacked_statements", CheckNoInjection},
+		{"SELECT password FROM accounts", b, RiskHigh, "sql.sensitive_column", CheckNoSensitive},
+		{"EXPLAIN QUERY PLAN DELETE FROM orders", v, RiskLow, "", ""},
+		{"SELEC 1", e, "", "", ""},
+		{"SELECT 'abc", e, "", "", ""},
+	})
+	o := verify(t, "SELECT name FROM t WHERE", map[string]any{"dialect": "sqlite3"})
+	if o.Err == nil || o.Err.Code != CodeSyntax || o.Err.Details["position"] == nil || o.Err.Details["found"] == nil {
+		t.Errorf("syntax error: %+v", o.Err)
+	}
+}
+
+// TestQWEDProtocol_SQL_Dialect_Schema pins schema validation per dialect:
+// schema_ddl is read with the dialect's parser, unknown tables and
+// columns are FAILED with their name.
+func TestQWEDProtocol_SQL_Dialect_Schema(t *testing.T) {
+	ddl := map[string]string{
+		DialectMySQL:  "CREATE TABLE `orders` (`id` INT PRIMARY KEY AUTO_INCREMENT, total DECIMAL(10,2)) ENGINE=InnoDB",
+		DialectSQLite: "CREATE TABLE orders (id INTEGER PRIMARY KEY AUTOINCREMENT, total REAL) WITHOUT ROWID",
+	}
+	for d, s := range ddl {
+		p := map[string]any{"dialect": d, "schema_ddl": s}
+		if o := verify(t, "SELECT o.total FROM orders o WHERE id = 1", p); o.Status != engines.Verified {
+			t.Errorf("%s: known columns: %s %+v", d, o.Status, o.Err)
+		}
+		for q, name := range map[string]string{"SELECT nope FROM orders": "nope", "SELECT id FROM missing": "missing",
+			"SELECT o.nope FROM orders o": "nope"} {
+			o := verify(t, q, p)
+			r := result(t, o)
+			if o.Status != engines.Failed || len(r.SchemaErrors) == 0 || r.SchemaErrors[0].Name != name {
+				t.Errorf("%s %q: %s %+v", d, q, o.Status, r.SchemaErrors)
+			}
+		}
+		p["schema_ddl"] = "CREATE TABLE ("
+		if o := verify(t, "SELECT 1", p); o.Status != engines.Error || o.Err.Code != CodeInvalidRequest {
+			t.Errorf("%s: bad schema: %s %+v", d, o.Status, o.Err)
+		}
+	}
+}
+
+// TestQWEDProtocol_SQL_Dialect_Pathological pins that a pathological
+// input on a Go parser path is refused before it can take the stack or
+// the time: deep nesting and long unary chains are QWED-REQ-004, an input
+// over the length limit too, and the engine answers quickly.
+func TestQWEDProtocol_SQL_Dialect_Pathological(t *testing.T) {
+	for _, d := range []string{DialectMySQL, DialectSQLite} {
+		for _, q := range []string{
+			"SELECT " + strings.Repeat("(", 50000) + "1" + strings.Repeat(")", 50000),
+			"SELECT " + strings.Repeat("- ", 20000) + "1",
+			"SELECT 1 WHERE " + strings.Repeat("NOT ", 20000) + "1",
+			"SELECT " + strings.Repeat("1+", MaxQueryBytes),
+		} {
+			o := verify(t, q, map[string]any{"dialect": d})
+			if o.Status != engines.Error || o.Err == nil || o.Err.Code != CodeTooLong {
+				t.Errorf("%s %.30q: %s %+v", d, q, o.Status, o.Err)
+			}
+		}
+		// Wide but shallow input parses.
+		q := "SELECT 1 FROM t WHERE a IN (" + strings.Repeat("1,", 5000) + "1)"
+		if o := verify(t, q, map[string]any{"dialect": d}); o.Status != engines.Verified {
+			t.Errorf("%s wide IN list: %s %+v", d, o.Status, o.Err)
+		}
+	}
+}

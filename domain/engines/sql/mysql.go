@@ -1,0 +1,700 @@
+package sql
+
+import (
+	"fmt"
+	"math/big"
+	"strconv"
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser"
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/opcode"
+	driver "github.com/pingcap/tidb/pkg/parser/test_driver"
+
+	"github.com/agentgate/agentgate/domain/engines"
+)
+
+// The MySQL path reads the query with the TiDB parser (MySQL 8 grammar:
+// backquoted identifiers, LIMIT offset, count, # comments, INTO OUTFILE,
+// LOAD DATA...) and applies the PostgreSQL path's checks to its tree:
+// statement classes and risks, stacked statements, OR-tautologies folded
+// exactly under MySQL's comparisons (case-insensitive strings, strings
+// compared with numbers as numbers, a bare non-zero number is true),
+// dangerous functions and statements, sensitive columns, the schema and
+// the complexity limits. The TiDB parser builds positions for statements
+// only: a finding inside a statement is reported at the statement's start.
+// ("test_driver" is the parser's own stand-alone value package, for use
+// outside TiDB.)
+
+// mysqlFunctions are the MySQL functions whose call changes a query's risk.
+var mysqlFunctions = map[string]fnRisk{
+	"load_file":         {RiskCritical, "critical", "reads the database server's file system"},
+	"sys_exec":          {RiskCritical, "critical", "runs a command on the database server"},
+	"sys_eval":          {RiskCritical, "critical", "runs a command on the database server"},
+	"sleep":             {RiskCritical, "high", "delays the server (the time-based blind injection pattern)"},
+	"benchmark":         {RiskCritical, "high", "delays the server (the time-based blind injection pattern)"},
+	"get_lock":          {RiskHigh, "", "takes a named lock"},
+	"release_lock":      {RiskHigh, "", "releases a named lock"},
+	"release_all_locks": {RiskHigh, "", "releases named locks"},
+	"master_pos_wait":   {RiskHigh, "", "waits on replication"},
+	"source_pos_wait":   {RiskHigh, "", "waits on replication"},
+	"set_config":        {RiskCritical, "critical", "controls server configuration"},
+}
+
+// mysqlFold is MySQL's comparison for the tautology checks.
+var mysqlFold = folding{foldCase: true, coerce: true}
+
+// parseMySQL parses query with a fresh TiDB parser (a parser is not safe
+// for concurrent use); a panic in the parser is an error.
+func parseMySQL(query string) (stmts []ast.StmtNode, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			stmts, err = nil, &parserPanic{fmt.Sprintf("the MySQL parser failed: %v", r)}
+		}
+	}()
+	stmts, _, err = parser.New().Parse(query, "", "")
+	return stmts, err
+}
+
+// guardDialect applies the hard bounds before a Go parser runs: length,
+// NUL, UTF-8 (precheck) and nesting (roughNesting).
+func guardDialect(src, what string, maxBytes int, hashComments bool) (int, *engines.Problem) {
+	if p := precheck(src, what, maxBytes); p != nil {
+		return 0, p
+	}
+	nesting, at := roughNesting(src, hashComments)
+	if nesting > MaxNesting {
+		return 0, problem(CodeTooLong, what+" nests too deeply", map[string]any{
+			"limit": MaxNesting, "nesting": nesting, "position": charPos(src, at), "field": what})
+	}
+	return nesting, nil
+}
+
+func classifyMySQL(query string, opt *options) (Class, *engines.Problem) {
+	nesting, p := guardDialect(query, "query", MaxQueryBytes, true)
+	if p != nil {
+		return Class{}, p
+	}
+	stmts, err := parseMySQL(query)
+	if err != nil {
+		if p := panicProblem(err, "query"); p != nil {
+			return Class{}, p
+		}
+		return Class{}, mysqlSyntaxProblem(query, "query", err)
+	}
+	if len(stmts) == 0 {
+		return Class{}, syntaxProblem(query, "query", "no statement", charPos(query, len(query)), "a statement", "end of input")
+	}
+	a := newAnalysis(query, opt)
+	w := &mysqlWalker{a: a}
+	offs := mysqlOffsets(query, stmts)
+	for i, st := range stmts {
+		w.off = offs[i]
+		w.statement(st)
+		if w.nodes > MaxNodes {
+			return Class{}, problem(CodeTooLong, "query has more than "+strconv.Itoa(MaxNodes)+" parse-tree nodes",
+				map[string]any{"limit": MaxNodes, "field": "query"})
+		}
+	}
+	second := int32(0)
+	if len(stmts) > 1 {
+		second = int32(offs[1])
+	}
+	return a.class(w.nodes, nesting, second), nil
+}
+
+// mysqlOffsets finds where each statement starts in src: the parser
+// keeps each statement's text, not its offset, so each text is looked for
+// after the end of the one before (the start of src when not found).
+func mysqlOffsets(src string, stmts []ast.StmtNode) []int {
+	offs := make([]int, len(stmts))
+	from := 0
+	for i, st := range stmts {
+		text := strings.TrimSpace(st.Text())
+		if text == "" {
+			offs[i] = from
+			continue
+		}
+		if j := strings.Index(src[from:], text); j >= 0 {
+			offs[i] = from + j
+			from += j + len(text)
+		} else {
+			offs[i] = from
+		}
+	}
+	return offs
+}
+
+// mysqlSyntaxProblem turns the TiDB parser's error ("... line L column C
+// near "text" ...") into QWED-REQ-003 with position, found and expected.
+func mysqlSyntaxProblem(src, what string, err error) *engines.Problem {
+	msg := err.Error()
+	pos, found := 0, ""
+	if i := strings.Index(msg, `near "`); i >= 0 {
+		rest := msg[i+len(`near "`):]
+		if j := strings.LastIndexByte(rest, '"'); j >= 0 {
+			rest = rest[:j]
+		}
+		// The near text is the input from the token the parser refused.
+		if rest != "" && strings.HasSuffix(src, rest) {
+			pos = charPos(src, len(src)-len(rest))
+		}
+		found = clip(strings.TrimSpace(rest), 32)
+		if k := strings.IndexAny(found, " \t\r\n"); k > 0 {
+			found = found[:k]
+		}
+	}
+	if i := strings.Index(msg, "line "); i >= 0 {
+		var line, col int
+		if _, e := fmt.Sscanf(msg[i:], "line %d column %d", &line, &col); e == nil && line >= 1 {
+			off := 0
+			for l := 1; l < line && off < len(src); l++ {
+				j := strings.IndexByte(src[off:], '\n')
+				if j < 0 {
+					off = len(src)
+					break
+				}
+				off += j + 1
+			}
+			if pos == 0 {
+				// The parser reports where it stopped: the column after
+				// the token it could not take.
+				pos = charPos(src, min(off+col, len(src)))
+			}
+		}
+	}
+	if found == "" {
+		found = "end of input"
+	}
+	if pos == 0 {
+		pos = charPos(src, len(src))
+	}
+	if j := strings.Index(msg, "You have an error"); j > 0 {
+		msg = msg[j:]
+	}
+	return syntaxProblem(src, what, clip(msg, 200), pos, "a valid MySQL statement", found)
+}
+
+// mysqlWalker analyses the statements of one MySQL query.
+type mysqlWalker struct {
+	a      *analysis
+	f      *flatStmt
+	off    int // the current statement's byte offset
+	nodes  int
+	output int // > 0 inside a select list
+	writes map[*ast.TableName]bool
+}
+
+// visitor adapts enter and leave functions to ast.Visitor: enter returns
+// false to skip a node's children.
+type visitor struct {
+	enter func(ast.Node) bool
+	leave func(ast.Node)
+}
+
+func (v *visitor) Enter(n ast.Node) (ast.Node, bool) { return n, !v.enter(n) }
+
+func (v *visitor) Leave(n ast.Node) (ast.Node, bool) {
+	if v.leave != nil {
+		v.leave(n)
+	}
+	return n, true
+}
+
+func (w *mysqlWalker) statement(n ast.StmtNode) {
+	a := w.a
+	st := &Statement{Statement: mysqlName(n), Class: "read", Risk: RiskLow, Reason: "read-only query",
+		Position: charPos(a.src, w.off)}
+	a.stmts = append(a.stmts, st)
+	a.cur = st
+	w.f = &flatStmt{}
+	w.writes = map[*ast.TableName]bool{}
+	w.kind(n)
+	w.walk(n)
+	a.resolve(w.f)
+}
+
+// kind sets the statement's class and risk from its kind, and marks the
+// tables and columns it writes.
+func (w *mysqlWalker) kind(n ast.StmtNode) {
+	a := w.a
+	switch x := n.(type) {
+	case *ast.SelectStmt:
+		if x.SelectIntoOpt != nil && x.SelectIntoOpt.Tp != ast.SelectIntoVars {
+			a.raise(RiskCritical, "admin", "SELECT ... INTO OUTFILE/DUMPFILE writes a file on the database server")
+			a.find("sql.into_outfile", "critical", "SELECT ... INTO OUTFILE/DUMPFILE writes the server's file system", int32(w.off))
+		}
+		if x.LockInfo != nil && x.LockInfo.LockType != ast.SelectLockNone {
+			a.raise(RiskHigh, "write", "SELECT ... FOR UPDATE/SHARE locks rows")
+		}
+	case *ast.SetOprStmt, *ast.ShowStmt, *ast.DoStmt:
+	case *ast.InsertStmt:
+		verb := "INSERT writes rows"
+		if x.IsReplace {
+			verb = "REPLACE deletes and writes rows"
+		}
+		a.raise(RiskHigh, "write", verb)
+		if x.Table != nil {
+			w.markWrites(x.Table.TableRefs, nil)
+		}
+		for _, c := range x.Columns {
+			w.f.cols = append(w.f.cols, cref{name: c.Name.L, pos: w.off, write: true})
+		}
+		for _, as := range x.OnDuplicate {
+			w.f.cols = append(w.f.cols, cref{name: as.Column.Name.L, pos: w.off, write: true})
+		}
+	case *ast.UpdateStmt:
+		w.bounded("UPDATE", x.Where)
+		if x.TableRefs != nil {
+			quals := map[string]bool{}
+			for _, as := range x.List {
+				quals[as.Column.Table.L] = true
+				w.f.cols = append(w.f.cols, cref{name: as.Column.Name.L, pos: w.off, write: true})
+			}
+			w.markWrites(x.TableRefs.TableRefs, quals)
+		}
+	case *ast.DeleteStmt:
+		w.bounded("DELETE", x.Where)
+		switch {
+		case x.IsMultiTable && x.Tables != nil:
+			for _, t := range x.Tables.Tables {
+				w.writes[t] = true
+				w.f.tables = append(w.f.tables, tref{schema: t.Schema.L, name: t.Name.L, pos: w.off, write: true})
+			}
+		case x.TableRefs != nil:
+			w.markWrites(x.TableRefs.TableRefs, nil)
+		}
+	case *ast.LoadDataStmt:
+		a.raise(RiskCritical, "admin", "LOAD DATA reads a file into a table")
+		a.find("sql.load_data", "critical", "LOAD DATA INFILE reads a file of the database server or the client", int32(w.off))
+		if x.Table != nil {
+			w.writes[x.Table] = true
+		}
+	case *ast.CreateTableStmt, *ast.CreateIndexStmt, *ast.CreateViewStmt, *ast.CreateDatabaseStmt, *ast.CreateSequenceStmt:
+		if c, ok := x.(*ast.CreateTableStmt); ok && c.Table != nil {
+			w.writes[c.Table] = true
+		}
+		a.raise(RiskHigh, "ddl", "creates a schema object")
+	case *ast.DropTableStmt:
+		for _, t := range x.Tables {
+			w.writes[t] = true
+		}
+		a.raise(RiskCritical, "ddl", "drops "+strings.ToLower(strings.TrimPrefix(a.cur.Statement, "DROP ")))
+	case *ast.TruncateTableStmt:
+		if x.Table != nil {
+			w.writes[x.Table] = true
+		}
+		a.raise(RiskCritical, "ddl", "TRUNCATE removes every row")
+	case *ast.DropDatabaseStmt, *ast.DropIndexStmt, *ast.AlterTableStmt, *ast.RenameTableStmt, *ast.DropSequenceStmt,
+		*ast.AlterDatabaseStmt:
+		a.raise(RiskCritical, "ddl", strings.ToLower(a.cur.Statement)+" changes the schema")
+	case *ast.GrantStmt, *ast.RevokeStmt, *ast.GrantRoleStmt, *ast.RevokeRoleStmt, *ast.CreateUserStmt, *ast.AlterUserStmt,
+		*ast.DropUserStmt, *ast.SetPwdStmt, *ast.SetRoleStmt, *ast.SetDefaultRoleStmt, *ast.RenameUserStmt:
+		a.raise(RiskCritical, "privilege", strings.ToLower(a.cur.Statement)+" changes privileges or users")
+	case *ast.SetStmt:
+		global := false
+		for _, v := range x.Variables {
+			global = global || v.IsGlobal || v.IsInstance
+		}
+		if global {
+			a.raise(RiskCritical, "admin", "SET GLOBAL changes the server's configuration")
+		} else {
+			a.raise(RiskHigh, "session", "changes a session setting")
+		}
+	case *ast.UseStmt, *ast.BeginStmt, *ast.CommitStmt, *ast.RollbackStmt, *ast.SavepointStmt, *ast.ReleaseSavepointStmt,
+		*ast.DeallocateStmt:
+		a.cur.Class, a.cur.Reason = "session", "session or transaction control, no data changed"
+	case *ast.ExplainStmt:
+		if x.Analyze {
+			w.kind(x.Stmt)
+			a.cur.Reason = "EXPLAIN ANALYZE runs the statement: " + a.cur.Reason
+		} else {
+			a.noExec++
+			w.kind(x.Stmt)
+			a.noExec--
+			a.cur.Reason = "EXPLAIN without ANALYZE plans the statement without running it"
+		}
+	case *ast.PrepareStmt, *ast.ExecuteStmt:
+		a.raise(RiskCritical, "admin", "runs SQL given as a string, which the engine cannot see")
+	default:
+		if strings.HasPrefix(a.cur.Statement, "ALTER ") || strings.HasPrefix(a.cur.Statement, "DROP ") {
+			a.raise(RiskCritical, "ddl", strings.ToLower(a.cur.Statement)+" changes the schema")
+		} else {
+			a.raise(RiskCritical, "admin", strings.ToLower(a.cur.Statement)+" is neither a plain read nor a plain write")
+		}
+	}
+}
+
+// markWrites marks as written the tables of a join the statement writes:
+// those quals names (by alias or name), or every table when quals is nil
+// or names none of them.
+func (w *mysqlWalker) markWrites(j *ast.Join, quals map[string]bool) {
+	var all []*ast.TableName
+	var named []*ast.TableName
+	var walk func(r ast.ResultSetNode)
+	walk = func(r ast.ResultSetNode) {
+		switch x := r.(type) {
+		case *ast.Join:
+			if x != nil {
+				walk(x.Left)
+				if x.Right != nil {
+					walk(x.Right)
+				}
+			}
+		case *ast.TableSource:
+			if t, ok := x.Source.(*ast.TableName); ok {
+				all = append(all, t)
+				if quals[x.AsName.L] || quals[t.Name.L] {
+					named = append(named, t)
+				}
+			}
+		case *ast.TableName:
+			all = append(all, x)
+		}
+	}
+	if j != nil {
+		walk(j)
+	}
+	if len(named) == 0 {
+		if len(all) > 1 && quals != nil {
+			all = all[:1]
+		}
+		named = all
+	}
+	for _, t := range named {
+		w.writes[t] = true
+	}
+}
+
+// bounded classifies the WHERE of an UPDATE or DELETE as the PostgreSQL
+// path does.
+func (w *mysqlWalker) bounded(verb string, where ast.ExprNode) {
+	a := w.a
+	switch {
+	case where == nil:
+		a.raise(RiskCritical, "unbounded_write", verb+" without WHERE changes every row")
+	case w.alwaysTrue(where):
+		a.raise(RiskCritical, "unbounded_write", verb+" whose WHERE is always true changes every row")
+		a.find("sql.tautology", "critical", verb+" with an always-true WHERE clause changes every row", int32(w.off))
+	default:
+		a.raise(RiskHigh, "write", verb+" with WHERE changes the matching rows")
+	}
+}
+
+// walk visits every node of a statement: tables, columns, functions,
+// joins, subquery depth and the conditions' tautologies.
+func (w *mysqlWalker) walk(n ast.Node) {
+	a := w.a
+	v := &visitor{}
+	v.enter = func(n ast.Node) bool {
+		w.nodes++
+		if w.nodes > MaxNodes {
+			return false
+		}
+		switch x := n.(type) {
+		case *ast.SelectStmt:
+			w.cond(x.Where, true)
+			if x.Having != nil {
+				w.cond(x.Having.Expr, false)
+			}
+		case *ast.UpdateStmt:
+			w.cond(x.Where, false)
+		case *ast.DeleteStmt:
+			w.cond(x.Where, false)
+		case *ast.OnCondition:
+			w.cond(x.Expr, false)
+		case *ast.Join:
+			if x.Right != nil {
+				a.joins++
+			}
+		case *ast.TableSource:
+			if t, ok := x.Source.(*ast.TableName); ok {
+				w.f.tables = append(w.f.tables, tref{schema: t.Schema.L, name: t.Name.L, alias: x.AsName.L, pos: w.off, write: w.writes[t]})
+				w.nodes++
+				return false
+			}
+			switch x.Source.(type) {
+			case *ast.SelectStmt, *ast.SetOprStmt:
+				a.enter()
+			}
+		case *ast.TableName:
+			w.f.tables = append(w.f.tables, tref{schema: x.Schema.L, name: x.Name.L, pos: w.off, write: w.writes[x]})
+		case *ast.SubqueryExpr:
+			a.enter()
+		case *ast.CommonTableExpression:
+			w.f.cte(x.Name.L)
+		case *ast.SelectField:
+			if x.WildCard != nil {
+				w.f.stars = append(w.f.stars, sref{qual: x.WildCard.Table.L, pos: w.off, output: true})
+			}
+			if x.AsName.L != "" {
+				w.f.aliases = append(w.f.aliases, x.AsName.L)
+			}
+			w.output++
+		case *ast.ColumnNameExpr:
+			w.f.cols = append(w.f.cols, cref{qual: x.Name.Table.L, name: x.Name.Name.L, pos: w.off, output: w.output > 0})
+		case *ast.FuncCallExpr:
+			name := x.FnName.L
+			if r, ok := mysqlFunctions[name]; ok && r.what != "" {
+				class := "admin"
+				if r.risk == RiskHigh {
+					class = "write"
+				}
+				a.raise(r.risk, class, name+" "+r.what)
+				if r.severity != "" {
+					a.find("sql.dangerous_function", r.severity, name+" "+r.what, int32(w.off))
+				}
+			}
+		}
+		return true
+	}
+	v.leave = func(n ast.Node) {
+		switch x := n.(type) {
+		case *ast.SubqueryExpr:
+			a.leave()
+		case *ast.TableSource:
+			switch x.Source.(type) {
+			case *ast.SelectStmt, *ast.SetOprStmt:
+				a.leave()
+			}
+		case *ast.SelectField:
+			w.output--
+		}
+	}
+	n.Accept(v)
+}
+
+// cond finds the OR-tautologies of a condition; where marks a SELECT's
+// WHERE, which is also a finding (medium) when it is always true as a
+// whole.
+func (w *mysqlWalker) cond(e ast.ExprNode, where bool) {
+	if e == nil {
+		return
+	}
+	a := w.a
+	before := len(a.findings)
+	v := &visitor{}
+	v.enter = func(n ast.Node) bool {
+		switch x := n.(type) {
+		case *ast.SubqueryExpr:
+			return false // walked with its own statement
+		case *ast.BinaryOperationExpr:
+			if x.Op == opcode.LogicOr {
+				for _, arg := range []ast.ExprNode{x.L, x.R} {
+					if w.alwaysTrue(arg) {
+						a.raise(RiskCritical, a.cur.Class, "a condition contains an always-true OR")
+						a.find("sql.tautology", "critical", "OR with an always-true operand makes the condition true for every row", int32(w.off))
+					}
+				}
+			}
+		}
+		return true
+	}
+	e.Accept(v)
+	if where && len(a.findings) == before && w.alwaysTrue(e) {
+		a.find("sql.tautology_where", "medium", "the WHERE clause is always true: it filters nothing", int32(w.off))
+	}
+}
+
+func (w *mysqlWalker) alwaysTrue(e ast.ExprNode) bool { return mysqlValue(e, 0).truth() }
+
+// mysqlValue folds a constant MySQL expression (unknown for anything that
+// reads data); x = x over the same column is true.
+func mysqlValue(e ast.ExprNode, depth int) tv {
+	if depth > MaxNesting {
+		return unknown
+	}
+	d := depth + 1
+	switch x := e.(type) {
+	case *driver.ValueExpr:
+		switch x.Kind() {
+		case driver.KindNull:
+			return tv{kind: tvNull}
+		case driver.KindInt64:
+			return tvNumber(big.NewRat(x.GetInt64(), 1))
+		case driver.KindUint64:
+			return tvNumber(new(big.Rat).SetInt(new(big.Int).SetUint64(x.GetUint64())))
+		case driver.KindFloat64, driver.KindFloat32:
+			if r, ok := new(big.Rat).SetString(strconv.FormatFloat(x.GetFloat64(), 'g', -1, 64)); ok {
+				return tvNumber(r)
+			}
+		case driver.KindMysqlDecimal:
+			if r, ok := parseNumber(x.GetMysqlDecimal().String()); ok {
+				return tvNumber(r)
+			}
+		case driver.KindString, driver.KindBytes:
+			return tv{kind: tvStr, str: x.GetString()}
+		}
+		return unknown
+	case *ast.ParenthesesExpr:
+		return mysqlValue(x.Expr, d)
+	case *ast.UnaryOperationExpr:
+		v := mysqlValue(x.V, d)
+		switch x.Op {
+		case opcode.Not, opcode.Not2:
+			return logical("not", v, unknown)
+		case opcode.Minus:
+			return arith("-", tvNumber(new(big.Rat)), v)
+		case opcode.Plus:
+			return arith("+", tvNumber(new(big.Rat)), v)
+		}
+		return unknown
+	case *ast.BinaryOperationExpr:
+		if c, ok := mysqlSameColumn(x); ok {
+			return c
+		}
+		l, r := mysqlValue(x.L, d), mysqlValue(x.R, d)
+		switch x.Op {
+		case opcode.LogicOr:
+			return logical("or", l, r)
+		case opcode.LogicAnd:
+			return logical("and", l, r)
+		case opcode.LogicXor:
+			return logical("xor", l, r)
+		case opcode.EQ:
+			return mysqlFold.compare("=", l, r)
+		case opcode.NullEQ:
+			return mysqlFold.compare("<=>", l, r)
+		case opcode.NE:
+			return mysqlFold.compare("<>", l, r)
+		case opcode.LT:
+			return mysqlFold.compare("<", l, r)
+		case opcode.LE:
+			return mysqlFold.compare("<=", l, r)
+		case opcode.GT:
+			return mysqlFold.compare(">", l, r)
+		case opcode.GE:
+			return mysqlFold.compare(">=", l, r)
+		case opcode.Plus:
+			return arith("+", l, r)
+		case opcode.Minus:
+			return arith("-", l, r)
+		case opcode.Mul:
+			return arith("*", l, r)
+		case opcode.Div:
+			return arith("/", l, r)
+		}
+		return unknown
+	case *ast.IsNullExpr:
+		v := mysqlValue(x.Expr, d)
+		if v.kind == tvUnknown {
+			return unknown
+		}
+		return tvBool((v.kind == tvNull) != x.Not)
+	case *ast.IsTruthExpr:
+		v := mysqlValue(x.Expr, d)
+		if v.kind == tvUnknown {
+			return unknown
+		}
+		return tvBool((v.truth() == (x.True != 0)) != x.Not)
+	case *ast.BetweenExpr:
+		v, lo, hi := mysqlValue(x.Expr, d), mysqlValue(x.Left, d), mysqlValue(x.Right, d)
+		in := logical("and", mysqlFold.compare(">=", v, lo), mysqlFold.compare("<=", v, hi))
+		if x.Not {
+			return logical("not", in, unknown)
+		}
+		return in
+	case *ast.PatternInExpr:
+		if x.Sel != nil {
+			return unknown
+		}
+		v := mysqlValue(x.Expr, d)
+		res := tvBool(false)
+		for _, item := range x.List {
+			res = logical("or", res, mysqlFold.compare("=", v, mysqlValue(item, d)))
+		}
+		if x.Not {
+			return logical("not", res, unknown)
+		}
+		return res
+	}
+	return unknown
+}
+
+// mysqlSameColumn is x = x (or <=>, >=, <=) over one column: true.
+func mysqlSameColumn(x *ast.BinaryOperationExpr) (tv, bool) {
+	switch x.Op {
+	case opcode.EQ, opcode.NullEQ, opcode.GE, opcode.LE:
+	default:
+		return unknown, false
+	}
+	l, ok1 := x.L.(*ast.ColumnNameExpr)
+	r, ok2 := x.R.(*ast.ColumnNameExpr)
+	if ok1 && ok2 && l.Name.Name.L == r.Name.Name.L && l.Name.Table.L == r.Name.Table.L && l.Name.Schema.L == r.Name.Schema.L {
+		return tvBool(true), true
+	}
+	return unknown, false
+}
+
+// mysqlName names a statement: SELECT, DROP TABLE, GRANT...
+func mysqlName(n ast.StmtNode) string {
+	switch x := n.(type) {
+	case *ast.SelectStmt:
+		if x.SelectIntoOpt != nil {
+			return "SELECT INTO"
+		}
+		return "SELECT"
+	case *ast.SetOprStmt:
+		return "SELECT"
+	case *ast.InsertStmt:
+		if x.IsReplace {
+			return "REPLACE"
+		}
+		return "INSERT"
+	case *ast.DropTableStmt:
+		if x.IsView {
+			return "DROP VIEW"
+		}
+		return "DROP TABLE"
+	case *ast.TruncateTableStmt:
+		return "TRUNCATE"
+	case *ast.LoadDataStmt:
+		return "LOAD DATA"
+	case *ast.ExplainStmt:
+		return "EXPLAIN"
+	}
+	// *ast.CreateIndexStmt -> CREATE INDEX
+	name := strings.TrimSuffix(strings.TrimPrefix(fmt.Sprintf("%T", n), "*ast."), "Stmt")
+	var b strings.Builder
+	for i, r := range name {
+		if i > 0 && r >= 'A' && r <= 'Z' {
+			b.WriteByte(' ')
+		}
+		b.WriteRune(r)
+	}
+	return strings.ToUpper(b.String())
+}
+
+// parseMySQLSchema reads the CREATE TABLE and CREATE VIEW statements of a
+// MySQL schema_ddl (a view's columns are unknown: its table is not
+// complete); other statements are ignored.
+func parseMySQLSchema(ddl string) (*Schema, *engines.Problem) {
+	if _, p := guardDialect(ddl, "schema_ddl", MaxSchemaDDLBytes, true); p != nil {
+		return nil, p
+	}
+	stmts, err := parseMySQL(ddl)
+	if err != nil {
+		if p := panicProblem(err, "schema_ddl"); p != nil {
+			return nil, p
+		}
+		return nil, mysqlSyntaxProblem(ddl, "schema_ddl", err)
+	}
+	s := &Schema{tables: map[string][]*Table{}}
+	for _, st := range stmts {
+		switch x := st.(type) {
+		case *ast.CreateTableStmt:
+			t := &Table{Schema: x.Table.Schema.L, Name: x.Table.Name.L, Complete: x.ReferTable == nil && x.Select == nil}
+			for _, c := range x.Cols {
+				t.Columns = append(t.Columns, c.Name.Name.L)
+			}
+			if p := s.add(t); p != nil {
+				return nil, p
+			}
+		case *ast.CreateViewStmt:
+			if p := s.add(&Table{Schema: x.ViewName.Schema.L, Name: x.ViewName.Name.L}); p != nil {
+				return nil, p
+			}
+		}
+	}
+	return s, nil
+}

@@ -1,0 +1,669 @@
+package sql
+
+import (
+	"errors"
+	"fmt"
+	"math/big"
+	"strconv"
+	"strings"
+
+	"github.com/sqlc-dev/meyer/ast"
+	"github.com/sqlc-dev/meyer/parser"
+
+	"github.com/agentgate/agentgate/domain/engines"
+)
+
+// The SQLite path reads the query with meyer (a pure-Go rendering of
+// SQLite's own grammar, parse.y, whose errors are SQLite's) and applies
+// the PostgreSQL path's checks to its tree, under SQLite's comparisons (a
+// number is less than any string, strings compare byte for byte, a bare
+// non-zero number is true). SQLite's own dangers are statements and
+// functions: ATTACH opens another database file, a PRAGMA that sets a
+// value changes the connection (writable_schema, trusted_schema and the
+// like switch off its safety), VACUUM INTO writes a file, CREATE TRIGGER
+// runs statements on later writes, load_extension loads native code and
+// the fileio functions read and write files.
+
+// sqliteFunctions are the SQLite functions whose call changes a query's
+// risk.
+var sqliteFunctions = map[string]fnRisk{
+	"load_extension": {RiskCritical, "critical", "loads native code into the database process"},
+	"readfile":       {RiskCritical, "critical", "reads the database server's file system"},
+	"writefile":      {RiskCritical, "critical", "writes the database server's file system"},
+	"edit":           {RiskCritical, "critical", "runs an editor on the database server"},
+	"fsdir":          {RiskCritical, "critical", "lists the database server's file system"},
+	"fts3_tokenizer": {RiskCritical, "critical", "registers a tokenizer by memory address"},
+}
+
+// sqliteDangerousPragmas switch off SQLite's safety or corrupt the
+// database when set: setting one is a security finding.
+var sqliteDangerousPragmas = map[string]bool{
+	"writable_schema": true, "trusted_schema": true, "schema_version": true, "ignore_check_constraints": true,
+	"cell_size_check": true, "legacy_alter_table": true, "foreign_keys": true, "defer_foreign_keys": true,
+	"recursive_triggers": true, "mmap_size": true, "temp_store_directory": true, "data_store_directory": true,
+	"secure_delete": true, "locking_mode": true, "journal_mode": true, "synchronous": true, "query_only": true,
+}
+
+// sqliteReadPragmas take an argument in parentheses and only read (the
+// schema introspection pragmas).
+var sqliteReadPragmas = map[string]bool{
+	"table_info": true, "table_xinfo": true, "table_list": true, "index_info": true, "index_xinfo": true,
+	"index_list": true, "foreign_key_list": true, "foreign_key_check": true, "integrity_check": true,
+	"quick_check": true,
+}
+
+// sqliteFold is SQLite's comparison for the tautology checks.
+var sqliteFold = folding{}
+
+// parseSQLite parses query with meyer; a panic in the parser is an error.
+func parseSQLite(query string) (stmts []ast.Stmt, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			stmts, err = nil, &parserPanic{fmt.Sprintf("the SQLite parser failed: %v", r)}
+		}
+	}()
+	return parser.ParseString(query)
+}
+
+func classifySQLite(query string, opt *options) (Class, *engines.Problem) {
+	nesting, p := guardDialect(query, "query", MaxQueryBytes, false)
+	if p != nil {
+		return Class{}, p
+	}
+	stmts, err := parseSQLite(query)
+	if err != nil {
+		if p := panicProblem(err, "query"); p != nil {
+			return Class{}, p
+		}
+		return Class{}, sqliteSyntaxProblem(query, "query", err)
+	}
+	if len(stmts) == 0 {
+		return Class{}, syntaxProblem(query, "query", "no statement", charPos(query, len(query)), "a statement", "end of input")
+	}
+	a := newAnalysis(query, opt)
+	w := &sqliteWalker{a: a}
+	for _, st := range stmts {
+		w.statement(st)
+		if w.nodes > MaxNodes {
+			return Class{}, problem(CodeTooLong, "query has more than "+strconv.Itoa(MaxNodes)+" parse-tree nodes",
+				map[string]any{"limit": MaxNodes, "field": "query"})
+		}
+	}
+	second := int32(0)
+	if len(stmts) > 1 {
+		second = int32(stmts[1].Pos())
+	}
+	return a.class(w.nodes, nesting, second), nil
+}
+
+// sqliteSyntaxProblem turns meyer's error (SQLite's message and a byte
+// offset) into QWED-REQ-003.
+func sqliteSyntaxProblem(src, what string, err error) *engines.Problem {
+	var pe *parser.Error
+	if !errors.As(err, &pe) {
+		return syntaxProblem(src, what, clip(err.Error(), 200), charPos(src, len(src)), "a valid SQLite statement", "end of input")
+	}
+	off := min(max(pe.Offset, 0), len(src))
+	found := "end of input"
+	if i := strings.Index(pe.Message, `"`); i >= 0 {
+		if j := strings.LastIndexByte(pe.Message, '"'); j > i {
+			found = clip(pe.Message[i+1:j], 32)
+		}
+	}
+	return syntaxProblem(src, what, pe.Message, charPos(src, off), "a valid SQLite statement", found)
+}
+
+// sqliteWalker analyses the statements of one SQLite query.
+type sqliteWalker struct {
+	a      *analysis
+	f      *flatStmt
+	nodes  int
+	writes map[ast.Node]bool // the QualifiedNames the statement writes
+}
+
+func (w *sqliteWalker) statement(n ast.Stmt) {
+	a := w.a
+	st := &Statement{Statement: sqliteName(n), Class: "read", Risk: RiskLow, Reason: "read-only query",
+		Position: charPos(a.src, n.Pos())}
+	a.stmts = append(a.stmts, st)
+	a.cur = st
+	w.f = &flatStmt{}
+	w.writes = map[ast.Node]bool{}
+	w.kind(n)
+	w.node(n, false)
+	a.resolve(w.f)
+}
+
+func qname(q *ast.QualifiedName) (schema, name string) {
+	if q == nil || q.Name == nil {
+		return "", ""
+	}
+	if q.Schema != nil {
+		schema = strings.ToLower(q.Schema.Name)
+	}
+	return schema, strings.ToLower(q.Name.Name)
+}
+
+// kind sets the statement's class and risk from its kind.
+func (w *sqliteWalker) kind(n ast.Stmt) {
+	a := w.a
+	off := int32(n.Pos())
+	switch x := n.(type) {
+	case *ast.SelectStmt:
+	case *ast.InsertStmt:
+		verb := "INSERT writes rows"
+		if x.Replace {
+			verb = "REPLACE deletes and writes rows"
+		}
+		a.raise(RiskHigh, "write", verb)
+		w.writes[x.Table] = true
+		for _, c := range x.Columns {
+			w.f.cols = append(w.f.cols, cref{name: strings.ToLower(c.Name), pos: c.Pos(), write: true})
+		}
+	case *ast.UpdateStmt:
+		w.bounded("UPDATE", x.Where)
+		w.writes[x.Table] = true
+	case *ast.DeleteStmt:
+		w.bounded("DELETE", x.Where)
+		w.writes[x.Table] = true
+	case *ast.CreateTableStmt, *ast.CreateIndexStmt, *ast.CreateViewStmt, *ast.CreateVirtualTableStmt:
+		if c, ok := x.(*ast.CreateTableStmt); ok {
+			w.writes[c.Name] = true
+		}
+		a.raise(RiskHigh, "ddl", "creates a schema object")
+	case *ast.CreateTriggerStmt:
+		a.raise(RiskCritical, "ddl", "creates a trigger, which runs statements on later writes")
+	case *ast.DropTableStmt:
+		w.writes[x.Name] = true
+		a.raise(RiskCritical, "ddl", "drops table")
+	case *ast.DropViewStmt, *ast.DropIndexStmt, *ast.DropTriggerStmt, *ast.AlterTableStmt:
+		a.raise(RiskCritical, "ddl", strings.ToLower(a.cur.Statement)+" changes the schema")
+	case *ast.AttachStmt:
+		a.raise(RiskCritical, "admin", "ATTACH opens another database file")
+		a.find("sql.attach", "critical", "ATTACH opens a database file on the database server's file system", off)
+	case *ast.DetachStmt:
+		a.raise(RiskHigh, "session", "DETACH closes an attached database")
+	case *ast.PragmaStmt:
+		_, name := qname(x.Name)
+		if x.HasValue && !(x.Paren && sqliteReadPragmas[name]) {
+			a.raise(RiskCritical, "admin", "PRAGMA "+name+" changes the database's configuration")
+			if sqliteDangerousPragmas[name] {
+				a.find("sql.dangerous_pragma", "critical", "PRAGMA "+name+" switches off a safety of SQLite or corrupts the database", off)
+			}
+		} else {
+			a.raise(RiskHigh, "session", "PRAGMA "+name+" reads the database's configuration")
+		}
+	case *ast.VacuumStmt:
+		if x.Into != nil {
+			a.raise(RiskCritical, "admin", "VACUUM INTO writes a copy of the database to a file")
+			a.find("sql.vacuum_into", "critical", "VACUUM INTO writes the database server's file system", off)
+		} else {
+			a.raise(RiskHigh, "write", "VACUUM rewrites the database")
+		}
+	case *ast.AnalyzeStmt, *ast.ReindexStmt:
+		a.raise(RiskHigh, "write", strings.ToLower(a.cur.Statement)+" rewrites statistics or indexes")
+	case *ast.BeginStmt, *ast.CommitStmt, *ast.RollbackStmt, *ast.SavepointStmt, *ast.ReleaseStmt:
+		a.cur.Class, a.cur.Reason = "session", "session or transaction control, no data changed"
+	case *ast.ExplainStmt:
+		a.noExec++
+		w.kind(x.Stmt)
+		a.noExec--
+		a.cur.Reason = "EXPLAIN describes the statement without running it"
+	default:
+		a.raise(RiskCritical, "admin", strings.ToLower(a.cur.Statement)+" is neither a plain read nor a plain write")
+	}
+}
+
+// bounded classifies the WHERE of an UPDATE or DELETE as the PostgreSQL
+// path does.
+func (w *sqliteWalker) bounded(verb string, where ast.Expr) {
+	a := w.a
+	switch {
+	case where == nil:
+		a.raise(RiskCritical, "unbounded_write", verb+" without WHERE changes every row")
+	case sqliteValue(where, 0).truth():
+		a.raise(RiskCritical, "unbounded_write", verb+" whose WHERE is always true changes every row")
+		a.find("sql.tautology", "critical", verb+" with an always-true WHERE clause changes every row", int32(where.Pos()))
+	default:
+		a.raise(RiskHigh, "write", verb+" with WHERE changes the matching rows")
+	}
+}
+
+// node walks n: tables, columns (out: inside a result column), functions,
+// joins, subquery depth and the conditions' tautologies.
+func (w *sqliteWalker) node(n ast.Node, out bool) {
+	if n == nil || w.nodes > MaxNodes {
+		return
+	}
+	a := w.a
+	w.nodes++
+	switch x := n.(type) {
+	case *ast.QualifiedName, *ast.JoinOperator:
+		return
+	case *ast.Ident:
+		if x != nil {
+			w.f.cols = append(w.f.cols, cref{name: strings.ToLower(x.Name), pos: x.Pos(), output: out})
+		}
+		return
+	case *ast.QualifiedRef:
+		if k := len(x.Parts); k >= 2 {
+			w.f.cols = append(w.f.cols, cref{qual: strings.ToLower(x.Parts[k-2].Name), name: strings.ToLower(x.Parts[k-1].Name),
+				pos: x.Pos(), output: out})
+		}
+		return
+	case *ast.Star:
+		s := sref{pos: x.Pos(), output: true}
+		if x.Table != nil {
+			s.qual = strings.ToLower(x.Table.Name)
+		}
+		w.f.stars = append(w.f.stars, s)
+		return
+	case *ast.ResultColumn:
+		if x.Alias != nil {
+			w.f.aliases = append(w.f.aliases, strings.ToLower(x.Alias.Name))
+		}
+		w.node(x.Expr, true)
+		return
+	case *ast.TableRef:
+		if x.Join != nil {
+			a.joins++
+		}
+		if x.Name != nil && !x.HasArgs {
+			schema, name := qname(x.Name)
+			t := tref{schema: schema, name: name, pos: x.Pos(), write: w.writes[x.Name]}
+			if x.Alias != nil {
+				t.alias = strings.ToLower(x.Alias.Name)
+			}
+			w.f.tables = append(w.f.tables, t)
+		}
+		if x.Select != nil {
+			a.enter()
+			w.node(x.Select, false)
+			a.leave()
+		}
+		for _, arg := range x.Args {
+			w.node(arg, false)
+		}
+		for _, l := range x.List {
+			w.node(l, false)
+		}
+		w.cond(x.On, false)
+		return
+	case *ast.SelectQuery:
+		for _, c := range x.Columns {
+			w.node(c, false)
+		}
+		for _, f := range x.From {
+			w.node(f, false)
+		}
+		w.cond(x.Where, true)
+		for _, g := range x.GroupBy {
+			w.node(g, false)
+		}
+		w.cond(x.Having, false)
+		for _, o := range x.OrderBy {
+			w.node(o, false)
+		}
+		if x.Limit != nil {
+			w.node(x.Limit, false)
+		}
+		for _, wd := range x.Windows {
+			w.node(wd, false)
+		}
+		return
+	case *ast.InsertStmt:
+		w.dml(x.Table, x.Alias, x.With)
+		if x.Select != nil {
+			w.node(x.Select, false)
+		}
+		for _, u := range x.Upserts {
+			for _, s := range u.Set {
+				w.node(s, false)
+			}
+			w.cond(u.Where, false)
+			w.cond(u.TargetWhere, false)
+		}
+		for _, r := range x.Returning {
+			w.node(r, false)
+		}
+		return
+	case *ast.UpdateStmt:
+		w.dml(x.Table, x.Alias, x.With)
+		for _, s := range x.Set {
+			w.node(s, false)
+		}
+		for _, f := range x.From {
+			w.node(f, false)
+		}
+		w.cond(x.Where, false)
+		for _, r := range x.Returning {
+			w.node(r, false)
+		}
+		return
+	case *ast.DeleteStmt:
+		w.dml(x.Table, x.Alias, x.With)
+		w.cond(x.Where, false)
+		for _, r := range x.Returning {
+			w.node(r, false)
+		}
+		return
+	case *ast.SetPair:
+		for _, c := range x.Columns {
+			w.f.cols = append(w.f.cols, cref{name: strings.ToLower(c.Name), pos: c.Pos(), write: true})
+		}
+		w.node(x.Value, false)
+		return
+	case *ast.CTE:
+		if x.Name != nil {
+			w.f.cte(strings.ToLower(x.Name.Name))
+		}
+		a.enter()
+		w.node(x.Select, false)
+		a.leave()
+		return
+	case *ast.SubqueryExpr, *ast.ExistsExpr:
+		a.enter()
+		for _, c := range n.Children() {
+			w.node(c, false)
+		}
+		a.leave()
+		return
+	case *ast.InExpr:
+		w.node(x.X, out)
+		for _, e := range x.List {
+			w.node(e, out)
+		}
+		if x.Select != nil {
+			a.enter()
+			w.node(x.Select, false)
+			a.leave()
+		}
+		if x.Table != nil {
+			schema, name := qname(x.Table)
+			w.f.tables = append(w.f.tables, tref{schema: schema, name: name, pos: x.Table.Pos()})
+		}
+		return
+	case *ast.FuncCall:
+		if x.Name != nil {
+			name := strings.ToLower(x.Name.Name)
+			if r, ok := sqliteFunctions[name]; ok {
+				a.raise(r.risk, "admin", name+" "+r.what)
+				a.find("sql.dangerous_function", r.severity, name+" "+r.what, int32(x.Pos()))
+			}
+		}
+		for _, arg := range x.Args {
+			w.node(arg, out)
+		}
+		w.cond(x.Filter, false)
+		for _, o := range x.OrderBy {
+			w.node(o, false)
+		}
+		return
+	case *ast.CollateExpr:
+		w.node(x.X, out)
+		return
+	case *ast.CastExpr:
+		w.node(x.X, out)
+		return
+	case *ast.CreateTableStmt, *ast.CreateIndexStmt, *ast.CreateViewStmt, *ast.CreateTriggerStmt, *ast.CreateVirtualTableStmt,
+		*ast.DropTableStmt, *ast.DropViewStmt, *ast.DropIndexStmt, *ast.DropTriggerStmt, *ast.AlterTableStmt, *ast.PragmaStmt,
+		*ast.AttachStmt, *ast.DetachStmt, *ast.VacuumStmt, *ast.AnalyzeStmt, *ast.ReindexStmt:
+		// Their names are not column references; the schema statements'
+		// bodies (a view's or a trigger's statements) do not run now.
+		if c, ok := x.(*ast.CreateTableStmt); ok {
+			schema, name := qname(c.Name)
+			w.f.tables = append(w.f.tables, tref{schema: schema, name: name, pos: c.Pos(), write: true})
+		}
+		if d, ok := x.(*ast.DropTableStmt); ok {
+			schema, name := qname(d.Name)
+			w.f.tables = append(w.f.tables, tref{schema: schema, name: name, pos: d.Pos(), write: true})
+		}
+		if at, ok := x.(*ast.AttachStmt); ok {
+			w.node(at.File, false)
+		}
+		return
+	}
+	for _, c := range n.Children() {
+		w.node(c, out)
+	}
+}
+
+// dml records the target table of an INSERT, UPDATE or DELETE and walks
+// its WITH clause.
+func (w *sqliteWalker) dml(table *ast.QualifiedName, alias *ast.Ident, with *ast.With) {
+	if with != nil {
+		w.node(with, false)
+	}
+	schema, name := qname(table)
+	t := tref{schema: schema, name: name, pos: table.Pos(), write: true}
+	if alias != nil {
+		t.alias = strings.ToLower(alias.Name)
+	}
+	w.f.tables = append(w.f.tables, t)
+}
+
+// cond walks a condition and finds its OR-tautologies; where marks a
+// SELECT's WHERE, also a finding (medium) when always true as a whole.
+func (w *sqliteWalker) cond(e ast.Expr, where bool) {
+	if e == nil {
+		return
+	}
+	a := w.a
+	before := len(a.findings)
+	var scan func(n ast.Node)
+	scan = func(n ast.Node) {
+		switch x := n.(type) {
+		case *ast.SubqueryExpr, *ast.ExistsExpr:
+			return
+		case *ast.InExpr:
+			if x.Select != nil {
+				return
+			}
+		case *ast.BinaryExpr:
+			if x.Op == ast.OpOr {
+				for _, arg := range []ast.Expr{x.X, x.Y} {
+					if sqliteValue(arg, 0).truth() {
+						a.raise(RiskCritical, a.cur.Class, "a condition contains an always-true OR")
+						a.find("sql.tautology", "critical", "OR with an always-true operand ("+snippetAt(a.src, arg.Pos())+
+							") makes the condition true for every row", int32(arg.Pos()))
+					}
+				}
+			}
+		}
+		for _, c := range n.Children() {
+			if c != nil {
+				scan(c)
+			}
+		}
+	}
+	scan(e)
+	if where && len(a.findings) == before && sqliteValue(e, 0).truth() {
+		a.find("sql.tautology_where", "medium", "the WHERE clause is always true: it filters nothing", int32(e.Pos()))
+	}
+	w.node(e, false)
+}
+
+// sqliteValue folds a constant SQLite expression (unknown for anything
+// that reads data); x = x over the same column is true.
+func sqliteValue(e ast.Expr, depth int) tv {
+	if depth > MaxNesting || e == nil {
+		return unknown
+	}
+	d := depth + 1
+	switch x := e.(type) {
+	case *ast.Literal:
+		switch x.Kind {
+		case ast.LitNull:
+			return tv{kind: tvNull}
+		case ast.LitInteger, ast.LitFloat:
+			if r, ok := parseNumber(x.Value); ok {
+				return tvNumber(r)
+			}
+		case ast.LitString:
+			return tv{kind: tvStr, str: x.Value}
+		}
+		return unknown
+	case *ast.ParenExpr:
+		return sqliteValue(x.X, d)
+	case *ast.UnaryExpr:
+		v := sqliteValue(x.X, d)
+		switch x.Op {
+		case ast.OpNot:
+			return logical("not", v, unknown)
+		case ast.OpMinus:
+			return arith("-", tvNumber(new(big.Rat)), v)
+		case ast.OpPlus:
+			return v
+		}
+		return unknown
+	case *ast.BinaryExpr:
+		if sameSQLiteColumn(x.X, x.Y) && (x.Op == ast.OpEq || x.Op == ast.OpLe || x.Op == ast.OpGe) {
+			return tvBool(true)
+		}
+		l, r := sqliteValue(x.X, d), sqliteValue(x.Y, d)
+		switch x.Op {
+		case ast.OpOr:
+			return logical("or", l, r)
+		case ast.OpAnd:
+			return logical("and", l, r)
+		case ast.OpEq:
+			return sqliteFold.compare("=", l, r)
+		case ast.OpNe:
+			return sqliteFold.compare("<>", l, r)
+		case ast.OpLt:
+			return sqliteFold.compare("<", l, r)
+		case ast.OpLe:
+			return sqliteFold.compare("<=", l, r)
+		case ast.OpGt:
+			return sqliteFold.compare(">", l, r)
+		case ast.OpGe:
+			return sqliteFold.compare(">=", l, r)
+		case ast.OpAdd:
+			return arith("+", l, r)
+		case ast.OpSub:
+			return arith("-", l, r)
+		case ast.OpMul:
+			return arith("*", l, r)
+		case ast.OpDiv:
+			return arith("/", l, r)
+		}
+		return unknown
+	case *ast.IsExpr:
+		if sameSQLiteColumn(x.X, x.Y) {
+			return tvBool(!x.Not)
+		}
+		l, r := sqliteValue(x.X, d), sqliteValue(x.Y, d)
+		eq := sqliteFold.compare("<=>", l, r)
+		if x.Not {
+			return logical("not", eq, unknown)
+		}
+		return eq
+	case *ast.NullCheckExpr:
+		v := sqliteValue(x.X, d)
+		if v.kind == tvUnknown {
+			return unknown
+		}
+		isNull := v.kind == tvNull
+		if x.Test != ast.TestIsNull {
+			isNull = !isNull
+		}
+		return tvBool(isNull)
+	case *ast.BetweenExpr:
+		v, lo, hi := sqliteValue(x.X, d), sqliteValue(x.Lo, d), sqliteValue(x.Hi, d)
+		in := logical("and", sqliteFold.compare(">=", v, lo), sqliteFold.compare("<=", v, hi))
+		if x.Not {
+			return logical("not", in, unknown)
+		}
+		return in
+	case *ast.InExpr:
+		if x.Select != nil || x.Table != nil {
+			return unknown
+		}
+		v := sqliteValue(x.X, d)
+		res := tvBool(false)
+		for _, item := range x.List {
+			res = logical("or", res, sqliteFold.compare("=", v, sqliteValue(item, d)))
+		}
+		if x.Not {
+			return logical("not", res, unknown)
+		}
+		return res
+	}
+	return unknown
+}
+
+// sameSQLiteColumn reports whether x and y name the same column.
+func sameSQLiteColumn(x, y ast.Expr) bool {
+	name := func(e ast.Expr) string {
+		switch c := e.(type) {
+		case *ast.Ident:
+			return strings.ToLower(c.Name)
+		case *ast.QualifiedRef:
+			var parts []string
+			for _, p := range c.Parts {
+				parts = append(parts, strings.ToLower(p.Name))
+			}
+			return strings.Join(parts, ".")
+		}
+		return ""
+	}
+	a, b := name(x), name(y)
+	return a != "" && a == b
+}
+
+// sqliteName names a statement: SELECT, DROP TABLE, PRAGMA...
+func sqliteName(n ast.Stmt) string {
+	switch x := n.(type) {
+	case *ast.InsertStmt:
+		if x.Replace {
+			return "REPLACE"
+		}
+	case *ast.CreateVirtualTableStmt:
+		return "CREATE VIRTUAL TABLE"
+	}
+	name := strings.TrimSuffix(strings.TrimPrefix(fmt.Sprintf("%T", n), "*ast."), "Stmt")
+	var b strings.Builder
+	for i, r := range name {
+		if i > 0 && r >= 'A' && r <= 'Z' {
+			b.WriteByte(' ')
+		}
+		b.WriteRune(r)
+	}
+	return strings.ToUpper(b.String())
+}
+
+// parseSQLiteSchema reads the CREATE TABLE and CREATE VIEW statements of a
+// SQLite schema_ddl (a view's or a CREATE TABLE AS's columns are unknown);
+// other statements are ignored.
+func parseSQLiteSchema(ddl string) (*Schema, *engines.Problem) {
+	if _, p := guardDialect(ddl, "schema_ddl", MaxSchemaDDLBytes, false); p != nil {
+		return nil, p
+	}
+	stmts, err := parseSQLite(ddl)
+	if err != nil {
+		if p := panicProblem(err, "schema_ddl"); p != nil {
+			return nil, p
+		}
+		return nil, sqliteSyntaxProblem(ddl, "schema_ddl", err)
+	}
+	s := &Schema{tables: map[string][]*Table{}}
+	for _, st := range stmts {
+		switch x := st.(type) {
+		case *ast.CreateTableStmt:
+			schema, name := qname(x.Name)
+			t := &Table{Schema: schema, Name: name, Complete: x.Select == nil}
+			for _, c := range x.Columns {
+				t.Columns = append(t.Columns, strings.ToLower(c.Name.Name))
+			}
+			if p := s.add(t); p != nil {
+				return nil, p
+			}
+		case *ast.CreateViewStmt:
+			schema, name := qname(x.Name)
+			if p := s.add(&Table{Schema: schema, Name: name}); p != nil {
+				return nil, p
+			}
+		}
+	}
+	return s, nil
+}
