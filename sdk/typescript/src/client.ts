@@ -482,9 +482,13 @@ export class QWEDClient {
 
   // ---- CloudEvents ----
 
-  /** sendEvent sends a command as a structured-mode CloudEvent (POST /events); the answer is the reply CloudEvent's body. */
+  /**
+   * sendEvent sends a command as a structured-mode CloudEvent (POST /events); the answer is the
+   * reply CloudEvent. The event's source and id are its request id (no Idempotency-Key): a retry
+   * sends the same event, which the gate answers from its log.
+   */
   sendEvent(event: GateObject, p?: RequestOptions): Promise<R['postEvent']> {
-    return this.#write('POST', '/events', event, p, 'key', { headers: { 'content-type': 'application/cloudevents+json' } });
+    return this.#write('POST', '/events', event, p, 'key', { keyed: false, headers: { 'content-type': 'application/cloudevents+json' } });
   }
 
   // ---- QWED A2A ----

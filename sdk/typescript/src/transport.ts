@@ -64,6 +64,8 @@ export interface Call {
   /** The agent token of this call (overrides the client's). */
   agentToken?: string | undefined;
   response?: ResponseKind;
+  /** A write that carries its own request id (a CloudEvent's source and id): no Idempotency-Key. */
+  keyed?: boolean;
   /** Extra headers of the endpoint (X-Confirmation-Token, X-Agent-ID, QWED-Protocol-Version). */
   headers?: Record<string, string | undefined>;
   options?: RequestOptions | undefined;
@@ -266,7 +268,7 @@ export class Transport {
   async request<T>(c: Call): Promise<T> {
     const o = c.options ?? {};
     const write = c.method !== 'GET';
-    const key = write ? (o.idempotencyKey ?? newIdempotencyKey()) : undefined;
+    const key = write && c.keyed !== false ? (o.idempotencyKey ?? newIdempotencyKey()) : undefined;
     const url = this.baseUrl + c.path + queryString(c.query);
     const headers = this.#headersFor(c, key);
     const payload = c.body === undefined ? undefined : JSON.stringify(c.body);
