@@ -114,6 +114,9 @@ func serveKafka(k *kafkaFlags, z3 *z3Flags, eng *engineFlags, rate *rateFlags, p
 	}
 	reg := prometheus.NewRegistry()
 	metrics := handlers.NewMetrics(reg)
+	if err := rate.tls.register(reg); err != nil {
+		return err
+	}
 	adminHash := command.HashSecret(apiKey)
 	// The per-partition logs say only what goes wrong: their opening and
 	// closing, twice per partition at every start, drowned the gate's own

@@ -174,6 +174,9 @@ func serveCmd() *cobra.Command {
 			defer unlock()
 			reg := prometheus.NewRegistry()
 			metrics := handlers.NewMetrics(reg)
+			if err := tlsOpts.register(reg); err != nil {
+				return err
+			}
 			cfg := domain.DefaultConfig()
 			cfg.ApprovalTTL = domain.Duration(approvalTTL)
 			cfg.DoomLoopGuardRequired = doomRequired

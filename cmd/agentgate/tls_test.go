@@ -163,6 +163,15 @@ func checkHTTPS(t *testing.T, addr string, pool *x509.CertPool) {
 	if resp.StatusCode != http.StatusOK || resp.ProtoMajor != 2 {
 		t.Fatalf("GET /approvals over HTTPS: %s %d %s, want HTTP/2 200", resp.Proto, resp.StatusCode, body)
 	}
+	resp, err = httpsClient(pool).Get("https://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), "\nagentgate_tls_certificate_not_after_seconds ") || !strings.Contains(string(body), "\nagentgate_tls_reload_failures_total ") {
+		t.Fatalf("GET /metrics lacks the TLS metrics:\n%s", body)
+	}
 	if resp, err := http.Get("http://" + addr + "/healthz"); err == nil {
 		resp.Body.Close()
 		if resp.StatusCode == http.StatusOK {

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/pflag"
 
 	"github.com/agentgate/agentgate/handlers/httpapi"
@@ -47,6 +48,14 @@ func (o *tlsFlags) validate() error {
 		return errors.New("--tls-reload-interval must not be negative")
 	}
 	return nil
+}
+
+// register adds the certificate's metrics to reg (nothing without TLS).
+func (o *tlsFlags) register(reg *prometheus.Registry) error {
+	if o == nil || o.certs == nil {
+		return nil
+	}
+	return o.certs.Register(reg)
 }
 
 // start loads the certificate (an error is why serve does not start) and

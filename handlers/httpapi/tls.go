@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // HTTPS and HTTP/2 (QWED protocol v1.0 §3.3 and §10.5): the gate serves
@@ -117,6 +119,25 @@ type CertReloader struct {
 
 	mu   sync.Mutex // serializes loads; guards seen
 	seen [2]fileStamp
+
+	failures atomic.Int64 // reloads that kept the pair in use
+}
+
+// Register adds the reloader's metrics to reg: the served certificate's
+// notAfter (agentgate_tls_certificate_not_after_seconds, Unix seconds:
+// alert on it minus time()) and the reloads that failed and kept the
+// pair in use (agentgate_tls_reload_failures_total).
+func (r *CertReloader) Register(reg prometheus.Registerer) error {
+	return errors.Join(
+		reg.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "agentgate_tls_certificate_not_after_seconds",
+			Help: "When the served TLS certificate expires (Unix seconds).",
+		}, func() float64 { return float64(r.cur.Load().Leaf.NotAfter.Unix()) })),
+		reg.Register(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "agentgate_tls_reload_failures_total",
+			Help: "TLS certificate reloads that failed and kept the certificate in use.",
+		}, func() float64 { return float64(r.failures.Load()) })),
+	)
 }
 
 // fileStamp tells whether a file changed: its identity (device and inode:
@@ -212,6 +233,7 @@ func (r *CertReloader) Watch(ctx context.Context, interval time.Duration) {
 // logged logs the outcome of a reload.
 func (r *CertReloader) logged(err error) error {
 	if err != nil {
+		r.failures.Add(1)
 		r.opts.Logger.Error("reloading the TLS certificate (the certificate in use is unchanged)", "err", err)
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"io"
+	"maps"
 	"math/big"
 	"net"
 	"net/http"
@@ -18,6 +19,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // tlsNow is the fixed time of the TLS tests: certificates are issued
@@ -349,6 +352,27 @@ func TestTLS_Protocol10_5_CertReload(t *testing.T) {
 	}
 	if got := servedSerial(t, addr, ca1.pool); got != 5 {
 		t.Fatalf("after Reload: serial %d, want 5", got)
+	}
+
+	reg := prometheus.NewRegistry()
+	if err := r.Register(reg); err != nil {
+		t.Fatal(err)
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, mf := range mfs {
+		m := mf.GetMetric()[0]
+		got[mf.GetName()] = m.GetGauge().GetValue() + m.GetCounter().GetValue()
+	}
+	want := map[string]float64{
+		"agentgate_tls_certificate_not_after_seconds": float64(tlsNow.Add(24 * time.Hour).Unix()),
+		"agentgate_tls_reload_failures_total":         float64(2 * len(bad)), // each bad pair: its check and Reload
+	}
+	if !maps.Equal(got, want) {
+		t.Fatalf("metrics %v, want %v", got, want)
 	}
 }
 
