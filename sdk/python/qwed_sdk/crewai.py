@@ -104,8 +104,8 @@ def _wrap(tool: Any, guard: ToolGuard) -> Any:
         guard.record(approval, True)
         return result
 
-    # object.__setattr__: CrewAI tools are pydantic models, which refuse
-    # assignments to names that are not fields.
+    # object.__setattr__: CrewAI tools are pydantic models, which refuse an
+    # assignment to a name that is neither a field nor private ("run").
     object.__setattr__(tool, attr, verified)
     object.__setattr__(tool, "_qwed_guard", guard)
     return tool

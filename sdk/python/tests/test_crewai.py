@@ -8,7 +8,12 @@ README).
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import subprocess
 import sys
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -17,6 +22,8 @@ from qwed_sdk.attestation import AttestationError
 from qwed_sdk.crewai import QWEDVerifiedAgent, ToolCallDenied, verify_tools
 
 from hook_support import Recorder, activity, crewai_stand_in, foreign_jwks
+
+SDK_ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module")
@@ -189,3 +196,88 @@ def test_each_task_is_its_own_conversation_and_brings_its_tools_under_the_gate(g
     with pytest.raises(ToolCallDenied) as info:
         analyst.execute_task(launch, tools=launch.tools)  # as Crew passes a task's own tools
     assert info.value.code == "QWED-AGENT-004" and rocket.calls == []
+
+
+PYDANTIC_TOOLS = """
+import json, os, sys
+sys.path.insert(0, os.environ["SDK_ROOT"])
+from pydantic import BaseModel, ConfigDict
+from qwed_sdk.crewai import ToolCallDenied, verify_tools
+
+calls = []
+
+class StructuredTool:
+    def __init__(self, name, func):
+        self.name, self.func = name, func
+
+class BaseTool(BaseModel):  # as crewai.tools.BaseTool: a pydantic model; run calls _run
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+    name: str
+    description: str
+    def run(self, *args, **kwargs):
+        return self._run(*args, **kwargs)
+    def _run(self, *args, **kwargs):
+        raise NotImplementedError
+    def to_structured_tool(self):
+        return StructuredTool(self.name, self._run)
+
+class Search(BaseTool):
+    def _run(self, query: str) -> str:
+        calls.append(query)
+        return "found " + query
+
+class RunOnly(BaseModel):  # a model with run and no _run: "run" is no field, pydantic refuses setattr
+    name: str
+    def run(self, query: str) -> str:
+        calls.append(query)
+        return "ran " + query
+
+search, rocket = Search(name="search_web", description="s"), Search(name="launch_rocket", description="r")
+plain = RunOnly(name="search_web")
+verify_tools([search, rocket, plain], agent_id=os.environ["AGENT_ID"], agent_token=os.environ["AGENT_TOKEN"],
+             base_url=os.environ["AGENTGATE_URL"])
+out = {"run": search.run(query="p1"), "structured": search.to_structured_tool().func(query="p2"),
+       "dump": search.model_dump(), "copy": search.model_copy().run(query="p3"), "plain": plain.run(query="p4")}
+try:
+    rocket.run(query="now")
+except ToolCallDenied as exc:
+    out["refused"] = exc.code
+out["calls"] = calls
+print(json.dumps(out))
+"""
+
+
+def _python_with_pydantic_2() -> str | None:
+    for cand in (sys.executable, shutil.which("python3")):
+        if (
+            cand
+            and subprocess.run([cand, "-c", "import pydantic, sys; sys.exit(pydantic.VERSION[0] != '2')"]).returncode
+            == 0
+        ):
+            return cand
+    return None
+
+
+def test_tools_that_are_pydantic_models_are_wrapped(gate, agent):
+    # CrewAI's tools are pydantic (v2) models, which refuse assignments to
+    # names that are not fields; the wrapper sets attributes the way such a
+    # model allows, and the model's fields stay as they were.
+    python = _python_with_pydantic_2()
+    if python is None:
+        pytest.skip("no interpreter here has pydantic 2")
+    agent_id, token = agent
+    env = dict(os.environ, SDK_ROOT=str(SDK_ROOT), AGENT_ID=agent_id, AGENT_TOKEN=token, AGENTGATE_URL=gate.url)
+    proc = subprocess.run([python, "-c", PYDANTIC_TOOLS], capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out == {
+        "run": "found p1",
+        "structured": "found p2",
+        "dump": {"name": "search_web", "description": "s"},
+        "copy": "found p3",
+        "plain": "ran p4",
+        "refused": "QWED-AGENT-004",
+        "calls": ["p1", "p2", "p3", "p4"],
+    }
+    queries = [a["action"]["parameters"].get("query") for a in activity(gate, agent_id, token)]
+    assert {"p1", "p2", "p3", "p4", "now"} <= set(queries)
