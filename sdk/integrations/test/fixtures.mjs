@@ -2,6 +2,7 @@
 // the core SDK's harness (sdk/typescript/test/gate.mjs: `agentgate serve` on a
 // temporary data dir and a free port; the binary is $AGENTGATE_BIN, else
 // <repo>/bin/agentgate). Shared by sdk/integrations and sdk/mcp.
+import { describe, before, after } from 'node:test';
 import { startGate, startKafkaBroker, waitFor } from '../../typescript/test/gate.mjs';
 
 export { startGate, waitFor };
@@ -22,8 +23,26 @@ export async function startKafkaGate() {
   }
 }
 
-/** The two deployments every suite runs against: [name, start]. */
-export const deployments = [['embedded gate (Pebble)', startGate], ['Kafka gate (dev-kafka)', startKafkaGate]];
+/**
+ * eachDeployment runs a suite once per deployment of the gate, embedded
+ * (Pebble) and Kafka, each in its own describe: body(ctx) registers the
+ * tests; ctx.gate is that deployment's gate from its before hook on, stopped
+ * after the suite.
+ */
+export function eachDeployment(body) {
+  for (const [name, start] of [['embedded gate (Pebble)', startGate], ['Kafka gate (dev-kafka)', startKafkaGate]]) {
+    describe(name, () => {
+      const ctx = { gate: undefined };
+      before(async () => {
+        ctx.gate = await start();
+      });
+      after(async () => {
+        await ctx.gate?.stop();
+      });
+      body(ctx);
+    });
+  }
+}
 
 /** call sends one raw request to the gate (test setup, independent of the SDKs under test). */
 export async function call(gate, method, path, { key, token, body } = {}) {

@@ -40,7 +40,12 @@ export const LIMITS = {
   timestamp: 64,
   /** agents whose generated conversation this server remembers */
   conversations: 1024,
+  /** values (members and items, counted by the MCP SDK) in one tool call's arguments, before the schema is checked */
+  elements: 100_000,
 } as const;
+
+/** The hints of the tools whose calls the gate decides and records. */
+const RECORDED = { readOnlyHint: false, idempotentHint: false, openWorldHint: false };
 
 const utf8 = new TextEncoder();
 
@@ -180,7 +185,7 @@ export function createServer(options: ServerOptions): McpServer {
     return { conversation_id: c.id, step_number: c.step };
   };
 
-  const server = new McpServer({ name: 'agentgate', version: VERSION });
+  const server = new McpServer({ name: 'agentgate', version: VERSION }, { maxToolInputElements: LIMITS.elements });
 
   server.registerTool('verify_action', {
     title: 'Verify an action',
@@ -188,8 +193,9 @@ export function createServer(options: ServerOptions): McpServer {
       + 'The answer is a decision: APPROVED (go ahead; CORRECTED: use verified_query), DENIED, PENDING (a human must approve: '
       + 'poll get_approval) or BUDGET_EXCEEDED, with the gate\'s error code and reason. The call is recorded and counts against the agent\'s budget.',
     inputSchema: inputs.verify_action,
-    annotations: { readOnlyHint: false, idempotentHint: false, openWorldHint: false },
-  }, async (a) => run(() => client.verifyAction({
+    annotations: RECORDED,
+  }, async (a, extra) => run(() => client.verifyAction({
+    signal: extra.signal,
     agentId: a.agent_id,
     action: a.action,
     context: a.context ?? nextContext(a.agent_id),
@@ -202,8 +208,9 @@ export function createServer(options: ServerOptions): McpServer {
       + 'APPROVED: call it; DENIED (e.g. QWED-AGENT-004 blocked tool, QWED-AGENT-TRUST-001 insufficient trust): do not; '
       + 'PENDING: a human must approve first (poll get_approval with the approval id).',
     inputSchema: inputs.verify_tool_call,
-    annotations: { readOnlyHint: false, idempotentHint: false, openWorldHint: false },
-  }, async (a) => run(() => client.verifyToolCall({
+    annotations: RECORDED,
+  }, async (a, extra) => run(() => client.verifyToolCall({
+    signal: extra.signal,
     agentId: a.agent_id,
     toolName: a.tool_name,
     parameters: a.parameters ?? {},
@@ -215,7 +222,7 @@ export function createServer(options: ServerOptions): McpServer {
     description: 'Read an approval of agentgate: status pending, approved, denied or expired, with its summary and the approver\'s reason.',
     inputSchema: inputs.get_approval,
     annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
-  }, async (a) => run(() => client.getApproval(a.approval_id), (r) => `approval ${String(r.approval_id ?? a.approval_id)}: ${String(r.status ?? 'unknown')}`));
+  }, async (a, extra) => run(() => client.getApproval(a.approval_id, { signal: extra.signal }), (r) => `approval ${String(r.approval_id ?? a.approval_id)}: ${String(r.status ?? 'unknown')}`));
 
   server.registerTool('a2a_intercept', {
     title: 'Verify an agent-to-agent message',
@@ -223,15 +230,15 @@ export function createServer(options: ServerOptions): McpServer {
       + 'and the guard of its payload_type decide. The verdict: forwarded (deliver it; attestation_jwt signs the verdict), blocked '
       + '(do not deliver: reason says why), rate_limited or error.',
     inputSchema: inputs.a2a_intercept,
-    annotations: { readOnlyHint: false, idempotentHint: false, openWorldHint: false },
-  }, async (a) => run(() => client.a2aIntercept({
+    annotations: RECORDED,
+  }, async (a, extra) => run(() => client.a2aIntercept({
     sender_agent_id: a.sender_agent_id,
     receiver_agent_id: a.receiver_agent_id,
     payload_type: a.payload_type,
     payload: a.payload,
     ...(a.trace_id === undefined ? {} : { trace_id: a.trace_id }),
     ...(a.timestamp === undefined ? {} : { timestamp: a.timestamp }),
-  }), verdictSummary));
+  }, { signal: extra.signal }), verdictSummary));
 
   return server;
 }
