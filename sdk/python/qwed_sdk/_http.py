@@ -431,12 +431,32 @@ class _AsyncConn:
 
 class AsyncTransport:
     """A small HTTP/1.1 client over asyncio streams, with keep-alive
-    connections pooled per event loop use (not thread-safe: one loop)."""
+    connections pooled for the event loop that runs the calls (not
+    thread-safe). A connection belongs to its loop: when another loop makes
+    a call (asyncio.run twice), the pool of the former one is dropped."""
 
     def __init__(self, core: Core) -> None:
         self.core = core
         self._idle: list[_AsyncConn] = []
+        self._loop: Optional[asyncio.AbstractEventLoop] = None
         self._closed = False
+
+    def _pool(self) -> list[_AsyncConn]:
+        """The idle connections of the running loop."""
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:
+            old, self._idle, self._loop = self._idle, [], loop
+            for conn in old:  # their loop is gone (asyncio.run ended) or elsewhere: drop them
+                try:
+                    conn.writer.transport.abort()
+                except RuntimeError:  # a closed loop: tell the gate, the socket goes with the object
+                    sock = conn.writer.get_extra_info("socket")
+                    if sock is not None:
+                        try:
+                            sock.shutdown(socket.SHUT_RDWR)
+                        except OSError:
+                            pass
+        return self._idle
 
     async def _new(self) -> _AsyncConn:
         c = self.core
@@ -447,7 +467,7 @@ class AsyncTransport:
 
     async def close(self) -> None:
         self._closed = True
-        idle, self._idle = self._idle, []
+        idle, self._idle = self._pool(), []  # connections of an ended loop are dropped by _pool
         for conn in idle:
             conn.close()
             try:
@@ -498,8 +518,9 @@ class AsyncTransport:
 
     async def _once(self, method: str, head: bytes, body: Optional[bytes]) -> Answer:
         reused = False
-        while self._idle:
-            conn = self._idle.pop()
+        idle = self._pool()
+        while idle:
+            conn = idle.pop()
             if conn.reader.at_eof() or conn.writer.is_closing():
                 conn.close()
                 continue

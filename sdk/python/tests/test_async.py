@@ -119,6 +119,19 @@ def test_async_flow_matches_the_sync_one(gate, principal):
     asyncio.run(main())
 
 
+def test_one_async_client_serves_successive_event_loops(gate):
+    """asyncio.run twice with one client: the second loop does not reuse the
+    first one's (closed) connections."""
+    c = AsyncQWEDClient(api_key=gate.admin_key, base_url=gate.url)
+
+    async def health() -> str:
+        return (await c.healthz())["status"]
+
+    assert asyncio.run(health()) == "ok"
+    assert asyncio.run(health()) == "ok"
+    asyncio.run(c.close())
+
+
 def test_async_agent_client_as_in_the_spec(gate, principal):
     pid, key = principal
 
