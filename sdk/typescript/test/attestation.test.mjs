@@ -3,6 +3,7 @@
 import { before, after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { webcrypto } from 'node:crypto';
 import { promisify } from 'node:util';
 import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,6 +12,8 @@ import { startGate, gateBinary } from './gate.mjs';
 import { QWEDClient, AttestationError, verifyAttestation, parseJWKS, decodeAttestation, MAX_TOKEN_BYTES } from '../dist/index.js';
 
 const run = promisify(execFile);
+// node:crypto's WebCrypto: the same object as the global one, which Node 18 does not have.
+const { subtle } = webcrypto;
 const N = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551n;
 const b64u = (buf) => Buffer.from(buf).toString('base64url');
 const json64 = (o) => b64u(JSON.stringify(o));
@@ -49,7 +52,7 @@ async function expectInvalid(token, code, opts = {}, set = jwks, compareWithGate
 /** signWith signs header.claims with an ECDSA P-256 key, low-S, as the gate does. */
 async function signWith(privateKey, header, claims) {
   const input = `${json64(header)}.${json64(claims)}`;
-  const sig = new Uint8Array(await crypto.subtle.sign({ name: 'ECDSA', hash: 'SHA-256' }, privateKey, new TextEncoder().encode(input)));
+  const sig = new Uint8Array(await subtle.sign({ name: 'ECDSA', hash: 'SHA-256' }, privateKey, new TextEncoder().encode(input)));
   let s = BigInt('0x' + Buffer.from(sig.subarray(32)).toString('hex'));
   if (s > N >> 1n) s = N - s;
   sig.set(Buffer.from(s.toString(16).padStart(64, '0'), 'hex'), 32);
@@ -118,8 +121,8 @@ describe('verifyAttestation on the gate\'s tokens', () => {
     const high = N - BigInt('0x' + sig.subarray(32).toString('hex'));
     const malleable = Buffer.concat([sig.subarray(0, 32), Buffer.from(high.toString(16).padStart(64, '0'), 'hex')]);
     const k = jwks.keys.find((x) => x.kid === decode(h).kid);
-    const pub = await crypto.subtle.importKey('jwk', { kty: 'EC', crv: 'P-256', x: k.x, y: k.y }, { name: 'ECDSA', namedCurve: 'P-256' }, false, ['verify']);
-    assert.equal(await crypto.subtle.verify({ name: 'ECDSA', hash: 'SHA-256' }, pub, malleable, new TextEncoder().encode(`${h}.${c}`)), true);
+    const pub = await subtle.importKey('jwk', { kty: 'EC', crv: 'P-256', x: k.x, y: k.y }, { name: 'ECDSA', namedCurve: 'P-256' }, false, ['verify']);
+    assert.equal(await subtle.verify({ name: 'ECDSA', hash: 'SHA-256' }, pub, malleable, new TextEncoder().encode(`${h}.${c}`)), true);
     await expectInvalid(`${h}.${c}.${b64u(malleable)}`, 'SIGNATURE');
   });
 
@@ -148,10 +151,10 @@ describe('verifyAttestation on the gate\'s tokens', () => {
     const [h, c] = parts(decisionToken);
     const hdr = decode(h);
     const claims = decode(c);
-    const mine = await crypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign', 'verify']);
+    const mine = await subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign', 'verify']);
     await expectInvalid(await signWith(mine.privateKey, hdr, claims), 'SIGNATURE');
     // With its own key in a JWKS, a correct token verifies; a wrong issuer does not.
-    const pubJwk = await crypto.subtle.exportKey('jwk', mine.publicKey);
+    const pubJwk = await subtle.exportKey('jwk', mine.publicKey);
     const set = { keys: [{ kty: 'EC', crv: 'P-256', x: pubJwk.x, y: pubJwk.y, kid: 'k1', use: 'sig', alg: 'ES256' }] };
     const head = { alg: 'ES256', kid: 'k1', typ: 'qwed-attestation+jwt' };
     assert.equal((await verifyAttestation(await signWith(mine.privateKey, head, claims), set)).decision, 'APPROVED');
