@@ -33,8 +33,10 @@ def crewai():
         yield modules
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def agent(gate):
+    """A fresh agent per test: the gate lowers the trust of an agent denied in more than 10% of
+    its last 20+ decisions, and these tests are denied on purpose."""
     return gate.register("org_crewai", allowed_tools=["search_web", "read_database", "get_weather"])
 
 

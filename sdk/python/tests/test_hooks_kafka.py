@@ -40,7 +40,7 @@ def kafka_gate(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gate]:
         _stop(broker)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def kafka_agent(kafka_gate: Gate) -> tuple[str, str]:
     return kafka_gate.register("org_kafka_hooks", allowed_tools=["search_web", "get_weather"])
 

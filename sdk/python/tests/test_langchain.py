@@ -31,8 +31,10 @@ def lc():
         yield modules
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def agent(gate):
+    """A fresh agent per test: the gate lowers the trust of an agent denied in more than 10% of
+    its last 20+ decisions, and these tests are denied on purpose."""
     return gate.register("org_langchain", allowed_tools=["search_web", "read_database", "query_data", "get_weather"])
 
 
@@ -230,13 +232,7 @@ def tool_entries(gate, agent, tool: str) -> list[dict]:
     return [a for a in activity(gate, agent_id, token) if a["action"].get("tool") == tool]
 
 
-@pytest.fixture
-def executor_agent(gate):
-    """A fresh agent per test: the activity of each test is its own."""
-    return gate.register("org_langchain", allowed_tools=["search_web", "get_weather", "read_database"])
-
-
-def test_seed_shape_constructor_callbacks_verify_every_action(gate, lc, executor_agent):
+def test_seed_shape_constructor_callbacks_verify_every_action(gate, lc, agent):
     # The spec's shape: the handler in the executor's constructor callbacks.
     # LangChain does not pass those to the tools' runs; the handler verifies
     # at on_agent_action, which it does receive, before the tool runs.
@@ -247,17 +243,17 @@ def test_seed_shape_constructor_callbacks_verify_every_action(gate, lc, executor
     agent_executor = AgentExecutor(
         agent=scripted([("get_weather", {"city": "Oslo"})], [("search_web", "customer data")]),
         tools=[tools.BaseTool("get_weather", weather), tools.BaseTool("search_web", search)],
-        callbacks=[handler_for(module, gate, executor_agent)],
+        callbacks=[handler_for(module, gate, agent)],
     )
     assert agent_executor.run("Get customer data") == "done after 2 steps"
     assert len(weather.calls) == len(search.calls) == 1
     for tool, params in (("get_weather", {"city": "Oslo"}), ("search_web", {"input": "customer data"})):
-        [entry] = tool_entries(gate, executor_agent, tool)
+        [entry] = tool_entries(gate, agent, tool)
         assert entry["action"]["parameters"] == params
         assert entry["decision"] == "APPROVED" and entry["execution"]["success"] is True
 
 
-def test_constructor_callbacks_stop_a_refused_action_before_its_tool(gate, lc, executor_agent):
+def test_constructor_callbacks_stop_a_refused_action_before_its_tool(gate, lc, agent):
     from langchain.agents import AgentExecutor
 
     module, tools, _ = lc
@@ -265,31 +261,31 @@ def test_constructor_callbacks_stop_a_refused_action_before_its_tool(gate, lc, e
     agent_executor = AgentExecutor(
         agent=scripted([("get_weather", {"city": "Oslo"})], [("launch_rocket", {"now": True})]),
         tools=[tools.BaseTool("get_weather", weather), tools.BaseTool("launch_rocket", rocket)],
-        callbacks=[handler_for(module, gate, executor_agent)],
+        callbacks=[handler_for(module, gate, agent)],
     )
     with pytest.raises(module.ToolCallDenied) as info:
         agent_executor.run("Launch")
     assert info.value.code == "QWED-AGENT-004" and rocket.calls == []
-    [done] = tool_entries(gate, executor_agent, "get_weather")
+    [done] = tool_entries(gate, agent, "get_weather")
     assert done["execution"]["success"] is True  # settled when the next action came
 
 
-def test_constructor_callbacks_record_a_failing_tool_as_failed(gate, lc, executor_agent):
+def test_constructor_callbacks_record_a_failing_tool_as_failed(gate, lc, agent):
     from langchain.agents import AgentExecutor
 
     module, tools, _ = lc
     agent_executor = AgentExecutor(
         agent=scripted([("read_database", {"table": "t"})]),
         tools=[tools.BaseTool("read_database", Recorder(fail=True))],
-        callbacks=[handler_for(module, gate, executor_agent)],
+        callbacks=[handler_for(module, gate, agent)],
     )
     with pytest.raises(RuntimeError):
         agent_executor.run("Read")
-    [entry] = tool_entries(gate, executor_agent, "read_database")
+    [entry] = tool_entries(gate, agent, "read_database")
     assert entry["execution"]["success"] is False
 
 
-def test_call_callbacks_verify_each_call_once(gate, lc, executor_agent):
+def test_call_callbacks_verify_each_call_once(gate, lc, agent):
     # Passed to the call, the handler sees both on_agent_action and
     # on_tool_start for each call, and asks the gate once.
     from langchain.agents import AgentExecutor
@@ -300,19 +296,19 @@ def test_call_callbacks_verify_each_call_once(gate, lc, executor_agent):
         agent=scripted([("get_weather", {"city": "Oslo"}), ("get_weather", {"city": "Rome"})]),
         tools=[tools.BaseTool("get_weather", weather)],
     )
-    handler = handler_for(module, gate, executor_agent)
+    handler = handler_for(module, gate, agent)
     agent_executor.invoke({"input": "Weather"}, config={"callbacks": [handler]})
     assert len(weather.calls) == 2
-    entries = tool_entries(gate, executor_agent, "get_weather")
+    entries = tool_entries(gate, agent, "get_weather")
     assert sorted(e["action"]["parameters"]["city"] for e in entries) == ["Oslo", "Rome"]
     assert all(e["execution"]["success"] for e in entries)
 
 
-def test_each_top_level_run_is_its_own_conversation(gate, lc, executor_agent):
+def test_each_top_level_run_is_its_own_conversation(gate, lc, agent):
     from langchain.agents import AgentExecutor
 
     module, tools, _ = lc
-    handler = handler_for(module, gate, executor_agent)
+    handler = handler_for(module, gate, agent)
     same = [("get_weather", {"city": "Oslo"})]
     weather = Recorder("sunny")
     for _ in range(3):  # one conversation across runs would make the third LOOP-003
@@ -328,7 +324,7 @@ def test_each_top_level_run_is_its_own_conversation(gate, lc, executor_agent):
     assert not handler._roots  # the runs' bookkeeping is dropped when they end
 
 
-def test_langchains_own_pseudo_tools_are_not_verified(gate, lc, executor_agent):
+def test_langchains_own_pseudo_tools_are_not_verified(gate, lc, agent):
     from langchain.agents import AgentExecutor
 
     module, tools, _ = lc
@@ -336,19 +332,19 @@ def test_langchains_own_pseudo_tools_are_not_verified(gate, lc, executor_agent):
     agent_executor = AgentExecutor(
         agent=scripted([("_Exception", "Could not parse LLM output")]),
         tools=[tools.BaseTool("_Exception", parse_error)],
-        callbacks=[handler_for(module, gate, executor_agent)],
+        callbacks=[handler_for(module, gate, agent)],
     )
     agent_executor.run("Anything")
     assert len(parse_error.calls) == 1
-    assert tool_entries(gate, executor_agent, "_Exception") == []
+    assert tool_entries(gate, agent, "_Exception") == []
 
 
-def test_parallel_tool_calls_reach_the_gate_in_step_order(gate, lc, executor_agent):
+def test_parallel_tool_calls_reach_the_gate_in_step_order(gate, lc, agent):
     # Tools of one conversation run at once (as LangGraph's tool node runs
     # them): the handler sends their checks one at a time, so no step
     # overtakes an earlier one and none is refused as a replay.
     module, tools, _ = lc
-    handler = handler_for(module, gate, executor_agent)
+    handler = handler_for(module, gate, agent)
     search = Recorder("found")
     start = threading.Barrier(8)
     errors = []
@@ -367,7 +363,7 @@ def test_parallel_tool_calls_reach_the_gate_in_step_order(gate, lc, executor_age
         t.join()
     assert errors == []
     assert len(search.calls) == 8
-    assert len(tool_entries(gate, executor_agent, "search_web")) == 8
+    assert len(tool_entries(gate, agent, "search_web")) == 8
 
 
 def test_an_input_the_gate_refuses_to_read_stops_the_tool(gate, lc, agent):
