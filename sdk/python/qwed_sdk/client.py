@@ -13,10 +13,11 @@ import os
 import secrets
 import ssl
 import threading
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Mapping, Optional, TypeVar
+from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable, Iterator, Mapping, Optional, TypeVar
 
 from ._endpoints import JSON, Endpoints
 from ._http import AsyncTransport, Call, Core, SyncTransport
+from ._model import Model
 from ._results import ActionDecision, ActivityPage
 
 __all__ = ["QWEDClient", "AsyncQWEDClient", "QWEDAgentClient", "AsyncQWEDAgentClient"]
@@ -159,6 +160,19 @@ class QWEDClient(_Closing, _Base):
 
     _transport_class = SyncTransport
 
+    def iter_agent_activity(
+        self, agent_id: str, *, from_: Optional[str] = None, to: Optional[str] = None, page_size: int = 100
+    ) -> Iterator[Model]:
+        """Every entry of the agent's activity log over [from_, to), in log
+        order, fetched a page of page_size at a time (after_seq)."""
+        after: Optional[int] = None
+        while True:
+            page = self.get_agent_activity(agent_id, page_size, from_=from_, to=to, after_seq=after)
+            yield from page
+            after = page.get("next_after_seq")
+            if after is None or not len(page):
+                return
+
     def _send(self, call: Call) -> Any:
         return self._transport.send(call)
 
@@ -174,6 +188,20 @@ class AsyncQWEDClient(_AsyncClosing, _AsyncEndpoints, _Base):
     bounds each attempt of a call as a whole."""
 
     _transport_class = AsyncTransport
+
+    async def iter_agent_activity(
+        self, agent_id: str, *, from_: Optional[str] = None, to: Optional[str] = None, page_size: int = 100
+    ) -> AsyncIterator[Model]:
+        """Every entry of the agent's activity log over [from_, to), in log
+        order, fetched a page of page_size at a time (``async for``)."""
+        after: Optional[int] = None
+        while True:
+            page = await self.get_agent_activity(agent_id, page_size, from_=from_, to=to, after_seq=after)
+            for entry in page:
+                yield entry
+            after = page.get("next_after_seq")
+            if after is None or not len(page):
+                return
 
     def _send(self, call: Call) -> Awaitable[Any]:  # type: ignore[override]
         return self._transport.send(call)

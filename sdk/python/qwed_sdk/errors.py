@@ -45,6 +45,8 @@ class QWEDError(Exception):
         details: the gate's ``details`` object (empty when absent).
         request_id: the request id the call was sent with (its
             ``Idempotency-Key``) when it is a write, else ``None``.
+        retry_after: the seconds of the answer's Retry-After header (a
+            429 or a 503), else ``None``.
     """
 
     def __init__(
@@ -56,8 +58,10 @@ class QWEDError(Exception):
         details: Optional[Mapping[str, Any]] = None,
         request_id: Optional[str] = None,
         body: Any = None,
+        retry_after: Optional[float] = None,
     ) -> None:
         super().__init__(message)
+        self.retry_after = retry_after
         self.code = code
         self.message = message
         self.status = status
@@ -100,10 +104,6 @@ class ValidationError(APIStatusError):
 
 class RateLimitError(APIStatusError):
     """429 that is not a decision: ``retry_after`` holds the Retry-After seconds, if given."""
-
-    def __init__(self, message: str, *, retry_after: Optional[float] = None, **kw: Any) -> None:
-        super().__init__(message, **kw)
-        self.retry_after = retry_after
 
 
 class ServerError(APIStatusError):
@@ -166,7 +166,6 @@ def error_for(
     if not message:
         message = f"{what} answered HTTP {status}"
     cls = _BY_STATUS.get(status) or (ServerError if status >= 500 else APIStatusError)
-    kw: dict[str, Any] = dict(code=code, status=status, details=details, request_id=request_id, body=body)
-    if cls is RateLimitError:
-        return RateLimitError(message, retry_after=retry_after, **kw)
-    return cls(message, **kw)
+    return cls(
+        message, code=code, status=status, details=details, request_id=request_id, body=body, retry_after=retry_after
+    )

@@ -551,6 +551,29 @@ def test_errors_carry_the_gate_code(Client, gate, admin, org, monkeypatch):
         c.get_agent("")
 
 
+def test_iter_agent_activity_reads_every_page(Client, gate, org):
+    pid, key, c = org
+    agent = register(c, pid)
+    ids = []
+    for step in range(1, 6):
+        d = c.verify_action(
+            agent.agent_id,
+            {"type": "calculate", "query": f"{step}*{step}"},
+            {"conversation_id": "it", "step_number": step},
+        )
+        ids.append(d.action_id)
+    if isinstance(c, AsyncBridge):
+
+        async def collect() -> list:
+            return [e async for e in c._client.iter_agent_activity(agent.agent_id, page_size=2)]
+
+        entries = c._loop.run_until_complete(collect())
+    else:
+        entries = list(c.iter_agent_activity(agent.agent_id, page_size=2))
+    assert [e["activity_id"] for e in entries] == ids
+    assert entries[0].decision == "APPROVED"
+
+
 def test_idempotency_key_replays_the_recorded_answer(Client, gate, org):
     pid, _, c = org
     agent = register(c, pid)
