@@ -351,11 +351,17 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def _json_object(raw: bytes, what: str, error: type[AttestationError] = MalformedTokenError) -> dict[str, Any]:
+def _json_object(
+    raw: bytes, what: str, error: type[AttestationError] = MalformedTokenError, null_ok: bool = False
+) -> dict[str, Any]:
+    """raw as a JSON object; with null_ok, JSON null is an empty object (as
+    Go's decoder into a map takes it)."""
     try:
         value = json.loads(raw, parse_constant=_refuse_constant)
     except (ValueError, UnicodeDecodeError) as exc:
         raise error(f"decoding {what}: {exc}") from None
+    if value is None and null_ok:
+        return {}
     if not isinstance(value, dict):
         raise error(f"decoding {what}: not a JSON object")
     return value
@@ -468,7 +474,8 @@ class KeySet:
         header_seg, dot, _ = token.partition(".")
         if not dot:
             raise MalformedTokenError("not a compact JWS")
-        header = _json_object(_b64url_decode(header_seg, "header"), "header")
+        # A header of JSON null has no alg: refused as the algorithm, as the gate does.
+        header = _json_object(_b64url_decode(header_seg, "header"), "header", null_ok=True)
         if "crit" in header:
             raise MalformedTokenError("critical header extensions are not supported")
         alg, typ, kid = header.get("alg"), header.get("typ"), header.get("kid")

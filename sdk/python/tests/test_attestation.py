@@ -263,6 +263,8 @@ TAMPERED = [
     ("padded base64", lambda t, j: t.split(".")[0] + "=." + ".".join(t.split(".")[1:]),
      MalformedTokenError),
     ("header not JSON", lambda t, j: b64(b"{nope") + "." + t.split(".", 1)[1], MalformedTokenError),
+    ("header JSON null", lambda t, j: b64(b"null") + "." + t.split(".", 1)[1], AlgorithmError),
+    ("header a JSON array", lambda t, j: b64(b"[]") + "." + t.split(".", 1)[1], MalformedTokenError),
     ("oversized", lambda t, j: t + "A" * (att.MAX_TOKEN_BYTES + 1), MalformedTokenError),
 ]  # fmt: skip
 
