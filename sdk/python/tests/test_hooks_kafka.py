@@ -9,6 +9,7 @@ refusal, a CrewAI task with its loop control, and executions logged.
 from __future__ import annotations
 
 import re
+import selectors
 import subprocess
 from typing import Iterator
 
@@ -30,7 +31,11 @@ def kafka_gate(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gate]:
         )  # fmt: skip
     try:
         assert broker.stdout is not None
-        line = broker.stdout.readline().decode()  # the broker's first line names its address
+        # The broker's first line names its address; wait for it with a deadline.
+        with selectors.DefaultSelector() as sel:
+            sel.register(broker.stdout, selectors.EVENT_READ)
+            ready = sel.select(timeout=60)
+        line = broker.stdout.readline().decode() if ready else ""
         m = re.search(r"listening on (\S+:\d+)", line)
         if not m:
             raise RuntimeError(f"dev-kafka did not start: {line!r}; see {root / 'dev-kafka.log'}")
