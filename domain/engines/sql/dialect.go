@@ -2,7 +2,9 @@ package sql
 
 import (
 	"errors"
+	"fmt"
 	"math/big"
+	"strconv"
 	"strings"
 
 	"github.com/agentgate/agentgate/domain/engines"
@@ -361,12 +363,101 @@ type parserPanic struct{ msg string }
 
 func (p *parserPanic) Error() string { return p.msg }
 
-// panicProblem is the QWED-ENG-002 problem of err when it is a
-// parserPanic.
-func panicProblem(err error, what string) *engines.Problem {
-	var pp *parserPanic
-	if errors.As(err, &pp) {
-		return problem(CodeEngine, "reading the "+what+": "+pp.msg, map[string]any{"field": what})
+// goParser is one Go parser path (MySQL or SQLite): its parse function,
+// its syntax errors, and whether '#' starts a comment.
+type goParser[S any] struct {
+	name   string
+	parse  func(string) ([]S, error)
+	syntax func(src, what string, err error) *engines.Problem
+	hash   bool
+}
+
+// read applies the hard bounds to src (guardDialect) and parses it: a
+// syntax error is QWED-REQ-003, a panic of the parser QWED-ENG-002 (fail
+// closed, never taken for a syntax error). It returns the statements and
+// the nesting estimate.
+func (g goParser[S]) read(src, what string, maxBytes int) ([]S, int, *engines.Problem) {
+	nesting, p := guardDialect(src, what, maxBytes, g.hash)
+	if p != nil {
+		return nil, 0, p
 	}
-	return nil
+	stmts, err := g.safeParse(src)
+	if err != nil {
+		var pp *parserPanic
+		if errors.As(err, &pp) {
+			return nil, 0, problem(CodeEngine, "reading the "+what+": "+pp.msg, map[string]any{"field": what})
+		}
+		return nil, 0, g.syntax(src, what, err)
+	}
+	return stmts, nesting, nil
+}
+
+func (g goParser[S]) safeParse(src string) (stmts []S, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			stmts, err = nil, &parserPanic{fmt.Sprintf("the %s parser failed: %v", g.name, r)}
+		}
+	}()
+	return g.parse(src)
+}
+
+// tooManyNodes is QWED-REQ-004 for a query past MaxNodes.
+func tooManyNodes() *engines.Problem {
+	return problem(CodeTooLong, "query has more than "+strconv.Itoa(MaxNodes)+" parse-tree nodes",
+		map[string]any{"limit": MaxNodes, "field": "query"})
+}
+
+// noStatement is QWED-REQ-003 for a query without a statement.
+func noStatement(query string) *engines.Problem {
+	return syntaxProblem(query, "query", "no statement", charPos(query, len(query)), "a statement", "end of input")
+}
+
+// typeStatementName names a statement by its Go type: *ast.CreateIndexStmt
+// is CREATE INDEX.
+func typeStatementName(n any) string {
+	name := fmt.Sprintf("%T", n)
+	name = strings.TrimSuffix(name[strings.LastIndexByte(name, '.')+1:], "Stmt")
+	var b strings.Builder
+	for i, r := range name {
+		if i > 0 && r >= 'A' && r <= 'Z' {
+			b.WriteByte(' ')
+		}
+		b.WriteRune(r)
+	}
+	return strings.ToUpper(b.String())
+}
+
+// binary folds x op y for op one of or and xor = <> < <= > >= <=> + - * /.
+func (f folding) binary(op string, x, y tv) tv {
+	switch op {
+	case "or", "and", "xor":
+		return logical(op, x, y)
+	case "=", "<>", "<", "<=", ">", ">=", "<=>":
+		return f.compare(op, x, y)
+	case "+", "-", "*", "/":
+		return arith(op, x, y)
+	}
+	return unknown
+}
+
+// between folds v [NOT] BETWEEN lo AND hi.
+func (f folding) between(v, lo, hi tv, not bool) tv {
+	return negate(logical("and", f.compare(">=", v, lo), f.compare("<=", v, hi)), not)
+}
+
+// in folds v [NOT] IN (items...).
+func (f folding) in(v tv, items []tv, not bool) tv {
+	res := tvBool(false)
+	for _, it := range items {
+		res = logical("or", res, f.compare("=", v, it))
+	}
+	return negate(res, not)
+}
+
+// negate is NOT v when not is set, v otherwise.
+func negate(v tv, not bool) tv {
+	if not {
+		return logical("not", v, unknown)
+	}
+	return v
 }

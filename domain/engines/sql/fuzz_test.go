@@ -26,20 +26,7 @@ func FuzzParseQuery(f *testing.F) {
 	e := New()
 	params := json.RawMessage(`{"schema_ddl":"CREATE TABLE users (id INT, name TEXT, password TEXT); CREATE TABLE orders (id INT, user_id INT)"}`)
 	f.Fuzz(func(t *testing.T, q string) {
-		req := engines.Request{Query: q, Params: params, IncludeProof: true}
-		a := e.Verify(context.Background(), req)
-		b := e.Verify(context.Background(), req)
-		ja, err := json.Marshal(a)
-		if err != nil {
-			t.Fatalf("encoding: %v", err)
-		}
-		jb, _ := json.Marshal(b)
-		if string(ja) != string(jb) {
-			t.Fatalf("not deterministic:\n%s\n%s", ja, jb)
-		}
-		if a.Status == engines.Error && a.Err != nil && a.Err.Code == CodeEngine {
-			t.Fatalf("internal error on %q: %+v", q, a.Err)
-		}
+		verifyTwice(t, e, engines.Request{Query: q, Params: params, IncludeProof: true})
 		if _, err := Classify(q); err != nil {
 			if _, ok := ProblemOf(err); !ok {
 				t.Fatalf("Classify error without a problem: %v", err)
@@ -79,27 +66,29 @@ func fuzzDialect(f *testing.F, dialect, ddl string, seeds []string) {
 	e := New()
 	params, _ := json.Marshal(map[string]any{"dialect": dialect, "schema_ddl": ddl})
 	f.Fuzz(func(t *testing.T, q string) {
-		req := engines.Request{Query: q, Params: params, IncludeProof: true}
-		a := e.Verify(context.Background(), req)
-		b := e.Verify(context.Background(), req)
-		ja, err := json.Marshal(a)
-		if err != nil {
-			t.Fatalf("encoding: %v", err)
-		}
-		jb, _ := json.Marshal(b)
-		if string(ja) != string(jb) {
-			t.Fatalf("not deterministic:\n%s\n%s", ja, jb)
-		}
-		if a.Status == engines.Error && a.Err != nil && a.Err.Code == CodeEngine {
-			t.Fatalf("internal error on %q: %+v", q, a.Err)
-		}
+		verifyTwice(t, e, engines.Request{Query: q, Params: params, IncludeProof: true})
 		// The same text as the schema: a schema_ddl never panics either.
-		o := e.Verify(context.Background(), engines.Request{Query: "SELECT 1",
-			Params: mustMarshal(t, map[string]any{"dialect": dialect, "schema_ddl": q})})
-		if o.Status == engines.Error && o.Err != nil && o.Err.Code == CodeEngine {
-			t.Fatalf("internal error on schema %q: %+v", q, o.Err)
-		}
+		verifyTwice(t, e, engines.Request{Query: "SELECT 1", Params: mustMarshal(t, map[string]any{"dialect": dialect, "schema_ddl": q})})
 	})
+}
+
+// verifyTwice runs req twice: the outcome encodes, is the same both
+// times, and is never an internal error.
+func verifyTwice(t *testing.T, e engines.Engine, req engines.Request) {
+	t.Helper()
+	a := e.Verify(context.Background(), req)
+	b := e.Verify(context.Background(), req)
+	ja, err := json.Marshal(a)
+	if err != nil {
+		t.Fatalf("encoding: %v", err)
+	}
+	jb, _ := json.Marshal(b)
+	if string(ja) != string(jb) {
+		t.Fatalf("not deterministic:\n%s\n%s", ja, jb)
+	}
+	if a.Status == engines.Error && a.Err != nil && a.Err.Code == CodeEngine {
+		t.Fatalf("internal error on %q (params %s): %+v", req.Query, req.Params, a.Err)
+	}
 }
 
 func mustMarshal(t *testing.T, v any) json.RawMessage {

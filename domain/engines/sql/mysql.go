@@ -44,17 +44,20 @@ var mysqlFunctions = map[string]fnRisk{
 // mysqlFold is MySQL's comparison for the tautology checks.
 var mysqlFold = folding{foldCase: true, coerce: true}
 
-// parseMySQL parses query with a fresh TiDB parser (a parser is not safe
-// for concurrent use); a panic in the parser is an error.
-func parseMySQL(query string) (stmts []ast.StmtNode, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			stmts, err = nil, &parserPanic{fmt.Sprintf("the MySQL parser failed: %v", r)}
-		}
-	}()
-	stmts, _, err = parser.New().Parse(query, "", "")
-	return stmts, err
+// mysqlOps names the binary operators the tautology checks fold.
+var mysqlOps = map[opcode.Op]string{
+	opcode.LogicOr: "or", opcode.LogicAnd: "and", opcode.LogicXor: "xor", opcode.EQ: "=", opcode.NullEQ: "<=>",
+	opcode.NE: "<>", opcode.LT: "<", opcode.LE: "<=", opcode.GT: ">", opcode.GE: ">=",
+	opcode.Plus: "+", opcode.Minus: "-", opcode.Mul: "*", opcode.Div: "/",
 }
+
+// mysqlParser is the MySQL path's parser: a fresh TiDB parser per call
+// (a parser is not safe for concurrent use).
+var mysqlParser = goParser[ast.StmtNode]{name: "MySQL", hash: true, syntax: mysqlSyntaxProblem,
+	parse: func(src string) ([]ast.StmtNode, error) {
+		stmts, _, err := parser.New().Parse(src, "", "")
+		return stmts, err
+	}}
 
 // guardDialect applies the hard bounds before a Go parser runs: length,
 // NUL, UTF-8 (precheck) and nesting (roughNesting).
@@ -71,19 +74,12 @@ func guardDialect(src, what string, maxBytes int, hashComments bool) (int, *engi
 }
 
 func classifyMySQL(query string, opt *options) (Class, *engines.Problem) {
-	nesting, p := guardDialect(query, "query", MaxQueryBytes, true)
+	stmts, nesting, p := mysqlParser.read(query, "query", MaxQueryBytes)
 	if p != nil {
 		return Class{}, p
 	}
-	stmts, err := parseMySQL(query)
-	if err != nil {
-		if p := panicProblem(err, "query"); p != nil {
-			return Class{}, p
-		}
-		return Class{}, mysqlSyntaxProblem(query, "query", err)
-	}
 	if len(stmts) == 0 {
-		return Class{}, syntaxProblem(query, "query", "no statement", charPos(query, len(query)), "a statement", "end of input")
+		return Class{}, noStatement(query)
 	}
 	a := newAnalysis(query, opt)
 	w := &mysqlWalker{a: a}
@@ -92,8 +88,7 @@ func classifyMySQL(query string, opt *options) (Class, *engines.Problem) {
 		w.off = offs[i]
 		w.statement(st)
 		if w.nodes > MaxNodes {
-			return Class{}, problem(CodeTooLong, "query has more than "+strconv.Itoa(MaxNodes)+" parse-tree nodes",
-				map[string]any{"limit": MaxNodes, "field": "query"})
+			return Class{}, tooManyNodes()
 		}
 	}
 	second := int32(0)
@@ -532,7 +527,7 @@ func mysqlValue(e ast.ExprNode, depth int) tv {
 		v := mysqlValue(x.V, d)
 		switch x.Op {
 		case opcode.Not, opcode.Not2:
-			return logical("not", v, unknown)
+			return negate(v, true)
 		case opcode.Minus:
 			return arith("-", tvNumber(new(big.Rat)), v)
 		case opcode.Plus:
@@ -543,38 +538,7 @@ func mysqlValue(e ast.ExprNode, depth int) tv {
 		if c, ok := mysqlSameColumn(x); ok {
 			return c
 		}
-		l, r := mysqlValue(x.L, d), mysqlValue(x.R, d)
-		switch x.Op {
-		case opcode.LogicOr:
-			return logical("or", l, r)
-		case opcode.LogicAnd:
-			return logical("and", l, r)
-		case opcode.LogicXor:
-			return logical("xor", l, r)
-		case opcode.EQ:
-			return mysqlFold.compare("=", l, r)
-		case opcode.NullEQ:
-			return mysqlFold.compare("<=>", l, r)
-		case opcode.NE:
-			return mysqlFold.compare("<>", l, r)
-		case opcode.LT:
-			return mysqlFold.compare("<", l, r)
-		case opcode.LE:
-			return mysqlFold.compare("<=", l, r)
-		case opcode.GT:
-			return mysqlFold.compare(">", l, r)
-		case opcode.GE:
-			return mysqlFold.compare(">=", l, r)
-		case opcode.Plus:
-			return arith("+", l, r)
-		case opcode.Minus:
-			return arith("-", l, r)
-		case opcode.Mul:
-			return arith("*", l, r)
-		case opcode.Div:
-			return arith("/", l, r)
-		}
-		return unknown
+		return mysqlFold.binary(mysqlOps[x.Op], mysqlValue(x.L, d), mysqlValue(x.R, d))
 	case *ast.IsNullExpr:
 		v := mysqlValue(x.Expr, d)
 		if v.kind == tvUnknown {
@@ -588,25 +552,16 @@ func mysqlValue(e ast.ExprNode, depth int) tv {
 		}
 		return tvBool((v.truth() == (x.True != 0)) != x.Not)
 	case *ast.BetweenExpr:
-		v, lo, hi := mysqlValue(x.Expr, d), mysqlValue(x.Left, d), mysqlValue(x.Right, d)
-		in := logical("and", mysqlFold.compare(">=", v, lo), mysqlFold.compare("<=", v, hi))
-		if x.Not {
-			return logical("not", in, unknown)
-		}
-		return in
+		return mysqlFold.between(mysqlValue(x.Expr, d), mysqlValue(x.Left, d), mysqlValue(x.Right, d), x.Not)
 	case *ast.PatternInExpr:
 		if x.Sel != nil {
 			return unknown
 		}
-		v := mysqlValue(x.Expr, d)
-		res := tvBool(false)
-		for _, item := range x.List {
-			res = logical("or", res, mysqlFold.compare("=", v, mysqlValue(item, d)))
+		items := make([]tv, len(x.List))
+		for i, item := range x.List {
+			items[i] = mysqlValue(item, d)
 		}
-		if x.Not {
-			return logical("not", res, unknown)
-		}
-		return res
+		return mysqlFold.in(mysqlValue(x.Expr, d), items, x.Not)
 	}
 	return unknown
 }
@@ -653,31 +608,16 @@ func mysqlName(n ast.StmtNode) string {
 	case *ast.ExplainStmt:
 		return "EXPLAIN"
 	}
-	// *ast.CreateIndexStmt -> CREATE INDEX
-	name := strings.TrimSuffix(strings.TrimPrefix(fmt.Sprintf("%T", n), "*ast."), "Stmt")
-	var b strings.Builder
-	for i, r := range name {
-		if i > 0 && r >= 'A' && r <= 'Z' {
-			b.WriteByte(' ')
-		}
-		b.WriteRune(r)
-	}
-	return strings.ToUpper(b.String())
+	return typeStatementName(n)
 }
 
 // parseMySQLSchema reads the CREATE TABLE and CREATE VIEW statements of a
 // MySQL schema_ddl (a view's columns are unknown: its table is not
 // complete); other statements are ignored.
 func parseMySQLSchema(ddl string) (*Schema, *engines.Problem) {
-	if _, p := guardDialect(ddl, "schema_ddl", MaxSchemaDDLBytes, true); p != nil {
+	stmts, _, p := mysqlParser.read(ddl, "schema_ddl", MaxSchemaDDLBytes)
+	if p != nil {
 		return nil, p
-	}
-	stmts, err := parseMySQL(ddl)
-	if err != nil {
-		if p := panicProblem(err, "schema_ddl"); p != nil {
-			return nil, p
-		}
-		return nil, mysqlSyntaxProblem(ddl, "schema_ddl", err)
 	}
 	s := &Schema{tables: map[string][]*Table{}}
 	for _, st := range stmts {

@@ -2,9 +2,7 @@ package sql
 
 import (
 	"errors"
-	"fmt"
 	"math/big"
-	"strconv"
 	"strings"
 
 	"github.com/sqlc-dev/meyer/ast"
@@ -55,38 +53,29 @@ var sqliteReadPragmas = map[string]bool{
 // sqliteFold is SQLite's comparison for the tautology checks.
 var sqliteFold = folding{}
 
-// parseSQLite parses query with meyer; a panic in the parser is an error.
-func parseSQLite(query string) (stmts []ast.Stmt, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			stmts, err = nil, &parserPanic{fmt.Sprintf("the SQLite parser failed: %v", r)}
-		}
-	}()
-	return parser.ParseString(query)
+// sqliteOps names the binary operators the tautology checks fold.
+var sqliteOps = map[ast.Operator]string{
+	ast.OpOr: "or", ast.OpAnd: "and", ast.OpEq: "=", ast.OpNe: "<>", ast.OpLt: "<", ast.OpLe: "<=",
+	ast.OpGt: ">", ast.OpGe: ">=", ast.OpAdd: "+", ast.OpSub: "-", ast.OpMul: "*", ast.OpDiv: "/",
 }
 
+// sqliteParser is the SQLite path's parser.
+var sqliteParser = goParser[ast.Stmt]{name: "SQLite", syntax: sqliteSyntaxProblem, parse: parser.ParseString}
+
 func classifySQLite(query string, opt *options) (Class, *engines.Problem) {
-	nesting, p := guardDialect(query, "query", MaxQueryBytes, false)
+	stmts, nesting, p := sqliteParser.read(query, "query", MaxQueryBytes)
 	if p != nil {
 		return Class{}, p
 	}
-	stmts, err := parseSQLite(query)
-	if err != nil {
-		if p := panicProblem(err, "query"); p != nil {
-			return Class{}, p
-		}
-		return Class{}, sqliteSyntaxProblem(query, "query", err)
-	}
 	if len(stmts) == 0 {
-		return Class{}, syntaxProblem(query, "query", "no statement", charPos(query, len(query)), "a statement", "end of input")
+		return Class{}, noStatement(query)
 	}
 	a := newAnalysis(query, opt)
 	w := &sqliteWalker{a: a}
 	for _, st := range stmts {
 		w.statement(st)
 		if w.nodes > MaxNodes {
-			return Class{}, problem(CodeTooLong, "query has more than "+strconv.Itoa(MaxNodes)+" parse-tree nodes",
-				map[string]any{"limit": MaxNodes, "field": "query"})
+			return Class{}, tooManyNodes()
 		}
 	}
 	second := int32(0)
@@ -281,35 +270,21 @@ func (w *sqliteWalker) node(n ast.Node, out bool) {
 			w.node(x.Select, false)
 			a.leave()
 		}
-		for _, arg := range x.Args {
-			w.node(arg, false)
-		}
-		for _, l := range x.List {
-			w.node(l, false)
-		}
+		walkAll(w, x.Args)
+		walkAll(w, x.List)
 		w.cond(x.On, false)
 		return
 	case *ast.SelectQuery:
-		for _, c := range x.Columns {
-			w.node(c, false)
-		}
-		for _, f := range x.From {
-			w.node(f, false)
-		}
+		walkAll(w, x.Columns)
+		walkAll(w, x.From)
 		w.cond(x.Where, true)
-		for _, g := range x.GroupBy {
-			w.node(g, false)
-		}
+		walkAll(w, x.GroupBy)
 		w.cond(x.Having, false)
-		for _, o := range x.OrderBy {
-			w.node(o, false)
-		}
+		walkAll(w, x.OrderBy)
 		if x.Limit != nil {
 			w.node(x.Limit, false)
 		}
-		for _, wd := range x.Windows {
-			w.node(wd, false)
-		}
+		walkAll(w, x.Windows)
 		return
 	case *ast.InsertStmt:
 		w.dml(x.Table, x.Alias, x.With)
@@ -317,35 +292,23 @@ func (w *sqliteWalker) node(n ast.Node, out bool) {
 			w.node(x.Select, false)
 		}
 		for _, u := range x.Upserts {
-			for _, s := range u.Set {
-				w.node(s, false)
-			}
+			walkAll(w, u.Set)
 			w.cond(u.Where, false)
 			w.cond(u.TargetWhere, false)
 		}
-		for _, r := range x.Returning {
-			w.node(r, false)
-		}
+		walkAll(w, x.Returning)
 		return
 	case *ast.UpdateStmt:
 		w.dml(x.Table, x.Alias, x.With)
-		for _, s := range x.Set {
-			w.node(s, false)
-		}
-		for _, f := range x.From {
-			w.node(f, false)
-		}
+		walkAll(w, x.Set)
+		walkAll(w, x.From)
 		w.cond(x.Where, false)
-		for _, r := range x.Returning {
-			w.node(r, false)
-		}
+		walkAll(w, x.Returning)
 		return
 	case *ast.DeleteStmt:
 		w.dml(x.Table, x.Alias, x.With)
 		w.cond(x.Where, false)
-		for _, r := range x.Returning {
-			w.node(r, false)
-		}
+		walkAll(w, x.Returning)
 		return
 	case *ast.SetPair:
 		for _, c := range x.Columns {
@@ -395,9 +358,7 @@ func (w *sqliteWalker) node(n ast.Node, out bool) {
 			w.node(arg, out)
 		}
 		w.cond(x.Filter, false)
-		for _, o := range x.OrderBy {
-			w.node(o, false)
-		}
+		walkAll(w, x.OrderBy)
 		return
 	case *ast.CollateExpr:
 		w.node(x.X, out)
@@ -425,6 +386,13 @@ func (w *sqliteWalker) node(n ast.Node, out bool) {
 	}
 	for _, c := range n.Children() {
 		w.node(c, out)
+	}
+}
+
+// walkAll walks each node of list.
+func walkAll[T ast.Node](w *sqliteWalker, list []T) {
+	for _, n := range list {
+		w.node(n, false)
 	}
 }
 
@@ -509,7 +477,7 @@ func sqliteValue(e ast.Expr, depth int) tv {
 		v := sqliteValue(x.X, d)
 		switch x.Op {
 		case ast.OpNot:
-			return logical("not", v, unknown)
+			return negate(v, true)
 		case ast.OpMinus:
 			return arith("-", tvNumber(new(big.Rat)), v)
 		case ast.OpPlus:
@@ -520,74 +488,29 @@ func sqliteValue(e ast.Expr, depth int) tv {
 		if sameSQLiteColumn(x.X, x.Y) && (x.Op == ast.OpEq || x.Op == ast.OpLe || x.Op == ast.OpGe) {
 			return tvBool(true)
 		}
-		l, r := sqliteValue(x.X, d), sqliteValue(x.Y, d)
-		switch x.Op {
-		case ast.OpOr:
-			return logical("or", l, r)
-		case ast.OpAnd:
-			return logical("and", l, r)
-		case ast.OpEq:
-			return sqliteFold.compare("=", l, r)
-		case ast.OpNe:
-			return sqliteFold.compare("<>", l, r)
-		case ast.OpLt:
-			return sqliteFold.compare("<", l, r)
-		case ast.OpLe:
-			return sqliteFold.compare("<=", l, r)
-		case ast.OpGt:
-			return sqliteFold.compare(">", l, r)
-		case ast.OpGe:
-			return sqliteFold.compare(">=", l, r)
-		case ast.OpAdd:
-			return arith("+", l, r)
-		case ast.OpSub:
-			return arith("-", l, r)
-		case ast.OpMul:
-			return arith("*", l, r)
-		case ast.OpDiv:
-			return arith("/", l, r)
-		}
-		return unknown
+		return sqliteFold.binary(sqliteOps[x.Op], sqliteValue(x.X, d), sqliteValue(x.Y, d))
 	case *ast.IsExpr:
 		if sameSQLiteColumn(x.X, x.Y) {
 			return tvBool(!x.Not)
 		}
-		l, r := sqliteValue(x.X, d), sqliteValue(x.Y, d)
-		eq := sqliteFold.compare("<=>", l, r)
-		if x.Not {
-			return logical("not", eq, unknown)
-		}
-		return eq
+		return negate(sqliteFold.compare("<=>", sqliteValue(x.X, d), sqliteValue(x.Y, d)), x.Not)
 	case *ast.NullCheckExpr:
 		v := sqliteValue(x.X, d)
 		if v.kind == tvUnknown {
 			return unknown
 		}
-		isNull := v.kind == tvNull
-		if x.Test != ast.TestIsNull {
-			isNull = !isNull
-		}
-		return tvBool(isNull)
+		return tvBool((v.kind == tvNull) == (x.Test == ast.TestIsNull))
 	case *ast.BetweenExpr:
-		v, lo, hi := sqliteValue(x.X, d), sqliteValue(x.Lo, d), sqliteValue(x.Hi, d)
-		in := logical("and", sqliteFold.compare(">=", v, lo), sqliteFold.compare("<=", v, hi))
-		if x.Not {
-			return logical("not", in, unknown)
-		}
-		return in
+		return sqliteFold.between(sqliteValue(x.X, d), sqliteValue(x.Lo, d), sqliteValue(x.Hi, d), x.Not)
 	case *ast.InExpr:
 		if x.Select != nil || x.Table != nil {
 			return unknown
 		}
-		v := sqliteValue(x.X, d)
-		res := tvBool(false)
-		for _, item := range x.List {
-			res = logical("or", res, sqliteFold.compare("=", v, sqliteValue(item, d)))
+		items := make([]tv, len(x.List))
+		for i, item := range x.List {
+			items[i] = sqliteValue(item, d)
 		}
-		if x.Not {
-			return logical("not", res, unknown)
-		}
-		return res
+		return sqliteFold.in(sqliteValue(x.X, d), items, x.Not)
 	}
 	return unknown
 }
@@ -621,30 +544,16 @@ func sqliteName(n ast.Stmt) string {
 	case *ast.CreateVirtualTableStmt:
 		return "CREATE VIRTUAL TABLE"
 	}
-	name := strings.TrimSuffix(strings.TrimPrefix(fmt.Sprintf("%T", n), "*ast."), "Stmt")
-	var b strings.Builder
-	for i, r := range name {
-		if i > 0 && r >= 'A' && r <= 'Z' {
-			b.WriteByte(' ')
-		}
-		b.WriteRune(r)
-	}
-	return strings.ToUpper(b.String())
+	return typeStatementName(n)
 }
 
 // parseSQLiteSchema reads the CREATE TABLE and CREATE VIEW statements of a
 // SQLite schema_ddl (a view's or a CREATE TABLE AS's columns are unknown);
 // other statements are ignored.
 func parseSQLiteSchema(ddl string) (*Schema, *engines.Problem) {
-	if _, p := guardDialect(ddl, "schema_ddl", MaxSchemaDDLBytes, false); p != nil {
+	stmts, _, p := sqliteParser.read(ddl, "schema_ddl", MaxSchemaDDLBytes)
+	if p != nil {
 		return nil, p
-	}
-	stmts, err := parseSQLite(ddl)
-	if err != nil {
-		if p := panicProblem(err, "schema_ddl"); p != nil {
-			return nil, p
-		}
-		return nil, sqliteSyntaxProblem(ddl, "schema_ddl", err)
 	}
 	s := &Schema{tables: map[string][]*Table{}}
 	for _, st := range stmts {
