@@ -4,6 +4,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { tool } from '@langchain/core/tools';
 import { RunnableLambda } from '@langchain/core/runnables';
+import { AIMessage } from '@langchain/core/messages';
+import { ToolNode } from '@langchain/langgraph/prebuilt';
 import { z } from 'zod';
 import { QWEDClient, AuthenticationError, APIConnectionError } from '@agentgate/sdk';
 import { QWEDVerificationCallback, ToolCallRefusedError, APPROVAL_REQUIRED } from '@agentgate/integrations/langchain';
@@ -56,6 +58,22 @@ eachDeployment((ctx) => {
       return true;
     });
     assert.equal(t.runs.send_email, 0);
+  });
+
+  test('LangGraph\'s ToolNode: the approved call runs, the refused one returns to the model as an error', async () => {
+    const p = await setupPrincipal(ctx.gate, 'org_lc_graph');
+    const t = makeTools();
+    const handler = new QWEDVerificationCallback({ client: new QWEDClient({ baseUrl: ctx.gate.url, agentToken: p.token, maxRetries: 0 }), agentId: p.agentId });
+    // the node an agent graph (createReactAgent) runs the model's tool calls with
+    const node = new ToolNode([t.search_db, t.send_email]);
+    const calls = [{ id: 'c1', name: 'search_db', args: { q: 'orders' } }, { id: 'c2', name: 'send_email', args: { q: 'board' } }];
+    const out = await node.invoke({ messages: [new AIMessage({ content: '', tool_calls: calls })] }, { callbacks: [handler] });
+    const byId = Object.fromEntries(out.messages.map((m) => [m.tool_call_id, m]));
+    assert.equal(byId.c1.status, 'success');
+    assert.equal(byId.c1.content, 'search_db ran with {"q":"orders"}');
+    assert.equal(byId.c2.status, 'error');
+    assert.match(byId.c2.content, /agentgate refused tool 'send_email': DENIED QWED-AGENT-TRUST-001: trust level 1 \(supervised\) is insufficient for high risk/);
+    assert.deepEqual([t.runs.search_db, t.runs.send_email], [1, 0]);
   });
 
   test('a refused tool does not run; the error carries the gate\'s decision, code and reason', async () => {
