@@ -50,9 +50,6 @@ export interface ClientOptions {
   headers?: Record<string, string>;
 }
 
-/** A JSON object the gate answers whose members the SDK does not constrain further. */
-export type GateObject = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-
 /** A parameter object: its own members and the RequestOptions. */
 export type Params<P> = P & RequestOptions;
 
@@ -487,7 +484,7 @@ export class QWEDClient {
    * reply CloudEvent. The event's source and id are its request id (no Idempotency-Key): a retry
    * sends the same event, which the gate answers from its log.
    */
-  sendEvent(event: GateObject, p?: RequestOptions): Promise<R['postEvent']> {
+  sendEvent(event: T.CloudEvent, p?: RequestOptions): Promise<R['postEvent']> {
     return this.#write('POST', '/events', event, p, 'key', { keyed: false, headers: { 'content-type': 'application/cloudevents+json' } });
   }
 

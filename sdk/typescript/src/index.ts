@@ -13,7 +13,6 @@ export type {
   ClientOptions,
   ClientVerifyAttestationOptions,
   ExecuteParams,
-  GateObject,
   LogExecutionParams,
   Params,
   QueryValue,
