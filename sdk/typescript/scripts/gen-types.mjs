@@ -197,6 +197,45 @@ function tsType(s, ind = '', depth = 0) {
   }));
 }
 
+/** camel turns "after_seq" into "afterSeq". */
+function camel(s) {
+  return s.replace(/_([a-z0-9])/g, (_, c) => c.toUpperCase());
+}
+
+/** deref follows a local $ref into the root document. */
+function deref(x) {
+  for (let i = 0; x && x.$ref && i < 32; i++) {
+    x = x.$ref.slice(2).split('/').reduce((n, k) => n?.[decodeURIComponent(k).replace(/~1/g, '/').replace(/~0/g, '~')], root);
+  }
+  return x;
+}
+
+/**
+ * queries renders the interface Queries: for each operation with query parameters, by its
+ * operationId, the parameters in camelCase (the client sends them in the document's snake_case);
+ * a time parameter (an RFC 3339 string) also takes a Date.
+ */
+function queries(paths) {
+  const rows = [];
+  for (const [path, item] of Object.entries(paths)) {
+    for (const method of ['get', 'put', 'post', 'delete', 'patch']) {
+      const op = item?.[method];
+      if (!op?.operationId) continue;
+      const params = [...(item.parameters ?? []), ...(op.parameters ?? [])].map(deref).filter((q) => q?.in === 'query');
+      if (params.length === 0) continue;
+      let body = '';
+      for (const q of params) {
+        let t = tsType(q.schema ?? {}, '    ');
+        if (/RFC 3339/.test(q.description ?? q.schema?.description ?? '')) t = union([t, 'Date']);
+        body += comment(q.description, '    ') + `    ${propKey(camel(q.name))}${q.required ? '' : '?'}: ${t};\n`;
+      }
+      rows.push(comment(`${method.toUpperCase()} ${path}`, '  ') + `  ${propKey(op.operationId)}: {\n${body}  };\n`);
+    }
+  }
+  if (rows.length === 0) return '';
+  return '\n/** The query parameters of each operation that takes some, by its operationId, in camelCase. */\nexport interface Queries {\n' + rows.join('') + '}\n';
+}
+
 /** render returns the text of src/types.gen.ts. */
 export function render() {
   const { source, named, paths } = loadSchemas();
@@ -212,7 +251,7 @@ export function render() {
       text += `export type ${name} = ${tsType(s, '')};\n`;
     }
   }
-  return text + responses(paths);
+  return text + responses(paths) + queries(paths);
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

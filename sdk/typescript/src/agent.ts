@@ -180,7 +180,7 @@ export class QWEDAgentClient extends QWEDClient {
   }
 
   /** getAgentState reads this agent's state (or another's, by id). */
-  override getAgentState(agentId: string = this.agentId, p?: Params<{ atSeq?: number; atTime?: string | Date }>): Promise<R['getAgentState']> {
+  override getAgentState(agentId: string = this.agentId, p?: Params<T.Queries['getAgentState']>): Promise<R['getAgentState']> {
     return super.getAgentState(agentId, p);
   }
 
@@ -195,7 +195,7 @@ export class QWEDAgentClient extends QWEDClient {
   }
 
   /** getState reads this agent's state at a log position or a time (atSeq or atTime). */
-  getState(p?: Params<{ atSeq?: number; atTime?: string | Date }>): Promise<R['getAgentState']> {
+  getState(p?: Params<T.Queries['getAgentState']>): Promise<R['getAgentState']> {
     return super.getAgentState(this.agentId, p);
   }
 

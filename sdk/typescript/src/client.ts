@@ -31,6 +31,7 @@ import {
 import type * as T from './types.gen.js';
 
 type R = T.Responses;
+type Q = T.Queries;
 
 /** Options of a QWEDClient. */
 export interface ClientOptions {
@@ -156,21 +157,16 @@ export interface ExecuteParams {
 }
 
 /** The query of getAgentActivity. */
-export interface ActivityQuery {
-  limit?: number;
-  from?: string | Date;
-  to?: string | Date;
-  afterSeq?: number;
-}
+export type ActivityQuery = Q['getAgentActivity'];
+
+/** The query of exportComplianceReport besides its format. */
+export type ReportQuery = Omit<Q['exportComplianceReport'], 'format'>;
 
 /** One entry of an agent's activity log. */
 export type ActivityEntry = NonNullable<R['getAgentActivity']['activities']>[number];
 
 /** A page of an agent's activity log, iterable over its entries. */
 export type ActivityPage = R['getAgentActivity'] & Iterable<ActivityEntry>;
-
-/** What reads accept as query parameter values. */
-export type QueryValue = string | number | boolean | Date | undefined | null;
 
 /** Options of verifyAttestation. */
 export interface ClientVerifyAttestationOptions {
@@ -305,7 +301,7 @@ export class QWEDClient {
   }
 
   /** getAgentState reads an agent's state at a log position or time (GET /agents/{id}/state; atSeq or atTime). */
-  getAgentState(agentId: string, p?: Params<{ atSeq?: number; atTime?: string | Date }>): Promise<R['getAgentState']> {
+  getAgentState(agentId: string, p?: Params<Q['getAgentState']>): Promise<R['getAgentState']> {
     return this.#read(`/agents/${seg('agentId', agentId)}/state`, p);
   }
 
@@ -314,10 +310,10 @@ export class QWEDClient {
    * /agents/{id}/compliance-report, QWED-Agent spec v1.1 §7.3): format "json"
    * (default) is the verifiable bundle as an object; "csv" a string; "pdf" bytes.
    */
-  exportComplianceReport(agentId: string, p?: Params<{ format?: 'json'; from?: string | Date; to?: string | Date }>): Promise<R['exportComplianceReport']>;
-  exportComplianceReport(agentId: string, p: Params<{ format: 'csv'; from?: string | Date; to?: string | Date }>): Promise<string>;
-  exportComplianceReport(agentId: string, p: Params<{ format: 'pdf'; from?: string | Date; to?: string | Date }>): Promise<Uint8Array>;
-  exportComplianceReport(agentId: string, p?: Params<{ format?: 'json' | 'csv' | 'pdf'; from?: string | Date; to?: string | Date }>): Promise<R['exportComplianceReport'] | string | Uint8Array> {
+  exportComplianceReport(agentId: string, p?: Params<ReportQuery & { format?: 'json' }>): Promise<R['exportComplianceReport']>;
+  exportComplianceReport(agentId: string, p: Params<ReportQuery & { format: 'csv' }>): Promise<string>;
+  exportComplianceReport(agentId: string, p: Params<ReportQuery & { format: 'pdf' }>): Promise<Uint8Array>;
+  exportComplianceReport(agentId: string, p?: Params<Q['exportComplianceReport']>): Promise<R['exportComplianceReport'] | string | Uint8Array> {
     const response = p?.format === 'pdf' ? 'bytes' : p?.format === 'csv' ? 'text' : 'json';
     return this.#read(`/agents/${seg('agentId', agentId)}/compliance-report`, p, { response });
   }
@@ -428,12 +424,12 @@ export class QWEDClient {
   // ---- Approvals ----
 
   /** listApprovals lists a page of approvals (GET /approvals; status pending|approved|denied|expired, limit, after). */
-  listApprovals(p?: Params<{ status?: string; limit?: number; after?: string }>): Promise<R['listApprovals']> {
+  listApprovals(p?: Params<Q['listApprovals']>): Promise<R['listApprovals']> {
     return this.#read('/approvals', p);
   }
 
   /** iterateApprovals yields every approval (of a status), page after page (next_after). */
-  async *iterateApprovals(p: Params<{ status?: string; limit?: number }> = {}): AsyncGenerator<T.Approval, void, undefined> {
+  async *iterateApprovals(p: Params<Omit<Q['listApprovals'], 'after'>> = {}): AsyncGenerator<T.Approval, void, undefined> {
     let after: string | undefined;
     for (;;) {
       const page = await this.listApprovals(after === undefined ? p : { ...p, after });
@@ -496,42 +492,42 @@ export class QWEDClient {
   }
 
   /** a2aTrust adds an agent to the caller's trust boundary (POST /a2a/boundary/trust/{agent}). */
-  a2aTrust(p: Params<{ agent: string }>): Promise<R['a2aTrust']> {
-    return this.#write('POST', `/a2a/boundary/trust/${seg('agent', p.agent)}`, undefined, p);
+  a2aTrust(p: Params<{ agent: string } & Q['a2aTrust']>): Promise<R['a2aTrust']> {
+    return this.#write('POST', `/a2a/boundary/trust/${seg('agent', p.agent)}`, undefined, p, 'key', { query: { principal: p.principal } });
   }
 
   /** a2aUntrust removes an agent from the trust boundary (DELETE /a2a/boundary/trust/{agent}). */
-  a2aUntrust(p: Params<{ agent: string }>): Promise<R['a2aUntrust']> {
-    return this.#write('DELETE', `/a2a/boundary/trust/${seg('agent', p.agent)}`, undefined, p);
+  a2aUntrust(p: Params<{ agent: string } & Q['a2aUntrust']>): Promise<R['a2aUntrust']> {
+    return this.#write('DELETE', `/a2a/boundary/trust/${seg('agent', p.agent)}`, undefined, p, 'key', { query: { principal: p.principal } });
   }
 
   /** a2aBlock blocks an agent (POST /a2a/boundary/block/{agent}). */
-  a2aBlock(p: Params<{ agent: string }>): Promise<R['a2aBlock']> {
-    return this.#write('POST', `/a2a/boundary/block/${seg('agent', p.agent)}`, undefined, p);
+  a2aBlock(p: Params<{ agent: string } & Q['a2aBlock']>): Promise<R['a2aBlock']> {
+    return this.#write('POST', `/a2a/boundary/block/${seg('agent', p.agent)}`, undefined, p, 'key', { query: { principal: p.principal } });
   }
 
   /** a2aUnblock unblocks an agent (DELETE /a2a/boundary/block/{agent}). */
-  a2aUnblock(p: Params<{ agent: string }>): Promise<R['a2aUnblock']> {
-    return this.#write('DELETE', `/a2a/boundary/block/${seg('agent', p.agent)}`, undefined, p);
+  a2aUnblock(p: Params<{ agent: string } & Q['a2aUnblock']>): Promise<R['a2aUnblock']> {
+    return this.#write('DELETE', `/a2a/boundary/block/${seg('agent', p.agent)}`, undefined, p, 'key', { query: { principal: p.principal } });
   }
 
   /** a2aBlockPair blocks a sender→receiver pair (POST /a2a/boundary/block-pair). */
-  a2aBlockPair(p: Params<{ sender: string; receiver: string }>): Promise<R['a2aBlockPair']> {
-    return this.#write('POST', '/a2a/boundary/block-pair', { sender: p.sender, receiver: p.receiver }, p);
+  a2aBlockPair(p: Params<{ sender: string; receiver: string } & Q['a2aBlockPair']>): Promise<R['a2aBlockPair']> {
+    return this.#write('POST', '/a2a/boundary/block-pair', { sender: p.sender, receiver: p.receiver }, p, 'key', { query: { principal: p.principal } });
   }
 
   /** a2aUnblockPair unblocks a sender→receiver pair (DELETE /a2a/boundary/block-pair). */
-  a2aUnblockPair(p: Params<{ sender: string; receiver: string }>): Promise<R['a2aUnblockPair']> {
-    return this.#write('DELETE', '/a2a/boundary/block-pair', { sender: p.sender, receiver: p.receiver }, p);
+  a2aUnblockPair(p: Params<{ sender: string; receiver: string } & Q['a2aUnblockPair']>): Promise<R['a2aUnblockPair']> {
+    return this.#write('DELETE', '/a2a/boundary/block-pair', { sender: p.sender, receiver: p.receiver }, p, 'key', { query: { principal: p.principal } });
   }
 
   /** getA2ABoundary reads the trust boundary (GET /a2a/boundary; principal, list, limit, after, atSeq, atTime). */
-  getA2ABoundary(p?: Params<Record<string, QueryValue>>): Promise<R['getA2ABoundary']> {
+  getA2ABoundary(p?: Params<Q['getA2ABoundary']>): Promise<R['getA2ABoundary']> {
     return this.#read('/a2a/boundary', p);
   }
 
   /** getA2AMetrics reads the A2A verdict counts (GET /a2a/metrics). */
-  getA2AMetrics(p?: Params<Record<string, QueryValue>>): Promise<R['getA2AMetrics']> {
+  getA2AMetrics(p?: Params<Q['getA2AMetrics']>): Promise<R['getA2AMetrics']> {
     return this.#read('/a2a/metrics', p);
   }
 
@@ -560,7 +556,7 @@ export class QWEDClient {
   }
 
   /** listBusinesses lists the business registry (GET /businesses). */
-  listBusinesses(p?: Params<Record<string, QueryValue>>): Promise<R['listBusinesses']> {
+  listBusinesses(p?: Params<Q['listBusinesses']>): Promise<R['listBusinesses']> {
     return this.#read('/businesses', p);
   }
 
@@ -585,12 +581,12 @@ export class QWEDClient {
   }
 
   /** listPolicies lists a consumer's policies (GET /policies; consumer). */
-  listPolicies(p?: Params<{ consumer?: string }>): Promise<R['listPolicies']> {
+  listPolicies(p?: Params<Q['listPolicies']>): Promise<R['listPolicies']> {
     return this.#read('/policies', p);
   }
 
   /** getPolicy reads a policy, or its version at a log position (GET /policies/{id}; consumer, atSeq). */
-  getPolicy(policyId: string, p?: Params<{ consumer?: string; atSeq?: number }>): Promise<R['getPolicy']> {
+  getPolicy(policyId: string, p?: Params<Q['getPolicy']>): Promise<R['getPolicy']> {
     return this.#read(`/policies/${seg('policyId', policyId)}`, p);
   }
 
@@ -605,22 +601,22 @@ export class QWEDClient {
   }
 
   /** listTransactions lists a consumer's transactions (GET /transactions; consumer, status, from, to, limit, after …). */
-  listTransactions(p?: Params<Record<string, QueryValue>>): Promise<R['listTransactions']> {
+  listTransactions(p?: Params<Q['listTransactions']>): Promise<R['listTransactions']> {
     return this.#read('/transactions', p);
   }
 
   /** getTransactionSummary sums a consumer's transactions (GET /transactions/summary). */
-  getTransactionSummary(p?: Params<Record<string, QueryValue>>): Promise<R['getTransactionSummary']> {
+  getTransactionSummary(p?: Params<Q['getTransactionSummary']>): Promise<R['getTransactionSummary']> {
     return this.#read('/transactions/summary', p);
   }
 
   /** getTransactionAnalytics reads a consumer's spending analytics (GET /transactions/analytics). */
-  getTransactionAnalytics(p?: Params<Record<string, QueryValue>>): Promise<R['getTransactionAnalytics']> {
+  getTransactionAnalytics(p?: Params<Q['getTransactionAnalytics']>): Promise<R['getTransactionAnalytics']> {
     return this.#read('/transactions/analytics', p);
   }
 
   /** getTransaction reads a transaction, or its state at a log position or time (GET /transactions/{id}). */
-  getTransaction(transactionId: string, p?: Params<{ atSeq?: number; atTime?: string | Date; consumer?: string }>): Promise<R['getTransaction']> {
+  getTransaction(transactionId: string, p?: Params<Q['getTransaction']>): Promise<R['getTransaction']> {
     return this.#read(`/transactions/${seg('transactionId', transactionId)}`, p);
   }
 
@@ -630,12 +626,12 @@ export class QWEDClient {
   }
 
   /** listWebhooks lists a consumer's webhooks (GET /webhooks; consumer). */
-  listWebhooks(p?: Params<{ consumer?: string }>): Promise<R['listWebhooks']> {
+  listWebhooks(p?: Params<Q['listWebhooks']>): Promise<R['listWebhooks']> {
     return this.#read('/webhooks', p);
   }
 
   /** getWebhook reads a webhook (GET /webhooks/{id}). */
-  getWebhook(webhookId: string, p?: Params<{ consumer?: string }>): Promise<R['getWebhook']> {
+  getWebhook(webhookId: string, p?: Params<Q['getWebhook']>): Promise<R['getWebhook']> {
     return this.#read(`/webhooks/${seg('webhookId', webhookId)}`, p);
   }
 
@@ -650,7 +646,7 @@ export class QWEDClient {
   }
 
   /** listWebhookDeliveries lists deliveries, of one webhook when webhookId is given (GET /webhooks[/{id}]/deliveries). */
-  listWebhookDeliveries(p?: Params<{ webhookId?: string; status?: string; kind?: string; limit?: number; after?: string; consumer?: string }>): Promise<R['listWebhookDeliveries']> {
+  listWebhookDeliveries(p?: Params<Q['listDeliveries']>): Promise<R['listWebhookDeliveries']> {
     if (p?.webhookId) {
       const { webhookId, ...rest } = p;
       return this.#read(`/webhooks/${seg('webhookId', webhookId)}/deliveries`, rest);

@@ -2498,3 +2498,260 @@ export interface Responses {
   /** GET /webhooks/{id}/deliveries */
   listWebhookDeliveries: DeliveryList;
 }
+
+/** The query parameters of each operation that takes some, by its operationId, in camelCase. */
+export interface Queries {
+  /** GET /a2a/boundary */
+  getA2ABoundary: {
+    /** The boundary (a principal, or * for the gate-wide one: the admin key) */
+    principal?: string;
+    /** Only this list, paged */
+    list?: "trusted_agents" | "blocked_agents" | "blocked_pairs" | "configured_trusted_agents";
+    /** The next_after of the previous page */
+    after?: string;
+    /** The page size */
+    limit?: number;
+    /** A past position of the log: the state right after the event with this seq */
+    atSeq?: number;
+    /** A past time: the state after the last event at or before it */
+    atTime?: string;
+    /** The sender whose log is read for a past state (Kafka mode: its events partition) */
+    sender?: string;
+  };
+  /** POST /a2a/boundary/block-pair */
+  a2aBlockPair: {
+    /** The boundary (a principal, or * for the gate-wide one: the admin key) */
+    principal?: string;
+  };
+  /** DELETE /a2a/boundary/block-pair */
+  a2aUnblockPair: {
+    /** The boundary (a principal, or * for the gate-wide one: the admin key) */
+    principal?: string;
+  };
+  /** POST /a2a/boundary/block/{agent} */
+  a2aBlock: {
+    /** The boundary (a principal, or * for the gate-wide one: the admin key) */
+    principal?: string;
+  };
+  /** DELETE /a2a/boundary/block/{agent} */
+  a2aUnblock: {
+    /** The boundary (a principal, or * for the gate-wide one: the admin key) */
+    principal?: string;
+  };
+  /** POST /a2a/boundary/trust/{agent} */
+  a2aTrust: {
+    /** The boundary (a principal, or * for the gate-wide one: the admin key) */
+    principal?: string;
+  };
+  /** DELETE /a2a/boundary/trust/{agent} */
+  a2aUntrust: {
+    /** The boundary (a principal, or * for the gate-wide one: the admin key) */
+    principal?: string;
+  };
+  /** GET /a2a/metrics */
+  getA2AMetrics: {
+    /** The boundary (a principal, or * for the gate-wide one: the admin key) */
+    principal?: string;
+    /** The next_after of the previous page */
+    after?: string;
+    /** The page size */
+    limit?: number;
+    /** A past position of the log: the state right after the event with this seq */
+    atSeq?: number;
+    /** A past time: the state after the last event at or before it */
+    atTime?: string;
+    /** The sender whose log is read for a past state (Kafka mode: its events partition) */
+    sender?: string;
+  };
+  /** GET /agents/{id}/activity */
+  getAgentActivity: {
+    /** The period's start (inclusive); default: 30 days before to */
+    from?: string;
+    /** The period's end (exclusive); default: now */
+    to?: string;
+    /** The page size */
+    limit?: number;
+    /** The next_after_seq of the previous page */
+    afterSeq?: number;
+  };
+  /** GET /agents/{id}/compliance-report */
+  exportComplianceReport: {
+    /** The period's start (inclusive); default: 30 days before to */
+    from?: string;
+    /** The period's end (exclusive); default: now */
+    to?: string;
+    /** The report's format */
+    format?: "json" | "csv" | "pdf";
+  };
+  /** GET /agents/{id}/state */
+  getAgentState: {
+    /** A past position of the log: the state right after the event with this seq */
+    atSeq?: number;
+    /** A past time: the state after the last event at or before it */
+    atTime?: string;
+  };
+  /** GET /approvals */
+  listApprovals: {
+    /** Only approvals in this status */
+    status?: "pending" | "approved" | "denied" | "expired";
+    /** The page size */
+    limit?: number;
+    /** The next_after of the previous page */
+    after?: string;
+  };
+  /** GET /businesses */
+  listBusinesses: {
+    /** The page size */
+    limit?: number;
+    /** The next_after of the previous page */
+    after?: string;
+  };
+  /** GET /policies */
+  listPolicies: {
+    /** The consumer (principal) whose resources are read or changed: the admin key names one; a principal's key is its own */
+    consumer?: string;
+  };
+  /** POST /policies */
+  createPolicy: {
+    /** The consumer (principal) whose resources are read or changed: the admin key names one; a principal's key is its own */
+    consumer?: string;
+  };
+  /** GET /policies/{id} */
+  getPolicy: {
+    /** The consumer (principal) whose resources are read or changed: the admin key names one; a principal's key is its own */
+    consumer?: string;
+    /** A past position of the log: the state right after the event with this seq */
+    atSeq?: number;
+  };
+  /** PUT /policies/{id} */
+  updatePolicy: {
+    /** The consumer (principal) whose resources are read or changed: the admin key names one; a principal's key is its own */
+    consumer?: string;
+  };
+  /** DELETE /policies/{id} */
+  deletePolicy: {
+    /** The consumer (principal) whose resources are read or changed: the admin key names one; a principal's key is its own */
+    consumer?: string;
+  };
+  /** GET /transactions */
+  listTransactions: {
+    /** The consumer (principal) whose resources are read or changed: the admin key names one; a principal's key is its own */
+    consumer?: string;
+    /** Only this agent's transactions */
+    agent?: string;
+    /** Only this business's transactions */
+    business?: string;
+    /** Only this category's transactions */
+    category?: string;
+    /** Only transactions in this status */
+    status?: string;
+    /** The period's start (inclusive); default: 30 days before to */
+    from?: string;
+    /** The period's end (exclusive); default: now */
+    to?: string;
+    /** The page size */
+    limit?: number;
+    /** The next_after of the previous page */
+    after?: string;
+  };
+  /** GET /transactions/analytics */
+  getTransactionAnalytics: {
+    /** The consumer (principal) whose resources are read or changed: the admin key names one; a principal's key is its own */
+    consumer?: string;
+    /** Only this agent's transactions */
+    agent?: string;
+    /** Only this business's transactions */
+    business?: string;
+    /** Only this category's transactions */
+    category?: string;
+    /** The period's start (inclusive); default: 30 days before to */
+    from?: string;
+    /** The period's end (exclusive); default: now */
+    to?: string;
+    /** The currency analysed (required when the period holds several) */
+    currency?: string;
+    /** The IANA time zone of the days and weeks */
+    timeZone?: string;
+  };
+  /** GET /transactions/summary */
+  getTransactionSummary: {
+    /** The consumer (principal) whose resources are read or changed: the admin key names one; a principal's key is its own */
+    consumer?: string;
+    /** Only this agent's transactions */
+    agent?: string;
+    /** Only this business's transactions */
+    business?: string;
+    /** Only this category's transactions */
+    category?: string;
+    /** Only transactions in this status */
+    status?: string;
+    /** The period's start (inclusive); default: 30 days before to */
+    from?: string;
+    /** The period's end (exclusive); default: now */
+    to?: string;
+    /** The summary's buckets */
+    period?: "day" | "week" | "month";
+  };
+  /** GET /transactions/{id} */
+  getTransaction: {
+    /** The consumer (principal) whose resources are read or changed: the admin key names one; a principal's key is its own */
+    consumer?: string;
+    /** A past position of the log: the state right after the event with this seq */
+    atSeq?: number;
+    /** A past time: the state after the last event at or before it */
+    atTime?: string;
+  };
+  /** GET /webhooks */
+  listWebhooks: {
+    /** The consumer (principal) whose resources are read or changed: the admin key names one; a principal's key is its own */
+    consumer?: string;
+  };
+  /** POST /webhooks */
+  createWebhook: {
+    /** The consumer (principal) whose resources are read or changed: the admin key names one; a principal's key is its own */
+    consumer?: string;
+  };
+  /** GET /webhooks/deliveries */
+  listDeliveries: {
+    /** The consumer (principal) whose resources are read or changed: the admin key names one; a principal's key is its own */
+    consumer?: string;
+    /** Only this webhook's deliveries */
+    webhookId?: string;
+    /** Only deliveries in this status */
+    status?: "pending" | "delivered" | "retrying" | "failed";
+    /** Only deliveries of this kind */
+    kind?: string;
+    /** The page size */
+    limit?: number;
+    /** The next_after of the previous page */
+    after?: string;
+  };
+  /** GET /webhooks/{id} */
+  getWebhook: {
+    /** The consumer (principal) whose resources are read or changed: the admin key names one; a principal's key is its own */
+    consumer?: string;
+  };
+  /** PUT /webhooks/{id} */
+  updateWebhook: {
+    /** The consumer (principal) whose resources are read or changed: the admin key names one; a principal's key is its own */
+    consumer?: string;
+  };
+  /** DELETE /webhooks/{id} */
+  deleteWebhook: {
+    /** The consumer (principal) whose resources are read or changed: the admin key names one; a principal's key is its own */
+    consumer?: string;
+  };
+  /** GET /webhooks/{id}/deliveries */
+  listWebhookDeliveries: {
+    /** The consumer (principal) whose resources are read or changed: the admin key names one; a principal's key is its own */
+    consumer?: string;
+    /** Only deliveries in this status */
+    status?: "pending" | "delivered" | "retrying" | "failed";
+    /** Only deliveries of this kind */
+    kind?: string;
+    /** The page size */
+    limit?: number;
+    /** The next_after of the previous page */
+    after?: string;
+  };
+}

@@ -54,6 +54,7 @@ before(async () => {
     () => key.getAgentActivity('a', { limit: 1, from: t, to: t, afterSeq: 1 }),
     () => key.getAgentState('a', { atSeq: 1 }),
     () => key.getAgentState('a', { atTime: t }),
+    () => key.exportComplianceReport('a', { format: 'json' }),
     () => key.exportComplianceReport('a', { format: 'csv', from: t, to: t }),
     () => agent.verifyAction({ agentId: 'a', action: { type: 'calculate', query: '1', estimated_cost_usd: 1, estimated_tokens: 1, target: 't', code: 'c', parameters: {} }, context: ctx, options: { require_attestation: true, risk_threshold: 'low' } }),
     () => agent.verifyToolCall({ agentId: 'a', toolName: 't', parameters: { x: 1 }, context: ctx, justification: 'j', estimatedCostUsd: 1, estimatedTokens: 1, options: { require_attestation: true } }),
@@ -78,19 +79,23 @@ before(async () => {
     () => key.listEngines(),
     () => key.sendEvent({ specversion: '1.0', type: 'qwed.verify', source: 's', id: 'i', datacontenttype: 'application/json', data: { type: 'math', query: '1=1' } }),
     () => key.a2aIntercept({ sender_agent_id: 's', receiver_agent_id: 'r', payload_type: 'general', payload: {}, trace_id: 't', timestamp: t.toISOString() }),
-    () => key.a2aTrust({ agent: 'x' }),
-    () => key.a2aUntrust({ agent: 'x' }),
-    () => key.a2aBlock({ agent: 'x' }),
-    () => key.a2aUnblock({ agent: 'x' }),
-    () => key.a2aBlockPair({ sender: 's', receiver: 'r' }),
-    () => key.a2aUnblockPair({ sender: 's', receiver: 'r' }),
+    () => key.a2aTrust({ agent: 'x', principal: 'p' }),
+    () => key.a2aUntrust({ agent: 'x', principal: 'p' }),
+    () => key.a2aBlock({ agent: 'x', principal: 'p' }),
+    () => key.a2aUnblock({ agent: 'x', principal: 'p' }),
+    () => key.a2aBlockPair({ sender: 's', receiver: 'r', principal: 'p' }),
+    () => key.a2aUnblockPair({ sender: 's', receiver: 'r', principal: 'p' }),
     () => key.getA2ABoundary({ principal: 'p', list: 'trusted_agents', limit: 1, after: 'x' }),
-    () => key.getA2AMetrics({ principal: 'p', sender: 's' }),
+    () => key.getA2ABoundary({ principal: 'p', atSeq: 1, sender: 's' }),
+    () => key.getA2ABoundary({ principal: 'p', atTime: t.toISOString() }),
+    () => key.getA2AMetrics({ principal: 'p', limit: 1, after: 'x' }),
+    () => key.getA2AMetrics({ principal: 'p', atSeq: 1, sender: 's' }),
+    () => key.getA2AMetrics({ principal: 'p', atTime: t.toISOString() }),
     () => key.getA2AHealth(),
     () => agent.prepareExecute({ businessId: 'b', request: { amount_cents: 1 }, agentId: 'a' }),
     () => agent.execute({ businessId: 'b', request: { amount_cents: 1 }, agentId: 'a', confirmationToken: 'ct' }),
     () => key.createBusiness({ id: 'b', name: 'n', categories: ['c'], endpoint: 'http://127.0.0.1:1/x', currency: 'USD' }),
-    () => key.listBusinesses(),
+    () => key.listBusinesses({ limit: 1, after: 'x' }),
     () => key.getBusiness('b'),
     () => key.updateBusiness({ businessId: 'b', id: 'b', name: 'n', categories: ['c'], endpoint: 'http://127.0.0.1:1/x', currency: 'USD' }),
     () => key.deleteBusiness({ businessId: 'b' }),
@@ -99,17 +104,18 @@ before(async () => {
     () => key.getPolicy('x', { consumer: 'p', atSeq: 1 }),
     () => key.updatePolicy({ policyId: 'x', consumer: 'p', policy: { id: 'x', type: 'spending', spending: { daily_cents: 2 } } }),
     () => key.deletePolicy({ policyId: 'x', consumer: 'p' }),
-    () => key.listTransactions({ consumer: 'p', status: 'completed', from: t, to: t, limit: 1, after: 'x' }),
-    () => key.getTransactionSummary({ consumer: 'p', from: t, to: t, period: 'day' }),
-    () => key.getTransactionAnalytics({ consumer: 'p', from: t, to: t, currency: 'USD', timeZone: 'UTC' }),
+    () => key.listTransactions({ consumer: 'p', agent: 'a', business: 'b', category: 'c', status: 'completed', from: t, to: t, limit: 1, after: 'x' }),
+    () => key.getTransactionSummary({ consumer: 'p', agent: 'a', business: 'b', category: 'c', status: 'completed', from: t, to: t, period: 'day' }),
+    () => key.getTransactionAnalytics({ consumer: 'p', agent: 'a', business: 'b', category: 'c', from: t, to: t, currency: 'USD', timeZone: 'UTC' }),
     () => key.getTransaction('x', { consumer: 'p', atSeq: 1 }),
+    () => key.getTransaction('x', { consumer: 'p', atTime: t }),
     () => key.createWebhook({ url: 'https://example.com/h', events: ['blocked'], consumer: 'p' }),
     () => key.listWebhooks({ consumer: 'p' }),
     () => key.getWebhook('w', { consumer: 'p' }),
     () => key.updateWebhook({ webhookId: 'w', url: 'https://example.com/h', events: ['queued'], consumer: 'p' }),
     () => key.deleteWebhook({ webhookId: 'w', consumer: 'p' }),
     () => key.listWebhookDeliveries({ consumer: 'p', status: 'failed', kind: 'blocked', limit: 1, after: 'x' }),
-    () => key.listWebhookDeliveries({ webhookId: 'w', limit: 1 }),
+    () => key.listWebhookDeliveries({ webhookId: 'w', consumer: 'p', status: 'failed', kind: 'blocked', limit: 1, after: 'x' }),
     () => key.health(),
     () => key.metrics(),
     () => key.jwks(),
@@ -159,6 +165,30 @@ describe('the client\'s requests and the OpenAPI document', () => {
       }
     }
     assert.deepEqual(problems, []);
+  });
+
+  it('can send every query parameter the document declares', () => {
+    const sentQueries = new Map();
+    for (const r of sent) {
+      const f = operation(r.method, r.path);
+      if (!f) continue;
+      const k = `${r.method} ${f.template}`;
+      sentQueries.set(k, new Set([...(sentQueries.get(k) ?? []), ...r.query]));
+    }
+    // GET /webhooks/deliveries?webhook_id= is GET /webhooks/{id}/deliveries, which listWebhookDeliveries calls for a webhookId.
+    const elsewhere = new Set(['GET /webhooks/deliveries webhook_id']);
+    const missing = [];
+    for (const [template, item] of Object.entries(doc.paths)) {
+      for (const m of ['get', 'put', 'post', 'delete', 'patch']) {
+        const op = item[m];
+        if (!op) continue;
+        const k = `${m.toUpperCase()} ${template}`;
+        for (const p of [...(item.parameters ?? []), ...(op.parameters ?? [])].map(deref)) {
+          if (p.in === 'query' && !sentQueries.get(k)?.has(p.name) && !elsewhere.has(`${k} ${p.name}`)) missing.push(`${k} ?${p.name}`);
+        }
+      }
+    }
+    assert.deepEqual(missing, []);
   });
 
   it('reaches every operation of the document', () => {
