@@ -143,6 +143,9 @@ function decisionSummary(r: Json): string {
   if (e?.code) parts.push(`${e.code}: ${e.message ?? ''}`);
   const a = r.approval as { approval_id?: string; summary?: string } | undefined;
   if (r.decision === 'PENDING' && a?.approval_id) parts.push(`approval ${a.approval_id} awaits a human (get_approval)${a.summary ? `: ${a.summary}` : ''}`);
+  const c = r.corrected_action as { query?: string; code?: string } | undefined;
+  const fix = c?.query ?? c?.code;
+  if (r.decision === 'CORRECTED' && typeof fix === 'string') parts[0] += `: take corrected_action instead: ${fix.length > 300 ? `${fix.slice(0, 300)}…` : fix}`;
   return parts.join(' ');
 }
 
@@ -190,7 +193,7 @@ export function createServer(options: ServerOptions): McpServer {
   server.registerTool('verify_action', {
     title: 'Verify an action',
     description: 'Ask agentgate whether an agent may take an action (QWED-Agent spec v1.1 §4) before taking it. '
-      + 'The answer is a decision: APPROVED (go ahead; CORRECTED: use verified_query), DENIED, PENDING (a human must approve: '
+      + 'The answer is a decision: APPROVED (go ahead), CORRECTED (take corrected_action instead), DENIED, PENDING (a human must approve: '
       + 'poll get_approval) or BUDGET_EXCEEDED, with the gate\'s error code and reason. The call is recorded and counts against the agent\'s budget.',
     inputSchema: inputs.verify_action,
     annotations: RECORDED,

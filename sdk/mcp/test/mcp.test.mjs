@@ -92,6 +92,11 @@ eachDeployment((ctx) => {
     assert.equal(a.structuredContent.conversation_id, b.structuredContent.conversation_id);
     assert.match(a.structuredContent.conversation_id, /^mcp_[0-9a-f]{16}_1$/);
     assert.deepEqual([a.structuredContent.step_number, b.structuredContent.step_number], [1, 2]);
+    // a wrong claim: the math engine's correction, named on the first line
+    const fixed = await tool('verify_action', { agent_id: p.agentId, action: { type: 'calculate', query: '2+2=5' } });
+    assert.equal(fixed.structuredContent.decision, 'CORRECTED', fixed.content[0].text);
+    assert.equal(fixed.structuredContent.step_number, 3);
+    assert.equal(fixed.content[0].text.split('\n')[0], 'CORRECTED: take corrected_action instead: 2 + 2 = 4');
     // the same step again in an explicit conversation: the gate's replay refusal, as a decision
     const ctx = { conversation_id: 'conv_explicit', step_number: 1 };
     const c = await tool('verify_action', { agent_id: p.agentId, action: { type: 'calculate', query: '1+1' }, context: ctx, require_attestation: true });
