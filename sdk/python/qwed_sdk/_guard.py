@@ -13,6 +13,10 @@ do to ``verify_action``. The decision:
   again if a kid is unknown, the ones log_execution checks the token with
   too) and must name this action, this agent and APPROVED; otherwise the tool
   does not run (:class:`AttestationError`).
+- ``PENDING`` with ``wait_for_approval``: the guard polls the approval until
+  a principal resolves it or the wait runs out; granted, the tool runs as the
+  approved action (with ``require_attestation``, the attestation of the
+  PENDING decision is verified offline and the grant is read from the gate).
 - anything else (``DENIED``, ``PENDING``, ``BUDGET_EXCEEDED``, …) raises
   :class:`ToolCallDenied` carrying the gate's code and reason, and the tool
   does not run. Errors of the call itself (gate unreachable, bad token)
@@ -32,6 +36,7 @@ import logging
 import os
 import secrets
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
@@ -56,15 +61,21 @@ class ToolCallDenied(QWEDError):
         tool_name: the tool that was refused.
         action_id: the gate's id of the decision (its activity log entry).
         approval_id: for ``PENDING``, the approval a principal may grant
-            (``QWEDClient.approve``); then the call can be made again.
+            (``QWEDClient.approve``); a guard with ``wait_for_approval``
+            waits for it and runs the tool once it is granted.
+        approval_status: for ``PENDING``, the approval's status when the
+            guard gave up waiting (``pending``, ``denied``, ``expired``), or
+            None when it did not wait.
         reply: the gate's whole answer.
     """
 
-    def __init__(self, tool_name: str, reply: Mapping[str, Any]) -> None:
+    def __init__(self, tool_name: str, reply: Mapping[str, Any], approval_status: Optional[str] = None) -> None:
         decision = str(reply.get("decision") or "UNKNOWN")
         error = reply.get("error") if isinstance(reply.get("error"), Mapping) else {}
         approval = reply.get("approval") if isinstance(reply.get("approval"), Mapping) else {}
         reason = error.get("message") or approval.get("summary") or f"decision {decision}"
+        if approval_status is not None:
+            reason = f"approval {approval_status}: {reason}"
         code = error.get("code") or ""
         super().__init__(
             f"tool {tool_name!r} was not approved: {decision}: {reason}",
@@ -77,6 +88,7 @@ class ToolCallDenied(QWEDError):
         self.tool_name = tool_name
         self.action_id: Optional[str] = reply.get("action_id")
         self.approval_id: Optional[str] = approval.get("approval_id")
+        self.approval_status = approval_status
         self.reply = dict(reply)
 
 
@@ -135,6 +147,10 @@ class ToolGuard:
         log_executions: record each tool's outcome (default True).
         verify_tools: when given, only these tool names are verified; the
             others run unchecked (the default verifies every tool).
+        wait_for_approval: seconds to wait, when the gate answers PENDING,
+            for a principal to resolve the approval (polled every
+            ``approval_poll`` seconds); granted, the tool runs as that
+            approved action. 0 (the default) refuses PENDING at once.
     """
 
     def __init__(
@@ -150,6 +166,8 @@ class ToolGuard:
         conversation_id: Optional[str] = None,
         log_executions: bool = True,
         verify_tools: Optional[list[str]] = None,
+        wait_for_approval: float = 0.0,
+        approval_poll: float = 0.5,
     ) -> None:
         if not agent_id:
             raise ValueError("agent_id is required")
@@ -165,6 +183,8 @@ class ToolGuard:
         self.require_attestation = require_attestation
         self.log_executions = log_executions
         self.verify_tools = None if verify_tools is None else frozenset(verify_tools)
+        self.wait_for_approval = wait_for_approval
+        self.approval_poll = approval_poll
         self.conversation_id = conversation_id or "conv_" + secrets.token_hex(8)
         self._keys: Optional[KeySet] = None if jwks is None else jwks if isinstance(jwks, KeySet) else KeySet(jwks)
         self._conversations: dict[str, _Conversation] = {}
@@ -221,7 +241,12 @@ class ToolGuard:
             conv.step += 1
             kw["context"] = {"conversation_id": cid, "step_number": conv.step}
             reply = self.client.verify_tool_call(self.agent_id, tool_name, params, **kw)
-        if reply.get("decision") != "APPROVED":
+        decision = reply.get("decision")
+        if decision == "PENDING" and self.wait_for_approval > 0:
+            status = self._await_approval(reply)
+            if status != "approved":
+                raise ToolCallDenied(tool_name, reply, approval_status=status)
+        elif decision != "APPROVED":
             raise ToolCallDenied(tool_name, reply)
         approval = Approval(tool_name=tool_name, action_id=reply["action_id"])
         token = reply.get("attestation")
@@ -232,13 +257,31 @@ class ToolGuard:
             # The client's keys (fetched once, again if the gate rotated
             # its key), which log_execution verifies the token with too.
             approval.claims = self.client.verify_attestation(token, self._keys)
+            # A call granted by a principal carries the attestation of its
+            # PENDING decision; the grant itself was read from the gate.
             want_claims = {
-                "jti": approval.action_id, "agent_id": self.agent_id, "decision": "APPROVED",
+                "jti": approval.action_id, "agent_id": self.agent_id, "decision": decision,
             }  # fmt: skip
             for claim, want in want_claims.items():
                 if approval.claims.get(claim) != want:
                     raise AttestationError(f"the attestation's {claim} is {approval.claims.get(claim)!r}, not {want!r}")
         return approval
+
+    def _await_approval(self, reply: Mapping[str, Any]) -> str:
+        """Polls the approval of a PENDING reply until a principal resolves
+        it or wait_for_approval passes; returns its status then."""
+        approval = reply.get("approval") if isinstance(reply.get("approval"), Mapping) else {}
+        approval_id = approval.get("approval_id")
+        if not approval_id:
+            return "pending"
+        kw = {"agent_token": self._agent_token} if self._agent_token else {}
+        deadline = time.monotonic() + self.wait_for_approval
+        while True:
+            status = str(self.client.get_approval(approval_id, **kw).get("status") or "pending")
+            left = deadline - time.monotonic()
+            if status != "pending" or left <= 0:
+                return status
+            time.sleep(min(self.approval_poll, left))
 
     def record(self, approval: Approval, success: bool) -> Optional[Any]:
         """Logs the outcome of an approved call (with its attestation);

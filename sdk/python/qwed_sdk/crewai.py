@@ -41,7 +41,9 @@ CrewAI.
 ``qwed_settings`` keys: ``agent_id``, ``agent_token``, ``base_url``,
 ``api_key``, ``verify_all_tools`` (default True; False verifies only the
 tool names in ``verify_tools``), ``verify_tools``, ``require_attestation``
-(default False), ``log_executions`` (default True), ``conversation_id``.
+(default False), ``log_executions`` (default True), ``conversation_id``,
+``wait_for_approval`` (seconds to wait for a principal to grant a PENDING
+call; default 0, refused at once).
 Keyword arguments of the same names take precedence.
 """
 
@@ -58,7 +60,7 @@ __all__ = ["QWEDVerifiedAgent", "verify_tools", "ToolCallDenied"]
 
 _SETTINGS = frozenset({
     "agent_id", "agent_token", "base_url", "api_key", "client", "verify_all_tools",
-    "verify_tools", "require_attestation", "log_executions", "conversation_id", "jwks",
+    "verify_tools", "require_attestation", "log_executions", "conversation_id", "jwks", "wait_for_approval",
 })  # fmt: skip
 _DEFAULT_BACKSTORY = "An agent whose tool calls are verified by agentgate before they run."
 
@@ -171,6 +173,7 @@ def _guard(settings: dict[str, Any]) -> ToolGuard:
         conversation_id=settings.get("conversation_id"),
         log_executions=settings.get("log_executions", True),
         verify_tools=None if verify_all else list(names),
+        wait_for_approval=float(settings.get("wait_for_approval", 0.0)),
     )
 
 

@@ -12,6 +12,7 @@ import json
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -375,3 +376,81 @@ def test_an_input_the_gate_refuses_to_read_stops_the_tool(gate, lc, agent):
     with pytest.raises(ValidationError) as info:
         tools.BaseTool("search_web", body).run({"q": "x" * (2 << 20)}, callbacks=[handler])
     assert info.value.code == "QWED-REQ-004" and body.calls == []
+
+
+# --- human approval -------------------------------------------------------------------
+
+
+def resolve_when_pending(gate, principal_id: str, agent_id: str, verdict: str) -> str:
+    """Waits (with a deadline) for the agent's pending approval to appear,
+    then approves or denies it as the principal; returns its id."""
+    key = gate.principal_key(principal_id)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        _, body = gate.request("GET", "/approvals?status=pending", headers={"X-API-Key": key})
+        mine = [a for a in body["approvals"] if a["agent_id"] == agent_id]
+        if mine:
+            approval_id = mine[0]["approval_id"]
+            status, _ = gate.request(
+                "POST", f"/approvals/{approval_id}/{verdict}", {"reason": "by the test"}, {"X-API-Key": key}
+            )
+            assert status == 200
+            return approval_id
+        time.sleep(0.02)
+    raise AssertionError("no pending approval appeared")
+
+
+def run_in_thread(fn):
+    """Runs fn in a thread; returns a function that joins it and gives
+    (result, exception)."""
+    out = {}
+
+    def target():
+        try:
+            out["result"] = fn()
+        except Exception as exc:  # handed to the test
+            out["error"] = exc
+
+    thread = threading.Thread(target=target)
+    thread.start()
+
+    def join():
+        thread.join(60)
+        assert not thread.is_alive()
+        return out.get("result"), out.get("error")
+
+    return join
+
+
+def test_a_pending_call_waits_for_the_principal_and_runs_once_granted(gate, lc, agent):
+    module, tools, _ = lc
+    agent_id, token = agent
+    handler = handler_for(module, gate, agent, wait_for_approval=30, approval_poll=0.05, require_attestation=True)
+    body = Recorder("sent")
+    join = run_in_thread(lambda: tools.BaseTool("send_email", body).run({"to": "a@example.com"}, callbacks=[handler]))
+    approval_id = resolve_when_pending(gate, "org_langchain", agent_id, "approve")
+    result, error = join()
+    assert error is None and result == "sent" and len(body.calls) == 1
+    [entry] = [a for a in activity(gate, agent_id, token) if a["activity_id"] == approval_id]
+    assert entry["execution"]["success"] is True  # logged under the approved action
+
+
+def test_a_pending_call_the_principal_denies_does_not_run(gate, lc, agent):
+    module, tools, _ = lc
+    agent_id, _ = agent
+    handler = handler_for(module, gate, agent, wait_for_approval=30, approval_poll=0.05)
+    body = Recorder()
+    join = run_in_thread(lambda: tools.BaseTool("send_email", body).run({"to": "b@example.com"}, callbacks=[handler]))
+    resolve_when_pending(gate, "org_langchain", agent_id, "deny")
+    _, error = join()
+    assert isinstance(error, module.ToolCallDenied) and body.calls == []
+    assert error.decision == "PENDING" and error.approval_status == "denied"
+
+
+def test_a_pending_call_nobody_resolves_is_refused_when_the_wait_ends(gate, lc, agent):
+    module, tools, _ = lc
+    handler = handler_for(module, gate, agent, wait_for_approval=0.2, approval_poll=0.05)
+    body = Recorder()
+    with pytest.raises(module.ToolCallDenied) as info:
+        tools.BaseTool("send_email", body).run({"to": "c@example.com"}, callbacks=[handler])
+    assert info.value.approval_status == "pending" and body.calls == []
