@@ -283,3 +283,13 @@ def test_tools_that_are_pydantic_models_are_wrapped(gate, agent):
     }
     queries = [a["action"]["parameters"].get("query") for a in activity(gate, agent_id, token)]
     assert {"p1", "p2", "p3", "p4", "now"} <= set(queries)
+
+
+def test_wait_for_approval_reaches_the_guard(gate, crewai, agent):
+    _, tools = crewai
+    body = Recorder()
+    tool = tools.Tool("send_email", body)
+    verify_tools([tool], **settings(gate, agent, wait_for_approval=0.2))
+    with pytest.raises(ToolCallDenied) as info:  # medium risk for a supervised agent: PENDING, nobody grants it
+        tool.run(to="a@example.com")
+    assert info.value.approval_status == "pending" and body.calls == []
