@@ -192,7 +192,11 @@ func serveKafka(k *kafkaFlags, z3 *z3Flags, eng *engineFlags, rate *rateFlags, p
 		// found once the read model has caught up.
 		CatchUp: reads.CatchUp,
 	})
-	if h, err = proxy.wrap(h, cfg.A2ASettings().MaxPayloadSizeBytes, log); err != nil {
+	h, err = proxy.wrap(h, cfg.A2ASettings().MaxPayloadSizeBytes, log)
+	if err == nil {
+		h, err = withOpenAPICheck(h, log)
+	}
+	if err != nil {
 		cancel()
 		<-gerr
 		<-rdone

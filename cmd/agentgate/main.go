@@ -258,7 +258,11 @@ func serveCmd() *cobra.Command {
 				A2ARateLimit: rateOpts.a2aLimit(), ExecuteRateLimit: rateOpts.executeLimit(), ExecuteMode: cfg.ExecuteConfig().Mode, A2AMaxPayloadBytes: cfg.A2ASettings().MaxPayloadSizeBytes,
 				WebhookRateLimit: webhookOpts.limit(),
 			})
-			if h, err = proxyOpts.wrap(h, cfg.A2ASettings().MaxPayloadSizeBytes, log); err != nil {
+			h, err = proxyOpts.wrap(h, cfg.A2ASettings().MaxPayloadSizeBytes, log)
+			if err == nil {
+				h, err = withOpenAPICheck(h, log)
+			}
+			if err != nil {
 				stopHooks()
 				stopRunner()
 				wcancel()

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/agentgate/agentgate/schemas/openapi"
 )
 
 // The agentgate binary the process tests run, built once per test run into
@@ -18,8 +20,25 @@ var (
 	binErr  error
 )
 
+// TestMain runs the tests with every agentgate serve they start checking
+// its HTTP exchanges against the OpenAPI document (openAPICheckEnv, to a
+// file of this run; a test that sets its own keeps it), and fails the run
+// when some exchange is not described.
 func TestMain(m *testing.M) {
+	checks, err := os.MkdirTemp("", "agentgate-openapi-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if os.Getenv(openAPICheckEnv) == "" {
+		_ = os.Setenv(openAPICheckEnv, filepath.Join(checks, "violations.txt"))
+	}
 	code := m.Run()
+	if b, err := os.ReadFile(filepath.Join(checks, "violations.txt")); err == nil && len(b) > 0 {
+		fmt.Fprintf(os.Stderr, "openapi: exchanges of agentgate serve the document does not describe:\n%s(%s)\n", b, openapi.FixHint)
+		code = 1
+	}
+	_ = os.RemoveAll(checks)
 	if binDir != "" {
 		if err := os.RemoveAll(binDir); err != nil {
 			fmt.Fprintf(os.Stderr, "removing the test binary: %v\n", err)

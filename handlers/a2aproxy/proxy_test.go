@@ -204,7 +204,7 @@ func newFixture(t *testing.T, mod func(*Config)) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.proxy = httptest.NewServer(Wrap(p, f.gate.api))
+	f.proxy = httptest.NewServer(openapi.Hook(t, Wrap(p, f.gate.api)))
 	t.Cleanup(f.proxy.Close)
 	return f
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentgate/agentgate/domain"
 	"github.com/agentgate/agentgate/domain/engines"
+	"github.com/agentgate/agentgate/domain/policy"
 	"github.com/agentgate/agentgate/handlers/history/report"
 	"github.com/agentgate/agentgate/handlers/history/timetravel"
 	"github.com/agentgate/agentgate/projections"
@@ -84,6 +85,12 @@ type apiOp struct {
 	// errs are the statuses answered with the error body (ErrorReply)
 	// where ok has no answer of that status.
 	errs []int
+	// proxy: served by handlers/a2aproxy (agentgate serve
+	// --a2a-upstream), not by this package's routes.
+	proxy bool
+	// rpc: a JSON-RPC endpoint, whose 200 answer may be an error (a
+	// response with an error member): the request is not checked then.
+	rpc bool
 }
 
 // resp is one documented answer.
@@ -243,22 +250,22 @@ var operations = []apiOp{
 		ok: []resp{js(200, "A2AReply", "The verdict (forwarded, blocked or error)"),
 			either(429, "rate_limited (the pair's token bucket, an A2AReply) or the edge's limit (ErrorReply, Retry-After)", "A2AReply", "ErrorReply")},
 		errs: writeErrors},
-	{method: "POST", path: "/a2a/boundary/trust/{agent}", id: "a2aTrust", tag: "a2a", sec: secAgent, params: []string{idem, "Principal"},
+	{method: "POST", path: "/a2a/boundary/trust/{agent}", id: "a2aTrust", tag: "a2a", sec: secKey, params: []string{idem, "Principal"},
 		summary: "Trust an agent in the caller's boundary", body: "EmptyBody",
 		ok: []resp{js(200, "A2ABoundaryReply", "The change")}, errs: writeErrors},
-	{method: "DELETE", path: "/a2a/boundary/trust/{agent}", id: "a2aUntrust", tag: "a2a", sec: secAgent, params: []string{idem, "Principal"},
+	{method: "DELETE", path: "/a2a/boundary/trust/{agent}", id: "a2aUntrust", tag: "a2a", sec: secKey, params: []string{idem, "Principal"},
 		summary: "Stop trusting an agent", body: "EmptyBody",
 		ok: []resp{js(200, "A2ABoundaryReply", "The change")}, errs: writeErrors},
-	{method: "POST", path: "/a2a/boundary/block/{agent}", id: "a2aBlock", tag: "a2a", sec: secAgent, params: []string{idem, "Principal"},
+	{method: "POST", path: "/a2a/boundary/block/{agent}", id: "a2aBlock", tag: "a2a", sec: secKey, params: []string{idem, "Principal"},
 		summary: "Block an agent", body: "EmptyBody",
 		ok: []resp{js(200, "A2ABoundaryReply", "The change")}, errs: writeErrors},
-	{method: "DELETE", path: "/a2a/boundary/block/{agent}", id: "a2aUnblock", tag: "a2a", sec: secAgent, params: []string{idem, "Principal"},
+	{method: "DELETE", path: "/a2a/boundary/block/{agent}", id: "a2aUnblock", tag: "a2a", sec: secKey, params: []string{idem, "Principal"},
 		summary: "Unblock an agent", body: "EmptyBody",
 		ok: []resp{js(200, "A2ABoundaryReply", "The change")}, errs: writeErrors},
-	{method: "POST", path: "/a2a/boundary/block-pair", id: "a2aBlockPair", tag: "a2a", sec: secAgent, params: []string{idem, "Principal"},
+	{method: "POST", path: "/a2a/boundary/block-pair", id: "a2aBlockPair", tag: "a2a", sec: secKey, params: []string{idem, "Principal"},
 		summary: "Block a sender-receiver pair", body: "A2APairBody", bodyRequired: true,
 		ok: []resp{js(200, "A2ABoundaryReply", "The change")}, errs: writeErrors},
-	{method: "DELETE", path: "/a2a/boundary/block-pair", id: "a2aUnblockPair", tag: "a2a", sec: secAgent, params: []string{idem, "Principal"},
+	{method: "DELETE", path: "/a2a/boundary/block-pair", id: "a2aUnblockPair", tag: "a2a", sec: secKey, params: []string{idem, "Principal"},
 		summary: "Unblock a sender-receiver pair", body: "A2APairBody", bodyRequired: true,
 		ok: []resp{js(200, "A2ABoundaryReply", "The change")}, errs: writeErrors},
 
@@ -375,6 +382,42 @@ var operations = []apiOp{
 			"application/json": map[string]any{"schema": map[string]any{"type": "object"}}}, headers: []string{"ETag", "Cache-Control"}},
 			{status: 304, desc: "Not modified (If-None-Match matched the ETag)", headers: []string{"ETag"}}},
 		errs: []int{429}},
+
+	// Proxy mode (handlers/a2aproxy, agentgate serve --a2a-upstream
+	// NAME=URL): served on the same listener, before the API's routes.
+	{method: "POST", path: "/a2a/proxy/{name}", id: "a2aProxySend", tag: "a2a", sec: secAgent, proxy: true, rpc: true,
+		summary: "Send an A2A JSON-RPC request to a proxied agent: each message part is intercepted as POST /a2a/intercept decides it",
+		body:    "JSONRPCRequest", bodyRequired: true,
+		ok: []resp{{status: 200, desc: "The upstream's answer when every part is forwarded (a JSON-RPC response, or an SSE stream for streaming), or a JSON-RPC error (not forwarded, refused)",
+			content: map[string]any{
+				"application/json":  map[string]any{"schema": ref("JSONRPCResponse")},
+				"text/event-stream": map[string]any{"schema": map[string]any{"type": "string"}},
+			}},
+			rpcError(400), rpcError(401), rpcError(403), rpcError(404), rpcError(409), rpcError(413), rpcError(429),
+			rpcError(500), rpcError(502), rpcError(503), rpcError(504),
+			{status: 0, desc: "Any other answer of the upstream, returned as is", content: map[string]any{"*/*": map[string]any{}}},
+		}},
+	{method: "GET", path: "/a2a/proxy/{name}/.well-known/agent-card.json", id: "a2aProxyAgentCard", tag: "a2a", sec: secPublic, proxy: true,
+		summary: "The proxied agent's Agent Card, rewritten so that its JSON-RPC interface is the gate's proxy path",
+		ok:      proxyCard()},
+	{method: "GET", path: "/a2a/proxy/{name}/.well-known/agent.json", id: "a2aProxyAgentCardLegacy", tag: "a2a", sec: secPublic, proxy: true,
+		summary: "The proxied agent's Agent Card at its older path (A2A 0.3)",
+		ok:      proxyCard()},
+}
+
+// rpcError is a JSON-RPC error answer of the proxy with its status.
+func rpcError(status int) resp {
+	return resp{status: status, anyOf: []string{"JSONRPCResponse", "ErrorReply"}, headers: []string{"Retry-After"},
+		desc: "A JSON-RPC error (its data the verdict or the gate's error, its status the refusal's), or the error body (no proxied agent of that name)"}
+}
+
+// proxyCard are the answers of the proxy's Agent Card paths.
+func proxyCard() []resp {
+	return []resp{js(200, "AgentCard", "The Agent Card"),
+		js(404, "ErrorReply", "No proxied agent of that name, or the upstream has no card"),
+		js(405, "ErrorReply", "Not a GET"),
+		js(500, "ErrorReply", "The card cannot be rewritten"),
+		js(502, "ErrorReply", "The card cannot be fetched")}
 }
 
 func ref(name string) map[string]any { return map[string]any{"$ref": "#/components/schemas/" + name} }
@@ -483,6 +526,16 @@ var readViews = map[string]reflect.Type{
 	"PolicyAt":             reflect.TypeFor[policyAtView](),
 	"Engines":              reflect.TypeFor[enginesDoc](),
 	"TransactionRecord":    reflect.TypeFor[projections.Transaction](),
+	// Types several views share, named so that the SDKs name them too.
+	"BudgetStatus":       reflect.TypeFor[domain.BudgetStatus](),
+	"ActivityEntry":      reflect.TypeFor[projections.Activity](),
+	"ActivitySummary":    reflect.TypeFor[projections.Summary](),
+	"Delivery":           reflect.TypeFor[projections.Delivery](),
+	"A2AStatusCounts":    reflect.TypeFor[projections.StatusCounts](),
+	"A2APairCounts":      reflect.TypeFor[projections.A2APair](),
+	"A2AList":            reflect.TypeFor[a2aListView](),
+	"EngineCapabilities": reflect.TypeFor[engines.Capabilities](),
+	"ComplianceReport":   reflect.TypeFor[report.Report](),
 }
 
 // handWritten are the components that have no Go type to reflect.
@@ -507,6 +560,17 @@ func handWritten() map[string]any {
 				"subject": map[string]any{"type": "string"}, "time": map[string]any{"type": "string"},
 				"datacontenttype": map[string]any{"type": "string"}, "data": map[string]any{},
 			}},
+		"JSONRPCRequest": map[string]any{"type": "object", "description": "A JSON-RPC 2.0 request (A2A: SendMessage, SendStreamingMessage; message/send, message/stream of A2A 0.3)",
+			"required": []string{"jsonrpc", "method"},
+			"properties": map[string]any{"jsonrpc": map[string]any{"const": "2.0"}, "id": map[string]any{"type": []any{"string", "integer", "null"}},
+				"method": map[string]any{"type": "string"}, "params": map[string]any{}}},
+		"JSONRPCResponse": map[string]any{"type": "object", "description": "A JSON-RPC 2.0 response: a result or an error",
+			"required": []string{"jsonrpc", "id"},
+			"properties": map[string]any{"jsonrpc": map[string]any{"const": "2.0"}, "id": map[string]any{"type": []any{"string", "integer", "null"}},
+				"result": map[string]any{},
+				"error": map[string]any{"type": "object", "required": []string{"code", "message"},
+					"properties": map[string]any{"code": map[string]any{"type": "integer"}, "message": map[string]any{"type": "string"}, "data": map[string]any{}}}}},
+		"AgentCard": map[string]any{"type": "object", "description": "An A2A Agent Card (the upstream's, its interface the gate's proxy path)"},
 		"VerifyOrBatchRequest": map[string]any{"description": "One verification request (§5.1) or a batch (§5.3)",
 			"anyOf": []any{ref("VerifyRequest"), ref("BatchVerifyRequest")}},
 	}
@@ -559,6 +623,7 @@ func builtDocument(t testing.TB) []byte {
 				"Every error body is {\"error\": {\"code\", \"message\", \"details\"}} (ErrorReply; codes in docs/errors.md), " +
 				"except POST /verify's, which are QWED protocol v1.0 §8.4 bodies. A request to a path no operation matches is " +
 				"answered 404 with the error body; a documented path with another method 405 with an Allow header. " +
+				"A request body is read as JSON whatever its Content-Type. " +
 				"Generated by handlers/httpapi/openapi_test.go; do not edit by hand.",
 			"license": map[string]any{"name": "See the repository"},
 		},
@@ -626,6 +691,9 @@ func (op apiOp) render(t testing.TB, comps, params map[string]any) map[string]an
 	if op.tokenInBody {
 		out["x-agent-token-in-body"] = true
 	}
+	if op.rpc {
+		out["x-jsonrpc"] = true
+	}
 	switch {
 	case op.bodyContent != nil:
 		out["requestBody"] = map[string]any{"required": op.bodyRequired, "content": op.bodyContent}
@@ -664,7 +732,11 @@ func (op apiOp) render(t testing.TB, comps, params map[string]any) map[string]an
 			}
 			o["headers"] = hs
 		}
-		rs[strconv.Itoa(r.status)] = o
+		code := strconv.Itoa(r.status)
+		if r.status == 0 {
+			code = "default"
+		}
+		rs[code] = o
 	}
 	for _, st := range op.errs {
 		if _, ok := rs[strconv.Itoa(st)]; !ok {
@@ -701,6 +773,8 @@ func (r *reflector) init() {
 		reflect.TypeFor[domain.Webhook]():     "Webhook",
 		reflect.TypeFor[domain.Decision]():    "Decision",
 		reflect.TypeFor[domain.A2AVerdict]():  "A2AVerdict",
+		reflect.TypeFor[policy.Policy]():      "Policy",
+		reflect.TypeFor[domain.Business]():    "Business",
 	} {
 		if _, ok := r.comps[name]; !ok {
 			r.t.Fatalf("no bundled definition %s", name)
@@ -918,7 +992,17 @@ func TestOpenAPIRoutes(t *testing.T) {
 		t.Fatal(err)
 	}
 	routes := slices.Sorted(slices.Values(a.patterns))
-	ops := v.Operations()
+	var ops []string
+	for _, op := range v.Operations() {
+		if !strings.HasPrefix(op, "POST /a2a/proxy/") && !strings.HasPrefix(op, "GET /a2a/proxy/") {
+			ops = append(ops, op)
+		}
+	}
+	for _, op := range operations {
+		if op.proxy != strings.Contains(op.path, "/a2a/proxy/") {
+			t.Errorf("%s %s: the proxy's paths are under /a2a/proxy/, and only they", op.method, op.path)
+		}
+	}
 	for _, r := range routes {
 		if !slices.Contains(ops, r) {
 			t.Errorf("route %s is not in schemas/openapi.v1.json: add it to the operations table (handlers/httpapi/openapi_test.go) and run with -update", r)
@@ -933,7 +1017,11 @@ func TestOpenAPIRoutes(t *testing.T) {
 
 // exercisedElsewhere are the operations this package's tests do not
 // reach, with the tests that do.
-var exercisedElsewhere = map[string]string{}
+var exercisedElsewhere = map[string]string{
+	"POST /a2a/proxy/{name}":                            "handlers/a2aproxy (TestProxy…) and cmd/agentgate (TestA2AProxy…)",
+	"GET /a2a/proxy/{name}/.well-known/agent-card.json": "handlers/a2aproxy (TestProxyCard…)",
+	"GET /a2a/proxy/{name}/.well-known/agent.json":      "handlers/a2aproxy (TestProxyCard…)",
+}
 
 // checkOpenAPICoverage fails when the package's whole suite ran and some
 // documented operation was not reached by any request of a hooked test

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"testing"
 )
 
 // exercised are the operations some hooked test request reached, in this
@@ -33,43 +32,70 @@ func Exercised() []string {
 	return out
 }
 
+// TB is the part of testing.TB that Hook uses (the package does not
+// import testing: the binary links it for serve's check).
+type TB interface {
+	Helper()
+	Cleanup(func())
+	Errorf(format string, args ...any)
+	Fatalf(format string, args ...any)
+}
+
+// benchmark is what a *testing.B has and a *testing.T has not.
+type benchmark interface{ ResetTimer() }
+
 // Hook returns h checking every exchange it serves against the committed
 // OpenAPI document (Default): at the end of t (t.Cleanup, which runs after
 // the cleanups registered later, such as the server's Close), t fails with
 // every exchange the document does not describe, and how to fix it.
 // Benchmarks (*testing.B) get h itself: the check is not measured.
-func Hook(t testing.TB, h http.Handler) http.Handler {
+func Hook(t TB, h http.Handler) http.Handler {
 	t.Helper()
-	if _, bench := t.(*testing.B); bench {
+	if _, bench := t.(benchmark); bench {
 		return h
 	}
 	v, err := Default()
 	if err != nil {
 		t.Fatalf("openapi: %v", err)
 	}
-	hk := &hook{v: v, next: h}
+	var (
+		mu         sync.Mutex
+		violations []string
+	)
 	t.Cleanup(func() {
-		hk.mu.Lock()
-		defer hk.mu.Unlock()
-		if len(hk.violations) == 0 {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(violations) == 0 {
 			return
 		}
 		const most = 20
-		list := hk.violations
+		list := violations
 		if len(list) > most {
-			list = append(slices.Clip(list[:most]), fmt.Sprintf("… and %d more", len(hk.violations)-most))
+			list = append(slices.Clip(list[:most]), fmt.Sprintf("… and %d more", len(violations)-most))
 		}
 		t.Errorf("openapi: %d exchanges are not described by schemas/openapi.v1.json:\n  %s\n(%s)",
-			len(hk.violations), strings.Join(list, "\n  "), FixHint)
+			len(violations), strings.Join(list, "\n  "), FixHint)
 	})
-	return hk
+	return Middleware(v, h, func(bad []string) {
+		mu.Lock()
+		violations = append(violations, bad...)
+		mu.Unlock()
+	})
+}
+
+// Middleware returns h checking every exchange it serves with v: report
+// is called, after the answer is sent, with what v finds (never with an
+// empty list). The operations reached are counted for Exercised. The
+// request body is the part the handler read; a hijacked connection is
+// not checked.
+func Middleware(v *Validator, h http.Handler, report func(violations []string)) http.Handler {
+	return &hook{v: v, next: h, report: report}
 }
 
 type hook struct {
-	v          *Validator
-	next       http.Handler
-	mu         sync.Mutex
-	violations []string
+	v      *Validator
+	next   http.Handler
+	report func([]string)
 }
 
 func (hk *hook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -85,8 +111,6 @@ func (hk *hook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if rec.hijacked {
 		return
 	}
-	// The handler may have stopped reading (a body over its limit): the
-	// request is what it read.
 	x := &Exchange{Method: r.Method, URL: r.URL, Header: r.Header, Body: req.Bytes(),
 		Status: rec.status(), RespHead: w.Header(), RespBody: rec.body.Bytes()}
 	bad, op := hk.v.Check(x)
@@ -96,9 +120,7 @@ func (hk *hook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		exercisedMu.Unlock()
 	}
 	if len(bad) > 0 {
-		hk.mu.Lock()
-		hk.violations = append(hk.violations, bad...)
-		hk.mu.Unlock()
+		hk.report(bad)
 	}
 }
 

@@ -125,3 +125,21 @@ type discard struct{ h http.Header }
 func (d discard) Header() http.Header         { return d.h }
 func (d discard) Write(b []byte) (int, error) { return len(b), nil }
 func (d discard) WriteHeader(int)             {}
+
+// TestCheckReadsBodiesAsJSON pins that an accepted body is checked as
+// JSON whatever its Content-Type, as the gate reads it (curl -d).
+func TestCheckReadsBodiesAsJSON(t *testing.T) {
+	v, err := Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	form := http.Header{"X-Api-Key": {"k"}, "Content-Type": {"application/x-www-form-urlencoded"}}
+	ok := `{"agent_id":"a1","status":"suspended","reason":"r"}`
+	if got, _ := v.Check(exchange("POST", "/agents/a1/complaints", form, `{"reason":"r"}`, 200, "application/json", ok)); len(got) > 0 {
+		t.Fatalf("violations %q", got)
+	}
+	got, _ := v.Check(exchange("POST", "/agents/a1/complaints", form, `{"colour":1}`, 200, "application/json", ok))
+	if len(got) == 0 || !strings.Contains(got[0], "accepted request application/json body") {
+		t.Fatalf("violations %q", got)
+	}
+}
