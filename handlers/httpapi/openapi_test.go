@@ -486,6 +486,7 @@ func responseHeaders() map[string]any {
 	}
 	return map[string]any{
 		"Retry-After":           h("Seconds to wait before retrying", false, map[string]any{"type": "string", "pattern": "^[0-9]+$"}),
+		"RetryAfterRequired":    h("Seconds to wait before retrying", true, map[string]any{"type": "string", "pattern": "^[0-9]+$"}),
 		"QWED-Protocol-Version": h("The QWED protocol version of the answer", true, map[string]any{"type": "string"}),
 		"Content-Disposition":   h("attachment; filename=\"compliance-<agent>-<from>-<to>.<format>\"", true, map[string]any{"type": "string"}),
 		"Cache-Control":         h("How long the answer may be cached", true, map[string]any{"type": "string"}),
@@ -644,6 +645,9 @@ func builtDocument(t testing.TB) []byte {
 				"Error": map[string]any{"description": "Refused: the error body {\"error\": {\"code\", \"message\", \"details\"}} (docs/errors.md)",
 					"headers": map[string]any{"Retry-After": map[string]any{"$ref": "#/components/headers/Retry-After"}},
 					"content": map[string]any{"application/json": map[string]any{"schema": ref("ErrorReply")}}},
+				"RateLimited": map[string]any{"description": "Refused by a rate limit (QWED-AUTH-004): retry after Retry-After seconds",
+					"headers": map[string]any{"Retry-After": map[string]any{"$ref": "#/components/headers/RetryAfterRequired"}},
+					"content": map[string]any{"application/json": map[string]any{"schema": ref("ErrorReply")}}},
 			},
 			"securitySchemes": map[string]any{
 				"ApiKey": map[string]any{"type": "apiKey", "in": "header", "name": "X-API-Key",
@@ -740,7 +744,11 @@ func (op apiOp) render(t testing.TB, comps, params map[string]any) map[string]an
 	}
 	for _, st := range op.errs {
 		if _, ok := rs[strconv.Itoa(st)]; !ok {
-			rs[strconv.Itoa(st)] = map[string]any{"$ref": "#/components/responses/Error"}
+			name := "Error"
+			if st == http.StatusTooManyRequests {
+				name = "RateLimited"
+			}
+			rs[strconv.Itoa(st)] = map[string]any{"$ref": "#/components/responses/" + name}
 		}
 	}
 	out["responses"] = rs
