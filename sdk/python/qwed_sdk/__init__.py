@@ -15,7 +15,24 @@ gate for AI agents (the QWED-Agent spec v1.1 SDK, ``qwed_sdk``-compatible).
 
 Decisions (APPROVED, DENIED, CORRECTED, PENDING, BUDGET_EXCEEDED) are
 results; refusals of the request raise QWEDError subclasses carrying the
-gate's code. Standard library only.
+gate's code (AuthenticationError, PermissionDeniedError, NotFoundError,
+ConflictError, ValidationError, RateLimitError, ServerError,
+APIConnectionError, APITimeoutError). Writes are retried with one
+Idempotency-Key per call. Standard library only.
+
+One agent's client, which numbers its steps itself (spec v1.1 §9.1):
+
+    from qwed_sdk import QWEDAgentClient
+
+    agent = QWEDAgentClient.register(name="MyAgent", principal_id="org_acme")  # key: AGENTGATE_API_KEY
+    result = agent.verify_action({"type": "execute_sql", "query": "SELECT id FROM orders"})
+    if result.decision == "APPROVED":
+        agent.log_execution(action_id=result.action_id, success=True, attestation=result.attestation)
+
+The same with asyncio: AsyncQWEDClient and AsyncQWEDAgentClient have the
+same methods, awaitable (``async with AsyncQWEDClient(...) as client``).
+Results are dicts with typed attributes (qwed_sdk.models, generated from
+the gate's OpenAPI document).
 """
 
 __version__ = "0.1.0"
