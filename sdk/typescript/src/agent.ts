@@ -80,6 +80,11 @@ export class QWEDAgentClient extends QWEDClient {
     return new QWEDAgentClient({ ...clientOptions, agentId: reg.agent_id, agentToken: token }, rest);
   }
 
+  /** toJSON renders the client (its agent and conversation) without its token. */
+  override toJSON(): Record<string, unknown> {
+    return { ...super.toJSON(), agentId: this.agentId, conversationId: this.#conversationId };
+  }
+
   /** conversationId is the conversation of generated contexts. */
   get conversationId(): string {
     return this.#conversationId;

@@ -178,7 +178,7 @@ export interface ClientVerifyAttestationOptions {
 
 const inspect = Symbol.for('nodejs.util.inspect.custom');
 
-/** pick splits the RequestOptions off a parameter object. */
+/** reqOpts splits the RequestOptions off a parameter object. */
 function reqOpts(p: RequestOptions | undefined): RequestOptions {
   if (!p) return {};
   const o: RequestOptions = {};
@@ -231,12 +231,13 @@ export class QWEDClient {
     });
   }
 
-  /** The client as util.inspect and console.log show it: the address, never the credentials. */
+  /** The client as util.inspect and console.log show it: toJSON's members, never the credentials. */
   [inspect](): string {
-    return `${this.constructor.name} { baseUrl: '${this.baseUrl}', apiKey: ${this.transport.hasApiKey ? "'[redacted]'" : 'undefined'}, agentToken: ${this.transport.hasAgentToken ? "'[redacted]'" : 'undefined'} }`;
+    const members = Object.entries(this.toJSON()).map(([k, v]) => `${k}: ${v === undefined ? 'undefined' : `'${String(v)}'`}`);
+    return `${this.constructor.name} { ${members.join(', ')} }`;
   }
 
-  /** toJSON renders the client without its credentials. */
+  /** toJSON renders the client without its credentials (present ones show as [redacted]). */
   toJSON(): Record<string, unknown> {
     return { baseUrl: this.baseUrl, apiKey: this.transport.hasApiKey ? '[redacted]' : undefined, agentToken: this.transport.hasAgentToken ? '[redacted]' : undefined };
   }

@@ -235,7 +235,8 @@ describe('credentials and address', () => {
       await agent.getAgent();
       assert.equal(proxy.seen[1].headers['x-api-key'], undefined);
       assert.equal(proxy.seen[1].headers.authorization, `Bearer ${token}`);
-      assert.match(inspect(agent), /apiKey: undefined/);
+      assert.match(inspect(agent), /^QWEDAgentClient \{ baseUrl: '[^']+', apiKey: undefined, agentToken: '\[redacted\]', agentId: '[^']+', conversationId: 'conv_[0-9a-f]+' \}$/);
+      assert.ok(!inspect(agent).includes(token) && !JSON.stringify(agent).includes(token));
     } finally {
       if (saved === undefined) delete process.env.AGENTGATE_API_KEY;
       else process.env.AGENTGATE_API_KEY = saved;
