@@ -126,6 +126,28 @@ class _Base(Endpoints):
         """The gate's address this client calls."""
         return self._core.base_url
 
+    def with_options(self: C, **changes: Any) -> C:
+        """A client like this one with some of its arguments changed
+        (timeout=, max_retries=, base_url=, agent_token=, ...), for a call
+        that needs them: ``client.with_options(timeout=60).export_compliance_report(a, "pdf")``.
+        It has its own connections (close it, or use it in a with block)."""
+        core: Core = self._core  # type: ignore[attr-defined]
+        args: dict[str, Any] = dict(
+            api_key=core.api_key.value if core.api_key else None,
+            agent_token=core.agent_token.value if core.agent_token else None,
+            base_url=core.base_url,
+            timeout=core.timeout,
+            max_retries=core.max_retries,
+            ssl_context=core.ssl_context,
+            pool_size=core.pool_size,
+            user_agent=core.user_agent,
+        )
+        unknown = set(changes) - set(args)
+        if unknown:
+            raise TypeError(f"with_options: unknown arguments {sorted(unknown)}")
+        args.update(changes)
+        return type(self)(**args)
+
     def __repr__(self) -> str:
         creds = []
         if self._core.api_key is not None:

@@ -161,6 +161,23 @@ def test_timeout(gate, principal):
         proxy.close()
 
 
+def test_with_options_changes_one_call_not_the_client(gate, principal):
+    _, key, agent = principal
+    proxy = FlakyProxy(gate.url, lambda i: HOLD if i == 0 else RELAY)
+    try:
+        with QWEDClient(api_key=key, base_url=proxy.url, max_retries=0) as c:
+            with c.with_options(timeout=0.3) as quick:
+                assert quick.base_url == c.base_url and "***" in repr(quick)
+                with pytest.raises(APITimeoutError):
+                    quick.get_agent(agent.agent_id)
+            assert c._core.timeout == 10.0
+            assert c.get_agent(agent.agent_id)["agent_id"] == agent.agent_id  # with the key it was given
+            with pytest.raises(TypeError):
+                c.with_options(timout=1)
+    finally:
+        proxy.close()
+
+
 def test_rate_limit_honours_retry_after(tmp_path):
     """A gate whose refusal limit is one refusal: the next request of the
     address is QWED-AUTH-004 (429) with Retry-After; without retries it is a
