@@ -212,7 +212,7 @@ class AsyncEndpoints:
         ...
 
     async def request_trust(self, agent_id: str, to_level: int, *, from_level: Optional[int] = None, justification: Optional[str] = None, evidence: Optional[JSON] = None, request: Optional[str] = None, agent_token: Optional[str] = None, idempotency_key: Optional[str] = None) -> m.TrustRequestReply:
-        """Asks for a trust elevation (§8.2): granted, refused or pending a human."""
+        """Asks for a trust elevation (§8.2) from from_level, the agent's current level (the gate refuses another with QWED-REQ-409), to to_level: granted, refused or pending a human."""
         ...
 
     async def resume_agent(self, agent_id: str, *, reason: Optional[str] = None, idempotency_key: Optional[str] = None) -> m.StatusReply:

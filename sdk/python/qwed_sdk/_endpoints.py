@@ -292,7 +292,9 @@ class Endpoints:
         agent_token: Optional[str] = None,
         idempotency_key: Optional[str] = None,
     ) -> m.TrustRequestReply:
-        """Asks for a trust elevation (§8.2): granted, refused or pending a human."""
+        """Asks for a trust elevation (§8.2) from from_level, the agent's
+        current level (the gate refuses another with QWED-REQ-409), to
+        to_level: granted, refused or pending a human."""
         body = _drop_none(
             {
                 "to_level": to_level,
