@@ -41,8 +41,13 @@ func TestQWEDProtocol_SQL_DestructiveNotVerified(t *testing.T) {
 			t.Errorf("trusted %q: %v", q, m)
 		}
 	}
+	// The action's own parameters cannot change what the gate waives.
+	m := s.actionWith(id, tok, 3, `{"type":"execute_sql","query":"DELETE FROM sessions","parameters":{"allow":[]}}`)
+	if v, _ := m["verification"].(map[string]any); m["decision"] != "APPROVED" || v["status"] != "VERIFIED" {
+		t.Errorf("trusted DELETE with parameters.allow: %v", m)
+	}
 	id, tok = s.agent("supervised", "sql")
-	m := s.action(id, tok, 1, "execute_sql", "query", "DELETE FROM sessions")
+	m = s.action(id, tok, 1, "execute_sql", "query", "DELETE FROM sessions")
 	if m["decision"] != "DENIED" || errCode(m) != "QWED-AGENT-TRUST-001" || m["trust_change"] != nil {
 		t.Errorf("supervised unbounded delete: %v", m)
 	}
