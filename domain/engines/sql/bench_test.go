@@ -66,3 +66,19 @@ func BenchmarkClassify_SimpleSelect(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkVerify_Dialects compares the three parser paths on the same
+// query (QWED-Agent spec v1.1 §4.2's example) and on a join with a
+// subquery.
+func BenchmarkVerify_Dialects(b *testing.B) {
+	for _, q := range []struct{ name, sql string }{
+		{"select", "SELECT * FROM customers WHERE status = 'active'"},
+		{"join", "SELECT o.id, c.name FROM orders o JOIN customers c ON c.id = o.customer_id WHERE o.total > (SELECT avg(total) FROM orders) ORDER BY o.id LIMIT 10"},
+	} {
+		for _, d := range []string{DialectPostgres, DialectMySQL, DialectSQLite} {
+			b.Run(q.name+"/"+d, func(b *testing.B) {
+				benchVerify(b, engines.Request{Query: q.sql, Params: json.RawMessage(`{"dialect":"` + d + `"}`)}, engines.Verified)
+			})
+		}
+	}
+}
