@@ -178,6 +178,9 @@ export interface ClientVerifyAttestationOptions {
 
 const inspect = Symbol.for('nodejs.util.inspect.custom');
 
+/** The least time between two fetches of the JWKS for unknown kids (the gate's JWKS is cacheable for 5 min). */
+export const JWKS_REFETCH_MS = 30_000;
+
 /** reqOpts splits the RequestOptions off a parameter object. */
 function reqOpts(p: RequestOptions | undefined): RequestOptions {
   if (!p) return {};
@@ -210,6 +213,7 @@ export class QWEDClient {
   /** @internal */
   protected readonly transport: Transport;
   #jwks: Promise<JWKS> | undefined;
+  #jwksRefetchedAt = -Infinity;
 
   /**
    * @param options the client's settings
@@ -679,26 +683,34 @@ export class QWEDClient {
 
   /**
    * verifyAttestation checks an attestation offline (ES256 with WebCrypto)
-   * against jwks, or the gate's JWKS fetched once and cached (fetched again
-   * once when the token's kid is not in the cached set: the gate rotated its
-   * keys). It returns the claims or throws an AttestationError.
+   * against jwks, or the gate's JWKS fetched once and cached. A token whose
+   * kid the cached set lacks (the gate rotated its keys) fetches the JWKS
+   * again, at most once per JWKS_REFETCH_MS, so tokens with made-up kids
+   * cannot turn into a stream of fetches. It returns the claims or throws an
+   * AttestationError.
    */
   async verifyAttestation(token: string, options: ClientVerifyAttestationOptions = {}): Promise<AttestationClaims> {
     const o = { kind: options.kind ?? 'decision', now: options.now } as { kind: AttestationKind; now?: number };
     if (o.now === undefined) delete o.now;
     if (options.jwks !== undefined) return verifyOffline(token, options.jwks, o);
-    if (!this.#jwks) {
-      this.#jwks = this.jwks();
-      this.#jwks.catch(() => (this.#jwks = undefined));
-    }
-    const set = await this.#jwks;
+    const set = await (this.#jwks ?? this.#fetchJWKS());
     try {
       return await verifyOffline(token, set, o);
     } catch (e) {
       if (!(e instanceof AttestationError) || e.code !== 'QWED-SDK-ATTESTATION-UNKNOWN-KEY') throw e;
-      const fresh = this.jwks();
-      this.#jwks = fresh;
-      return verifyOffline(token, await fresh, o);
+      if (Date.now() - this.#jwksRefetchedAt < JWKS_REFETCH_MS) throw e;
+      this.#jwksRefetchedAt = Date.now();
+      return verifyOffline(token, await this.#fetchJWKS(), o);
     }
+  }
+
+  /** fetchJWKS fetches the gate's JWKS into the cache (a failed fetch is not cached). */
+  #fetchJWKS(): Promise<JWKS> {
+    const pending = this.jwks();
+    this.#jwks = pending;
+    pending.catch(() => {
+      if (this.#jwks === pending) this.#jwks = undefined;
+    });
+    return pending;
   }
 }

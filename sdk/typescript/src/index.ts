@@ -3,7 +3,7 @@
  * verification gate for AI agents (QWED-Agent spec v1.1, QWED protocol v1.0,
  * QWED A2A). Zero runtime dependencies: the global fetch and WebCrypto.
  */
-export { QWEDClient } from './client.js';
+export { JWKS_REFETCH_MS, QWEDClient } from './client.js';
 export type {
   ActivityEntry,
   ActivityPage,

@@ -9,7 +9,8 @@ import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startGate, gateBinary } from './gate.mjs';
-import { QWEDClient, AttestationError, verifyAttestation, parseJWKS, decodeAttestation, MAX_TOKEN_BYTES } from '../dist/index.js';
+import { startProxy } from './proxy.mjs';
+import { QWEDClient, AttestationError, ServerError, JWKS_REFETCH_MS, verifyAttestation, parseJWKS, decodeAttestation, MAX_TOKEN_BYTES } from '../dist/index.js';
 
 const run = promisify(execFile);
 // node:crypto's WebCrypto: the same object as the global one, which Node 18 does not have.
@@ -173,7 +174,12 @@ describe('verifyAttestation on the gate\'s tokens', () => {
     await assert.rejects(c.verifyAttestation(`${json64({ ...decode(h), kid: 'rotated-key' })}.${cl}.${s}`), (e) => e.code === 'QWED-SDK-ATTESTATION-UNKNOWN-KEY');
     assert.deepEqual(fetched, ['/.well-known/jwks.json', '/.well-known/jwks.json']);
     await c.verifyAttestation(decisionToken);
+    // More unknown kids within JWKS_REFETCH_MS: refused from the cache, no fetch each.
+    for (const kid of ['made-up-1', 'made-up-2', 'made-up-3']) {
+      await assert.rejects(c.verifyAttestation(`${json64({ ...decode(h), kid })}.${cl}.${s}`), (e) => e.code === 'QWED-SDK-ATTESTATION-UNKNOWN-KEY');
+    }
     assert.equal(fetched.length, 2);
+    assert.equal(JWKS_REFETCH_MS, 30_000);
   });
 
   it('refuses a signature re-encoded with its unused trailing bits set, as the gate\'s strict decoder does', async () => {
@@ -211,6 +217,19 @@ describe('verifyAttestation on the gate\'s tokens', () => {
         mine = false;
       }
       assert.equal(mine, await goVerdict(t), `mutation ${i} (${t === decisionToken ? 'unchanged' : 'changed'}): the SDK says ${mine ? 'VALID' : 'INVALID'}`);
+    }
+  });
+
+  it('does not cache a JWKS fetch that failed', async () => {
+    const proxy = await startProxy(gate.url);
+    try {
+      proxy.next({ kind: 'answer', status: 503, body: { error: { code: 'QWED-SYS-002', message: 'unavailable', details: {} } } });
+      const c = new QWEDClient({ baseUrl: proxy.url, maxRetries: 0 });
+      await assert.rejects(c.verifyAttestation(decisionToken), (e) => e instanceof ServerError && e.code === 'QWED-SYS-002');
+      assert.equal((await c.verifyAttestation(decisionToken)).decision, 'APPROVED');
+      assert.equal(proxy.seen.length, 2);
+    } finally {
+      await proxy.stop();
     }
   });
 
