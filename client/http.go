@@ -244,6 +244,36 @@ func callFor[T any](ctx context.Context, c *HTTPClient, r request) (*T, error) {
 	return out, nil
 }
 
+// resultFor sends r and returns its answer decoded as a T when it is a
+// result, whatever its status: a 2xx, or a body whose member is a
+// non-empty string (a decision's "decision", a verdict's "status"); any
+// other answer is the *APIError of a refusal.
+func resultFor[T any](ctx context.Context, c *HTTPClient, r request, member string) (*T, error) {
+	resp, err := c.send(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	if resp.status >= 400 && !isResult(resp.body, member) {
+		return nil, resp.apiError()
+	}
+	out := new(T)
+	if err := json.Unmarshal(resp.body, out); err != nil {
+		return nil, fmt.Errorf("decoding the answer of %s (%d): %w", r.route, resp.status, err)
+	}
+	return out, nil
+}
+
+// isResult reports whether body is a JSON object whose member is a
+// non-empty string.
+func isResult(body []byte, member string) bool {
+	var probe map[string]json.RawMessage
+	if json.Unmarshal(body, &probe) != nil {
+		return false
+	}
+	var s string
+	return json.Unmarshal(probe[member], &s) == nil && s != ""
+}
+
 // rawFor sends r and returns its successful answer's bytes.
 func rawFor(ctx context.Context, c *HTTPClient, r request) ([]byte, error) {
 	resp, err := c.send(ctx, r)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -182,6 +183,15 @@ func TestHTTPClientAgentSurface(t *testing.T) {
 	}
 	if s, err := acme.SuspendAgent(ctx, reg.AgentID, false, "done"); err != nil || s.Status != "active" {
 		t.Fatalf("reinstating: %+v %v", s, err)
+	}
+
+	// A new conversation starts again at step 1.
+	if id := agent.NewConversation("conv_side"); id != "conv_side" || agent.ConversationID() != "conv_side" {
+		t.Fatalf("NewConversation: %s", id)
+	}
+	side, err := agent.VerifyAction(ctx, domain.Action{Type: "calculate", Query: "7*6"}, nil)
+	if err != nil || side.ConversationID != "conv_side" || side.StepNumber != 1 {
+		t.Fatalf("a new conversation's first step: %+v %v", side, err)
 	}
 
 	// Token rotation: the client takes the new token, the old one is
@@ -409,4 +419,70 @@ func TestHTTPClientResources(t *testing.T) {
 	if m, err := home.Metrics(ctx); err != nil || !strings.Contains(m, "# TYPE") {
 		t.Fatalf("Metrics: %.200s %v", m, err)
 	}
+}
+
+// sameJSON fails t unless typed, encoded again, is the JSON the gate sent
+// (raw): the client's own read views (the server's are unexported) lose
+// and invent no member.
+func sameJSON(t *testing.T, what string, raw json.RawMessage, typed any) {
+	t.Helper()
+	again, err := json.Marshal(typed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a, b any
+	if err := json.Unmarshal(raw, &a); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	if err := json.Unmarshal(again, &b); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	if !reflect.DeepEqual(a, b) {
+		t.Errorf("%s: the client's type does not hold the gate's answer\ngate:   %s\nclient: %s", what, raw, again)
+	}
+}
+
+// TestHTTPClientViewsMatchTheGate: each read view the client declares
+// holds every member of the gate's answer, and nothing else.
+func TestHTTPClientViewsMatchTheGate(t *testing.T) {
+	ctx := context.Background()
+	g := startGate(t, nil)
+	acme := g.principal(t, "org_acme")
+	agent, reg := register(t, acme, "org_acme", "views", domain.Permissions{AllowedEngines: []string{"math"}},
+		domain.Limits{MaxDailyCost: usd(t, "2"), MaxRequestsPerHour: 50, MaxToolCallsPerHour: 5})
+	if _, err := agent.VerifyAction(ctx, domain.Action{Type: "calculate", Query: "2+2", EstimatedCost: usd(t, "0.25")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	pending, err := agent.VerifyToolCall(ctx, "send_email", map[string]string{"to": "x@example.com"})
+	if err != nil || pending.Approval == nil {
+		t.Fatalf("tool call: %+v %v", pending, err)
+	}
+	raw := func(path string) json.RawMessage {
+		t.Helper()
+		var out json.RawMessage
+		if err := acme.Do(ctx, http.MethodGet, path, nil, &out); err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		return out
+	}
+	v, err := acme.GetAgent(ctx, reg.AgentID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameJSON(t, "GET /agents/{id}", raw("/agents/"+reg.AgentID), v)
+	b, err := acme.GetAgentBudget(ctx, reg.AgentID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameJSON(t, "GET /agents/{id}/budget", raw("/agents/"+reg.AgentID+"/budget"), b)
+	a, err := acme.GetAgentActivity(ctx, reg.AgentID, client.ActivityQuery{Limit: 1})
+	if err != nil || a.NextAfterSeq == nil {
+		t.Fatalf("activity: %+v %v", a, err)
+	}
+	sameJSON(t, "GET /agents/{id}/activity", raw("/agents/"+reg.AgentID+"/activity?limit=1"), a)
+	p, err := acme.ListApprovals(ctx, client.ApprovalsQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameJSON(t, "GET /approvals", raw("/approvals"), p)
 }

@@ -47,9 +47,14 @@ func (c *HTTPClient) RegisterAgentClient(ctx context.Context, req RegisterReques
 
 // Agent returns the client of the agent agentID with its token.
 func (c *HTTPClient) Agent(agentID string, token Secret) *AgentClient {
+	return &AgentClient{c: c.WithAgent(string(token)), id: agentID, token: token, conv: newConversationID()}
+}
+
+// newConversationID returns "conv_" and 16 random hex digits.
+func newConversationID() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
-	return &AgentClient{c: c.WithAgent(string(token)), id: agentID, token: token, conv: "conv_" + hex.EncodeToString(b[:])}
+	return "conv_" + hex.EncodeToString(b[:])
 }
 
 // ID returns the agent's id.
@@ -63,7 +68,25 @@ func (a *AgentClient) Token() Secret {
 }
 
 // ConversationID returns the conversation id of the generated contexts.
-func (a *AgentClient) ConversationID() string { return a.conv }
+func (a *AgentClient) ConversationID() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.conv
+}
+
+// NewConversation starts the conversation id ("" draws a fresh one) for
+// the generated contexts, from step 1, and returns it: a conversation
+// allows a bounded number of steps (QWED-Agent user guide, "Conversation
+// controls"), so a long-lived agent starts a new one per task.
+func (a *AgentClient) NewConversation(id string) string {
+	if id == "" {
+		id = newConversationID()
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.conv, a.step = id, 0
+	return id
+}
 
 // String describes the client without its token.
 func (a *AgentClient) String() string {

@@ -3,7 +3,6 @@ package client
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -138,26 +137,10 @@ func (c *HTTPClient) VerifyToolCall(ctx context.Context, agentID, tool string, v
 	return c.decide(ctx, request{method: http.MethodPost, path: agentPath(agentID, "/tools/"+seg(tool)), route: "POST /agents/{id}/tools/{tool}", body: v, auth: authAgent})
 }
 
-// decide sends a verify request and returns its decision, or the
-// *APIError of a refusal.
+// decide sends a verify request and returns its decision (a result
+// whatever its status), or the *APIError of a refusal.
 func (c *HTTPClient) decide(ctx context.Context, r request) (*domain.DecisionReply, error) {
-	resp, err := c.send(ctx, r)
-	if err != nil {
-		return nil, err
-	}
-	if resp.status >= 400 {
-		var probe struct {
-			Decision domain.Decision `json:"decision"`
-		}
-		if json.Unmarshal(resp.body, &probe) != nil || probe.Decision == "" {
-			return nil, resp.apiError()
-		}
-	}
-	out := new(domain.DecisionReply)
-	if err := json.Unmarshal(resp.body, out); err != nil {
-		return nil, fmt.Errorf("decoding the decision (%d): %w", resp.status, err)
-	}
-	return out, nil
+	return resultFor[domain.DecisionReply](ctx, c, r, "decision")
 }
 
 // LogExecution reports the outcome of an approved action (POST

@@ -50,7 +50,7 @@ type AttestationClaims struct {
 	Subject         string          `json:"sub"`
 	ActionID        string          `json:"jti"`
 	IssuedAt        int64           `json:"iat"`
-	ExpiresAt       *int64          `json:"exp,omitempty"`
+	ExpiresAt       *NumericDate    `json:"exp,omitempty"`
 	Decision        domain.Decision `json:"decision,omitempty"`
 	RequestDigest   string          `json:"request_digest"`
 	AgentID         string          `json:"agent_id,omitempty"`
@@ -64,6 +64,25 @@ type AttestationClaims struct {
 	Status          string          `json:"status,omitempty"`
 	OutcomeDigest   string          `json:"outcome_digest,omitempty"`
 	CorrectedDigest string          `json:"corrected_digest,omitempty"`
+}
+
+// NumericDate is a JWT time claim (RFC 7519 §2): Unix seconds. It decodes
+// any JSON number, or a string holding one, truncated to whole seconds,
+// as the gate's verifier reads it.
+type NumericDate int64
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (d *NumericDate) UnmarshalJSON(b []byte) error {
+	var n json.Number
+	if err := json.Unmarshal(b, &n); err != nil {
+		return fmt.Errorf("decoding a time claim: %w", err)
+	}
+	f, err := n.Float64()
+	if err != nil {
+		return fmt.Errorf("decoding a time claim: %w", err)
+	}
+	*d = NumericDate(int64(f))
+	return nil
 }
 
 // A2AAttestationClaims are the claims of an A2A verdict attestation.
@@ -91,7 +110,13 @@ type A2AAttestationClaims struct {
 // the issuer "did:qwed:node:<id>".
 func VerifyAttestation(token string, jwks []byte, now time.Time) (*AttestationClaims, error) {
 	c := new(AttestationClaims)
-	if err := verifyJWS(token, jwks, AttestationTyp, "did:qwed:node:", now, c, &c.Issuer, &c.ExpiresAt); err != nil {
+	if err := verifyJWS(token, jwks, AttestationTyp, "did:qwed:node:", now, c, &c.Issuer, func() *int64 {
+		if c.ExpiresAt == nil {
+			return nil
+		}
+		exp := int64(*c.ExpiresAt)
+		return &exp
+	}); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -102,7 +127,7 @@ func VerifyAttestation(token string, jwks []byte, now time.Time) (*AttestationCl
 // A2AAttestationTyp and the issuer "did:qwed:a2a:<id>".
 func VerifyA2AAttestation(token string, jwks []byte, now time.Time) (*A2AAttestationClaims, error) {
 	c := new(A2AAttestationClaims)
-	if err := verifyJWS(token, jwks, A2AAttestationTyp, "did:qwed:a2a:", now, c, &c.Issuer, &c.ExpiresAt); err != nil {
+	if err := verifyJWS(token, jwks, A2AAttestationTyp, "did:qwed:a2a:", now, c, &c.Issuer, func() *int64 { return c.ExpiresAt }); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -121,9 +146,9 @@ func (c *HTTPClient) VerifyAttestation(ctx context.Context, token string) (*Atte
 
 var b64url = base64.RawURLEncoding.Strict()
 
-// verifyJWS checks token and decodes its claims into claims; iss and exp
-// point into claims.
-func verifyJWS(token string, jwks []byte, typ, issuerPrefix string, now time.Time, claims any, iss *string, exp **int64) error {
+// verifyJWS checks token and decodes its claims into claims; iss points
+// into claims, exp reads its exp claim once decoded (nil: none).
+func verifyJWS(token string, jwks []byte, typ, issuerPrefix string, now time.Time, claims any, iss *string, exp func() *int64) error {
 	if len(token) > MaxAttestationBytes {
 		return fmt.Errorf("%w: token of %d bytes exceeds %d", ErrAttestationMalformed, len(token), MaxAttestationBytes)
 	}
@@ -168,8 +193,8 @@ func verifyJWS(token string, jwks []byte, typ, issuerPrefix string, now time.Tim
 	if err := decodeSegment(parts[1], claims); err != nil {
 		return fmt.Errorf("%w: claims: %w", ErrAttestationMalformed, err)
 	}
-	if *exp != nil && !now.Before(time.Unix(**exp, 0)) {
-		return fmt.Errorf("%w: exp %s", ErrAttestationExpired, time.Unix(**exp, 0).UTC().Format(time.RFC3339))
+	if e := exp(); e != nil && !now.Before(time.Unix(*e, 0)) {
+		return fmt.Errorf("%w: exp %s", ErrAttestationExpired, time.Unix(*e, 0).UTC().Format(time.RFC3339))
 	}
 	if !strings.HasPrefix(*iss, issuerPrefix) || len(*iss) == len(issuerPrefix) {
 		return fmt.Errorf("%w: iss %q", ErrAttestationIssuer, *iss)

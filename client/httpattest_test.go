@@ -168,3 +168,47 @@ func TestVerifyAttestationOfTheGatesKeyring(t *testing.T) {
 		t.Fatalf("at its exp: %v", err)
 	}
 }
+
+// FuzzVerifyAttestation: on any token, against a fixed JWKS, the client's
+// offline check never panics and agrees with the gate's own
+// (handlers/attest.Verify): both accept or both refuse.
+func FuzzVerifyAttestation(f *testing.F) {
+	key, err := ecdsa.ParseRawPrivateKey(elliptic.P256(), func() []byte { d := sha256.Sum256([]byte("fuzz key")); return d[:] }())
+	if err != nil {
+		f.Fatal(err)
+	}
+	pub, _ := key.PublicKey.Bytes()
+	jwks, _ := json.Marshal(map[string]any{"keys": []map[string]string{{
+		"kty": "EC", "crv": "P-256", "x": b64.EncodeToString(pub[1:33]), "y": b64.EncodeToString(pub[33:]), "kid": "k1",
+	}}})
+	sign := func(header, claims string) string {
+		input := b64.EncodeToString([]byte(header)) + "." + b64.EncodeToString([]byte(claims))
+		digest := sha256.Sum256([]byte(input))
+		r, s, err := ecdsa.Sign(rand.Reader, key, digest[:])
+		if err != nil {
+			f.Fatal(err)
+		}
+		n := elliptic.P256().Params().N
+		if s.Cmp(new(big.Int).Rsh(n, 1)) > 0 {
+			s.Sub(n, s)
+		}
+		sig := make([]byte, 64)
+		r.FillBytes(sig[:32])
+		s.FillBytes(sig[32:])
+		return input + "." + b64.EncodeToString(sig)
+	}
+	hdr := `{"alg":"ES256","kid":"k1","typ":"qwed-attestation+jwt"}`
+	f.Add(sign(hdr, `{"iss":"did:qwed:node:n","sub":"s","jti":"a","iat":1,"request_digest":"d","seq":1,"partition":0}`))
+	f.Add(sign(hdr, `{"iss":"did:qwed:node:n","jti":"a","iat":1,"exp":1e12,"request_digest":"d","seq":1,"partition":0}`))
+	f.Add(sign(hdr, `{"iss":"did:qwed:node:n","iat":"1","seq":-1,"partition":0}`))
+	f.Add(sign(`{"alg":"ES256","kid":"k1","typ":"qwed-attestation+jwt","crit":[]}`, `{"iss":"did:qwed:node:n"}`))
+	f.Add(sign(hdr, `{"iss":"did:qwed:node:n","iss":"did:web:x"}`))
+	f.Add("e30.e30.")
+	f.Fuzz(func(t *testing.T, token string) {
+		_, err := client.VerifyAttestation(token, jwks, time.Now())
+		_, gateErr := attest.Verify(token, jwks)
+		if (err == nil) != (gateErr == nil) {
+			t.Fatalf("token %q: the client says %v, the gate %v", token, err, gateErr)
+		}
+	})
+}

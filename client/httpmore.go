@@ -3,7 +3,6 @@ package client
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -129,23 +128,7 @@ func (c *HTTPClient) ListEngines(ctx context.Context) (json.RawMessage, error) {
 // request is an *APIError. The agent token is sent when the client has
 // one, else the API key.
 func (c *HTTPClient) A2AIntercept(ctx context.Context, message any) (*domain.A2AReply, error) {
-	resp, err := c.send(ctx, request{method: http.MethodPost, path: "/a2a/intercept", route: "POST /a2a/intercept", body: message, auth: authAgent})
-	if err != nil {
-		return nil, err
-	}
-	if resp.status >= 400 {
-		var probe struct {
-			Status string `json:"status"`
-		}
-		if json.Unmarshal(resp.body, &probe) != nil || probe.Status == "" {
-			return nil, resp.apiError()
-		}
-	}
-	out := new(domain.A2AReply)
-	if err := json.Unmarshal(resp.body, out); err != nil {
-		return nil, fmt.Errorf("decoding the verdict (%d): %w", resp.status, err)
-	}
-	return out, nil
+	return resultFor[domain.A2AReply](ctx, c, request{method: http.MethodPost, path: "/a2a/intercept", route: "POST /a2a/intercept", body: message, auth: authAgent}, "status")
 }
 
 // A2ABoundary changes the key's trust boundary (QWED A2A): op is

@@ -199,13 +199,8 @@ func (c *HTTPClient) SendEvent(ctx context.Context, event any) (json.RawMessage,
 	if err != nil {
 		return nil, err
 	}
-	if resp.status >= 400 {
-		var probe struct {
-			SpecVersion string `json:"specversion"`
-		}
-		if json.Unmarshal(resp.body, &probe) != nil || probe.SpecVersion == "" {
-			return nil, resp.apiError()
-		}
+	if resp.status >= 400 && !isResult(resp.body, "specversion") {
+		return nil, resp.apiError()
 	}
 	return resp.body, nil
 }

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"net/http"
 	"os"
 	"os/exec"
@@ -15,38 +13,21 @@ import (
 )
 
 // readmeBlock returns the first sh block of README.md after the line that
-// starts with after, each line that starts with a key of set replaced by
-// key+value.
+// starts with after (readmeFence), each line that starts with a key of set
+// replaced by key+value.
 func readmeBlock(t *testing.T, after string, set map[string]string) string {
 	t.Helper()
-	b, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out strings.Builder
-	state := 0 // 0: before the line, 1: before its block, 2: in the block
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case state == 0 && strings.HasPrefix(line, after):
-			state = 1
-		case state == 1 && line == "```sh":
-			state = 2
-		case state == 2 && line == "```":
-			return out.String()
-		case state == 2:
-			for k, v := range set {
-				if strings.HasPrefix(line, k) {
-					line = k + v
-					break
-				}
+	for _, line := range strings.SplitAfter(readmeFence(t, after, "sh"), "\n") {
+		for k, v := range set {
+			if strings.HasPrefix(line, k) {
+				line = k + v + "\n"
+				break
 			}
-			out.WriteString(line + "\n")
 		}
+		out.WriteString(line)
 	}
-	t.Fatalf("README.md has no sh block after %q", after)
-	return ""
+	return out.String()
 }
 
 // tourScript extracts the README's five-minute tour: the sh block after
