@@ -147,7 +147,7 @@ func (r *CertReloader) Register(reg prometheus.Registerer) error {
 type fileStamp struct {
 	dev, ino     uint64
 	size         int64
-	mtime, ctime time.Time
+	mtime, ctime int64 // Unix nanoseconds
 }
 
 func stampOf(path string) (fileStamp, error) {
@@ -155,9 +155,9 @@ func stampOf(path string) (fileStamp, error) {
 	if err != nil {
 		return fileStamp{}, err
 	}
-	s := fileStamp{size: fi.Size(), mtime: fi.ModTime()}
+	s := fileStamp{size: fi.Size(), mtime: fi.ModTime().UnixNano()}
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		s.dev, s.ino, s.ctime = uint64(st.Dev), st.Ino, time.Unix(st.Ctim.Sec, st.Ctim.Nsec)
+		s.dev, s.ino, s.ctime = uint64(st.Dev), st.Ino, st.Ctim.Nano()
 	}
 	return s, nil
 }

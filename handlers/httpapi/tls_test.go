@@ -10,6 +10,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"io"
+	"log/slog"
 	"maps"
 	"math/big"
 	"net"
@@ -17,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -108,7 +110,8 @@ func writeAtomic(t testing.TB, path string, b []byte) {
 // (through a CertReloader) and returns the reloader and the address.
 func tlsGate(t *testing.T, dir string, h http.Handler, lim ConnLimit) (*CertReloader, string) {
 	t.Helper()
-	r, err := LoadCert(CertOptions{CertFile: filepath.Join(dir, "cert.pem"), KeyFile: filepath.Join(dir, "key.pem"), Clock: func() time.Time { return tlsNow }})
+	r, err := LoadCert(CertOptions{CertFile: filepath.Join(dir, "cert.pem"), KeyFile: filepath.Join(dir, "key.pem"), Clock: func() time.Time { return tlsNow },
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -414,6 +417,43 @@ func TestTLS_Protocol10_5_ReloadAfterChmod(t *testing.T) {
 	}
 	if c, _ := r.GetCertificate(nil); c.Leaf.SerialNumber.Int64() != 2 {
 		t.Fatalf("serial %d after the chmod, want 2", c.Leaf.SerialNumber.Int64())
+	}
+}
+
+// Reloads racing handshakes: every handshake is served a whole pair (a
+// certificate with its own key, so the client's check of the handshake
+// signature passes), the old one or the new one, while the files flip
+// between two CAs' pairs and are reloaded.
+func TestTLS_Protocol10_5_ReloadDuringHandshakes(t *testing.T) {
+	ca1, ca2 := newTestCA(t, "ca one"), newTestCA(t, "ca two")
+	pairs := []pemPair{ca1.valid(t, 1), ca2.valid(t, 2)}
+	dir := pairDir(t, pairs[0])
+	r, addr := tlsGate(t, dir, protoHandler, ConnLimit{})
+	both := x509.NewCertPool()
+	both.AddCert(ca1.cert)
+	both.AddCert(ca2.cert)
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for range 4 {
+		wg.Go(func() {
+			for range 25 {
+				if _, err := handshake(addr, both, &tls.Config{}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	for i := range 50 {
+		p := pairs[i%2]
+		writeAtomic(t, filepath.Join(dir, "key.pem"), p.key)
+		writeAtomic(t, filepath.Join(dir, "cert.pem"), p.cert)
+		_ = r.Reload() // may read a key of one pair and a certificate of the other: refused, logged
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatalf("a handshake during the reloads: %v", err)
 	}
 }
 
