@@ -19,6 +19,16 @@ Environment:
 At least one of AGENTGATE_API_KEY and AGENTGATE_AGENT_TOKEN is required.
 `;
 
+/** isGateUrl: an absolute http(s) URL without user:password@ (fetch refuses those, and they would be a secret in a URL). */
+function isGateUrl(v: string): boolean {
+  try {
+    const u = new URL(v);
+    return (u.protocol === 'http:' || u.protocol === 'https:') && u.username === '' && u.password === '';
+  } catch {
+    return false;
+  }
+}
+
 function main(argv: string[]): number | undefined {
   if (argv.includes('--help') || argv.includes('-h')) {
     process.stdout.write(USAGE);
@@ -38,9 +48,15 @@ function main(argv: string[]): number | undefined {
     process.stderr.write('agentgate-mcp: set AGENTGATE_API_KEY or AGENTGATE_AGENT_TOKEN (see --help)\n');
     return 2;
   }
+  const baseUrl = process.env.AGENTGATE_URL || undefined;
+  if (baseUrl !== undefined && !isGateUrl(baseUrl)) {
+    // the value is not repeated: a malformed one may hold a secret
+    process.stderr.write('agentgate-mcp: AGENTGATE_URL must be an http:// or https:// URL without user information\n');
+    return 2;
+  }
   let client: QWEDClient;
   try {
-    client = new QWEDClient({ apiKey, agentToken, baseUrl: process.env.AGENTGATE_URL || undefined });
+    client = new QWEDClient({ apiKey, agentToken, baseUrl });
   } catch (err) {
     process.stderr.write(`agentgate-mcp: ${err instanceof Error ? err.message : 'invalid configuration'}\n`);
     return 2;

@@ -270,10 +270,16 @@ eachDeployment((ctx) => {
   });
 });
 
-test('agentgate-mcp without a credential refuses to start, naming the variables', () => {
+test('agentgate-mcp without a credential or with a bad AGENTGATE_URL refuses to start, naming the variable', () => {
   const r = spawnSync(process.execPath, [bin], { cwd: pkgDir, env: { PATH: process.env.PATH, HOME: process.env.HOME }, encoding: 'utf8', timeout: 30_000 });
   assert.equal(r.status, 2);
   assert.match(r.stderr, /set AGENTGATE_API_KEY or AGENTGATE_AGENT_TOKEN/);
+  for (const url of ['ftp://gate.example', 'not a url', 'https://admin:s3cret-pass@gate.example']) {
+    const u = spawnSync(process.execPath, [bin], { cwd: pkgDir, env: { PATH: process.env.PATH, AGENTGATE_URL: url, AGENTGATE_API_KEY: 'k' }, encoding: 'utf8', timeout: 30_000 });
+    assert.equal(u.status, 2, url);
+    assert.match(u.stderr, /AGENTGATE_URL must be an http:\/\/ or https:\/\/ URL/);
+    assert.doesNotMatch(u.stderr, /s3cret-pass/);
+  }
   const h = spawnSync(process.execPath, [bin, '--help'], { cwd: pkgDir, env: { PATH: process.env.PATH, HOME: process.env.HOME }, encoding: 'utf8', timeout: 30_000 });
   assert.equal(h.status, 0);
   assert.match(h.stdout, /AGENTGATE_URL/);
