@@ -5,75 +5,19 @@
 export interface A2ABoundary {
   at_seq?: number;
   at_time?: Time;
-  blocked_agents?: {
-    agents?: string[] | null;
-    count: number;
-    next_after: string | null;
-    pairs?: Array<{
-      receiver: string;
-      sender: string;
-    }> | null;
-  };
-  blocked_pairs?: {
-    agents?: string[] | null;
-    count: number;
-    next_after: string | null;
-    pairs?: Array<{
-      receiver: string;
-      sender: string;
-    }> | null;
-  };
-  configured_trusted_agents?: {
-    agents?: string[] | null;
-    count: number;
-    next_after: string | null;
-    pairs?: Array<{
-      receiver: string;
-      sender: string;
-    }> | null;
-  };
+  blocked_agents?: A2AList;
+  blocked_pairs?: A2AList;
+  configured_trusted_agents?: A2AList;
   default_allow: boolean;
   inherited?: {
-    blocked_agents?: {
-      agents?: string[] | null;
-      count: number;
-      next_after: string | null;
-      pairs?: Array<{
-        receiver: string;
-        sender: string;
-      }> | null;
-    };
-    blocked_pairs?: {
-      agents?: string[] | null;
-      count: number;
-      next_after: string | null;
-      pairs?: Array<{
-        receiver: string;
-        sender: string;
-      }> | null;
-    };
+    blocked_agents?: A2AList;
+    blocked_pairs?: A2AList;
     inherited: boolean;
     principal: string;
-    trusted_agents?: {
-      agents?: string[] | null;
-      count: number;
-      next_after: string | null;
-      pairs?: Array<{
-        receiver: string;
-        sender: string;
-      }> | null;
-    };
+    trusted_agents?: A2AList;
   };
   principal: string;
-  trusted_agents?: {
-    agents?: string[] | null;
-    count: number;
-    next_after: string | null;
-    pairs?: Array<{
-      receiver: string;
-      sender: string;
-    }> | null;
-  };
+  trusted_agents?: A2AList;
 }
 
 /** The data of a qwed.a2a.boundary CloudEvent: op (trust, untrust, block, unblock, block_pair, unblock_pair), agent or sender and receiver */
@@ -142,6 +86,16 @@ export interface A2AHealth {
   status: string;
 }
 
+export interface A2AList {
+  agents?: string[] | null;
+  count: number;
+  next_after: string | null;
+  pairs?: Array<{
+    receiver: string;
+    sender: string;
+  }> | null;
+}
+
 /** The AgentMessage of QWED A2A as a command records it (payload_type one of financial_transaction, logic_assertion, code_execution, data_query, general; payload a JSON object). */
 export interface A2AMessage {
   payload: unknown;
@@ -167,30 +121,13 @@ export interface A2AMetrics {
   at_time?: Time;
   blocked: number;
   by_engine: {
-    [key: string]: {
-      blocked: number;
-      errors: number;
-      forwarded: number;
-      rate_limited: number;
-    } | undefined;
+    [key: string]: A2AStatusCounts | undefined;
   } | null;
   errors: number;
   forwarded: number;
   next_after?: string;
-  other_pairs?: {
-    blocked: number;
-    errors: number;
-    forwarded: number;
-    rate_limited: number;
-  };
-  pairs?: Array<{
-    blocked: number;
-    errors: number;
-    forwarded: number;
-    rate_limited: number;
-    receiver: string;
-    sender: string;
-  }> | null;
+  other_pairs?: A2AStatusCounts;
+  pairs?: A2APairCounts[] | null;
   pairs_counted?: number;
   rate_limited: number;
   scope: string;
@@ -204,6 +141,15 @@ export interface A2APairBody {
   sender?: string | null;
 }
 
+export interface A2APairCounts {
+  blocked: number;
+  errors: number;
+  forwarded: number;
+  rate_limited: number;
+  receiver: string;
+  sender: string;
+}
+
 /** The verdict of QWED A2A as answered: HTTP 200 (429 with Retry-After when rate_limited), or the data of the Kafka reply. */
 export interface A2AReply {
   attestation_jwt: string;
@@ -215,6 +161,13 @@ export interface A2AReply {
   status: "forwarded" | "blocked" | "rate_limited" | "error";
   trace_id: string;
   verified_at: Time;
+}
+
+export interface A2AStatusCounts {
+  blocked: number;
+  errors: number;
+  forwarded: number;
+  rate_limited: number;
 }
 
 /** The verdict on an AgentMessage (QWED A2A): status, the engine that gave it and its signed attestation. */
@@ -294,66 +247,70 @@ export interface ActionVerifyBody {
 }
 
 export interface Activity {
-  activities: Array<{
-    action: {
-      parameters?: unknown;
-      query?: string;
-      target?: string;
-      tool?: string;
-      type: string;
-    };
-    activity_id: string;
-    agent_id: string;
-    approval?: {
-      approval_id: string;
-      resolved_at?: Time;
-      status: string;
-    };
-    attestation_id?: string;
-    conversation_id?: string;
-    cost: {
-      actual: boolean;
-      tokens: number;
-      usd: USD;
-    };
-    decision: Decision;
-    error?: {
-      code: string;
-      details?: {
-        [key: string]: unknown;
-      } | null;
-      message: string;
-    };
-    execution?: {
-      logged_at: Time;
-      result_hash?: string;
-      success: boolean;
-    };
-    seq: number;
-    step_number?: number;
-    timestamp: Time;
-    verification: {
-      engine?: string;
-      risk_level: Risk;
-      status: string;
-    };
-  }> | null;
+  activities: ActivityEntry[] | null;
   agent_id: string;
   next_after_seq: number | null;
   period: {
     from: Time;
     to: Time;
   };
-  summary: {
-    approved: number;
-    budget_exceeded: number;
-    corrected: number;
-    denied: number;
-    pending: number;
-    total_actions: number;
-    total_cost_usd: USD;
-    total_tokens: number;
+  summary: ActivitySummary;
+}
+
+export interface ActivityEntry {
+  action: {
+    parameters?: unknown;
+    query?: string;
+    target?: string;
+    tool?: string;
+    type: string;
   };
+  activity_id: string;
+  agent_id: string;
+  approval?: {
+    approval_id: string;
+    resolved_at?: Time;
+    status: string;
+  };
+  attestation_id?: string;
+  conversation_id?: string;
+  cost: {
+    actual: boolean;
+    tokens: number;
+    usd: USD;
+  };
+  decision: Decision;
+  error?: {
+    code: string;
+    details?: {
+      [key: string]: unknown;
+    } | null;
+    message: string;
+  };
+  execution?: {
+    logged_at: Time;
+    result_hash?: string;
+    success: boolean;
+  };
+  seq: number;
+  step_number?: number;
+  timestamp: Time;
+  verification: {
+    engine?: string;
+    risk_level: Risk;
+    status: string;
+  };
+}
+
+export interface ActivitySummary {
+  approved: number;
+  budget_exceeded: number;
+  corrected: number;
+  denied: number;
+  pending: number;
+  total_actions: number;
+  total_cost_usd: USD;
+  total_tokens: number;
 }
 
 export interface Agent {
@@ -373,6 +330,11 @@ export interface Agent {
   total_actions: number;
   trust_level: TrustLevel;
   type: string;
+}
+
+/** An A2A Agent Card (the upstream's, its interface the gate's proxy path) */
+export interface AgentCard {
+  [key: string]: unknown;
 }
 
 export interface AgentInfo {
@@ -398,36 +360,7 @@ export interface AgentState {
   agent_id: string;
   at_seq: number;
   at_time: Time;
-  budget: {
-    cost: {
-      current_daily_usd: USD;
-      max_daily_usd?: USD;
-      max_per_request_usd?: USD;
-      reset_at: Time;
-    };
-    requests: {
-      current_day: number;
-      current_hour?: number;
-      day_reset_at: Time;
-      hour_reset_at?: Time;
-      max_per_day?: number;
-      max_per_hour?: number;
-    };
-    tokens: {
-      current_daily: number;
-      max_daily?: number;
-      max_per_request?: number;
-      reset_at: Time;
-    };
-    tools: {
-      current_hour?: number;
-      high_risk_calls_remaining?: number;
-      high_risk_calls_today: number;
-      hour_reset_at?: Time;
-      max_calls_per_hour?: number;
-      max_high_risk_calls_per_day?: number;
-    };
-  };
+  budget: BudgetStatus;
   budget_remaining: {
     daily_cost_usd?: USD;
     daily_requests?: number;
@@ -595,36 +528,7 @@ export interface BatchVerifyResponse {
 
 export interface Budget {
   agent_id: string;
-  budget: {
-    cost: {
-      current_daily_usd: USD;
-      max_daily_usd?: USD;
-      max_per_request_usd?: USD;
-      reset_at: Time;
-    };
-    requests: {
-      current_day: number;
-      current_hour?: number;
-      day_reset_at: Time;
-      hour_reset_at?: Time;
-      max_per_day?: number;
-      max_per_hour?: number;
-    };
-    tokens: {
-      current_daily: number;
-      max_daily?: number;
-      max_per_request?: number;
-      reset_at: Time;
-    };
-    tools: {
-      current_hour?: number;
-      high_risk_calls_remaining?: number;
-      high_risk_calls_today: number;
-      hour_reset_at?: Time;
-      max_calls_per_hour?: number;
-      max_high_risk_calls_per_day?: number;
-    };
-  };
+  budget: BudgetStatus;
 }
 
 export interface BudgetRemaining {
@@ -634,6 +538,37 @@ export interface BudgetRemaining {
   high_risk_calls?: number;
   hourly_requests?: number;
   hourly_tool_calls?: number;
+}
+
+export interface BudgetStatus {
+  cost: {
+    current_daily_usd: USD;
+    max_daily_usd?: USD;
+    max_per_request_usd?: USD;
+    reset_at: Time;
+  };
+  requests: {
+    current_day: number;
+    current_hour?: number;
+    day_reset_at: Time;
+    hour_reset_at?: Time;
+    max_per_day?: number;
+    max_per_hour?: number;
+  };
+  tokens: {
+    current_daily: number;
+    max_daily?: number;
+    max_per_request?: number;
+    reset_at: Time;
+  };
+  tools: {
+    current_hour?: number;
+    high_risk_calls_remaining?: number;
+    high_risk_calls_today: number;
+    hour_reset_at?: Time;
+    max_calls_per_hour?: number;
+    max_high_risk_calls_per_day?: number;
+  };
 }
 
 /** A business of the registry; on a business.changed event of a deletion only its id is set (the Agent Policy Engine spec §3.1). */
@@ -760,140 +695,7 @@ export interface ComplianceBundle {
   format: string;
   jwks: unknown;
   partition: number;
-  report: {
-    a2a?: {
-      blocked: number;
-      by_engine: Array<{
-        blocked: number;
-        engine: string;
-        errors: number;
-        forwarded: number;
-        rate_limited: number;
-      }> | null;
-      errors: number;
-      forwarded: number;
-      other_pairs: {
-        blocked: number;
-        errors: number;
-        forwarded: number;
-        rate_limited: number;
-      };
-      pairs: Array<{
-        blocked: number;
-        errors: number;
-        forwarded: number;
-        rate_limited: number;
-        receiver: string;
-        sender: string;
-      }> | null;
-      rate_limited: number;
-      total: number;
-    };
-    agent: {
-      agent_id: string;
-      did: string;
-      name: string;
-      principal_id: string;
-      registered_at: Time;
-      status: string;
-      type: string;
-    };
-    attestations: Array<{
-      action_id: string;
-      decision: Decision;
-      kid: string;
-      seq: number;
-      time: Time;
-      token: string;
-    }> | null;
-    budget_limits: Limits;
-    days: Array<{
-      approved: number;
-      budget: {
-        cost_usd: USD;
-        high_risk_calls: number;
-        max_daily_cost_usd: USD;
-        max_daily_tokens: number;
-        max_high_risk_calls_per_day: number;
-        max_requests_per_day: number;
-        requests: number;
-        tokens: number;
-      };
-      budget_exceeded: number;
-      corrected: number;
-      date: string;
-      denial_rate: string;
-      denied: number;
-      pending: number;
-      total_actions: number;
-      total_cost_usd: USD;
-      total_tokens: number;
-    }> | null;
-    exceptions: Array<{
-      action: string;
-      action_id: string;
-      approval_status: string;
-      code: string;
-      decision: Decision;
-      message: string;
-      risk_level: Risk;
-      seq: number;
-      time: Time;
-    }> | null;
-    format: string;
-    period: {
-      from: Time;
-      to: Time;
-    };
-    produced_at: {
-      checkpoint: {
-        covers_seq: number;
-        event_seq: number;
-        head: string;
-        kid: string;
-        time: Time;
-      } | null;
-      hash: string;
-      partition: number;
-      seq: number;
-      time: Time;
-    };
-    summary: {
-      approved: number;
-      budget_exceeded: number;
-      corrected: number;
-      denial_rate: string;
-      denied: number;
-      pending: number;
-      total_actions: number;
-      total_cost_usd: USD;
-      total_tokens: number;
-    };
-    transactions?: {
-      list: TransactionRecord[] | null;
-      totals: {
-        amounts: Array<{
-          currency: string;
-          pending_cents: number;
-          refused_cents: number;
-          spent_cents: number;
-        }> | null;
-        by_status: {
-          [key: string]: number | undefined;
-        } | null;
-        count: number;
-      };
-      truncated: boolean;
-    };
-    trust_history: Array<{
-      from: TrustLevel;
-      reason: string;
-      seq: number;
-      time: Time;
-      to: TrustLevel;
-    }> | null;
-    trust_level_at_start: TrustLevel;
-  } | null;
+  report: ComplianceReport | null;
   tree: {
     head: string;
     head_proof: string[] | null;
@@ -901,6 +703,129 @@ export interface ComplianceBundle {
     signature: string;
     size: number;
   };
+}
+
+export interface ComplianceReport {
+  a2a?: {
+    blocked: number;
+    by_engine: Array<{
+      blocked: number;
+      engine: string;
+      errors: number;
+      forwarded: number;
+      rate_limited: number;
+    }> | null;
+    errors: number;
+    forwarded: number;
+    other_pairs: A2AStatusCounts;
+    pairs: A2APairCounts[] | null;
+    rate_limited: number;
+    total: number;
+  };
+  agent: {
+    agent_id: string;
+    did: string;
+    name: string;
+    principal_id: string;
+    registered_at: Time;
+    status: string;
+    type: string;
+  };
+  attestations: Array<{
+    action_id: string;
+    decision: Decision;
+    kid: string;
+    seq: number;
+    time: Time;
+    token: string;
+  }> | null;
+  budget_limits: Limits;
+  days: Array<{
+    approved: number;
+    budget: {
+      cost_usd: USD;
+      high_risk_calls: number;
+      max_daily_cost_usd: USD;
+      max_daily_tokens: number;
+      max_high_risk_calls_per_day: number;
+      max_requests_per_day: number;
+      requests: number;
+      tokens: number;
+    };
+    budget_exceeded: number;
+    corrected: number;
+    date: string;
+    denial_rate: string;
+    denied: number;
+    pending: number;
+    total_actions: number;
+    total_cost_usd: USD;
+    total_tokens: number;
+  }> | null;
+  exceptions: Array<{
+    action: string;
+    action_id: string;
+    approval_status: string;
+    code: string;
+    decision: Decision;
+    message: string;
+    risk_level: Risk;
+    seq: number;
+    time: Time;
+  }> | null;
+  format: string;
+  period: {
+    from: Time;
+    to: Time;
+  };
+  produced_at: {
+    checkpoint: {
+      covers_seq: number;
+      event_seq: number;
+      head: string;
+      kid: string;
+      time: Time;
+    } | null;
+    hash: string;
+    partition: number;
+    seq: number;
+    time: Time;
+  };
+  summary: {
+    approved: number;
+    budget_exceeded: number;
+    corrected: number;
+    denial_rate: string;
+    denied: number;
+    pending: number;
+    total_actions: number;
+    total_cost_usd: USD;
+    total_tokens: number;
+  };
+  transactions?: {
+    list: TransactionRecord[] | null;
+    totals: {
+      amounts: Array<{
+        currency: string;
+        pending_cents: number;
+        refused_cents: number;
+        spent_cents: number;
+      }> | null;
+      by_status: {
+        [key: string]: number | undefined;
+      } | null;
+      count: number;
+    };
+    truncated: boolean;
+  };
+  trust_history: Array<{
+    from: TrustLevel;
+    reason: string;
+    seq: number;
+    time: Time;
+    to: TrustLevel;
+  }> | null;
+  trust_level_at_start: TrustLevel;
 }
 
 export interface Config {
@@ -948,31 +873,33 @@ export interface DecisionReply {
   verification: Verification;
 }
 
+export interface Delivery {
+  agent_id?: string;
+  amount_cents: number;
+  attempts: number;
+  business_id?: string;
+  consumer: string;
+  created_at: Time;
+  currency?: string;
+  delivery_id: string;
+  error?: string;
+  http_status?: number;
+  kind: string;
+  message: string;
+  next_attempt_at?: Time;
+  notice: number;
+  partition: number;
+  policy_id?: string;
+  seq: number;
+  status: string;
+  transaction_id?: string;
+  transaction_status?: string;
+  updated_at: Time;
+  webhook_id: string;
+}
+
 export interface DeliveryList {
-  deliveries: Array<{
-    agent_id?: string;
-    amount_cents: number;
-    attempts: number;
-    business_id?: string;
-    consumer: string;
-    created_at: Time;
-    currency?: string;
-    delivery_id: string;
-    error?: string;
-    http_status?: number;
-    kind: string;
-    message: string;
-    next_attempt_at?: Time;
-    notice: number;
-    partition: number;
-    policy_id?: string;
-    seq: number;
-    status: string;
-    transaction_id?: string;
-    transaction_status?: string;
-    updated_at: Time;
-    webhook_id: string;
-  }> | null;
+  deliveries: Delivery[] | null;
   next_after: string | null;
 }
 
@@ -994,6 +921,21 @@ export type Duration = string;
 export interface EmptyBody {
 }
 
+export interface EngineCapabilities {
+  capabilities: {
+    [key: string]: unknown;
+  } | null;
+  engine_id: string;
+  input_types: string[] | null;
+  limits?: {
+    [key: string]: number | undefined;
+  } | null;
+  name: string;
+  output_types: string[] | null;
+  params_schema?: unknown;
+  version: string;
+}
+
 export interface EngineVerdict {
   code?: string;
   corrected?: string;
@@ -1007,20 +949,7 @@ export interface EngineVerdict {
 }
 
 export interface Engines {
-  engines: Array<{
-    capabilities: {
-      [key: string]: unknown;
-    } | null;
-    engine_id: string;
-    input_types: string[] | null;
-    limits?: {
-      [key: string]: number | undefined;
-    } | null;
-    name: string;
-    output_types: string[] | null;
-    params_schema?: unknown;
-    version: string;
-  }> | null;
+  engines: EngineCapabilities[] | null;
   protocol_version: string;
   supported_versions: string[] | null;
 }
@@ -1208,6 +1137,26 @@ export interface IssuePrincipalKey {
   replaces?: string;
 }
 
+/** A JSON-RPC 2.0 request (A2A: SendMessage, SendStreamingMessage; message/send, message/stream of A2A 0.3) */
+export interface JSONRPCRequest {
+  id?: string | number | null;
+  jsonrpc: "2.0";
+  method: string;
+  params?: unknown;
+}
+
+/** A JSON-RPC 2.0 response: a result or an error */
+export interface JSONRPCResponse {
+  error?: {
+    code: number;
+    data?: unknown;
+    message: string;
+  };
+  id: string | number | null;
+  jsonrpc: "2.0";
+  result?: unknown;
+}
+
 /** A JSON Web Key Set (RFC 7517) */
 export interface JWKS {
   keys: Array<{
@@ -1363,43 +1312,7 @@ export interface Policy {
 export interface PolicyAt {
   at_seq: number;
   consumer: string;
-  policy: {
-    category?: {
-      categories: string[] | null;
-      mode: string;
-    };
-    confirmation?: {
-      above_cents?: number;
-      always?: boolean;
-      first_time_business?: boolean;
-    };
-    id: string;
-    name?: string;
-    override?: boolean;
-    scope: {
-      agents?: string[] | null;
-      business_id?: string;
-    };
-    shadow?: boolean;
-    spending?: {
-      daily_cents?: number;
-      monthly_cents?: number;
-      on_exceed?: string;
-      per_transaction_cents?: number;
-      weekly_cents?: number;
-    };
-    time_window?: {
-      outside?: string;
-      time_zone: string;
-      windows: Array<{
-        days: string[] | null;
-        end: string;
-        start: string;
-      }> | null;
-    };
-    type: string;
-    version?: number;
-  };
+  policy: Policy;
   seq: number;
 }
 
@@ -1508,43 +1421,7 @@ export interface PolicyFinding {
 
 export interface PolicyList {
   consumer: string;
-  policies: Array<{
-    category?: {
-      categories: string[] | null;
-      mode: string;
-    };
-    confirmation?: {
-      above_cents?: number;
-      always?: boolean;
-      first_time_business?: boolean;
-    };
-    id: string;
-    name?: string;
-    override?: boolean;
-    scope: {
-      agents?: string[] | null;
-      business_id?: string;
-    };
-    shadow?: boolean;
-    spending?: {
-      daily_cents?: number;
-      monthly_cents?: number;
-      on_exceed?: string;
-      per_transaction_cents?: number;
-      weekly_cents?: number;
-    };
-    time_window?: {
-      outside?: string;
-      time_zone: string;
-      windows: Array<{
-        days: string[] | null;
-        end: string;
-        start: string;
-      }> | null;
-    };
-    type: string;
-    version?: number;
-  }> | null;
+  policies: Policy[] | null;
 }
 
 /** The reply to a policy change: the consumer, the op, the policy after it (the one deleted, for a delete) with its new version, and the log position of the change. */
@@ -1557,43 +1434,7 @@ export interface PolicyReply {
 
 export interface PolicyView {
   consumer: string;
-  policy: {
-    category?: {
-      categories: string[] | null;
-      mode: string;
-    };
-    confirmation?: {
-      above_cents?: number;
-      always?: boolean;
-      first_time_business?: boolean;
-    };
-    id: string;
-    name?: string;
-    override?: boolean;
-    scope: {
-      agents?: string[] | null;
-      business_id?: string;
-    };
-    shadow?: boolean;
-    spending?: {
-      daily_cents?: number;
-      monthly_cents?: number;
-      on_exceed?: string;
-      per_transaction_cents?: number;
-      weekly_cents?: number;
-    };
-    time_window?: {
-      outside?: string;
-      time_zone: string;
-      windows: Array<{
-        days: string[] | null;
-        end: string;
-        start: string;
-      }> | null;
-    };
-    type: string;
-    version?: number;
-  };
+  policy: Policy;
 }
 
 export interface PrepareReply {
@@ -1861,43 +1702,7 @@ export interface TransactionAnalytics {
     value: number;
   }> | null;
   backtest_policy_file: {
-    put: Array<{
-      category?: {
-        categories: string[] | null;
-        mode: string;
-      };
-      confirmation?: {
-        above_cents?: number;
-        always?: boolean;
-        first_time_business?: boolean;
-      };
-      id: string;
-      name?: string;
-      override?: boolean;
-      scope: {
-        agents?: string[] | null;
-        business_id?: string;
-      };
-      shadow?: boolean;
-      spending?: {
-        daily_cents?: number;
-        monthly_cents?: number;
-        on_exceed?: string;
-        per_transaction_cents?: number;
-        weekly_cents?: number;
-      };
-      time_window?: {
-        outside?: string;
-        time_zone: string;
-        windows: Array<{
-          days: string[] | null;
-          end: string;
-          start: string;
-        }> | null;
-      };
-      type: string;
-      version?: number;
-    }> | null;
+    put: Policy[] | null;
   };
   consumer: string;
   currency: string;
@@ -1911,43 +1716,7 @@ export interface TransactionAnalytics {
     agent_id: string;
     blocks?: string[] | null;
     misses?: string[] | null;
-    policy: {
-      category?: {
-        categories: string[] | null;
-        mode: string;
-      };
-      confirmation?: {
-        above_cents?: number;
-        always?: boolean;
-        first_time_business?: boolean;
-      };
-      id: string;
-      name?: string;
-      override?: boolean;
-      scope: {
-        agents?: string[] | null;
-        business_id?: string;
-      };
-      shadow?: boolean;
-      spending?: {
-        daily_cents?: number;
-        monthly_cents?: number;
-        on_exceed?: string;
-        per_transaction_cents?: number;
-        weekly_cents?: number;
-      };
-      time_window?: {
-        outside?: string;
-        time_zone: string;
-        windows: Array<{
-          days: string[] | null;
-          end: string;
-          start: string;
-        }> | null;
-      };
-      type: string;
-      version?: number;
-    };
+    policy: Policy;
   }> | null;
   time_zone: string;
   to: Time;
@@ -2389,6 +2158,12 @@ export interface Responses {
   a2aIntercept: A2AReply;
   /** GET /a2a/metrics */
   getA2AMetrics: A2AMetrics;
+  /** POST /a2a/proxy/{name} */
+  a2aProxySend: JSONRPCResponse;
+  /** GET /a2a/proxy/{name}/.well-known/agent-card.json */
+  a2aProxyAgentCard: AgentCard;
+  /** GET /a2a/proxy/{name}/.well-known/agent.json */
+  a2aProxyAgentCardLegacy: AgentCard;
   /** POST /agents/register */
   registerAgent: RegistrationResponse;
   /** GET /agents/{id} */

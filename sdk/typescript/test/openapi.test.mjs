@@ -179,6 +179,7 @@ describe('the client\'s requests and the OpenAPI document', () => {
     const elsewhere = new Set(['GET /webhooks/deliveries webhook_id']);
     const missing = [];
     for (const [template, item] of Object.entries(doc.paths)) {
+      if (template.startsWith('/a2a/proxy/')) continue; // proxy mode: see below
       for (const m of ['get', 'put', 'post', 'delete', 'patch']) {
         const op = item[m];
         if (!op) continue;
@@ -191,10 +192,13 @@ describe('the client\'s requests and the OpenAPI document', () => {
     assert.deepEqual(missing, []);
   });
 
-  it('reaches every operation of the document', () => {
+  it('reaches every operation of the document but proxy mode\'s', () => {
     const reached = new Set(sent.map((r) => { const f = operation(r.method, r.path); return f && `${r.method} ${f.template}`; }));
     const all = [];
     for (const [template, item] of Object.entries(doc.paths)) {
+      // Proxy mode (/a2a/proxy/{name}) is the A2A protocol itself, JSON-RPC and agent cards, which
+      // A2A clients such as @a2a-js/sdk speak (interop/a2a-js); this SDK is the gate's own API.
+      if (template.startsWith('/a2a/proxy/')) continue;
       for (const m of ['get', 'put', 'post', 'delete', 'patch']) if (item[m]) all.push(`${m.toUpperCase()} ${template}`);
     }
     assert.deepEqual(all.filter((o) => !reached.has(o)), []);
