@@ -46,7 +46,8 @@ func runDialect(t *testing.T, dialect string, cases []dialectCase) {
 
 // TestQWEDProtocol_SQL_Dialect_MySQL pins the MySQL path (the TiDB parser)
 // under the checks of the PostgreSQL path, with MySQL's own syntax
-// (backquotes, LIMIT offset, count, # comments) and dangers (INTO OUTFILE,
+// (backquotes, LIMIT offset, count, # comments, executable /*! */
+// comments, backslash escapes read both ways) and dangers (INTO OUTFILE,
 // LOAD DATA, LOAD_FILE, SLEEP, mysql.user, SET GLOBAL).
 func TestQWEDProtocol_SQL_Dialect_MySQL(t *testing.T) {
 	v, b, e := engines.Verified, engines.Blocked, engines.Error
@@ -79,6 +80,10 @@ func TestQWEDProtocol_SQL_Dialect_MySQL(t *testing.T) {
 		{"SELECT password FROM accounts", b, RiskHigh, "sql.sensitive_column", CheckNoSensitive},
 		{"SELECT * FROM users", b, RiskHigh, "sql.select_star_sensitive", CheckNoSensitive},
 		{"EXPLAIN DELETE FROM orders", v, RiskLow, "", ""},
+		{"SELECT * FROM orders WHERE a = 1 /*!OR 1=1*/", b, RiskCritical, "sql.tautology", CheckNoInjection},
+		{"SELECT 1 /*! ; DROP TABLE orders */", b, RiskCritical, "sql.stacked_statements", CheckNoInjection},
+		{"SELECT * FROM orders WHERE name = 'x\\' OR 1=1 -- '", b, RiskCritical, "sql.tautology", CheckNoInjection},
+		{"SELECT * FROM orders WHERE name = 'it\\'s'", v, RiskLow, "", ""},
 		{"SELEC 1", e, "", "", ""},
 		{"SELECT 'abc", e, "", "", ""},
 	})

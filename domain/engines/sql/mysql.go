@@ -8,6 +8,7 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser"
 	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/mysql"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
 	driver "github.com/pingcap/tidb/pkg/parser/test_driver"
 
@@ -53,11 +54,21 @@ var mysqlOps = map[opcode.Op]string{
 
 // mysqlParser is the MySQL path's parser: a fresh TiDB parser per call
 // (a parser is not safe for concurrent use).
-var mysqlParser = goParser[ast.StmtNode]{name: "MySQL", hash: true, syntax: mysqlSyntaxProblem,
-	parse: func(src string) ([]ast.StmtNode, error) {
-		stmts, _, err := parser.New().Parse(src, "", "")
+var mysqlParser = goParser[ast.StmtNode]{name: "MySQL", hash: true, syntax: mysqlSyntaxProblem, parse: mysqlParse(0)}
+
+// mysqlNoBackslashParser reads as a server in NO_BACKSLASH_ESCAPES mode,
+// where a backslash in a string is a plain character.
+var mysqlNoBackslashParser = goParser[ast.StmtNode]{name: "MySQL", hash: true, syntax: mysqlSyntaxProblem,
+	parse: mysqlParse(mysql.ModeNoBackslashEscapes)}
+
+func mysqlParse(mode mysql.SQLMode) func(string) ([]ast.StmtNode, error) {
+	return func(src string) ([]ast.StmtNode, error) {
+		p := parser.New()
+		p.SetSQLMode(mode)
+		stmts, _, err := p.Parse(src, "", "")
 		return stmts, err
-	}}
+	}
+}
 
 // guardDialect applies the hard bounds before a Go parser runs: length,
 // NUL, UTF-8 (precheck) and nesting (roughNesting).
@@ -73,8 +84,25 @@ func guardDialect(src, what string, maxBytes int, hashComments bool) (int, *engi
 	return nesting, nil
 }
 
+// classifyMySQL classifies query as MySQL reads it by default and, when
+// it holds a backslash, as MySQL reads it under NO_BACKSLASH_ESCAPES too
+// ('x\' OR 1=1 -- ' hides a tautology from one reading only): an attacker
+// picks the reading the server uses, so the riskier classification wins.
 func classifyMySQL(query string, opt *options) (Class, *engines.Problem) {
-	stmts, nesting, p := mysqlParser.read(query, "query", MaxQueryBytes)
+	c, p := classifyMySQLAs(query, opt, mysqlParser)
+	if p != nil || !strings.Contains(query, "\\") {
+		return c, p
+	}
+	alt, ap := classifyMySQLAs(query, opt, mysqlNoBackslashParser)
+	if ap == nil && ((alt.Violation && !c.Violation) || alt.Risk.rank() > c.Risk.rank()) {
+		alt.Reason = "read under NO_BACKSLASH_ESCAPES: " + alt.Reason
+		return alt, nil
+	}
+	return c, nil
+}
+
+func classifyMySQLAs(query string, opt *options, mp goParser[ast.StmtNode]) (Class, *engines.Problem) {
+	stmts, nesting, p := mp.read(query, "query", MaxQueryBytes)
 	if p != nil {
 		return Class{}, p
 	}
