@@ -35,6 +35,10 @@ class AsyncEndpoints:
         """Verifies a message one agent sends another: the verdict (forwarded or blocked, with ``attestation_jwt``) is a result. Pass the message as a dict or as keywords."""
         ...
 
+    async def a2a_proxy(self, name: str, request: JSON, *, a2a_version: Optional[str] = None, agent_token: Optional[str] = None, idempotency_key: Optional[str] = None) -> m.JSONRPCResponse:
+        """Sends an A2A JSON-RPC request (SendMessage; message/send of A2A 0.3) to the agent the gate fronts as name: each part is intercepted as a2a_intercept decides it. The JSON-RPC answer is the result, the agent's or the gate's error (-32050 with the verdict as data, -32051, -32052, -32004)."""
+        ...
+
     async def a2a_trust(self, agent: str, *, idempotency_key: Optional[str] = None) -> m.A2ABoundaryReply:
         """Adds agent to the trust boundary's allowlist."""
         ...
@@ -93,6 +97,10 @@ class AsyncEndpoints:
 
     async def file_complaint(self, agent_id: str, reason: Optional[str] = None, *, idempotency_key: Optional[str] = None) -> m.StatusReply:
         """Files a complaint against the agent (trust degradation, §8.3)."""
+        ...
+
+    async def get_a2a_agent_card(self, name: str, *, legacy: bool = False) -> dict[str, Any]:
+        """The Agent Card of the A2A agent the gate fronts as name (serve --a2a-upstream), rewritten so that its JSON-RPC interface is the gate; legacy reads it at the A2A 0.3 path (agent.json). Public."""
         ...
 
     async def get_a2a_boundary(self, **query: Any) -> m.A2ABoundary:

@@ -41,6 +41,11 @@ def _is_qwed_answer(status: int, body: Any) -> bool:
     return isinstance(body, dict) and ("verified" in body or "batch" in body) and body.get("status") != "ERROR"
 
 
+def _is_jsonrpc(status: int, body: Any) -> bool:
+    """A JSON-RPC answer (a result or a JSON-RPC error) is a result at any status."""
+    return isinstance(body, dict) and body.get("jsonrpc") == "2.0"
+
+
 def _is_cloudevent(status: int, body: Any) -> bool:
     """A reply CloudEvent carries the endpoint's status (a DENIED decision is 403)."""
     return isinstance(body, dict) and "specversion" in body
@@ -616,6 +621,43 @@ class Endpoints:
     def a2a_health(self) -> m.A2AHealth:
         """The A2A gateway's health (public)."""
         return self._get("GET /a2a/health", "/a2a/health", auth="none")
+
+    def get_a2a_agent_card(self, name: str, *, legacy: bool = False) -> dict[str, Any]:
+        """The Agent Card of the A2A agent the gate fronts as name (serve
+        --a2a-upstream), rewritten so that its JSON-RPC interface is the
+        gate; legacy reads it at the A2A 0.3 path (agent.json). Public."""
+        if legacy:
+            route = "GET /a2a/proxy/{name}/.well-known/agent.json"
+            p = path("a2a", "proxy", name, ".well-known", "agent.json")
+        else:
+            route = "GET /a2a/proxy/{name}/.well-known/agent-card.json"
+            p = path("a2a", "proxy", name, ".well-known", "agent-card.json")
+        return self._get(route, p, auth="none")
+
+    def a2a_proxy(
+        self,
+        name: str,
+        request: JSON,
+        *,
+        a2a_version: Optional[str] = None,
+        agent_token: Optional[str] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> m.JSONRPCResponse:
+        """Sends an A2A JSON-RPC request (SendMessage; message/send of A2A
+        0.3) to the agent the gate fronts as name: each part is intercepted
+        as a2a_intercept decides it. The JSON-RPC answer is the result,
+        the agent's or the gate's error (-32050 with the verdict as data,
+        -32051, -32052, -32004)."""
+        headers = {"A2A-Version": a2a_version} if a2a_version else {}
+        return self._write(
+            "POST /a2a/proxy/{name}",
+            path("a2a", "proxy", name),
+            dict(request),
+            idempotency_key=idempotency_key,
+            agent_token=agent_token,
+            headers=headers,
+            accept=_is_jsonrpc,
+        )
 
     # ---- Agent Policy Engine: execute, businesses, policies, transactions, webhooks -----------
 

@@ -18,17 +18,22 @@ __all__ = [
     "A2AConfig",
     "A2ADetails",
     "A2AHealth",
+    "A2AList",
     "A2AMessage",
     "A2AMessageBody",
     "A2AMetrics",
     "A2APairBody",
+    "A2APairCounts",
     "A2AReply",
+    "A2AStatusCounts",
     "A2AVerdict",
     "Action",
     "ActionContext",
     "ActionDecided",
     "ActionVerifyBody",
     "Activity",
+    "ActivityEntry",
+    "ActivitySummary",
     "Agent",
     "AgentInfo",
     "AgentRegistered",
@@ -47,6 +52,7 @@ __all__ = [
     "BatchVerifyResponse",
     "Budget",
     "BudgetRemaining",
+    "BudgetStatus",
     "Business",
     "BusinessBody",
     "BusinessChange",
@@ -59,12 +65,15 @@ __all__ = [
     "Command",
     "ComplaintBody",
     "ComplianceBundle",
+    "ComplianceReport",
     "Config",
     "Configure",
     "CopiedChange",
     "DecisionReply",
+    "Delivery",
     "DeliveryList",
     "DeliveryResult",
+    "EngineCapabilities",
     "EngineVerdict",
     "Engines",
     "Error",
@@ -86,6 +95,8 @@ __all__ = [
     "Finding",
     "Health",
     "IssuePrincipalKey",
+    "JSONRPCRequest",
+    "JSONRPCResponse",
     "JWKS",
     "KeyIssuedResponse",
     "KeyReply",
@@ -179,17 +190,17 @@ class A2ABoundary(Model):
         return self.get("at_time")  # type: ignore[no-any-return]
 
     @property
-    def blocked_agents(self) -> Optional[dict[str, Any]]:
+    def blocked_agents(self) -> Optional[A2AList]:
         """The "blocked_agents" member."""
         return self.get("blocked_agents")  # type: ignore[no-any-return]
 
     @property
-    def blocked_pairs(self) -> Optional[dict[str, Any]]:
+    def blocked_pairs(self) -> Optional[A2AList]:
         """The "blocked_pairs" member."""
         return self.get("blocked_pairs")  # type: ignore[no-any-return]
 
     @property
-    def configured_trusted_agents(self) -> Optional[dict[str, Any]]:
+    def configured_trusted_agents(self) -> Optional[A2AList]:
         """The "configured_trusted_agents" member."""
         return self.get("configured_trusted_agents")  # type: ignore[no-any-return]
 
@@ -209,7 +220,7 @@ class A2ABoundary(Model):
         return self.get("principal")  # type: ignore[no-any-return]
 
     @property
-    def trusted_agents(self) -> Optional[dict[str, Any]]:
+    def trusted_agents(self) -> Optional[A2AList]:
         """The "trusted_agents" member."""
         return self.get("trusted_agents")  # type: ignore[no-any-return]
 
@@ -417,6 +428,32 @@ class A2AHealth(Model):
         return self.get("status")  # type: ignore[no-any-return]
 
 
+class A2AList(Model):
+    """The A2AList object of the gate's API."""
+
+    _required = frozenset({"count", "next_after"})
+
+    @property
+    def agents(self) -> Optional[list[str]]:
+        """The "agents" member."""
+        return self.get("agents")  # type: ignore[no-any-return]
+
+    @property
+    def count(self) -> int:
+        """The "count" member."""
+        return self.get("count")  # type: ignore[no-any-return]
+
+    @property
+    def next_after(self) -> Optional[str]:
+        """The "next_after" member."""
+        return self.get("next_after")  # type: ignore[no-any-return]
+
+    @property
+    def pairs(self) -> Optional[list[dict[str, Any]]]:
+        """The "pairs" member."""
+        return self.get("pairs")  # type: ignore[no-any-return]
+
+
 class A2AMessage(Model):
     """
     The AgentMessage of QWED A2A as a command records it (payload_type one of
@@ -516,7 +553,7 @@ class A2AMetrics(Model):
         return self.get("blocked")  # type: ignore[no-any-return]
 
     @property
-    def by_engine(self) -> Optional[dict[str, dict[str, Any]]]:
+    def by_engine(self) -> Optional[dict[str, A2AStatusCounts]]:
         """The "by_engine" member."""
         return self.get("by_engine")  # type: ignore[no-any-return]
 
@@ -536,12 +573,12 @@ class A2AMetrics(Model):
         return self.get("next_after")  # type: ignore[no-any-return]
 
     @property
-    def other_pairs(self) -> Optional[dict[str, Any]]:
+    def other_pairs(self) -> Optional[A2AStatusCounts]:
         """The "other_pairs" member."""
         return self.get("other_pairs")  # type: ignore[no-any-return]
 
     @property
-    def pairs(self) -> Optional[list[dict[str, Any]]]:
+    def pairs(self) -> Optional[list[A2APairCounts]]:
         """The "pairs" member."""
         return self.get("pairs")  # type: ignore[no-any-return]
 
@@ -581,6 +618,42 @@ class A2APairBody(Model):
 
     @property
     def sender(self) -> Optional[str]:
+        """The "sender" member."""
+        return self.get("sender")  # type: ignore[no-any-return]
+
+
+class A2APairCounts(Model):
+    """The A2APairCounts object of the gate's API."""
+
+    _required = frozenset({"blocked", "errors", "forwarded", "rate_limited", "receiver", "sender"})
+
+    @property
+    def blocked(self) -> int:
+        """The "blocked" member."""
+        return self.get("blocked")  # type: ignore[no-any-return]
+
+    @property
+    def errors(self) -> int:
+        """The "errors" member."""
+        return self.get("errors")  # type: ignore[no-any-return]
+
+    @property
+    def forwarded(self) -> int:
+        """The "forwarded" member."""
+        return self.get("forwarded")  # type: ignore[no-any-return]
+
+    @property
+    def rate_limited(self) -> int:
+        """The "rate_limited" member."""
+        return self.get("rate_limited")  # type: ignore[no-any-return]
+
+    @property
+    def receiver(self) -> str:
+        """The "receiver" member."""
+        return self.get("receiver")  # type: ignore[no-any-return]
+
+    @property
+    def sender(self) -> str:
         """The "sender" member."""
         return self.get("sender")  # type: ignore[no-any-return]
 
@@ -637,6 +710,32 @@ class A2AReply(Model):
     def verified_at(self) -> str:
         """An RFC 3339 time in UTC with nanoseconds as Go writes it."""
         return self.get("verified_at")  # type: ignore[no-any-return]
+
+
+class A2AStatusCounts(Model):
+    """The A2AStatusCounts object of the gate's API."""
+
+    _required = frozenset({"blocked", "errors", "forwarded", "rate_limited"})
+
+    @property
+    def blocked(self) -> int:
+        """The "blocked" member."""
+        return self.get("blocked")  # type: ignore[no-any-return]
+
+    @property
+    def errors(self) -> int:
+        """The "errors" member."""
+        return self.get("errors")  # type: ignore[no-any-return]
+
+    @property
+    def forwarded(self) -> int:
+        """The "forwarded" member."""
+        return self.get("forwarded")  # type: ignore[no-any-return]
+
+    @property
+    def rate_limited(self) -> int:
+        """The "rate_limited" member."""
+        return self.get("rate_limited")  # type: ignore[no-any-return]
 
 
 class A2AVerdict(Model):
@@ -968,7 +1067,7 @@ class Activity(Model):
     _required = frozenset({"activities", "agent_id", "next_after_seq", "period", "summary"})
 
     @property
-    def activities(self) -> Optional[list[dict[str, Any]]]:
+    def activities(self) -> Optional[list[ActivityEntry]]:
         """The "activities" member."""
         return self.get("activities")  # type: ignore[no-any-return]
 
@@ -988,9 +1087,135 @@ class Activity(Model):
         return self.get("period")  # type: ignore[no-any-return]
 
     @property
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> ActivitySummary:
         """The "summary" member."""
         return self.get("summary")  # type: ignore[no-any-return]
+
+
+class ActivityEntry(Model):
+    """The ActivityEntry object of the gate's API."""
+
+    _required = frozenset({"action", "activity_id", "agent_id", "cost", "decision", "seq", "timestamp", "verification"})
+
+    @property
+    def action(self) -> dict[str, Any]:
+        """The "action" member."""
+        return self.get("action")  # type: ignore[no-any-return]
+
+    @property
+    def activity_id(self) -> str:
+        """The "activity_id" member."""
+        return self.get("activity_id")  # type: ignore[no-any-return]
+
+    @property
+    def agent_id(self) -> str:
+        """The "agent_id" member."""
+        return self.get("agent_id")  # type: ignore[no-any-return]
+
+    @property
+    def approval(self) -> Optional[dict[str, Any]]:
+        """The "approval" member."""
+        return self.get("approval")  # type: ignore[no-any-return]
+
+    @property
+    def attestation_id(self) -> Optional[str]:
+        """The "attestation_id" member."""
+        return self.get("attestation_id")  # type: ignore[no-any-return]
+
+    @property
+    def conversation_id(self) -> Optional[str]:
+        """The "conversation_id" member."""
+        return self.get("conversation_id")  # type: ignore[no-any-return]
+
+    @property
+    def cost(self) -> dict[str, Any]:
+        """The "cost" member."""
+        return self.get("cost")  # type: ignore[no-any-return]
+
+    @property
+    def decision(self) -> Literal["APPROVED", "DENIED", "CORRECTED", "PENDING", "BUDGET_EXCEEDED"]:
+        """The "decision" member."""
+        return self.get("decision")  # type: ignore[no-any-return]
+
+    @property
+    def error(self) -> Optional[dict[str, Any]]:
+        """The "error" member."""
+        return self.get("error")  # type: ignore[no-any-return]
+
+    @property
+    def execution(self) -> Optional[dict[str, Any]]:
+        """The "execution" member."""
+        return self.get("execution")  # type: ignore[no-any-return]
+
+    @property
+    def seq(self) -> int:
+        """The "seq" member."""
+        return self.get("seq")  # type: ignore[no-any-return]
+
+    @property
+    def step_number(self) -> Optional[int]:
+        """The "step_number" member."""
+        return self.get("step_number")  # type: ignore[no-any-return]
+
+    @property
+    def timestamp(self) -> str:
+        """An RFC 3339 time in UTC with nanoseconds as Go writes it."""
+        return self.get("timestamp")  # type: ignore[no-any-return]
+
+    @property
+    def verification(self) -> dict[str, Any]:
+        """The "verification" member."""
+        return self.get("verification")  # type: ignore[no-any-return]
+
+
+class ActivitySummary(Model):
+    """The ActivitySummary object of the gate's API."""
+
+    _required = frozenset({"approved", "budget_exceeded", "corrected", "denied", "pending", "total_actions", "total_cost_usd", "total_tokens"})
+
+    @property
+    def approved(self) -> int:
+        """The "approved" member."""
+        return self.get("approved")  # type: ignore[no-any-return]
+
+    @property
+    def budget_exceeded(self) -> int:
+        """The "budget_exceeded" member."""
+        return self.get("budget_exceeded")  # type: ignore[no-any-return]
+
+    @property
+    def corrected(self) -> int:
+        """The "corrected" member."""
+        return self.get("corrected")  # type: ignore[no-any-return]
+
+    @property
+    def denied(self) -> int:
+        """The "denied" member."""
+        return self.get("denied")  # type: ignore[no-any-return]
+
+    @property
+    def pending(self) -> int:
+        """The "pending" member."""
+        return self.get("pending")  # type: ignore[no-any-return]
+
+    @property
+    def total_actions(self) -> int:
+        """The "total_actions" member."""
+        return self.get("total_actions")  # type: ignore[no-any-return]
+
+    @property
+    def total_cost_usd(self) -> Optional[Union[float, str]]:
+        """
+        An amount of US dollars: a decimal number, at most 6 fractional digits kept (rounded
+        half-up to micro-dollars). Input also takes a string holding the number, and null
+        (zero); the gate writes a JSON number.
+        """
+        return self.get("total_cost_usd")  # type: ignore[no-any-return]
+
+    @property
+    def total_tokens(self) -> int:
+        """The "total_tokens" member."""
+        return self.get("total_tokens")  # type: ignore[no-any-return]
 
 
 class Agent(Model):
@@ -1183,7 +1408,7 @@ class AgentState(Model):
         return self.get("at_time")  # type: ignore[no-any-return]
 
     @property
-    def budget(self) -> dict[str, Any]:
+    def budget(self) -> BudgetStatus:
         """The "budget" member."""
         return self.get("budget")  # type: ignore[no-any-return]
 
@@ -1556,7 +1781,7 @@ class Budget(Model):
         return self.get("agent_id")  # type: ignore[no-any-return]
 
     @property
-    def budget(self) -> dict[str, Any]:
+    def budget(self) -> BudgetStatus:
         """The "budget" member."""
         return self.get("budget")  # type: ignore[no-any-return]
 
@@ -1597,6 +1822,32 @@ class BudgetRemaining(Model):
     def hourly_tool_calls(self) -> Optional[int]:
         """The "hourly_tool_calls" member."""
         return self.get("hourly_tool_calls")  # type: ignore[no-any-return]
+
+
+class BudgetStatus(Model):
+    """The BudgetStatus object of the gate's API."""
+
+    _required = frozenset({"cost", "requests", "tokens", "tools"})
+
+    @property
+    def cost(self) -> dict[str, Any]:
+        """The "cost" member."""
+        return self.get("cost")  # type: ignore[no-any-return]
+
+    @property
+    def requests(self) -> dict[str, Any]:
+        """The "requests" member."""
+        return self.get("requests")  # type: ignore[no-any-return]
+
+    @property
+    def tokens(self) -> dict[str, Any]:
+        """The "tokens" member."""
+        return self.get("tokens")  # type: ignore[no-any-return]
+
+    @property
+    def tools(self) -> dict[str, Any]:
+        """The "tools" member."""
+        return self.get("tools")  # type: ignore[no-any-return]
 
 
 class Business(Model):
@@ -2056,7 +2307,7 @@ class ComplianceBundle(Model):
         return self.get("partition")  # type: ignore[no-any-return]
 
     @property
-    def report(self) -> Optional[dict[str, Any]]:
+    def report(self) -> Optional[ComplianceReport]:
         """The "report" member."""
         return self.get("report")  # type: ignore[no-any-return]
 
@@ -2064,6 +2315,81 @@ class ComplianceBundle(Model):
     def tree(self) -> dict[str, Any]:
         """The "tree" member."""
         return self.get("tree")  # type: ignore[no-any-return]
+
+
+class ComplianceReport(Model):
+    """The ComplianceReport object of the gate's API."""
+
+    _required = frozenset({"agent", "attestations", "budget_limits", "days", "exceptions", "format", "period", "produced_at", "summary", "trust_history", "trust_level_at_start"})
+
+    @property
+    def a2a(self) -> Optional[dict[str, Any]]:
+        """The "a2a" member."""
+        return self.get("a2a")  # type: ignore[no-any-return]
+
+    @property
+    def agent(self) -> dict[str, Any]:
+        """The "agent" member."""
+        return self.get("agent")  # type: ignore[no-any-return]
+
+    @property
+    def attestations(self) -> Optional[list[dict[str, Any]]]:
+        """The "attestations" member."""
+        return self.get("attestations")  # type: ignore[no-any-return]
+
+    @property
+    def budget_limits(self) -> Limits:
+        """The "budget_limits" member."""
+        return self.get("budget_limits")  # type: ignore[no-any-return]
+
+    @property
+    def days(self) -> Optional[list[dict[str, Any]]]:
+        """The "days" member."""
+        return self.get("days")  # type: ignore[no-any-return]
+
+    @property
+    def exceptions(self) -> Optional[list[dict[str, Any]]]:
+        """The "exceptions" member."""
+        return self.get("exceptions")  # type: ignore[no-any-return]
+
+    @property
+    def format(self) -> str:
+        """The "format" member."""
+        return self.get("format")  # type: ignore[no-any-return]
+
+    @property
+    def period(self) -> dict[str, Any]:
+        """The "period" member."""
+        return self.get("period")  # type: ignore[no-any-return]
+
+    @property
+    def produced_at(self) -> dict[str, Any]:
+        """The "produced_at" member."""
+        return self.get("produced_at")  # type: ignore[no-any-return]
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        """The "summary" member."""
+        return self.get("summary")  # type: ignore[no-any-return]
+
+    @property
+    def transactions(self) -> Optional[dict[str, Any]]:
+        """The "transactions" member."""
+        return self.get("transactions")  # type: ignore[no-any-return]
+
+    @property
+    def trust_history(self) -> Optional[list[dict[str, Any]]]:
+        """The "trust_history" member."""
+        return self.get("trust_history")  # type: ignore[no-any-return]
+
+    @property
+    def trust_level_at_start(self) -> Union[int, str]:
+        """
+        A trust level (QWED-Agent spec v1.1 §8.1): 0 untrusted, 1 supervised, 2 autonomous, 3
+        trusted. Input also takes the level's name or digit as a string, in any case; the gate
+        writes the integer.
+        """
+        return self.get("trust_level_at_start")  # type: ignore[no-any-return]
 
 
 class Config(Model):
@@ -2243,13 +2569,129 @@ class DecisionReply(Model):
         return self.get("verification")  # type: ignore[no-any-return]
 
 
+class Delivery(Model):
+    """The Delivery object of the gate's API."""
+
+    _required = frozenset({"amount_cents", "attempts", "consumer", "created_at", "delivery_id", "kind", "message", "notice", "partition", "seq", "status", "updated_at", "webhook_id"})
+
+    @property
+    def agent_id(self) -> Optional[str]:
+        """The "agent_id" member."""
+        return self.get("agent_id")  # type: ignore[no-any-return]
+
+    @property
+    def amount_cents(self) -> int:
+        """The "amount_cents" member."""
+        return self.get("amount_cents")  # type: ignore[no-any-return]
+
+    @property
+    def attempts(self) -> int:
+        """The "attempts" member."""
+        return self.get("attempts")  # type: ignore[no-any-return]
+
+    @property
+    def business_id(self) -> Optional[str]:
+        """The "business_id" member."""
+        return self.get("business_id")  # type: ignore[no-any-return]
+
+    @property
+    def consumer(self) -> str:
+        """The "consumer" member."""
+        return self.get("consumer")  # type: ignore[no-any-return]
+
+    @property
+    def created_at(self) -> str:
+        """An RFC 3339 time in UTC with nanoseconds as Go writes it."""
+        return self.get("created_at")  # type: ignore[no-any-return]
+
+    @property
+    def currency(self) -> Optional[str]:
+        """The "currency" member."""
+        return self.get("currency")  # type: ignore[no-any-return]
+
+    @property
+    def delivery_id(self) -> str:
+        """The "delivery_id" member."""
+        return self.get("delivery_id")  # type: ignore[no-any-return]
+
+    @property
+    def error(self) -> Optional[str]:
+        """The "error" member."""
+        return self.get("error")  # type: ignore[no-any-return]
+
+    @property
+    def http_status(self) -> Optional[int]:
+        """The "http_status" member."""
+        return self.get("http_status")  # type: ignore[no-any-return]
+
+    @property
+    def kind(self) -> str:
+        """The "kind" member."""
+        return self.get("kind")  # type: ignore[no-any-return]
+
+    @property
+    def message(self) -> str:
+        """The "message" member."""
+        return self.get("message")  # type: ignore[no-any-return]
+
+    @property
+    def next_attempt_at(self) -> Optional[str]:
+        """An RFC 3339 time in UTC with nanoseconds as Go writes it."""
+        return self.get("next_attempt_at")  # type: ignore[no-any-return]
+
+    @property
+    def notice(self) -> int:
+        """The "notice" member."""
+        return self.get("notice")  # type: ignore[no-any-return]
+
+    @property
+    def partition(self) -> int:
+        """The "partition" member."""
+        return self.get("partition")  # type: ignore[no-any-return]
+
+    @property
+    def policy_id(self) -> Optional[str]:
+        """The "policy_id" member."""
+        return self.get("policy_id")  # type: ignore[no-any-return]
+
+    @property
+    def seq(self) -> int:
+        """The "seq" member."""
+        return self.get("seq")  # type: ignore[no-any-return]
+
+    @property
+    def status(self) -> str:
+        """The "status" member."""
+        return self.get("status")  # type: ignore[no-any-return]
+
+    @property
+    def transaction_id(self) -> Optional[str]:
+        """The "transaction_id" member."""
+        return self.get("transaction_id")  # type: ignore[no-any-return]
+
+    @property
+    def transaction_status(self) -> Optional[str]:
+        """The "transaction_status" member."""
+        return self.get("transaction_status")  # type: ignore[no-any-return]
+
+    @property
+    def updated_at(self) -> str:
+        """An RFC 3339 time in UTC with nanoseconds as Go writes it."""
+        return self.get("updated_at")  # type: ignore[no-any-return]
+
+    @property
+    def webhook_id(self) -> str:
+        """The "webhook_id" member."""
+        return self.get("webhook_id")  # type: ignore[no-any-return]
+
+
 class DeliveryList(Model):
     """The DeliveryList object of the gate's API."""
 
     _required = frozenset({"deliveries", "next_after"})
 
     @property
-    def deliveries(self) -> Optional[list[dict[str, Any]]]:
+    def deliveries(self) -> Optional[list[Delivery]]:
         """The "deliveries" member."""
         return self.get("deliveries")  # type: ignore[no-any-return]
 
@@ -2303,6 +2745,52 @@ class DeliveryResult(Model):
     def webhook_id(self) -> str:
         """The "webhook_id" member."""
         return self.get("webhook_id")  # type: ignore[no-any-return]
+
+
+class EngineCapabilities(Model):
+    """The EngineCapabilities object of the gate's API."""
+
+    _required = frozenset({"capabilities", "engine_id", "input_types", "name", "output_types", "version"})
+
+    @property
+    def capabilities(self) -> Optional[dict[str, Any]]:
+        """The "capabilities" member."""
+        return self.get("capabilities")  # type: ignore[no-any-return]
+
+    @property
+    def engine_id(self) -> str:
+        """The "engine_id" member."""
+        return self.get("engine_id")  # type: ignore[no-any-return]
+
+    @property
+    def input_types(self) -> Optional[list[str]]:
+        """The "input_types" member."""
+        return self.get("input_types")  # type: ignore[no-any-return]
+
+    @property
+    def limits(self) -> Optional[dict[str, int]]:
+        """The "limits" member."""
+        return self.get("limits")  # type: ignore[no-any-return]
+
+    @property
+    def name(self) -> str:
+        """The "name" member."""
+        return self.get("name")  # type: ignore[no-any-return]
+
+    @property
+    def output_types(self) -> Optional[list[str]]:
+        """The "output_types" member."""
+        return self.get("output_types")  # type: ignore[no-any-return]
+
+    @property
+    def params_schema(self) -> Any:
+        """The "params_schema" member."""
+        return self.get("params_schema")  # type: ignore[no-any-return]
+
+    @property
+    def version(self) -> str:
+        """The "version" member."""
+        return self.get("version")  # type: ignore[no-any-return]
 
 
 class EngineVerdict(Model):
@@ -2365,7 +2853,7 @@ class Engines(Model):
     _required = frozenset({"engines", "protocol_version", "supported_versions"})
 
     @property
-    def engines(self) -> Optional[list[dict[str, Any]]]:
+    def engines(self) -> Optional[list[EngineCapabilities]]:
         """The "engines" member."""
         return self.get("engines")  # type: ignore[no-any-return]
 
@@ -3075,6 +3563,61 @@ class IssuePrincipalKey(Model):
         return self.get("replaces")  # type: ignore[no-any-return]
 
 
+class JSONRPCRequest(Model):
+    """
+    A JSON-RPC 2.0 request (A2A: SendMessage, SendStreamingMessage; message/send, message/stream
+    of A2A 0.3)
+    """
+
+    _required = frozenset({"jsonrpc", "method"})
+
+    @property
+    def id(self) -> Optional[Union[str, int]]:
+        """The "id" member."""
+        return self.get("id")  # type: ignore[no-any-return]
+
+    @property
+    def jsonrpc(self) -> Literal["2.0"]:
+        """The "jsonrpc" member."""
+        return self.get("jsonrpc")  # type: ignore[no-any-return]
+
+    @property
+    def method(self) -> str:
+        """The "method" member."""
+        return self.get("method")  # type: ignore[no-any-return]
+
+    @property
+    def params(self) -> Any:
+        """The "params" member."""
+        return self.get("params")  # type: ignore[no-any-return]
+
+
+class JSONRPCResponse(Model):
+    """A JSON-RPC 2.0 response: a result or an error"""
+
+    _required = frozenset({"id", "jsonrpc"})
+
+    @property
+    def error(self) -> Optional[dict[str, Any]]:
+        """The "error" member."""
+        return self.get("error")  # type: ignore[no-any-return]
+
+    @property
+    def id(self) -> Optional[Union[str, int]]:
+        """The "id" member."""
+        return self.get("id")  # type: ignore[no-any-return]
+
+    @property
+    def jsonrpc(self) -> Literal["2.0"]:
+        """The "jsonrpc" member."""
+        return self.get("jsonrpc")  # type: ignore[no-any-return]
+
+    @property
+    def result(self) -> Any:
+        """The "result" member."""
+        return self.get("result")  # type: ignore[no-any-return]
+
+
 class JWKS(Model):
     """A JSON Web Key Set (RFC 7517)"""
 
@@ -3432,7 +3975,7 @@ class PolicyAt(Model):
         return self.get("consumer")  # type: ignore[no-any-return]
 
     @property
-    def policy(self) -> dict[str, Any]:
+    def policy(self) -> Policy:
         """The "policy" member."""
         return self.get("policy")  # type: ignore[no-any-return]
 
@@ -3619,7 +4162,7 @@ class PolicyList(Model):
         return self.get("consumer")  # type: ignore[no-any-return]
 
     @property
-    def policies(self) -> Optional[list[dict[str, Any]]]:
+    def policies(self) -> Optional[list[Policy]]:
         """The "policies" member."""
         return self.get("policies")  # type: ignore[no-any-return]
 
@@ -3664,7 +4207,7 @@ class PolicyView(Model):
         return self.get("consumer")  # type: ignore[no-any-return]
 
     @property
-    def policy(self) -> dict[str, Any]:
+    def policy(self) -> Policy:
         """The "policy" member."""
         return self.get("policy")  # type: ignore[no-any-return]
 
@@ -5478,11 +6021,11 @@ class WithheldBody(Model):
 
 
 A2ABoundary._fields = {
-    "blocked_agents": Model,
-    "blocked_pairs": Model,
-    "configured_trusted_agents": Model,
+    "blocked_agents": A2AList,
+    "blocked_pairs": A2AList,
+    "configured_trusted_agents": A2AList,
     "inherited": Model,
-    "trusted_agents": Model,
+    "trusted_agents": A2AList,
 }
 A2ADetails._fields = {
     "findings": ("list", Finding),
@@ -5490,10 +6033,13 @@ A2ADetails._fields = {
 A2AHealth._fields = {
     "config": Model,
 }
-A2AMetrics._fields = {
-    "by_engine": ("map", Model),
-    "other_pairs": Model,
+A2AList._fields = {
     "pairs": ("list", Model),
+}
+A2AMetrics._fields = {
+    "by_engine": ("map", A2AStatusCounts),
+    "other_pairs": A2AStatusCounts,
+    "pairs": ("list", A2APairCounts),
     "verdict": A2AVerdict,
 }
 A2AReply._fields = {
@@ -5516,9 +6062,17 @@ ActionVerifyBody._fields = {
     "options": Options,
 }
 Activity._fields = {
-    "activities": ("list", Model),
+    "activities": ("list", ActivityEntry),
     "period": Model,
-    "summary": Model,
+    "summary": ActivitySummary,
+}
+ActivityEntry._fields = {
+    "action": Model,
+    "approval": Model,
+    "cost": Model,
+    "error": Model,
+    "execution": Model,
+    "verification": Model,
 }
 Agent._fields = {
     "budget": Limits,
@@ -5530,7 +6084,7 @@ AgentRegistered._fields = {
     "permissions": Permissions,
 }
 AgentState._fields = {
-    "budget": Model,
+    "budget": BudgetStatus,
     "budget_remaining": Model,
     "conversations": ("list", Model),
     "open_actions": ("list", Model),
@@ -5562,7 +6116,13 @@ BatchVerifyResponse._fields = {
     "summary": Model,
 }
 Budget._fields = {
-    "budget": Model,
+    "budget": BudgetStatus,
+}
+BudgetStatus._fields = {
+    "cost": Model,
+    "requests": Model,
+    "tokens": Model,
+    "tools": Model,
 }
 BusinessChange._fields = {
     "business": Business,
@@ -5604,8 +6164,21 @@ Command._fields = {
 ComplianceBundle._fields = {
     "checkpoint": Model,
     "events": ("list", Model),
-    "report": Model,
+    "report": ComplianceReport,
     "tree": Model,
+}
+ComplianceReport._fields = {
+    "a2a": Model,
+    "agent": Model,
+    "attestations": ("list", Model),
+    "budget_limits": Limits,
+    "days": ("list", Model),
+    "exceptions": ("list", Model),
+    "period": Model,
+    "produced_at": Model,
+    "summary": Model,
+    "transactions": Model,
+    "trust_history": ("list", Model),
 }
 Config._fields = {
     "a2a": A2AConfig,
@@ -5631,13 +6204,13 @@ DecisionReply._fields = {
     "verification": Verification,
 }
 DeliveryList._fields = {
-    "deliveries": ("list", Model),
+    "deliveries": ("list", Delivery),
 }
 EngineVerdict._fields = {
     "findings": ("list", Finding),
 }
 Engines._fields = {
-    "engines": ("list", Model),
+    "engines": ("list", EngineCapabilities),
 }
 ErrorReply._fields = {
     "error": Error,
@@ -5676,6 +6249,9 @@ ExecutionLogged._fields = {
 ExecutionReply._fields = {
     "budget_remaining": BudgetRemaining,
 }
+JSONRPCResponse._fields = {
+    "error": Model,
+}
 JWKS._fields = {
     "keys": ("list", Model),
 }
@@ -5696,7 +6272,7 @@ Policy._fields = {
     "time_window": Model,
 }
 PolicyAt._fields = {
-    "policy": Model,
+    "policy": Policy,
 }
 PolicyBody._fields = {
     "category": Model,
@@ -5712,13 +6288,13 @@ PolicyChangeBody._fields = {
     "policy": Model,
 }
 PolicyList._fields = {
-    "policies": ("list", Model),
+    "policies": ("list", Policy),
 }
 PolicyReply._fields = {
     "policy": Policy,
 }
 PolicyView._fields = {
-    "policy": Model,
+    "policy": Policy,
 }
 PrincipalStateCopy._fields = {
     "changes": ("list", CopiedChange),
@@ -5850,6 +6426,7 @@ RESPONSES: dict[str, tuple[type[Model], ...]] = {
     "GET /a2a/health": (A2AHealth,),
     "POST /a2a/intercept": (A2AReply,),
     "GET /a2a/metrics": (A2AMetrics,),
+    "POST /a2a/proxy/{name}": (JSONRPCResponse,),
     "POST /agents/register": (RegistrationResponse,),
     "GET /agents/{id}": (Agent,),
     "GET /agents/{id}/activity": (Activity,),

@@ -442,6 +442,14 @@ def test_a2a_intercept_and_boundary(Client, gate, org):
     assert c.a2a_block_pair(s, r) and c.a2a_unblock_pair(s, r)
     assert c.a2a_untrust(s)
 
+    # proxy mode: a name the gate fronts no agent for is the gate's 404, on both paths
+    for legacy in (False, True):
+        with pytest.raises(NotFoundError) as e:
+            c.get_a2a_agent_card("nobody", legacy=legacy)
+        assert e.value.code.startswith("QWED-")
+    with pytest.raises(NotFoundError):
+        c.a2a_proxy("nobody", {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {}})
+
 
 def test_execute_businesses_policies_transactions_webhooks(Client, gate, org, business):
     pid, _, c = org
