@@ -68,3 +68,41 @@ func TestQWEDProtocol_SQL_DestructiveNotVerified(t *testing.T) {
 		t.Fatalf("mysql LIMIT x,y over Kafka: %v", m)
 	}
 }
+
+// TestQWEDProtocol_5_1_NaturalLanguageOverKafka: a qwed.verify of type
+// natural_language is routed by parsing over Kafka too: an arithmetic
+// claim goes to math, prose is UNSUPPORTED (400, QWED-REQ-005) naming
+// what is accepted.
+func TestQWEDProtocol_5_1_NaturalLanguageOverKafka(t *testing.T) {
+	_, brokers := broker(t)
+	startGate(t, brokers, &logs{brokers: brokers}, t.TempDir(), withEngines(engines(t)))
+	c := newClient(t, brokers)
+	for i, tc := range []struct {
+		query, status, engine string
+		http                  int
+	}{
+		{"2+2=4", "VERIFIED", "math", 200},
+		{"Is the sky blue?", "UNSUPPORTED", "", 400},
+	} {
+		cmd := client.QWEDVerify(adminKey, map[string]any{"query": tc.query, "type": "natural_language"})
+		cmd.ID = "qv-nl-" + string(rune('a'+i))
+		rep, err := c.Request(context.Background(), cmd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m struct {
+			Status string `json:"status"`
+			Engine string `json:"engine"`
+			Error  *struct {
+				Code    string         `json:"code"`
+				Details map[string]any `json:"details"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal(rep.Data, &m); err != nil || rep.Status != tc.http || m.Status != tc.status || m.Engine != tc.engine {
+			t.Fatalf("%q over Kafka: %d %s", tc.query, rep.Status, rep.Data)
+		}
+		if tc.status == "UNSUPPORTED" && (m.Error == nil || m.Error.Code != "QWED-REQ-005" || m.Error.Details["accepted"] == nil) {
+			t.Fatalf("%q over Kafka: %s", tc.query, rep.Data)
+		}
+	}
+}
