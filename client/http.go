@@ -428,25 +428,43 @@ func transportCause(err error, ctx, actx context.Context) error {
 	return err
 }
 
-// retryable reports whether an answer is worth another attempt.
+// retryable reports whether an answer is worth another attempt: a
+// transient status whose body is not a result (a BUDGET_EXCEEDED decision
+// at 429, a rate-limited A2A verdict, a QWED protocol TIMEOUT outcome at
+// 504 are the answers; retrying them with their key would replay them).
 func retryable(r *response) bool {
 	if r == nil {
 		return true // a connection error
 	}
 	switch r.status {
-	case http.StatusRequestTimeout, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
-		return true
-	case http.StatusTooManyRequests:
-		// A refusal ({"error": …} only) is retried; a BUDGET_EXCEEDED
-		// decision or a rate-limited verdict is the answer.
-		var probe map[string]json.RawMessage
-		if json.Unmarshal(r.body, &probe) != nil {
-			return false
-		}
-		_, isErr := probe["error"]
-		return isErr && len(probe) == 1
+	case http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return !isAnswer(r.body)
 	}
 	return false
+}
+
+// isAnswer reports whether body is one of the gate's results rather than
+// a refusal: a JSON object with a decision, a CloudEvent, a status other
+// than the QWED protocol's ERROR, or no error member at all. A refusal is
+// {"error": {…}} (and the protocol's {"status": "ERROR", …, "error": {…}});
+// a body that is not a JSON object (a proxy's page) is not an answer.
+func isAnswer(body []byte) bool {
+	var probe map[string]json.RawMessage
+	if json.Unmarshal(body, &probe) != nil || probe == nil {
+		return false
+	}
+	if isResult(body, "decision") {
+		return true
+	}
+	if _, ok := probe["specversion"]; ok {
+		return true
+	}
+	var status string
+	if json.Unmarshal(probe["status"], &status) == nil && status != "" && status != "ERROR" {
+		return true
+	}
+	e, ok := probe["error"]
+	return !ok || string(e) == "null"
 }
 
 // retryWait returns the wait before the next attempt: Retry-After (delay

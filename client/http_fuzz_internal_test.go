@@ -46,3 +46,35 @@ func abs(n int) int {
 	}
 	return n
 }
+
+// TestRetryable pins which answers are retried: transient refusals and
+// pages that are not the gate's, never a result at a transient status
+// (retrying it with its key would only replay it).
+func TestRetryable(t *testing.T) {
+	for _, c := range []struct {
+		status int
+		body   string
+		want   bool
+	}{
+		{429, `{"error":{"code":"QWED-AUTH-004","message":"m","details":{}}}`, true},
+		{429, `{"decision":"BUDGET_EXCEEDED","error":{"code":"QWED-AGENT-BUDGET-001"}}`, false},
+		{429, `{"status":"rate_limited","reason":"r","engine_used":"rate_limiter","retry_after_ms":900}`, false},
+		{429, `{"status":"ERROR","verified":false,"error":{"code":"QWED-AUTH-004"}}`, true},
+		{504, `{"status":"TIMEOUT","verified":false,"engine":"logic"}`, false},
+		{504, `{"error":{"code":"QWED-ENG-003","message":"m","details":{}}}`, true},
+		{503, `{"error":{"code":"QWED-SYS-002","message":"m","details":{}}}`, true},
+		{502, `<html>bad gateway</html>`, true},
+		{408, ``, true},
+		{403, `{"specversion":"1.0","data":{"error":{"code":"QWED-AGENT-004"}}}`, false},
+		{400, `{"error":{"code":"QWED-REQ-001","message":"m","details":{}}}`, false},
+		{500, `{"error":{"code":"QWED-SYS-001","message":"m","details":{}}}`, false},
+		{200, `{"decision":"APPROVED"}`, false},
+	} {
+		if got := retryable(&response{status: c.status, body: []byte(c.body)}); got != c.want {
+			t.Errorf("retryable(%d %s) = %v, want %v", c.status, c.body, got, c.want)
+		}
+	}
+	if !retryable(nil) {
+		t.Error("a connection error is not retried")
+	}
+}

@@ -256,6 +256,15 @@ func TestHTTPClientProtocolAndA2A(t *testing.T) {
 	if err != nil || !bytes.Contains(out, []byte("VERIFIED")) {
 		t.Fatalf("Verify: %s %v", out, err)
 	}
+	// A BLOCKED outcome (403) is a result, as every outcome; so is a batch.
+	blockedSQL, err := acme.Verify(ctx, map[string]any{"query": "DROP TABLE users", "type": "sql"})
+	if err != nil || !bytes.Contains(blockedSQL, []byte(`"BLOCKED"`)) {
+		t.Fatalf("Verify of a destructive statement: %s %v", blockedSQL, err)
+	}
+	batch, err := acme.VerifyBatch(ctx, []any{map[string]any{"type": "math", "query": "2+2=4"}, map[string]any{"type": "math", "query": "1+1=3"}})
+	if err != nil || !bytes.Contains(batch, []byte(`"total":2`)) {
+		t.Fatalf("VerifyBatch: %s %v", batch, err)
+	}
 	_, err = acme.Verify(ctx, map[string]any{"nonsense": true})
 	if var400 := errors.Is(err, client.ErrBadRequest); !var400 {
 		t.Fatalf("Verify of a bad body: %v, want a 400 refusal", err)

@@ -110,11 +110,42 @@ func (c *HTTPClient) resolve(ctx context.Context, approvalID, op, reason string)
 	return callFor[domain.ApprovalReply](ctx, c, request{method: http.MethodPost, path: "/approvals/" + seg(approvalID) + "/" + op, route: "POST /approvals/{id}/" + op, body: body})
 }
 
-// Verify calls the QWED protocol's POST /verify (QWED protocol v1.0 §5):
-// body is the request (one query, or a batch of §5.2), the answer as the
-// gate sent it; a protocol error (§8.4) is an *APIError.
+// Verify calls the QWED protocol's POST /verify (QWED protocol v1.0 §5.1)
+// with one request (type, query, params, options, metadata) and returns
+// the answer as the gate sent it. Every verification outcome (VERIFIED,
+// FAILED, CORRECTED, BLOCKED at 403, TIMEOUT, …) is a result; a protocol
+// error (§8.4, status ERROR) is an *APIError.
 func (c *HTTPClient) Verify(ctx context.Context, body any) (json.RawMessage, error) {
-	return rawFor(ctx, c, request{method: http.MethodPost, path: "/verify", route: "POST /verify", body: body})
+	return c.qwed(ctx, body)
+}
+
+// VerifyBatch verifies up to 100 claims in one POST /verify (QWED protocol
+// v1.0 §5.3: {"batch": true, "items": items}): the batch answer, its
+// items' outcomes included, as Verify's.
+func (c *HTTPClient) VerifyBatch(ctx context.Context, items []any) (json.RawMessage, error) {
+	return c.qwed(ctx, map[string]any{"batch": true, "items": items})
+}
+
+// qwed sends a QWED protocol request: an outcome is a result whatever
+// its status (Python's and TypeScript's rule: a body with verified or
+// batch whose status is not ERROR).
+func (c *HTTPClient) qwed(ctx context.Context, body any) (json.RawMessage, error) {
+	resp, err := c.send(ctx, request{method: http.MethodPost, path: "/verify", route: "POST /verify", body: body})
+	if err != nil {
+		return nil, err
+	}
+	if resp.status >= 400 {
+		var probe map[string]json.RawMessage
+		_ = json.Unmarshal(resp.body, &probe)
+		_, verified := probe["verified"]
+		_, batch := probe["batch"]
+		var status string
+		_ = json.Unmarshal(probe["status"], &status)
+		if !(verified || batch) || status == "ERROR" {
+			return nil, resp.apiError()
+		}
+	}
+	return resp.body, nil
 }
 
 // ListEngines reads the engines of POST /verify (GET /engines).
