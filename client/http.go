@@ -444,8 +444,9 @@ func retryable(r *response) bool {
 }
 
 // isAnswer reports whether body is one of the gate's results rather than
-// a refusal: a JSON object with a decision, a CloudEvent, a status other
-// than the QWED protocol's ERROR, or no error member at all. A refusal is
+// a refusal: a JSON object with a decision, a CloudEvent or a JSON-RPC
+// answer, a status other than the QWED protocol's ERROR, or no error
+// member at all. A refusal is
 // {"error": {…}} (and the protocol's {"status": "ERROR", …, "error": {…}});
 // a body that is not a JSON object (a proxy's page) is not an answer.
 func isAnswer(body []byte) bool {
@@ -456,8 +457,10 @@ func isAnswer(body []byte) bool {
 	if isResult(body, "decision") {
 		return true
 	}
-	if _, ok := probe["specversion"]; ok {
-		return true
+	for _, envelope := range []string{"specversion", "jsonrpc"} {
+		if _, ok := probe[envelope]; ok {
+			return true // a reply CloudEvent, a JSON-RPC answer
+		}
 	}
 	var status string
 	if json.Unmarshal(probe["status"], &status) == nil && status != "" && status != "ERROR" {

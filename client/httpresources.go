@@ -218,3 +218,32 @@ func (c *HTTPClient) Metrics(ctx context.Context) (string, error) {
 	}
 	return string(b), nil
 }
+
+// GetA2AAgentCard reads the Agent Card of the A2A agent the gate fronts as
+// name (serve --a2a-upstream), rewritten so that its JSON-RPC interface is
+// the gate (GET /a2a/proxy/{name}/.well-known/agent-card.json; legacy: the
+// A2A 0.3 path, agent.json).
+func (c *HTTPClient) GetA2AAgentCard(ctx context.Context, name string, legacy bool) (json.RawMessage, error) {
+	file, route := "agent-card.json", "GET /a2a/proxy/{name}/.well-known/agent-card.json"
+	if legacy {
+		file, route = "agent.json", "GET /a2a/proxy/{name}/.well-known/agent.json"
+	}
+	return rawFor(ctx, c, request{method: http.MethodGet, path: "/a2a/proxy/" + seg(name) + "/.well-known/" + file, route: route, auth: authNone})
+}
+
+// A2AProxy sends an A2A JSON-RPC request (SendMessage; message/send of A2A
+// 0.3) to the agent the gate fronts as name (POST /a2a/proxy/{name}): each
+// part is intercepted as A2AIntercept decides it. The JSON-RPC answer is
+// the result whatever its status: the agent's result or error, or the
+// gate's refusal as a JSON-RPC error (the verdict in its data).
+func (c *HTTPClient) A2AProxy(ctx context.Context, name string, rpcRequest any) (json.RawMessage, error) {
+	r := request{method: http.MethodPost, path: "/a2a/proxy/" + seg(name), route: "POST /a2a/proxy/{name}", body: rpcRequest, auth: authAgent}
+	resp, err := c.send(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	if resp.status >= 400 && !isResult(resp.body, "jsonrpc") {
+		return nil, resp.apiError()
+	}
+	return resp.body, nil
+}

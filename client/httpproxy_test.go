@@ -1,0 +1,100 @@
+package client_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/handlers/a2aproxy"
+)
+
+// echoAgent is a minimal A2A agent over real HTTP: its card names its
+// JSON-RPC endpoint /rpc, which echoes the first part's text.
+func echoAgent(t *testing.T) *httptest.Server {
+	t.Helper()
+	mux := http.NewServeMux()
+	var srv *httptest.Server
+	mux.HandleFunc("GET /.well-known/agent-card.json", func(w http.ResponseWriter, _ *http.Request) {
+		_ = json.NewEncoder(w).Encode(map[string]any{
+			"name": "Treasury Agent", "version": "1.0.0",
+			"supportedInterfaces": []any{map[string]any{"url": srv.URL + "/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}},
+			"skills":              []any{map[string]any{"id": "echo", "name": "Echo"}},
+		})
+	})
+	mux.HandleFunc("POST /rpc", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Params struct {
+				Message struct {
+					Parts []struct {
+						Text string `json:"text"`
+					} `json:"parts"`
+				} `json:"message"`
+			} `json:"params"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.Params.Message.Parts) == 0 {
+			http.Error(w, "bad request", http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"message":{"messageId":"answer","role":"ROLE_AGENT","parts":[{"text":%q}]}}}`,
+			req.ID, "echo: "+req.Params.Message.Parts[0].Text)
+	})
+	srv = httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestHTTPClientA2AProxy: the fronted agent's card through the gate, a
+// JSON-RPC request forwarded once its parts pass, and the gate's refusal
+// as a JSON-RPC error: results, not errors.
+func TestHTTPClientA2AProxy(t *testing.T) {
+	ctx := context.Background()
+	agent := echoAgent(t)
+	g := startGate(t, func(h http.Handler) http.Handler {
+		u, err := a2aproxy.ParseUpstream("treasury=" + agent.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := a2aproxy.New(a2aproxy.Config{Upstreams: []a2aproxy.Upstream{u}, Interceptor: a2aproxy.InProcess(h), Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a2aproxy.Wrap(p, h)
+	})
+	acme := g.principal(t, "org_acme")
+	for _, legacy := range []bool{false, true} {
+		card, err := acme.GetA2AAgentCard(ctx, "treasury", legacy)
+		if err != nil || !bytes.Contains(card, []byte(g.URL+"/a2a/proxy/treasury")) {
+			t.Fatalf("GetA2AAgentCard(legacy %v): %s %v", legacy, card, err)
+		}
+	}
+	send := func(id int, text string) map[string]any {
+		return map[string]any{"jsonrpc": "2.0", "id": id, "method": "SendMessage", "params": map[string]any{"message": map[string]any{
+			"messageId": fmt.Sprintf("m-%d", id), "role": "ROLE_USER", "parts": []any{map[string]any{"text": text}},
+			"metadata": map[string]any{"sender_agent_id": "procurement"}}}}
+	}
+	// Untrusted sender: the gate's refusal is the JSON-RPC answer.
+	refused, err := acme.A2AProxy(ctx, "treasury", send(1, "hello"))
+	if err != nil || !bytes.Contains(refused, []byte(`"error"`)) || bytes.Contains(refused, []byte("echo:")) {
+		t.Fatalf("A2AProxy from an untrusted sender: %s %v", refused, err)
+	}
+	for _, ag := range []string{"procurement", "treasury"} {
+		if _, err := acme.A2ABoundary(ctx, domain.A2ABoundaryChange{Op: domain.A2AOpTrust, Agent: ag}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	answer, err := acme.A2AProxy(ctx, "treasury", send(2, "hello"))
+	if err != nil || !bytes.Contains(answer, []byte("echo: hello")) {
+		t.Fatalf("A2AProxy once trusted: %s %v", answer, err)
+	}
+	if _, err := acme.GetA2AAgentCard(ctx, "nobody", false); err == nil {
+		t.Fatal("the card of an agent the gate does not front")
+	}
+}
