@@ -79,8 +79,10 @@ sdk-build:
 ## test-sdk: the client SDKs' suites, each against a real gate (bin/agentgate)
 test-sdk: test-python test-typescript test-integrations
 
-## test-python: the Python SDK's pytest suite (sdk/python/tests) against bin/agentgate
+## test-python: the Python SDK's pytest suite (sdk/python/tests) against bin/agentgate; its proxy-mode
+## tests front the A2A agent of interop/a2a-js, whose packages are installed first (npm ci)
 test-python: build
+	cd interop/a2a-js && npm ci --no-audit --no-fund
 	AGENTGATE_BIN=$(CURDIR)/bin/agentgate $(PYTHON) -m pytest -q -p no:cacheprovider sdk/python/tests
 
 ## test-typescript: the TypeScript SDK (sdk/typescript): a clean install from its lockfile, the build,
