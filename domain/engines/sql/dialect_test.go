@@ -139,13 +139,18 @@ func TestQWEDProtocol_SQL_Dialect_SQLite(t *testing.T) {
 // columns are FAILED with their name.
 func TestQWEDProtocol_SQL_Dialect_Schema(t *testing.T) {
 	ddl := map[string]string{
-		DialectMySQL:  "CREATE TABLE `orders` (`id` INT PRIMARY KEY AUTO_INCREMENT, total DECIMAL(10,2)) ENGINE=InnoDB",
-		DialectSQLite: "CREATE TABLE orders (id INTEGER PRIMARY KEY AUTOINCREMENT, total REAL) WITHOUT ROWID",
+		DialectMySQL:  "CREATE TABLE `orders` (`id` INT PRIMARY KEY AUTO_INCREMENT, total DECIMAL(10,2)) ENGINE=InnoDB; CREATE TABLE items (id INT, sku TEXT)",
+		DialectSQLite: "CREATE TABLE orders (id INTEGER PRIMARY KEY AUTOINCREMENT, total REAL) WITHOUT ROWID; CREATE TABLE items (id, sku)",
 	}
 	for d, s := range ddl {
 		p := map[string]any{"dialect": d, "schema_ddl": s}
-		if o := verify(t, "SELECT o.total FROM orders o WHERE id = 1", p); o.Status != engines.Verified {
-			t.Errorf("%s: known columns: %s %+v", d, o.Status, o.Err)
+		for _, q := range []string{"SELECT o.total FROM orders o WHERE id = 1",
+			"SELECT total FROM orders WHERE id IN (SELECT id FROM items WHERE sku = 'x')",
+			"SELECT o.id, i.sku FROM orders o JOIN items i ON i.id = o.id ORDER BY id"} {
+			if o := verify(t, q, p); o.Status != engines.Verified {
+				r, _ := o.Result.(Result)
+				t.Errorf("%s %q: known columns: %s %+v %+v", d, q, o.Status, o.Err, r.SchemaErrors)
+			}
 		}
 		for q, name := range map[string]string{"SELECT nope FROM orders": "nope", "SELECT id FROM missing": "missing",
 			"SELECT o.nope FROM orders o": "nope"} {

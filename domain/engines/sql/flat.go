@@ -5,11 +5,12 @@ import "slices"
 // The MySQL and SQLite paths collect, per statement, what it reads and
 // writes into a flatStmt, and resolve it in one scope: every table of the
 // statement (subqueries and CTE bodies included) is visible to every
-// column. That is coarser than the PostgreSQL path's nested scopes (a
-// column name two tables of the statement share is ambiguous there only
-// when both are in its own FROM), so a schema check on these dialects can
-// report ambiguous_column where the database would resolve the name; it
-// never misses an unknown table or column.
+// column. That is coarser than the PostgreSQL path's nested scopes: an
+// unqualified column is taken from the first table of the statement that
+// has it (an ambiguity is left to the database), and it is unknown only
+// when no table of the statement has it, so an unknown table or column
+// is never missed, and a column a nested scope could not see is not
+// reported.
 
 // tref is a table reference: schema.name AS alias, at byte offset pos.
 type tref struct {
@@ -99,8 +100,35 @@ func (a *analysis) resolve(f *flatStmt) {
 			if slices.Contains(f.aliases, c.name) && !c.output {
 				continue
 			}
-			a.unqualified(c.name, sc, int32(c.pos), cx)
+			a.flatColumn(c.name, sc, int32(c.pos), cx)
 		}
+	}
+}
+
+// flatColumn resolves an unqualified column in the one scope: to the
+// first table that has it; to the only table when its columns are
+// unknown; unknown (a schema error) only when every table's columns are
+// known and none has it. One scope holds the tables of every nesting
+// level, so a name two of them share is not taken for ambiguous.
+func (a *analysis) flatColumn(col string, sc *scope, loc int32, c ctx) {
+	unknownCols := false
+	for _, e := range sc.entries {
+		if !e.known {
+			unknownCols = true
+			continue
+		}
+		if e.has(col) {
+			a.column(e, col, false, loc, c)
+			return
+		}
+	}
+	switch {
+	case unknownCols && len(sc.entries) == 1:
+		a.column(sc.entries[0], col, false, loc, c)
+	case unknownCols || a.opt.schema == nil:
+		a.bareColumn(col, loc, c)
+	default:
+		a.schemaError("unknown_column", col, "", "column "+col+" is in no table of the statement", loc)
 	}
 }
 
