@@ -2,7 +2,7 @@
 // package-lock.json) and a real gate process.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { tool } from '@langchain/core/tools';
+import { tool, DynamicTool } from '@langchain/core/tools';
 import { RunnableLambda } from '@langchain/core/runnables';
 import { AIMessage } from '@langchain/core/messages';
 import { ToolNode } from '@langchain/langgraph/prebuilt';
@@ -40,11 +40,15 @@ eachDeployment((ctx) => {
     const msg = await t.search_db.invoke({ name: 'search_db', args: { q: 'x' }, id: 'call_1', type: 'tool_call' }, { callbacks: [handler] });
     assert.equal(msg.tool_call_id, 'call_1');
     assert.equal(t.runs.search_db, 2);
+    // a string-input tool: its input is sent as {input}
+    const plain = new DynamicTool({ name: 'search_db', description: 'plain', func: async (q) => `plain ${q}` });
+    assert.equal(await plain.invoke('customer 7', { callbacks: [handler] }), 'plain customer 7');
     const acts = await activity(p);
     const calls = acts.filter((a) => a.action?.type === 'tool_call' && a.action?.tool === 'search_db');
-    assert.equal(calls.length, 2);
-    assert.deepEqual(calls.map((a) => a.decision), ['APPROVED', 'APPROVED']);
+    assert.equal(calls.length, 3);
+    assert.deepEqual(calls.map((a) => a.decision), ['APPROVED', 'APPROVED', 'APPROVED']);
     assert.ok(calls.some((a) => a.action.parameters?.q === 'orders of 42'), JSON.stringify(calls));
+    assert.ok(calls.some((a) => a.action.parameters?.input === 'customer 7'), JSON.stringify(calls));
   });
 
   test('callbacks given to a parent runnable are inherited by the tool it calls', async () => {
