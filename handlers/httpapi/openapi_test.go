@@ -539,6 +539,22 @@ var readViews = map[string]reflect.Type{
 	"ComplianceReport":   reflect.TypeFor[report.Report](),
 }
 
+// neverNull are the slice and map members of the read views that the
+// handlers always set (an empty list is [], never null), by view.
+var neverNull = map[reflect.Type][]string{
+	reflect.TypeFor[approvalsView]():     {"approvals"},
+	reflect.TypeFor[transactionsView]():  {"transactions"},
+	reflect.TypeFor[webhooksView]():      {"webhooks"},
+	reflect.TypeFor[deliveriesView]():    {"deliveries"},
+	reflect.TypeFor[businessesView]():    {"businesses"},
+	reflect.TypeFor[businessView]():      {"categories"},
+	reflect.TypeFor[policiesView]():      {"policies"},
+	reflect.TypeFor[activityView]():      {"activities"},
+	reflect.TypeFor[analyticsBacktest](): {"put"},
+	reflect.TypeFor[a2aMetricsView]():    {"by_engine"},
+	reflect.TypeFor[enginesDoc]():        {"engines", "supported_versions"},
+}
+
 // handWritten are the components that have no Go type to reflect.
 func handWritten() map[string]any {
 	jwk := map[string]any{
@@ -697,6 +713,11 @@ func (op apiOp) render(t testing.TB, comps, params map[string]any) map[string]an
 	}
 	if op.rpc {
 		out["x-jsonrpc"] = true
+	}
+	if op.proxy {
+		// Served only in proxy mode (serve --a2a-upstream): an SDK may
+		// leave it out.
+		out["x-proxy-mode"] = true
 	}
 	switch {
 	case op.bodyContent != nil:
@@ -901,6 +922,13 @@ func (r *reflector) fields(t reflect.Type, props map[string]any, required *[]str
 		case omit && ft.Kind() == reflect.Pointer:
 			// nil is omitted: a present member is the value.
 			s = r.schema(ft.Elem())
+		case slices.Contains(neverNull[t], name):
+			s = r.schema(ft)
+			types, ok := s["type"].([]any)
+			if !ok {
+				r.t.Fatalf("%v.%s: neverNull names a member that is not a slice or a map", t, name)
+			}
+			s["type"] = types[0]
 		default:
 			s = r.schema(ft)
 		}
