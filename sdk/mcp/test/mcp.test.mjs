@@ -154,6 +154,18 @@ eachDeployment((ctx) => {
     assert.match(blocked.content[0].text, /^blocked by finance_guard: Mathematical hallucination detected: claimed_total=999\.99, computed_total=150\.00/);
   });
 
+  test('a server with only the principal\'s key verifies its agents\' calls and reads their approvals', async () => {
+    const keyOnly = await connect({ AGENTGATE_URL: ctx.gate.url, AGENTGATE_API_KEY: p.key }, { direct: true });
+    try {
+      const r = await tool('verify_tool_call', { agent_id: p.agentId, tool_name: 'archive_file', parameters: { file: 'x' } }, keyOnly.client);
+      assert.equal(r.structuredContent.decision, 'PENDING', r.content[0].text);
+      const a = await tool('get_approval', { approval_id: r.structuredContent.approval.approval_id }, keyOnly.client);
+      assert.equal(a.structuredContent.status, 'pending');
+    } finally {
+      await keyOnly.client.close();
+    }
+  });
+
   test('a refused request is a tool error with the gate\'s code, without the credential', async () => {
     const bad = await connect({ AGENTGATE_URL: ctx.gate.url, AGENTGATE_AGENT_TOKEN: 'qwed_agent_wrong_token_for_the_test' }, { direct: true });
     try {
