@@ -307,6 +307,10 @@ func TestHTTPClientTenantIsolation(t *testing.T) {
 	if !errors.Is(err, client.ErrForbidden) {
 		t.Fatalf("acme suspending globex's agent: %v", err)
 	}
+	// Its own principal denies it.
+	if res, err := globex.Deny(ctx, pending.Approval.ID, "no"); err != nil || res.Approval.Status != domain.ApprovalDenied {
+		t.Fatalf("Deny: %+v %v", res, err)
+	}
 	// Each reads its own.
 	if v, err := a.Get(ctx); err != nil || v.AgentID != regA.AgentID {
 		t.Fatalf("A reading itself: %+v %v", v, err)

@@ -302,6 +302,14 @@ func TestHTTPClientProtocolAndA2A(t *testing.T) {
 	if err != nil || blocked.Status != "blocked" {
 		t.Fatalf("A2AIntercept blocked: %+v %v", blocked, err)
 	}
+	for _, op := range []string{domain.A2AOpBlock, domain.A2AOpUnblock, domain.A2AOpUntrust} {
+		if r, err := acme.A2ABoundary(ctx, domain.A2ABoundaryChange{Op: op, Agent: "agent_third"}); err != nil || r.Op != op || r.Agent != "agent_third" {
+			t.Fatalf("A2ABoundary %s: %+v %v", op, r, err)
+		}
+	}
+	if _, err := acme.A2ABoundary(ctx, domain.A2ABoundaryChange{Op: "befriend", Agent: "x"}); !errors.Is(err, client.ErrBadRequest) {
+		t.Fatalf("an unknown boundary op: %v", err)
+	}
 	if r, err := acme.A2ABoundary(ctx, domain.A2ABoundaryChange{Op: domain.A2AOpBlockPair, Sender: "agent_sender", Receiver: "agent_receiver"}); err != nil || r.Op != "block_pair" {
 		t.Fatalf("A2ABoundary block_pair: %+v %v", r, err)
 	}

@@ -199,6 +199,18 @@ func (a *AgentClient) A2AIntercept(ctx context.Context, message any) (*domain.A2
 	return a.http().A2AIntercept(ctx, message)
 }
 
+// PrepareExecute prepares an execute of request at business by the agent
+// (HTTPClient.PrepareExecute): the confirmation token for Execute.
+func (a *AgentClient) PrepareExecute(ctx context.Context, business string, request any) (*Prepared, error) {
+	return a.http().PrepareExecute(ctx, ExecuteRequest{BusinessID: business, Request: request, AgentID: a.id})
+}
+
+// Execute runs an execute of request at business by the agent, with the
+// confirmation token of PrepareExecute ("" for none) (HTTPClient.Execute).
+func (a *AgentClient) Execute(ctx context.Context, business string, request any, confirmationToken string) (*domain.ExecuteReply, error) {
+	return a.http().Execute(ctx, ExecuteRequest{BusinessID: business, Request: request, AgentID: a.id}, confirmationToken)
+}
+
 // RotateToken mints the agent a new token with its current one
 // (HTTPClient.RotateToken); the client uses the new one from then on.
 func (a *AgentClient) RotateToken(ctx context.Context) (*TokenRotation, error) {

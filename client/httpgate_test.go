@@ -2,10 +2,19 @@ package client_test
 
 import (
 	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,6 +22,7 @@ import (
 
 	"github.com/agentgate/agentgate/client"
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/handlers/adapter"
 	"github.com/agentgate/agentgate/handlers/attest"
 	"github.com/agentgate/agentgate/handlers/embedded"
 	"github.com/agentgate/agentgate/handlers/embedded/gatetest"
@@ -41,10 +51,29 @@ func startGate(t testing.TB, front func(http.Handler) http.Handler) *testGate {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The business calls of executes run after their commit point, as
+	// serve runs them: the adapter follows the committed batches.
+	var runner atomic.Pointer[adapter.Runner]
 	g := gatetest.StartWith(t, embedded.Options{
 		DataDir: t.TempDir(), AdminKey: adminKey, Logger: logger,
 		Verifier: verify.NewActionVerifier(reg, 0), AttestationTTL: attest.DefaultAttestationTTL,
+		OnBatch: func(evs []*domain.Event, _ time.Duration) {
+			if r := runner.Load(); r != nil {
+				r.Observe(evs)
+			}
+		},
 	})
+	caller, err := adapter.NewCaller(adapter.CallerConfig{Keyring: g.Keyring, NodeID: g.NodeID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := adapter.NewRunner(adapter.RunnerConfig{Caller: caller, Gate: g.Worker,
+		Source: adapter.LogSource{State: g.Store, Log: g.Log}, Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner.Store(r)
+	stopRunner := r.Start()
 	// The worker records the configuration before the first request.
 	settle := &domain.Command{Type: domain.CmdTick, Request: domain.RequestID{Source: "test", ID: "settle"}, Tick: &domain.Tick{}}
 	if _, err := g.Worker.Submit(context.Background(), settle); err != nil {
@@ -61,9 +90,10 @@ func startGate(t testing.TB, front func(http.Handler) http.Handler) *testGate {
 	if front != nil {
 		h = front(h)
 	}
-	srv := httptest.NewServer(h)
+	srv := httptest.NewServer(recordRoutes(h))
 	t.Cleanup(func() {
 		srv.Close()
+		stopRunner()
 		g.Stop(t)
 	})
 	return &testGate{URL: srv.URL, srv: srv}
@@ -106,4 +136,69 @@ func register(t testing.TB, c *client.HTTPClient, principal, name string, perms 
 		t.Fatalf("registering %s: %v", name, err)
 	}
 	return a, reg
+}
+
+// routesHit holds "METHOD /path" of every request the suite's gates saw.
+var routesHit sync.Map
+
+// recordRoutes records each request's method and path in routesHit.
+func recordRoutes(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		routesHit.Store(r.Method+" "+r.URL.Path, true)
+		h.ServeHTTP(w, r)
+	})
+}
+
+// TestMain runs the suite and, when it ran whole (no -run, -bench or
+// -fuzz), fails it unless the client called every operation of the
+// OpenAPI document: a route the gate gains is a method the client lacks
+// until a test calls it.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if code != 0 || flag.Lookup("test.run").Value.String() != "" || flag.Lookup("test.bench").Value.String() != "" {
+		os.Exit(code)
+	}
+	if missing, err := uncalledOperations(); err != nil || len(missing) > 0 {
+		fmt.Fprintf(os.Stderr, "the client's tests call no operation of %v (%v): add the method and a test\n", missing, err)
+		os.Exit(1)
+	}
+	os.Exit(code)
+}
+
+// uncalledOperations returns the operations of schemas/openapi.v1.json
+// that no request of the suite matched, sorted.
+func uncalledOperations() ([]string, error) {
+	b, err := os.ReadFile("../schemas/openapi.v1.json")
+	if err != nil {
+		return nil, err
+	}
+	var doc struct {
+		Paths map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return nil, err
+	}
+	param := regexp.MustCompile(`\{[^}/]+\}`)
+	var missing []string
+	for path, ops := range doc.Paths {
+		quoted := regexp.QuoteMeta(param.ReplaceAllString(path, "PARAM"))
+		re := regexp.MustCompile("^" + strings.ReplaceAll(quoted, "PARAM", `[^/]+`) + "$")
+		for method := range ops {
+			method = strings.ToUpper(method)
+			if method != "GET" && method != "POST" && method != "PUT" && method != "DELETE" {
+				continue
+			}
+			hit := false
+			routesHit.Range(func(k, _ any) bool {
+				m, p, _ := strings.Cut(k.(string), " ")
+				hit = m == method && re.MatchString(p)
+				return !hit
+			})
+			if !hit {
+				missing = append(missing, method+" "+path)
+			}
+		}
+	}
+	slices.Sort(missing)
+	return missing, nil
 }

@@ -188,9 +188,19 @@ func (c *HTTPClient) A2ABoundary(ctx context.Context, change domain.A2ABoundaryC
 	return callFor[domain.A2ABoundaryReply](ctx, c, r)
 }
 
+// ExecuteRequest is the body of POST /agp/execute/prepare and POST
+// /agp/execute (the Agent Policy Engine spec §2.2): the business, the
+// request it receives (a JSON object), and the agent (its token alone does
+// not name it).
+type ExecuteRequest struct {
+	BusinessID string `json:"businessId"`
+	Request    any    `json:"request"`
+	AgentID    string `json:"agent_id,omitempty"`
+}
+
 // PrepareExecute prepares a consumer policy execute (POST
 // /agp/execute/prepare, the Agent Policy Engine spec §2.2): the
-// confirmation token for Execute.
+// confirmation token for Execute. body is an ExecuteRequest (or its JSON).
 func (c *HTTPClient) PrepareExecute(ctx context.Context, body any) (*Prepared, error) {
 	return callFor[Prepared](ctx, c, request{method: http.MethodPost, path: "/agp/execute/prepare", route: "POST /agp/execute/prepare", body: body, auth: authAgent})
 }

@@ -4,13 +4,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
+	"sync/atomic"
 	"testing"
 
+	"github.com/agentgate/agentgate/client"
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/domain/policy"
 	"github.com/agentgate/agentgate/handlers/a2aproxy"
 )
 
@@ -96,5 +101,59 @@ func TestHTTPClientA2AProxy(t *testing.T) {
 	}
 	if _, err := acme.GetA2AAgentCard(ctx, "nobody", false); err == nil {
 		t.Fatal("the card of an agent the gate does not front")
+	}
+}
+
+// TestHTTPClientExecute: an agent prepares and executes a request at a
+// real business through the gate (the Agent Policy Engine spec §2.2): the
+// business's outcome as the typed reply; a consumer policy's refusal as
+// an *APIError with its code.
+func TestHTTPClientExecute(t *testing.T) {
+	ctx := context.Background()
+	var calls atomic.Int64
+	shop := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"status":"completed","data":{"order_id":%q}}`, r.Header.Get("Idempotency-Key"))
+	}))
+	t.Cleanup(shop.Close)
+	g := startGate(t, nil)
+	home := g.principal(t, "org_home")
+	if _, err := home.CreateBusiness(ctx, client.BusinessRequest{ID: "coffee", Name: "Coffee", Categories: []string{"food"},
+		Endpoint: shop.URL + "/orders", Currency: "USD"}); err != nil {
+		t.Fatal(err)
+	}
+	a, _, err := home.RegisterAgentClient(ctx, client.RegisterRequest{Agent: domain.AgentInfo{Name: "Shopper", Type: "autonomous", PrincipalID: "org_home"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	order := map[string]any{"item": "latte", "amount_cents": 450}
+	prep, err := a.PrepareExecute(ctx, "coffee", order)
+	if err != nil || !strings.HasPrefix(string(prep.ConfirmationToken), "qwed_") || prep.ExpiresAt.IsZero() {
+		t.Fatalf("PrepareExecute: %+v %v", prep, err)
+	}
+	if strings.Contains(fmt.Sprintf("%v %+v", prep, prep), string(prep.ConfirmationToken)) {
+		t.Fatal("the confirmation token is printed")
+	}
+	done, err := a.Execute(ctx, "coffee", order, string(prep.ConfirmationToken))
+	if err != nil || done.Status != "completed" || done.TransactionID == "" || !bytes.Contains(done.Data, []byte("order_id")) || calls.Load() != 1 {
+		t.Fatalf("Execute: %+v %v (business calls %d)", done, err, calls.Load())
+	}
+	if _, err := home.CreatePolicy(ctx, "", policy.Policy{ID: "cap", Type: "spending", Spending: &policy.Spending{DailyCents: 500}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = a.Execute(ctx, "coffee", map[string]any{"item": "cake", "amount_cents": 400}, "")
+	var e *client.APIError
+	if !errors.As(err, &e) || e.Status != http.StatusForbidden || !strings.HasPrefix(string(e.Code), "QWED-POLICY-") {
+		t.Fatalf("an execute over the daily cap: %v", err)
+	}
+	if calls.Load() != 1 {
+		t.Fatalf("the business was called for a refused execute: %d calls", calls.Load())
+	}
+	if raw, err := home.ListTransactions(ctx, nil); err != nil || !bytes.Contains(raw, []byte(done.TransactionID)) {
+		t.Fatalf("ListTransactions: %s %v", raw, err)
+	}
+	if raw, err := home.GetTransaction(ctx, done.TransactionID, nil); err != nil || !bytes.Contains(raw, []byte("completed")) {
+		t.Fatalf("GetTransaction: %s %v", raw, err)
 	}
 }
