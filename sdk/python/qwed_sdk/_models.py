@@ -553,7 +553,7 @@ class A2AMetrics(Model):
         return self.get("blocked")  # type: ignore[no-any-return]
 
     @property
-    def by_engine(self) -> Optional[dict[str, A2AStatusCounts]]:
+    def by_engine(self) -> dict[str, A2AStatusCounts]:
         """The "by_engine" member."""
         return self.get("by_engine")  # type: ignore[no-any-return]
 
@@ -1067,7 +1067,7 @@ class Activity(Model):
     _required = frozenset({"activities", "agent_id", "next_after_seq", "period", "summary"})
 
     @property
-    def activities(self) -> Optional[list[ActivityEntry]]:
+    def activities(self) -> list[ActivityEntry]:
         """The "activities" member."""
         return self.get("activities")  # type: ignore[no-any-return]
 
@@ -1582,7 +1582,7 @@ class ApprovalList(Model):
     _required = frozenset({"approvals", "next_after"})
 
     @property
-    def approvals(self) -> Optional[list[Approval]]:
+    def approvals(self) -> list[Approval]:
         """The "approvals" member."""
         return self.get("approvals")  # type: ignore[no-any-return]
 
@@ -1959,7 +1959,7 @@ class BusinessInfo(Model):
     _required = frozenset({"categories", "currency", "id", "name"})
 
     @property
-    def categories(self) -> Optional[list[str]]:
+    def categories(self) -> list[str]:
         """The "categories" member."""
         return self.get("categories")  # type: ignore[no-any-return]
 
@@ -1995,7 +1995,7 @@ class BusinessList(Model):
     _required = frozenset({"businesses", "next_after"})
 
     @property
-    def businesses(self) -> Optional[list[BusinessInfo]]:
+    def businesses(self) -> list[BusinessInfo]:
         """The "businesses" member."""
         return self.get("businesses")  # type: ignore[no-any-return]
 
@@ -2691,7 +2691,7 @@ class DeliveryList(Model):
     _required = frozenset({"deliveries", "next_after"})
 
     @property
-    def deliveries(self) -> Optional[list[Delivery]]:
+    def deliveries(self) -> list[Delivery]:
         """The "deliveries" member."""
         return self.get("deliveries")  # type: ignore[no-any-return]
 
@@ -2853,7 +2853,7 @@ class Engines(Model):
     _required = frozenset({"engines", "protocol_version", "supported_versions"})
 
     @property
-    def engines(self) -> Optional[list[EngineCapabilities]]:
+    def engines(self) -> list[EngineCapabilities]:
         """The "engines" member."""
         return self.get("engines")  # type: ignore[no-any-return]
 
@@ -2863,7 +2863,7 @@ class Engines(Model):
         return self.get("protocol_version")  # type: ignore[no-any-return]
 
     @property
-    def supported_versions(self) -> Optional[list[str]]:
+    def supported_versions(self) -> list[str]:
         """The "supported_versions" member."""
         return self.get("supported_versions")  # type: ignore[no-any-return]
 
@@ -4162,7 +4162,7 @@ class PolicyList(Model):
         return self.get("consumer")  # type: ignore[no-any-return]
 
     @property
-    def policies(self) -> Optional[list[Policy]]:
+    def policies(self) -> list[Policy]:
         """The "policies" member."""
         return self.get("policies")  # type: ignore[no-any-return]
 
@@ -5278,7 +5278,7 @@ class TransactionList(Model):
         return self.get("next_after")  # type: ignore[no-any-return]
 
     @property
-    def transactions(self) -> Optional[list[TransactionRecord]]:
+    def transactions(self) -> list[TransactionRecord]:
         """The "transactions" member."""
         return self.get("transactions")  # type: ignore[no-any-return]
 
@@ -5965,7 +5965,7 @@ class WebhookList(Model):
     _required = frozenset({"webhooks"})
 
     @property
-    def webhooks(self) -> Optional[list[Webhook]]:
+    def webhooks(self) -> list[Webhook]:
         """The "webhooks" member."""
         return self.get("webhooks")  # type: ignore[no-any-return]
 
