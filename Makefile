@@ -69,7 +69,7 @@ test: lint sdk-build
 # PYTHON: the interpreter of the Python SDK's tests; Debian's, which python3-pytest installs for
 PYTHON    ?= /usr/bin/python3
 
-.PHONY: test-sdk test-python test-typescript test-integrations sdk-build
+.PHONY: test-sdk test-python test-typescript test-integrations sdk-build sdk-types
 ## sdk-build: what the README's quick starts import, built before go test runs them
 ## (TestReadmeClients): sdk/typescript's and sdk/mcp's dist, from clean installs of their lockfiles
 sdk-build:
@@ -78,6 +78,12 @@ sdk-build:
 
 ## test-sdk: the client SDKs' suites, each against a real gate (bin/agentgate)
 test-sdk: test-python test-typescript test-integrations
+
+## sdk-types: regenerate the SDKs' types from schemas/openapi.v1.json (Python: qwed_sdk/_models.py;
+## TypeScript: src/types.gen.ts): run it after changing the document, whose staleness tests fail until then
+sdk-types:
+	$(PYTHON) sdk/python/tools/gen_models.py
+	cd sdk/typescript && node scripts/gen-types.mjs
 
 ## test-python: the Python SDK's pytest suite (sdk/python/tests) against bin/agentgate; its proxy-mode
 ## tests front the A2A agent of interop/a2a-js, whose packages are installed first (npm ci)
