@@ -541,6 +541,37 @@ export class QWEDClient {
     return this.#read('/a2a/health', p);
   }
 
+  // ---- QWED A2A proxy mode: the gate fronting an A2A agent (serve --a2a-upstream NAME=URL) ----
+
+  /**
+   * getA2AAgentCard reads the Agent Card of the A2A agent the gate fronts as
+   * name, rewritten so that its JSON-RPC interface is the gate (GET
+   * /a2a/proxy/{name}/.well-known/agent-card.json; legacy: A2A 0.3's
+   * agent.json). Public: no credential is sent.
+   */
+  getA2AAgentCard(name: string, p?: Params<{ legacy?: boolean }>): Promise<R['a2aProxyAgentCard']> {
+    const file = p?.legacy ? 'agent.json' : 'agent-card.json';
+    return this.call({ method: 'GET', path: `/a2a/proxy/${seg('name', name)}/.well-known/${file}`, auth: 'none', options: reqOpts(p) });
+  }
+
+  /**
+   * a2aProxy sends an A2A JSON-RPC request (SendMessage; message/send of A2A
+   * 0.3) to the agent the gate fronts as name (POST /a2a/proxy/{name}); each
+   * part is intercepted as a2aIntercept decides it. The JSON-RPC answer is the
+   * result whatever its HTTP status: the agent's result or error, or the
+   * gate's refusal as a JSON-RPC error whose data is the signed verdict
+   * (-32050). a2aVersion is sent as the A2A-Version header (an A2A 1.0 agent
+   * wants "1.0"). No Idempotency-Key: the gate remembers forwarded
+   * messageIds, so a retry is answered, not forwarded again.
+   */
+  a2aProxy(p: Params<{ name: string; request: T.JSONRPCRequest; a2aVersion?: string; agentToken?: string }>): Promise<R['a2aProxySend']> {
+    return this.#write('POST', `/a2a/proxy/${seg('name', p.name)}`, p.request, p, 'agent', {
+      agentToken: p.agentToken,
+      keyed: false,
+      headers: { 'A2A-Version': p.a2aVersion },
+    });
+  }
+
   // ---- Agent Policy Engine: execute, businesses, policies, transactions, webhooks ----
 
   /** prepareExecute asks for a confirmation token (POST /agp/execute/prepare). */

@@ -47,8 +47,8 @@ export interface RequestOptions {
   headers?: Record<string, string>;
 }
 
-/** Which credential a call sends: the agent token first, or the API key first. */
-export type AuthPreference = 'agent' | 'key';
+/** Which credential a call sends: the agent token first, the API key first, or none (a public endpoint). */
+export type AuthPreference = 'agent' | 'key' | 'none';
 
 /** What a call expects back. */
 export type ResponseKind = 'json' | 'text' | 'bytes';
@@ -148,12 +148,14 @@ export function newIdempotencyKey(): string {
 
 /**
  * isResult reports whether an answer body is a result rather than an error: a decision, an A2A
- * verdict, or a QWED protocol outcome other than ERROR (BLOCKED is 403, TIMEOUT 504 …).
+ * verdict, a JSON-RPC answer of proxy mode, or a QWED protocol outcome other than ERROR (BLOCKED is
+ * 403, TIMEOUT 504 …).
  */
 export function isResult(body: unknown): boolean {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return false;
   const b = body as Record<string, unknown>;
   if (typeof b['decision'] === 'string') return true; // a DecisionReply (DENIED 409, BUDGET_EXCEEDED 429 …)
+  if (b['jsonrpc'] === '2.0') return true; // proxy mode: the agent's or the gate's JSON-RPC answer
   const st = b['status'];
   if (typeof b['verified'] === 'boolean') return typeof st === 'string' && st !== 'ERROR'; // POST /verify
   return (st === 'forwarded' || st === 'blocked' || st === 'rate_limited' || st === 'error') && 'trace_id' in b;
@@ -256,7 +258,9 @@ export class Transport {
     if (c.body !== undefined) h['content-type'] = 'application/json';
     const token = c.agentToken ?? this.#agentToken;
     const useToken = token && (c.auth === 'agent' || !this.#apiKey);
-    if (useToken) h['authorization'] = `Bearer ${token}`;
+    if (c.auth === 'none') {
+      // a public endpoint: no credential leaves the client
+    } else if (useToken) h['authorization'] = `Bearer ${token}`;
     else if (this.#apiKey) h['x-api-key'] = this.#apiKey;
     if (idempotencyKey) h['idempotency-key'] = idempotencyKey;
     for (const [k, v] of Object.entries(c.headers ?? {})) if (v !== undefined) h[k.toLowerCase()] = v;
