@@ -92,8 +92,10 @@ test-python: build
 	AGENTGATE_BIN=$(CURDIR)/bin/agentgate $(PYTHON) -m pytest -q -p no:cacheprovider sdk/python/tests
 
 ## test-typescript: the TypeScript SDK (sdk/typescript): a clean install from its lockfile, the build,
-## then node --test against bin/agentgate (Node >= 20.10 for the runner's flags)
+## then node --test against bin/agentgate (Node >= 20.10 for the runner's flags); its proxy-mode tests
+## front the A2A agent of interop/a2a-js, whose packages are installed first (npm ci)
 test-typescript: build
+	cd interop/a2a-js && npm ci --no-audit --no-fund
 	cd sdk/typescript && npm ci --no-audit --no-fund && npm run build && AGENTGATE_BIN=$(CURDIR)/bin/agentgate npm test
 
 ## test-integrations: the LangChain.js handler and the Vercel AI SDK wrapper (sdk/integrations) and the
