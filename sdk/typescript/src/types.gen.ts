@@ -122,7 +122,7 @@ export interface A2AMetrics {
   blocked: number;
   by_engine: {
     [key: string]: A2AStatusCounts | undefined;
-  } | null;
+  };
   errors: number;
   forwarded: number;
   next_after?: string;
@@ -247,7 +247,7 @@ export interface ActionVerifyBody {
 }
 
 export interface Activity {
-  activities: ActivityEntry[] | null;
+  activities: ActivityEntry[];
   agent_id: string;
   next_after_seq: number | null;
   period: {
@@ -423,7 +423,7 @@ export interface ApprovalDecisionBody {
 }
 
 export interface ApprovalList {
-  approvals: Approval[] | null;
+  approvals: Approval[];
   next_after: string | null;
 }
 
@@ -601,7 +601,7 @@ export interface BusinessDeletedReply {
 }
 
 export interface BusinessInfo {
-  categories: string[] | null;
+  categories: string[];
   currency: string;
   endpoint?: string;
   id: string;
@@ -610,7 +610,7 @@ export interface BusinessInfo {
 }
 
 export interface BusinessList {
-  businesses: BusinessInfo[] | null;
+  businesses: BusinessInfo[];
   next_after: string | null;
 }
 
@@ -899,7 +899,7 @@ export interface Delivery {
 }
 
 export interface DeliveryList {
-  deliveries: Delivery[] | null;
+  deliveries: Delivery[];
   next_after: string | null;
 }
 
@@ -949,9 +949,9 @@ export interface EngineVerdict {
 }
 
 export interface Engines {
-  engines: EngineCapabilities[] | null;
+  engines: EngineCapabilities[];
   protocol_version: string;
-  supported_versions: string[] | null;
+  supported_versions: string[];
 }
 
 /** The one error shape of the gate: {code, message, details}; the codes are those of docs/errors.md. */
@@ -1421,7 +1421,7 @@ export interface PolicyFinding {
 
 export interface PolicyList {
   consumer: string;
-  policies: Policy[] | null;
+  policies: Policy[];
 }
 
 /** The reply to a policy change: the consumer, the op, the policy after it (the one deleted, for a delete) with its new version, and the log position of the change. */
@@ -1702,7 +1702,7 @@ export interface TransactionAnalytics {
     value: number;
   }> | null;
   backtest_policy_file: {
-    put: Policy[] | null;
+    put: Policy[];
   };
   consumer: string;
   currency: string;
@@ -1781,7 +1781,7 @@ export interface TransactionAt {
 export interface TransactionList {
   consumer: string;
   next_after: string | null;
-  transactions: TransactionRecord[] | null;
+  transactions: TransactionRecord[];
 }
 
 export interface TransactionRecord {
@@ -2117,7 +2117,7 @@ export interface WebhookChangeBody {
 }
 
 export interface WebhookList {
-  webhooks: Webhook[] | null;
+  webhooks: Webhook[];
 }
 
 /** A reply body: WebhookReply, the webhook after a change (id and consumer only, with deleted, after a delete) */
