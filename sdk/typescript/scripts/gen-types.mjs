@@ -259,7 +259,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   if (process.argv.includes('--check')) {
     const cur = existsSync(out) ? readFileSync(out, 'utf8') : '';
     if (cur !== text) {
-      console.error(`${relative(pkg, out)} is stale: run npm run gen`);
+      console.error(`${relative(pkg, out)} is stale: run make sdk-types (or npm run gen)`);
       process.exit(1);
     }
   } else {

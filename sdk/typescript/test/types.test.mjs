@@ -12,7 +12,7 @@ const pkg = join(dirname(fileURLToPath(import.meta.url)), '..');
 test('src/types.gen.ts is what scripts/gen-types.mjs generates from the schemas (npm run gen)', () => {
   const committed = readFileSync(join(pkg, 'src', 'types.gen.ts'), 'utf8');
   // Not assert.equal: its diff of two 2,000-line files would bury the one thing to do.
-  assert.ok(committed === render(), 'sdk/typescript/src/types.gen.ts is stale (the OpenAPI document changed): run `cd sdk/typescript && npm run gen`, then `npm run build && npm test`, and commit it');
+  assert.ok(committed === render(), 'sdk/typescript/src/types.gen.ts is stale (the OpenAPI document changed): run `make sdk-types` (or `cd sdk/typescript && npm run gen`), then `npm run build && npm test`, and commit it');
 });
 
 test('the generated types name the gate structures the client uses', () => {
