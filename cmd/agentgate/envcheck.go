@@ -1,6 +1,7 @@
 package main
 
 import (
+	"debug/elf"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -46,6 +47,7 @@ type envInputs struct {
 	build       *debug.BuildInfo // nil: none
 	executable  string           // "" when unknown
 	preloadFile string           // the dynamic linker's system-wide preload list
+	maps        string           // the process's memory maps (/proc/self/maps; "" when unknown)
 	dataDir     string
 	tlsKey      string // "" without TLS
 	uid         int
@@ -61,6 +63,9 @@ func processEnv(dataDir, tlsKey string) envInputs {
 	if exe, err := os.Executable(); err == nil {
 		in.executable = exe
 	}
+	if b, err := os.ReadFile("/proc/self/maps"); err == nil {
+		in.maps = string(b)
+	}
 	return in
 }
 
@@ -69,6 +74,7 @@ func checkEnvironment(in envInputs) []envFinding {
 	var out []envFinding
 	out = append(out, checkLinkerEnv(in.environ)...)
 	out = append(out, checkPreloadFile(in.preloadFile)...)
+	out = append(out, checkLoadedCode(in.maps, in.executable)...)
 	out = append(out, checkGODEBUG("GODEBUG", lookupEnv(in.environ, "GODEBUG"))...)
 	out = append(out, checkGOTRACEBACK(lookupEnv(in.environ, "GOTRACEBACK"))...)
 	out = append(out, checkTrustRoots(in.environ, in.uid)...)
@@ -166,6 +172,88 @@ func checkPreloadFile(path string) []envFinding {
 		}
 	}
 	return nil
+}
+
+// checkLoadedCode refuses code mapped into the process that its binary
+// did not ask for: an executable mapping of a file that is neither the
+// binary nor a library the binary needs (its ELF interpreter and DT_NEEDED
+// entries, and theirs, by soname), or of a file no longer on disk or in
+// memory only (memfd). A preloaded library that unset LD_PRELOAD in its
+// constructor hides from checkLinkerEnv, not from its mapping. Libraries
+// opened later (the resolver's NSS modules) are not loaded yet when serve
+// checks. maps is /proc/self/maps ("" skips the check), exe the binary.
+func checkLoadedCode(maps, exe string) []envFinding {
+	if maps == "" || exe == "" {
+		return nil
+	}
+	var out []envFinding
+	var libs []string // the mapped files, in order, once each
+	for _, line := range strings.Split(maps, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 6 || !strings.Contains(f[1], "x") {
+			continue
+		}
+		path := strings.Join(f[5:], " ")
+		switch {
+		case !strings.HasPrefix(path, "/") || path == exe || path == exe+" (deleted)":
+			// anonymous, [vdso], [vsyscall]; the binary (checkExecutable)
+		case strings.HasPrefix(path, "/memfd:") || strings.HasSuffix(path, " (deleted)"):
+			out = append(out, envFinding{"loaded-code", "code is mapped from " + path + ", which is not a file on disk"})
+		case !slices.Contains(libs, path):
+			libs = append(libs, path)
+		}
+	}
+	wanted := map[string]bool{}
+	addNeeded := func(path string) {
+		ef, err := elf.Open(path)
+		if err != nil {
+			return
+		}
+		defer ef.Close()
+		needed, _ := ef.ImportedLibraries()
+		for _, n := range needed {
+			wanted[n] = true
+		}
+		for _, p := range ef.Progs {
+			if p.Type == elf.PT_INTERP {
+				b := make([]byte, p.Filesz)
+				if _, err := p.ReadAt(b, 0); err == nil {
+					wanted[filepath.Base(strings.TrimRight(string(b), "\x00"))] = true
+				}
+			}
+		}
+	}
+	addNeeded(exe)
+	known := map[string]bool{}
+	for grew := true; grew; {
+		grew = false
+		for _, lib := range libs {
+			if !known[lib] && (wanted[soname(lib)] || wanted[filepath.Base(lib)]) {
+				known[lib], grew = true, true
+				addNeeded(lib)
+			}
+		}
+	}
+	for _, lib := range libs {
+		if !known[lib] {
+			out = append(out, envFinding{"loaded-code", lib + " is loaded into the gate, but neither its binary nor its libraries need it (LD_PRELOAD, LD_AUDIT or an injection)"})
+		}
+	}
+	return out
+}
+
+// soname is the DT_SONAME of the library at path ("" if none).
+func soname(path string) string {
+	ef, err := elf.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer ef.Close()
+	names, _ := ef.DynString(elf.DT_SONAME)
+	if len(names) == 0 {
+		return ""
+	}
+	return names[0]
 }
 
 // unsafeGODEBUG are the GODEBUG settings that weaken the gate, each with

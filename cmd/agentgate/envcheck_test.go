@@ -67,6 +67,75 @@ func TestEnvIntegrity_AgentSpec9_7_PreloadFile(t *testing.T) {
 	}
 }
 
+// QWED-Agent spec v1.1 §9.7: the code mapped into this (cgo) test
+// process is its binary and the libraries it needs; a mapped library it
+// does not need, a file deleted from disk and a memfd are each refused;
+// anonymous, [vdso] and non-executable mappings are not looked at.
+func TestEnvIntegrity_AgentSpec9_7_LoadedCode(t *testing.T) {
+	maps, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(maps), "/libc.so") {
+		t.Fatalf("the test binary maps no libc: not the cgo build this test needs\n%s", maps)
+	}
+	if got := checkLoadedCode(string(maps), exe); len(got) != 0 {
+		t.Fatalf("this process: %v", got)
+	}
+	injected := filepath.Join(t.TempDir(), "libinjected.so")
+	if err := os.WriteFile(injected, []byte("not even ELF"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	extra := "7f0000000000-7f0000001000 r-xp 00001000 fe:00 1 " + injected + "\n" +
+		"7f0000002000-7f0000003000 r--p 00000000 fe:00 2 /tmp/data-only.bin\n" +
+		"7f0000004000-7f0000005000 r-xp 00000000 fe:00 3 /usr/lib/libgone.so (deleted)\n" +
+		"7f0000006000-7f0000007000 r-xp 00000000 00:01 4 /memfd:payload (deleted)\n" +
+		"7f0000008000-7f0000009000 r-xp 00000000 00:00 0 \n" +
+		"7f000000a000-7f000000b000 r-xp 00000000 00:00 0 [vdso]\n"
+	want := "loaded-code: code is mapped from /usr/lib/libgone.so (deleted), which is not a file on disk\n" +
+		"loaded-code: code is mapped from /memfd:payload (deleted), which is not a file on disk\n" +
+		"loaded-code: " + injected + " is loaded into the gate, but neither its binary nor its libraries need it (LD_PRELOAD, LD_AUDIT or an injection)"
+	if got := findingsText(checkLoadedCode(string(maps)+extra, exe)); got != want {
+		t.Fatalf("with injected mappings:\n%s\nwant\n%s", got, want)
+	}
+	if got := checkLoadedCode("", exe); got != nil {
+		t.Fatalf("no maps: %v", got)
+	}
+}
+
+// QWED-Agent spec v1.1 §9.7 through the real binary: a preloaded library
+// that unsets LD_PRELOAD in its constructor hides from the variable's
+// check, not from the loaded-code check: serve refuses, naming it.
+func TestEnvIntegrity_AgentSpec9_7_HiddenPreload(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	bin := buildBinary(t)
+	dir := t.TempDir()
+	src, lib := filepath.Join(dir, "hide.c"), filepath.Join(dir, "libhide.so")
+	if err := os.WriteFile(src, []byte("#include <stdlib.h>\n__attribute__((constructor)) static void hide(void) { unsetenv(\"LD_PRELOAD\"); }\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("gcc", "-shared", "-fPIC", "-o", lib, src).CombinedOutput(); err != nil {
+		t.Fatalf("compiling the preload library (gcc builds the binary's cgo parsers too): %v\n%s", err, out)
+	}
+	data := filepath.Join(dir, "data")
+	out, err := cliCommand(bin, []string{"LD_PRELOAD=" + lib}, "serve", "--data", data, "--http", "127.0.0.1:0").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "loaded-code: "+lib+" is loaded into the gate") {
+		t.Fatalf("hidden preload: %v\n%s", err, out)
+	}
+	if strings.Contains(string(out), "dynamic-linker: LD_PRELOAD") {
+		t.Fatalf("the library did not hide its variable, so the test shows nothing new:\n%s", out)
+	}
+	if _, err := os.Stat(data); !os.IsNotExist(err) {
+		t.Fatalf("the data dir exists (%v): a store was opened before the check", err)
+	}
+}
+
 // QWED-Agent spec v1.1 §9.7: GODEBUG settings that weaken TLS, x509,
 // HTTP parsing, exec lookup or memory-safety checks are refused, each
 // named; diagnostics and the safe values of the same settings are not.
