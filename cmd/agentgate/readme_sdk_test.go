@@ -91,15 +91,8 @@ func TestReadmeClients(t *testing.T) {
 	if !strings.Contains(readmeFence(t, "## Clients", "sh"), "export AGENTGATE_API_KEY=") {
 		t.Fatal(`the README's "Clients" no longer exports AGENTGATE_API_KEY: the quick starts read it`)
 	}
-	data := filepath.Join(t.TempDir(), "data")
-	addr := freeAddr(t)
-	mk := startMake(t, "run", "DATA="+data, "HTTP="+addr)
-	mk.waitHealthy(t, addr)
-	m := adminKeyLine.FindStringSubmatch(mk.logs.String())
-	if m == nil {
-		t.Fatalf("make run printed no admin key:\n%s", mk.logs)
-	}
-	env := []string{"AGENTGATE_URL=http://" + addr, "AGENTGATE_API_KEY=" + m[1]}
+	mk, _, addr, admin := startMakeRun(t)
+	env := []string{"AGENTGATE_URL=http://" + addr, "AGENTGATE_API_KEY=" + admin}
 	approved := regexp.MustCompile(`(?m)^agent_[0-9a-f]+ APPROVED low$`)
 
 	t.Run("python", func(t *testing.T) {

@@ -174,6 +174,22 @@ func (m *makeProcess) interrupt(t *testing.T) {
 	}
 }
 
+// startMakeRun runs `make run` on a fresh data folder and a free address,
+// waits until the gate is healthy, and returns it with its data folder,
+// its address and the admin key it printed.
+func startMakeRun(t *testing.T) (mk *makeProcess, data, addr, adminKey string) {
+	t.Helper()
+	data = filepath.Join(t.TempDir(), "data")
+	addr = freeAddr(t)
+	mk = startMake(t, "run", "DATA="+data, "HTTP="+addr)
+	mk.waitHealthy(t, addr)
+	m := adminKeyLine.FindStringSubmatch(mk.logs.String())
+	if m == nil {
+		t.Fatalf("make run printed no admin key:\n%s", mk.logs)
+	}
+	return mk, data, addr, m[1]
+}
+
 var adminKeyLine = regexp.MustCompile(`admin API key \(shown once, only its hash is stored in [^)]*\): (\S+)`)
 
 // TestReadmeTour runs the README's five-minute tour as written: `make run`
@@ -192,16 +208,9 @@ func TestReadmeTour(t *testing.T) {
 			t.Fatalf("the README tour needs %s (.ci/run and make deps install it): %v", tool, err)
 		}
 	}
-	data := filepath.Join(t.TempDir(), "data")
-	addr := freeAddr(t)
-	mk := startMake(t, "run", "DATA="+data, "HTTP="+addr)
-	mk.waitHealthy(t, addr)
-	m := adminKeyLine.FindStringSubmatch(mk.logs.String())
-	if m == nil {
-		t.Fatalf("make run printed no admin key:\n%s", mk.logs)
-	}
+	mk, data, addr, admin := startMakeRun(t)
 
-	runTour(t, tourScript(t, m[1], "http://"+addr), 2*time.Minute, mk.logs)
+	runTour(t, tourScript(t, admin, "http://"+addr), 2*time.Minute, mk.logs)
 
 	// "Stop the gate (Ctrl-C or SIGTERM drains in-flight requests), then
 	// check the log from the repository root".
