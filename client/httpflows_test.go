@@ -157,3 +157,28 @@ func TestHTTPClientExecute(t *testing.T) {
 		t.Fatalf("GetTransaction: %s %v", raw, err)
 	}
 }
+
+// TestHTTPClientTLS: an https gate is called through the *http.Client
+// that trusts its certificate (WithHTTPClient); without it the handshake
+// fails as a *ConnectionError that names no credential.
+func TestHTTPClientTLS(t *testing.T) {
+	ctx := context.Background()
+	g := startGateTLS(t, nil, true)
+	if !strings.HasPrefix(g.URL, "https://") {
+		t.Fatalf("the gate is not served over TLS: %s", g.URL)
+	}
+	acme := g.principal(t, "org_tls")
+	agent, reg := register(t, acme, "org_tls", "tls", domain.Permissions{}, domain.Limits{})
+	if d, err := agent.VerifyAction(ctx, domain.Action{Type: "calculate", Query: "2+2"}, nil); err != nil || d.Decision != domain.Approved {
+		t.Fatalf("VerifyAction over TLS: %+v %v", d, err)
+	}
+	untrusting, err := client.NewHTTP(g.URL, client.WithAgentToken(string(reg.AgentToken)), client.WithMaxRetries(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = untrusting.GetAgent(ctx, reg.AgentID)
+	var ce *client.ConnectionError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "certificate") || strings.Contains(err.Error(), string(reg.AgentToken)) {
+		t.Fatalf("an untrusted certificate: %v", err)
+	}
+}

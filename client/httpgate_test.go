@@ -46,6 +46,13 @@ type testGate struct {
 // wraps its handler (a fault injector in front of the real gate).
 func startGate(t testing.TB, front func(http.Handler) http.Handler) *testGate {
 	t.Helper()
+	return startGateTLS(t, front, false)
+}
+
+// startGateTLS is startGate, served over TLS (a self-signed certificate
+// the server's own client trusts) when tlsGate.
+func startGateTLS(t testing.TB, front func(http.Handler) http.Handler, tlsGate bool) *testGate {
+	t.Helper()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	reg, err := verify.NewRegistry(verify.Builtin(verify.BuiltinOptions{})...)
 	if err != nil {
@@ -90,7 +97,12 @@ func startGate(t testing.TB, front func(http.Handler) http.Handler) *testGate {
 	if front != nil {
 		h = front(h)
 	}
-	srv := httptest.NewServer(recordRoutes(h))
+	srv := httptest.NewUnstartedServer(recordRoutes(h))
+	if tlsGate {
+		srv.StartTLS()
+	} else {
+		srv.Start()
+	}
 	t.Cleanup(func() {
 		srv.Close()
 		stopRunner()
