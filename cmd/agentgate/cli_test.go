@@ -21,14 +21,7 @@ import (
 // on addr and returns the process with its combined output.
 func cliServe(t *testing.T, bin, addr string, args, env []string) (*exec.Cmd, *syncBuffer) {
 	t.Helper()
-	cmd := exec.Command(bin, append([]string{"serve"}, args...)...)
-	cmd.Env = append(os.Environ(), env...)
-	out := &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
+	cmd, out := cliStart(t, bin, args, env)
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
 		if resp, err := http.Get("http://" + addr + "/healthz"); err == nil {
@@ -41,6 +34,21 @@ func cliServe(t *testing.T, bin, addr string, args, env []string) (*exec.Cmd, *s
 	}
 	t.Fatalf("serve %v did not become healthy on %s:\n%s", args, addr, out.String())
 	return nil, nil
+}
+
+// cliStart starts `agentgate serve args` with env added to the test's,
+// its output in the buffer; the process is killed at the end of the test.
+func cliStart(t *testing.T, bin string, args, env []string) (*exec.Cmd, *syncBuffer) {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"serve"}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
+	return cmd, out
 }
 
 // cliStop sends SIGTERM and expects exit 0.

@@ -119,14 +119,7 @@ func httpsClient(pool *x509.CertPool) *http.Client {
 // answers GET /healthz over HTTPS (trusting pool).
 func startTLSServe(t *testing.T, bin, addr string, pool *x509.CertPool, args, env []string) (*exec.Cmd, *syncBuffer) {
 	t.Helper()
-	cmd := exec.Command(bin, append([]string{"serve"}, args...)...)
-	cmd.Env = append(os.Environ(), env...)
-	out := &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
+	cmd, out := cliStart(t, bin, args, env)
 	c := httpsClient(pool)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
