@@ -191,7 +191,7 @@ const (
 type request struct {
 	method string
 	// path is the escaped path; route names the endpoint in errors
-	// ("POST /agents/{id}/verify"), never with an identifier's value.
+	// ("POST /agents/{id}/verify"; Do's is its path, without the query).
 	path, route string
 	query       url.Values
 	body        any

@@ -107,8 +107,8 @@ func HasCode(err error, code domain.Code) bool { return ErrorCode(err) == code }
 // connection failed, the attempt timed out (Err is ErrAttemptTimeout) or
 // the context ended (Err is its error; errors.Is(err,
 // context.DeadlineExceeded) holds). Route names the endpoint ("POST
-// /agents/{id}/verify"); the URL's identifiers and the credentials are
-// never part of it.
+// /agents/{id}/verify"; for Do, the path it was given, without its query);
+// the URL's query and the credentials are never part of the error.
 type ConnectionError struct {
 	Route string
 	Err   error
