@@ -49,11 +49,12 @@ func normalizeDialect(d string) (string, bool) {
 // and the engine's walks over their trees, can build from src: the depth
 // of brackets plus, at each depth, the longest run of operator characters
 // and NOT keywords between operands, skipping quoted text and comments.
-// It returns the estimate and the byte offset where it peaked. The parsers
+// It returns the estimate and the byte offset where it peaked. backslash
+// reads a backslash in a quoted string as an escape (MySQL's default). The parsers
 // are Go code (a deep input cannot kill the process as C would, but it can
 // take the stack and time): the engine refuses past MaxNesting before it
 // parses.
-func roughNesting(src string, hashComments bool) (int, int) {
+func roughNesting(src string, hashComments, backslash bool) (int, int) {
 	depth, run, best, at := 0, 0, 0, 0
 	note := func(i int) {
 		if e := depth + run; e > best {
@@ -66,7 +67,7 @@ func roughNesting(src string, hashComments bool) (int, int) {
 		case c == '\'' || c == '"' || c == '`':
 			j := i + 1
 			for j < len(src) && src[j] != c {
-				if src[j] == '\\' && c != '`' {
+				if backslash && src[j] == '\\' && c != '`' {
 					j++
 				}
 				j++

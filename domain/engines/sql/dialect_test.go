@@ -132,6 +132,12 @@ func TestQWEDProtocol_SQL_Dialect_SQLite(t *testing.T) {
 	if o.Err == nil || o.Err.Code != CodeSyntax || o.Err.Details["position"] == nil || o.Err.Details["found"] == nil {
 		t.Errorf("syntax error: %+v", o.Err)
 	}
+	// The message of an unterminated string is bounded, not the rest of
+	// the query.
+	o = verify(t, "SELECT 'abc"+strings.Repeat("x", 5000), map[string]any{"dialect": "sqlite"})
+	if o.Err == nil || o.Err.Code != CodeSyntax || len(o.Err.Message) > 300 {
+		t.Errorf("unterminated string: %d bytes of message", len(o.Err.Message))
+	}
 }
 
 // TestQWEDProtocol_SQL_Dialect_Schema pins schema validation per dialect:
@@ -178,6 +184,10 @@ func TestQWEDProtocol_SQL_Dialect_Pathological(t *testing.T) {
 			"SELECT " + strings.Repeat("- ", 20000) + "1",
 			"SELECT 1 WHERE " + strings.Repeat("NOT ", 20000) + "1",
 			"SELECT " + strings.Repeat("1+", MaxQueryBytes),
+			// A backslash must not hide the nesting after it, whichever
+			// way the dialect reads it.
+			"SELECT '\\', " + strings.Repeat("(", 50000) + "1" + strings.Repeat(")", 50000),
+			"SELECT 'a\\'' , " + strings.Repeat("(", 50000) + "1" + strings.Repeat(")", 50000),
 		} {
 			o := verify(t, q, map[string]any{"dialect": d})
 			if o.Status != engines.Error || o.Err == nil || o.Err.Code != CodeTooLong {

@@ -76,7 +76,15 @@ func guardDialect(src, what string, maxBytes int, hashComments bool) (int, *engi
 	if p := precheck(src, what, maxBytes); p != nil {
 		return 0, p
 	}
-	nesting, at := roughNesting(src, hashComments)
+	// A backslash is an escape in MySQL's default mode and a plain
+	// character in SQLite and in MySQL's NO_BACKSLASH_ESCAPES: where the
+	// dialect may read it both ways, the deeper estimate counts.
+	nesting, at := roughNesting(src, hashComments, false)
+	if hashComments && strings.Contains(src, "\\") {
+		if n, o := roughNesting(src, true, true); n > nesting {
+			nesting, at = n, o
+		}
+	}
 	if nesting > MaxNesting {
 		return 0, problem(CodeTooLong, what+" nests too deeply", map[string]any{
 			"limit": MaxNesting, "nesting": nesting, "position": charPos(src, at), "field": what})

@@ -99,7 +99,7 @@ func sqliteSyntaxProblem(src, what string, err error) *engines.Problem {
 			found = clip(pe.Message[i+1:j], 32)
 		}
 	}
-	return syntaxProblem(src, what, pe.Message, charPos(src, off), "a valid SQLite statement", found)
+	return syntaxProblem(src, what, clip(pe.Message, 200), charPos(src, off), "a valid SQLite statement", found)
 }
 
 // sqliteWalker analyses the statements of one SQLite query.
