@@ -402,6 +402,31 @@ func (g goParser[S]) safeParse(src string) (stmts []S, err error) {
 	return g.parse(src)
 }
 
+// classifyGo classifies a.src with a Go parser path: offsets gives where
+// each statement starts, stmt analyses one statement (at that byte
+// offset) and answers the parse-tree nodes counted so far.
+func classifyGo[S any](a *analysis, g goParser[S], offsets func([]S) []int, stmt func(S, int) int) (Class, *engines.Problem) {
+	stmts, nesting, p := g.read(a.src, "query", MaxQueryBytes)
+	if p != nil {
+		return Class{}, p
+	}
+	if len(stmts) == 0 {
+		return Class{}, noStatement(a.src)
+	}
+	offs := offsets(stmts)
+	nodes := 0
+	for i, st := range stmts {
+		if nodes = stmt(st, offs[i]); nodes > MaxNodes {
+			return Class{}, tooManyNodes()
+		}
+	}
+	second := int32(0)
+	if len(offs) > 1 {
+		second = int32(offs[1])
+	}
+	return a.class(nodes, nesting, second), nil
+}
+
 // tooManyNodes is QWED-REQ-004 for a query past MaxNodes.
 func tooManyNodes() *engines.Problem {
 	return problem(CodeTooLong, "query has more than "+strconv.Itoa(MaxNodes)+" parse-tree nodes",

@@ -110,28 +110,13 @@ func classifyMySQL(query string, opt *options) (Class, *engines.Problem) {
 }
 
 func classifyMySQLAs(query string, opt *options, mp goParser[ast.StmtNode]) (Class, *engines.Problem) {
-	stmts, nesting, p := mp.read(query, "query", MaxQueryBytes)
-	if p != nil {
-		return Class{}, p
-	}
-	if len(stmts) == 0 {
-		return Class{}, noStatement(query)
-	}
-	a := newAnalysis(query, opt)
-	w := &mysqlWalker{a: a}
-	offs := mysqlOffsets(query, stmts)
-	for i, st := range stmts {
-		w.off = offs[i]
-		w.statement(st)
-		if w.nodes > MaxNodes {
-			return Class{}, tooManyNodes()
-		}
-	}
-	second := int32(0)
-	if len(stmts) > 1 {
-		second = int32(offs[1])
-	}
-	return a.class(w.nodes, nesting, second), nil
+	w := &mysqlWalker{a: newAnalysis(query, opt)}
+	return classifyGo(w.a, mp, func(stmts []ast.StmtNode) []int { return mysqlOffsets(query, stmts) },
+		func(st ast.StmtNode, off int) int {
+			w.off = off
+			w.statement(st)
+			return w.nodes
+		})
 }
 
 // mysqlOffsets finds where each statement starts in src: the parser

@@ -63,26 +63,18 @@ var sqliteOps = map[ast.Operator]string{
 var sqliteParser = goParser[ast.Stmt]{name: "SQLite", syntax: sqliteSyntaxProblem, parse: parser.ParseString}
 
 func classifySQLite(query string, opt *options) (Class, *engines.Problem) {
-	stmts, nesting, p := sqliteParser.read(query, "query", MaxQueryBytes)
-	if p != nil {
-		return Class{}, p
-	}
-	if len(stmts) == 0 {
-		return Class{}, noStatement(query)
-	}
-	a := newAnalysis(query, opt)
-	w := &sqliteWalker{a: a}
-	for _, st := range stmts {
-		w.statement(st)
-		if w.nodes > MaxNodes {
-			return Class{}, tooManyNodes()
+	w := &sqliteWalker{a: newAnalysis(query, opt)}
+	offsets := func(stmts []ast.Stmt) []int {
+		offs := make([]int, len(stmts))
+		for i, st := range stmts {
+			offs[i] = st.Pos()
 		}
+		return offs
 	}
-	second := int32(0)
-	if len(stmts) > 1 {
-		second = int32(stmts[1].Pos())
-	}
-	return a.class(w.nodes, nesting, second), nil
+	return classifyGo(w.a, sqliteParser, offsets, func(st ast.Stmt, _ int) int {
+		w.statement(st)
+		return w.nodes
+	})
 }
 
 // sqliteSyntaxProblem turns meyer's error (SQLite's message and a byte
