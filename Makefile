@@ -85,25 +85,37 @@ sdk-types:
 	$(PYTHON) sdk/python/tools/gen_models.py
 	cd sdk/typescript && node scripts/gen-types.mjs
 
+# Every agentgate serve an SDK suite starts checks its HTTP exchanges against the OpenAPI document
+# (AGENTGATE_OPENAPI_CHECK) and appends those it does not describe to bin/openapi-<target>.txt; the
+# target fails when the file is not empty.
+openapi-check   = AGENTGATE_OPENAPI_CHECK=$(CURDIR)/bin/openapi-$@.txt
+openapi-verdict = if [ -s bin/openapi-$@.txt ]; then echo "exchanges schemas/openapi.v1.json does not describe:"; cat bin/openapi-$@.txt; exit 1; fi
+
 ## test-python: the Python SDK's pytest suite (sdk/python/tests) against bin/agentgate; its proxy-mode
 ## tests front the A2A agent of interop/a2a-js, whose packages are installed first (npm ci)
 test-python: build
 	cd interop/a2a-js && npm ci --no-audit --no-fund
-	AGENTGATE_BIN=$(CURDIR)/bin/agentgate $(PYTHON) -m pytest -q -p no:cacheprovider sdk/python/tests
+	@rm -f bin/openapi-$@.txt
+	$(openapi-check) AGENTGATE_BIN=$(CURDIR)/bin/agentgate $(PYTHON) -m pytest -q -p no:cacheprovider sdk/python/tests
+	@$(openapi-verdict)
 
 ## test-typescript: the TypeScript SDK (sdk/typescript): a clean install from its lockfile, the build,
 ## then node --test against bin/agentgate (Node >= 20.10 for the runner's flags); its proxy-mode tests
 ## front the A2A agent of interop/a2a-js, whose packages are installed first (npm ci)
 test-typescript: build
 	cd interop/a2a-js && npm ci --no-audit --no-fund
-	cd sdk/typescript && npm ci --no-audit --no-fund && npm run build && AGENTGATE_BIN=$(CURDIR)/bin/agentgate npm test
+	@rm -f bin/openapi-$@.txt
+	cd sdk/typescript && npm ci --no-audit --no-fund && npm run build && $(openapi-check) AGENTGATE_BIN=$(CURDIR)/bin/agentgate npm test
+	@$(openapi-verdict)
 
 ## test-integrations: the LangChain.js handler and the Vercel AI SDK wrapper (sdk/integrations) and the
 ## MCP server (sdk/mcp), against the real @langchain/core, ai and @modelcontextprotocol/sdk of their
 ## lockfiles (npm ci) and bin/agentgate
 test-integrations: build sdk-build
-	cd sdk/integrations && npm ci --no-audit --no-fund && npm run build && AGENTGATE_BIN=$(CURDIR)/bin/agentgate npm test
-	cd sdk/mcp && npm ci --no-audit --no-fund && npm run build && AGENTGATE_BIN=$(CURDIR)/bin/agentgate npm test
+	@rm -f bin/openapi-$@.txt
+	cd sdk/integrations && npm ci --no-audit --no-fund && npm run build && $(openapi-check) AGENTGATE_BIN=$(CURDIR)/bin/agentgate npm test
+	cd sdk/mcp && npm ci --no-audit --no-fund && npm run build && $(openapi-check) AGENTGATE_BIN=$(CURDIR)/bin/agentgate npm test
+	@$(openapi-verdict)
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

@@ -24,7 +24,8 @@ const docURL = "https://agentgate.dev/openapi.v1.json"
 // FixHint is appended to every violation: where the contract is kept.
 const FixHint = "if the handler is right, document it in handlers/httpapi/openapi_test.go " +
 	"(the operations table; read views are reflected from their Go types) and regenerate " +
-	"schemas/openapi.v1.json with `go test ./handlers/httpapi -run TestOpenAPIDocument -update`; else fix the handler"
+	"schemas/openapi.v1.json with `go test ./handlers/httpapi -run TestOpenAPIDocument -update` " +
+	"(then the SDKs' types with `make sdk-types`); else fix the handler"
 
 // Exchange is one HTTP request and its answer.
 type Exchange struct {
