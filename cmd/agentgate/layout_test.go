@@ -38,6 +38,8 @@ var layout = []importEdge{
 		"A2A rules are pure: the domain imports them, they import only the canonical and strict JSON"},
 	{"domain/policy", []string{"domain/strictjson"},
 		"policy rules are pure: the domain imports them, they import only the strict JSON checker"},
+	{"domain/guard", nil,
+		"file, network and PII detectors are pure and lexical: the domain imports them, they import nothing of ours"},
 	{"domain/...", []string{"domain/..."}, "the pure core imports nothing of ours outside itself"},
 
 	{"projections", []string{"domain/...", "streams", "streams/diskspace"},

@@ -1,0 +1,323 @@
+package guard
+
+import (
+	"net/netip"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// QWED-Agent spec v1.1 §2.2, file operations: the path is normalised
+// lexically and refused when it cannot be.
+func TestSeed2_2_FileOperations_Normalise(t *testing.T) {
+	cases := []struct{ in, want, err string }{
+		{"/etc/../etc//shadow", "/etc/shadow", ""},
+		{"/srv/data/./x/../y", "/srv/data/y", ""},
+		{"/../../etc/passwd", "/etc/passwd", ""},
+		{"///a//b/", "/a/b", ""},
+		{"reports/q1.txt", "reports/q1.txt", ""},
+		{"~/.ssh/id_rsa", "~/.ssh/id_rsa", ""},
+		{"../secret", "", "climbs"},
+		{"a/../../b", "", "climbs"},
+		{"", "", "empty"},
+		{"/etc/shadow\x00.txt", "", "control"},
+		{"/etc/sha\ndow", "", "control"},
+		{`C:\Windows\system32`, "", "backslash"},
+		{"/etc/%73hadow", "", "percent"},
+		{"/srv/%2e%2e/etc/shadow", "", "percent"},
+		{"/etc\uff0fshadow", "", "Unicode"},
+		{"/srv/\u2024\u2024/etc", "", "Unicode"},
+		{"/srv/\xff", "", "UTF-8"},
+		{"/" + strings.Repeat("a", MaxPathBytes), "", "longer"},
+		{"/srv/100%/x", "/srv/100%/x", ""},
+		{"/srv/café", "/srv/café", ""},
+	}
+	for _, c := range cases {
+		got, err := NormalizePath(c.in)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("NormalizePath(%q) = %q, %v; want error with %q", c.in, got, err, c.err)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("NormalizePath(%q) = %q, %v; want %q", c.in, got, err, c.want)
+		}
+	}
+}
+
+// QWED-Agent spec v1.1 §2.2, file operations (security check, high risk):
+// sensitive system paths are denied by default; an agent's roots and
+// globs narrow further.
+func TestSeed2_2_FileOperations_Policy(t *testing.T) {
+	none := FilePolicy{}
+	scoped := FilePolicy{AllowedRoots: []string{"/srv/data", "/tmp"}, DeniedGlobs: []string{"**/*.sqlite", "/srv/data/private/**"}}
+	cases := []struct {
+		p    FilePolicy
+		op   FileOp
+		path string
+		rule string
+	}{
+		{none, FileRead, "/etc/shadow", "sensitive_path"},
+		{none, FileRead, "/etc/./shadow", "sensitive_path"},
+		{none, FileRead, "//etc//shadow", "sensitive_path"},
+		{none, FileRead, "/tmp/../etc/shadow", "sensitive_path"},
+		{none, FileRead, "/etc/passwd", ""},
+		{none, FileWrite, "/etc/passwd", "sensitive_path"},
+		{none, FileDelete, "/etc/hosts", "sensitive_path"},
+		{none, FileRead, "/proc/self/environ", "sensitive_path"},
+		{none, FileRead, "/sys/kernel/notes", "sensitive_path"},
+		{none, FileRead, "/root/notes", "sensitive_path"},
+		{none, FileRead, "/home/ann/.ssh/id_ed25519", "sensitive_path"},
+		{none, FileRead, "~/.ssh/authorized_keys", "sensitive_path"},
+		{none, FileWrite, "/home/ann/.ssh", "sensitive_path"},
+		{none, FileRead, "/home/ann/.aws/credentials", "sensitive_path"},
+		{none, FileRead, "/app/.env", "sensitive_path"},
+		{none, FileRead, ".env.production", "sensitive_path"},
+		{none, FileRead, "/var/run/secrets/kubernetes.io/serviceaccount/token", "sensitive_path"},
+		{none, FileRead, "/tmp/report.txt", ""},
+		{none, FileRead, "/etc/sh%61dow", "unnormalisable"},
+		{scoped, FileRead, "/srv/data/q1.csv", ""},
+		{scoped, FileWrite, "/srv/data", ""},
+		{scoped, FileRead, "/srv/database/x", "outside_allowed_roots"},
+		{scoped, FileRead, "/srv/data/../../home/x", "outside_allowed_roots"},
+		{scoped, FileRead, "reports/q1.txt", "outside_allowed_roots"},
+		{scoped, FileRead, "/srv/data/app.sqlite", "denied_path"},
+		{scoped, FileRead, "/srv/data/private/a/b", "denied_path"},
+		{scoped, FileRead, "/tmp/.env", "sensitive_path"},
+	}
+	for _, c := range cases {
+		f := CheckFile(c.p, c.op, c.path)
+		got := ""
+		if f != nil {
+			got = f.Rule
+		}
+		if got != c.rule {
+			t.Errorf("CheckFile(%v, %d, %q) = %+v; want rule %q", c.p, c.op, c.path, f, c.rule)
+		}
+	}
+}
+
+func TestMatchGlobAndValid(t *testing.T) {
+	for _, c := range []struct {
+		pat, p string
+		want   bool
+	}{
+		{"**/.ssh/**", "/home/a/.ssh/k", true},
+		{"**/.ssh/**", ".ssh/k", true},
+		{"**/.ssh/**", "/home/a/.sshx/k", false},
+		{"/srv/*/x", "/srv/a/x", true},
+		{"/srv/*/x", "/srv/a/b/x", false},
+		{"/srv/**", "/srv", true},
+		{"[", "[", false},
+	} {
+		if got := MatchGlob(c.pat, c.p); got != c.want {
+			t.Errorf("MatchGlob(%q, %q) = %v", c.pat, c.p, got)
+		}
+	}
+	for _, bad := range []string{"", "/a**/b", "/[", strings.Repeat("**/", 9) + "x"} {
+		if ValidGlob(bad) == nil {
+			t.Errorf("ValidGlob(%q) accepted", bad)
+		}
+	}
+	for _, bad := range []string{"srv", "/srv/", "/srv/../x", ""} {
+		if ValidRoot(bad) == nil {
+			t.Errorf("ValidRoot(%q) accepted", bad)
+		}
+	}
+	if ValidRoot("/srv/data") != nil || ValidGlob("**/*.sqlite") != nil {
+		t.Error("valid root or glob refused")
+	}
+}
+
+// QWED-Agent spec v1.1 §2.2, network requests (policy check): every
+// spelling of an address normalises to one canonical host.
+func TestSeed2_2_NetworkRequests_Normalise(t *testing.T) {
+	cases := []struct{ in, host, err string }{
+		{"http://2130706433/", "127.0.0.1", ""},
+		{"http://0x7f.1/", "127.0.0.1", ""},
+		{"http://0177.0.0.1/", "127.0.0.1", ""},
+		{"http://127.1/", "127.0.0.1", ""},
+		{"http://0x7f000001/", "127.0.0.1", ""},
+		{"http://[::ffff:127.0.0.1]/", "127.0.0.1", ""},
+		{"http://[::ffff:a9fe:a9fe]/", "169.254.169.254", ""},
+		{"http://[64:ff9b::a9fe:a9fe]/", "169.254.169.254", ""},
+		{"HTTP://API.Example.COM./v1", "api.example.com", ""},
+		{"https://api.example.com:8443/x", "api.example.com", ""},
+		{"https://xn--e1afmkfd.xn--p1ai/", "xn--e1afmkfd.xn--p1ai", ""},
+		{"http://user:pw@api.example.com/", "", "userinfo"},
+		{"http://api.example.com@169.254.169.254/", "", "userinfo"},
+		{`http://api.example.com\@evil.example/`, "", "backslash"},
+		{"http://пример.рф/", "", "non-ASCII"},
+		{"http://exa%6dple.com/", "", ""},
+		{"http://256.1.1.1/", "", "numeric host"},
+		{"http://1.2.3.4.5/", "", "numeric host"},
+		{"http://example.123/", "", "numeric host"},
+		{"http://[fe80::1%25eth0]/", "", "zoned"},
+		{"http://a.com:0/", "", "port"},
+		{"http://a.com:080/", "", "port"},
+		{"http://a.com:99999/", "", "port"},
+		{"/relative/path", "", "no scheme"},
+		{"mailto:ann@example.com", "", "no scheme or host"},
+		{"http://a b.com/", "", "space"},
+	}
+	for _, c := range cases {
+		got, err := ParseTarget(c.in)
+		if c.host == "" {
+			if err == nil || (c.err != "" && !strings.Contains(err.Error(), c.err)) {
+				t.Errorf("ParseTarget(%q) = %+v, %v; want error with %q", c.in, got, err, c.err)
+			}
+			continue
+		}
+		if err != nil || got.Host != c.host {
+			t.Errorf("ParseTarget(%q) = %+v, %v; want host %q", c.in, got, err, c.host)
+		}
+	}
+	got, _ := ParseTarget("https://api.example.com/")
+	if got.Port != 443 || got.Scheme != "https" {
+		t.Errorf("default port: %+v", got)
+	}
+}
+
+// QWED-Agent spec v1.1 §2.2, network requests: private, loopback,
+// link-local and metadata destinations are denied by default; the agent's
+// egress policy restricts hosts, schemes and ports.
+func TestSeed2_2_NetworkRequests_Policy(t *testing.T) {
+	none := EgressPolicy{}
+	scoped := EgressPolicy{AllowedHosts: []string{"api.example.com", "*.cdn.example.net", "10.0.0.5"}, AllowedPorts: []int{443, 8443}, AllowedSchemes: []string{"https"}}
+	cases := []struct {
+		p    EgressPolicy
+		url  string
+		rule string
+	}{
+		{none, "https://api.example.com/v1", ""},
+		{none, "http://169.254.169.254/latest/meta-data/", "metadata_address"},
+		{none, "http://[fd00:ec2::254]/", "metadata_address"},
+		{none, "http://metadata.google.internal./computeMetadata/v1/", "metadata_address"},
+		{none, "http://2852039166/", "metadata_address"},
+		{none, "http://2130706433/", "non_public_address"},
+		{none, "http://0x7f.1/", "non_public_address"},
+		{none, "http://localhost:8080/", "non_public_address"},
+		{none, "http://admin.localhost/", "non_public_address"},
+		{none, "http://[::1]/", "non_public_address"},
+		{none, "http://10.1.2.3/", "non_public_address"},
+		{none, "http://192.168.0.1/", "non_public_address"},
+		{none, "http://172.16.0.1/", "non_public_address"},
+		{none, "http://169.254.1.1/", "non_public_address"},
+		{none, "http://[fe80::1]/", "non_public_address"},
+		{none, "http://[fc00::1]/", "non_public_address"},
+		{none, "http://100.64.0.1/", "non_public_address"},
+		{none, "http://0.0.0.0/", "non_public_address"},
+		{none, "http://[::ffff:10.0.0.1]/", "non_public_address"},
+		{none, "file:///etc/passwd", "unnormalisable"},
+		{none, "gopher://api.example.com/", "scheme_not_allowed"},
+		{none, "http://user@api.example.com/", "unnormalisable"},
+		{scoped, "https://api.example.com/v1", ""},
+		{scoped, "https://api.example.com:8443/v1", ""},
+		{scoped, "http://api.example.com/v1", "scheme_not_allowed"},
+		{scoped, "https://api.example.com:8080/", "port_not_allowed"},
+		{scoped, "https://img.cdn.example.net/a.png", ""},
+		{scoped, "https://cdn.example.net/a.png", "host_not_allowed"},
+		{scoped, "https://evil.example/", "host_not_allowed"},
+		{scoped, "https://api.example.com.evil.example/", "host_not_allowed"},
+		{scoped, "https://10.0.0.5/", ""},
+		{scoped, "https://10.0.0.6/", "non_public_address"},
+		{EgressPolicy{AllowedHosts: []string{"169.254.169.254"}}, "http://169.254.169.254/", "metadata_address"},
+	}
+	for _, c := range cases {
+		f := CheckURL(c.p, c.url)
+		got := ""
+		if f != nil {
+			got = f.Rule
+		}
+		if got != c.rule {
+			t.Errorf("CheckURL(%v, %q) = %+v; want rule %q", c.p, c.url, f, c.rule)
+		}
+	}
+}
+
+func TestClassifyAddrAndHostEntries(t *testing.T) {
+	for a, want := range map[string]string{
+		"8.8.8.8": "", "2001:4860:4860::8888": "", "127.0.0.2": "loopback", "::": "unspecified",
+		"224.0.0.1": "multicast", "255.255.255.255": "multicast", "240.0.0.1": "reserved", "198.18.0.1": "reserved",
+		"::ffff:169.254.169.254": "metadata", "100.100.100.200": "metadata", "::7f00:1": "loopback",
+	} {
+		if got := ClassifyAddr(netip.MustParseAddr(a)); got != want {
+			t.Errorf("ClassifyAddr(%s) = %q; want %q", a, got, want)
+		}
+	}
+	for _, bad := range []string{"", "*.", "API.example.com", "a..b", "пример.рф"} {
+		if ValidHostEntry(bad) == nil {
+			t.Errorf("ValidHostEntry(%q) accepted", bad)
+		}
+	}
+	for _, ok := range []string{"api.example.com", "*.example.com", "10.0.0.5", "::1"} {
+		if err := ValidHostEntry(ok); err != nil {
+			t.Errorf("ValidHostEntry(%q): %v", ok, err)
+		}
+	}
+}
+
+// QWED-Agent spec v1.1 §5.2 no_pii_leakage, QWED protocol v1.0 §8
+// QWED-SEC-003: deterministic detectors with checksums.
+func TestSeed5_2_NoPIILeakage_Scan(t *testing.T) {
+	kinds := func(fs []PIIFinding) []string {
+		var k []string
+		for _, f := range fs {
+			k = append(k, f.Kind)
+		}
+		return k
+	}
+	cases := []struct {
+		in   string
+		want []string
+	}{
+		{"write to ann.lee+news@mail.example.co.uk.", []string{PIIEmail}},
+		{"card 4111 1111 1111 1111 exp", []string{PIICard}},
+		{"card 4111-1111-1111-1111", []string{PIICard}},
+		{"card 4111111111111112", nil},
+		{"iban DE89 3704 0044 0532 0130 00 thanks", []string{PIIIBAN}},
+		{"iban GB82WEST12345698765432", []string{PIIIBAN}},
+		{"iban GB82WEST12345698765433", nil},
+		{"ssn 078-05-1120", []string{PIISSN}},
+		{"ssn 666-05-1120 or 900-12-3456 or 123-00-4567", nil},
+		{"call +44 20 7946 0958 now", []string{PIIPhone}},
+		{"call (415) 555-0132", []string{PIIPhone}},
+		{"call 415-555-0132", []string{PIIPhone}},
+		{"order 12345 of 2026-11-26", nil},
+		{"key AKIAIOSFODNN7EXAMPLE", []string{PIISecret}},
+		{"token=ghp_" + strings.Repeat("a1B2", 9), []string{PIISecret}},
+		{"sk_live_" + strings.Repeat("x", 24), []string{PIISecret}},
+		{"slack xoxb-1234567890-abcdef", []string{PIISecret}},
+		{"-----BEGIN RSA PRIVATE KEY-----\nMIIE", []string{PIIPrivateKey}},
+		{"-----BEGIN CERTIFICATE-----", nil},
+		{"secret Zq8vL2mX9pR4tY7wK1nB6cH3jF5dG0sA", []string{PIIEntropy}},
+		{"sha256 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", nil},
+		{"the quick brown fox jumps over the lazy dog", nil},
+		{"mailbox@localhost", nil},
+	}
+	for _, c := range cases {
+		if got := kinds(Scan(c.in)); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("Scan(%q) = %v; want %v", c.in, got, c.want)
+		}
+	}
+	many := strings.Repeat("a@b.io ", 40)
+	if n := len(Scan(many)); n != MaxPIIFindings {
+		t.Errorf("Scan bound: %d findings", n)
+	}
+}
+
+func TestSeed5_2_NoPIILeakage_ScanJSON(t *testing.T) {
+	doc := []byte(`{"to":"ann@example.com","body":{"lines":["hi","card 4111111111111111"]},"n":4111111111111111,"e":"\u0061nn@example.com"}`)
+	got := ScanJSON(doc)
+	want := []PIIFinding{
+		{Kind: PIIEmail, Where: "/to"}, {Kind: PIICard, Where: "/body/lines/1", Offset: 5},
+		{Kind: PIICard, Where: "/n"}, {Kind: PIIEmail, Where: "/e"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("ScanJSON = %+v\nwant %+v", got, want)
+	}
+	if got := ScanJSON([]byte(`not json ann@example.com`)); len(got) != 1 || got[0].Kind != PIIEmail {
+		t.Errorf("ScanJSON(text) = %+v", got)
+	}
+}

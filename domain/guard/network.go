@@ -1,0 +1,379 @@
+package guard
+
+import (
+	"errors"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// MaxURLBytes bounds a URL the gate parses.
+const MaxURLBytes = 8192
+
+// Target is a URL's destination after normalisation.
+type Target struct {
+	// Scheme is lower case.
+	Scheme string
+	// Host is lower case, without trailing dots or brackets; an IP
+	// literal is in its canonical form (IPv4 dotted decimal for every
+	// inet_aton spelling and for IPv4-mapped IPv6).
+	Host string
+	// Addr is the address of an IP literal host (invalid for a name).
+	Addr netip.Addr
+	// Port is the explicit port, else the scheme's default (0 if none).
+	Port int
+}
+
+var defaultPorts = map[string]int{"http": 80, "https": 443, "ws": 80, "wss": 443, "ftp": 21}
+
+func urlErr(why string) error { return errors.New("URL cannot be normalised: " + why) }
+
+// ParseTarget parses raw strictly and normalises its destination. It
+// refuses URLs over MaxURLBytes, with control bytes, spaces or
+// backslashes, without a scheme or host, with userinfo (credentials in a
+// URL leak, and "allowed.example@evil.example" confuses readers), with a
+// non-ASCII host (send the IDNA A-label, "xn--…"; the gate does not map
+// Unicode names, so homographs cannot pass as allowed names), with a
+// percent-encoded or zoned host, with a host whose last label is numeric
+// but not an IPv4 address, or with an invalid port.
+func ParseTarget(raw string) (Target, error) {
+	if raw == "" || len(raw) > MaxURLBytes {
+		return Target{}, urlErr("empty or longer than 8192 bytes")
+	}
+	for i := 0; i < len(raw); i++ {
+		if c := raw[i]; c <= 0x20 || c == 0x7f || c == '\\' {
+			return Target{}, urlErr("control byte, space or backslash")
+		}
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return Target{}, urlErr("unparsable")
+	}
+	if u.Scheme == "" || u.Opaque != "" || u.Host == "" {
+		return Target{}, urlErr("no scheme or host")
+	}
+	if u.User != nil || strings.Contains(u.Host, "@") {
+		return Target{}, urlErr("userinfo is refused")
+	}
+	t := Target{Scheme: strings.ToLower(u.Scheme)}
+	host, port := u.Hostname(), u.Port()
+	if strings.ContainsAny(host, "%") {
+		return Target{}, urlErr("percent-encoded or zoned host")
+	}
+	if strings.HasSuffix(u.Host, ":") {
+		return Target{}, urlErr("empty port")
+	}
+	if port != "" {
+		n, err := strconv.Atoi(port)
+		if err != nil || n < 1 || n > 65535 || port[0] == '0' {
+			return Target{}, urlErr("invalid port")
+		}
+		t.Port = n
+	} else {
+		t.Port = defaultPorts[t.Scheme]
+	}
+	if strings.HasPrefix(u.Host, "[") {
+		a, err := netip.ParseAddr(host)
+		if err != nil || a.Zone() != "" {
+			return Target{}, urlErr("invalid IPv6 literal")
+		}
+		t.Addr = canonicalAddr(a)
+		t.Host = t.Addr.String()
+		return t, nil
+	}
+	for i := 0; i < len(host); i++ {
+		if host[i] >= 0x80 {
+			return Target{}, urlErr("non-ASCII host (use its xn-- form)")
+		}
+	}
+	host = strings.TrimRight(strings.ToLower(host), ".")
+	if host == "" {
+		return Target{}, urlErr("empty host")
+	}
+	labels := strings.Split(host, ".")
+	if last := labels[len(labels)-1]; last != "" && numericLabel(last) {
+		a, ok := parseIPv4(labels)
+		if !ok {
+			return Target{}, urlErr("numeric host that is not an IPv4 address")
+		}
+		t.Addr, t.Host = a, a.String()
+		return t, nil
+	}
+	for _, l := range labels {
+		if !validLabel(l) {
+			return Target{}, urlErr("invalid host label '" + l + "'")
+		}
+	}
+	t.Host = host
+	return t, nil
+}
+
+// numericLabel reports whether l reads as a number to inet_aton (and to
+// WHATWG URL parsers): decimal digits, or 0x followed by hex digits.
+func numericLabel(l string) bool {
+	if strings.HasPrefix(l, "0x") || strings.HasPrefix(l, "0X") {
+		for i := 2; i < len(l); i++ {
+			if !isHex(l[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	for i := 0; i < len(l); i++ {
+		if l[i] < '0' || l[i] > '9' {
+			return false
+		}
+	}
+	return l != ""
+}
+
+// parseIPv4 reads 1-4 labels as inet_aton does: each decimal, octal
+// (leading 0) or hexadecimal (0x), the last filling the remaining bytes.
+func parseIPv4(labels []string) (netip.Addr, bool) {
+	if len(labels) > 4 {
+		return netip.Addr{}, false
+	}
+	var parts []uint64
+	for _, l := range labels {
+		v, ok := parseNum(l)
+		if !ok {
+			return netip.Addr{}, false
+		}
+		parts = append(parts, v)
+	}
+	var ip uint64
+	for i, v := range parts[:len(parts)-1] {
+		if v > 255 {
+			return netip.Addr{}, false
+		}
+		ip |= v << (24 - 8*uint(i))
+	}
+	last := parts[len(parts)-1]
+	if last >= 1<<(8*uint(5-len(parts))) {
+		return netip.Addr{}, false
+	}
+	ip |= last
+	return netip.AddrFrom4([4]byte{byte(ip >> 24), byte(ip >> 16), byte(ip >> 8), byte(ip)}), true
+}
+
+func parseNum(l string) (uint64, bool) {
+	base, digits := 10, l
+	switch {
+	case strings.HasPrefix(l, "0x") || strings.HasPrefix(l, "0X"):
+		base, digits = 16, l[2:]
+		if digits == "" {
+			return 0, true // "0x" is zero to inet_aton
+		}
+	case len(l) > 1 && l[0] == '0':
+		base, digits = 8, l[1:]
+	}
+	if digits == "" || len(digits) > 32 {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(digits, base, 64)
+	return v, err == nil
+}
+
+func validLabel(l string) bool {
+	if l == "" || len(l) > 63 {
+		return false
+	}
+	for i := 0; i < len(l); i++ {
+		c := l[i]
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// canonicalAddr unmaps IPv4-mapped IPv6 and reads the IPv4 address out of
+// the IPv4-compatible (::a.b.c.d) and NAT64 (64:ff9b::/96) forms, which
+// reach the embedded IPv4 address on hosts that route them.
+func canonicalAddr(a netip.Addr) netip.Addr {
+	a = a.Unmap()
+	if a.Is6() {
+		b := a.As16()
+		compat := !a.IsLoopback() && !a.IsUnspecified()
+		for _, x := range b[:12] {
+			compat = compat && x == 0
+		}
+		if compat || nat64.Contains(a) {
+			return netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
+		}
+	}
+	return a
+}
+
+var (
+	nat64 = netip.MustParsePrefix("64:ff9b::/96")
+	// nonPublic are the ranges denied by default beside what netip
+	// classifies (loopback, private, link-local, multicast, unspecified).
+	nonPublic = []netip.Prefix{
+		netip.MustParsePrefix("0.0.0.0/8"),
+		netip.MustParsePrefix("100.64.0.0/10"),
+		netip.MustParsePrefix("192.0.0.0/24"),
+		netip.MustParsePrefix("198.18.0.0/15"),
+		netip.MustParsePrefix("240.0.0.0/4"),
+		netip.MustParsePrefix("fec0::/10"),
+		netip.MustParsePrefix("2002::/16"),
+		netip.MustParsePrefix("100::/64"),
+	}
+	// metadataAddrs are cloud metadata services: never reachable.
+	metadataAddrs = []netip.Addr{
+		netip.MustParseAddr("169.254.169.254"),
+		netip.MustParseAddr("169.254.170.2"),
+		netip.MustParseAddr("100.100.100.200"),
+		netip.MustParseAddr("fd00:ec2::254"),
+	}
+	// metadataHosts are the names of cloud metadata services.
+	metadataHosts = []string{"metadata.google.internal", "metadata.goog", "metadata", "instance-data", "instance-data.ec2.internal", "metadata.azure.com"}
+)
+
+// ClassifyAddr names why addr is not a public unicast address ("" when
+// it is): "metadata", "loopback", "private", "link_local", "multicast",
+// "unspecified" or "reserved".
+func ClassifyAddr(a netip.Addr) string {
+	a = canonicalAddr(a)
+	for _, m := range metadataAddrs {
+		if a == m {
+			return "metadata"
+		}
+	}
+	switch {
+	case !a.IsValid(), a.IsUnspecified():
+		return "unspecified"
+	case a.IsLoopback():
+		return "loopback"
+	case a.IsLinkLocalUnicast():
+		return "link_local"
+	case a.IsMulticast(), a.IsLinkLocalMulticast(), a.IsInterfaceLocalMulticast(), a == netip.AddrFrom4([4]byte{255, 255, 255, 255}):
+		return "multicast"
+	case a.IsPrivate():
+		return "private"
+	}
+	for _, p := range nonPublic {
+		if p.Contains(a) {
+			return "reserved"
+		}
+	}
+	return ""
+}
+
+// EgressPolicy is an agent's network policy. AllowedHosts entries are
+// host names ("api.example.com"), wildcard suffixes ("*.example.com":
+// subdomains only) or IP literals; empty allows every public host.
+// AllowedSchemes empty means http and https; AllowedPorts empty means
+// any port.
+type EgressPolicy struct {
+	AllowedHosts   []string
+	AllowedSchemes []string
+	AllowedPorts   []int
+}
+
+// NetFinding is why a URL is refused.
+type NetFinding struct {
+	// Host is the normalised host ("" when the URL could not be parsed).
+	Host string
+	// Rule names what refused it: "unnormalisable", "scheme_not_allowed",
+	// "port_not_allowed", "metadata_address", "non_public_address"
+	// (Reason says which class) or "host_not_allowed".
+	Rule   string
+	Reason string
+}
+
+// CheckURL decides a request to raw under p: nil when it may proceed.
+// Cloud metadata addresses and names are refused always; loopback,
+// private, link-local and reserved addresses and localhost names unless
+// AllowedHosts names that host exactly.
+func CheckURL(p EgressPolicy, raw string) *NetFinding {
+	t, err := ParseTarget(raw)
+	if err != nil {
+		return &NetFinding{Rule: "unnormalisable", Reason: err.Error()}
+	}
+	schemes := p.AllowedSchemes
+	if len(schemes) == 0 {
+		schemes = []string{"http", "https"}
+	}
+	if !containsFold(schemes, t.Scheme) {
+		return &NetFinding{Host: t.Host, Rule: "scheme_not_allowed", Reason: "scheme '" + t.Scheme + "' is not allowed"}
+	}
+	if len(p.AllowedPorts) > 0 && !containsInt(p.AllowedPorts, t.Port) {
+		return &NetFinding{Host: t.Host, Rule: "port_not_allowed", Reason: "port " + strconv.Itoa(t.Port) + " is not allowed"}
+	}
+	class := ""
+	if t.Addr.IsValid() {
+		class = ClassifyAddr(t.Addr)
+	} else if containsFold(metadataHosts, t.Host) {
+		class = "metadata"
+	} else if t.Host == "localhost" || strings.HasSuffix(t.Host, ".localhost") {
+		class = "loopback"
+	}
+	if class == "metadata" {
+		return &NetFinding{Host: t.Host, Rule: "metadata_address", Reason: t.Host + " is a cloud metadata service"}
+	}
+	exact := false
+	for _, h := range p.AllowedHosts {
+		if hostMatches(h, t.Host) {
+			exact = exact || !strings.HasPrefix(h, "*.")
+			if class == "" || exact {
+				return nil
+			}
+		}
+	}
+	if class != "" {
+		return &NetFinding{Host: t.Host, Rule: "non_public_address", Reason: t.Host + " is a " + strings.ReplaceAll(class, "_", "-") + " address"}
+	}
+	if len(p.AllowedHosts) == 0 {
+		return nil
+	}
+	return &NetFinding{Host: t.Host, Rule: "host_not_allowed", Reason: t.Host + " is not in the agent's allowed hosts"}
+}
+
+// hostMatches matches a normalised host against an AllowedHosts entry.
+func hostMatches(entry, host string) bool {
+	if s, ok := strings.CutPrefix(entry, "*."); ok {
+		return strings.HasSuffix(host, "."+s)
+	}
+	if a, err := netip.ParseAddr(entry); err == nil {
+		return canonicalAddr(a).String() == host
+	}
+	return entry == host
+}
+
+// ValidHostEntry checks an AllowedHosts entry: an IP literal, or a lower
+// case ASCII host name, optionally prefixed "*.".
+func ValidHostEntry(e string) error {
+	if _, err := netip.ParseAddr(e); err == nil {
+		return nil
+	}
+	h := strings.TrimPrefix(e, "*.")
+	if h == "" || len(h) > 253 {
+		return errors.New("'" + e + "' is not a host name")
+	}
+	for _, l := range strings.Split(h, ".") {
+		if !validLabel(l) {
+			return errors.New("'" + e + "' is not a lower-case ASCII host name")
+		}
+	}
+	return nil
+}
+
+func containsFold(list []string, s string) bool {
+	for _, x := range list {
+		if strings.EqualFold(x, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func containsInt(list []int, n int) bool {
+	for _, x := range list {
+		if x == n {
+			return true
+		}
+	}
+	return false
+}

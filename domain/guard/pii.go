@@ -1,0 +1,402 @@
+package guard
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"math"
+	"slices"
+	"strings"
+)
+
+// The kinds of PII and secrets Scan finds.
+const (
+	PIIEmail      = "email"
+	PIIPhone      = "phone"
+	PIICard       = "card_number"
+	PIIIBAN       = "iban"
+	PIISSN        = "us_ssn"
+	PIISecret     = "secret"
+	PIIPrivateKey = "private_key"
+	PIIEntropy    = "high_entropy_string"
+)
+
+// MaxPIIFindings bounds the findings of one scan; MaxScanBytes the text
+// one scan reads (the rest is not read: callers bound their inputs first).
+const (
+	MaxPIIFindings = 16
+	MaxScanBytes   = 1 << 20
+)
+
+// PIIFinding is one thing found: its kind and where (a byte offset in the
+// scanned text, or the JSON path of the string it was in). It never
+// holds the value found.
+type PIIFinding struct {
+	Kind   string
+	Where  string
+	Offset int
+}
+
+// secretPrefixes are the prefixes of well-known credentials and the
+// least number of token characters that must follow.
+var secretPrefixes = []struct {
+	prefix string
+	min    int
+}{
+	{"AKIA", 16}, {"ASIA", 16}, {"ghp_", 36}, {"gho_", 36}, {"ghu_", 36}, {"ghs_", 36}, {"ghr_", 36},
+	{"github_pat_", 22}, {"glpat-", 20}, {"sk_live_", 24}, {"rk_live_", 24}, {"sk_test_", 24},
+	{"xoxb-", 10}, {"xoxp-", 10}, {"xoxa-", 10}, {"xoxs-", 10}, {"xapp-", 10}, {"AIza", 35},
+	{"sk-ant-", 32}, {"sk-proj-", 32}, {"npm_", 36}, {"pypi-", 32},
+}
+
+// Scan finds PII and secrets in text, deterministically, in the order of
+// their offsets, at most MaxPIIFindings. Checksums are required where the
+// format has one: card numbers (13-19 digits, spaces or hyphens between
+// groups) pass Luhn, IBANs (spaced or not) pass ISO 13616 mod 97, US SSNs
+// (ddd-dd-dddd) respect the SSA's area, group and serial rules. Phone
+// numbers are "+" and 8-15 digits, or the North American ten-digit forms
+// with separators. Secrets are known prefixes with enough token
+// characters after them, PEM private key headers, and tokens of at least
+// 32 characters mixing upper, lower case and digits with a Shannon
+// entropy of at least 4.2 bits per character.
+func Scan(text string) []PIIFinding {
+	if len(text) > MaxScanBytes {
+		text = text[:MaxScanBytes]
+	}
+	var out []PIIFinding
+	add := func(kind string, off int) bool {
+		out = append(out, PIIFinding{Kind: kind, Offset: off})
+		return len(out) < MaxPIIFindings
+	}
+	for i := 0; i < len(text); {
+		if i > 0 && isWord(text[i-1]) {
+			i++
+			continue
+		}
+		if n, kind := scanAt(text, i); n > 0 {
+			if !add(kind, i) {
+				break
+			}
+			i += n
+			continue
+		}
+		i++
+	}
+	return out
+}
+
+// scanAt tries every detector at a word start i: the length consumed and
+// the kind, or 0.
+func scanAt(text string, i int) (int, string) {
+	rest := text[i:]
+	if strings.HasPrefix(rest, "-----BEGIN ") {
+		if h := rest[:min(len(rest), 64)]; strings.Contains(h, "PRIVATE KEY-----") {
+			return strings.Index(h, "PRIVATE KEY-----") + len("PRIVATE KEY-----"), PIIPrivateKey
+		}
+	}
+	tok := tokenAt(text, i)
+	for _, p := range secretPrefixes {
+		if strings.HasPrefix(tok, p.prefix) && len(tok)-len(p.prefix) >= p.min {
+			return len(tok), PIISecret
+		}
+	}
+	if n := emailAt(text, i); n > 0 {
+		return n, PIIEmail
+	}
+	if n := ibanAt(text, i); n > 0 {
+		return n, PIIIBAN
+	}
+	if n, kind := numberAt(text, i); n > 0 {
+		return n, kind
+	}
+	if len(tok) >= 32 && highEntropy(tok) {
+		return len(tok), PIIEntropy
+	}
+	return 0, ""
+}
+
+func isWord(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_'
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// tokenAt is the run of token characters (letters, digits, "_-+/=") at i.
+func tokenAt(text string, i int) string {
+	j := i
+	for j < len(text) && (isWord(text[j]) || strings.IndexByte("-+/=", text[j]) >= 0) {
+		j++
+	}
+	return text[i:j]
+}
+
+// emailAt matches local@domain.tld at i (local starting at i).
+func emailAt(text string, i int) int {
+	j := i
+	for j < len(text) && (isWord(text[j]) || strings.IndexByte(".%+-", text[j]) >= 0) {
+		j++
+	}
+	if j == i || j >= len(text) || text[j] != '@' {
+		return 0
+	}
+	k, lastDot := j+1, -1
+	for k < len(text) && (isWord(text[k]) || text[k] == '-' || text[k] == '.') {
+		if text[k] == '.' {
+			lastDot = k
+		}
+		k++
+	}
+	for k > j+1 && text[k-1] == '.' { // a sentence's full stop
+		k--
+		lastDot = strings.LastIndexByte(text[j+1:k], '.')
+		if lastDot >= 0 {
+			lastDot += j + 1
+		}
+	}
+	if lastDot <= j+1 || k-lastDot-1 < 2 {
+		return 0
+	}
+	for _, c := range []byte(text[lastDot+1 : k]) {
+		if !('a' <= c|0x20 && c|0x20 <= 'z') {
+			return 0
+		}
+	}
+	return k - i
+}
+
+// ibanAt matches an IBAN at i: two capital letters, two digits, then
+// 11-30 capitals or digits, optionally in groups separated by single
+// spaces, passing mod 97. The longest valid reading wins.
+func ibanAt(text string, i int) int {
+	if i+4 > len(text) || !isUpper(text[i]) || !isUpper(text[i+1]) || !isDigit(text[i+2]) || !isDigit(text[i+3]) {
+		return 0
+	}
+	var chars []byte
+	var ends []int
+	for j := i; j < len(text) && len(chars) < 34; j++ {
+		c := text[j]
+		switch {
+		case isUpper(c) || isDigit(c):
+			chars = append(chars, c)
+			ends = append(ends, j+1)
+		case c == ' ' && j+1 < len(text) && (isUpper(text[j+1]) || isDigit(text[j+1])) && len(chars) >= 4:
+		default:
+			j = len(text)
+		}
+	}
+	for n := len(chars); n >= 15; n-- {
+		if (ends[n-1] == len(text) || !isWord(text[ends[n-1]])) && mod97(chars[:n]) == 1 {
+			return ends[n-1] - i
+		}
+	}
+	return 0
+}
+
+func isUpper(c byte) bool { return 'A' <= c && c <= 'Z' }
+
+// mod97 is ISO 7064 mod 97-10 of an IBAN (first four characters moved to
+// the end, letters as 10-35).
+func mod97(s []byte) int {
+	r := 0
+	for _, c := range append(slices.Clone(s[4:]), s[:4]...) {
+		if isDigit(c) {
+			r = (r*10 + int(c-'0')) % 97
+		} else {
+			r = (r*100 + int(c-'A'+10)) % 97
+		}
+	}
+	return r
+}
+
+// numberAt reads a run of digits and separators at i and classifies it:
+// SSN, card number or phone number.
+func numberAt(text string, i int) (int, string) {
+	j := i
+	if j < len(text) && (text[j] == '+' || text[j] == '(') {
+		j++
+	}
+	var digits []byte
+	for j < len(text) {
+		c := text[j]
+		switch {
+		case isDigit(c):
+			digits = append(digits, c)
+		case strings.IndexByte(" -.()", c) >= 0 && j+1 < len(text) && (isDigit(text[j+1]) || text[j+1] == ' ' || text[j+1] == '('):
+		default:
+			goto done
+		}
+		j++
+	}
+done:
+	for j > i && !isDigit(text[j-1]) {
+		j--
+	}
+	if len(digits) == 0 || (j < len(text) && isWord(text[j])) {
+		return 0, ""
+	}
+	s := text[i:j]
+	switch {
+	case ssn(s):
+		return j - i, PIISSN
+	case len(digits) >= 13 && len(digits) <= 19 && strings.Trim(s, "0123456789 -") == "" && digits[0] >= '2' && digits[0] <= '6' && luhn(digits):
+		return j - i, PIICard
+	case text[i] == '+' && len(digits) >= 8 && len(digits) <= 15:
+		return j - i, PIIPhone
+	case len(digits) == 10 && nanp(s):
+		return j - i, PIIPhone
+	}
+	return 0, ""
+}
+
+// ssn matches ddd-dd-dddd with a valid area (not 000, 666 or 9xx), group
+// (not 00) and serial (not 0000).
+func ssn(s string) bool {
+	if len(s) != 11 || s[3] != '-' || s[6] != '-' {
+		return false
+	}
+	for k, c := range []byte(s) {
+		if k != 3 && k != 6 && !isDigit(c) {
+			return false
+		}
+	}
+	return s[:3] != "000" && s[:3] != "666" && s[0] != '9' && s[4:6] != "00" && s[7:] != "0000"
+}
+
+// nanp matches (ddd) ddd-dddd, ddd-ddd-dddd, ddd.ddd.dddd, ddd ddd dddd.
+func nanp(s string) bool {
+	shape := []byte(s)
+	for k, c := range shape {
+		if isDigit(c) {
+			shape[k] = 'd'
+		}
+	}
+	switch string(shape) {
+	case "(ddd) ddd-dddd", "ddd-ddd-dddd", "ddd.ddd.dddd", "ddd ddd dddd", "(ddd)ddd-dddd":
+		return true
+	}
+	return false
+}
+
+func luhn(d []byte) bool {
+	sum := 0
+	for k := len(d) - 1; k >= 0; k-- {
+		v := int(d[k] - '0')
+		if (len(d)-1-k)%2 == 1 {
+			v *= 2
+			if v > 9 {
+				v -= 9
+			}
+		}
+		sum += v
+	}
+	return sum%10 == 0
+}
+
+// highEntropy: upper, lower and digits all present and at least 4.2 bits
+// of Shannon entropy per character.
+func highEntropy(tok string) bool {
+	var up, lo, dig bool
+	var counts [256]int
+	for _, c := range []byte(tok) {
+		counts[c]++
+		up = up || isUpper(c)
+		lo = lo || ('a' <= c && c <= 'z')
+		dig = dig || isDigit(c)
+	}
+	if !up || !lo || !dig {
+		return false
+	}
+	h, n := 0.0, float64(len(tok))
+	for _, k := range counts {
+		if k > 0 {
+			p := float64(k) / n
+			h -= p * math.Log2(p)
+		}
+	}
+	return h >= 4.2
+}
+
+// ScanJSON scans every string (and number literal) of a JSON document,
+// after JSON unescaping, in document order; Where is the JSON pointer of
+// the value (RFC 6901). A document that does not decode is scanned as
+// text.
+func ScanJSON(doc []byte) []PIIFinding {
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.UseNumber()
+	var out []PIIFinding
+	var stack []string   // pointer elements
+	var inObj []bool     // per container: object?
+	var expectKey []bool // per container: next token is a key
+	var arrIndex []int   // per container: next index of an array
+	pointer := func() string {
+		if len(stack) == 0 {
+			return ""
+		}
+		return "/" + strings.Join(stack, "/")
+	}
+	for len(out) < MaxPIIFindings {
+		tok, err := dec.Token()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return out
+			}
+			return Scan(string(doc))
+		}
+		top := len(inObj) - 1
+		if top >= 0 && inObj[top] && expectKey[top] {
+			if k, ok := tok.(string); ok {
+				stack = append(stack, strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1"))
+				expectKey[top] = false
+				continue
+			}
+		}
+		if top >= 0 && !inObj[top] {
+			if d, ok := tok.(json.Delim); !ok || d != ']' {
+				stack = append(stack, itoa(arrIndex[top]))
+				arrIndex[top]++
+			}
+		}
+		var text string
+		switch v := tok.(type) {
+		case json.Delim:
+			if v == '{' || v == '[' {
+				inObj, expectKey, arrIndex = append(inObj, v == '{'), append(expectKey, v == '{'), append(arrIndex, 0)
+				continue
+			}
+			inObj, expectKey, arrIndex = inObj[:top], expectKey[:top], arrIndex[:top]
+		case string:
+			text = v
+		case json.Number:
+			text = string(v)
+		}
+		if text != "" {
+			for _, f := range Scan(text) {
+				f.Where = pointer()
+				out = append(out, f)
+				if len(out) == MaxPIIFindings {
+					break
+				}
+			}
+		}
+		// leave the value: pop its pointer element
+		if len(inObj) > 0 && len(stack) > 0 {
+			stack = stack[:len(stack)-1]
+			if inObj[len(inObj)-1] {
+				expectKey[len(expectKey)-1] = true
+			}
+		}
+	}
+	return out
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var b []byte
+	for ; n > 0; n /= 10 {
+		b = append([]byte{byte('0' + n%10)}, b...)
+	}
+	return string(b)
+}
