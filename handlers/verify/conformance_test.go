@@ -232,7 +232,8 @@ func TestSeed002_11_Full_Standard_ErrorCodes(t *testing.T) {
 	// configuration, off in this harness).
 	// QWED-ENG-001 (an engine worker or a z3 process that cannot be
 	// started for a call) is pinned by enginehost's and z3pool's
-	// TestQWEDProtocol_8_3_EngineInitializationFailed.
+	// TestQWEDProtocol_8_3_EngineInitializationFailed, and over HTTP by
+	// cmd/agentgate's TestQWEDProtocol_8_3_EngineInitializationFailedOverHTTP.
 	// Not applicable here: QWED-AUTH-003 (every principal may verify),
 	// QWED-SEC-003 (no PII redaction), QWED-SYS-001 (no request produces
 	// it).
