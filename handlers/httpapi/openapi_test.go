@@ -154,10 +154,9 @@ var operations = []apiOp{
 		params:  []string{"From", "To", "ReportFormat"},
 		summary: "Export an agent's compliance report (QWED-Agent spec v1.1 §7.3): a verifiable JSON bundle, CSV or PDF",
 		ok: []resp{{status: 200, desc: "The report in the format asked for (attachment)", content: map[string]any{
-			"application/json":         map[string]any{"schema": ref("ComplianceBundle")},
-			"text/csv":                 map[string]any{"schema": map[string]any{"type": "string"}},
-			"application/pdf":          map[string]any{"schema": map[string]any{"type": "string", "contentMediaType": "application/pdf"}},
-			"application/octet-stream": map[string]any{"schema": map[string]any{"type": "string"}},
+			"application/json": map[string]any{"schema": ref("ComplianceBundle")},
+			"text/csv":         map[string]any{"schema": map[string]any{"type": "string"}},
+			"application/pdf":  map[string]any{"schema": map[string]any{"type": "string", "contentMediaType": "application/pdf"}},
 		}, headers: []string{"Content-Disposition"}},
 			{status: 503, desc: "Unavailable: no event log, every report slot taken (Retry-After), or the report could not be produced",
 				schema: "ErrorReply", headers: []string{"Retry-After"}}},
