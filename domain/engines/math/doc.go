@@ -30,6 +30,25 @@
 //     {"operation":"derivative","variable":"x"} with the query f (answered
 //     with the derivative) or f = g (the claim d/dx f = g). The variable
 //     may be left out when f has exactly one.
+//   - Integrals, limits, equations (params.operation): "integrate" answers
+//     an antiderivative of a polynomial in the variable (coefficients free
+//     of it, "+ C" implied) or, with lower and upper, the definite
+//     integral exactly; "f = F" verifies the claimed antiderivative F by
+//     differentiating it (any F the engine differentiates; the constant of
+//     integration is free). Other integrands (1/x, 1/(x**2+1): log, atan)
+//     are UNSUPPORTED. "limit" takes the limit of a rational function at a
+//     rational point (two-sided, or one-sided with direction "+"/"-";
+//     0/0 cancelled by exact division by x - c; a pole is oo or -oo by the
+//     sign of the rest) or at oo/-oo (by the degrees and leading
+//     coefficients); "f = L" compares (L may be oo or -oo). "solve" answers
+//     the solutions of an equation in one variable with rational
+//     coefficients: the rational roots (rational root test) and the two
+//     roots of a remaining square-free quadratic factor, written with sqrt
+//     of a square-free-by-trial integer; roots where the equation as
+//     written is undefined are dropped; params.solutions is compared as a
+//     set. Any other factor is UNSUPPORTED (the real domain), the rational
+//     domain answers the rational roots (complete by the rational root
+//     theorem), the integer domain the integer ones.
 //
 // # Decisions
 //
@@ -83,7 +102,10 @@
 //     identity through unknown function relations, a non-integer value in
 //     the integer domain): UNSUPPORTED, QWED-REQ-005, details reason.
 //
-// Params (QWED protocol v1.0 §5.2.1) are domain ("real", "integer", "complex"),
+// Params (QWED protocol v1.0 §5.2.1) are domain ("real", "integer",
+// "rational": rational functions over the rationals only, pi, e and
+// irrational function values UNSUPPORTED; "complex"),
 // precision (the digits of the "decimal" rendering; comparison is always
-// exact), operation, variable and correct; see Params.
+// exact), operation, variable, correct, lower, upper, point, direction and
+// solutions; see Params.
 package math

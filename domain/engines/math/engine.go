@@ -19,7 +19,10 @@ const Version = "1.0.0"
 // an unknown field or a field of the wrong type is QWED-REQ-001.
 type Params struct {
 	// Domain is "real" (the default), "integer" (integer literals only;
-	// a numeric value that is not an integer is UNSUPPORTED) or "complex"
+	// a numeric value that is not an integer is UNSUPPORTED), "rational"
+	// (rational functions over the rationals only: pi, e and a function
+	// application without a rational value are UNSUPPORTED; solve answers
+	// the rational solutions) or "complex"
 	// (as real, but sqrt and log of negative numbers are UNSUPPORTED rather
 	// than undefined, and log(exp(u)) is not simplified).
 	Domain string `json:"domain,omitempty"`
@@ -29,16 +32,57 @@ type Params struct {
 	Precision *int `json:"precision,omitempty"`
 	// Operation is "" (a claim when the query has a relation, else an
 	// evaluation), "verify" (a relation is required), "evaluate" (no
-	// relation allowed) or "derivative" (the query's left side is
-	// differentiated in Variable first).
+	// relation allowed), "derivative" (the query's left side is
+	// differentiated in Variable first), "integrate" (f: an antiderivative;
+	// f = F: F is verified by differentiation; with Lower and Upper the
+	// definite integral), "limit" (the limit of the left side at Point) or
+	// "solve" (the solutions of the equation in Variable).
 	Operation string `json:"operation,omitempty"`
-	// Variable is the variable of the "derivative" operation; it may be
-	// left out when the expression has exactly one variable.
+	// Variable is the variable of the derivative, integrate, limit and
+	// solve operations; it may be left out when the expression has exactly
+	// one variable.
 	Variable string `json:"variable,omitempty"`
 	// Correct (default true) answers a wrong numeric claim whose right side
 	// is a single number with CORRECTED and the corrected claim; false
 	// answers FAILED as in the QWED protocol v1.0 §6.3.2.
 	Correct *bool `json:"correct,omitempty"`
+	// Lower and Upper are the bounds of a definite "integrate" (both or
+	// neither): expressions without variables, as strings or JSON numbers.
+	Lower *Value `json:"lower,omitempty"`
+	Upper *Value `json:"upper,omitempty"`
+	// Point is where the "limit" operation takes the limit: an expression
+	// without variables whose value is rational, or oo, +oo, -oo (also
+	// inf, infinity).
+	Point *Value `json:"point,omitempty"`
+	// Direction is "+" (from the right), "-" (from the left) or "" (both
+	// sides) for a "limit" at a finite point.
+	Direction string `json:"direction,omitempty"`
+	// Solutions are the claimed solutions of a "solve" operation (at most
+	// MaxSolutions): VERIFIED when they are exactly the solution set.
+	Solutions []Value `json:"solutions,omitempty"`
+}
+
+// Value is a param holding a value: a JSON string in the engine's syntax
+// or a JSON number (read exactly, as its decimal text).
+type Value string
+
+// UnmarshalJSON accepts a string or a number.
+func (v *Value) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return fmt.Errorf("decoding a value: %w", err)
+		}
+		*v = Value(s)
+		return nil
+	}
+	var n json.Number
+	if err := json.Unmarshal(b, &n); err != nil {
+		return fmt.Errorf("decoding a value (a string or a number): %w", err)
+	}
+	*v = Value(n.String())
+	return nil
 }
 
 // Result is the math engine's result object (QWED protocol v1.0 §6.3.1, §6.3.2).
@@ -47,8 +91,9 @@ type Params struct {
 type Result struct {
 	IsValid bool `json:"is_valid"`
 	// Kind is "evaluation", "derivative", "numeric" (a claim without
-	// variables), "identity" (a claim with variables) or "comparison"
-	// (!=, <, <=, >, >=).
+	// variables), "identity" (a claim with variables), "comparison"
+	// (!=, <, <=, >, >=), "integral", "antiderivative" (a claimed one),
+	// "definite_integral", "limit" or "solve".
 	Kind string `json:"kind"`
 	// Expression and Value are the evaluated expression and its exact
 	// value (evaluation and derivative).
@@ -64,8 +109,17 @@ type Result struct {
 	Actual               string   `json:"actual,omitempty"`
 	Variable             string   `json:"variable,omitempty"`
 	Variables            []string `json:"variables,omitempty"`
-	Domain               string   `json:"domain"`
-	Message              string   `json:"message"`
+	// Lower, Upper (definite integral), Point and Direction (limit) echo
+	// the params in the engine's spelling.
+	Lower     string `json:"lower,omitempty"`
+	Upper     string `json:"upper,omitempty"`
+	Point     string `json:"point,omitempty"`
+	Direction string `json:"direction,omitempty"`
+	// Solutions are the solutions of a solve operation, rational ones
+	// ascending first; present (possibly empty) for solve only.
+	Solutions *[]string `json:"solutions,omitempty"`
+	Domain    string    `json:"domain"`
+	Message   string    `json:"message"`
 }
 
 // Proof is the derivation returned with include_proof: the normal forms
@@ -81,8 +135,11 @@ const proofMethod = "exact rational-function normal form over the rationals (mat
 
 // paramsSchema is the JSON Schema (2020-12) of Params.
 const paramsSchema = `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","additionalProperties":false,` +
-	`"properties":{"domain":{"enum":["real","integer","complex"]},"precision":{"type":"integer","minimum":0,"maximum":1000},` +
-	`"operation":{"enum":["verify","evaluate","derivative"]},"variable":{"type":"string"},"correct":{"type":"boolean"}}}`
+	`"$defs":{"value":{"type":["string","number"]}},` +
+	`"properties":{"domain":{"enum":["real","integer","rational","complex"]},"precision":{"type":"integer","minimum":0,"maximum":1000},` +
+	`"operation":{"enum":["verify","evaluate","derivative","integrate","limit","solve"]},"variable":{"type":"string"},"correct":{"type":"boolean"},` +
+	`"lower":{"$ref":"#/$defs/value"},"upper":{"$ref":"#/$defs/value"},"point":{"$ref":"#/$defs/value"},"direction":{"enum":["+","-"]},` +
+	`"solutions":{"type":"array","maxItems":1000,"items":{"$ref":"#/$defs/value"}}}}`
 
 type engine struct{}
 
@@ -104,8 +161,8 @@ func (engine) Capabilities() engines.Capabilities {
 			"numeric":     true,
 			"precision":   "arbitrary",
 			"corrections": true,
-			"domains":     []string{"real", "integer", "complex"},
-			"operations":  []string{"verify", "evaluate", "derivative"},
+			"domains":     []string{"real", "integer", "rational", "complex"},
+			"operations":  []string{"verify", "evaluate", "derivative", "integrate", "limit", "solve"},
 			"functions":   []string{"sqrt", "exp", "log", "ln", "sin", "cos", "tan", "abs", "diff"},
 		},
 		InputTypes:  []string{"expression", "equation"},
@@ -158,21 +215,22 @@ func decodeParams(raw json.RawMessage) Params {
 	switch p.Domain {
 	case "":
 		p.Domain = "real"
-	case "real", "integer", "complex":
+	case "real", "integer", "rational", "complex":
 	default:
-		fail(invalidParams("domain", "domain must be real, integer or complex"))
+		fail(invalidParams("domain", "domain must be real, integer, rational or complex"))
 	}
 	if p.Precision != nil && (*p.Precision < 0 || *p.Precision > MaxPrecision) {
 		fail(invalidParams("precision", fmt.Sprintf("precision must be an integer in 0..%d", MaxPrecision)))
 	}
 	switch p.Operation {
-	case "", "verify", "evaluate", "derivative":
+	case "", "verify", "evaluate", "derivative", "integrate", "limit", "solve":
 	default:
-		fail(invalidParams("operation", "operation must be verify, evaluate or derivative"))
+		fail(invalidParams("operation", "operation must be verify, evaluate, derivative, integrate, limit or solve"))
 	}
+	checkOperationParams(p)
 	if p.Variable != "" {
-		if p.Operation != "derivative" {
-			fail(invalidParams("variable", "variable is a parameter of the derivative operation"))
+		if !variableOps[p.Operation] {
+			fail(invalidParams("variable", "variable is a parameter of the derivative, integrate, limit and solve operations"))
 		}
 		if !isName(p.Variable) || constants[p.Variable] || functions[p.Variable] > 0 {
 			fail(invalidParams("variable", "variable must be a variable name"))
@@ -211,16 +269,17 @@ func check(q string, p Params, includeProof bool) engines.Outcome {
 	a := &alg{domain: p.Domain, atoms: map[string]*atom{}}
 	res := Result{Domain: p.Domain}
 	var left rfn
+	switch p.Operation {
+	case "integrate", "limit", "solve":
+		out := a.calculus(c, p, &res)
+		if includeProof {
+			out.Proof = &Proof{Method: proofMethod, LeftNormalForm: a.eval(c.lhs).str()}
+		}
+		return out
+	}
 	if p.Operation == "derivative" {
 		body := a.eval(c.lhs)
-		x := p.Variable
-		if x == "" {
-			vs := a.variables(body)
-			if len(vs) != 1 {
-				fail(invalidParams("variable", "the derivative operation needs params.variable when the expression has no or several variables"))
-			}
-			x = vs[0]
-		}
+		x := a.pickVariable(body, p)
 		c.lhs = &node{kind: nDeriv, text: x, kids: []*node{c.lhs}}
 		left = a.deriv(body, x, 0)
 		res.Variable = x

@@ -17,6 +17,12 @@ func (a *alg) eval(n *node) rfn {
 		}
 		return rConst(c)
 	case nVar:
+		if v, ok := a.bind[n.text]; ok {
+			return v
+		}
+		if a.domain == "rational" && constants[n.text] {
+			fail(unsupported(n.pos, "the constant "+n.text+" is not rational (the rational domain)"))
+		}
 		return rKey(n.text)
 	case nNeg:
 		return a.rneg(a.eval(n.kids[0]))
@@ -34,7 +40,11 @@ func (a *alg) eval(n *node) rfn {
 		if n.text == "diff" {
 			return a.deriv(a.eval(n.kids[0]), n.kids[1].text, n.pos)
 		}
-		return a.apply(n.text, a.eval(n.kids[0]), n.pos)
+		v := a.apply(n.text, a.eval(n.kids[0]), n.pos)
+		if a.domain == "rational" && len(a.functionsIn(v)) > 0 {
+			fail(unsupported(n.pos, v.str()+" is not a rational function (the rational domain)"))
+		}
+		return v
 	case nDeriv:
 		return a.deriv(a.eval(n.kids[0]), n.text, n.pos)
 	}

@@ -59,3 +59,43 @@ func FuzzParseAndVerify(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCalculus drives the integrate, limit and solve operations with
+// arbitrary queries and param values: no panic, no internal fault, and a
+// deterministic answer.
+func FuzzCalculus(f *testing.F) {
+	f.Add("(x**2-1)/(x-1)", "limit", "1", "+")
+	f.Add("1/x**3", "limit", "-oo", "")
+	f.Add("x**2 - 2*x - 1 = 0", "solve", "1 + sqrt(2)", "")
+	f.Add("2*x**3 - 3*x**2 - 11*x + 6", "solve", "1/2", "")
+	f.Add("3*x**2 = x**3 + 1", "integrate", "0", "")
+	f.Add("x**2/y", "integrate", "pi", "")
+	f.Fuzz(func(t *testing.T, q, op, value, dir string) {
+		params := map[string]any{"operation": op}
+		switch op {
+		case "limit":
+			params["point"], params["direction"] = value, dir
+		case "solve":
+			params["solutions"] = []string{value, dir}
+		case "integrate":
+			params["lower"], params["upper"] = value, dir
+		}
+		raw, err := json.Marshal(params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := engines.Request{Query: q, Params: raw}
+		o := New().Verify(context.Background(), req)
+		if o.Err != nil && o.Err.Code == CodeInternal {
+			t.Fatalf("%q %s: internal fault %+v", q, raw, o.Err)
+		}
+		if (o.Err == nil) != (o.Status == engines.Verified || o.Status == engines.Failed || o.Status == engines.Corrected) {
+			t.Fatalf("%q %s: status %s with error %+v", q, raw, o.Status, o.Err)
+		}
+		a, _ := json.Marshal(o)
+		b, _ := json.Marshal(New().Verify(context.Background(), req))
+		if string(a) != string(b) {
+			t.Fatalf("%q %s: not deterministic:\n%s\n%s", q, raw, a, b)
+		}
+	})
+}

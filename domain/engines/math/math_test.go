@@ -177,41 +177,7 @@ func TestSeed002_5_2_1_MathClaims(t *testing.T) {
 		{name: "evaluate operation refuses a claim", query: "1+1=2", params: `{"operation":"evaluate"}`, status: E, code: CodeInvalid},
 		{name: "variable names a function", query: "x", params: `{"operation":"derivative","variable":"sin"}`, status: E, code: CodeInvalid},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			o := verify(t, tc.query, tc.params)
-			if o.Status != tc.status {
-				t.Fatalf("%q: status %s, want %s (err %+v, result %+v)", tc.query, o.Status, tc.status, o.Err, o.Result)
-			}
-			switch {
-			case tc.code == "" && o.Err != nil:
-				t.Fatalf("%q: unexpected error %+v", tc.query, o.Err)
-			case tc.code != "" && (o.Err == nil || o.Err.Code != tc.code):
-				t.Fatalf("%q: error %+v, want code %s", tc.query, o.Err, tc.code)
-			}
-			if tc.pos != 0 {
-				if got := o.Err.Details["position"]; got != tc.pos {
-					t.Errorf("%q: position %v, want %d", tc.query, got, tc.pos)
-				}
-			}
-			if o.Corrected != tc.fix {
-				t.Errorf("%q: corrected %q, want %q", tc.query, o.Corrected, tc.fix)
-			}
-			if tc.status == V || tc.status == F || tc.status == C {
-				r := resultFields(t, o)
-				if valid := r["is_valid"] == true; valid != (tc.status == V) {
-					t.Errorf("%q: is_valid %v with status %s", tc.query, r["is_valid"], o.Status)
-				}
-				for k, want := range tc.fields {
-					if got := r[k]; got != want {
-						t.Errorf("%q: result %s = %v, want %q", tc.query, k, got, want)
-					}
-				}
-			} else if o.Result != nil {
-				t.Errorf("%q: %s outcome carries a result", tc.query, o.Status)
-			}
-		})
-	}
+	runMathCases(t, cases)
 	if len(cases) < 60 {
 		t.Fatalf("only %d cases", len(cases))
 	}
@@ -329,5 +295,46 @@ func TestSeed002_6_3_Proof(t *testing.T) {
 	}
 	if o := verify(t, "1=1", ""); o.Proof != nil {
 		t.Fatalf("proof without include_proof: %+v", o.Proof)
+	}
+}
+
+// runMathCases runs a table of math cases, each as a subtest.
+func runMathCases(t *testing.T, cases []mathCase) {
+	t.Helper()
+	V, F, C := engines.Verified, engines.Failed, engines.Corrected
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			o := verify(t, tc.query, tc.params)
+			if o.Status != tc.status {
+				t.Fatalf("%q: status %s, want %s (err %+v, result %+v)", tc.query, o.Status, tc.status, o.Err, o.Result)
+			}
+			switch {
+			case tc.code == "" && o.Err != nil:
+				t.Fatalf("%q: unexpected error %+v", tc.query, o.Err)
+			case tc.code != "" && (o.Err == nil || o.Err.Code != tc.code):
+				t.Fatalf("%q: error %+v, want code %s", tc.query, o.Err, tc.code)
+			}
+			if tc.pos != 0 {
+				if got := o.Err.Details["position"]; got != tc.pos {
+					t.Errorf("%q: position %v, want %d", tc.query, got, tc.pos)
+				}
+			}
+			if o.Corrected != tc.fix {
+				t.Errorf("%q: corrected %q, want %q", tc.query, o.Corrected, tc.fix)
+			}
+			if tc.status == V || tc.status == F || tc.status == C {
+				r := resultFields(t, o)
+				if valid := r["is_valid"] == true; valid != (tc.status == V) {
+					t.Errorf("%q: is_valid %v with status %s", tc.query, r["is_valid"], o.Status)
+				}
+				for k, want := range tc.fields {
+					if got := r[k]; got != want {
+						t.Errorf("%q: result %s = %v, want %q", tc.query, k, got, want)
+					}
+				}
+			} else if o.Result != nil {
+				t.Errorf("%q: %s outcome carries a result", tc.query, o.Status)
+			}
+		})
 	}
 }

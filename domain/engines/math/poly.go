@@ -163,6 +163,9 @@ type alg struct {
 	work   int
 	domain string
 	atoms  map[string]*atom
+	// bind, when set, gives variables a value (solve's check that a root
+	// is in the domain of the equation as written).
+	bind map[string]rfn
 }
 
 // spend charges n units of work.

@@ -1,0 +1,297 @@
+package math
+
+import (
+	"github.com/agentgate/agentgate/domain/engines"
+)
+
+// variableOps are the operations that take params.variable.
+var variableOps = map[string]bool{"derivative": true, "integrate": true, "limit": true, "solve": true}
+
+// checkOperationParams refuses params that belong to another operation, or
+// that an operation needs and lacks (QWED-REQ-001 naming the field).
+func checkOperationParams(p Params) {
+	op := p.Operation
+	if (p.Lower != nil || p.Upper != nil) && op != "integrate" {
+		fail(invalidParams("lower", "lower and upper are parameters of the integrate operation"))
+	}
+	if (p.Lower == nil) != (p.Upper == nil) {
+		fail(invalidParams("upper", "a definite integral needs both lower and upper"))
+	}
+	if p.Point != nil && op != "limit" {
+		fail(invalidParams("point", "point is a parameter of the limit operation"))
+	}
+	if op == "limit" && p.Point == nil {
+		fail(invalidParams("point", "the limit operation needs params.point"))
+	}
+	switch p.Direction {
+	case "":
+	case "+", "-":
+		if op != "limit" {
+			fail(invalidParams("direction", "direction is a parameter of the limit operation"))
+		}
+		if infinity(string(*p.Point)) != 0 {
+			fail(invalidParams("direction", "direction applies to a finite point"))
+		}
+	default:
+		fail(invalidParams("direction", "direction must be + or -"))
+	}
+	if p.Solutions != nil && op != "solve" {
+		fail(invalidParams("solutions", "solutions is a parameter of the solve operation"))
+	}
+	if len(p.Solutions) > MaxSolutions {
+		fail(limitProblem("max_solutions", MaxSolutions, -1))
+	}
+}
+
+// pickVariable is params.variable, or the one variable of body.
+func (a *alg) pickVariable(body rfn, p Params) string {
+	if p.Variable != "" {
+		return p.Variable
+	}
+	vs := a.variables(body)
+	if len(vs) != 1 {
+		fail(invalidParams("variable", "the "+p.Operation+" operation needs params.variable when the expression has no or several variables"))
+	}
+	return vs[0]
+}
+
+// calculus answers the integrate, limit and solve operations.
+func (a *alg) calculus(c claim, p Params, res *Result) engines.Outcome {
+	if c.rhs != nil && c.rel != tokEq {
+		fail(invalidParams("operation", "the "+p.Operation+" operation takes an expression or an equation (=), not "+c.relText))
+	}
+	switch p.Operation {
+	case "integrate":
+		return a.integrate(c, p, res)
+	case "limit":
+		return a.limit(c, p, res)
+	}
+	return a.solve(c, p, res)
+}
+
+// integrate: f answers an antiderivative (polynomial integrands), f = F
+// verifies F by differentiating it (any F the engine differentiates; the
+// constant of integration is free), and with bounds the definite integral
+// of a polynomial integrand, exactly.
+func (a *alg) integrate(c claim, p Params, res *Result) engines.Outcome {
+	f := a.eval(c.lhs)
+	vars := a.variables(f)
+	if c.rhs != nil && p.Lower == nil {
+		vars = compactSorted(append(vars, a.variables(a.eval(c.rhs))...))
+	}
+	x := p.Variable
+	if x == "" {
+		if len(vars) != 1 {
+			fail(invalidParams("variable", "the integrate operation needs params.variable when the expression has no or several variables"))
+		}
+		x = vars[0]
+	}
+	res.Variable = x
+	res.Expression = format(c.lhs)
+	if p.Lower != nil {
+		res.Kind = "definite_integral"
+		lo, hi := a.constant("lower", string(*p.Lower)), a.constant("upper", string(*p.Upper))
+		res.Lower, res.Upper = lo.str(), hi.str()
+		F := a.antiderivative(f, x)
+		val := a.rsub(a.subst(F, x, hi, -1), a.subst(F, x, lo, -1))
+		if c.rhs != nil {
+			res.RightSide = format(c.rhs)
+			return a.compareClaim(val, a.eval(c.rhs), res, p)
+		}
+		return a.answer(val, p, res, "integral of "+res.Expression+" d"+x+" from "+res.Lower+" to "+res.Upper+" = ")
+	}
+	if c.rhs != nil {
+		res.Kind = "antiderivative"
+		res.RightSide = format(c.rhs)
+		claimed := a.eval(c.rhs)
+		d := a.rsub(a.deriv(claimed, x, -1), f)
+		res.SimplifiedDifference = d.str()
+		if d.isZero() {
+			res.IsValid = true
+			res.Message = "Antiderivative confirmed: d/d" + x + " (" + res.RightSide + ") = " + res.Expression
+			return engines.Outcome{Status: engines.Verified, Result: *res}
+		}
+		if !a.decidableNonZero(d) {
+			fail(unsupported(-1, "d/d"+x+" of the claimed antiderivative minus the integrand is "+d.str()+", which involves functions ("+joinNames(a.functionsIn(d))+") whose relations the engine cannot decide"))
+		}
+		res.Expected = a.deriv(claimed, x, -1).str()
+		res.Actual = f.str()
+		res.Message = "Not an antiderivative: d/d" + x + " (" + res.RightSide + ") - (" + res.Expression + ") = " + d.str()
+		return engines.Outcome{Status: engines.Failed, Result: *res}
+	}
+	res.Kind = "integral"
+	F := a.antiderivative(f, x)
+	out := a.answer(F, p, res, "integral of "+res.Expression+" d"+x+" = ")
+	r := out.Result.(Result)
+	r.Message += " + C"
+	out.Result = r
+	return out
+}
+
+// answer is a computed value, VERIFIED.
+func (a *alg) answer(v rfn, p Params, res *Result, prefix string) engines.Outcome {
+	res.IsValid = true
+	res.Value = v.str()
+	if c, ok := v.constValue(); ok && p.Precision != nil {
+		res.Decimal = c.FloatString(*p.Precision)
+	}
+	res.Message = prefix + res.Value
+	return engines.Outcome{Status: engines.Verified, Result: *res}
+}
+
+// limit: the limit of a rational function of x at a rational point (one-
+// or two-sided) or at ±infinity; 0/0 forms are cancelled exactly.
+func (a *alg) limit(c claim, p Params, res *Result) engines.Outcome {
+	f := a.eval(c.lhs)
+	x := a.pickVariable(f, p)
+	res.Kind = "limit"
+	res.Variable = x
+	res.Expression = format(c.lhs)
+	res.Direction = p.Direction
+	inf := infinity(string(*p.Point))
+	var pt = ratZero
+	switch inf {
+	case 1:
+		res.Point = "oo"
+	case -1:
+		res.Point = "-oo"
+	default:
+		pt = ratConst(a.constant("point", string(*p.Point)), "the point of a limit")
+		res.Point = ratStr(pt)
+	}
+	dir := map[string]int{"+": 1, "-": -1}[p.Direction]
+	val, sign, exists := a.limitValue(f, x, pt, inf, dir)
+	computed := val.str()
+	switch {
+	case !exists:
+		computed = "does not exist"
+	case sign > 0:
+		computed = "oo"
+	case sign < 0:
+		computed = "-oo"
+	}
+	where := "limit of " + res.Expression + " as " + x + " -> " + res.Point + res.Direction
+	if c.rhs == nil {
+		if !exists {
+			fail(undefined(-1, "limit_does_not_exist", "The "+where+" does not exist (the one-sided limits differ)"))
+		}
+		if sign != 0 {
+			res.IsValid = true
+			res.Value = computed
+			res.Message = where + " = " + computed
+			return engines.Outcome{Status: engines.Verified, Result: *res}
+		}
+		return a.answer(val, p, res, where+" = ")
+	}
+	res.RightSide = format(c.rhs)
+	claimedInf := 0
+	if c.rhs.kind == nVar && c.rhs.text == "oo" {
+		claimedInf = 1
+	} else if c.rhs.kind == nNeg && c.rhs.kids[0].kind == nVar && c.rhs.kids[0].text == "oo" {
+		claimedInf = -1
+	}
+	if exists && sign == 0 && claimedInf == 0 {
+		return a.compareClaim(val, a.eval(c.rhs), res, p)
+	}
+	res.Expected = computed
+	res.Actual = res.RightSide
+	if exists && sign == claimedInf {
+		res.IsValid = true
+		res.Message = "limit confirmed: " + where + " = " + computed
+		return engines.Outcome{Status: engines.Verified, Result: *res}
+	}
+	if claimedInf == 0 {
+		a.eval(c.rhs) // a malformed claimed value is still an error
+	}
+	res.Message = "The " + where + " is " + computed + ", not " + res.RightSide
+	return engines.Outcome{Status: engines.Failed, Result: *res}
+}
+
+// solve: the solutions of lhs = rhs (or lhs = 0) in x, exactly: rational
+// roots by the rational root test, a remaining quadratic by the formula
+// with sqrt; roots where the equation as written is undefined are dropped.
+// With params.solutions the claimed set is compared with them.
+func (a *alg) solve(c claim, p Params, res *Result) engines.Outcome {
+	e := a.eval(c.lhs)
+	if c.rhs != nil {
+		e = a.rsub(e, a.eval(c.rhs))
+		res.RightSide = format(c.rhs)
+	}
+	x := p.Variable
+	if x == "" {
+		names := compactSorted(astVariables(c.lhs, rhsVariables(c)))
+		if len(names) != 1 {
+			fail(invalidParams("variable", "the solve operation needs params.variable when the equation has no or several variables"))
+		}
+		x = names[0]
+	}
+	res.Kind = "solve"
+	res.Variable = x
+	res.Expression = format(c.lhs)
+	sols := []string{}
+	var roots []rfn
+	for _, r := range a.solveRoots(e, x) {
+		if a.definedAt(c, x, r) {
+			roots = append(roots, r)
+			sols = append(sols, r.str())
+		}
+	}
+	res.Solutions = &sols
+	if p.Solutions == nil {
+		res.IsValid = true
+		res.Message = "solutions in " + x + ": {" + joinNames(sols) + "}"
+		if len(sols) == 0 {
+			res.Message = "no solution in " + x + " (" + res.Domain + " domain)"
+		}
+		return engines.Outcome{Status: engines.Verified, Result: *res}
+	}
+	matched := make([]bool, len(roots))
+	var wrong []string
+	undecided := false
+	for i, s := range p.Solutions {
+		v := a.constant("solutions["+itoa(i)+"]", string(s))
+		found, open := false, false
+		for j, r := range roots {
+			d := a.rsub(v, r)
+			if d.isZero() {
+				matched[j], found = true, true
+				break
+			}
+			open = open || !a.decidableNonZero(d)
+		}
+		if !found {
+			wrong = append(wrong, v.str())
+			undecided = undecided || open
+		}
+	}
+	var missing []string
+	for j, m := range matched {
+		if !m {
+			missing = append(missing, sols[j])
+		}
+	}
+	res.Expected = "{" + joinNames(sols) + "}"
+	if len(wrong) == 0 && len(missing) == 0 {
+		res.IsValid = true
+		res.Message = "solutions confirmed: " + res.Expected
+		return engines.Outcome{Status: engines.Verified, Result: *res}
+	}
+	if undecided {
+		fail(unsupported(-1, "a claimed solution is not in the engine's form of the solutions "+res.Expected+" and the difference involves functions the engine cannot decide"))
+	}
+	res.Message = "the solutions are " + res.Expected
+	if len(wrong) > 0 {
+		res.Message += "; not solutions: " + joinNames(wrong)
+	}
+	if len(missing) > 0 {
+		res.Message += "; missing: " + joinNames(missing)
+	}
+	return engines.Outcome{Status: engines.Failed, Result: *res}
+}
+
+func rhsVariables(c claim) []string {
+	if c.rhs == nil {
+		return nil
+	}
+	return astVariables(c.rhs, nil)
+}
