@@ -1246,8 +1246,24 @@ export interface LogicParams {
 
 /** math engine params (seed 002 §5.2.1) */
 export interface MathParams {
+  correct?: boolean;
+  /** limit: from the right (+) or the left (-); both sides when absent */
+  direction?: "+" | "-";
+  /** real (default); integer: integer literals and values only, solve answers the integer solutions; rational: rational functions over the rationals only (pi, e and irrational function values are UNSUPPORTED), solve answers the rational solutions; complex: as real, with sqrt/log of negatives and non-real roots UNSUPPORTED */
   domain?: "real" | "complex" | "integer" | "rational";
+  /** integrate: lower bound (with upper: a definite integral), an expression without variables */
+  lower?: string | number;
+  operation?: "verify" | "evaluate" | "derivative" | "integrate" | "limit" | "solve";
+  /** limit: a rational point, or oo, +oo, -oo (inf, infinity) */
+  point?: string | number;
+  /** digits after the point of the decimal rendering (result.decimal) of a rational value, rounded half away from zero; deciding is always exact */
   precision?: number;
+  /** solve: the claimed solution set, compared exactly */
+  solutions?: Array<string | number>;
+  /** integrate: upper bound */
+  upper?: string | number;
+  /** the variable of derivative, integrate, limit and solve; optional when the expression has exactly one */
+  variable?: string;
 }
 
 export interface Notice {
