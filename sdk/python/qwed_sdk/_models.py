@@ -3830,14 +3830,68 @@ class MathParams(Model):
     """math engine params (seed 002 §5.2.1)"""
 
     @property
+    def correct(self) -> Optional[bool]:
+        """The "correct" member."""
+        return self.get("correct")  # type: ignore[no-any-return]
+
+    @property
+    def direction(self) -> Optional[Literal["+", "-"]]:
+        """limit: from the right (+) or the left (-); both sides when absent"""
+        return self.get("direction")  # type: ignore[no-any-return]
+
+    @property
     def domain(self) -> Optional[Literal["real", "complex", "integer", "rational"]]:
-        """The "domain" member."""
+        """
+        real (default); integer: integer literals and values only, solve answers the integer
+        solutions; rational: rational functions over the rationals only (pi, e and irrational
+        function values are UNSUPPORTED), solve answers the rational solutions; complex: as
+        real, with sqrt/log of negatives and non-real roots UNSUPPORTED
+        """
         return self.get("domain")  # type: ignore[no-any-return]
 
     @property
+    def lower(self) -> Optional[Union[str, float]]:
+        """
+        integrate: lower bound (with upper: a definite integral), an expression without
+        variables
+        """
+        return self.get("lower")  # type: ignore[no-any-return]
+
+    @property
+    def operation(self) -> Optional[Literal["verify", "evaluate", "derivative", "integrate", "limit", "solve"]]:
+        """The "operation" member."""
+        return self.get("operation")  # type: ignore[no-any-return]
+
+    @property
+    def point(self) -> Optional[Union[str, float]]:
+        """limit: a rational point, or oo, +oo, -oo (inf, infinity)"""
+        return self.get("point")  # type: ignore[no-any-return]
+
+    @property
     def precision(self) -> Optional[int]:
-        """The "precision" member."""
+        """
+        digits after the point of the decimal rendering (result.decimal) of a rational value,
+        rounded half away from zero; deciding is always exact
+        """
         return self.get("precision")  # type: ignore[no-any-return]
+
+    @property
+    def solutions(self) -> Optional[list[Union[str, float]]]:
+        """solve: the claimed solution set, compared exactly"""
+        return self.get("solutions")  # type: ignore[no-any-return]
+
+    @property
+    def upper(self) -> Optional[Union[str, float]]:
+        """integrate: upper bound"""
+        return self.get("upper")  # type: ignore[no-any-return]
+
+    @property
+    def variable(self) -> Optional[str]:
+        """
+        the variable of derivative, integrate, limit and solve; optional when the expression has
+        exactly one
+        """
+        return self.get("variable")  # type: ignore[no-any-return]
 
 
 class Notice(Model):
