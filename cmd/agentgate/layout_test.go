@@ -55,6 +55,8 @@ var layout = []importEdge{
 		"the SDK speaks the wire formats; the server never imports it"},
 
 	{"handlers/fair", nil, "a scheduler with no knowledge of what it schedules"},
+	{"handlers/conformance", []string{"schemas", "handlers/attest"},
+		"the conformance runner judges any QWED server over HTTP: the protocol's schemas and the attestation verifier, no server code"},
 	{"handlers/attest", []string{"domain/..."}, "signing and verifying attestations"},
 	{"handlers/verify/...", []string{"domain/...", "schemas", "streams", "handlers/fair", "handlers/verify/..."},
 		"the engines' service: no transport, no log readers"},
