@@ -75,11 +75,12 @@ func (a *alg) subst(r rfn, x string, v rfn, pos int) rfn {
 
 // antiderivative is an antiderivative of f in x (the constant of
 // integration 0) when f is a polynomial in x whose coefficients are free of
-// x; any other integrand is UNSUPPORTED (a claimed antiderivative of it is
-// still verified by differentiation).
+// x, or a rational function of x with rational coefficients whose
+// antiderivative is rational; any other integrand is UNSUPPORTED (a claimed
+// antiderivative of it is still verified by differentiation).
 func (a *alg) antiderivative(f rfn, x string) rfn {
 	if a.dependsOnAny(f.den, x) {
-		fail(unsupported(-1, "the integrand is not a polynomial in "+x+" (an antiderivative of a rational function may need log or atan); claim an antiderivative (integrand = F) to have it verified by differentiation"))
+		return a.rationalAntiderivative(f, x)
 	}
 	cs := a.coeffsIn(f.num, x)
 	var out poly
@@ -481,4 +482,182 @@ func (a *alg) squareOut(n *big.Int) (outside, inside *big.Int) {
 		}
 	}
 	return outside, inside
+}
+
+// MaxRationalIntegrandDegree bounds the denominator degree of a rational
+// integrand (its linear system has that many unknowns).
+const MaxRationalIntegrandDegree = 64
+
+// keyedPoly is the polynomial in x with coefficients cs.
+func keyedPoly(cs []*big.Rat, x string) poly {
+	var p poly
+	for k := len(cs) - 1; k >= 0; k-- {
+		if cs[k] == nil || cs[k].Sign() == 0 {
+			continue
+		}
+		var m mono
+		if k > 0 {
+			m = mono{{x, k}}
+		}
+		p = append(p, term{m, cs[k]})
+	}
+	return p
+}
+
+// uniCoeffs are the rational coefficients of p (univariate in x), of
+// length n at least.
+func (a *alg) uniCoeffs(p poly, x string, n int) []*big.Rat {
+	cs := ratCoeffs(a.coeffsIn(p, x))
+	for len(cs) < n {
+		cs = append(cs, nil)
+	}
+	for i, c := range cs {
+		if c == nil {
+			cs[i] = new(big.Rat)
+		}
+	}
+	return cs
+}
+
+// rationalAntiderivative is an antiderivative of the rational function
+// f = q + r/d of x (rational coefficients) when it is rational: the
+// Horowitz–Ostrogradsky split r/d = (A/D1)' + B/D2 with D1 = gcd(d, d'),
+// D2 = d/D1, solved as a linear system over the rationals; B != 0 needs
+// logarithms or arctangents and is UNSUPPORTED.
+func (a *alg) rationalAntiderivative(f rfn, x string) rfn {
+	for _, k := range f.keys() {
+		if k != x {
+			fail(unsupported(-1, "the integrand is a rational function of "+x+" with "+k+" in it; claim an antiderivative (integrand = F) to have it verified by differentiation"))
+		}
+	}
+	d := f.den
+	n := d.degree()
+	if n > MaxRationalIntegrandDegree {
+		fail(limitProblem("max_rational_integrand_degree", MaxRationalIntegrandDegree, -1))
+	}
+	q, r := a.polyDivRem(f.num, d, x)
+	D1 := a.gcdUni(d, a.dPolyUni(d))
+	D2, _ := a.divExact(d, D1)
+	T, _ := a.divExact(a.mul(D2, a.dPolyUni(D1)), D1)
+	m := D1.degree()
+	// Column i < m: the unknown coefficient of x**i in A; column m + j: of
+	// x**j in B. Row k: the coefficient of x**k.
+	cols := make([][]*big.Rat, n)
+	for i := 0; i < m; i++ {
+		xi := keyedPoly(unitAt(i), x)
+		col := a.sub(a.mul(a.dPolyUni(xi), D2), a.mul(xi, T))
+		cols[i] = a.uniCoeffs(col, x, n)
+	}
+	for j := 0; j < n-m; j++ {
+		cols[m+j] = a.uniCoeffs(a.mul(keyedPoly(unitAt(j), x), D1), x, n)
+	}
+	sol := a.solveLinear(cols, a.uniCoeffs(r, x, n), n)
+	for _, b := range sol[m:] {
+		if b.Sign() != 0 {
+			fail(unsupported(-1, "the antiderivative of the integrand needs logarithms or arctangents, which the engine does not represent; claim one (integrand = F) to have it verified by differentiation"))
+		}
+	}
+	A := keyedPoly(sol[:m], x)
+	F := a.radd(a.antiderivative(rfn{q, constPoly(ratOne)}, x), a.mk(A, D1, -1))
+	// Differentiated back, F is the integrand exactly, or this is a fault.
+	if !a.rsub(a.deriv(F, x, -1), f).isZero() {
+		fail(&failure{engines.Error, engines.Problem{Code: CodeInternal, Message: "Verification failed unexpectedly: an antiderivative did not differentiate back"}})
+	}
+	return F
+}
+
+func unitAt(i int) []*big.Rat {
+	cs := make([]*big.Rat, i+1)
+	for k := range cs {
+		cs[k] = new(big.Rat)
+	}
+	cs[i] = big.NewRat(1, 1)
+	return cs
+}
+
+// polyDivRem divides f by g (both univariate in x): f = q*g + r, deg r <
+// deg g.
+func (a *alg) polyDivRem(f, g poly, x string) (q, r poly) {
+	r = f
+	for len(r) > 0 && r.degree() >= g.degree() {
+		m, _ := divMono(r[0].m, g[0].m)
+		t := term{m, new(big.Rat).Quo(r[0].c, g[0].c)}
+		q = a.add(q, poly{t})
+		r = a.sub(r, a.mulTerm(g, t))
+	}
+	return q, r
+}
+
+// solveLinear solves the n x n system whose columns are cols (cols[c][row])
+// with right side rhs, by Gaussian elimination over the rationals; the
+// system has one solution (Horowitz–Ostrogradsky).
+func (a *alg) solveLinear(cols [][]*big.Rat, rhs []*big.Rat, n int) []*big.Rat {
+	a.spend(n * n * n)
+	m := make([][]*big.Rat, n)
+	for row := 0; row < n; row++ {
+		m[row] = make([]*big.Rat, n+1)
+		for c := 0; c < n; c++ {
+			m[row][c] = new(big.Rat).Set(cols[c][row])
+		}
+		m[row][n] = new(big.Rat).Set(rhs[row])
+	}
+	for c := 0; c < n; c++ {
+		p := c
+		for p < n && m[p][c].Sign() == 0 {
+			p++
+		}
+		if p == n {
+			fail(&failure{engines.Error, engines.Problem{Code: CodeInternal, Message: "Verification failed unexpectedly: a singular system"}})
+		}
+		m[c], m[p] = m[p], m[c]
+		for row := 0; row < n; row++ {
+			if row == c || m[row][c].Sign() == 0 {
+				continue
+			}
+			k := new(big.Rat).Quo(m[row][c], m[c][c])
+			for j := c; j <= n; j++ {
+				m[row][j].Sub(m[row][j], new(big.Rat).Mul(k, m[c][j]))
+			}
+		}
+	}
+	out := make([]*big.Rat, n)
+	for c := range out {
+		out[c] = new(big.Rat).Quo(m[c][n], m[c][c])
+	}
+	return out
+}
+
+// rootsIn reports whether the univariate polynomial p in x has a real root
+// in the closed interval [lo, hi] (lo <= hi), by a Sturm sequence.
+func (a *alg) rootsIn(p poly, x string, lo, hi *big.Rat) bool {
+	if p.degree() == 0 {
+		return false
+	}
+	at := func(s poly, v *big.Rat) *big.Rat { return a.ratHorner(a.uniCoeffs(s, x, 0), v) }
+	if at(p, lo).Sign() == 0 || at(p, hi).Sign() == 0 {
+		return true
+	}
+	s, _ := a.divExact(p, a.gcdUni(p, a.dPolyUni(p)))
+	seq := []poly{s, a.dPolyUni(s)}
+	for {
+		_, r := a.polyDivRem(seq[len(seq)-2], seq[len(seq)-1], x)
+		if len(r) == 0 {
+			break
+		}
+		seq = append(seq, a.neg(r))
+	}
+	changes := func(v *big.Rat) int {
+		n, last := 0, 0
+		for _, s := range seq {
+			sg := at(s, v).Sign()
+			if sg != 0 && last != 0 && sg != last {
+				n++
+			}
+			if sg != 0 {
+				last = sg
+			}
+		}
+		return n
+	}
+	return changes(lo)-changes(hi) > 0
 }

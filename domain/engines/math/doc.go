@@ -32,11 +32,14 @@
 //     may be left out when f has exactly one.
 //   - Integrals, limits, equations (params.operation): "integrate" answers
 //     an antiderivative of a polynomial in the variable (coefficients free
-//     of it, "+ C" implied) or, with lower and upper, the definite
-//     integral exactly; "f = F" verifies the claimed antiderivative F by
+//     of it, "+ C" implied) or of a rational function of the variable with
+//     a rational antiderivative (1/x**2: -1/x; Horowitz–Ostrogradsky), or,
+//     with lower and upper, the definite integral exactly (a rational
+//     integrand needs rational bounds, and a pole in between is
+//     QWED-REQ-001); "f = F" verifies the claimed antiderivative F by
 //     differentiating it (any F the engine differentiates; the constant of
-//     integration is free). Other integrands (1/x, 1/(x**2+1): log, atan)
-//     are UNSUPPORTED. "limit" takes the limit of a rational function at a
+//     integration is free). Integrands whose antiderivative needs log or
+//     atan (1/x, 1/(x**2+1)) are UNSUPPORTED. "limit" takes the limit of a rational function at a
 //     rational point (two-sided, or one-sided with direction "+"/"-";
 //     0/0 cancelled by exact division by x - c; a pole is oo or -oo by the
 //     sign of the rest) or at oo/-oo (by the degrees and leading

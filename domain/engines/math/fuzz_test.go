@@ -70,6 +70,7 @@ func FuzzCalculus(f *testing.F) {
 	f.Add("2*x**3 - 3*x**2 - 11*x + 6", "solve", "1/2", "")
 	f.Add("3*x**2 = x**3 + 1", "integrate", "0", "")
 	f.Add("x**2/y", "integrate", "pi", "")
+	f.Add("-2*x/(x**2-2)**2", "integrate", "0", "3")
 	f.Fuzz(func(t *testing.T, q, op, value, dir string) {
 		params := map[string]any{"operation": op}
 		switch op {

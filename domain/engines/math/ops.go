@@ -93,6 +93,15 @@ func (a *alg) integrate(c claim, p Params, res *Result) engines.Outcome {
 		lo, hi := a.constant("lower", string(*p.Lower)), a.constant("upper", string(*p.Upper))
 		res.Lower, res.Upper = lo.str(), hi.str()
 		F := a.antiderivative(f, x)
+		if a.dependsOnAny(f.den, x) {
+			l, h := ratConst(lo, "the lower bound of a rational integrand"), ratConst(hi, "the upper bound of a rational integrand")
+			if l.Cmp(h) > 0 {
+				l, h = h, l
+			}
+			if a.rootsIn(f.den, x, l, h) {
+				fail(undefined(-1, "pole_in_interval", "The integrand has a pole in ["+ratStr(l)+", "+ratStr(h)+"]: the integral diverges"))
+			}
+		}
 		val := a.rsub(a.subst(F, x, hi, -1), a.subst(F, x, lo, -1))
 		if c.rhs != nil {
 			res.RightSide = format(c.rhs)
