@@ -201,3 +201,30 @@ func TestQWEDProtocol_SQL_Dialect_Pathological(t *testing.T) {
 		}
 	}
 }
+
+// TestSeed002_MySQLAnsiQuotesReading pins the ANSI_QUOTES reading of a
+// MySQL query: under that server mode "x" is an identifier in which a
+// backslash is a plain character, so a double-quoted "string" can read a
+// sensitive column and a backslash can end the identifier early and
+// expose a stacked DROP that the default and NO_BACKSLASH_ESCAPES
+// readings both see inside quotes.
+func TestSeed002_MySQLAnsiQuotesReading(t *testing.T) {
+	for _, tc := range []struct{ query, check string }{
+		{`SELECT '\'' , "\" ; DROP TABLE users; -- ' -- "`, CheckNoInjection},
+		{`SELECT "password_hash" FROM users`, CheckNoSensitive},
+	} {
+		o := verify(t, tc.query, map[string]any{"dialect": "mysql"})
+		r := result(t, o)
+		if o.Status == engines.Verified || r.IsValid || !slices.Contains(r.ChecksFailed, tc.check) {
+			t.Errorf("%q: status %s valid %v failed %v", tc.query, o.Status, r.IsValid, r.ChecksFailed)
+		}
+		if !strings.Contains(r.Reason, "ANSI_QUOTES") {
+			t.Errorf("%q: reason %q does not name the reading", tc.query, r.Reason)
+		}
+	}
+	// A double-quoted string over an ordinary column stays a low read.
+	o := verify(t, `SELECT id FROM orders WHERE status = "active"`, map[string]any{"dialect": "mysql"})
+	if r := result(t, o); o.Status != engines.Verified || r.Risk != RiskLow {
+		t.Errorf("ordinary double-quoted string: status %s risk %s", o.Status, r.Risk)
+	}
+}

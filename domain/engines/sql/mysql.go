@@ -56,10 +56,67 @@ var mysqlOps = map[opcode.Op]string{
 // (a parser is not safe for concurrent use).
 var mysqlParser = goParser[ast.StmtNode]{name: "MySQL", hash: true, syntax: mysqlSyntaxProblem, parse: mysqlParse(0)}
 
-// mysqlNoBackslashParser reads as a server in NO_BACKSLASH_ESCAPES mode,
-// where a backslash in a string is a plain character.
-var mysqlNoBackslashParser = goParser[ast.StmtNode]{name: "MySQL", hash: true, syntax: mysqlSyntaxProblem,
-	parse: mysqlParse(mysql.ModeNoBackslashEscapes)}
+// mysqlModeParsers are the other readings of the server modes that change
+// how MySQL lexes a query: NO_BACKSLASH_ESCAPES (a backslash in a string
+// is a plain character) and ANSI_QUOTES ("x" is an identifier, in which a
+// backslash is a plain character), alone and together.
+var mysqlModeParsers = []struct {
+	name  string
+	needs string // the characters without which the reading is the default one
+	p     goParser[ast.StmtNode]
+}{
+	{"NO_BACKSLASH_ESCAPES", "\\", mysqlModeParser(mysql.ModeNoBackslashEscapes)},
+	{"ANSI_QUOTES", `"`, goParser[ast.StmtNode]{name: "MySQL", hash: true, syntax: mysqlSyntaxProblem,
+		parse: func(src string) ([]ast.StmtNode, error) {
+			return mysqlParse(mysql.ModeANSIQuotes)(ansiIdentBackslashes(src))
+		}}},
+	{"ANSI_QUOTES,NO_BACKSLASH_ESCAPES", `"\`, mysqlModeParser(mysql.ModeANSIQuotes | mysql.ModeNoBackslashEscapes)},
+}
+
+func mysqlModeParser(mode mysql.SQLMode) goParser[ast.StmtNode] {
+	return goParser[ast.StmtNode]{name: "MySQL", hash: true, syntax: mysqlSyntaxProblem, parse: mysqlParse(mode)}
+}
+
+// ansiIdentBackslashes returns src with each backslash inside a
+// "quoted identifier" replaced by '_' (same length, so offsets hold), as
+// MySQL lexes under ANSI_QUOTES: a backslash escapes in a 'string' but is
+// a plain character in an identifier, where the TiDB parser would read
+// it as an escape ("\" ; DROP TABLE t would hide the DROP in one
+// identifier). Executable comments are code; other comments are skipped.
+func ansiIdentBackslashes(src string) string {
+	b := []byte(src)
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '\'':
+			for i++; i < len(b) && b[i] != '\''; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+		case c == '"' || c == '`':
+			for i++; i < len(b) && b[i] != c; i++ {
+				if c == '"' && b[i] == '\\' {
+					b[i] = '_'
+				}
+			}
+		case c == '/' && i+2 < len(b) && b[i+1] == '*' && (b[i+2] == '!' || b[i+2] == '+'):
+			i += 2
+		case c == '/' && i+1 < len(b) && b[i+1] == '*':
+			j := strings.Index(src[i+2:], "*/")
+			if j < 0 {
+				return string(b)
+			}
+			i += j + 3
+		case c == '#', c == '-' && i+2 < len(b) && b[i+1] == '-' && b[i+2] <= ' ':
+			j := strings.IndexByte(src[i:], '\n')
+			if j < 0 {
+				return string(b)
+			}
+			i += j
+		}
+	}
+	return string(b)
+}
 
 func mysqlParse(mode mysql.SQLMode) func(string) ([]ast.StmtNode, error) {
 	return func(src string) ([]ast.StmtNode, error) {
@@ -93,20 +150,38 @@ func guardDialect(src, what string, maxBytes int, hashComments bool) (int, *engi
 }
 
 // classifyMySQL classifies query as MySQL reads it by default and, when
-// it holds a backslash, as MySQL reads it under NO_BACKSLASH_ESCAPES too
-// ('x\' OR 1=1 -- ' hides a tautology from one reading only): an attacker
-// picks the reading the server uses, so the riskier classification wins.
+// it holds a backslash or a double quote, as MySQL reads it under the
+// server modes that lex those differently (NO_BACKSLASH_ESCAPES,
+// ANSI_QUOTES): 'x\' OR 1=1 -- ' hides a tautology from one reading, and
+// "password_hash" is a string by default but a column under ANSI_QUOTES.
+// An attacker picks the reading the server uses, so the riskiest
+// classification wins (a reading the mode cannot parse cannot run there).
 func classifyMySQL(query string, opt *options) (Class, *engines.Problem) {
 	c, p := classifyMySQLAs(query, opt, mysqlParser)
-	if p != nil || !strings.Contains(query, "\\") {
+	if p != nil {
 		return c, p
 	}
-	alt, ap := classifyMySQLAs(query, opt, mysqlNoBackslashParser)
-	if ap == nil && ((alt.Violation && !c.Violation) || alt.Risk.rank() > c.Risk.rank()) {
-		alt.Reason = "read under NO_BACKSLASH_ESCAPES: " + alt.Reason
-		return alt, nil
+	for _, m := range mysqlModeParsers {
+		if !containsAll(query, m.needs) {
+			continue
+		}
+		alt, ap := classifyMySQLAs(query, opt, m.p)
+		if ap == nil && ((alt.Violation && !c.Violation) || alt.Risk.rank() > c.Risk.rank()) {
+			alt.Reason = "read under " + m.name + ": " + alt.Reason
+			c = alt
+		}
 	}
 	return c, nil
+}
+
+// containsAll reports whether s holds every character of chars.
+func containsAll(s, chars string) bool {
+	for _, r := range chars {
+		if !strings.ContainsRune(s, r) {
+			return false
+		}
+	}
+	return true
 }
 
 func classifyMySQLAs(query string, opt *options, mp goParser[ast.StmtNode]) (Class, *engines.Problem) {
