@@ -383,8 +383,7 @@ func (a *alg) solveRoots(e rfn, x string) []rfn {
 		}
 		return out
 	}
-	outside, inside := a.squareOut(disc.Num())
-	sq := a.rmul(rConst(new(big.Rat).SetInt(outside)), a.apply("sqrt", rConst(new(big.Rat).SetInt(inside)), -1))
+	sq := a.sqrtRational(disc)
 	twoA := rConst(new(big.Rat).Mul(big.NewRat(2, 1), A))
 	negB := rConst(new(big.Rat).Neg(B))
 	r1 := a.rdiv(a.rsub(negB, sq), twoA, -1)
@@ -660,4 +659,16 @@ func (a *alg) rootsIn(p poly, x string, lo, hi *big.Rat) bool {
 		return n
 	}
 	return changes(lo)-changes(hi) > 0
+}
+
+// sqrtRational is sqrt(c) for a rational c > 0 that is not a square:
+// sqrt(p/q) = sqrt(p*q)/q, with the square factors of p*q up to
+// MaxSquareTrial taken out of the radical.
+func (a *alg) sqrtRational(c *big.Rat) rfn {
+	outside, inside := a.squareOut(new(big.Int).Mul(c.Num(), c.Denom()))
+	k := new(big.Rat).SetFrac(outside, c.Denom())
+	if inside.IsInt64() && inside.Int64() == 1 {
+		return rConst(k)
+	}
+	return a.rmul(rConst(k), rKey(a.atomKey("sqrt", rConst(new(big.Rat).SetInt(inside)))))
 }

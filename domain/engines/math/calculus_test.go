@@ -136,7 +136,10 @@ func TestQWEDProtocol_Math_Solve(t *testing.T) {
 	runMathCases(t, []mathCase{
 		{name: "claimed set", query: "x**2 - 5*x + 6", params: `{"operation":"solve","solutions":[3,"2"]}`, status: V, fields: map[string]string{"expected": "{2, 3}"}},
 		{name: "claimed radicals", query: "x**2 = 2", params: `{"operation":"solve","solutions":["sqrt(2)","-sqrt(2)","sqrt(2)"]}`, status: V},
-		{name: "claimed radicals spelled otherwise", query: "x**2 = 8", params: `{"operation":"solve","solutions":["sqrt(8)","-sqrt(8)"]}`, status: U, code: CodeUnsupported},
+		{name: "claimed radicals spelled otherwise", query: "x**2 = 8", params: `{"operation":"solve","solutions":["sqrt(8)","-2*sqrt(2)"]}`, status: V},
+		{name: "radicands kept outside solve (replay)", query: "sqrt(8) = 2*sqrt(2)", status: U, code: CodeUnsupported},
+		{name: "claimed radicals of fractions", query: "2*x**2 = 1", params: `{"operation":"solve","solutions":["sqrt(1/2)","-1/sqrt(2)"]}`, status: V},
+		{name: "claimed radical out of the engine's reach", query: "x**2 = 2", params: `{"operation":"solve","solutions":["sqrt(3 - 2*sqrt(2)) + 1","-sqrt(2)"]}`, status: U, code: CodeUnsupported},
 		{name: "claimed wrong root", query: "x**2 - 5*x + 6", params: `{"operation":"solve","solutions":[2,4]}`, status: F,
 			fields: map[string]string{"message": "the solutions are {2, 3}; not solutions: 4; missing: 3"}},
 		{name: "claimed root missing", query: "x**2 = 2", params: `{"operation":"solve","solutions":["sqrt(2)"]}`, status: F},

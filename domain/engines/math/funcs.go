@@ -110,6 +110,9 @@ func (a *alg) apply(fn string, arg rfn, pos int) rfn {
 			if r, ok := a.ratRoot(c, 2); ok {
 				return rConst(r)
 			}
+			if a.radicands {
+				return a.sqrtRational(c)
+			}
 		}
 		return rKey(a.atomKey("sqrt", arg))
 	case "exp":

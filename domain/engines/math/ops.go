@@ -221,6 +221,7 @@ func (a *alg) limit(c claim, p Params, res *Result) engines.Outcome {
 // with sqrt; roots where the equation as written is undefined are dropped.
 // With params.solutions the claimed set is compared with them.
 func (a *alg) solve(c claim, p Params, res *Result) engines.Outcome {
+	a.radicands = true
 	e := a.eval(c.lhs)
 	if c.rhs != nil {
 		e = a.rsub(e, a.eval(c.rhs))

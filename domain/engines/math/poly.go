@@ -166,6 +166,11 @@ type alg struct {
 	// bind, when set, gives variables a value (solve's check that a root
 	// is in the domain of the equation as written).
 	bind map[string]rfn
+	// radicands, when set (the solve operation only, so that no verdict
+	// of another query changes), writes sqrt of a rational number with a
+	// square-free-by-trial integer radicand: sqrt(8) = 2*sqrt(2),
+	// sqrt(1/2) = 1/2*sqrt(2).
+	radicands bool
 }
 
 // spend charges n units of work.
