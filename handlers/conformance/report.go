@@ -8,13 +8,17 @@ import (
 )
 
 // WriteText prints the report: one line per vector (verdict, id, the
-// sections it tests, the reason), one line per level, and the level
+// sections it tests, then the reason if any), one line per level, and the level
 // reached.
 func (r *Report) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "QWED protocol v1.0 conformance of %s\n", r.URL)
 	for _, o := range r.Outcomes {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", o.Verdict, o.ID, o.Section, o.Reason)
+		reason := ""
+		if o.Reason != "" {
+			reason = "  " + o.Reason
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s%s\n", o.Verdict, o.ID, o.Section, reason)
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("writing the report: %w", err)
