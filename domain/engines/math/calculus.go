@@ -13,16 +13,6 @@ import (
 // is exact: an answer the engine cannot compute exactly is UNSUPPORTED,
 // never approximated.
 
-// MaxSolutions is the most entries of params.solutions, and
-// MaxRootCandidates the most rational candidates p/q the rational root test
-// tries (the divisors of the constant and leading coefficients, which must
-// also be at most MaxRootCoefficient in absolute value).
-const (
-	MaxSolutions       = 1000
-	MaxRootCandidates  = 20000
-	MaxRootCoefficient = 10_000_000_000
-)
-
 // coeffsIn are p's coefficients as a polynomial in x: out[k] is the
 // polynomial (free of x) multiplying x**k. A key that depends on x other
 // than x itself (sin(x)) is UNSUPPORTED.
@@ -452,9 +442,6 @@ func (a *alg) compareClaim(computed, claimed rfn, res *Result, p Params) engines
 	return engines.Outcome{Status: engines.Failed, Result: *res}
 }
 
-// MaxSquareTrial bounds the trial divisors squareOut tries.
-const MaxSquareTrial = 100_000
-
 // squareOut writes n > 0 as outside**2 * inside, taking out the squares of
 // the primes up to MaxSquareTrial (inside may keep a square of a larger
 // prime: the value is exact either way).
@@ -482,10 +469,6 @@ func (a *alg) squareOut(n *big.Int) (outside, inside *big.Int) {
 	}
 	return outside, inside
 }
-
-// MaxRationalIntegrandDegree bounds the denominator degree of a rational
-// integrand (its linear system has that many unknowns).
-const MaxRationalIntegrandDegree = 64
 
 // keyedPoly is the polynomial in x with coefficients cs.
 func keyedPoly(cs []*big.Rat, x string) poly {

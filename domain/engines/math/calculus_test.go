@@ -209,3 +209,29 @@ func TestQWEDProtocol_Math_CalculusBounded(t *testing.T) {
 		t.Errorf("too many solutions: %s %+v", o.Status, o.Err)
 	}
 }
+
+// TestQWEDProtocol_Math_CalculusLimitsBothSides pins the new limits on both
+// sides: at the limit the query is decided, one past it is QWED-REQ-004
+// naming the limit (or UNSUPPORTED for the rational root test, which is a
+// limit of what the engine decides, not of the request).
+func TestQWEDProtocol_Math_CalculusLimitsBothSides(t *testing.T) {
+	ones := func(n int) string { return `{"operation":"solve","solutions":[` + strings.TrimSuffix(strings.Repeat("1,", n), ",") + `]}` }
+	for _, tc := range []struct{ limit, within, withinParams, past, pastParams string }{
+		{"max_solutions", "x = 1", ones(MaxSolutions), "x = 1", ones(MaxSolutions + 1)},
+		{"max_rational_integrand_degree", "1/x**64", `{"operation":"integrate"}`, "1/x**65", `{"operation":"integrate"}`},
+	} {
+		if o := verify(t, tc.within, tc.withinParams); o.Status != engines.Verified {
+			t.Errorf("within %s: %s %+v", tc.limit, o.Status, o.Err)
+		}
+		o := verify(t, tc.past, tc.pastParams)
+		if o.Status != engines.Error || o.Err.Code != CodeTooLarge || o.Err.Details["limit"] != tc.limit {
+			t.Errorf("past %s: %s %+v", tc.limit, o.Status, o.Err)
+		}
+	}
+	if o := verify(t, "x**3 - 10000000000 = 0", `{"operation":"solve","domain":"rational"}`); o.Status != engines.Verified {
+		t.Errorf("within max_root_coefficient: %s %+v", o.Status, o.Err)
+	}
+	if o := verify(t, "x**3 - 10000000001 = 0", `{"operation":"solve","domain":"rational"}`); o.Status != engines.Unsupported {
+		t.Errorf("past max_root_coefficient: %s %+v", o.Status, o.Err)
+	}
+}

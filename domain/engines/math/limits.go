@@ -37,21 +37,41 @@ const (
 	// MaxPrecision is the largest params.precision (decimal digits of the
 	// "decimal" rendering of a numeric value).
 	MaxPrecision = 1000
+	// MaxSolutions is the most entries of params.solutions (solve).
+	MaxSolutions = 1000
+	// MaxRootCandidates is the most rational candidates p/q the rational
+	// root test of solve tries, and MaxRootCoefficient the largest
+	// absolute constant and leading coefficient whose divisors it lists;
+	// past either, solve is UNSUPPORTED (QWED-REQ-005), not an error.
+	MaxRootCandidates  = 20000
+	MaxRootCoefficient = 10_000_000_000
+	// MaxSquareTrial is the largest trial divisor whose square solve takes
+	// out of a radicand (sqrt(8) = 2*sqrt(2)); a larger square factor stays
+	// inside, exact either way.
+	MaxSquareTrial = 100_000
+	// MaxRationalIntegrandDegree is the largest denominator degree of a
+	// rational integrand (its linear system has that many unknowns).
+	MaxRationalIntegrandDegree = 64
 )
 
 // limitsDoc is the limits table of the capabilities document.
 func limitsDoc() map[string]int {
 	return map[string]int{
-		"max_query_bytes":      MaxQueryBytes,
-		"max_tokens":           MaxTokens,
-		"max_depth":            MaxDepth,
-		"max_literal_digits":   MaxLiteralDigits,
-		"max_exponent":         MaxExponent,
-		"max_degree":           MaxDegree,
-		"max_terms":            MaxTerms,
-		"max_digits":           MaxDigits,
-		"max_work":             MaxWork,
-		"max_precision":        MaxPrecision,
-		"max_coefficient_bits": MaxCoefficientBits,
+		"max_query_bytes":               MaxQueryBytes,
+		"max_tokens":                    MaxTokens,
+		"max_depth":                     MaxDepth,
+		"max_literal_digits":            MaxLiteralDigits,
+		"max_exponent":                  MaxExponent,
+		"max_degree":                    MaxDegree,
+		"max_terms":                     MaxTerms,
+		"max_digits":                    MaxDigits,
+		"max_work":                      MaxWork,
+		"max_precision":                 MaxPrecision,
+		"max_coefficient_bits":          MaxCoefficientBits,
+		"max_solutions":                 MaxSolutions,
+		"max_root_candidates":           MaxRootCandidates,
+		"max_root_coefficient":          MaxRootCoefficient,
+		"max_square_trial":              MaxSquareTrial,
+		"max_rational_integrand_degree": MaxRationalIntegrandDegree,
 	}
 }
