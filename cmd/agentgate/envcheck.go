@@ -72,7 +72,7 @@ func processEnv(dataDir, tlsKey string) envInputs {
 // checkEnvironment runs every check on in, in a fixed order.
 func checkEnvironment(in envInputs) []envFinding {
 	var out []envFinding
-	out = append(out, checkLinkerEnv(in.environ)...)
+	out = append(out, checkLinkerEnv(in.environ, in.uid)...)
 	out = append(out, checkPreloadFile(in.preloadFile)...)
 	out = append(out, checkLoadedCode(in.maps, in.executable)...)
 	out = append(out, checkGODEBUG("GODEBUG", lookupEnv(in.environ, "GODEBUG"))...)
@@ -130,14 +130,17 @@ var harmlessLinkerVars = []string{"LD_BIND_NOW", "LD_BIND_NOT"}
 
 // checkLinkerEnv refuses the variables through which the dynamic linker
 // loads or looks up other code, or changes how it and libc behave: every
-// LD_* (LD_PRELOAD, LD_AUDIT, LD_LIBRARY_PATH, LD_DEBUG_OUTPUT, …) but
-// the harmless ones, macOS's DYLD_* and glibc's GLIBC_TUNABLES. The
-// binary links libc (its C parsers use cgo), so these reach it.
-func checkLinkerEnv(environ []string) []envFinding {
+// LD_* (LD_PRELOAD, LD_AUDIT, LD_DEBUG_OUTPUT, …) but the harmless ones,
+// macOS's DYLD_* and glibc's GLIBC_TUNABLES. The binary links libc (its
+// C parsers use cgo), so these reach it. LD_LIBRARY_PATH, which distros,
+// vendor runtimes and container images set, only changes where the
+// libraries the binary needs are found: checkLibraryPath vets its
+// directories instead of refusing it.
+func checkLinkerEnv(environ []string, uid int) []envFinding {
 	var names []string
 	for _, kv := range environ {
 		k, v, _ := strings.Cut(kv, "=")
-		if v == "" {
+		if v == "" || k == "LD_LIBRARY_PATH" {
 			continue // set but empty: the linker ignores it
 		}
 		if (strings.HasPrefix(k, "LD_") && !slices.Contains(harmlessLinkerVars, k)) || strings.HasPrefix(k, "DYLD_") || k == "GLIBC_TUNABLES" {
@@ -149,6 +152,45 @@ func checkLinkerEnv(environ []string) []envFinding {
 	var out []envFinding
 	for _, k := range names {
 		out = append(out, envFinding{"dynamic-linker", k + " is set: the dynamic linker may have loaded code into the gate that is not its own; unset it"})
+	}
+	return append(out, checkLibraryPath(lookupEnv(environ, "LD_LIBRARY_PATH"), uid)...)
+}
+
+// checkLibraryPath refuses an LD_LIBRARY_PATH through which another user
+// could have the linker load a library of the gate's: an empty or
+// relative element (the working directory), one holding a $ token, or a
+// directory (or, when it does not exist, its nearest existing ancestor,
+// where it could be created) not owned by root or the gate's user or
+// writable by its group or others. glibc splits it on ':' and ';'.
+func checkLibraryPath(value string, uid int) []envFinding {
+	if value == "" {
+		return nil
+	}
+	var out []envFinding
+	empty := false
+	for _, dir := range strings.Split(strings.ReplaceAll(value, ";", ":"), ":") {
+		if dir == "" {
+			empty = true
+			continue
+		}
+		if !filepath.IsAbs(dir) || strings.Contains(dir, "$") {
+			out = append(out, envFinding{"dynamic-linker", fmt.Sprintf("LD_LIBRARY_PATH holds %q, which is not an absolute directory: the linker may load a library of the gate's from wherever it names", dir)})
+			continue
+		}
+		p := filepath.Clean(dir)
+		for {
+			_, err := os.Stat(p)
+			if !errors.Is(err, fs.ErrNotExist) || p == filepath.Dir(p) {
+				break
+			}
+			p = filepath.Dir(p)
+		}
+		if err := checkOwnedPath(p, uid, true, 0o022); err != nil {
+			out = append(out, envFinding{"dynamic-linker", "LD_LIBRARY_PATH: " + err.Error()})
+		}
+	}
+	if empty {
+		out = append(out, envFinding{"dynamic-linker", "LD_LIBRARY_PATH has an empty element, which the linker reads as the working directory"})
 	}
 	return out
 }

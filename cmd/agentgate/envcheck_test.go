@@ -27,21 +27,57 @@ func findingsText(fs []envFinding) string {
 }
 
 // QWED-Agent spec v1.1 §9.7: the dynamic linker's injection variables
-// are refused (LD_PRELOAD, LD_AUDIT, LD_LIBRARY_PATH, any other LD_*,
-// DYLD_*, GLIBC_TUNABLES), the binding ones and empty values allowed.
+// are refused (LD_PRELOAD, LD_AUDIT, any other LD_*, DYLD_*,
+// GLIBC_TUNABLES), the binding ones and empty values allowed;
+// LD_LIBRARY_PATH is refused when another user could write where it
+// points (/tmp).
 func TestEnvIntegrity_AgentSpec9_7_LinkerVariables(t *testing.T) {
 	got := checkLinkerEnv([]string{"PATH=/usr/bin", "LD_PRELOAD=/tmp/x.so", "LD_AUDIT=/tmp/a.so", "LD_LIBRARY_PATH=/tmp",
-		"LD_BIND_NOW=1", "LD_BIND_NOT=1", "DYLD_INSERT_LIBRARIES=/tmp/y.dylib", "GLIBC_TUNABLES=glibc.malloc.check=3", "LD_DEBUG=", "OLD_LD_PRELOAD=x"})
+		"LD_BIND_NOW=1", "LD_BIND_NOT=1", "DYLD_INSERT_LIBRARIES=/tmp/y.dylib", "GLIBC_TUNABLES=glibc.malloc.check=3", "LD_DEBUG=", "OLD_LD_PRELOAD=x"}, os.Geteuid())
 	var names []string
 	for _, f := range got {
 		if f.check != "dynamic-linker" {
 			t.Fatalf("check %q, want dynamic-linker", f.check)
 		}
-		names = append(names, strings.Fields(f.reason)[0])
+		names = append(names, strings.TrimSuffix(strings.Fields(f.reason)[0], ":"))
 	}
-	want := []string{"DYLD_INSERT_LIBRARIES", "GLIBC_TUNABLES", "LD_AUDIT", "LD_LIBRARY_PATH", "LD_PRELOAD"}
+	want := []string{"DYLD_INSERT_LIBRARIES", "GLIBC_TUNABLES", "LD_AUDIT", "LD_PRELOAD", "LD_LIBRARY_PATH"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("refused %v, want %v", names, want)
+	}
+}
+
+// QWED-Agent spec v1.1 §9.7: an LD_LIBRARY_PATH of directories only root
+// or the gate's user can write (a distro's or a vendor runtime's, as
+// container images set) does not stop the gate; one that another user
+// can write, that names the working directory (an empty, relative or
+// $-token element), or a missing directory another user could create,
+// does.
+func TestEnvIntegrity_AgentSpec9_7_LibraryPath(t *testing.T) {
+	uid := os.Geteuid()
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sound := "LD_LIBRARY_PATH=" + dir + ":" + filepath.Join(dir, "missing", "lib") + ";/usr/lib"
+	if got := checkLinkerEnv([]string{sound}, uid); len(got) != 0 {
+		t.Fatalf("sound LD_LIBRARY_PATH refused: %v", got)
+	}
+	open := filepath.Join(dir, "open")
+	if err := os.Mkdir(open, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(open, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	want := "dynamic-linker: LD_LIBRARY_PATH: " + open + " has mode -rwxrwxrwx: writable by its group and other users\n" +
+		"dynamic-linker: LD_LIBRARY_PATH: " + open + " has mode -rwxrwxrwx: writable by its group and other users\n" +
+		"dynamic-linker: LD_LIBRARY_PATH holds \"lib\", which is not an absolute directory: the linker may load a library of the gate's from wherever it names\n" +
+		"dynamic-linker: LD_LIBRARY_PATH holds \"/opt/$LIB\", which is not an absolute directory: the linker may load a library of the gate's from wherever it names\n" +
+		"dynamic-linker: LD_LIBRARY_PATH has an empty element, which the linker reads as the working directory"
+	bad := "LD_LIBRARY_PATH=" + open + ":" + filepath.Join(open, "not", "yet") + ":lib:/opt/$LIB::"
+	if got := findingsText(checkLinkerEnv([]string{bad}, uid)); got != want {
+		t.Fatalf("unsound LD_LIBRARY_PATH:\n%s\nwant\n%s", got, want)
 	}
 }
 
@@ -377,7 +413,7 @@ func TestEnvIntegrity_AgentSpec9_7_TLSKeyFile(t *testing.T) {
 // before it opens a store (the data dir is never created), in both
 // deployments; --allow-insecure-env starts it with each failure logged as
 // an error, and is not read from AGENTGATE_ALLOW_INSECURE_ENV; harmless
-// GODEBUG settings start it.
+// GODEBUG settings and a distro's LD_LIBRARY_PATH start it.
 func TestEnvIntegrity_AgentSpec9_7_ServeRefuses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
@@ -403,7 +439,7 @@ func TestEnvIntegrity_AgentSpec9_7_ServeRefuses(t *testing.T) {
 		want []string
 	}{
 		{[]string{"LD_PRELOAD=/nonexistent/agentgate-test-hook.so"}, nil, []string{"dynamic-linker: LD_PRELOAD is set"}},
-		{[]string{"LD_AUDIT=/nonexistent/a.so", "LD_LIBRARY_PATH=/nonexistent"}, nil, []string{"dynamic-linker: LD_AUDIT is set", "dynamic-linker: LD_LIBRARY_PATH is set"}},
+		{[]string{"LD_AUDIT=/nonexistent/a.so", "LD_LIBRARY_PATH=/tmp/agentgate-test-nonexistent"}, nil, []string{"dynamic-linker: LD_AUDIT is set", "dynamic-linker: LD_LIBRARY_PATH: /tmp has mode"}},
 		{[]string{"GODEBUG=x509negativeserial=1"}, nil, []string{"godebug: GODEBUG sets x509negativeserial=1"}},
 		{[]string{"GOTRACEBACK=crash"}, nil, []string{"gotraceback: GOTRACEBACK=crash"}},
 		{[]string{"LD_PRELOAD=/nonexistent/agentgate-test-hook.so", "AGENTGATE_ALLOW_INSECURE_ENV=true"}, nil, []string{"AGENTGATE_ALLOW_INSECURE_ENV is ignored", "dynamic-linker: LD_PRELOAD is set"}},
@@ -443,7 +479,7 @@ func TestEnvIntegrity_AgentSpec9_7_ServeRefuses(t *testing.T) {
 		logs string
 	}{
 		{[]string{"LD_PRELOAD=/nonexistent/agentgate-test-hook.so"}, []string{"--allow-insecure-env"}, `check=dynamic-linker reason="LD_PRELOAD is set`},
-		{[]string{"GODEBUG=gctrace=0,madvdontneed=1", "GOTRACEBACK=all", "LD_BIND_NOW=1"}, nil, ""},
+		{[]string{"GODEBUG=gctrace=0,madvdontneed=1", "GOTRACEBACK=all", "LD_BIND_NOW=1", "LD_LIBRARY_PATH=/usr/lib:/usr/local/lib"}, nil, ""},
 	} {
 		addr := freeAddr(t)
 		cmd, log := cliServe(t, bin, addr, append([]string{"--data", t.TempDir(), "--http", addr, "--api-key", "admin-key"}, c.args...), c.env)
