@@ -74,6 +74,10 @@ func validateRegistration(r *RegisterAgent) *Error {
 		{"permissions.allowed_engines", r.Permissions.AllowedEngines},
 		{"permissions.allowed_tools", r.Permissions.AllowedTools},
 		{"permissions.blocked_tools", r.Permissions.BlockedTools},
+		{"permissions.allowed_paths", r.Permissions.AllowedPaths},
+		{"permissions.denied_paths", r.Permissions.DeniedPaths},
+		{"permissions.allowed_hosts", r.Permissions.AllowedHosts},
+		{"permissions.allowed_schemes", r.Permissions.AllowedSchemes},
 	}
 	for _, l := range lists {
 		if len(l.v) > MaxPermissionEntries {
@@ -84,6 +88,9 @@ func validateRegistration(r *RegisterAgent) *Error {
 				return fieldError(CodeInvalidRequest, l.name+"["+strconv.Itoa(i)+"]", "must not be empty")
 			}
 		}
+	}
+	if err := validateDetectorPermissions(&r.Permissions); err != nil {
+		return err
 	}
 	return r.Budget.validate()
 }

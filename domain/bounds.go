@@ -49,6 +49,10 @@ func CheckBounds(cmd *Command) *Error {
 		b.ids("permissions.allowed_engines", r.Permissions.AllowedEngines)
 		b.ids("permissions.allowed_tools", r.Permissions.AllowedTools)
 		b.ids("permissions.blocked_tools", r.Permissions.BlockedTools)
+		b.ids("permissions.allowed_paths", r.Permissions.AllowedPaths)
+		b.ids("permissions.denied_paths", r.Permissions.DeniedPaths)
+		b.ids("permissions.allowed_hosts", r.Permissions.AllowedHosts)
+		b.ids("permissions.allowed_schemes", r.Permissions.AllowedSchemes)
 	case cmd.Verify != nil:
 		v := cmd.Verify
 		b.id("action.type", v.Action.Type)

@@ -93,6 +93,11 @@ func clonePermissions(p Permissions) Permissions {
 		AllowedEngines: slices.Clone(p.AllowedEngines),
 		AllowedTools:   slices.Clone(p.AllowedTools),
 		BlockedTools:   slices.Clone(p.BlockedTools),
+		AllowedPaths:   slices.Clone(p.AllowedPaths),
+		DeniedPaths:    slices.Clone(p.DeniedPaths),
+		AllowedHosts:   slices.Clone(p.AllowedHosts),
+		AllowedSchemes: slices.Clone(p.AllowedSchemes),
+		AllowedPorts:   slices.Clone(p.AllowedPorts),
 	}
 }
 

@@ -169,6 +169,20 @@ type Permissions struct {
 	AllowedEngines []string `json:"allowed_engines,omitempty"`
 	AllowedTools   []string `json:"allowed_tools,omitempty"`
 	BlockedTools   []string `json:"blocked_tools,omitempty"`
+	// AllowedPaths are the absolute, normalised roots a file action may
+	// touch (empty: any path the defaults and DeniedPaths do not deny);
+	// DeniedPaths are globs ("**" spans elements) it may never touch.
+	// Sensitive system and credential paths are denied whatever these say
+	// (domain/guard, CheckFile).
+	AllowedPaths []string `json:"allowed_paths,omitempty"`
+	DeniedPaths  []string `json:"denied_paths,omitempty"`
+	// AllowedHosts, AllowedSchemes and AllowedPorts are the egress policy
+	// of network requests (domain/guard, CheckURL): hosts ("api.x.com",
+	// "*.x.com" for subdomains, or an IP literal; empty: every public
+	// host), schemes (empty: http and https), ports (empty: any).
+	AllowedHosts   []string `json:"allowed_hosts,omitempty"`
+	AllowedSchemes []string `json:"allowed_schemes,omitempty"`
+	AllowedPorts   []int    `json:"allowed_ports,omitempty"`
 }
 
 // Limits are the budget limits of the QWED-Agent spec v1.1 §6.1. A zero limit means no
@@ -379,6 +393,13 @@ type Config struct {
 	// and on in DefaultConfig: a gate started with it records the switch
 	// in a gate.configured event.
 	EngineSQLRisk bool `json:"engine_sql_risk,omitempty"`
+	// Detectors applies the path policy to file actions and the egress
+	// policy to network requests (domain/guard). It is off in the state a
+	// log starts from (NewState), so that a log written before it
+	// re-decides its file and network actions on their type's risk alone,
+	// and on in DefaultConfig: a gate started with it records the switch
+	// in a gate.configured event.
+	Detectors bool `json:"detectors,omitempty"`
 	// A2A configures agent-to-agent interception; nil stands for
 	// DefaultA2AConfig (a2a.go), so configurations recorded before it
 	// encode unchanged.
@@ -394,6 +415,7 @@ func DefaultConfig() Config {
 	c := initialConfig()
 	c.WithholdRefusals = true
 	c.EngineSQLRisk = true
+	c.Detectors = true
 	return c
 }
 

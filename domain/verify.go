@@ -210,7 +210,7 @@ func (d *decider) verifyAction() *Event {
 		return d.reject(jsonFault("action", v.Action.Parameters, jerr))
 	}
 	p.dig, p.actionID = dig, actionID
-	cl := classifyAction(a, &v.Action, d.cmd.Verdict, d.s.Config.EngineSQLRisk)
+	cl := classifyAction(a, &v.Action, d.cmd.Verdict, d.s.Config.EngineSQLRisk, d.s.Config.Detectors)
 	return d.decideProposal(a, &p, &cl)
 }
 
@@ -259,10 +259,11 @@ func jsonFault(object string, params json.RawMessage, err error) *Error {
 }
 
 // classifyAction applies the action type table and the engine verdict v
-// (step 7; v may be nil). engineSQL is Config.EngineSQLRisk: the risk of
+// (step 7; v may be nil). detectors is Config.Detectors (detectors.go).
+// engineSQL is Config.EngineSQLRisk: the risk of
 // an SQL action comes from the sql engine's class alone, never from the
 // tokenizer of logs written before it.
-func classifyAction(a *Agent, act *Action, v *EngineVerdict, engineSQL bool) classification {
+func classifyAction(a *Agent, act *Action, v *EngineVerdict, engineSQL, detectors bool) classification {
 	spec, ok := actionSpecs[act.Type]
 	if !ok {
 		return classification{risk: RiskCritical, failedCheck: checkTypeKnown,
@@ -289,6 +290,9 @@ func classifyAction(a *Agent, act *Action, v *EngineVerdict, engineSQL bool) cla
 		cl.deny = &Error{Code: CodeToolNotAllowed, Message: "action type '" + act.Type + "' is blocked for this agent",
 			Details: map[string]any{"action_type": act.Type}}
 		cl.failedCheck, cl.blocked, cl.violation = checkToolAllowed, true, true
+		return cl
+	}
+	if detectors && detect(&cl, a, act) {
 		return cl
 	}
 	if sr != nil && sr.Violation {

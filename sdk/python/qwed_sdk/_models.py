@@ -2408,6 +2408,14 @@ class Config(Model):
         return self.get("approval_ttl")  # type: ignore[no-any-return]
 
     @property
+    def detectors(self) -> Optional[bool]:
+        """
+        File path and network egress policies applied to file actions and network requests
+        (QWED-Agent spec v1.1 §2.2); absent in logs written before them.
+        """
+        return self.get("detectors")  # type: ignore[no-any-return]
+
+    @property
     def doom_loop_guard_required(self) -> bool:
         """The "doom_loop_guard_required" member."""
         return self.get("doom_loop_guard_required")  # type: ignore[no-any-return]
@@ -3938,6 +3946,29 @@ class Permissions(Model):
         return self.get("allowed_engines")  # type: ignore[no-any-return]
 
     @property
+    def allowed_hosts(self) -> Optional[list[Optional[str]]]:
+        """
+        Hosts a network request may reach: a name, '*.suffix' for subdomains, or an IP literal;
+        empty: every public host.
+        """
+        return self.get("allowed_hosts")  # type: ignore[no-any-return]
+
+    @property
+    def allowed_paths(self) -> Optional[list[Optional[str]]]:
+        """Normalised absolute roots a file action may touch; empty: any path not denied."""
+        return self.get("allowed_paths")  # type: ignore[no-any-return]
+
+    @property
+    def allowed_ports(self) -> Optional[list[int]]:
+        """Ports a network request may use; empty: any."""
+        return self.get("allowed_ports")  # type: ignore[no-any-return]
+
+    @property
+    def allowed_schemes(self) -> Optional[list[Optional[str]]]:
+        """URL schemes a network request may use; empty: http and https."""
+        return self.get("allowed_schemes")  # type: ignore[no-any-return]
+
+    @property
     def allowed_tools(self) -> Optional[list[Optional[str]]]:
         """The "allowed_tools" member."""
         return self.get("allowed_tools")  # type: ignore[no-any-return]
@@ -3946,6 +3977,11 @@ class Permissions(Model):
     def blocked_tools(self) -> Optional[list[Optional[str]]]:
         """The "blocked_tools" member."""
         return self.get("blocked_tools")  # type: ignore[no-any-return]
+
+    @property
+    def denied_paths(self) -> Optional[list[Optional[str]]]:
+        """Globs ('**' spans path elements) a file action may never touch."""
+        return self.get("denied_paths")  # type: ignore[no-any-return]
 
 
 class Policy(Model):

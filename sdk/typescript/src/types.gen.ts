@@ -831,6 +831,8 @@ export interface ComplianceReport {
 export interface Config {
   a2a?: A2AConfig;
   approval_ttl: Duration;
+  /** File path and network egress policies applied to file actions and network requests (QWED-Agent spec v1.1 §2.2); absent in logs written before them. */
+  detectors?: boolean;
   doom_loop_guard_required: boolean;
   engine_sql_risk?: boolean;
   execute?: ExecuteConfig;
@@ -1282,8 +1284,18 @@ export interface Options {
 
 export interface Permissions {
   allowed_engines?: Array<string | null> | null;
+  /** Hosts a network request may reach: a name, '*.suffix' for subdomains, or an IP literal; empty: every public host. */
+  allowed_hosts?: Array<string | null> | null;
+  /** Normalised absolute roots a file action may touch; empty: any path not denied. */
+  allowed_paths?: Array<string | null> | null;
+  /** Ports a network request may use; empty: any. */
+  allowed_ports?: number[] | null;
+  /** URL schemes a network request may use; empty: http and https. */
+  allowed_schemes?: Array<string | null> | null;
   allowed_tools?: Array<string | null> | null;
   blocked_tools?: Array<string | null> | null;
+  /** Globs ('**' spans path elements) a file action may never touch. */
+  denied_paths?: Array<string | null> | null;
 }
 
 /** A consumer's policy as the log records it (domain/policy.Policy): in a command as the client sent it (a refused one too), in a policy.changed event as the change left it, with its version. The body schema of qwed.policy.change holds the rules a policy must meet. */
