@@ -1,0 +1,63 @@
+package kafkagate_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/agentgate/agentgate/client"
+	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/handlers/kafkagate"
+)
+
+// QWED-Agent spec v1.1 §2.2 over Kafka: a gate configured as serve
+// configures it (DefaultConfig, Detectors on) refuses read_file
+// /etc/shadow and a request to the metadata service as security
+// violations, and approves a path inside the agent's allowed root.
+func TestSeed2_2_FileAndNetworkPolicy_Kafka(t *testing.T) {
+	_, brokers := broker(t)
+	cfg := domain.DefaultConfig()
+	startGate(t, brokers, &logs{brokers: brokers}, t.TempDir(), func(c *kafkagate.Config) { c.Config = &cfg })
+	c := newClient(t, brokers)
+	rep, err := c.Request(context.Background(), client.Register(adminKey,
+		domain.AgentInfo{Name: "files", Type: "autonomous", PrincipalID: "org_a"},
+		domain.Permissions{AllowedPaths: []string{"/srv/data"}}, domain.Limits{}))
+	if err != nil || rep.Status != 201 {
+		t.Fatalf("register: %v %v", rep, err)
+	}
+	var reg struct {
+		AgentID    string `json:"agent_id"`
+		AgentToken string `json:"agent_token"`
+	}
+	if err := json.Unmarshal(rep.Data, &reg); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		act      domain.Action
+		decision string
+		code     string
+	}{
+		{domain.Action{Type: "read_file", Target: "/srv/data/q1.csv"}, "APPROVED", ""},
+		{domain.Action{Type: "read_file", Target: "/etc/shadow"}, "DENIED", "QWED-SEC-002"},
+		{domain.Action{Type: "network_request", Target: "http://[::ffff:169.254.169.254]/"}, "DENIED", "QWED-SEC-002"},
+	}
+	for i, tc := range cases {
+		rep, err := c.Request(context.Background(), client.Verify(reg.AgentID, reg.AgentToken, domain.VerifyAction{
+			Action: tc.act, Context: domain.ActionContext{ConversationID: "files", StepNumber: json.Number(string(rune('1' + i)))}}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d struct {
+			Decision string `json:"decision"`
+			Error    *struct {
+				Code string `json:"code"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal(rep.Data, &d); err != nil {
+			t.Fatal(err)
+		}
+		if d.Decision != tc.decision || (tc.code != "" && (d.Error == nil || d.Error.Code != tc.code)) {
+			t.Errorf("%+v: %d %s; want %s %s", tc.act, rep.Status, rep.Data, tc.decision, tc.code)
+		}
+	}
+}
