@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -19,12 +20,32 @@ func TestConformance_QWEDProtocol_11_FullAgainstServe(t *testing.T) {
 	bin := buildBinary(t)
 	addr := freeAddr(t)
 	cliServe(t, bin, addr, []string{"--data", t.TempDir(), "--http", addr, "--api-key", "conformance-admin-key"}, nil)
-	url := "http://" + addr
-	out, code := cliRun(t, bin, "conformance", "--url", url, "--api-key", "conformance-admin-key")
+	checkFullConformance(t, bin, "http://"+addr, "conformance-admin-key")
+}
+
+// TestConformance_QWEDProtocol_11_FullAgainstKafkaServe: the same against
+// the Kafka deployment (`serve --kafka-brokers`, a dev broker subprocess).
+func TestConformance_QWEDProtocol_11_FullAgainstKafkaServe(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a broker and agentgate serve")
+	}
+	bin := buildBinary(t)
+	broker := freeAddr(t)
+	devKafkaProcess(t, bin, broker, filepath.Join(t.TempDir(), "broker"))
+	g := startKafkaGate(t, bin, broker, filepath.Join(t.TempDir(), "gate"))
+	g.waitServesAll(t)
+	checkFullConformance(t, bin, "http://"+g.http, killAdminKey)
+}
+
+// checkFullConformance runs `agentgate conformance` against url, in text
+// and in JSON: exit 0, level full, every vector PASS.
+func checkFullConformance(t *testing.T, bin, url, key string) {
+	t.Helper()
+	out, code := cliRun(t, bin, "conformance", "--url", url, "--api-key", key)
 	if code != 0 || !strings.Contains(out, "level reached: full") || strings.Contains(out, "FAIL ") || strings.Contains(out, "SKIP ") {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
-	out, code = cliRun(t, bin, "conformance", "--url", url, "--api-key", "conformance-admin-key", "--json", "--timeout", "20s")
+	out, code = cliRun(t, bin, "conformance", "--url", url, "--api-key", key, "--json", "--timeout", "20s")
 	var rep struct {
 		Reached  string `json:"reached"`
 		Outcomes []struct {

@@ -251,12 +251,6 @@ func TestEngineWorkers_Kafka(t *testing.T) {
 	broker := freeAddr(t)
 	devKafkaProcess(t, bin, broker, filepath.Join(t.TempDir(), "broker"))
 	g := startKafkaGate(t, bin, broker, filepath.Join(t.TempDir(), "gate"), "--engine-workers", "1", "--engine-deadline", "2s")
-	deadline := time.Now().Add(30 * time.Second)
-	for len(g.partitions()) != killPartitions || !g.servesAll() {
-		if time.Now().After(deadline) {
-			t.Fatalf("the gate never served every partition:\n%s", g.log)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	g.waitServesAll(t)
 	checkEngineIsolation(t, g.cmd.Process.Pid, "http://"+g.http, killAdminKey)
 }

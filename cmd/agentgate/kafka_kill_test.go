@@ -119,6 +119,19 @@ func (g *kafkaGateProcess) servesAll() bool {
 	return true
 }
 
+// waitServesAll waits (30 s at most) until the process alone serves every
+// partition, each restored in its last generation.
+func (g *kafkaGateProcess) waitServesAll(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for len(g.partitions()) != killPartitions || !g.servesAll() {
+		if time.Now().After(deadline) {
+			t.Fatalf("the gate never served every partition:\n%s", g.log)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // restoredSince reports whether the process restored partition p after
 // the first from bytes of its log.
 func (g *kafkaGateProcess) restoredSince(p, from int) bool {
