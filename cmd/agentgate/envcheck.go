@@ -490,8 +490,8 @@ func ownerOf(fi fs.FileInfo) (int, bool) {
 }
 
 // checkDataDir checks the data dir, when it exists (the gate creates a
-// missing one 0700): it and every entry directly in it owned by the
-// gate's user and writable by nobody else; its keys folder and every key
+// missing one 0700): it owned by the gate's user, every entry directly
+// in it by the gate's user or root, and all writable by nobody else; its keys folder and every key
 // in it readable by nobody else (the signing keys).
 func checkDataDir(dir string, uid int) []envFinding {
 	if dir == "" {
@@ -515,11 +515,14 @@ func checkDataDir(dir string, uid int) []envFinding {
 		return []envFinding{{"data-dir", err.Error()}}
 	}
 	for _, e := range entries {
-		deny := fs.FileMode(0o022)
+		// An entry may be root's (a file system's lost+found, when the
+		// data dir is the root of its own volume): only root can change
+		// it, and root can change anything. The keys folder is the gate's.
+		deny, rootOK := fs.FileMode(0o022), true
 		if e.Name() == "keys" {
-			deny = 0o077
+			deny, rootOK = 0o077, false
 		}
-		if err := checkOwnedPath(filepath.Join(dir, e.Name()), uid, false, deny); err != nil {
+		if err := checkOwnedPath(filepath.Join(dir, e.Name()), uid, rootOK, deny); err != nil {
 			out = append(out, envFinding{"data-dir", err.Error()})
 		}
 	}

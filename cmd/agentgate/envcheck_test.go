@@ -310,6 +310,44 @@ func TestEnvIntegrity_AgentSpec9_7_Executable(t *testing.T) {
 	}
 }
 
+// QWED-Agent spec v1.1 §9.7: a data dir that is the root of its own
+// volume holds the file system's lost+found, owned by root: that does
+// not stop a gate that runs as another user; a keys folder of root's,
+// or a root-owned entry that others may write, does.
+func TestEnvIntegrity_AgentSpec9_7_DataDirVolumeRoot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give files to root and to the gate's user")
+	}
+	const gate = 4242 // the gate's user
+	data := t.TempDir()
+	lost := filepath.Join(data, "lost+found")
+	if err := os.Mkdir(lost, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(data, gate, gate); err != nil {
+		t.Fatal(err)
+	}
+	if got := checkDataDir(data, gate); len(got) != 0 {
+		t.Fatalf("a volume root's lost+found refused: %v", got)
+	}
+	if err := os.Chmod(lost, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if got := findingsText(checkDataDir(data, gate)); got != "data-dir: "+lost+" has mode -rwxrwxrwx: writable by its group and other users" {
+		t.Fatalf("a world-writable root entry: %q", got)
+	}
+	keys := filepath.Join(data, "keys")
+	if err := os.Mkdir(keys, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(lost, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if got := findingsText(checkDataDir(data, gate)); got != "data-dir: "+keys+" is owned by uid 0, not by the gate's user (uid 4242)" {
+		t.Fatalf("a keys folder of root's: %q", got)
+	}
+}
+
 // QWED-Agent spec v1.1 §9.7: the data dir and its entries must be the
 // gate's user's and writable by nobody else; the keys folder and the
 // signing keys readable by nobody else. A missing data dir passes (the
