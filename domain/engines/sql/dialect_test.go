@@ -228,3 +228,23 @@ func TestSeed002_MySQLAnsiQuotesReading(t *testing.T) {
 		t.Errorf("ordinary double-quoted string: status %s risk %s", o.Status, r.Risk)
 	}
 }
+
+// TestSeed002_SQLiteTrueFalse pins SQLite's TRUE and FALSE (identifiers
+// SQLite reads as 1 and 0): OR true is an always-true condition as in
+// the other dialects, and with a schema they are not unknown columns.
+func TestSeed002_SQLiteTrueFalse(t *testing.T) {
+	schema := "CREATE TABLE orders (id INT, status TEXT, paid BOOLEAN)"
+	for _, q := range []string{"SELECT id FROM orders WHERE status = 'a' OR true", "SELECT id FROM orders WHERE status = 'a' OR NOT FALSE"} {
+		for _, p := range []map[string]any{{"dialect": "sqlite"}, {"dialect": "sqlite", "schema_ddl": schema}} {
+			o := verify(t, q, p)
+			r := result(t, o)
+			if o.Status == engines.Verified || !r.Violation || !slices.Contains(r.ChecksFailed, CheckNoInjection) {
+				t.Errorf("%q %v: status %s failed %v", q, p, o.Status, r.ChecksFailed)
+			}
+		}
+	}
+	o := verify(t, "SELECT id FROM orders WHERE paid = TRUE", map[string]any{"dialect": "sqlite", "schema_ddl": schema})
+	if r := result(t, o); o.Status != engines.Verified || len(r.SchemaErrors) != 0 {
+		t.Errorf("paid = TRUE: status %s schema errors %v", o.Status, r.SchemaErrors)
+	}
+}

@@ -222,7 +222,7 @@ func (w *sqliteWalker) node(n ast.Node, out bool) {
 	case *ast.QualifiedName, *ast.JoinOperator:
 		return
 	case *ast.Ident:
-		if x != nil {
+		if _, ok := sqliteBoolKeyword(x); x != nil && !ok {
 			w.f.cols = append(w.f.cols, cref{name: strings.ToLower(x.Name), pos: x.Pos(), output: out})
 		}
 		return
@@ -463,6 +463,11 @@ func sqliteValue(e ast.Expr, depth int) tv {
 			return tv{kind: tvStr, str: x.Value}
 		}
 		return unknown
+	case *ast.Ident:
+		if b, ok := sqliteBoolKeyword(x); ok {
+			return tvBool(b)
+		}
+		return unknown
 	case *ast.ParenExpr:
 		return sqliteValue(x.X, d)
 	case *ast.UnaryExpr:
@@ -505,6 +510,22 @@ func sqliteValue(e ast.Expr, depth int) tv {
 		return sqliteFold.in(sqliteValue(x.X, d), items, x.Not)
 	}
 	return unknown
+}
+
+// sqliteBoolKeyword reads an unquoted TRUE or FALSE, which SQLite (since
+// 3.23) parses as an identifier and reads as 1 or 0 when no column has
+// that name: a value for the tautology checks, not a column.
+func sqliteBoolKeyword(x *ast.Ident) (value, ok bool) {
+	if x == nil || x.Quote != ast.QuoteNone {
+		return false, false
+	}
+	switch strings.ToLower(x.Name) {
+	case "true":
+		return true, true
+	case "false":
+		return false, true
+	}
+	return false, false
 }
 
 // sameSQLiteColumn reports whether x and y name the same column.
