@@ -102,7 +102,8 @@ func WithMaxRetries(n int) HTTPOption {
 }
 
 // WithHTTPClient sets the *http.Client (its Transport's keep-alive pool,
-// proxies, TLS settings); nil keeps http.DefaultClient.
+// proxies, TLS settings); nil keeps http.DefaultClient. The client uses
+// a copy whose CheckRedirect follows no redirect.
 func WithHTTPClient(hc *http.Client) HTTPOption {
 	return func(c *HTTPClient) {
 		if hc != nil {
@@ -144,6 +145,13 @@ func NewHTTP(baseURL string, opts ...HTTPOption) (*HTTPClient, error) {
 	if c.apiKey == "" && c.agentToken == "" {
 		c.apiKey = os.Getenv(APIKeyEnv)
 	}
+	// No redirect is followed: net/http would forward X-API-Key (and a
+	// 307's body) to whatever host a redirect names. The 3xx is the
+	// call's *APIError. A copy, so the caller's *http.Client is unchanged
+	// (its Transport, and so its connection pool, is shared).
+	hc := *c.hc
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	c.hc = &hc
 	return c, nil
 }
 
@@ -253,7 +261,7 @@ func resultFor[T any](ctx context.Context, c *HTTPClient, r request, member stri
 	if err != nil {
 		return nil, err
 	}
-	if resp.status >= 400 && !isResult(resp.body, member) {
+	if resp.status >= 300 && (resp.status < 400 || !isResult(resp.body, member)) {
 		return nil, resp.apiError()
 	}
 	out := new(T)
@@ -289,7 +297,7 @@ func rawFor(ctx context.Context, c *HTTPClient, r request) ([]byte, error) {
 // decode decodes a 2xx answer into out (a *[]byte gets the raw body), or
 // returns the *APIError of any other.
 func (r *response) decode(out any) error {
-	if r.status >= 400 {
+	if r.status >= 300 { // a redirect is not followed (NewHTTP): a refusal
 		return r.apiError()
 	}
 	switch o := out.(type) {

@@ -121,7 +121,8 @@ func (e *ConnectionError) Error() string {
 // Unwrap returns the cause.
 func (e *ConnectionError) Unwrap() error { return e.Err }
 
-// apiError decodes the refusal of a response with status >= 400.
+// apiError decodes the refusal of a response with status >= 300 (a
+// redirect, which the client does not follow, included).
 func (r *response) apiError() *APIError {
 	e := &APIError{Status: r.status, RequestID: r.requestID}
 	if s := r.header.Get("Retry-After"); s != "" {
