@@ -30,6 +30,9 @@ export const MAX_BACKOFF_MS = 8_000;
 /** The longest Retry-After honoured; a gate asking for longer is answered with the error at once. */
 export const MAX_RETRY_AFTER_MS = 60_000;
 
+/** The longest answer body read (a compliance report of a long-lived agent included); a longer one ends the call. */
+export const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
+
 /** The fetch function the client calls (the global fetch by default). */
 export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
 
@@ -284,7 +287,7 @@ export class Transport {
       let failure: QWEDError;
       try {
         const a = await this.#attempt(url, c, headers, payload, timeoutMs, o.signal, key);
-        if ((a.status >= 200 && a.status < 300) || isResult(a.body)) return hideSecrets(a.body as T);
+        if ((a.status >= 200 && a.status < 300) || (a.status >= 400 && isResult(a.body))) return hideSecrets(a.body as T);
         failure = errorFrom(a, where, key);
         if (!retryStatuses.has(a.status)) throw failure;
         wait = parseRetryAfter(a.headers.get('retry-after'));
@@ -314,16 +317,19 @@ export class Transport {
     else signal?.addEventListener('abort', onAbort, { once: true });
     const where = `${c.method} ${c.path}`;
     try {
-      const init: RequestInit = { method: c.method, headers, signal: ctl.signal };
+      // No redirect is followed: fetch drops Authorization on a cross-origin redirect but would carry
+      // x-api-key (and a 307's body) to whatever host the answer names. The 3xx is the call's error.
+      const init: RequestInit = { method: c.method, headers, signal: ctl.signal, redirect: 'manual' };
       if (payload !== undefined) init.body = payload;
       const res = await this.#fetch(url, init);
       let body: unknown;
       const ctype = res.headers.get('content-type') ?? '';
       const json = ctype.includes('json');
-      if (res.ok && c.response === 'bytes') body = new Uint8Array(await res.arrayBuffer());
-      else if (res.ok && c.response === 'text') body = await res.text();
+      const bytes = await readBounded(res, where, requestId);
+      if (res.ok && c.response === 'bytes') body = bytes;
+      else if (res.ok && c.response === 'text') body = utf8.decode(bytes);
       else {
-        const text = await res.text();
+        const text = utf8.decode(bytes);
         body = text;
         if (json && text !== '') {
           try {
@@ -343,6 +349,40 @@ export class Transport {
       signal?.removeEventListener('abort', onAbort);
     }
   }
+}
+
+const utf8 = new TextDecoder();
+
+/** readBounded reads res's body, ending the call with a QWED-SDK-RESPONSE error past MAX_RESPONSE_BYTES. */
+async function readBounded(res: Response, where: string, requestId: string | undefined): Promise<Uint8Array> {
+  const tooLong = () => new QWEDError(`${where}: the answer is longer than ${MAX_RESPONSE_BYTES} bytes`, { code: 'QWED-SDK-RESPONSE', status: res.status, requestId });
+  const declared = Number(res.headers.get('content-length') ?? '');
+  if (declared > MAX_RESPONSE_BYTES) {
+    await res.body?.cancel().catch(() => undefined);
+    throw tooLong();
+  }
+  if (!res.body) return new Uint8Array(await res.arrayBuffer()); // a fetch without body streams
+  const reader = res.body.getReader();
+  const parts: Uint8Array[] = [];
+  let n = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    n += value.byteLength;
+    if (n > MAX_RESPONSE_BYTES) {
+      await reader.cancel().catch(() => undefined);
+      throw tooLong();
+    }
+    parts.push(value);
+  }
+  if (parts.length === 1) return parts[0]!;
+  const out = new Uint8Array(n);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.byteLength;
+  }
+  return out;
 }
 
 /** errorFrom maps an error answer to its typed error. */
