@@ -38,6 +38,37 @@ DEFAULT_BASE_URL = "http://127.0.0.1:8080"
 RETRY_STATUSES = frozenset({408, 429, 502, 503, 504})
 """Answers retried (with the call's Idempotency-Key for a write)."""
 
+MAX_RESPONSE_BYTES = 64 << 20
+"""The longest answer body read (a compliance report of a long-lived agent
+included); a longer one ends the call with a QWED-SDK-RESPONSE error."""
+
+_READ = 1 << 16
+"""The size of one read of a body whose length is not declared."""
+
+
+def _too_long(status: int) -> QWEDError:
+    return QWEDError(
+        f"the answer is longer than {MAX_RESPONSE_BYTES} bytes", code="QWED-SDK-RESPONSE", status=status
+    )
+
+
+def _read_bounded(resp: http.client.HTTPResponse) -> bytes:
+    """resp's body, at most MAX_RESPONSE_BYTES (else the call's error)."""
+    if resp.length is not None:  # a declared Content-Length
+        if resp.length > MAX_RESPONSE_BYTES:
+            raise _too_long(resp.status)
+        return resp.read()
+    parts, n = [], 0
+    while True:
+        b = resp.read(_READ)
+        if not b:
+            return b"".join(parts)
+        n += len(b)
+        if n > MAX_RESPONSE_BYTES:
+            raise _too_long(resp.status)
+        parts.append(b)
+
+
 _JSON_TYPES = ("application/json", "application/problem+json", "application/cloudevents+json")
 
 
@@ -369,6 +400,7 @@ class SyncTransport:
 
     def _once(self, method: str, target: str, body: Optional[bytes], headers: dict[str, str]) -> Answer:
         conn, reused = self._get()
+        resp: Optional[http.client.HTTPResponse] = None
         try:
             try:
                 conn.request(method, target, body=body, headers=headers)
@@ -380,8 +412,10 @@ class SyncTransport:
                 conn = self._new()
                 conn.request(method, target, body=body, headers=headers)
                 resp = conn.getresponse()
-            data = resp.read()
+            data = _read_bounded(resp)
         except BaseException:
+            if resp is not None:
+                resp.close()  # its file holds the socket open (an answer not read to its end)
             conn.close()
             raise
         answer = Answer(resp.status, {k.lower(): v for k, v in resp.getheaders()}, data)
@@ -499,20 +533,32 @@ class AsyncTransport:
         if method == "HEAD" or status in (204, 304) or 100 <= status < 200:
             data = b""
         elif "chunked" in headers.get("transfer-encoding", "").lower():
-            chunks = []
+            chunks, n = [], 0
             while True:
                 size = int((await conn.reader.readline()).split(b";")[0].strip() or b"0", 16)
                 if size == 0:
                     while (await conn.reader.readline()) not in (b"\r\n", b"\n", b""):
                         pass
                     break
+                n += size
+                if n > MAX_RESPONSE_BYTES:
+                    raise _too_long(status)
                 chunks.append(await conn.reader.readexactly(size))
                 await conn.reader.readexactly(2)
             data = b"".join(chunks)
         elif "content-length" in headers:
-            data = await conn.reader.readexactly(int(headers["content-length"]))
+            length = int(headers["content-length"])
+            if length > MAX_RESPONSE_BYTES:
+                raise _too_long(status)
+            data = await conn.reader.readexactly(length)
         else:
-            data = await conn.reader.read()
+            chunks, n = [], 0
+            while b := await conn.reader.read(_READ):
+                n += len(b)
+                if n > MAX_RESPONSE_BYTES:
+                    raise _too_long(status)
+                chunks.append(b)
+            data = b"".join(chunks)
             headers["connection"] = "close"
         return Answer(status, headers, data)
 

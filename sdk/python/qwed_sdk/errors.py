@@ -39,7 +39,9 @@ class QWEDError(Exception):
 
     Attributes:
         code: the gate's error code (``QWED-AUTH-002``, ...); for errors of
-            the transport, ``QWED-SDK-CONNECTION`` or ``QWED-SDK-TIMEOUT``.
+            the transport, ``QWED-SDK-CONNECTION`` or ``QWED-SDK-TIMEOUT``
+            (``QWED-SDK-RESPONSE``: an answer longer than
+            ``MAX_RESPONSE_BYTES``).
         message: the gate's message, or a description of the failure.
         status: the HTTP status, ``None`` when no answer arrived.
         details: the gate's ``details`` object (empty when absent).

@@ -1,0 +1,94 @@
+"""A hostile or misconfigured server in place of the gate (no gate needed):
+an endless or oversized answer ends the call with a typed error instead of
+filling the process's memory, in the sync and the async client."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+from typing import Callable, Iterator
+
+import pytest
+
+from qwed_sdk import AsyncQWEDClient, QWEDClient, QWEDError
+from qwed_sdk._http import MAX_RESPONSE_BYTES
+
+_CHUNK = b" " * (1 << 16)
+
+
+def _endless_chunked(conn: socket.socket) -> None:
+    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
+    piece = b"%x\r\n" % len(_CHUNK) + _CHUNK + b"\r\n"
+    while True:
+        conn.sendall(piece)
+
+
+def _endless_until_close(conn: socket.socket) -> None:
+    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n")
+    while True:
+        conn.sendall(_CHUNK)
+
+
+def _declared_terabyte(conn: socket.socket) -> None:
+    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1099511627776\r\n\r\n{")
+    conn.recv(1)  # until the client hangs up
+
+
+@pytest.fixture(params=[_endless_chunked, _endless_until_close, _declared_terabyte], ids=lambda f: f.__name__)
+def hostile(request: pytest.FixtureRequest) -> Iterator[str]:
+    answer: Callable[[socket.socket], None] = request.param
+    srv = socket.create_server(("127.0.0.1", 0))
+    srv.settimeout(30)
+
+    stop = threading.Event()
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = srv.accept()
+            except OSError:
+                return
+            if stop.is_set():
+                conn.close()
+                return
+            with conn:
+                try:
+                    conn.recv(65536)
+                    answer(conn)
+                except OSError:
+                    pass
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    addr = srv.getsockname()
+    yield f"http://127.0.0.1:{addr[1]}"
+    stop.set()
+    socket.create_connection(addr).close()  # wakes the accept
+    srv.close()
+    t.join(timeout=30)
+
+
+def _is_too_long(e: QWEDError) -> bool:
+    return e.code == "QWED-SDK-RESPONSE" and f"longer than {MAX_RESPONSE_BYTES} bytes" in e.message
+
+
+def test_sync_client_bounds_the_answer(hostile: str) -> None:
+    c = QWEDClient(api_key="qwed_k", base_url=hostile, max_retries=0, timeout=30)
+    with pytest.raises(QWEDError) as e:
+        c.get_agent("agt_x")
+    assert _is_too_long(e.value), repr(e.value)
+    c.close()
+
+
+def test_async_client_bounds_the_answer(hostile: str) -> None:
+    async def main() -> None:
+        c = AsyncQWEDClient(api_key="qwed_k", base_url=hostile, max_retries=0, timeout=30)
+        try:
+            with pytest.raises(QWEDError) as e:
+                await c.get_agent("agt_x")
+            assert _is_too_long(e.value), repr(e.value)
+        finally:
+            await c.close()
+
+    asyncio.run(main())
