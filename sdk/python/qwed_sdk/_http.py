@@ -182,9 +182,13 @@ class Core:
         self.base_url = resolve_base_url(base_url)
         u = urllib.parse.urlsplit(self.base_url)
         if u.scheme not in ("http", "https") or not u.hostname:
-            raise ValueError(f"base_url must be an http:// or https:// URL, got {self.base_url!r}")
+            # The URL is not echoed: it may carry a secret.
+            raise ValueError(f"base_url must be an http:// or https:// URL with a host, not {u.scheme or 'no'} scheme")
         if u.username or u.password:
             raise ValueError("base_url may not carry credentials: pass api_key or agent_token")
+        if u.query or u.fragment or self.base_url.endswith(("?", "#")):
+            # Dropped from every request yet printed in errors: refused, never echoed.
+            raise ValueError("base_url may not have a query or a fragment")
         self.https = u.scheme == "https"
         self.host = u.hostname
         self.port = u.port or (443 if self.https else 80)

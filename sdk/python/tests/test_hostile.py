@@ -92,3 +92,12 @@ def test_async_client_bounds_the_answer(hostile: str) -> None:
             await c.close()
 
     asyncio.run(main())
+
+
+def test_a_base_url_with_a_query_is_refused_without_echoing_it() -> None:
+    # The query was dropped from every request but kept in base_url, which
+    # error messages and repr print: a token put there leaked through them.
+    for url in ("http://127.0.0.1:1/?api_key=qwed_secret_in_query", "http://127.0.0.1:1/#qwed_secret_in_query"):
+        with pytest.raises(ValueError) as e:
+            QWEDClient(api_key="k", base_url=url)
+        assert "qwed_secret_in_query" not in str(e.value)
