@@ -248,3 +248,23 @@ func TestSeed002_SQLiteTrueFalse(t *testing.T) {
 		t.Errorf("paid = TRUE: status %s schema errors %v", o.Status, r.SchemaErrors)
 	}
 }
+
+// TestSeed002_MySQLMariaDBComments pins the MariaDB reading of the mysql
+// dialect: MariaDB runs the content of /*M! ... */ (and /*M!100100 ...
+// */), MySQL skips it, so a DROP or a tautology inside one counts.
+func TestSeed002_MySQLMariaDBComments(t *testing.T) {
+	for _, tc := range []struct{ query, check string }{
+		{"SELECT 1 /*M! ; DROP TABLE users */", CheckNoInjection},
+		{"SELECT id FROM orders WHERE status = 'a' /*M!100100 OR 1=1 */", CheckNoInjection},
+	} {
+		o := verify(t, tc.query, map[string]any{"dialect": "mysql"})
+		r := result(t, o)
+		if o.Status == engines.Verified || !slices.Contains(r.ChecksFailed, tc.check) || !strings.Contains(r.Reason, "MariaDB") {
+			t.Errorf("%q: status %s failed %v reason %q", tc.query, o.Status, r.ChecksFailed, r.Reason)
+		}
+	}
+	o := verify(t, "SELECT id /*M! , status */ FROM orders", map[string]any{"dialect": "mysql"})
+	if r := result(t, o); o.Status != engines.Verified || r.Risk != RiskLow {
+		t.Errorf("a harmless MariaDB comment: status %s risk %s", o.Status, r.Risk)
+	}
+}

@@ -3,6 +3,7 @@ package sql
 import (
 	"fmt"
 	"math/big"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -59,19 +60,33 @@ var mysqlParser = goParser[ast.StmtNode]{name: "MySQL", hash: true, syntax: mysq
 // mysqlModeParsers are the other readings of the server modes that change
 // how MySQL lexes a query: NO_BACKSLASH_ESCAPES (a backslash in a string
 // is a plain character) and ANSI_QUOTES ("x" is an identifier, in which a
-// backslash is a plain character), alone and together.
+// backslash is a plain character), alone and together; and MariaDB's,
+// which runs the code of a /*M! ... */ comment that MySQL skips.
 var mysqlModeParsers = []struct {
-	name  string
-	needs string // the characters without which the reading is the default one
-	p     goParser[ast.StmtNode]
+	name   string
+	needs  string // the characters without which the reading is the default one
+	substr string // the text without which it is ("" for none)
+	p      goParser[ast.StmtNode]
 }{
-	{"NO_BACKSLASH_ESCAPES", "\\", mysqlModeParser(mysql.ModeNoBackslashEscapes)},
-	{"ANSI_QUOTES", `"`, goParser[ast.StmtNode]{name: "MySQL", hash: true, syntax: mysqlSyntaxProblem,
+	{"NO_BACKSLASH_ESCAPES", "\\", "", mysqlModeParser(mysql.ModeNoBackslashEscapes)},
+	{"ANSI_QUOTES", `"`, "", goParser[ast.StmtNode]{name: "MySQL", hash: true, syntax: mysqlSyntaxProblem,
 		parse: func(src string) ([]ast.StmtNode, error) {
 			return mysqlParse(mysql.ModeANSIQuotes)(ansiIdentBackslashes(src))
 		}}},
-	{"ANSI_QUOTES,NO_BACKSLASH_ESCAPES", `"\`, mysqlModeParser(mysql.ModeANSIQuotes | mysql.ModeNoBackslashEscapes)},
+	{"ANSI_QUOTES,NO_BACKSLASH_ESCAPES", `"\`, "", mysqlModeParser(mysql.ModeANSIQuotes | mysql.ModeNoBackslashEscapes)},
+	{"MariaDB", "", "/*M!", goParser[ast.StmtNode]{name: "MySQL", hash: true, syntax: mysqlSyntaxProblem,
+		parse: func(src string) ([]ast.StmtNode, error) {
+			return mysqlParse(0)(mariaDBComments.ReplaceAllStringFunc(src, func(m string) string {
+				return "/*!" + strings.Repeat(" ", len(m)-3)
+			}))
+		}}},
 }
+
+// mariaDBComments matches the opening of MariaDB's executable comments,
+// /*M! and /*M!##### (a minimum version): MariaDB runs their content,
+// MySQL does not. The MariaDB reading turns each into MySQL's /*! (same
+// length: positions hold), whose content the TiDB parser reads as code.
+var mariaDBComments = regexp.MustCompile(`/\*M![0-9]*`)
 
 func mysqlModeParser(mode mysql.SQLMode) goParser[ast.StmtNode] {
 	return goParser[ast.StmtNode]{name: "MySQL", hash: true, syntax: mysqlSyntaxProblem, parse: mysqlParse(mode)}
@@ -153,7 +168,8 @@ func guardDialect(src, what string, maxBytes int, hashComments bool) (int, *engi
 // it holds a backslash or a double quote, as MySQL reads it under the
 // server modes that lex those differently (NO_BACKSLASH_ESCAPES,
 // ANSI_QUOTES): 'x\' OR 1=1 -- ' hides a tautology from one reading, and
-// "password_hash" is a string by default but a column under ANSI_QUOTES.
+// "password_hash" is a string by default but a column under ANSI_QUOTES;
+// and, when it holds /*M!, as MariaDB reads it (that comment is code).
 // An attacker picks the reading the server uses, so the riskiest
 // classification wins (a reading the mode cannot parse cannot run there).
 func classifyMySQL(query string, opt *options) (Class, *engines.Problem) {
@@ -162,7 +178,7 @@ func classifyMySQL(query string, opt *options) (Class, *engines.Problem) {
 		return c, p
 	}
 	for _, m := range mysqlModeParsers {
-		if !containsAll(query, m.needs) {
+		if !containsAll(query, m.needs) || !strings.Contains(query, m.substr) {
 			continue
 		}
 		alt, ap := classifyMySQLAs(query, opt, m.p)
