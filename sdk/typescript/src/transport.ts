@@ -90,10 +90,20 @@ export function env(name: string): string | undefined {
   return (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.[name] || undefined;
 }
 
-/** resolveBaseUrl applies the address rule: the argument, else AGENTGATE_URL, else DEFAULT_BASE_URL. */
+/** resolveBaseUrl applies the address rule: the argument, else AGENTGATE_URL, else DEFAULT_BASE_URL; it throws a TypeError for anything but an http(s) URL with a host and no user information, query or fragment. */
 export function resolveBaseUrl(baseUrl?: string): string {
-  const url = baseUrl || env('AGENTGATE_URL') || DEFAULT_BASE_URL;
-  return url.replace(/\/+$/, '');
+  const url = (baseUrl || env('AGENTGATE_URL') || DEFAULT_BASE_URL).replace(/\/+$/, '');
+  // The URL is never echoed: inspect and toJSON print baseUrl, and a secret put in it would go with it.
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new TypeError('the gate\'s address is not a URL');
+  }
+  if ((u.protocol !== 'http:' && u.protocol !== 'https:') || !u.host) throw new TypeError('the gate\'s address must be an http:// or https:// URL with a host');
+  if (u.username || u.password) throw new TypeError('the gate\'s address may not carry user information: pass apiKey or agentToken');
+  if (url.includes('?') || url.includes('#')) throw new TypeError('the gate\'s address may not have a query or a fragment');
+  return url;
 }
 
 /** The members of an answer that hold a secret returned once: readable, but not enumerable. */

@@ -69,3 +69,13 @@ describe('a hostile server', () => {
     }
   });
 });
+
+describe('the address', () => {
+  it('refuses a baseUrl with user information, a query or a fragment, never echoing it', () => {
+    // inspect and toJSON print baseUrl: a secret put in it would be printed with the client.
+    for (const baseUrl of ['http://admin:qwed_secret_in_url@127.0.0.1:1', 'http://127.0.0.1:1/?api_key=qwed_secret_in_url', 'http://127.0.0.1:1/#qwed_secret_in_url', 'ftp://qwed_secret_in_url']) {
+      assert.throws(() => new QWEDClient({ apiKey: 'k', baseUrl }), (e) => e instanceof TypeError && !e.message.includes('qwed_secret_in_url'), baseUrl);
+    }
+    assert.equal(new QWEDClient({ apiKey: 'k', baseUrl: 'https://gate.example/prefix/' }).baseUrl, 'https://gate.example/prefix');
+  });
+});
