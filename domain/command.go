@@ -400,6 +400,11 @@ type Config struct {
 	// and on in DefaultConfig: a gate started with it records the switch
 	// in a gate.configured event.
 	Detectors bool `json:"detectors,omitempty"`
+	// PIIGuard scans outbound actions' targets and parameters and tool
+	// calls' parameters for PII and credentials (detectors.go,
+	// detectPII). Off in the state a log starts from, on in DefaultConfig,
+	// like Detectors.
+	PIIGuard bool `json:"pii_guard,omitempty"`
 	// A2A configures agent-to-agent interception; nil stands for
 	// DefaultA2AConfig (a2a.go), so configurations recorded before it
 	// encode unchanged.
@@ -416,6 +421,7 @@ func DefaultConfig() Config {
 	c.WithholdRefusals = true
 	c.EngineSQLRisk = true
 	c.Detectors = true
+	c.PIIGuard = true
 	return c
 }
 

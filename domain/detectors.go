@@ -129,3 +129,54 @@ func detect(cl *classification, a *Agent, act *Action) bool {
 	cl.pass(checkEgressAllowed)
 	return false
 }
+
+// checkNoPII is QWED-Agent spec v1.1 §5.2's no_pii_leakage policy.
+const checkNoPII = "no_pii_leakage"
+
+// piiOutbound are the action types whose target and parameters leave the
+// agent (messages, requests, writes): what they carry is the action's
+// output as its caller declares it.
+var piiOutbound = map[string]bool{
+	"send_email": true, "send_message": true, "api_call": true, "network_request": true,
+	"write_file": true, "file_write": true, "tool_call": true,
+}
+
+// piiBlocking are the findings that refuse an output: credentials and
+// checksummed financial and national identifiers. Emails and phone
+// numbers are what messages are addressed to, and an entropy finding may
+// be an opaque identifier: they are not refused.
+var piiBlocking = map[string]bool{
+	guard.PIICard: true, guard.PIIIBAN: true, guard.PIISSN: true, guard.PIISecret: true, guard.PIIPrivateKey: true,
+}
+
+// detectPII scans an outbound action's target and parameters, or a tool
+// call's parameters (Config.PIIGuard): a blocking finding denies with
+// QWED-SEC-003, its details naming the kinds and where they are, never
+// the values; else no_pii_leakage passes.
+func detectPII(cl *classification, target string, params json.RawMessage) {
+	var found []guard.PIIFinding
+	for _, f := range guard.Scan(target) {
+		f.Where = "target"
+		found = append(found, f)
+	}
+	if len(params) > 0 {
+		for _, f := range guard.ScanJSON(params) {
+			f.Where = "parameters" + f.Where
+			found = append(found, f)
+		}
+	}
+	var kinds, where []string
+	for _, f := range found {
+		if piiBlocking[f.Kind] {
+			kinds = append(kinds, f.Kind)
+			where = append(where, f.Where)
+		}
+	}
+	if len(kinds) == 0 {
+		cl.pass(checkNoPII)
+		return
+	}
+	cl.deny = &Error{Code: CodePIIDetected, Message: "PII detected (redacted): " + kinds[0] + " in " + where[0],
+		Details: map[string]any{"kinds": kinds, "locations": where}}
+	cl.failedCheck, cl.blocked, cl.violation = checkNoPII, true, true
+}

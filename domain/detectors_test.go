@@ -3,6 +3,7 @@ package domain
 import (
 	"encoding/json"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -143,5 +144,63 @@ func TestDetectors_RegistrationValidates(t *testing.T) {
 		if code(ev) != CodeInvalidRequest {
 			t.Errorf("%+v: %s %v; want %s", p, ev.Type, ev.Error, CodeInvalidRequest)
 		}
+	}
+}
+
+// QWED-Agent spec v1.1 §5.2 no_pii_leakage, QWED protocol v1.0 §8
+// QWED-SEC-003: an outbound action or a tool call carrying a card
+// number, an IBAN, an SSN or a credential is refused, its details naming
+// the kind and place but never the value; addresses and phone numbers
+// pass, and so do non-outbound actions and logs written before PIIGuard.
+func TestSeed5_2_NoPIILeakage_Decide(t *testing.T) {
+	g := detectorGate(t)
+	card := "4111 1111 1111 1111"
+	cases := []struct {
+		act  *Action
+		tool json.RawMessage
+		want Decision
+		kind string
+	}{
+		{act: &Action{Type: "send_email", Parameters: json.RawMessage(`{"to":"ann@example.com","body":"card ` + card + `"}`)}, want: Denied, kind: "card_number"},
+		{act: &Action{Type: "api_call", Target: "https://api.example.com/?key=AKIAIOSFODNN7EXAMPLE"}, want: Denied, kind: "secret"},
+		{act: &Action{Type: "send_message", Parameters: json.RawMessage(`{"text":"pay to GB82WEST12345698765432"}`)}, want: Denied, kind: "iban"},
+		{act: &Action{Type: "send_email", Parameters: json.RawMessage(`{"to":"ann@example.com","body":"call +44 20 7946 0958"}`)}, want: Approved},
+		{act: &Action{Type: "read_file", Target: "/tmp/cards-" + "4111111111111111" + ".txt"}, want: Approved},
+		{tool: json.RawMessage(`{"note":"ssn 078-05-1120"}`), want: Denied, kind: "us_ssn"},
+		{tool: json.RawMessage(`{"note":"order 12345"}`), want: Approved},
+	}
+	for i, c := range cases {
+		name := "pii" + strconv.Itoa(i)
+		id := g.register(name, "autonomous", trustPtr(TrustTrusted), Limits{}, Permissions{})
+		var cmd *Command
+		if c.act != nil {
+			cmd = actionCmd(id, name, 1, *c.act)
+		} else {
+			cmd = toolCmd(id, name, "send_email")
+			cmd.Tool.ToolCall.Parameters = c.tool
+		}
+		ev := g.exec(cmd)
+		if decision(ev) != c.want {
+			t.Errorf("%d: %s %v; want %s", i, decision(ev), ev.Error, c.want)
+			continue
+		}
+		if c.kind == "" {
+			continue
+		}
+		if code(ev) != CodePIIDetected {
+			t.Errorf("%d: error %+v; want %s", i, ev.Error, CodePIIDetected)
+			continue
+		}
+		if kinds, _ := ev.Error.Details["kinds"].([]string); len(kinds) == 0 || kinds[0] != c.kind {
+			t.Errorf("%d: details %v; want kind %s", i, ev.Error.Details, c.kind)
+		}
+		if b, _ := json.Marshal(ev.Error); strings.Contains(string(b), "AKIAIOSFODNN7EXAMPLE") || strings.Contains(string(b), "4111") {
+			t.Errorf("%d: the error holds the value found: %s", i, b)
+		}
+	}
+	old := newGate(t)
+	id := old.register("old", "autonomous", trustPtr(TrustTrusted), Limits{}, Permissions{})
+	if ev := old.exec(actionCmd(id, "old", 1, *cases[0].act)); decision(ev) != Approved {
+		t.Errorf("without PIIGuard: %s %v; want APPROVED as recorded", decision(ev), ev.Error)
 	}
 }

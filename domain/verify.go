@@ -211,6 +211,9 @@ func (d *decider) verifyAction() *Event {
 	}
 	p.dig, p.actionID = dig, actionID
 	cl := classifyAction(a, &v.Action, d.cmd.Verdict, d.s.Config.EngineSQLRisk, d.s.Config.Detectors)
+	if d.s.Config.PIIGuard && cl.deny == nil && piiOutbound[v.Action.Type] {
+		detectPII(&cl, v.Action.Target, v.Action.Parameters)
+	}
 	return d.decideProposal(a, &p, &cl)
 }
 
@@ -244,6 +247,9 @@ func (d *decider) verifyTool() *Event {
 	}
 	p.dig, p.actionID = dig, actionID
 	cl := classifyTool(d.s, a, v.ToolCall.ToolName)
+	if d.s.Config.PIIGuard && cl.deny == nil {
+		detectPII(&cl, "", v.ToolCall.Parameters)
+	}
 	return d.decideProposal(a, &p, &cl)
 }
 

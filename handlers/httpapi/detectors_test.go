@@ -8,7 +8,8 @@ import (
 // QWED-Agent spec v1.1 §2.2 over HTTP (embedded deployment): an agent
 // registers its path and egress policy; read_file /etc/shadow and a
 // request to the metadata service spelled as a hexadecimal IPv4 literal
-// are refused as security violations, what the policy allows passes.
+// are refused as security violations, what the policy allows passes; an
+// email carrying an SSN is refused as PII (QWED-SEC-003, §5.2).
 func TestSeed2_2_FileAndNetworkPolicy_HTTP(t *testing.T) {
 	g := newTestGate(t, gateOptions{})
 	key := g.issueKey("org_a")
@@ -37,6 +38,7 @@ func TestSeed2_2_FileAndNetworkPolicy_HTTP(t *testing.T) {
 		{map[string]any{"type": "read_file", "target": "/etc/shadow"}, "DENIED", "QWED-SEC-002"},
 		{map[string]any{"type": "read_file", "parameters": map[string]any{"path": "/srv/data/../../etc/hosts"}}, "DENIED", "QWED-SEC-002"},
 		{map[string]any{"type": "network_request", "target": "http://0xa9fea9fe/latest/meta-data/"}, "DENIED", "QWED-SEC-002"},
+		{map[string]any{"type": "send_email", "parameters": map[string]any{"to": "ann@example.com", "body": "ssn 078-05-1120"}}, "DENIED", "QWED-SEC-003"},
 	}
 	for i, c := range cases {
 		body := map[string]any{"action": c.action, "context": map[string]any{"conversation_id": "files", "step_number": i + 1}}

@@ -13,7 +13,8 @@ import (
 // QWED-Agent spec v1.1 §2.2 over Kafka: a gate configured as serve
 // configures it (DefaultConfig, Detectors on) refuses read_file
 // /etc/shadow and a request to the metadata service as security
-// violations, and approves a path inside the agent's allowed root.
+// violations, an email carrying a card number as PII (QWED-SEC-003), and
+// approves a path inside the agent's allowed root.
 func TestSeed2_2_FileAndNetworkPolicy_Kafka(t *testing.T) {
 	_, brokers := broker(t)
 	cfg := domain.DefaultConfig()
@@ -40,6 +41,7 @@ func TestSeed2_2_FileAndNetworkPolicy_Kafka(t *testing.T) {
 		{domain.Action{Type: "read_file", Target: "/srv/data/q1.csv"}, "APPROVED", ""},
 		{domain.Action{Type: "read_file", Target: "/etc/shadow"}, "DENIED", "QWED-SEC-002"},
 		{domain.Action{Type: "network_request", Target: "http://[::ffff:169.254.169.254]/"}, "DENIED", "QWED-SEC-002"},
+		{domain.Action{Type: "send_email", Parameters: json.RawMessage(`{"body":"card 4111-1111-1111-1111"}`)}, "DENIED", "QWED-SEC-003"},
 	}
 	for i, tc := range cases {
 		rep, err := c.Request(context.Background(), client.Verify(reg.AgentID, reg.AgentToken, domain.VerifyAction{

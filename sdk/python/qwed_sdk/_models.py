@@ -2436,6 +2436,14 @@ class Config(Model):
         return self.get("max_steps")  # type: ignore[no-any-return]
 
     @property
+    def pii_guard(self) -> Optional[bool]:
+        """
+        PII and credential scanning of outbound actions and tool parameters (QWED-Agent spec
+        v1.1 §5.2 no_pii_leakage); absent in logs written before it.
+        """
+        return self.get("pii_guard")  # type: ignore[no-any-return]
+
+    @property
     def withhold_refusals(self) -> Optional[bool]:
         """The "withhold_refusals" member."""
         return self.get("withhold_refusals")  # type: ignore[no-any-return]

@@ -837,6 +837,8 @@ export interface Config {
   engine_sql_risk?: boolean;
   execute?: ExecuteConfig;
   max_steps: number;
+  /** PII and credential scanning of outbound actions and tool parameters (QWED-Agent spec v1.1 §5.2 no_pii_leakage); absent in logs written before it. */
+  pii_guard?: boolean;
   withhold_refusals?: boolean;
 }
 
