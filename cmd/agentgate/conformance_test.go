@@ -10,6 +10,11 @@ import (
 	"testing"
 )
 
+// conformanceLimits lift the per-address refusal limit (1 a second after
+// a burst of 30) the vectors' deliberate errors would reach: the runner
+// waits out a 429, which would only slow the test down.
+var conformanceLimits = []string{"--refusal-rate", "1000", "--refusal-burst", "1000"}
+
 // TestConformance_QWEDProtocol_11_FullAgainstServe: `agentgate
 // conformance` pointed at a real `agentgate serve` subprocess passes every
 // vector and reaches Full (exit 0), in text and in JSON.
@@ -19,7 +24,7 @@ func TestConformance_QWEDProtocol_11_FullAgainstServe(t *testing.T) {
 	}
 	bin := buildBinary(t)
 	addr := freeAddr(t)
-	cliServe(t, bin, addr, []string{"--data", t.TempDir(), "--http", addr, "--api-key", "conformance-admin-key"}, nil)
+	cliServe(t, bin, addr, append([]string{"--data", t.TempDir(), "--http", addr, "--api-key", "conformance-admin-key"}, conformanceLimits...), nil)
 	checkFullConformance(t, bin, "http://"+addr, "conformance-admin-key")
 }
 
@@ -32,7 +37,7 @@ func TestConformance_QWEDProtocol_11_FullAgainstKafkaServe(t *testing.T) {
 	bin := buildBinary(t)
 	broker := freeAddr(t)
 	devKafkaProcess(t, bin, broker, filepath.Join(t.TempDir(), "broker"))
-	g := startKafkaGate(t, bin, broker, filepath.Join(t.TempDir(), "gate"))
+	g := startKafkaGate(t, bin, broker, filepath.Join(t.TempDir(), "gate"), conformanceLimits...)
 	g.waitServesAll(t)
 	checkFullConformance(t, bin, "http://"+g.http, killAdminKey)
 }

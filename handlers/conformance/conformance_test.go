@@ -206,7 +206,7 @@ func TestVectorsAreValid(t *testing.T) {
 		levels[v.Level]++
 		groups[v.Group]++
 	}
-	if len(levels) != 3 || len(groups) != 7 {
+	if len(levels) != 3 || len(groups) != 8 {
 		t.Errorf("levels %v, groups %v", levels, groups)
 	}
 	engines := map[string]bool{}
@@ -238,5 +238,41 @@ func TestVectorsAreValid(t *testing.T) {
 	}
 	if _, err := conformance.ParseLevel("gold"); err == nil {
 		t.Error("level gold accepted")
+	}
+}
+
+// TestRunnerWaitsOutRateLimits: a 429 (QWED-AUTH-004) is repeated after
+// its Retry-After, so a rate-limited server is judged by its answers; a
+// server that only answers 429 fails each vector after
+// MaxRateLimitRetries repeats.
+func TestRunnerWaitsOutRateLimits(t *testing.T) {
+	var n atomic.Int32
+	limited := func(always bool) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			if always || n.Add(1)%2 == 1 {
+				w.Header().Set("Retry-After", "0")
+				w.WriteHeader(http.StatusTooManyRequests)
+				_, _ = io.WriteString(w, `{"status":"ERROR","verified":false,"error":{"code":"QWED-AUTH-004","message":"slow down"}}`)
+				return
+			}
+			deficient(w, r)
+		}
+	}
+	if rep := run(t, limited(false), ""); rep.Reached != conformance.Basic {
+		t.Errorf("every other answer a 429: reached %s, want basic (as without the limit)", rep.Reached)
+	}
+	n.Store(0)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		limited(true)(w, r)
+	}))
+	defer srv.Close()
+	vs := conformance.Vectors()[:1]
+	rep, err := conformance.Run(context.Background(), conformance.Config{URL: srv.URL, Vectors: vs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := rep.Outcomes[0]; o.Verdict != conformance.Fail || o.HTTP != 429 || n.Load() != 1+conformance.MaxRateLimitRetries {
+		t.Errorf("%+v after %d requests", o, n.Load())
 	}
 }

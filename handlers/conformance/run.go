@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -26,6 +27,12 @@ const (
 	// MaxRedirects bounds the redirects followed for one request (same
 	// host only, without credentials).
 	MaxRedirects = 3
+	// MaxRateLimitRetries bounds how often one request is repeated after
+	// a 429 (QWED-AUTH-004), each after the server's Retry-After, at most
+	// MaxRetryAfter.
+	MaxRateLimitRetries = 3
+	// MaxRetryAfter caps one wait for a rate limit.
+	MaxRetryAfter = 5 * time.Second
 	// DefaultTimeout bounds one request when Config.Timeout is zero.
 	DefaultTimeout = 30 * time.Second
 	// WrongAPIKey is the key the AUTH-002 vector sends: no server issues it.
@@ -201,8 +208,28 @@ type answer struct {
 	body   []byte
 }
 
-// do sends one request, bounded by the timeout and MaxResponseBytes.
+// do sends one request, bounded by the timeout and MaxResponseBytes; a
+// 429 is repeated after the server's Retry-After (1 s when absent or
+// unreadable, MaxRetryAfter at most), MaxRateLimitRetries times at most,
+// so a server's rate limit is not judged as its answer.
 func (r *runner) do(ctx context.Context, method, path, key string, body []byte) (answer, error) {
+	for i := 0; ; i++ {
+		a, wait, err := r.once(ctx, method, path, key, body)
+		if err != nil || a.status != http.StatusTooManyRequests || i == MaxRateLimitRetries {
+			return a, err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return a, fmt.Errorf("waiting out a rate limit: %w", ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// once is one exchange of do; wait is the answer's Retry-After.
+func (r *runner) once(ctx context.Context, method, path, key string, body []byte) (answer, time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
 	defer cancel()
 	var rd io.Reader
@@ -211,7 +238,7 @@ func (r *runner) do(ctx context.Context, method, path, key string, body []byte) 
 	}
 	req, err := http.NewRequestWithContext(ctx, method, r.base+path, rd)
 	if err != nil {
-		return answer{}, fmt.Errorf("building the request: %w", err)
+		return answer{}, 0, fmt.Errorf("building the request: %w", err)
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("QWED-Protocol-Version", "1.0")
@@ -223,17 +250,21 @@ func (r *runner) do(ctx context.Context, method, path, key string, body []byte) 
 	}
 	resp, err := r.client.Do(req)
 	if err != nil {
-		return answer{}, fmt.Errorf("sending %s %s: %w", method, path, err)
+		return answer{}, 0, fmt.Errorf("sending %s %s: %w", method, path, err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBytes+1))
 	if err != nil {
-		return answer{}, fmt.Errorf("reading the answer to %s %s: %w", method, path, err)
+		return answer{}, 0, fmt.Errorf("reading the answer to %s %s: %w", method, path, err)
 	}
 	if len(b) > MaxResponseBytes {
-		return answer{status: resp.StatusCode}, fmt.Errorf("the answer to %s %s exceeds %d bytes", method, path, MaxResponseBytes)
+		return answer{status: resp.StatusCode}, 0, fmt.Errorf("the answer to %s %s exceeds %d bytes", method, path, MaxResponseBytes)
 	}
-	return answer{status: resp.StatusCode, body: b}, nil
+	wait := time.Second
+	if n, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && n >= 0 {
+		wait = min(time.Duration(n)*time.Second, MaxRetryAfter)
+	}
+	return answer{status: resp.StatusCode, body: b}, wait, nil
 }
 
 // run sends one vector and judges its answer.
@@ -251,6 +282,9 @@ func (r *runner) run(ctx context.Context, v Vector) Outcome {
 		if v.Auth == "wrong" {
 			key = WrongAPIKey
 		}
+	}
+	if v.Group == GroupStatus {
+		return r.runCandidates(ctx, v, key, o)
 	}
 	var body []byte
 	if v.method() == "POST" {
@@ -281,6 +315,25 @@ func (r *runner) run(ctx context.Context, v Vector) Outcome {
 		return o
 	}
 	o.Verdict, o.Reason = Pass, note
+	return o
+}
+
+// runCandidates runs a status vector: its candidates in order until one
+// gets the expected answer; the reason of a failure lists every try.
+func (r *runner) runCandidates(ctx context.Context, v Vector, key string, o Outcome) Outcome {
+	var tried []string
+	for i, c := range v.Candidates {
+		a, err := r.do(ctx, v.method(), v.path(), key, c)
+		o.HTTP = a.status
+		if err == nil {
+			if _, err = r.checkResponse(v, a); err == nil {
+				o.Verdict = Pass
+				return o
+			}
+		}
+		tried = append(tried, fmt.Sprintf("candidate %d: %v", i, err))
+	}
+	o.Verdict, o.Reason = Fail, "no candidate produced it: "+strings.Join(tried, "; ")
 	return o
 }
 

@@ -42,6 +42,7 @@ const (
 	GroupFormat      = "format"      // §5/§6 request and response format (Basic)
 	GroupEngine      = "engine"      // one engine of §4.1 answers (Standard)
 	GroupEngines     = "engines"     // the engines listing, §4.2 documents (Standard, optional route)
+	GroupStatus      = "status"      // a status of §6.2 with its HTTP code (Standard)
 	GroupError       = "error"       // an error code of §8.3 (Standard)
 	GroupDSL         = "dsl"         // the QWED-Logic DSL of §7 (Full)
 	GroupAttestation = "attestation" // include_attestation (Full)
@@ -74,6 +75,10 @@ type Vector struct {
 	// malformed documents).
 	Body json.RawMessage `json:"body,omitempty"`
 	Raw  string          `json:"raw,omitempty"`
+	// Candidates are the bodies of a status vector, tried in order: the
+	// vector passes when one produces the expected answer (how a status
+	// is triggered depends on an implementation's engines).
+	Candidates []json.RawMessage `json:"candidates,omitempty"`
 	// PadQuery, when positive, replaces the body's query with that many
 	// "1" characters (the length vectors).
 	PadQuery int `json:"pad_query,omitempty"`
@@ -157,14 +162,17 @@ func Validate(vs []Vector) error {
 		}
 		switch v.Group {
 		case GroupFormat, GroupEngines:
-		case GroupEngine, GroupError, GroupDSL, GroupAttestation, GroupBatch:
+		case GroupEngine, GroupStatus, GroupError, GroupDSL, GroupAttestation, GroupBatch:
 			if v.Expect.HTTP == 0 {
 				return fmt.Errorf("validating vectors: %q expects no HTTP code", v.ID)
 			}
 		default:
 			return fmt.Errorf("validating vectors: %q: unknown group %q", v.ID, v.Group)
 		}
-		if v.method() == "POST" && len(v.Body) == 0 && v.Raw == "" {
+		if (v.Group == GroupStatus) != (len(v.Candidates) > 0) {
+			return fmt.Errorf("validating vectors: %q: candidates are for the status group, which needs them", v.ID)
+		}
+		if v.method() == "POST" && len(v.Body) == 0 && v.Raw == "" && len(v.Candidates) == 0 {
 			return fmt.Errorf("validating vectors: %q posts no body", v.ID)
 		}
 		switch v.Auth {

@@ -2,7 +2,6 @@ package verify_test
 
 import (
 	"context"
-	"fmt"
 	conformancerun "github.com/agentgate/agentgate/handlers/conformance"
 	"strings"
 	"testing"
@@ -46,61 +45,11 @@ func expect(t *testing.T, s *server, body, status string, http int, code string)
 	return m
 }
 
-// TestSeed002_11_Full_Standard_EveryStatus: each status of §6.2 with its
-// HTTP code, produced by a real engine (candidates are tried in order for
-// the statuses whose trigger depends on the engine's design).
-func TestSeed002_11_Full_Standard_EveryStatus(t *testing.T) {
-	s := conformance(t)
-	rows := []struct {
-		status     string
-		http       int
-		candidates [][2]string // engine, body
-	}{
-		{"VERIFIED", 200, [][2]string{{"math", `{"query":"2+2=4","type":"math"}`}, {"sql", `{"query":"SELECT 1","type":"sql"}`}}},
-		{"FAILED", 200, [][2]string{{"math", `{"query":"2+2=5","type":"math"}`},
-			{"sql", `{"query":"SELECT nope FROM users","type":"sql","params":{"schema_ddl":"CREATE TABLE users (id INT PRIMARY KEY, name TEXT)"}}`}}},
-		{"CORRECTED", 200, [][2]string{
-			{"math", `{"query":"2+2=5","type":"math"}`},
-			{"math", `{"query":"d/dx x**3 = 3*x","type":"math"}`},
-			{"math", `{"query":"x**2 + 2*x + 1 = (x+2)**2","type":"math"}`},
-			{"sql", `{"query":"SELECT * FROM users","type":"sql","params":{"schema_ddl":"CREATE TABLE users (id INT, name TEXT, password TEXT)"}}`},
-			{"reasoning", `{"query":"2+2=4\n4*3=13","type":"reasoning"}`},
-			{"stats", `{"query":"mean(a) = 3","type":"stats","params":{"data":"a\n1\n2\n3"}}`},
-		}},
-		{"BLOCKED", 403, [][2]string{{"code", `{"query":"import os; os.system('rm -rf /')","type":"code","params":{"language":"python"}}`}}},
-		{"ERROR", 400, [][2]string{{"logic", `{"query":"(AND (GT x 5)","type":"logic"}`}, {"sql", `{"query":"SELEC 1 FROM","type":"sql"}`}}},
-		{"TIMEOUT", 504, [][2]string{
-			{"logic", `{"query":"(LET ((x Int) (y Int) (z Int)) (AND (EQ (PLUS (MULT x x x) (MULT y y y) (MULT z z z)) 42) (GT x 1000000)))","type":"logic","options":{"timeout_ms":1000}}`},
-			{"logic", `{"query":"(FORALL n (IMPLIES (GT n 2) (NOT (EXISTS a (EXISTS b (EXISTS c (AND (GT a 0) (GT b 0) (GT c 0) (EQ (PLUS (POW a n) (POW b n)) (POW c n)))))))))","type":"logic","options":{"timeout_ms":1000}}`},
-		}},
-		{"UNSUPPORTED", 400, [][2]string{{"", `{"query":"Is the sky blue today?"}`}, {"image", `{"query":"the image shows a cat","type":"image","params":{"image":"iVBORw0KGgo="}}`}}},
-	}
-	for _, row := range rows {
-		t.Run(row.status, func(t *testing.T) {
-			var tried []string
-			for _, c := range row.candidates {
-				if c[0] != "" {
-					if _, ok := s.svc.Registry().Get(c[0]); !ok {
-						tried = append(tried, "engine "+c[0]+" has not landed")
-						continue
-					}
-				}
-				r := s.verify(c[1])
-				validResponse(t, r)
-				m := r.json(t)
-				if m["status"] == row.status {
-					if r.status != row.http {
-						t.Errorf("%s answered with HTTP %d, want %d: %s", row.status, r.status, row.http, r.body)
-					}
-					return
-				}
-				tried = append(tried, fmt.Sprintf("%s -> %d %.200s", c[1], r.status, r.body))
-			}
-			t.Errorf("no candidate produced %s:\n%s", row.status, strings.Join(tried, "\n"))
-		})
-	}
-	// ERROR with an engine error code answers 500 (§6.2): a verifier
-	// without an engine answers QWED-ENG-004.
+// TestSeed002_11_Full_Standard_EngineErrorIs500: ERROR with an engine
+// error code answers 500 (§6.2): a verifier without the engine asked
+// answers QWED-ENG-004. (The other statuses of §6.2 with their HTTP codes
+// are the status vectors TestSeed002_11_Full_Vectors runs.)
+func TestSeed002_11_Full_Standard_EngineErrorIs500(t *testing.T) {
 	lean := newServer(t, verify.Builtin(verify.BuiltinOptions{})[:1]...)
 	expect(t, lean, `{"query":"q","type":"fact"}`, "ERROR", 500, "QWED-ENG-004")
 }
@@ -111,16 +60,16 @@ func TestSeed002_11_Full_Standard_EveryStatus(t *testing.T) {
 // engines: every vector passes, none is skipped, and the level is Full.
 //
 // Codes of §8.3 the vectors do not produce, and where they are pinned:
-// QWED-ENG-003 is the TIMEOUT row of EveryStatus; QWED-ENG-004 its lean
-// verifier; QWED-SYS-002 and QWED-ENG-002 are pinned by
-// TestSeed002_8_3_Unavailable and TestSeed002_6_2_EveryStatusWithItsHTTPCode.
-// QWED-AUTH-004 is pinned over HTTP by httpapi's
-// TestSeed002_10_3_VerifyIsRateLimited (the limit is the server's
-// configuration, off in this harness). QWED-ENG-001 (an engine worker or a
-// z3 process that cannot be started for a call) is pinned by enginehost's
-// and z3pool's TestQWEDProtocol_8_3_EngineInitializationFailed, and over
-// HTTP by cmd/agentgate's
-// TestQWEDProtocol_8_3_EngineInitializationFailedOverHTTP. Not applicable here: QWED-AUTH-003 (every principal may verify),
+// QWED-ENG-004 by TestSeed002_11_Full_Standard_EngineErrorIs500;
+// QWED-SYS-002 and QWED-ENG-002 by TestSeed002_8_3_Unavailable and
+// TestSeed002_6_2_EveryStatusWithItsHTTPCode. QWED-AUTH-004 over HTTP by
+// httpapi's TestSeed002_10_3_VerifyIsRateLimited (the limit is the
+// server's configuration, off in this harness). QWED-ENG-001 (an engine
+// worker or a z3 process that cannot be started for a call) by
+// enginehost's and z3pool's
+// TestQWEDProtocol_8_3_EngineInitializationFailed, and over HTTP by
+// cmd/agentgate's TestQWEDProtocol_8_3_EngineInitializationFailedOverHTTP.
+// Not applicable here: QWED-AUTH-003 (every principal may verify),
 // QWED-SEC-003 (no PII redaction), QWED-SYS-001 (no request produces it).
 func TestSeed002_11_Full_Vectors(t *testing.T) {
 	s := conformance(t)
