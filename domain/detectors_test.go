@@ -23,20 +23,45 @@ func actionCmd(agentID, name string, step int, act Action) *Command {
 	}}
 }
 
+// detectorCase is one action of a detector table: the agent ("open": no
+// policy, "scoped": the test's policy), the action, the decision wanted
+// and, for a refusal, the rule named in the error's details.
+type detectorCase struct {
+	name string
+	act  Action
+	want Decision
+	rule string
+}
+
+// runDetectorCases decides each case for a fresh agent (denials demote an
+// agent's trust) and checks its decision and QWED-SEC-002 rule.
+func runDetectorCases(t *testing.T, scopedPerms Permissions, cases []detectorCase) {
+	t.Helper()
+	g := detectorGate(t)
+	for i, c := range cases {
+		name := c.name + strconv.Itoa(i)
+		perms := Permissions{}
+		if c.name == "scoped" {
+			perms = scopedPerms
+		}
+		id := g.register(name, "autonomous", trustPtr(TrustTrusted), Limits{}, perms)
+		ev := g.exec(actionCmd(id, name, 1, c.act))
+		if decision(ev) != c.want {
+			t.Errorf("%d %+v: %s %v; want %s", i, c.act, decision(ev), ev.Error, c.want)
+			continue
+		}
+		if c.rule != "" && (code(ev) != CodeSecurityViolated || ev.Error.Details["rule"] != c.rule) {
+			t.Errorf("%d %+v: error %+v; want %s rule %s", i, c.act, ev.Error, CodeSecurityViolated, c.rule)
+		}
+	}
+}
+
 // QWED-Agent spec v1.1 §2.2 (file operations: security check): read_file
 // /etc/shadow was approved as low risk; under Config.Detectors it is a
 // security violation, however the path is spelled, while an ordinary path
 // passes and the agent's roots and globs narrow further.
 func TestSeed2_2_FileOperations_Decide(t *testing.T) {
-	g := detectorGate(t)
-	trusted := trustPtr(TrustTrusted)
-	scopedPerms := Permissions{AllowedPaths: []string{"/srv/data"}, DeniedPaths: []string{"**/*.sqlite"}}
-	cases := []struct {
-		name string
-		act  Action
-		want Decision
-		rule string
-	}{
+	runDetectorCases(t, Permissions{AllowedPaths: []string{"/srv/data"}, DeniedPaths: []string{"**/*.sqlite"}}, []detectorCase{
 		{"open", Action{Type: "read_file", Target: "/etc/shadow"}, Denied, "sensitive_path"},
 		{"open", Action{Type: "read_file", Target: "/tmp/../etc//shadow"}, Denied, "sensitive_path"},
 		{"open", Action{Type: "file_read", Parameters: json.RawMessage(`{"path":"/home/ann/.ssh/id_rsa"}`)}, Denied, "sensitive_path"},
@@ -48,42 +73,14 @@ func TestSeed2_2_FileOperations_Decide(t *testing.T) {
 		{"scoped", Action{Type: "read_file", Target: "/srv/data/q1.csv"}, Approved, ""},
 		{"scoped", Action{Type: "read_file", Target: "/srv/data/../other/x"}, Denied, "outside_allowed_roots"},
 		{"scoped", Action{Type: "read_file", Target: "/srv/data/app.sqlite"}, Denied, "denied_path"},
-	}
-	for i, c := range cases {
-		// a fresh agent each time: denials demote an agent's trust
-		name := c.name + strconv.Itoa(i)
-		perms := Permissions{}
-		if c.name == "scoped" {
-			perms = scopedPerms
-		}
-		id := g.register(name, "autonomous", trusted, Limits{}, perms)
-		ev := g.exec(actionCmd(id, name, 1, c.act))
-		if decision(ev) != c.want {
-			t.Errorf("%d %+v: %s %v; want %s", i, c.act, decision(ev), ev.Error, c.want)
-			continue
-		}
-		if c.rule == "" {
-			continue
-		}
-		if code(ev) != CodeSecurityViolated || ev.Error.Details["rule"] != c.rule {
-			t.Errorf("%d %+v: error %+v; want %s rule %s", i, c.act, ev.Error, CodeSecurityViolated, c.rule)
-		}
-	}
+	})
 }
 
 // QWED-Agent spec v1.1 §2.2 (network requests: policy check): the cloud
 // metadata service in any spelling, loopback and private addresses are
 // refused by default; an egress policy narrows hosts, schemes and ports.
 func TestSeed2_2_NetworkRequests_Decide(t *testing.T) {
-	g := detectorGate(t)
-	trusted := trustPtr(TrustTrusted)
-	scopedPerms := Permissions{AllowedHosts: []string{"api.example.com"}, AllowedSchemes: []string{"https"}}
-	cases := []struct {
-		name string
-		act  Action
-		want Decision
-		rule string
-	}{
+	runDetectorCases(t, Permissions{AllowedHosts: []string{"api.example.com"}, AllowedSchemes: []string{"https"}}, []detectorCase{
 		{"open", Action{Type: "network_request", Target: "http://169.254.169.254/latest/meta-data/"}, Denied, "metadata_address"},
 		{"open", Action{Type: "network_request", Parameters: json.RawMessage(`{"url":"http://2852039166/"}`)}, Denied, "metadata_address"},
 		{"open", Action{Type: "network_request", Target: "http://0x7f.1:8080/admin"}, Denied, "non_public_address"},
@@ -95,24 +92,7 @@ func TestSeed2_2_NetworkRequests_Decide(t *testing.T) {
 		{"scoped", Action{Type: "network_request", Target: "https://API.example.com./v1"}, Approved, ""},
 		{"scoped", Action{Type: "network_request", Target: "http://api.example.com/v1"}, Denied, "scheme_not_allowed"},
 		{"scoped", Action{Type: "network_request", Target: "https://evil.example/"}, Denied, "host_not_allowed"},
-	}
-	for i, c := range cases {
-		// a fresh agent each time: denials demote an agent's trust
-		name := c.name + strconv.Itoa(i)
-		perms := Permissions{}
-		if c.name == "scoped" {
-			perms = scopedPerms
-		}
-		id := g.register(name, "autonomous", trusted, Limits{}, perms)
-		ev := g.exec(actionCmd(id, name, 1, c.act))
-		if decision(ev) != c.want {
-			t.Errorf("%d %+v: %s %v; want %s", i, c.act, decision(ev), ev.Error, c.want)
-			continue
-		}
-		if c.rule != "" && (code(ev) != CodeSecurityViolated || ev.Error.Details["rule"] != c.rule) {
-			t.Errorf("%d %+v: error %+v; want %s rule %s", i, c.act, ev.Error, CodeSecurityViolated, c.rule)
-		}
-	}
+	})
 }
 
 // A log written before Config.Detectors re-decides as it was recorded:
