@@ -47,9 +47,7 @@ _READ = 1 << 16
 
 
 def _too_long(status: int) -> QWEDError:
-    return QWEDError(
-        f"the answer is longer than {MAX_RESPONSE_BYTES} bytes", code="QWED-SDK-RESPONSE", status=status
-    )
+    return QWEDError(f"the answer is longer than {MAX_RESPONSE_BYTES} bytes", code="QWED-SDK-RESPONSE", status=status)
 
 
 def _read_bounded(resp: http.client.HTTPResponse) -> bytes:
