@@ -64,17 +64,25 @@ test: lint sdk-build
 	GOEXPERIMENT=jsonv2 $(GO) test -count=1 ./domain/eventjson/
 	$(GO) test -count=1 -race ./handlers/... ./projections/... ./streams/...
 	@$(MAKE) --no-print-directory fuzz-grammars
-	@$(MAKE) --no-print-directory test-sdk
+	@$(MAKE) --no-print-directory test-sdk SDK_BUILD=
 
 # PYTHON: the interpreter of the Python SDK's tests; Debian's, which python3-pytest installs for
 PYTHON    ?= /usr/bin/python3
 
-.PHONY: test-sdk test-python test-typescript test-integrations sdk-build sdk-types
+.PHONY: test-sdk test-python test-typescript test-integrations sdk-build sdk-types a2a-modules
+# SDK_BUILD: the prerequisite that installs and builds sdk/typescript and sdk/mcp for their suites;
+# make test, which ran sdk-build before go test, empties it for its test-sdk (each npm ci of a
+# suite's lockfile runs once per make test)
+SDK_BUILD ?= sdk-build
 ## sdk-build: what the README's quick starts import, built before go test runs them
 ## (TestReadmeClients): sdk/typescript's and sdk/mcp's dist, from clean installs of their lockfiles
 sdk-build:
 	cd sdk/typescript && npm ci --no-audit --no-fund && npm run build
 	cd sdk/mcp && npm ci --no-audit --no-fund && npm run build
+
+## a2a-modules: the packages of interop/a2a-js, the A2A agent the SDKs' proxy-mode tests front
+a2a-modules:
+	cd interop/a2a-js && npm ci --no-audit --no-fund
 
 ## test-sdk: the client SDKs' suites, each against a real gate (bin/agentgate)
 test-sdk: test-python test-typescript test-integrations
@@ -93,28 +101,26 @@ openapi-verdict = if [ -s bin/openapi-$@.txt ]; then echo "exchanges schemas/ope
 
 ## test-python: the Python SDK's pytest suite (sdk/python/tests) against bin/agentgate; its proxy-mode
 ## tests front the A2A agent of interop/a2a-js, whose packages are installed first (npm ci)
-test-python: build
-	cd interop/a2a-js && npm ci --no-audit --no-fund
+test-python: build a2a-modules
 	@rm -f bin/openapi-$@.txt
 	$(openapi-check) AGENTGATE_BIN=$(CURDIR)/bin/agentgate $(PYTHON) -m pytest -q -p no:cacheprovider sdk/python/tests
 	@$(openapi-verdict)
 
-## test-typescript: the TypeScript SDK (sdk/typescript): a clean install from its lockfile, the build,
-## then node --test against bin/agentgate (Node >= 20.10 for the runner's flags); its proxy-mode tests
+## test-typescript: the TypeScript SDK (sdk/typescript): a clean install from its lockfile, the build
+## (sdk-build), then node --test against bin/agentgate (Node >= 20.10 for the runner's flags); its proxy-mode tests
 ## front the A2A agent of interop/a2a-js, whose packages are installed first (npm ci)
-test-typescript: build
-	cd interop/a2a-js && npm ci --no-audit --no-fund
+test-typescript: build $(SDK_BUILD) a2a-modules
 	@rm -f bin/openapi-$@.txt
-	cd sdk/typescript && npm ci --no-audit --no-fund && npm run build && $(openapi-check) AGENTGATE_BIN=$(CURDIR)/bin/agentgate npm test
+	cd sdk/typescript && $(openapi-check) AGENTGATE_BIN=$(CURDIR)/bin/agentgate npm test
 	@$(openapi-verdict)
 
 ## test-integrations: the LangChain.js handler and the Vercel AI SDK wrapper (sdk/integrations) and the
 ## MCP server (sdk/mcp), against the real @langchain/core, ai and @modelcontextprotocol/sdk of their
-## lockfiles (npm ci) and bin/agentgate
-test-integrations: build sdk-build
+## lockfiles (npm ci; sdk/mcp's by sdk-build) and bin/agentgate
+test-integrations: build $(SDK_BUILD)
 	@rm -f bin/openapi-$@.txt
 	cd sdk/integrations && npm ci --no-audit --no-fund && npm run build && $(openapi-check) AGENTGATE_BIN=$(CURDIR)/bin/agentgate npm test
-	cd sdk/mcp && npm ci --no-audit --no-fund && npm run build && $(openapi-check) AGENTGATE_BIN=$(CURDIR)/bin/agentgate npm test
+	cd sdk/mcp && $(openapi-check) AGENTGATE_BIN=$(CURDIR)/bin/agentgate npm test
 	@$(openapi-verdict)
 
 lint:
