@@ -135,3 +135,18 @@ func TestMakeTestRunsTheTypeScriptSDK(t *testing.T) {
 		}
 	}
 }
+
+// make test installs each npm lockfile once: a clean install takes up to
+// half a minute on a loaded 2-core machine, and repeating it (sdk-build,
+// then every suite again) made make test minutes slower for nothing.
+func TestMakeTestInstallsEachLockfileOnce(t *testing.T) {
+	installs := map[string]int{}
+	for _, m := range regexp.MustCompile(`cd (\S+) && npm ci\b`).FindAllStringSubmatch(makeDryRun(t, "test"), -1) {
+		installs[m[1]]++
+	}
+	for _, dir := range []string{"sdk/typescript", "sdk/mcp", "sdk/integrations", "interop/a2a-js"} {
+		if installs[dir] != 1 {
+			t.Errorf("make test runs npm ci in %s %d times, want once", dir, installs[dir])
+		}
+	}
+}
