@@ -331,6 +331,21 @@ func (e *encoder) permissions(p *domain.Permissions) {
 	e.optStrings("allowed_engines", p.AllowedEngines)
 	e.optStrings("allowed_tools", p.AllowedTools)
 	e.optStrings("blocked_tools", p.BlockedTools)
+	e.optStrings("allowed_paths", p.AllowedPaths)
+	e.optStrings("denied_paths", p.DeniedPaths)
+	e.optStrings("allowed_hosts", p.AllowedHosts)
+	e.optStrings("allowed_schemes", p.AllowedSchemes)
+	if len(p.AllowedPorts) > 0 {
+		e.key("allowed_ports")
+		e.buf = append(e.buf, '[')
+		for i, n := range p.AllowedPorts {
+			if i > 0 {
+				e.buf = append(e.buf, ',')
+			}
+			e.buf = appendInt(e.buf, int64(n))
+		}
+		e.buf = append(e.buf, ']')
+	}
 	e.close()
 }
 
@@ -518,6 +533,8 @@ func (e *encoder) config(c *domain.Config) {
 	e.intField("max_steps", c.MaxSteps)
 	e.optBool("withhold_refusals", c.WithholdRefusals)
 	e.optBool("engine_sql_risk", c.EngineSQLRisk)
+	e.optBool("detectors", c.Detectors)
+	e.optBool("pii_guard", c.PIIGuard)
 	if c.A2A != nil {
 		e.key("a2a")
 		e.a2aConfig(c.A2A)

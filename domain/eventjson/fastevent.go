@@ -559,6 +559,21 @@ func (d *decoder) permissions(p *domain.Permissions) {
 		case "blocked_tools":
 			d.once(&seen, 2)
 			p.BlockedTools = d.strings()
+		case "allowed_paths":
+			d.once(&seen, 3)
+			p.AllowedPaths = d.strings()
+		case "denied_paths":
+			d.once(&seen, 4)
+			p.DeniedPaths = d.strings()
+		case "allowed_hosts":
+			d.once(&seen, 5)
+			p.AllowedHosts = d.strings()
+		case "allowed_schemes":
+			d.once(&seen, 6)
+			p.AllowedSchemes = d.strings()
+		case "allowed_ports":
+			d.once(&seen, 7)
+			p.AllowedPorts = d.ints()
 		default:
 			d.unknown(k, reflect.TypeFor[domain.Permissions]())
 		}
@@ -974,6 +989,12 @@ func (d *decoder) config(c *domain.Config) {
 		case "engine_sql_risk":
 			d.once(&seen, 4)
 			c.EngineSQLRisk = d.bool()
+		case "detectors":
+			d.once(&seen, 7)
+			c.Detectors = d.bool()
+		case "pii_guard":
+			d.once(&seen, 8)
+			c.PIIGuard = d.bool()
 		case "a2a":
 			d.once(&seen, 5)
 			c.A2A = new(domain.A2AConfig)
@@ -1989,4 +2010,27 @@ func (d *decoder) a2aDetails(x *domain.A2ADetails) {
 			d.unknown(k, reflect.TypeFor[domain.A2ADetails]())
 		}
 	}
+}
+
+// ints reads an array of ints into a new slice (null: nil, []: empty).
+func (d *decoder) ints() []int {
+	if d.null() {
+		return nil
+	}
+	d.expect('[')
+	out := []int{}
+	if d.peek() == ']' {
+		d.i++
+		return out
+	}
+	for !d.failed {
+		out = append(out, d.int())
+		if !d.more(']') {
+			break
+		}
+	}
+	if d.failed {
+		return nil
+	}
+	return out
 }

@@ -71,7 +71,8 @@ func fullEvents() []*domain.Event {
 
 	register := cmd(domain.CmdRegisterAgent)
 	info := domain.AgentInfo{Name: text, Type: "autonomous", Description: "d", PrincipalID: "org_1", Framework: "f", Model: "m"}
-	perms := domain.Permissions{AllowedEngines: []string{"math", "sql"}, AllowedTools: []string{}, BlockedTools: []string{"rm"}}
+	perms := domain.Permissions{AllowedEngines: []string{"math", "sql"}, AllowedTools: []string{}, BlockedTools: []string{"rm"},
+		AllowedPaths: []string{"/srv"}, DeniedPaths: []string{"**/.env"}, AllowedHosts: []string{"api.example.com"}, AllowedSchemes: []string{"https"}, AllowedPorts: []int{443, 8443}}
 	limits := domain.Limits{MaxDailyCost: 5_000_000, MaxPerRequestCost: 1, MaxRequestsPerHour: 2, MaxRequestsPerDay: 3, MaxTokensPerRequest: 4,
 		MaxDailyTokens: 5, MaxToolCallsPerHour: 6, MaxHighRiskCallsDay: 7}
 	register.Register = &domain.RegisterAgent{Agent: info, Permissions: perms, Budget: limits, TrustLevel: level(0), TokenHash: "th"}
@@ -161,7 +162,7 @@ func fullEvents() []*domain.Event {
 	ev.Command.NewToken = &domain.AgentTokenChange{TokenHash: "th"}
 	ev.TokenChanged = &domain.AgentTokenChange{TokenHash: "th"}
 	add(ev)
-	cfg := domain.Config{ApprovalTTL: domain.Duration(90 * time.Minute), DoomLoopGuardRequired: true, MaxSteps: 20, WithholdRefusals: true, EngineSQLRisk: true,
+	cfg := domain.Config{ApprovalTTL: domain.Duration(90 * time.Minute), DoomLoopGuardRequired: true, MaxSteps: 20, WithholdRefusals: true, EngineSQLRisk: true, Detectors: true, PIIGuard: true,
 		A2A: &domain.A2AConfig{EnableFinancialVerification: true, EnableLogicVerification: true, EnableCodeVerification: true, BlockOnError: true,
 			MaxPayloadSizeBytes: 1 << 20, RatePerMinute: 60, Burst: 7, IdleEvict: domain.Duration(5 * time.Minute), DefaultAllow: true,
 			BypassAgents: []string{"b", text}, TrustedAgents: []string{"t"}}}
