@@ -88,6 +88,7 @@ var pureImports = []pureImport{
 	{"net/netip", []string{"guard"}, "IP addresses as values: parsing and classifying literals, never a lookup"},
 	{"net/url", []string{"guard"}, "URL parsing, never a request"},
 	{"path", []string{"guard"}, "lexical path cleaning and matching, never the file system"},
+	{"regexp", []string{"engines/sql"}, "finding MariaDB's /*M! comment openings (RE2: linear time, deterministic)"},
 	{"archive/zip", []string{"policy"}, "the IANA time zone database embedded in the package, read from memory"},
 	{"embed", []string{"policy"}, "the embedded time zone database (zoneinfo.zip), never the host's files"},
 	{"reflect", append([]string{"a2a", "policy"}, codecDirs...), "the codecs' checks of decoded types (a2a: the strict AgentMessage decoder; policy: the strict policy decoder)"},

@@ -215,7 +215,9 @@ func TestQWEDProtocol_Math_CalculusBounded(t *testing.T) {
 // naming the limit (or UNSUPPORTED for the rational root test, which is a
 // limit of what the engine decides, not of the request).
 func TestQWEDProtocol_Math_CalculusLimitsBothSides(t *testing.T) {
-	ones := func(n int) string { return `{"operation":"solve","solutions":[` + strings.TrimSuffix(strings.Repeat("1,", n), ",") + `]}` }
+	ones := func(n int) string {
+		return `{"operation":"solve","solutions":[` + strings.TrimSuffix(strings.Repeat("1,", n), ",") + `]}`
+	}
 	for _, tc := range []struct{ limit, within, withinParams, past, pastParams string }{
 		{"max_solutions", "x = 1", ones(MaxSolutions), "x = 1", ones(MaxSolutions + 1)},
 		{"max_rational_integrand_degree", "1/x**64", `{"operation":"integrate"}`, "1/x**65", `{"operation":"integrate"}`},
