@@ -122,6 +122,9 @@ func (d *decider) putToolRegistry() *Event {
 		if mustRisk(t.RiskLevel) != t.RiskLevel {
 			return d.reject(fieldError(CodeInvalidRequest, field+".risk_level", "'%s' is not one of low, medium, high, critical", t.RiskLevel))
 		}
+		if err := validateVerifyParameters(&r.Tools[i], field, d.s.Config.ToolVerification); err != nil {
+			return d.reject(err)
+		}
 	}
 	reg := &PutToolRegistry{PrincipalID: r.PrincipalID, Tools: append([]ToolSpec(nil), r.Tools...)}
 	d.ev.Type = EvToolRegistrySet

@@ -95,6 +95,7 @@ func CheckBounds(cmd *Command) *Error {
 			b.id(f+".name", t.Name)
 			b.id(f+".risk_level", string(t.RiskLevel))
 			b.id(f+".verification_engine", t.VerificationEngine)
+			b.ids(f+".verify_parameters", t.VerifyParameters)
 		}
 	case cmd.IssueKey != nil:
 		b.id("principal_id", cmd.IssueKey.PrincipalID)

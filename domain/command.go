@@ -327,6 +327,9 @@ type ToolSpec struct {
 	RequiresApproval     bool   `json:"requires_approval,omitempty"`
 	VerificationEngine   string `json:"verification_engine,omitempty"`
 	SandboxRequired      bool   `json:"sandbox_required,omitempty"`
+	// VerifyParameters names the parameters the verification engine
+	// verifies (toolverify.go); empty: the engine's defaults.
+	VerifyParameters []string `json:"verify_parameters,omitempty"`
 }
 
 // IssuePrincipalKey records a new API key for a principal (only its hash).
@@ -405,6 +408,13 @@ type Config struct {
 	// detectPII). Off in the state a log starts from, on in DefaultConfig,
 	// like Detectors.
 	PIIGuard bool `json:"pii_guard,omitempty"`
+	// ToolVerification verifies the parameters of tool calls whose tool
+	// requires it (toolverify.go) and checks registries' verification
+	// engines. Off in the state a log starts from (NewState), so that a
+	// log written before it re-decides its tool calls by the rules alone,
+	// and on in DefaultConfig: a gate started with it records the switch
+	// in a gate.configured event.
+	ToolVerification bool `json:"tool_verification,omitempty"`
 	// A2A configures agent-to-agent interception; nil stands for
 	// DefaultA2AConfig (a2a.go), so configurations recorded before it
 	// encode unchanged.
@@ -422,6 +432,7 @@ func DefaultConfig() Config {
 	c.EngineSQLRisk = true
 	c.Detectors = true
 	c.PIIGuard = true
+	c.ToolVerification = true
 	return c
 }
 

@@ -73,6 +73,9 @@ type EngineVerdict struct {
 	Reason string `json:"reason,omitempty"`
 	// Code is the §8 code of the engine's error, if any.
 	Code string `json:"code,omitempty"`
+	// Parameter is the tool parameter the verdict answers (a tool call's
+	// verdict, toolverify.go); "" for an action's.
+	Parameter string `json:"parameter,omitempty"`
 }
 
 // MaxVerdictFindings bounds the findings recorded with a verdict (the

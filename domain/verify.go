@@ -247,6 +247,10 @@ func (d *decider) verifyTool() *Event {
 	}
 	p.dig, p.actionID = dig, actionID
 	cl := classifyTool(d.s, a, v.ToolCall.ToolName)
+	if d.s.Config.ToolVerification {
+		plan := ToolVerification(d.s.Principals[a.Info.PrincipalID], v.ToolCall.ToolName)
+		verifyToolParameters(&cl, &plan, v.ToolCall.ToolName, v.ToolCall.Parameters, d.cmd.Verdict)
+	}
 	if d.s.Config.PIIGuard && cl.deny == nil {
 		detectPII(&cl, "", v.ToolCall.Parameters)
 	}

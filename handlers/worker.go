@@ -310,8 +310,52 @@ func (w *Worker) verdictJob(ctx context.Context, cmd *domain.Command) func() {
 		return w.actionVerdictJob(ctx, cmd)
 	case cmd.Type == domain.CmdA2AMessage && cmd.A2A != nil:
 		return w.a2aVerdictJob(ctx, cmd)
+	case cmd.Type == domain.CmdVerifyToolCall && cmd.Tool != nil:
+		return w.toolVerdictJob(ctx, cmd)
 	}
 	return nil
+}
+
+// toolVerdictJob is verdictJob of a tool call (domain/toolverify.go):
+// the engine of the tool's verification plan, under the agent's
+// principal's registry as last committed, runs on each parameter to
+// verify, and the most severe verdict is recorded, naming its parameter.
+// It runs only for a request domain.MayRunToolEngine admits, in the turn
+// of the agent and its principal; anything else records no verdict, which
+// Decide treats as unverified (never APPROVED on a tool to verify).
+func (w *Worker) toolVerdictJob(ctx context.Context, cmd *domain.Command) func() {
+	a, err := w.cfg.Store.AgentAuth(cmd.AgentID)
+	if err != nil || !domain.MayRunToolEngine(a, cmd) {
+		return nil
+	}
+	p, err := w.cfg.Store.Principal(a.Info.PrincipalID)
+	if err != nil {
+		p = nil // unknown (or unreadable): the built-in defaults
+	}
+	call := &cmd.Tool.ToolCall
+	plan := domain.ToolVerification(p, call.ToolName)
+	if plan.ActionType == "" {
+		return nil
+	}
+	subjects, _ := plan.Subjects(call.Parameters)
+	if len(subjects) == 0 {
+		return nil
+	}
+	ctx = fair.WithTenant(ctx, fair.Tenant{Principal: a.Info.PrincipalID, Agent: a.ID})
+	return func() {
+		var worst *domain.EngineVerdict
+		for _, s := range subjects {
+			v := w.cfg.Verifier.Verdict(ctx, domain.ToolSubjectAction(&plan, s, call.Parameters))
+			if v == nil {
+				continue
+			}
+			v.Parameter = s.Parameter
+			if domain.MoreSevereVerdict(v, worst) {
+				worst = v
+			}
+		}
+		cmd.Verdict = worst
+	}
 }
 
 // actionVerdictJob is verdictJob of a verify_action. The engine runs only

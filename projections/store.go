@@ -667,6 +667,25 @@ func (s *Store) AgentAuth(id string) (*domain.Agent, error) {
 	return &domain.Agent{ID: v.ID, Info: v.Info, Permissions: v.Permissions, TokenHash: v.TokenHash, Status: v.Status}, nil
 }
 
+// Principal returns a principal's state as last committed (its tool
+// registry); ErrNotFound when the gate knows nothing of it.
+func (s *Store) Principal(id string) (*domain.Principal, error) {
+	defer s.hold()()
+	v, closer, err := s.db.Get(key(tPrincipal, id))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading principal: %w", err)
+	}
+	defer closer.Close()
+	p := new(domain.Principal)
+	if err := json.Unmarshal(v, p); err != nil {
+		return nil, fmt.Errorf("decoding principal: %w", err)
+	}
+	return p, nil
+}
+
 // RetiredStep returns the last step committed in conversation conv of
 // agent before a decision evicted it from the state (at
 // domain.MaxConversations); ok is false when the store has no such

@@ -513,6 +513,7 @@ func (e *encoder) toolSpec(t *domain.ToolSpec) {
 	e.optBool("requires_approval", t.RequiresApproval)
 	e.optStr("verification_engine", t.VerificationEngine)
 	e.optBool("sandbox_required", t.SandboxRequired)
+	e.optStrings("verify_parameters", t.VerifyParameters)
 	e.close()
 }
 
@@ -535,6 +536,7 @@ func (e *encoder) config(c *domain.Config) {
 	e.optBool("engine_sql_risk", c.EngineSQLRisk)
 	e.optBool("detectors", c.Detectors)
 	e.optBool("pii_guard", c.PIIGuard)
+	e.optBool("tool_verification", c.ToolVerification)
 	if c.A2A != nil {
 		e.key("a2a")
 		e.a2aConfig(c.A2A)
@@ -621,6 +623,7 @@ func (e *encoder) engineVerdict(v *domain.EngineVerdict) {
 	e.optStr("risk", string(v.Risk))
 	e.optStr("reason", v.Reason)
 	e.optStr("code", v.Code)
+	e.optStr("parameter", v.Parameter)
 	e.close()
 }
 

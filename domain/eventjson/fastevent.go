@@ -909,6 +909,9 @@ func (d *decoder) toolSpec(t *domain.ToolSpec) {
 		case "sandbox_required":
 			d.once(&seen, 5)
 			t.SandboxRequired = d.bool()
+		case "verify_parameters":
+			d.once(&seen, 6)
+			t.VerifyParameters = d.strings()
 		default:
 			d.unknown(k, reflect.TypeFor[domain.ToolSpec]())
 		}
@@ -1003,6 +1006,9 @@ func (d *decoder) config(c *domain.Config) {
 			d.once(&seen, 6)
 			c.Execute = new(domain.ExecuteConfig)
 			d.executeConfig(c.Execute)
+		case "tool_verification":
+			d.once(&seen, 9)
+			c.ToolVerification = d.bool()
 		default:
 			d.unknown(k, reflect.TypeFor[domain.Config]())
 		}
@@ -1208,6 +1214,9 @@ func (d *decoder) engineVerdict(v *domain.EngineVerdict) {
 		case "code":
 			d.once(&seen, 8)
 			v.Code = d.enum()
+		case "parameter":
+			d.once(&seen, 9)
+			v.Parameter = d.str()
 		default:
 			d.unknown(k, reflect.TypeFor[domain.EngineVerdict]())
 		}

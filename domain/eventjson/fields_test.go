@@ -48,7 +48,7 @@ func fullEvents() []*domain.Event {
 	verify := cmd(domain.CmdVerifyAction)
 	verify.Verify = &domain.VerifyAction{Action: action, Context: ctx, Options: domain.Options{RequireAttestation: true, RiskThreshold: "medium"}}
 	verify.Verdict = &domain.EngineVerdict{Engine: "sql", EngineVersion: "1.0", Status: engines.Corrected, OutcomeDigest: "od", Corrected: "SELECT 1",
-		Findings: findings, Risk: domain.RiskCritical, Reason: text, Code: "QWED-ENG-002"}
+		Findings: findings, Risk: domain.RiskCritical, Reason: text, Code: "QWED-ENG-002", Parameter: text}
 	decided := &domain.ActionDecided{ActionID: "act_1", Kind: domain.KindAction, ActionType: "execute_sql", Tool: "t", Decision: domain.Corrected,
 		Verification: domain.Verification{Status: "VERIFIED", Engine: "sql", RiskLevel: domain.RiskMedium, RiskScore: "0.5",
 			ChecksPassed: []string{"context_valid", "custom check"}, ChecksFailed: []string{}, Sandbox: true, Findings: findings},
@@ -141,7 +141,7 @@ func fullEvents() []*domain.Event {
 	add(ev)
 
 	tools := &domain.PutToolRegistry{PrincipalID: "org_1", Tools: []domain.ToolSpec{{Name: "t", RiskLevel: domain.RiskLow, RequiresApproval: true},
-		{Name: text, RiskLevel: domain.RiskCritical, RequiresVerification: true, VerificationEngine: "code", SandboxRequired: true}}}
+		{Name: text, RiskLevel: domain.RiskCritical, RequiresVerification: true, VerificationEngine: "code", SandboxRequired: true, VerifyParameters: []string{text, "query"}}}}
 	ev = event(domain.EvToolRegistrySet, cmd(domain.CmdPutToolRegistry))
 	ev.Command.ToolRegistry, ev.ToolRegistry = tools, tools
 	add(ev)
@@ -162,7 +162,7 @@ func fullEvents() []*domain.Event {
 	ev.Command.NewToken = &domain.AgentTokenChange{TokenHash: "th"}
 	ev.TokenChanged = &domain.AgentTokenChange{TokenHash: "th"}
 	add(ev)
-	cfg := domain.Config{ApprovalTTL: domain.Duration(90 * time.Minute), DoomLoopGuardRequired: true, MaxSteps: 20, WithholdRefusals: true, EngineSQLRisk: true, Detectors: true, PIIGuard: true,
+	cfg := domain.Config{ApprovalTTL: domain.Duration(90 * time.Minute), DoomLoopGuardRequired: true, MaxSteps: 20, WithholdRefusals: true, EngineSQLRisk: true, Detectors: true, PIIGuard: true, ToolVerification: true,
 		A2A: &domain.A2AConfig{EnableFinancialVerification: true, EnableLogicVerification: true, EnableCodeVerification: true, BlockOnError: true,
 			MaxPayloadSizeBytes: 1 << 20, RatePerMinute: 60, Burst: 7, IdleEvict: domain.Duration(5 * time.Minute), DefaultAllow: true,
 			BypassAgents: []string{"b", text}, TrustedAgents: []string{"t"}}}

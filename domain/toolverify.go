@@ -1,0 +1,287 @@
+package domain
+
+import (
+	"encoding/json"
+	"strconv"
+
+	"github.com/agentgate/agentgate/domain/engines"
+)
+
+// Tool parameters verified (QWED-Agent spec v1.1 §5.3 requires_verification,
+// verification_engine; docs/ARCHITECTURE.md, "Tool parameters, risk
+// assessment and policy checks").
+//
+// A tool call whose tool requires verification has the named parameters
+// verified by a QWED engine, as an action's query is: the transport runs
+// the engine before Decide (ToolVerification names what to run) and
+// attaches the most severe verdict to the command, recorded with it, and
+// Decide folds that verdict into the decision exactly as for an action
+// (applyVerdict), with three rules of its own:
+//
+//   - A parameter to verify that is present but not a JSON string, or a
+//     tool requiring verification whose call carries none of the named
+//     parameters while its registry entry asks for verification, or a
+//     present parameter without a verdict (no engine ran): UNCERTAIN, so
+//     PENDING (fail closed; the built-in defaults verify only what is
+//     present).
+//   - The engine's statement class (the sql engine's) is a ceiling check:
+//     a class above the tool's risk (a DROP TABLE through a low-risk
+//     database_read) is DENIED with QWED-AGENT-005 whatever the agent's
+//     trust; within it, the tool's risk stands.
+//   - CORRECTED: the gate never rewrites a tool's parameters, so a
+//     correction is UNCERTAIN (PENDING) with the engine's reason.
+//
+// All of it applies from Config.ToolVerification on: a log written before
+// it re-decides its tool calls by the rules alone.
+
+// MaxVerifyParameters bounds a registry entry's verify_parameters.
+const MaxVerifyParameters = 8
+
+// maxParameterName bounds one name of verify_parameters, in bytes.
+const maxParameterName = 64
+
+// toolEngineActions maps a verification engine to the action type whose
+// engine it is (the transport verifies a parameter as that action's
+// query or code).
+var toolEngineActions = map[string]string{
+	"sql": "execute_sql", "code": "execute_code", "math": "calculate", "logic": "verify_logic",
+}
+
+// defaultVerifyParameters are the parameters an engine verifies when a
+// registry entry names none.
+var defaultVerifyParameters = map[string][]string{
+	"sql":   {"query", "sql"},
+	"code":  {"code", "source"},
+	"math":  {"expression", "query"},
+	"logic": {"query", "formula"},
+}
+
+// builtinToolVerification is what the gate verifies of the well-known
+// tools of the QWED-Agent specs when the principal's registry does not
+// define them: the database tools' SQL, execute_code's code and
+// calculate's expression.
+var builtinToolVerification = map[string]string{
+	"database_read": "sql", "database_write": "sql", "read_database": "sql", "query_data": "sql",
+	"execute_sql": "sql", "execute_code": "code", "calculate": "math", "verify_logic": "logic",
+}
+
+// ToolPlan is what verifying a tool call's parameters takes.
+type ToolPlan struct {
+	// Engine is the QWED engine ("" when the tool is not verified).
+	Engine string
+	// ActionType is the action type whose engine Engine is.
+	ActionType string
+	// Parameters are the names to verify, in order.
+	Parameters []string
+	// Explicit is set when the principal's registry asks for verification
+	// (a call carrying none of the parameters is then uncertain).
+	Explicit bool
+}
+
+// ToolVerification returns the verification plan of a call of tool name
+// under principal p's registry (p may be nil): the registry entry when it
+// exists (verified only when it requires verification), else the built-in
+// default. An entry requiring verification by an engine the gate does not
+// know has Engine set to it and ActionType "" (uncertain).
+func ToolVerification(p *Principal, name string) ToolPlan {
+	if p != nil {
+		if spec, ok := p.Tools[name]; ok {
+			if !spec.RequiresVerification {
+				return ToolPlan{}
+			}
+			params := spec.VerifyParameters
+			if len(params) == 0 {
+				params = defaultVerifyParameters[spec.VerificationEngine]
+			}
+			return ToolPlan{Engine: spec.VerificationEngine, ActionType: toolEngineActions[spec.VerificationEngine],
+				Parameters: params, Explicit: true}
+		}
+	}
+	if e, ok := builtinToolVerification[name]; ok {
+		return ToolPlan{Engine: e, ActionType: toolEngineActions[e], Parameters: defaultVerifyParameters[e]}
+	}
+	return ToolPlan{}
+}
+
+// ToolSubject is one parameter of a tool call to verify.
+type ToolSubject struct {
+	Parameter string
+	Value     string
+}
+
+// Subjects returns the parameters of the plan that params (a tool call's
+// parameters) carries as strings, in the plan's order; bad names the
+// first one present that is not a string ("" when none).
+func (tp *ToolPlan) Subjects(params json.RawMessage) (subjects []ToolSubject, bad string) {
+	if tp.Engine == "" || len(params) == 0 {
+		return nil, ""
+	}
+	var all map[string]json.RawMessage
+	if json.Unmarshal(params, &all) != nil {
+		return nil, ""
+	}
+	for _, name := range tp.Parameters {
+		raw, ok := all[name]
+		if !ok {
+			continue
+		}
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			if bad == "" {
+				bad = name
+			}
+			continue
+		}
+		subjects = append(subjects, ToolSubject{Parameter: name, Value: s})
+	}
+	return subjects, bad
+}
+
+// ToolSubjectAction is the action a transport verifies subject of a tool
+// call as: the plan's action type with the subject as its query or code,
+// and the call's parameters (the engine picks the params it declares).
+func ToolSubjectAction(tp *ToolPlan, subject ToolSubject, params json.RawMessage) *Action {
+	a := &Action{Type: tp.ActionType, Parameters: params}
+	if tp.ActionType == "execute_code" {
+		a.Code = subject.Value
+	} else {
+		a.Query = subject.Value
+	}
+	return a
+}
+
+// MayRunToolEngine reports whether the transport should run the engine on
+// cmd's tool call, given the agent as last committed (nil when unknown):
+// only when the caller authenticates as the agent, the agent is active
+// and the tool is not blocked for it (MayRunEngine's rules, without
+// allowed_engines: the gate, not the agent, asks for this verification).
+func MayRunToolEngine(a *Agent, cmd *Command) bool {
+	if a == nil || cmd == nil || cmd.Tool == nil || a.ID != cmd.AgentID || a.Status == StatusSuspended {
+		return false
+	}
+	switch {
+	case tokenMatches(cmd.TokenHash, a.TokenHash):
+	case cmd.Principal != "" && (cmd.Principal == AdminPrincipal || cmd.Principal == a.Info.PrincipalID):
+	default:
+		return false
+	}
+	return !contains(a.Permissions.BlockedTools, cmd.Tool.ToolCall.ToolName)
+}
+
+// verdictSeverity orders tool verdicts, most severe first (the transport
+// keeps the most severe of a call's parameters).
+func verdictSeverity(v *EngineVerdict) int {
+	for i := range v.Findings {
+		if severe(&v.Findings[i]) {
+			return 0
+		}
+	}
+	switch v.Status {
+	case engines.Blocked:
+		return 0
+	case engines.Failed:
+		return 1
+	case engines.Verified:
+		return 4
+	case engines.Corrected:
+		if v.Corrected != "" {
+			return 3
+		}
+	}
+	return 2 // uncertain
+}
+
+// MoreSevereVerdict reports whether a is more severe than b for a tool
+// call (a nil b is less severe than anything); at equal severity the
+// higher statement class is, else the first.
+func MoreSevereVerdict(a, b *EngineVerdict) bool {
+	if b == nil {
+		return true
+	}
+	sa, sb := verdictSeverity(a), verdictSeverity(b)
+	if sa != sb {
+		return sa < sb
+	}
+	return mustRisk(a.Risk).Rank() > mustRisk(b.Risk).Rank()
+}
+
+// validateVerifyParameters checks a registry entry's verification fields.
+func validateVerifyParameters(t *ToolSpec, field string, strict bool) *Error {
+	if len(t.VerifyParameters) > MaxVerifyParameters {
+		return fieldError(CodeInvalidRequest, field+".verify_parameters", "at most %d parameters", MaxVerifyParameters)
+	}
+	for i, p := range t.VerifyParameters {
+		if p == "" || len(p) > maxParameterName {
+			return fieldError(CodeInvalidRequest, field+".verify_parameters["+strconv.Itoa(i)+"]",
+				"must be a parameter name of 1 to %d bytes", maxParameterName)
+		}
+	}
+	if strict && t.RequiresVerification && toolEngineActions[t.VerificationEngine] == "" {
+		return fieldError(CodeInvalidRequest, field+".verification_engine",
+			"'%s' is not one of sql, code, math, logic (requires_verification needs an engine)", t.VerificationEngine)
+	}
+	return nil
+}
+
+// verifyToolParameters folds the tool plan and the command's verdict v
+// into cl (Config.ToolVerification; see the top of this file).
+func verifyToolParameters(cl *classification, plan *ToolPlan, name string, params json.RawMessage, v *EngineVerdict) {
+	if plan.Engine == "" || cl.deny != nil {
+		return
+	}
+	cl.engine = plan.Engine
+	uncertain := func(why string) {
+		cl.verdict, cl.verdictWhy = verdictUncertain, why
+	}
+	if plan.ActionType == "" {
+		uncertain("tool '" + name + "' requires verification by unknown engine '" + plan.Engine + "'")
+		return
+	}
+	subjects, bad := plan.Subjects(params)
+	switch {
+	case bad != "":
+		uncertain("parameter '" + bad + "' of tool '" + name + "' is not a string the " + plan.Engine + " engine can verify")
+		return
+	case len(subjects) == 0 && plan.Explicit:
+		uncertain("tool '" + name + "' requires verification but carries none of its parameters to verify")
+		return
+	case len(subjects) == 0:
+		return
+	case v == nil:
+		uncertain("parameter '" + subjects[0].Parameter + "' of tool '" + name + "' was not verified (no " + plan.Engine + " engine ran)")
+		return
+	}
+	found := false
+	for _, s := range subjects {
+		found = found || s.Parameter == v.Parameter
+	}
+	if !found {
+		uncertain("the verdict does not answer a parameter of tool '" + name + "' to verify")
+		return
+	}
+	cl.applied = v
+	applyVerdict(cl, ActionSpec{Engine: plan.Engine}, &Action{Type: "tool " + name}, v)
+	if cl.deny != nil {
+		cl.deny.Details["parameter"] = v.Parameter
+		return
+	}
+	if cl.verdict == verdictCorrected {
+		uncertain("engine '" + v.Engine + "' corrected parameter '" + v.Parameter + "' (the gate does not rewrite tool parameters)")
+		return
+	}
+	// An unknown class ranks as critical (Risk.Rank): fail closed.
+	if class := mustRisk(v.Risk); v.Risk != "" && class.Rank() > cl.risk.Rank() {
+		if class == "" {
+			class = RiskCritical
+		}
+		if cl.npassed > 0 && cl.passed[cl.npassed-1] == checkEngineVerdict {
+			cl.npassed-- // the engine verified it, the gate refutes it
+		}
+		cl.deny = &Error{Code: CodeVerificationFailed,
+			Message: "verification failed: parameter '" + v.Parameter + "' is a " + string(class) +
+				" risk statement, above the " + string(cl.risk) + " risk of tool '" + name + "'",
+			Details: map[string]any{"engine": v.Engine, "parameter": v.Parameter, "statement_risk": string(class),
+				"tool_risk": string(cl.risk), "outcome_digest": v.OutcomeDigest}}
+		cl.failedCheck = checkEngineVerdict
+	}
+}
