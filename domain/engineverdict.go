@@ -218,13 +218,7 @@ func verdictRisk(spec ActionSpec, v *EngineVerdict) Risk {
 // that a request that does authenticate by the time it is decided (its
 // agent was registered in the meantime) is never approved unverified.
 func MayRunEngine(a *Agent, cmd *Command) bool {
-	if a == nil || cmd == nil || cmd.Verify == nil || a.ID != cmd.AgentID || a.Status == StatusSuspended {
-		return false
-	}
-	switch {
-	case tokenMatches(cmd.TokenHash, a.TokenHash):
-	case cmd.Principal != "" && (cmd.Principal == AdminPrincipal || cmd.Principal == a.Info.PrincipalID):
-	default:
+	if cmd == nil || cmd.Verify == nil || !authenticatesActive(a, cmd) {
 		return false
 	}
 	act := &cmd.Verify.Action
@@ -233,6 +227,17 @@ func MayRunEngine(a *Agent, cmd *Command) bool {
 	}
 	id := EngineFor(act.Type)
 	return id != "" && (len(a.Permissions.AllowedEngines) == 0 || contains(a.Permissions.AllowedEngines, id))
+}
+
+// authenticatesActive reports whether cmd authenticates, as Decide's
+// authentication says, as the active agent a (nil: unknown): its token,
+// its principal or the admin.
+func authenticatesActive(a *Agent, cmd *Command) bool {
+	if a == nil || a.ID != cmd.AgentID || a.Status == StatusSuspended {
+		return false
+	}
+	return tokenMatches(cmd.TokenHash, a.TokenHash) ||
+		(cmd.Principal != "" && (cmd.Principal == AdminPrincipal || cmd.Principal == a.Info.PrincipalID))
 }
 
 // NotRunVerdict is the verdict recorded for an action whose engine the

@@ -177,7 +177,8 @@ func TestDesign3_ReplyStatusAndBody(t *testing.T) {
 	}
 	_, body = Reply(cases[1].ev)
 	b, _ = json.Marshal(body)
-	if !strings.Contains(string(b), `"approval":{"approval_id":"act_`) || strings.Contains(string(b), `"error"`) {
+	// A PENDING reply carries QWED-AGENT-TRUST-002 (QWED-Agent spec v1.1 §9).
+	if !strings.Contains(string(b), `"approval":{"approval_id":"act_`) || !strings.Contains(string(b), `"error":{"code":"QWED-AGENT-TRUST-002"`) {
 		t.Errorf("pending body: %s", b)
 	}
 	_, body = Reply(cases[6].ev)

@@ -39,12 +39,14 @@ func Reply(ev *Event) (status int, body any) {
 		}
 	case EvActionDecided:
 		if d := ev.Decided; d != nil {
-			return decisionStatus(d), DecisionReply{
+			r := DecisionReply{
 				ActionID: d.ActionID, Decision: d.Decision, Verification: d.Verification,
 				BudgetRemaining: d.Budget, Attestation: d.Attestation, Approval: d.Approval, Error: (*ReplyError)(d.Error),
 				ConversationID: d.ConversationID, StepNumber: d.Step, Tool: d.Tool, TrustChange: d.Trust,
 				CorrectedAction: d.CorrectedAction, CorrectedDigest: d.CorrectedDigest,
 			}
+			decisionExtras(&r, d)
+			return decisionStatus(d), r
 		}
 	case EvCommandRejected:
 		if ev.Error != nil {
@@ -185,6 +187,41 @@ type DecisionReply struct {
 	// decision, and CorrectedDigest its digest (QWED-Agent spec v1.1 §2.3, §4.3).
 	CorrectedAction *Action `json:"corrected_action,omitempty"`
 	CorrectedDigest string  `json:"corrected_digest,omitempty"`
+	// Approved and BlockedReason are the ToolApprovalSystem's answer of
+	// the QWED-Agent user guide, on tool calls only: approved is true for
+	// APPROVED and CORRECTED; otherwise blocked_reason says why (the
+	// error's message, or what the approval waits for).
+	Approved      *bool  `json:"approved,omitempty"`
+	BlockedReason string `json:"blocked_reason,omitempty"`
+	// RiskAssessment and PolicyChecks are QWED-Agent spec v1.1 §5.2's,
+	// derived from the decision (AssessDecision).
+	RiskAssessment *RiskAssessment `json:"risk_assessment,omitempty"`
+	PolicyChecks   []PolicyCheck   `json:"policy_checks,omitempty"`
+}
+
+// decisionExtras sets the reply fields derived from the recorded decision
+// alone (docs/ARCHITECTURE.md, "Tool parameters, risk assessment and
+// policy checks"): the risk assessment and policy checks, a PENDING reply's error is QWED-AGENT-TRUST-002
+// (QWED-Agent spec v1.1 §9, "Action requires approval") naming its
+// approval, and a tool call's reply says approved / blocked_reason.
+func decisionExtras(r *DecisionReply, d *ActionDecided) {
+	r.RiskAssessment, r.PolicyChecks = AssessDecision(d)
+	if d.Decision == Pending && r.Error == nil {
+		e := &ReplyError{Code: CodeRequiresApproval, Message: "action requires approval"}
+		if ap := d.Approval; ap != nil {
+			e.Message = "action requires approval: " + ap.Summary
+			e.Details = Details{"approval_id": ap.ID, "expires_at": ap.ExpiresAt.UTC().Format(time.RFC3339)}
+		}
+		r.Error = e
+	}
+	if d.Kind != KindTool {
+		return
+	}
+	ok := d.Decision == Approved || d.Decision == Corrected
+	r.Approved = &ok
+	if !ok && r.Error != nil {
+		r.BlockedReason = r.Error.Message
+	}
 }
 
 // ErrorReply is the body of a refused command: {"error": {code, message, details}}.

@@ -81,26 +81,37 @@ type ToolPlan struct {
 // ToolVerification returns the verification plan of a call of tool name
 // under principal p's registry (p may be nil): the registry entry when it
 // exists (verified only when it requires verification), else the built-in
-// default. An entry requiring verification by an engine the gate does not
-// know has Engine set to it and ActionType "" (uncertain).
+// default. An entry requiring verification without verification_engine
+// takes its name's built-in engine; one naming an engine the gate does not
+// know (recorded before the check) has ActionType "" (uncertain).
 func ToolVerification(p *Principal, name string) ToolPlan {
 	if p != nil {
 		if spec, ok := p.Tools[name]; ok {
 			if !spec.RequiresVerification {
 				return ToolPlan{}
 			}
+			engine := registryEngine(&spec)
 			params := spec.VerifyParameters
 			if len(params) == 0 {
-				params = defaultVerifyParameters[spec.VerificationEngine]
+				params = defaultVerifyParameters[engine]
 			}
-			return ToolPlan{Engine: spec.VerificationEngine, ActionType: toolEngineActions[spec.VerificationEngine],
-				Parameters: params, Explicit: true}
+			return ToolPlan{Engine: engine, ActionType: toolEngineActions[engine], Parameters: params, Explicit: true}
 		}
 	}
 	if e, ok := builtinToolVerification[name]; ok {
 		return ToolPlan{Engine: e, ActionType: toolEngineActions[e], Parameters: defaultVerifyParameters[e]}
 	}
 	return ToolPlan{}
+}
+
+// registryEngine is the engine of a registry entry: its
+// verification_engine, else the built-in default of its name ("" when
+// neither names one).
+func registryEngine(t *ToolSpec) string {
+	if t.VerificationEngine != "" {
+		return t.VerificationEngine
+	}
+	return builtinToolVerification[t.Name]
 }
 
 // ToolSubject is one parameter of a tool call to verify.
@@ -156,13 +167,7 @@ func ToolSubjectAction(tp *ToolPlan, subject ToolSubject, params json.RawMessage
 // and the tool is not blocked for it (MayRunEngine's rules, without
 // allowed_engines: the gate, not the agent, asks for this verification).
 func MayRunToolEngine(a *Agent, cmd *Command) bool {
-	if a == nil || cmd == nil || cmd.Tool == nil || a.ID != cmd.AgentID || a.Status == StatusSuspended {
-		return false
-	}
-	switch {
-	case tokenMatches(cmd.TokenHash, a.TokenHash):
-	case cmd.Principal != "" && (cmd.Principal == AdminPrincipal || cmd.Principal == a.Info.PrincipalID):
-	default:
+	if cmd == nil || cmd.Tool == nil || !authenticatesActive(a, cmd) {
 		return false
 	}
 	return !contains(a.Permissions.BlockedTools, cmd.Tool.ToolCall.ToolName)
@@ -216,9 +221,9 @@ func validateVerifyParameters(t *ToolSpec, field string, strict bool) *Error {
 				"must be a parameter name of 1 to %d bytes", maxParameterName)
 		}
 	}
-	if strict && t.RequiresVerification && toolEngineActions[t.VerificationEngine] == "" {
+	if strict && t.RequiresVerification && toolEngineActions[registryEngine(t)] == "" {
 		return fieldError(CodeInvalidRequest, field+".verification_engine",
-			"'%s' is not one of sql, code, math, logic (requires_verification needs an engine)", t.VerificationEngine)
+			"'%s' is not one of sql, code, math, logic (requires_verification needs an engine; only the well-known tools have a default)", t.VerificationEngine)
 	}
 	return nil
 }

@@ -112,6 +112,13 @@ func TestAgentSpec5_3_ToolParametersVerified(t *testing.T) {
 		if code(ev) != CodeInvalidRequest || ev.Error.Details["field"] != "tools[0].verification_engine" {
 			t.Fatalf("unknown engine: %s %v, want REQ-001 on verification_engine", ev.Type, ev.Error)
 		}
+		noEngine := &PutToolRegistry{PrincipalID: "org_1", Tools: []ToolSpec{{Name: "database_read", RiskLevel: RiskLow, RequiresVerification: true}}}
+		if ev := g.exec(&Command{Type: CmdPutToolRegistry, Principal: "org_1", ToolRegistry: noEngine}); ev.Type != EvToolRegistrySet {
+			t.Fatalf("a well-known tool without an engine takes its default: %s %v", ev.Type, ev.Error)
+		}
+		if plan := ToolVerification(g.s.Principals["org_1"], "database_read"); plan.Engine != "sql" || !plan.Explicit {
+			t.Fatalf("plan %+v, want the sql engine, explicit", plan)
+		}
 		old := newGate(t)
 		if ev := old.exec(&Command{Type: CmdPutToolRegistry, Principal: "org_1", ToolRegistry: bad}); ev.Type != EvToolRegistrySet {
 			t.Fatalf("before the switch: %s %v, want the registry set as recorded", ev.Type, ev.Error)

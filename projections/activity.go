@@ -9,10 +9,15 @@ import (
 
 // Activity is one entry of the activity log (QWED-Agent spec v1.1 §7.1).
 type Activity struct {
-	ActivityID     string             `json:"activity_id"`
-	AgentID        string             `json:"agent_id"`
-	Timestamp      time.Time          `json:"timestamp"`
-	Seq            uint64             `json:"seq"`
+	ActivityID string    `json:"activity_id"`
+	AgentID    string    `json:"agent_id"`
+	Timestamp  time.Time `json:"timestamp"`
+	Seq        uint64    `json:"seq"`
+	// ActionType is Action.Type at the top level, where the QWED-Agent
+	// user guide reads it (entry['action_type']): "tool_call" for a tool
+	// call, whose tool is Action.Tool. Derived when the entry is read,
+	// never stored.
+	ActionType     string             `json:"action_type"`
 	Action         ActivityAction     `json:"action"`
 	Verification   ActivityVerify     `json:"verification"`
 	Decision       domain.Decision    `json:"decision"`

@@ -357,6 +357,7 @@ func (w *batchWriter) newActivity(ev *domain.Event) error {
 		a.Approval = &ActivityApproval{ApprovalID: d.Approval.ID, Status: d.Approval.Status}
 	}
 	a.Action = ActivityAction{Type: d.ActionType, Tool: d.Tool}
+	a.ActionType = d.ActionType
 	if c := ev.Command; c != nil {
 		switch {
 		case c.Verify != nil:

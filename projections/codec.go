@@ -211,6 +211,7 @@ func decodeActivity(v []byte, a *Activity) error {
 	d := newDec(v, fmtActivity)
 	*a = Activity{ActivityID: d.str(), AgentID: d.str(), Timestamp: d.time(), Seq: d.uint()}
 	a.Action = ActivityAction{Type: d.str(), Tool: d.str(), Query: d.str(), Target: d.str()}
+	a.ActionType = a.Action.Type
 	if p := d.raw(); len(p) > 0 {
 		a.Action.Parameters = json.RawMessage(append([]byte(nil), p...))
 	}

@@ -44,6 +44,7 @@ func randActivity(r *rand.Rand) *Activity {
 		Cost:          ActivityCost{USD: domain.USD(r.Int64N(1e12) - 5e11), Tokens: r.Int64N(1 << 40), Actual: r.IntN(2) == 0},
 		AttestationID: randStr(r),
 	}
+	a.ActionType = a.Action.Type // derived from it when read, never stored
 	if r.IntN(2) == 0 {
 		a.Action.Parameters = json.RawMessage(`{ "k" : [1.0, "<&>"], "z": null }`)
 	}

@@ -54,3 +54,28 @@ func TestAgentSpec5_3_ToolParametersVerified(t *testing.T) {
 		t.Fatalf("SELECT through the registry tool: %d %s, want APPROVED", r.status, r.body)
 	}
 }
+
+// TestAgentGuide_ActivityActionType pins the QWED-Agent user guide's
+// activity loop (entry['action_type'] -> entry['decision']): every entry
+// of GET /agents/{id}/activity carries action_type at the top level.
+func TestAgentGuide_ActivityActionType(t *testing.T) {
+	g := newTestGate(t, gateOptions{})
+	key := g.issueKey("org_a")
+	a := g.register(key, "org_a", 1, nil)
+	if r := g.do("POST", "/agents/"+a.id+"/verify", bearerH(a.token), verifyReq("calculate", "2+2", "c", 1)); r.status != http.StatusOK {
+		t.Fatalf("verify: %d %s", r.status, r.body)
+	}
+	if r := g.do("POST", "/agents/"+a.id+"/tools/search_web", bearerH(a.token), `{"tool_call": {"parameters": {"q": "x"}}}`); r.status != http.StatusOK {
+		t.Fatalf("tool: %d %s", r.status, r.body)
+	}
+	r := g.do("GET", "/agents/"+a.id+"/activity?limit=10", bearerH(a.token), nil)
+	acts, _ := r.json(t)["activities"].([]any)
+	got := map[string]bool{}
+	for _, x := range acts {
+		e, _ := x.(map[string]any)
+		got[e["action_type"].(string)+"->"+e["decision"].(string)] = true
+	}
+	if len(acts) != 2 || !got["calculate->APPROVED"] || !got["tool_call->APPROVED"] {
+		t.Fatalf("activity %s, want action_type calculate and tool_call", r.body)
+	}
+}

@@ -113,6 +113,7 @@ __all__ = [
     "PolicyBody",
     "PolicyChange",
     "PolicyChangeBody",
+    "PolicyCheck",
     "PolicyFinding",
     "PolicyList",
     "PolicyReply",
@@ -133,6 +134,8 @@ __all__ = [
     "RequestID",
     "RequestTrustElevation",
     "ResolveApproval",
+    "RiskAssessment",
+    "RiskFactor",
     "SQLParams",
     "SetTrustLevel",
     "StatusReply",
@@ -1095,12 +1098,17 @@ class Activity(Model):
 class ActivityEntry(Model):
     """The ActivityEntry object of the gate's API."""
 
-    _required = frozenset({"action", "activity_id", "agent_id", "cost", "decision", "seq", "timestamp", "verification"})
+    _required = frozenset({"action", "action_type", "activity_id", "agent_id", "cost", "decision", "seq", "timestamp", "verification"})
 
     @property
     def action(self) -> dict[str, Any]:
         """The "action" member."""
         return self.get("action")  # type: ignore[no-any-return]
+
+    @property
+    def action_type(self) -> str:
+        """The "action_type" member."""
+        return self.get("action_type")  # type: ignore[no-any-return]
 
     @property
     def activity_id(self) -> str:
@@ -2444,6 +2452,11 @@ class Config(Model):
         return self.get("pii_guard")  # type: ignore[no-any-return]
 
     @property
+    def tool_verification(self) -> Optional[bool]:
+        """The "tool_verification" member."""
+        return self.get("tool_verification")  # type: ignore[no-any-return]
+
+    @property
     def withhold_refusals(self) -> Optional[bool]:
         """The "withhold_refusals" member."""
         return self.get("withhold_refusals")  # type: ignore[no-any-return]
@@ -2530,9 +2543,19 @@ class DecisionReply(Model):
         return self.get("approval")  # type: ignore[no-any-return]
 
     @property
+    def approved(self) -> Optional[bool]:
+        """The "approved" member."""
+        return self.get("approved")  # type: ignore[no-any-return]
+
+    @property
     def attestation(self) -> Optional[str]:
         """The "attestation" member."""
         return self.get("attestation")  # type: ignore[no-any-return]
+
+    @property
+    def blocked_reason(self) -> Optional[str]:
+        """The "blocked_reason" member."""
+        return self.get("blocked_reason")  # type: ignore[no-any-return]
 
     @property
     def budget_remaining(self) -> BudgetRemaining:
@@ -2563,6 +2586,16 @@ class DecisionReply(Model):
     def error(self) -> Optional[Error]:
         """The "error" member."""
         return self.get("error")  # type: ignore[no-any-return]
+
+    @property
+    def policy_checks(self) -> Optional[list[PolicyCheck]]:
+        """The "policy_checks" member."""
+        return self.get("policy_checks")  # type: ignore[no-any-return]
+
+    @property
+    def risk_assessment(self) -> Optional[RiskAssessment]:
+        """The "risk_assessment" member."""
+        return self.get("risk_assessment")  # type: ignore[no-any-return]
 
     @property
     def step_number(self) -> Optional[int]:
@@ -2843,6 +2876,11 @@ class EngineVerdict(Model):
     def outcome_digest(self) -> str:
         """The "outcome_digest" member."""
         return self.get("outcome_digest")  # type: ignore[no-any-return]
+
+    @property
+    def parameter(self) -> Optional[str]:
+        """The "parameter" member."""
+        return self.get("parameter")  # type: ignore[no-any-return]
 
     @property
     def reason(self) -> Optional[str]:
@@ -4200,6 +4238,37 @@ class PolicyChangeBody(Model):
         return self.get("policy")  # type: ignore[no-any-return]
 
 
+class PolicyCheck(Model):
+    """One policy check of a decision (QWED-Agent spec v1.1 §5.2 policy_checks)."""
+
+    _required = frozenset({"passed", "policy"})
+
+    @property
+    def code(self) -> Optional[str]:
+        """The "code" member."""
+        return self.get("code")  # type: ignore[no-any-return]
+
+    @property
+    def details(self) -> Optional[dict[str, Any]]:
+        """The "details" member."""
+        return self.get("details")  # type: ignore[no-any-return]
+
+    @property
+    def passed(self) -> bool:
+        """The "passed" member."""
+        return self.get("passed")  # type: ignore[no-any-return]
+
+    @property
+    def policy(self) -> str:
+        """The "policy" member."""
+        return self.get("policy")  # type: ignore[no-any-return]
+
+    @property
+    def severity(self) -> Optional[str]:
+        """The "severity" member."""
+        return self.get("severity")  # type: ignore[no-any-return]
+
+
 class PolicyFinding(Model):
     """
     One consumer policy's verdict on an execute when it is not pass (shadow: recorded, not
@@ -4779,6 +4848,54 @@ class ResolveApproval(Model):
         return self.get("reason")  # type: ignore[no-any-return]
 
 
+class RiskAssessment(Model):
+    """QWED-Agent spec v1.1 §5.2 risk_assessment, derived from the decision."""
+
+    _required = frozenset({"base_risk", "factors", "final_risk", "requires_approval"})
+
+    @property
+    def base_risk(self) -> str:
+        """
+        A risk level: low, medium, high or critical (input in any case; the gate writes lower
+        case).
+        """
+        return self.get("base_risk")  # type: ignore[no-any-return]
+
+    @property
+    def factors(self) -> list[RiskFactor]:
+        """The "factors" member."""
+        return self.get("factors")  # type: ignore[no-any-return]
+
+    @property
+    def final_risk(self) -> str:
+        """
+        A risk level: low, medium, high or critical (input in any case; the gate writes lower
+        case).
+        """
+        return self.get("final_risk")  # type: ignore[no-any-return]
+
+    @property
+    def requires_approval(self) -> bool:
+        """The "requires_approval" member."""
+        return self.get("requires_approval")  # type: ignore[no-any-return]
+
+
+class RiskFactor(Model):
+    """The RiskFactor object of the gate's API."""
+
+    _required = frozenset({"factor", "weight"})
+
+    @property
+    def factor(self) -> str:
+        """The "factor" member."""
+        return self.get("factor")  # type: ignore[no-any-return]
+
+    @property
+    def weight(self) -> float:
+        """The "weight" member."""
+        return self.get("weight")  # type: ignore[no-any-return]
+
+
 class SQLParams(Model):
     """sql engine params (seed 002 §5.2.5)"""
 
@@ -4989,6 +5106,11 @@ class ToolSpec(Model):
     def verification_engine(self) -> Optional[str]:
         """The "verification_engine" member."""
         return self.get("verification_engine")  # type: ignore[no-any-return]
+
+    @property
+    def verify_parameters(self) -> Optional[list[Optional[str]]]:
+        """The "verify_parameters" member."""
+        return self.get("verify_parameters")  # type: ignore[no-any-return]
 
 
 class ToolVerifyBody(Model):
@@ -6298,6 +6420,8 @@ DecisionReply._fields = {
     "budget_remaining": BudgetRemaining,
     "corrected_action": Action,
     "error": Error,
+    "policy_checks": ("list", PolicyCheck),
+    "risk_assessment": RiskAssessment,
     "trust_change": TrustChange,
     "verification": Verification,
 }
@@ -6426,6 +6550,9 @@ RejectRequest._fields = {
 }
 RequestTrustElevation._fields = {
     "evidence": TrustEvidence,
+}
+RiskAssessment._fields = {
+    "factors": ("list", RiskFactor),
 }
 ToolVerifyBody._fields = {
     "context": ActionContext,

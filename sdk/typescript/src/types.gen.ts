@@ -265,6 +265,7 @@ export interface ActivityEntry {
     tool?: string;
     type: string;
   };
+  action_type: string;
   activity_id: string;
   agent_id: string;
   approval?: {
@@ -839,6 +840,7 @@ export interface Config {
   max_steps: number;
   /** PII and credential scanning of outbound actions and tool parameters (QWED-Agent spec v1.1 §5.2 no_pii_leakage); absent in logs written before it. */
   pii_guard?: boolean;
+  tool_verification?: boolean;
   withhold_refusals?: boolean;
 }
 
@@ -864,13 +866,17 @@ export type Decision = "APPROVED" | "DENIED" | "CORRECTED" | "PENDING" | "BUDGET
 export interface DecisionReply {
   action_id: string;
   approval?: Approval;
+  approved?: boolean;
   attestation?: string;
+  blocked_reason?: string;
   budget_remaining: BudgetRemaining;
   conversation_id?: string;
   corrected_action?: Action;
   corrected_digest?: string;
   decision: Decision;
   error?: Error;
+  policy_checks?: PolicyCheck[];
+  risk_assessment?: RiskAssessment;
   step_number?: number;
   tool_name?: string;
   trust_change?: TrustChange;
@@ -947,6 +953,7 @@ export interface EngineVerdict {
   engine_version?: string;
   findings?: Finding[] | null;
   outcome_digest: string;
+  parameter?: string;
   reason?: string;
   risk?: Risk;
   status: string;
@@ -1437,6 +1444,17 @@ export type PolicyChangeBody = {
   };
 };
 
+/** One policy check of a decision (QWED-Agent spec v1.1 §5.2 policy_checks). */
+export interface PolicyCheck {
+  code?: string;
+  details?: {
+    [key: string]: unknown;
+  };
+  passed: boolean;
+  policy: string;
+  severity?: string;
+}
+
 /** One consumer policy's verdict on an execute when it is not pass (shadow: recorded, not enforced). */
 export interface PolicyFinding {
   code?: string;
@@ -1601,6 +1619,19 @@ export interface ResolveApproval {
 /** A risk level: low, medium, high or critical (input in any case; the gate writes lower case). */
 export type Risk = string;
 
+/** QWED-Agent spec v1.1 §5.2 risk_assessment, derived from the decision. */
+export interface RiskAssessment {
+  base_risk: Risk;
+  factors: RiskFactor[];
+  final_risk: Risk;
+  requires_approval: boolean;
+}
+
+export interface RiskFactor {
+  factor: string;
+  weight: number;
+}
+
 /** sql engine params (seed 002 §5.2.5) */
 export interface SQLParams {
   /** checks the caller waives: a failed waived check is listed in result.checks_waived and does not block the verdict */
@@ -1677,6 +1708,7 @@ export interface ToolSpec {
   risk_level?: Risk;
   sandbox_required?: boolean | null;
   verification_engine?: string | null;
+  verify_parameters?: Array<string | null> | null;
 }
 
 /** The body of POST /agents/{id}/tools/{tool} (QWED-Agent spec v1.1 §5.1) */
