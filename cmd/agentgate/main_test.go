@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -29,6 +30,15 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
+	}
+	// serve takes every flag from AGENTGATE_<FLAG>, and the README has its
+	// reader export AGENTGATE_API_KEY and AGENTGATE_URL: a developer's
+	// shell would set the gates these tests start (make run printed no
+	// admin key with AGENTGATE_API_KEY set). Each test sets what it needs.
+	for _, kv := range os.Environ() {
+		if name, _, _ := strings.Cut(kv, "="); strings.HasPrefix(name, "AGENTGATE_") && name != openAPICheckEnv {
+			_ = os.Unsetenv(name)
+		}
 	}
 	if os.Getenv(openAPICheckEnv) == "" {
 		_ = os.Setenv(openAPICheckEnv, filepath.Join(checks, "violations.txt"))
