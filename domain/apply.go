@@ -242,6 +242,7 @@ func applyDecided(s *State, agentID string, dec *ActionDecided, seq uint64, t ti
 		}
 		a.OpenActions[dec.ActionID] = &OpenAction{
 			Seq: seq, Day: dayOf(t), ReservedCost: dec.ReservedCost, ReservedTokens: dec.ReservedTokens, Status: dec.Decision, At: t,
+			SandboxRequired: dec.Verification.Sandbox,
 		}
 		a.OpenOrder = append(a.OpenOrder, dec.ActionID)
 	}

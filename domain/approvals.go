@@ -43,7 +43,8 @@ func (d *decider) logExecution() *Event {
 	ex := &ExecutionLogged{
 		ActionID: r.ActionID, Success: r.Success, CostUSD: r.CostUSD, Tokens: r.Tokens, ResultHash: r.ResultHash,
 		CostDelta: r.CostUSD - open.ReservedCost, TokensDelta: r.Tokens - open.ReservedTokens,
-		SameDay: open.Day == dayOf(d.now),
+		SameDay:          open.Day == dayOf(d.now),
+		SandboxViolation: d.s.Config.SandboxAttestation && open.SandboxRequired && !r.Sandboxed,
 	}
 	// The budget after the correction.
 	after := *a

@@ -74,6 +74,7 @@ func CheckBounds(cmd *Command) *Error {
 	case cmd.Execution != nil:
 		b.id("action_id", cmd.Execution.ActionID)
 		b.id("result_hash", cmd.Execution.ResultHash)
+		b.id("sandbox", cmd.Execution.Sandbox)
 	case cmd.Trust != nil:
 		b.id("request", cmd.Trust.Request)
 		b.text("justification", cmd.Trust.Justification)

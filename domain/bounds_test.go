@@ -47,6 +47,7 @@ func TestIssue11_8_EveryFieldIsBoundedOnBothSides(t *testing.T) {
 		{"options.risk_threshold", MaxIDBytes, CmdVerifyToolCall, func(c *Command, s string) { c.Tool.Options.RiskThreshold = s }},
 		{"action_id", MaxIDBytes, CmdLogExecution, func(c *Command, s string) { c.Execution.ActionID = s }},
 		{"result_hash", MaxIDBytes, CmdLogExecution, func(c *Command, s string) { c.Execution.ResultHash = s }},
+		{"sandbox", MaxIDBytes, CmdLogExecution, func(c *Command, s string) { c.Execution.Sandbox = s }},
 		{"request", MaxIDBytes, CmdRequestTrust, func(c *Command, s string) { c.Trust.Request = s }},
 		{"justification", MaxTextBytes, CmdRequestTrust, func(c *Command, s string) { c.Trust.Justification = s }},
 		{"evidence.denial_rate", MaxIDBytes, CmdRequestTrust, func(c *Command, s string) { c.Trust.Evidence.DenialRate = json.Number(s) }},

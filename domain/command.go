@@ -265,6 +265,14 @@ type LogExecution struct {
 	CostUSD    USD    `json:"cost_usd"`
 	Tokens     int64  `json:"tokens"`
 	ResultHash string `json:"result_hash,omitempty"`
+	// Sandboxed attests that the action ran in a sandbox; an action whose
+	// decision said sandbox_required and whose log does not attest it is
+	// recorded flagged (ExecutionLogged.SandboxViolation).
+	Sandboxed bool `json:"sandboxed,omitempty"`
+	// Sandbox optionally describes the sandbox (kind, image digest,
+	// attestation reference): at most MaxIDBytes (CheckBounds), recorded
+	// as is.
+	Sandbox string `json:"sandbox,omitempty"`
 }
 
 // RequestTrustElevation is the body of POST /agents/{id}/trust (QWED-Agent spec
@@ -415,6 +423,12 @@ type Config struct {
 	// and on in DefaultConfig: a gate started with it records the switch
 	// in a gate.configured event.
 	ToolVerification bool `json:"tool_verification,omitempty"`
+	// SandboxAttestation flags execution logs of actions decided with
+	// sandbox_required that do not report sandboxed: true
+	// (ExecutionLogged.SandboxViolation). Off in the state a log starts
+	// from (NewState), so that a log written before it re-decides its
+	// execution logs unflagged, and on in DefaultConfig.
+	SandboxAttestation bool `json:"sandbox_attestation,omitempty"`
 	// A2A configures agent-to-agent interception; nil stands for
 	// DefaultA2AConfig (a2a.go), so configurations recorded before it
 	// encode unchanged.
@@ -433,6 +447,7 @@ func DefaultConfig() Config {
 	c.Detectors = true
 	c.PIIGuard = true
 	c.ToolVerification = true
+	c.SandboxAttestation = true
 	return c
 }
 

@@ -262,6 +262,11 @@ type ExecutionLogged struct {
 	// the correction then does not touch today's counters.
 	SameDay bool            `json:"same_day"`
 	Budget  BudgetRemaining `json:"budget_remaining"`
+	// SandboxViolation flags an execution of an action decided with
+	// sandbox_required whose log did not attest sandboxed: true
+	// (Config.SandboxAttestation). The execution is recorded all the same:
+	// it already ran.
+	SandboxViolation bool `json:"sandbox_violation,omitempty"`
 }
 
 // TrustElevationRequested records a trust elevation request, the evidence

@@ -57,6 +57,7 @@ func Reply(ev *Event) (status int, body any) {
 			return 200, ExecutionReply{
 				ActionID: x.ActionID, Logged: true, Success: x.Success, CostUSD: x.CostUSD, Tokens: x.Tokens,
 				CostDelta: x.CostDelta, TokensDelta: x.TokensDelta, BudgetRemaining: x.Budget,
+				SandboxViolation: x.SandboxViolation,
 			}
 		}
 	case EvTrustElevationRequested:
@@ -258,6 +259,10 @@ type ExecutionReply struct {
 	CostDelta       USD             `json:"cost_delta_usd"`
 	TokensDelta     int64           `json:"tokens_delta"`
 	BudgetRemaining BudgetRemaining `json:"budget_remaining"`
+	// SandboxViolation: the action was decided with sandbox_required and
+	// this log did not attest sandboxed: true; the execution is recorded
+	// flagged.
+	SandboxViolation bool `json:"sandbox_violation,omitempty"`
 }
 
 // TrustRequestReply is the reply to POST /agents/{id}/trust: whether the

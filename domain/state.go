@@ -129,6 +129,9 @@ type OpenAction struct {
 	ReservedTokens int64     `json:"reserved_tokens"`
 	Status         Decision  `json:"status"`
 	At             time.Time `json:"at"`
+	// SandboxRequired is the decision's sandbox_required: the execution
+	// log must attest sandboxed: true (Config.SandboxAttestation).
+	SandboxRequired bool `json:"sandbox_required,omitempty"`
 }
 
 // Named limits (invariant 7, docs/ARCHITECTURE.md).

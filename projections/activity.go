@@ -60,6 +60,12 @@ type ActivityExecution struct {
 	Success    bool      `json:"success"`
 	ResultHash string    `json:"result_hash,omitempty"`
 	LoggedAt   time.Time `json:"logged_at"`
+	// Sandboxed and Sandbox are the log's sandbox attestation.
+	Sandboxed bool   `json:"sandboxed,omitempty"`
+	Sandbox   string `json:"sandbox,omitempty"`
+	// SandboxViolation flags an action decided with sandbox_required whose
+	// execution log did not attest sandboxed: true.
+	SandboxViolation bool `json:"sandbox_violation,omitempty"`
 }
 
 // ActivityCost is what the action cost: the reservation until its

@@ -21,8 +21,11 @@ import (
 // error, never a wrong entity. Changing a form means a new storeFormat:
 // a store of an older layout is rebuilt from the log.
 const (
-	fmtActivity     = 0xA1
-	fmtOpen         = 0xB2 // 0xB1 had no seq
+	fmtActivity = 0xA1
+	fmtOpen     = 0xB2 // 0xB1 had no seq
+	// fmtOpenSandbox is fmtOpen of an open action whose decision said
+	// sandbox_required: one without it encodes as before the field.
+	fmtOpenSandbox  = 0xB3
 	fmtConversation = 0xC1
 )
 
@@ -153,6 +156,12 @@ const (
 	actExecution
 	actSuccess
 	actActual
+	actSandboxed
+	actSandboxViolation
+	// actSandbox: the execution's sandbox description follows its
+	// logged_at. The sandbox flags are never set on values written
+	// before them, so those decode (and encode) unchanged.
+	actSandbox
 )
 
 func encodeActivity(b []byte, a *Activity) ([]byte, error) {
@@ -190,6 +199,15 @@ func encodeActivity(b []byte, a *Activity) ([]byte, error) {
 		if a.Execution.Success {
 			flags |= actSuccess
 		}
+		if a.Execution.Sandboxed {
+			flags |= actSandboxed
+		}
+		if a.Execution.SandboxViolation {
+			flags |= actSandboxViolation
+		}
+		if a.Execution.Sandbox != "" {
+			flags |= actSandbox
+		}
 	}
 	if a.Cost.Actual {
 		flags |= actActual
@@ -203,6 +221,9 @@ func encodeActivity(b []byte, a *Activity) ([]byte, error) {
 	}
 	if a.Execution != nil {
 		e = e.str(a.Execution.ResultHash).time(a.Execution.LoggedAt)
+		if a.Execution.Sandbox != "" {
+			e = e.str(a.Execution.Sandbox)
+		}
 	}
 	return e.int(int64(a.Cost.USD)).int(a.Cost.Tokens).str(a.AttestationID), nil
 }
@@ -233,7 +254,11 @@ func decodeActivity(v []byte, a *Activity) error {
 		}
 	}
 	if flags&actExecution != 0 {
-		a.Execution = &ActivityExecution{Success: flags&actSuccess != 0, ResultHash: d.str(), LoggedAt: d.time()}
+		a.Execution = &ActivityExecution{Success: flags&actSuccess != 0, ResultHash: d.str(), LoggedAt: d.time(),
+			Sandboxed: flags&actSandboxed != 0, SandboxViolation: flags&actSandboxViolation != 0}
+		if flags&actSandbox != 0 {
+			a.Execution.Sandbox = d.str()
+		}
 	}
 	a.Cost = ActivityCost{USD: domain.USD(d.int()), Tokens: d.int(), Actual: flags&actActual != 0}
 	a.AttestationID = d.str()
@@ -241,15 +266,23 @@ func decodeActivity(v []byte, a *Activity) error {
 }
 
 func encodeOpen(b []byte, id string, oa *domain.OpenAction) []byte {
-	return enc(append(b, fmtOpen)).str(id).uint(oa.Seq).int(oa.Day).int(int64(oa.ReservedCost)).int(oa.ReservedTokens).
+	format := byte(fmtOpen)
+	if oa.SandboxRequired {
+		format = fmtOpenSandbox
+	}
+	return enc(append(b, format)).str(id).uint(oa.Seq).int(oa.Day).int(int64(oa.ReservedCost)).int(oa.ReservedTokens).
 		str(string(oa.Status)).time(oa.At)
 }
 
 func decodeOpen(v []byte) (string, *domain.OpenAction, error) {
-	d := newDec(v, fmtOpen)
+	format := byte(fmtOpen)
+	if len(v) > 0 && v[0] == fmtOpenSandbox {
+		format = fmtOpenSandbox
+	}
+	d := newDec(v, format)
 	id := d.str()
 	oa := &domain.OpenAction{Seq: d.uint(), Day: d.int(), ReservedCost: domain.USD(d.int()), ReservedTokens: d.int(),
-		Status: domain.Decision(d.str()), At: d.time()}
+		Status: domain.Decision(d.str()), At: d.time(), SandboxRequired: format == fmtOpenSandbox}
 	if err := d.done("open action"); err != nil {
 		return "", nil, err
 	}

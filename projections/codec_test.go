@@ -59,7 +59,11 @@ func randActivity(r *rand.Rand) *Activity {
 		}
 	}
 	if r.IntN(2) == 0 {
-		a.Execution = &ActivityExecution{Success: r.IntN(2) == 0, ResultHash: randStr(r), LoggedAt: randTime(r)}
+		a.Execution = &ActivityExecution{Success: r.IntN(2) == 0, ResultHash: randStr(r), LoggedAt: randTime(r),
+			Sandboxed: r.IntN(2) == 0, SandboxViolation: r.IntN(2) == 0}
+		if r.IntN(2) == 0 {
+			a.Execution.Sandbox = randStr(r)
+		}
 	}
 	return a
 }
@@ -101,7 +105,7 @@ func TestStoredEntitiesBinaryFormRoundTrips(t *testing.T) {
 		checkStrict(t, v, func(b []byte) error { var x Activity; return decodeActivity(b, &x) })
 
 		oa := &domain.OpenAction{Day: r.Int64N(1e6), ReservedCost: domain.USD(r.Int64N(1e12)), ReservedTokens: r.Int64N(1e9),
-			Status: domain.Decision(randStr(r)), At: randTime(r)}
+			Status: domain.Decision(randStr(r)), At: randTime(r), SandboxRequired: r.IntN(2) == 0}
 		ov := encodeOpen(nil, "act_x", oa)
 		id, gotOA, err := decodeOpen(ov)
 		if err != nil || id != "act_x" || !reflect.DeepEqual(gotOA, jsonRoundTrip(t, oa)) {

@@ -440,6 +440,8 @@ func (e *encoder) logExecution(x *domain.LogExecution) {
 	e.usdField("cost_usd", x.CostUSD)
 	e.intField("tokens", x.Tokens)
 	e.optStr("result_hash", x.ResultHash)
+	e.optBool("sandboxed", x.Sandboxed)
+	e.optStr("sandbox", x.Sandbox)
 	e.close()
 }
 
@@ -537,6 +539,7 @@ func (e *encoder) config(c *domain.Config) {
 	e.optBool("detectors", c.Detectors)
 	e.optBool("pii_guard", c.PIIGuard)
 	e.optBool("tool_verification", c.ToolVerification)
+	e.optBool("sandbox_attestation", c.SandboxAttestation)
 	if c.A2A != nil {
 		e.key("a2a")
 		e.a2aConfig(c.A2A)
@@ -809,6 +812,7 @@ func (e *encoder) executionLogged(x *domain.ExecutionLogged) {
 	e.boolField("same_day", x.SameDay)
 	e.key("budget_remaining")
 	e.budgetRemaining(&x.Budget)
+	e.optBool("sandbox_violation", x.SandboxViolation)
 	e.close()
 }
 

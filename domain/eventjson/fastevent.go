@@ -804,6 +804,12 @@ func (d *decoder) logExecution(x *domain.LogExecution) {
 		case "result_hash":
 			d.once(&seen, 4)
 			x.ResultHash = d.str()
+		case "sandboxed":
+			d.once(&seen, 5)
+			x.Sandboxed = d.bool()
+		case "sandbox":
+			d.once(&seen, 6)
+			x.Sandbox = d.str()
 		default:
 			d.unknown(k, reflect.TypeFor[domain.LogExecution]())
 		}
@@ -1009,6 +1015,9 @@ func (d *decoder) config(c *domain.Config) {
 		case "tool_verification":
 			d.once(&seen, 9)
 			c.ToolVerification = d.bool()
+		case "sandbox_attestation":
+			d.once(&seen, 10)
+			c.SandboxAttestation = d.bool()
 		default:
 			d.unknown(k, reflect.TypeFor[domain.Config]())
 		}
@@ -1688,6 +1697,9 @@ func (d *decoder) executionLogged(x *domain.ExecutionLogged, cmd *domain.Command
 				continue
 			}
 			d.budgetRemaining(&x.Budget)
+		case "sandbox_violation":
+			d.once(&seen, 9)
+			x.SandboxViolation = d.bool()
 		default:
 			d.unknown(k, reflect.TypeFor[domain.ExecutionLogged]())
 		}

@@ -62,9 +62,9 @@ func fullEvents() []*domain.Event {
 		EstimatedCost: 999_999_999_999, EstimatedTokens: 5}, Justification: text, Context: &ctx, Options: domain.Options{RiskThreshold: "low"}}
 
 	exec := cmd(domain.CmdLogExecution)
-	exec.Execution = &domain.LogExecution{ActionID: "act_1", Success: true, CostUSD: 1, Tokens: 2, ResultHash: "rh"}
+	exec.Execution = &domain.LogExecution{ActionID: "act_1", Success: true, CostUSD: 1, Tokens: 2, ResultHash: "rh", Sandboxed: true, Sandbox: "gvisor"}
 	executed := &domain.ExecutionLogged{ActionID: "act_1", Success: true, CostUSD: 1, Tokens: 2, ResultHash: "rh", CostDelta: -5, TokensDelta: -1,
-		SameDay: true, Budget: budget}
+		SameDay: true, Budget: budget, SandboxViolation: true}
 
 	reject := cmd(domain.CmdRejectRequest)
 	reject.Reject = &domain.RejectRequest{Error: *errDetails(), Endpoint: "/agents/x/verify", BodyDigest: "bd", BodyBytes: 1234}
@@ -162,7 +162,7 @@ func fullEvents() []*domain.Event {
 	ev.Command.NewToken = &domain.AgentTokenChange{TokenHash: "th"}
 	ev.TokenChanged = &domain.AgentTokenChange{TokenHash: "th"}
 	add(ev)
-	cfg := domain.Config{ApprovalTTL: domain.Duration(90 * time.Minute), DoomLoopGuardRequired: true, MaxSteps: 20, WithholdRefusals: true, EngineSQLRisk: true, Detectors: true, PIIGuard: true, ToolVerification: true,
+	cfg := domain.Config{ApprovalTTL: domain.Duration(90 * time.Minute), DoomLoopGuardRequired: true, MaxSteps: 20, WithholdRefusals: true, EngineSQLRisk: true, Detectors: true, PIIGuard: true, ToolVerification: true, SandboxAttestation: true,
 		A2A: &domain.A2AConfig{EnableFinancialVerification: true, EnableLogicVerification: true, EnableCodeVerification: true, BlockOnError: true,
 			MaxPayloadSizeBytes: 1 << 20, RatePerMinute: 60, Burst: 7, IdleEvict: domain.Duration(5 * time.Minute), DefaultAllow: true,
 			BypassAgents: []string{"b", text}, TrustedAgents: []string{"t"}}}

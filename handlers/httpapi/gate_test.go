@@ -20,6 +20,7 @@ import (
 	"github.com/agentgate/agentgate/domain/engines/sql"
 	"github.com/agentgate/agentgate/domain/eventjson"
 	"github.com/agentgate/agentgate/handlers/adapter"
+	"github.com/agentgate/agentgate/handlers/attest"
 	"github.com/agentgate/agentgate/handlers/embedded"
 	"github.com/agentgate/agentgate/handlers/embedded/gatetest"
 	"github.com/agentgate/agentgate/handlers/verify"
@@ -47,6 +48,8 @@ type testGate struct {
 
 // gateOptions tune newTestGate.
 type gateOptions struct {
+	// reports serves compliance reports (Config.Log, SignTreeHead).
+	reports bool
 	// noWorker leaves the worker stopped (requests wait for it).
 	noWorker bool
 	// requestTimeout overrides Config.RequestTimeout.
@@ -150,7 +153,14 @@ func newTestGate(t testing.TB, opts gateOptions) *testGate {
 		_, _ = g.Worker.Submit(ctx, settle)
 	}
 	reg := prometheus.NewRegistry()
+	var reportLog streams.Log
+	var signTreeHead func(attest.TreeHeadClaims) (string, error)
+	if opts.reports {
+		reportLog = g.Log
+		signTreeHead = func(c attest.TreeHeadClaims) (string, error) { return g.Keyring.SignTreeHead(g.NodeID, c) }
+	}
 	h := New(Config{
+		Log: reportLog, SignTreeHead: signTreeHead,
 		Gate: g.Worker, Store: g.Store, AdminKeyHash: g.AdminKeyHash, JWKS: g.Keyring.JWKS,
 		Registry: reg, Logger: logger, Clock: clock.Now,
 		RequestTimeout: opts.requestTimeout, MaxBodyBytes: opts.maxBodyBytes, VerifyRateLimit: opts.verifyRate,

@@ -381,6 +381,10 @@ func (b *builder) count(ev *domain.Event, a *domain.Agent, inPeriod bool) {
 		if c := b.actions[ev.Executed.ActionID]; c != nil {
 			b.recost(c, ev.Executed.CostUSD, ev.Executed.Tokens)
 		}
+		if ev.Executed.SandboxViolation && inPeriod {
+			b.rep.SandboxViolations = append(b.rep.SandboxViolations,
+				SandboxViolation{Seq: ev.Seq, Time: ev.Time.UTC(), ActionID: ev.Executed.ActionID})
+		}
 	case ev.Resolved != nil:
 		b.resolved(&ev.Resolved.Approval)
 	}

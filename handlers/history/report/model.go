@@ -36,6 +36,10 @@ type Report struct {
 	Exceptions []Exception `json:"exceptions"`
 	// Attestations are the attestations issued in the period.
 	Attestations []Attestation `json:"attestations"`
+	// SandboxViolations are the executions logged in the period of
+	// actions decided with sandbox_required whose log did not attest
+	// sandboxed: true (ExecutionLogged.SandboxViolation); nil when none.
+	SandboxViolations []SandboxViolation `json:"sandbox_violations,omitempty"`
 	// A2A counts the verdicts on the agent's A2A messages in the period;
 	// nil when it sent none.
 	A2A *A2A `json:"a2a,omitempty"`
@@ -160,6 +164,14 @@ type Exception struct {
 	Message  string          `json:"message"`
 	// Approval is the approval's status at ProducedAt (PENDING only).
 	Approval domain.ApprovalStatus `json:"approval_status"`
+}
+
+// SandboxViolation is an execution logged without the sandbox attestation
+// its decision required.
+type SandboxViolation struct {
+	Seq      uint64    `json:"seq"`
+	Time     time.Time `json:"time"`
+	ActionID string    `json:"action_id"`
 }
 
 // Attestation is an attestation issued with a decision.

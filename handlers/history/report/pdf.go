@@ -175,14 +175,18 @@ func (p *pdfWriter) cover(rep *Report) {
 		[]string{"actions", "approved", "denied", "corrected", "pending", "budget exceeded", "denial rate"},
 		[][]string{{itoa(s.TotalActions), itoa(s.Approved), itoa(s.Denied), itoa(s.Corrected), itoa(s.Pending), itoa(s.BudgetExceeded), s.DenialRate}})
 	p.pdf.Ln(2)
-	p.pairs([][2]string{
+	kv = [][2]string{
 		{"Cost (USD)", s.TotalCostUSD.String()},
 		{"Tokens", itoa(s.TotalTokens)},
 		{"Trust level at start", trustName(int(rep.TrustAtStart))},
 		{"Trust changes", itoa(int64(len(rep.Trust)))},
 		{"Exceptions", itoa(int64(len(rep.Exceptions)))},
 		{"Attestations", itoa(int64(len(rep.Attestations)))},
-	})
+	}
+	if len(rep.SandboxViolations) > 0 {
+		kv = append(kv, [2]string{"Sandbox violations", itoa(int64(len(rep.SandboxViolations)))})
+	}
+	p.pairs(kv)
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

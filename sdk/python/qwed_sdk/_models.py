@@ -2376,6 +2376,11 @@ class ComplianceReport(Model):
         return self.get("produced_at")  # type: ignore[no-any-return]
 
     @property
+    def sandbox_violations(self) -> Optional[list[dict[str, Any]]]:
+        """The "sandbox_violations" member."""
+        return self.get("sandbox_violations")  # type: ignore[no-any-return]
+
+    @property
     def summary(self) -> dict[str, Any]:
         """The "summary" member."""
         return self.get("summary")  # type: ignore[no-any-return]
@@ -2450,6 +2455,14 @@ class Config(Model):
         v1.1 §5.2 no_pii_leakage); absent in logs written before it.
         """
         return self.get("pii_guard")  # type: ignore[no-any-return]
+
+    @property
+    def sandbox_attestation(self) -> Optional[bool]:
+        """
+        executions of actions decided with sandbox_required must attest sandboxed: true, else
+        they are recorded flagged (sandbox_violation); absent in logs written before it.
+        """
+        return self.get("sandbox_attestation")  # type: ignore[no-any-return]
 
     @property
     def tool_verification(self) -> Optional[bool]:
@@ -3382,6 +3395,22 @@ class ExecutionLogBody(Model):
         return self.get("result_hash")  # type: ignore[no-any-return]
 
     @property
+    def sandbox(self) -> Optional[str]:
+        """
+        optional description of the sandbox the action ran in (kind, image digest, attestation
+        reference), at most 256 bytes, recorded as is
+        """
+        return self.get("sandbox")  # type: ignore[no-any-return]
+
+    @property
+    def sandboxed(self) -> Optional[bool]:
+        """
+        the action ran in a sandbox: required when its decision said sandbox_required, else the
+        execution is recorded flagged (sandbox_violation)
+        """
+        return self.get("sandboxed")  # type: ignore[no-any-return]
+
+    @property
     def success(self) -> Optional[bool]:
         """The "success" member."""
         return self.get("success")  # type: ignore[no-any-return]
@@ -3436,6 +3465,14 @@ class ExecutionLogged(Model):
         return self.get("same_day")  # type: ignore[no-any-return]
 
     @property
+    def sandbox_violation(self) -> Optional[bool]:
+        """
+        the action was decided with sandbox_required and its execution log did not attest
+        sandboxed: true; absent when false.
+        """
+        return self.get("sandbox_violation")  # type: ignore[no-any-return]
+
+    @property
     def success(self) -> bool:
         """The "success" member."""
         return self.get("success")  # type: ignore[no-any-return]
@@ -3488,6 +3525,14 @@ class ExecutionReply(Model):
     def logged(self) -> bool:
         """The "logged" member."""
         return self.get("logged")  # type: ignore[no-any-return]
+
+    @property
+    def sandbox_violation(self) -> Optional[bool]:
+        """
+        the action was decided with sandbox_required and this log did not attest sandboxed:
+        true: the execution is recorded flagged; absent when false.
+        """
+        return self.get("sandbox_violation")  # type: ignore[no-any-return]
 
     @property
     def success(self) -> bool:
@@ -3859,6 +3904,16 @@ class LogExecution(Model):
     def result_hash(self) -> Optional[str]:
         """The "result_hash" member."""
         return self.get("result_hash")  # type: ignore[no-any-return]
+
+    @property
+    def sandbox(self) -> Optional[str]:
+        """The "sandbox" member."""
+        return self.get("sandbox")  # type: ignore[no-any-return]
+
+    @property
+    def sandboxed(self) -> Optional[bool]:
+        """The "sandboxed" member."""
+        return self.get("sandboxed")  # type: ignore[no-any-return]
 
     @property
     def success(self) -> Optional[bool]:
@@ -6396,6 +6451,7 @@ ComplianceReport._fields = {
     "exceptions": ("list", Model),
     "period": Model,
     "produced_at": Model,
+    "sandbox_violations": ("list", Model),
     "summary": Model,
     "transactions": Model,
     "trust_history": ("list", Model),

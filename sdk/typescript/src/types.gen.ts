@@ -291,6 +291,9 @@ export interface ActivityEntry {
   execution?: {
     logged_at: Time;
     result_hash?: string;
+    sandbox?: string;
+    sandbox_violation?: boolean;
+    sandboxed?: boolean;
     success: boolean;
   };
   seq: number;
@@ -792,6 +795,11 @@ export interface ComplianceReport {
     seq: number;
     time: Time;
   };
+  sandbox_violations?: Array<{
+    action_id: string;
+    seq: number;
+    time: Time;
+  }> | null;
   summary: {
     approved: number;
     budget_exceeded: number;
@@ -840,6 +848,8 @@ export interface Config {
   max_steps: number;
   /** PII and credential scanning of outbound actions and tool parameters (QWED-Agent spec v1.1 §5.2 no_pii_leakage); absent in logs written before it. */
   pii_guard?: boolean;
+  /** executions of actions decided with sandbox_required must attest sandboxed: true, else they are recorded flagged (sandbox_violation); absent in logs written before it. */
+  sandbox_attestation?: boolean;
   tool_verification?: boolean;
   withhold_refusals?: boolean;
 }
@@ -1081,6 +1091,10 @@ export interface ExecutionLogBody {
   agent_token?: string | null;
   cost_usd?: USD;
   result_hash?: string | null;
+  /** optional description of the sandbox the action ran in (kind, image digest, attestation reference), at most 256 bytes, recorded as is */
+  sandbox?: string | null;
+  /** the action ran in a sandbox: required when its decision said sandbox_required, else the execution is recorded flagged (sandbox_violation) */
+  sandboxed?: boolean | null;
   success?: boolean | null;
   tokens?: number | null;
 }
@@ -1092,6 +1106,8 @@ export interface ExecutionLogged {
   cost_usd: USD;
   result_hash?: string;
   same_day: boolean;
+  /** the action was decided with sandbox_required and its execution log did not attest sandboxed: true; absent when false. */
+  sandbox_violation?: boolean;
   success: boolean;
   tokens: number;
   tokens_delta: number;
@@ -1103,6 +1119,8 @@ export interface ExecutionReply {
   cost_delta_usd: USD;
   cost_usd: USD;
   logged: boolean;
+  /** the action was decided with sandbox_required and this log did not attest sandboxed: true: the execution is recorded flagged; absent when false. */
+  sandbox_violation?: boolean;
   success: boolean;
   tokens: number;
   tokens_delta: number;
@@ -1246,6 +1264,8 @@ export interface LogExecution {
   action_id?: string | null;
   cost_usd?: USD;
   result_hash?: string | null;
+  sandbox?: string | null;
+  sandboxed?: boolean | null;
   success?: boolean | null;
   tokens?: number | null;
 }
