@@ -140,9 +140,15 @@ function failure(err: unknown): CallToolResult {
 function decisionSummary(r: Json): string {
   const e = r.error as { code?: string; message?: string } | undefined;
   const parts = [String(r.decision ?? 'UNKNOWN')];
-  if (e?.code) parts.push(`${e.code}: ${e.message ?? ''}`);
   const a = r.approval as { approval_id?: string; summary?: string } | undefined;
-  if (r.decision === 'PENDING' && a?.approval_id) parts.push(`approval ${a.approval_id} awaits a human (get_approval)${a.summary ? `: ${a.summary}` : ''}`);
+  if (r.decision === 'PENDING' && a?.approval_id) {
+    // A PENDING reply carries QWED-AGENT-TRUST-002, whose message repeats the approval's summary:
+    // the approval to poll comes first, the code after it.
+    parts.push(`approval ${a.approval_id} awaits a human (get_approval)${a.summary ? `: ${a.summary}` : ''}`);
+    if (e?.code) parts.push(`(${e.code})`);
+  } else if (e?.code) {
+    parts.push(`${e.code}: ${e.message ?? ''}`);
+  }
   const c = r.corrected_action as { query?: string; code?: string } | undefined;
   const fix = c?.query ?? c?.code;
   if (r.decision === 'CORRECTED' && typeof fix === 'string') parts[0] += `: take corrected_action instead: ${fix.length > 300 ? `${fix.slice(0, 300)}…` : fix}`;

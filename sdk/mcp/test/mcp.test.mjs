@@ -120,6 +120,8 @@ eachDeployment((ctx) => {
     assert.equal(pending.structuredContent.decision, 'PENDING');
     const id = pending.structuredContent.approval.approval_id;
     assert.match(pending.content[0].text, new RegExp(`^PENDING approval ${id} awaits a human`));
+    // the code QWED-AGENT-TRUST-002 a PENDING reply carries follows the approval, once
+    assert.match(pending.content[0].text.split('\n')[0], /awaits a human[^\n]*\(QWED-AGENT-TRUST-002\)$/);
     const before = await tool('get_approval', { approval_id: id });
     assert.equal(before.structuredContent.status, 'pending');
     assert.equal(before.content[0].text.split('\n')[0], `approval ${id}: pending`);
