@@ -571,18 +571,36 @@ func (a *alg) polyDivRem(f, g poly, x string) (q, r poly) {
 }
 
 // solveLinear solves the n x n system whose columns are cols (cols[c][row])
-// with right side rhs, by Gaussian elimination over the rationals; the
-// system has one solution (Horowitz–Ostrogradsky).
+// with right side rhs; the system has one solution
+// (Horowitz–Ostrogradsky). Each row is scaled to integers and eliminated
+// fraction-free (Bareiss: every division is exact), so the entries stay
+// integers bounded by the system's minors instead of rationals renormalised
+// by a gcd at each step; each update is charged by the square of the
+// entries' bits and the entries are bounded like every coefficient.
 func (a *alg) solveLinear(cols [][]*big.Rat, rhs []*big.Rat, n int) []*big.Rat {
 	a.spend(n * n * n)
-	m := make([][]*big.Rat, n)
+	m := make([][]*big.Int, n)
 	for row := 0; row < n; row++ {
-		m[row] = make([]*big.Rat, n+1)
-		for c := 0; c < n; c++ {
-			m[row][c] = new(big.Rat).Set(cols[c][row])
+		lcm := big.NewInt(1)
+		for c := 0; c <= n; c++ {
+			d := rhs[row].Denom()
+			if c < n {
+				d = cols[c][row].Denom()
+			}
+			g := new(big.Int).GCD(nil, nil, lcm, d)
+			lcm.Mul(lcm, new(big.Int).Quo(d, g))
 		}
-		m[row][n] = new(big.Rat).Set(rhs[row])
+		m[row] = make([]*big.Int, n+1)
+		for c := 0; c <= n; c++ {
+			v := rhs[row]
+			if c < n {
+				v = cols[c][row]
+			}
+			m[row][c] = new(big.Int).Mul(v.Num(), new(big.Int).Quo(lcm, v.Denom()))
+		}
 	}
+	prev := big.NewInt(1)
+	t := new(big.Int)
 	for c := 0; c < n; c++ {
 		p := c
 		for p < n && m[p][c].Sign() == 0 {
@@ -592,19 +610,34 @@ func (a *alg) solveLinear(cols [][]*big.Rat, rhs []*big.Rat, n int) []*big.Rat {
 			fail(&failure{engines.Error, engines.Problem{Code: CodeInternal, Message: "Verification failed unexpectedly: a singular system"}})
 		}
 		m[c], m[p] = m[p], m[c]
-		for row := 0; row < n; row++ {
-			if row == c || m[row][c].Sign() == 0 {
-				continue
-			}
-			k := new(big.Rat).Quo(m[row][c], m[c][c])
+		for row := c + 1; row < n; row++ {
+			bits := 0
 			for j := c; j <= n; j++ {
-				m[row][j].Sub(m[row][j], new(big.Rat).Mul(k, m[c][j]))
+				bits = max(bits, m[row][j].BitLen(), m[c][j].BitLen())
 			}
+			a.spend((n + 1 - c) * (1 + bits*bits/65536))
+			for j := c + 1; j <= n; j++ {
+				// m[row][j] = (m[row][j]*m[c][c] - m[row][c]*m[c][j]) / prev, exact.
+				m[row][j].Mul(m[row][j], m[c][c])
+				m[row][j].Sub(m[row][j], t.Mul(m[row][c], m[c][j]))
+				m[row][j].Quo(m[row][j], prev)
+				if m[row][j].BitLen() > MaxCoefficientBits {
+					fail(limitProblem("max_digits", MaxDigits, -1))
+				}
+			}
+			m[row][c].SetInt64(0)
 		}
+		prev = m[c][c]
 	}
+	// Back substitution over the rationals: the system is now triangular.
 	out := make([]*big.Rat, n)
-	for c := range out {
-		out[c] = new(big.Rat).Quo(m[c][n], m[c][c])
+	for c := n - 1; c >= 0; c-- {
+		a.spend(n - c)
+		v := new(big.Rat).SetInt(m[c][n])
+		for j := c + 1; j < n; j++ {
+			v.Sub(v, new(big.Rat).Mul(new(big.Rat).SetInt(m[c][j]), out[j]))
+		}
+		out[c] = v.Quo(v, new(big.Rat).SetInt(m[c][c]))
 	}
 	return out
 }
