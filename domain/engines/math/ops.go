@@ -1,6 +1,8 @@
 package math
 
 import (
+	"slices"
+
 	"github.com/agentgate/agentgate/domain/engines"
 )
 
@@ -92,6 +94,7 @@ func (a *alg) integrate(c claim, p Params, res *Result) engines.Outcome {
 		res.Kind = "definite_integral"
 		lo, hi := a.constant("lower", string(*p.Lower)), a.constant("upper", string(*p.Upper))
 		res.Lower, res.Upper = lo.str(), hi.str()
+		a.refuseHiddenDomain(c.lhs, x)
 		F := a.antiderivative(f, x)
 		if a.dependsOnAny(f.den, x) {
 			l, h := ratConst(lo, "the lower bound of a rational integrand"), ratConst(hi, "the upper bound of a rational integrand")
@@ -137,6 +140,35 @@ func (a *alg) integrate(c claim, p Params, res *Result) engines.Outcome {
 	return out
 }
 
+// partialFunctions are the functions undefined on a whole interval of the
+// real line; exp, sin, cos, tan and abs are undefined at isolated points at
+// most, which a limit or an integral does not see.
+var partialFunctions = map[string]bool{"sqrt": true, "log": true, "ln": true}
+
+// refuseHiddenDomain refuses (UNSUPPORTED) an expression whose normal form
+// may be defined where the expression as written is not on a whole
+// interval: sqrt(x)**2 is x, x**(1/2)*x**(3/2) is x**2, exp(log(x)) is x,
+// yet none is defined for x < 0 in the real domain, so a limit there or an
+// integral over such an interval computed from the normal form would be a
+// wrong answer. A function of constants (sqrt(4)) is a number and passes.
+func (a *alg) refuseHiddenDomain(n *node, x string) {
+	involves := func(k *node) bool { return slices.Contains(astVariables(k, nil), x) }
+	switch {
+	case n.kind == nCall && n.text == "diff":
+		a.refuseHiddenDomain(n.kids[0], x)
+		return
+	case n.kind == nCall && partialFunctions[n.text] && involves(n):
+		fail(unsupported(n.pos, n.text+" is applied to an expression in "+x+": it is undefined where its argument is out of its domain, which the normal form does not keep"))
+	case n.kind == nPow && involves(n.kids[0]):
+		if v, ok := a.eval(n.kids[1]).constValue(); !ok || !v.IsInt() {
+			fail(unsupported(n.pos, "a non-integer power of an expression in "+x+" is undefined where its base is negative, which the normal form does not keep"))
+		}
+	}
+	for _, k := range n.kids {
+		a.refuseHiddenDomain(k, x)
+	}
+}
+
 // answer is a computed value, VERIFIED.
 func (a *alg) answer(v rfn, p Params, res *Result, prefix string) engines.Outcome {
 	res.IsValid = true
@@ -153,6 +185,7 @@ func (a *alg) answer(v rfn, p Params, res *Result, prefix string) engines.Outcom
 func (a *alg) limit(c claim, p Params, res *Result) engines.Outcome {
 	f := a.eval(c.lhs)
 	x := a.pickVariable(f, p)
+	a.refuseHiddenDomain(c.lhs, x)
 	res.Kind = "limit"
 	res.Variable = x
 	res.Expression = format(c.lhs)
