@@ -140,6 +140,7 @@ func (a *alg) limitValue(f rfn, x string, c *big.Rat, inf, dir int) (val rfn, in
 	n, d := a.coeffsIn(f.num, x), a.coeffsIn(f.den, x)
 	if inf != 0 {
 		dn, dd := len(n)-1, len(d)-1
+		a.refuseVanishing(d[dd], "the leading coefficient of the denominator")
 		switch {
 		case len(n) == 0:
 			return rZero, 0, true
@@ -160,6 +161,7 @@ func (a *alg) limitValue(f rfn, x string, c *big.Rat, inf, dir int) (val rfn, in
 	for {
 		nz, dz := a.horner(n, cv).isZero(), a.horner(d, cv).isZero()
 		if !dz {
+			a.refuseVanishing(a.horner(d, cv).num, "the denominator at the point")
 			return a.rdiv(a.horner(n, cv), a.horner(d, cv), -1), 0, true
 		}
 		if !nz {
@@ -186,6 +188,22 @@ func (a *alg) limitValue(f rfn, x string, c *big.Rat, inf, dir int) (val rfn, in
 		return rZero, right, true
 	}
 	return rZero, 0, false
+}
+
+// refuseVanishing refuses (UNSUPPORTED) a limit decided by dividing by p,
+// a polynomial free of the limit's variable that is not identically zero,
+// unless p is non-zero whatever the values of the other variables: a
+// number (rational, or a polynomial in pi or e alone). A polynomial in
+// parameters vanishes for some of their values, where the limit differs
+// ((a + x)/(a + 2*x) at 0 is 1, but 1/2 for a = 0).
+func (a *alg) refuseVanishing(p poly, what string) {
+	r := rfn{p, constPoly(ratOne)}
+	if vs := a.variables(r); len(vs) > 0 {
+		fail(unsupported(-1, what+" is "+r.str()+", which is zero for some value of "+joinNames(vs)+" (the limit differs there)"))
+	}
+	if !a.decidableNonZero(r) {
+		fail(unsupported(-1, what+" is "+r.str()+", which the engine cannot decide to be non-zero"))
+	}
 }
 
 // deflate divides the coefficient list cs by (x - c), which divides it.

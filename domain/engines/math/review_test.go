@@ -58,3 +58,28 @@ func TestQWEDProtocol_Math_Limit_HiddenDomain(t *testing.T) {
 			fields: map[string]string{"value": "1/2*x**2"}},
 	})
 }
+
+// TestQWEDProtocol_Math_Limit_Parameters pins limits of expressions with
+// parameters (variables other than the limit's): the answer must hold for
+// every value of the parameters, so a denominator whose value at the point
+// (or whose leading coefficient at infinity) is a non-constant polynomial
+// in them, zero for some value, is UNSUPPORTED. (a + x)/(a + 2*x) at 0 was
+// answered 1, but for a = 0 the limit is 1/2; a*x/(a*x + 1) at oo was 1,
+// but for a = 0 it is 0.
+func TestQWEDProtocol_Math_Limit_Parameters(t *testing.T) {
+	V, F, U := engines.Verified, engines.Failed, engines.Unsupported
+	runMathCases(t, []mathCase{
+		{name: "denominator vanishing for a = 0", query: "(a + x)/(a + 2*x)", params: `{"operation":"limit","point":0,"variable":"x"}`, status: U, code: CodeUnsupported},
+		{name: "false claim for a = 0", query: "(a + x)/(a + 2*x) = 1", params: `{"operation":"limit","point":0,"variable":"x"}`, status: U, code: CodeUnsupported},
+		{name: "leading coefficient vanishing for a = 0", query: "a*x/(a*x + 1)", params: `{"operation":"limit","point":"oo","variable":"x"}`, status: U, code: CodeUnsupported},
+		{name: "degree dropping for a = 0", query: "x/(a*x + 1)", params: `{"operation":"limit","point":"-oo","variable":"x"}`, status: U, code: CodeUnsupported},
+		{name: "value of a parametric pole", query: "1/(x - a)", params: `{"operation":"limit","point":1,"variable":"x"}`, status: U, code: CodeUnsupported},
+		{name: "pole whose rest depends on a", query: "1/((x - 1)*(x - a))", params: `{"operation":"limit","point":1,"variable":"x","direction":"+"}`, status: U, code: CodeUnsupported},
+		{name: "constant denominator at the point", query: "(x + 1)/(a*x + 1)", params: `{"operation":"limit","point":0,"variable":"x"}`, status: V, fields: map[string]string{"value": "1"}},
+		{name: "parametric numerator at infinity", query: "(a*x + 1)/(x + 1)", params: `{"operation":"limit","point":"oo","variable":"x"}`, status: V, fields: map[string]string{"value": "a"}},
+		{name: "0/0 cancelled for every a", query: "(a*x**2 - a)/(x - 1)", params: `{"operation":"limit","point":1,"variable":"x"}`, status: V, fields: map[string]string{"value": "2*a"}},
+		{name: "claim for every a", query: "(a*x**2 - a)/(x - 1) = a + a", params: `{"operation":"limit","point":1,"variable":"x"}`, status: V},
+		{name: "false claim for every a", query: "(a*x**2 - a)/(x - 1) = a", params: `{"operation":"limit","point":1,"variable":"x"}`, status: F},
+		{name: "transcendental non-zero denominator", query: "1/(x - pi)", params: `{"operation":"limit","point":1}`, status: V, fields: map[string]string{"value": "-1/(pi - 1)"}},
+	})
+}
