@@ -1,6 +1,7 @@
 package math
 
 import (
+	"math/big"
 	"slices"
 
 	"github.com/agentgate/agentgate/domain/engines"
@@ -300,7 +301,7 @@ func (a *alg) solve(c claim, p Params, res *Result) engines.Outcome {
 				matched[j], found = true, true
 				break
 			}
-			open = open || !a.decidableNonZero(d)
+			open = open || !(a.decidableNonZero(d) || a.quadraticNonZero(d))
 		}
 		if !found {
 			wrong = append(wrong, v.str())
@@ -330,6 +331,44 @@ func (a *alg) solve(c claim, p Params, res *Result) engines.Outcome {
 		res.Message += "; missing: " + joinNames(missing)
 	}
 	return engines.Outcome{Status: engines.Failed, Result: *res}
+}
+
+// quadraticNonZero reports whether the non-zero normal form d is a
+// non-zero number of the field Q(sqrt(m)): a quotient of polynomials of
+// degree at most 1 in the one atom sqrt(m), m a positive rational that is
+// not a square. n0 + n1*sqrt(m) with n0, n1 rational is zero only when
+// both are (sqrt(m) is irrational), so a non-zero normal form is a non-zero
+// number: a decimal approximation of an irrational root is decidably not
+// that root.
+func (a *alg) quadraticNonZero(d rfn) bool {
+	ks := d.keys()
+	if len(ks) != 1 {
+		return false
+	}
+	at := a.atoms[ks[0]]
+	if at == nil || at.fn != "sqrt" {
+		return false
+	}
+	m, ok := at.arg.constValue()
+	if !ok || m.Sign() <= 0 || isSquare(m.Num()) && isSquare(m.Denom()) {
+		return false
+	}
+	for _, p := range []poly{d.num, d.den} {
+		for _, t := range p {
+			for _, pw := range t.m {
+				if pw.exp > 1 {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+// isSquare reports whether the non-negative integer n is a perfect square.
+func isSquare(n *big.Int) bool {
+	r := new(big.Int).Sqrt(n)
+	return r.Mul(r, r).Cmp(n) == 0
 }
 
 func rhsVariables(c claim) []string {

@@ -83,3 +83,22 @@ func TestQWEDProtocol_Math_Limit_Parameters(t *testing.T) {
 		{name: "transcendental non-zero denominator", query: "1/(x - pi)", params: `{"operation":"limit","point":1}`, status: V, fields: map[string]string{"value": "-1/(pi - 1)"}},
 	})
 }
+
+// TestQWEDProtocol_Math_Solve_ApproximateRoots pins that a claimed root
+// given as a decimal approximation of an irrational root is FAILED, not
+// UNSUPPORTED: q - r*sqrt(m) with q, r rational, r != 0 and m not a square
+// is non-zero (sqrt(m) is irrational), whatever the precision asked. The
+// engine could not decide it and answered UNSUPPORTED for any claimed set
+// holding a rational non-root beside irrational roots.
+func TestQWEDProtocol_Math_Solve_ApproximateRoots(t *testing.T) {
+	F, U := engines.Failed, engines.Unsupported
+	runMathCases(t, []mathCase{
+		{name: "decimals of sqrt(2)", query: "x**2 = 2", params: `{"operation":"solve","solutions":["1.41421356","-1.41421356"]}`, status: F,
+			fields: map[string]string{"message": "the solutions are {-sqrt(2), sqrt(2)}; not solutions: 35355339/25000000, -35355339/25000000; missing: -sqrt(2), sqrt(2)"}},
+		{name: "decimals with precision", query: "x**2 = 2", params: `{"operation":"solve","precision":6,"solutions":["1.414214","-1.414214"]}`, status: F},
+		{name: "a rational non-root beside the radicals", query: "x**2 = 2", params: `{"operation":"solve","solutions":["sqrt(2)","-sqrt(2)","1/1000"]}`, status: F},
+		{name: "approximate quadratic root", query: "x**2 - 2*x - 1 = 0", params: `{"operation":"solve","solutions":["2.41421356","1-sqrt(2)"]}`, status: F},
+		{name: "fraction of radicals", query: "x**2 - 2*x - 1 = 0", params: `{"operation":"solve","solutions":["1/(sqrt(2)-1)","3/2"]}`, status: F},
+		{name: "another radical stays undecided", query: "x**2 = 2", params: `{"operation":"solve","solutions":["sqrt(3)","-sqrt(2)"]}`, status: U, code: CodeUnsupported},
+	})
+}
