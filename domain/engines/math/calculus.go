@@ -441,6 +441,8 @@ func (a *alg) definedAt(c claim, x string, v rfn) (ok bool) {
 // compareClaim decides a computed value against a claimed one: VERIFIED
 // when equal, FAILED when decidably different, UNSUPPORTED otherwise.
 func (a *alg) compareClaim(computed, claimed rfn, res *Result, p Params) engines.Outcome {
+	refuseNonInteger(computed, p)
+	refuseNonInteger(claimed, p)
 	d := a.rsub(computed, claimed)
 	res.Expected = computed.str()
 	res.Actual = claimed.str()

@@ -170,8 +170,45 @@ func (a *alg) refuseHiddenDomain(n *node, x string) {
 	}
 }
 
+// refuseNonInteger refuses (UNSUPPORTED) a numeric value that is not an
+// integer in the integer domain, as the evaluation does.
+func refuseNonInteger(v rfn, p Params) {
+	if c, ok := v.constValue(); ok && p.Domain == "integer" && !c.IsInt() {
+		fail(unsupported(-1, "the value "+ratStr(c)+" is not an integer (the integer domain has no exact division; use the real domain)"))
+	}
+}
+
+// infinityNames are the spellings of infinity in a limit's claimed value,
+// as params.point takes them.
+var infinityNames = map[string]bool{"oo": true, "inf": true, "infinity": true}
+
+// infiniteValue is +1 or -1 when n is a written infinity (oo, -oo, inf,
+// -infinity, ...; a unary plus is already dropped), 0 otherwise.
+func infiniteValue(n *node) int {
+	switch {
+	case n.kind == nVar && infinityNames[n.text]:
+		return 1
+	case n.kind == nNeg && n.kids[0].kind == nVar && infinityNames[n.kids[0].text]:
+		return -1
+	}
+	return 0
+}
+
+// refuseInfinity refuses (QWED-REQ-001) infinity inside an expression of a
+// limit query: it is a value only as the whole claimed limit, never a
+// variable named oo (2*oo, oo - oo and 1/oo are no values).
+func refuseInfinity(n *node) {
+	if n.kind == nVar && infinityNames[n.text] {
+		fail(undefined(n.pos, "infinity_in_expression", n.text+" (infinity) is a limit's value only as the whole claimed value (oo or -oo), not inside an expression"))
+	}
+	for _, k := range n.kids {
+		refuseInfinity(k)
+	}
+}
+
 // answer is a computed value, VERIFIED.
 func (a *alg) answer(v rfn, p Params, res *Result, prefix string) engines.Outcome {
+	refuseNonInteger(v, p)
 	res.IsValid = true
 	res.Value = v.str()
 	if c, ok := v.constValue(); ok && p.Precision != nil {
@@ -184,6 +221,14 @@ func (a *alg) answer(v rfn, p Params, res *Result, prefix string) engines.Outcom
 // limit: the limit of a rational function of x at a rational point (one-
 // or two-sided) or at ±infinity; 0/0 forms are cancelled exactly.
 func (a *alg) limit(c claim, p Params, res *Result) engines.Outcome {
+	claimedInf := 0
+	if c.rhs != nil {
+		claimedInf = infiniteValue(c.rhs)
+		if claimedInf == 0 {
+			refuseInfinity(c.rhs)
+		}
+	}
+	refuseInfinity(c.lhs)
 	f := a.eval(c.lhs)
 	x := a.pickVariable(f, p)
 	a.refuseHiddenDomain(c.lhs, x)
@@ -227,12 +272,6 @@ func (a *alg) limit(c claim, p Params, res *Result) engines.Outcome {
 		return a.answer(val, p, res, where+" = ")
 	}
 	res.RightSide = format(c.rhs)
-	claimedInf := 0
-	if c.rhs.kind == nVar && c.rhs.text == "oo" {
-		claimedInf = 1
-	} else if c.rhs.kind == nNeg && c.rhs.kids[0].kind == nVar && c.rhs.kids[0].text == "oo" {
-		claimedInf = -1
-	}
 	if exists && sign == 0 && claimedInf == 0 {
 		return a.compareClaim(val, a.eval(c.rhs), res, p)
 	}

@@ -102,3 +102,43 @@ func TestQWEDProtocol_Math_Solve_ApproximateRoots(t *testing.T) {
 		{name: "another radical stays undecided", query: "x**2 = 2", params: `{"operation":"solve","solutions":["sqrt(3)","-sqrt(2)"]}`, status: U, code: CodeUnsupported},
 	})
 }
+
+// TestQWEDProtocol_Math_Limit_InfinitySpellings pins the spellings of an
+// infinite limit in a claim: the ones params.point accepts (oo, inf,
+// infinity, signed) mean infinity there too — "1/x = inf" at 0+ was
+// FAILED ("is oo, not inf") — and infinity inside an expression (2*oo,
+// oo - oo, 1/oo, or in the limit's expression) is refused, not compared as
+// a variable named oo ("oo = oo" was FAILED, "oo" alone had the limit oo).
+func TestQWEDProtocol_Math_Limit_InfinitySpellings(t *testing.T) {
+	V, F, E := engines.Verified, engines.Failed, engines.Error
+	runMathCases(t, []mathCase{
+		{name: "inf", query: "1/x = inf", params: `{"operation":"limit","point":0,"direction":"+"}`, status: V, fields: map[string]string{"expected": "oo"}},
+		{name: "infinity", query: "x**2 = infinity", params: `{"operation":"limit","point":"-oo"}`, status: V},
+		{name: "minus inf", query: "1/x = -inf", params: `{"operation":"limit","point":0,"direction":"-"}`, status: V},
+		{name: "plus infinity", query: "x = +infinity", params: `{"operation":"limit","point":"oo"}`, status: V},
+		{name: "wrong sign still fails", query: "1/x = -infinity", params: `{"operation":"limit","point":0,"direction":"+"}`, status: F},
+		{name: "does not exist is not inf", query: "1/x = inf", params: `{"operation":"limit","point":0}`, status: F, fields: map[string]string{"expected": "does not exist"}},
+		{name: "a multiple of oo", query: "1/x = 2*oo", params: `{"operation":"limit","point":0,"direction":"+"}`, status: E, code: CodeInvalid},
+		{name: "one over oo", query: "1/x = 1/oo", params: `{"operation":"limit","point":"oo"}`, status: E, code: CodeInvalid},
+		{name: "oo minus oo", query: "x = oo - oo", params: `{"operation":"limit","point":"oo"}`, status: E, code: CodeInvalid},
+		{name: "double negation", query: "x = --oo", params: `{"operation":"limit","point":"oo"}`, status: E, code: CodeInvalid},
+		{name: "oo in the expression", query: "oo", params: `{"operation":"limit","point":0,"variable":"x"}`, status: E, code: CodeInvalid},
+		{name: "oo on both sides", query: "oo = oo", params: `{"operation":"limit","point":0,"variable":"x"}`, status: E, code: CodeInvalid},
+	})
+}
+
+// TestQWEDProtocol_Math_Calculus_IntegerDomain pins the integer domain of
+// the new operations as the evaluation keeps it: a numeric value that is
+// not an integer is UNSUPPORTED ("the integer domain has no exact
+// division"); the integral of x over [0, 1] was VERIFIED 1/2 there.
+func TestQWEDProtocol_Math_Calculus_IntegerDomain(t *testing.T) {
+	V, U := engines.Verified, engines.Unsupported
+	runMathCases(t, []mathCase{
+		{name: "non-integer definite integral", query: "x", params: `{"operation":"integrate","lower":0,"upper":1,"domain":"integer"}`, status: U, code: CodeUnsupported},
+		{name: "non-integer claimed integral", query: "x = 1/2", params: `{"operation":"integrate","lower":0,"upper":1,"domain":"integer"}`, status: U, code: CodeUnsupported},
+		{name: "non-integer limit", query: "x/2", params: `{"operation":"limit","point":1,"domain":"integer"}`, status: U, code: CodeUnsupported},
+		{name: "integer definite integral", query: "2*x", params: `{"operation":"integrate","lower":0,"upper":3,"domain":"integer"}`, status: V, fields: map[string]string{"value": "9"}},
+		{name: "integer limit", query: "(x**2 - 4)/(x - 2)", params: `{"operation":"limit","point":2,"domain":"integer"}`, status: V, fields: map[string]string{"value": "4"}},
+		{name: "infinite limit", query: "1/(x-1)**2", params: `{"operation":"limit","point":1,"domain":"integer"}`, status: V, fields: map[string]string{"value": "oo"}},
+	})
+}
