@@ -187,6 +187,20 @@ func TestKafkaHTTPAPIThroughKafka(t *testing.T) {
 	if st != 200 || qv["status"] != "VERIFIED" || qv["attestation"] == nil || md["seq"] == nil {
 		t.Fatalf("POST /verify through Kafka: %d %v", st, qv)
 	}
+	// The math engine's calculus answers alike in this deployment: the
+	// review's attacks (a divergent integral, a limit over a hidden domain,
+	// an extraneous root) are refused or FAILED, never VERIFIED.
+	for _, tc := range []struct{ body, status, code string }{
+		{`{"query":"1/x**2 = -2","type":"math","params":{"operation":"integrate","lower":-1,"upper":1}}`, "ERROR", "QWED-REQ-001"},
+		{`{"query":"exp(log(x)) = -1","type":"math","params":{"operation":"limit","point":-1}}`, "UNSUPPORTED", "QWED-REQ-005"},
+		{`{"query":"x/(x-1) = 1/(x-1)","type":"math","params":{"operation":"solve","solutions":[1]}}`, "FAILED", ""},
+	} {
+		st, mv := h.do(t, "POST", "/verify", admin, tc.body)
+		e, _ := mv["error"].(map[string]any)
+		if code, _ := e["code"].(string); mv["status"] != tc.status || code != tc.code || mv["verified"] != false {
+			t.Fatalf("POST /verify %s through Kafka: %d %v, want %s %s", tc.body, st, mv, tc.status, tc.code)
+		}
+	}
 	// The read model catches up: the decision is in the activity.
 	deadline := time.Now().Add(20 * time.Second)
 	for {
