@@ -429,6 +429,16 @@ type Config struct {
 	// from (NewState), so that a log written before it re-decides its
 	// execution logs unflagged, and on in DefaultConfig.
 	SandboxAttestation bool `json:"sandbox_attestation,omitempty"`
+	// StrictGuards applies the second review of the guards
+	// (docs/ARCHITECTURE.md, "Second review of issue 16: the guards"):
+	// every path and URL an action or tool call names is checked, not
+	// only the first; tool calls get the path and egress checks; paths
+	// are matched without case; special-use host names are not public;
+	// tool parameters to verify are found whatever their case and, for
+	// the built-in SQL tools, wherever a statement is. Off in the state
+	// a log starts from (NewState), on in DefaultConfig, recorded by
+	// gate.configured like Detectors.
+	StrictGuards bool `json:"strict_guards,omitempty"`
 	// A2A configures agent-to-agent interception; nil stands for
 	// DefaultA2AConfig (a2a.go), so configurations recorded before it
 	// encode unchanged.
@@ -448,6 +458,7 @@ func DefaultConfig() Config {
 	c.PIIGuard = true
 	c.ToolVerification = true
 	c.SandboxAttestation = true
+	c.StrictGuards = true
 	return c
 }
 

@@ -2,6 +2,7 @@ package domain
 
 import (
 	"encoding/json"
+	"sort"
 	"strconv"
 
 	"github.com/agentgate/agentgate/domain/guard"
@@ -84,50 +85,201 @@ func actionOperand(act *Action, keys ...string) string {
 // to a network request or an API call naming a URL (Config.Detectors):
 // a refusal denies with QWED-SEC-002, BLOCKED, a security violation; a
 // file action or network request naming nothing to check is refused too
-// (fail closed). It reports whether it denied.
-func detect(cl *classification, a *Agent, act *Action) bool {
-	deny := func(check, rule, reason string, details map[string]any) bool {
-		details["rule"] = rule
-		cl.deny = &Error{Code: CodeSecurityViolated, Message: reason, Details: details}
-		cl.failedCheck, cl.blocked, cl.violation = check, true, true
-		return true
-	}
+// (fail closed). Under Config.StrictGuards (strict) every path or URL the
+// action names is checked (operands), else only the first. It reports
+// whether it denied.
+func detect(cl *classification, a *Agent, act *Action, strict bool) bool {
 	if op, ok := fileOps[act.Type]; ok {
-		p := actionOperand(act, "path", "file_path", "file", "filename")
-		if p == "" {
-			return deny(checkPathAllowed, "no_path", "file action names no path (action.target or parameters.path)", map[string]any{})
+		paths, bad := []string{actionOperand(act, "path", "file_path", "file", "filename")}, ""
+		if strict {
+			paths, bad = operands(act.Target, act.Parameters, pathKeys)
 		}
-		pol := guard.FilePolicy{AllowedRoots: a.Permissions.AllowedPaths, DeniedGlobs: a.Permissions.DeniedPaths}
-		if f := guard.CheckFile(pol, op, p); f != nil {
-			d := map[string]any{"action_type": act.Type}
-			if f.Path != "" {
-				d["path"] = f.Path
-			}
-			return deny(checkPathAllowed, f.Rule, "file access refused: "+f.Reason, d)
-		}
-		cl.pass(checkPathAllowed)
-		return false
+		return checkPaths(cl, a, act.Type, op, paths, bad, true, strict)
 	}
 	if act.Type != "network_request" && act.Type != "api_call" {
 		return false
 	}
-	u := actionOperand(act, "url", "uri", "endpoint")
-	if u == "" {
-		if act.Type == "api_call" {
+	urls, bad := []string{actionOperand(act, "url", "uri", "endpoint")}, ""
+	if strict {
+		urls, bad = operands(act.Target, act.Parameters, urlKeys)
+	}
+	return checkURLs(cl, a, act.Type, urls, bad, act.Type == "network_request", strict)
+}
+
+// detectTool applies the detectors to a tool call (Config.StrictGuards):
+// a tool named after a file action type or network_request and api_call
+// is checked as that action is; any other tool has the URLs its
+// parameters name checked as an api_call's, and the paths they name
+// against the paths denied by default and the agent's denied globs (not
+// its allowed roots: a tool's "path" need not be a local file).
+func detectTool(cl *classification, a *Agent, name string, params json.RawMessage) bool {
+	if op, ok := fileOps[name]; ok {
+		paths, bad := operands("", params, pathKeys)
+		return checkPaths(cl, a, name, op, paths, bad, true, true)
+	}
+	urls, bad := operands("", params, urlKeys)
+	if checkURLs(cl, a, name, urls, bad, name == "network_request", true) {
+		return true
+	}
+	paths, bad := operands("", params, pathKeys)
+	return checkPaths(cl, a, name, guard.FileRead, paths, bad, false, true)
+}
+
+// securityDeny denies cl with QWED-SEC-002 as a security violation.
+func securityDeny(cl *classification, check, rule, reason string, details map[string]any) bool {
+	details["rule"] = rule
+	cl.deny = &Error{Code: CodeSecurityViolated, Message: reason, Details: details}
+	cl.failedCheck, cl.blocked, cl.violation = check, true, true
+	return true
+}
+
+// checkPaths checks each of paths (bad: why the operands could not be
+// read). A file action (file) must name a path, and its agent's allowed
+// roots apply; another tool's paths are checked against the denials only.
+// strict (Config.StrictGuards) matches the denials without case.
+func checkPaths(cl *classification, a *Agent, kind string, op guard.FileOp, paths []string, bad string, file, strict bool) bool {
+	d := map[string]any{"action_type": kind}
+	switch {
+	case bad != "":
+		return securityDeny(cl, checkPathAllowed, "unnormalisable", "file access refused: "+bad, d)
+	case file && (len(paths) == 0 || paths[0] == ""):
+		return securityDeny(cl, checkPathAllowed, "no_path", "file action names no path (action.target or parameters.path)", map[string]any{})
+	case len(paths) == 0:
+		return false
+	}
+	pol := guard.FilePolicy{AllowedRoots: a.Permissions.AllowedPaths, DeniedGlobs: a.Permissions.DeniedPaths, FoldCase: strict}
+	if !file {
+		pol.AllowedRoots = nil
+	}
+	for _, p := range paths {
+		if f := guard.CheckFile(pol, op, p); f != nil {
+			if f.Path != "" {
+				d["path"] = f.Path
+			}
+			return securityDeny(cl, checkPathAllowed, f.Rule, "file access refused: "+f.Reason, d)
+		}
+	}
+	cl.pass(checkPathAllowed)
+	return false
+}
+
+// checkURLs checks each of urls (bad: why the operands could not be
+// read); a network request (required) must name one. strict
+// (Config.StrictGuards) refuses internal names (guard.EgressPolicy).
+func checkURLs(cl *classification, a *Agent, kind string, urls []string, bad string, required, strict bool) bool {
+	d := map[string]any{"action_type": kind}
+	switch {
+	case bad != "":
+		return securityDeny(cl, checkEgressAllowed, "unnormalisable", "network request refused: "+bad, d)
+	case len(urls) == 0 || urls[0] == "":
+		if !required {
 			return false
 		}
-		return deny(checkEgressAllowed, "no_url", "network request names no URL (action.target or parameters.url)", map[string]any{})
+		return securityDeny(cl, checkEgressAllowed, "no_url", "network request names no URL (action.target or parameters.url)", map[string]any{})
 	}
-	pol := guard.EgressPolicy{AllowedHosts: a.Permissions.AllowedHosts, AllowedSchemes: a.Permissions.AllowedSchemes, AllowedPorts: a.Permissions.AllowedPorts}
-	if f := guard.CheckURL(pol, u); f != nil {
-		d := map[string]any{"action_type": act.Type}
-		if f.Host != "" {
-			d["host"] = f.Host
+	pol := guard.EgressPolicy{AllowedHosts: a.Permissions.AllowedHosts, AllowedSchemes: a.Permissions.AllowedSchemes, AllowedPorts: a.Permissions.AllowedPorts, Strict: strict}
+	for _, u := range urls {
+		if f := guard.CheckURL(pol, u); f != nil {
+			if f.Host != "" {
+				d["host"] = f.Host
+			}
+			return securityDeny(cl, checkEgressAllowed, f.Rule, "network request refused: "+f.Reason, d)
 		}
-		return deny(checkEgressAllowed, f.Rule, "network request refused: "+f.Reason, d)
 	}
 	cl.pass(checkEgressAllowed)
 	return false
+}
+
+// pathKeys and urlKeys are the parameter names, folded (operandKey), whose
+// values Config.StrictGuards checks as paths and as URLs.
+var (
+	pathKeys = map[string]bool{"path": true, "paths": true, "filepath": true, "filepaths": true, "file": true,
+		"files": true, "filename": true, "filenames": true, "target": true, "destination": true, "dest": true,
+		"dir": true, "directory": true}
+	urlKeys = map[string]bool{"url": true, "urls": true, "uri": true, "uris": true, "endpoint": true,
+		"endpoints": true, "baseurl": true, "href": true}
+)
+
+// maxOperands bounds the paths or URLs one action or tool call may name;
+// maxOperandDepth the nesting the search for them goes through.
+const (
+	maxOperands     = 32
+	maxOperandDepth = 16
+)
+
+// operandKey folds a parameter name: lower case, without '_' and '-'
+// ("File_Path", "file-path" and "filePath" are "filepath").
+func operandKey(k string) string {
+	b := make([]byte, 0, len(k))
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		switch {
+		case c == '_' || c == '-':
+		case 'A' <= c && c <= 'Z':
+			b = append(b, c+'a'-'A')
+		default:
+			b = append(b, c)
+		}
+	}
+	return string(b)
+}
+
+// operands is every path or URL an action names: its target, then the
+// values of the parameters whose folded name is in keys, at any depth, in
+// the order of their sorted names: a string, or the strings of an array.
+// bad says why they cannot all be read (a named parameter that is a
+// number or a boolean, more than maxOperands of them, deeper than
+// maxOperandDepth): the caller refuses then, rather than guessing.
+func operands(target string, params json.RawMessage, keys map[string]bool) (out []string, bad string) {
+	if target != "" {
+		out = append(out, target)
+	}
+	if len(params) == 0 {
+		return out, ""
+	}
+	var v any
+	if json.Unmarshal(params, &v) != nil {
+		return out, ""
+	}
+	var walk func(v any, named bool, depth int) string
+	walk = func(v any, named bool, depth int) string {
+		if depth > maxOperandDepth {
+			return "parameters nested deeper than " + strconv.Itoa(maxOperandDepth)
+		}
+		switch x := v.(type) {
+		case string:
+			if named {
+				if len(out) == maxOperands {
+					return "more than " + strconv.Itoa(maxOperands) + " paths or URLs"
+				}
+				out = append(out, x)
+			}
+		case []any:
+			for _, e := range x {
+				if why := walk(e, named, depth+1); why != "" {
+					return why
+				}
+			}
+		case map[string]any:
+			names := make([]string, 0, len(x))
+			for k := range x {
+				names = append(names, k)
+			}
+			sort.Strings(names)
+			for _, k := range names {
+				if why := walk(x[k], keys[operandKey(k)], depth+1); why != "" {
+					return why
+				}
+			}
+		case nil:
+		default:
+			if named {
+				return "a path or URL parameter that is not a string"
+			}
+		}
+		return ""
+	}
+	return out, walk(v, false, 0)
 }
 
 // checkNoPII is QWED-Agent spec v1.1 §5.2's no_pii_leakage policy.

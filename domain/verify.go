@@ -210,7 +210,7 @@ func (d *decider) verifyAction() *Event {
 		return d.reject(jsonFault("action", v.Action.Parameters, jerr))
 	}
 	p.dig, p.actionID = dig, actionID
-	cl := classifyAction(a, &v.Action, d.cmd.Verdict, d.s.Config.EngineSQLRisk, d.s.Config.Detectors)
+	cl := classifyAction(a, &v.Action, d.cmd.Verdict, &d.s.Config)
 	if d.s.Config.PIIGuard && cl.deny == nil && piiOutbound[v.Action.Type] {
 		detectPII(&cl, v.Action.Target, v.Action.Parameters)
 	}
@@ -251,6 +251,9 @@ func (d *decider) verifyTool() *Event {
 		plan := ToolVerification(d.s.Principals[a.Info.PrincipalID], v.ToolCall.ToolName)
 		verifyToolParameters(&cl, &plan, v.ToolCall.ToolName, v.ToolCall.Parameters, d.cmd.Verdict)
 	}
+	if d.s.Config.Detectors && d.s.Config.StrictGuards && cl.deny == nil {
+		detectTool(&cl, a, v.ToolCall.ToolName, v.ToolCall.Parameters)
+	}
 	if d.s.Config.PIIGuard && cl.deny == nil {
 		detectPII(&cl, "", v.ToolCall.Parameters)
 	}
@@ -269,11 +272,12 @@ func jsonFault(object string, params json.RawMessage, err error) *Error {
 }
 
 // classifyAction applies the action type table and the engine verdict v
-// (step 7; v may be nil). detectors is Config.Detectors (detectors.go).
-// engineSQL is Config.EngineSQLRisk: the risk of
-// an SQL action comes from the sql engine's class alone, never from the
-// tokenizer of logs written before it.
-func classifyAction(a *Agent, act *Action, v *EngineVerdict, engineSQL, detectors bool) classification {
+// (step 7; v may be nil) under cfg: Config.Detectors and StrictGuards
+// (detectors.go); Config.EngineSQLRisk: the risk of an SQL action comes
+// from the sql engine's class alone, never from the tokenizer of logs
+// written before it.
+func classifyAction(a *Agent, act *Action, v *EngineVerdict, cfg *Config) classification {
+	engineSQL := cfg.EngineSQLRisk
 	spec, ok := actionSpecs[act.Type]
 	if !ok {
 		return classification{risk: RiskCritical, failedCheck: checkTypeKnown,
@@ -302,7 +306,7 @@ func classifyAction(a *Agent, act *Action, v *EngineVerdict, engineSQL, detector
 		cl.failedCheck, cl.blocked, cl.violation = checkToolAllowed, true, true
 		return cl
 	}
-	if detectors && detect(&cl, a, act) {
+	if cfg.Detectors && detect(&cl, a, act, cfg.StrictGuards) {
 		return cl
 	}
 	if sr != nil && sr.Violation {

@@ -540,6 +540,7 @@ func (e *encoder) config(c *domain.Config) {
 	e.optBool("pii_guard", c.PIIGuard)
 	e.optBool("tool_verification", c.ToolVerification)
 	e.optBool("sandbox_attestation", c.SandboxAttestation)
+	e.optBool("strict_guards", c.StrictGuards)
 	if c.A2A != nil {
 		e.key("a2a")
 		e.a2aConfig(c.A2A)

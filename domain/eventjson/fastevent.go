@@ -1018,6 +1018,9 @@ func (d *decoder) config(c *domain.Config) {
 		case "sandbox_attestation":
 			d.once(&seen, 10)
 			c.SandboxAttestation = d.bool()
+		case "strict_guards":
+			d.once(&seen, 20)
+			c.StrictGuards = d.bool()
 		default:
 			d.unknown(k, reflect.TypeFor[domain.Config]())
 		}

@@ -162,7 +162,7 @@ func fullEvents() []*domain.Event {
 	ev.Command.NewToken = &domain.AgentTokenChange{TokenHash: "th"}
 	ev.TokenChanged = &domain.AgentTokenChange{TokenHash: "th"}
 	add(ev)
-	cfg := domain.Config{ApprovalTTL: domain.Duration(90 * time.Minute), DoomLoopGuardRequired: true, MaxSteps: 20, WithholdRefusals: true, EngineSQLRisk: true, Detectors: true, PIIGuard: true, ToolVerification: true, SandboxAttestation: true,
+	cfg := domain.Config{ApprovalTTL: domain.Duration(90 * time.Minute), DoomLoopGuardRequired: true, MaxSteps: 20, WithholdRefusals: true, EngineSQLRisk: true, Detectors: true, PIIGuard: true, ToolVerification: true, SandboxAttestation: true, StrictGuards: true,
 		A2A: &domain.A2AConfig{EnableFinancialVerification: true, EnableLogicVerification: true, EnableCodeVerification: true, BlockOnError: true,
 			MaxPayloadSizeBytes: 1 << 20, RatePerMinute: 60, Burst: 7, IdleEvict: domain.Duration(5 * time.Minute), DefaultAllow: true,
 			BypassAgents: []string{"b", text}, TrustedAgents: []string{"t"}}}

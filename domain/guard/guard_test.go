@@ -321,3 +321,37 @@ func TestSeed5_2_NoPIILeakage_ScanJSON(t *testing.T) {
 		t.Errorf("ScanJSON(text) = %+v", got)
 	}
 }
+
+// QWED-Agent spec v1.1 §2.2 (second review): a public-looking check let
+// through what only a private resolver or router answers: one-label names
+// resolved through the search list ("redis", "vault"), Kubernetes service
+// names, ICANN's ".internal", mDNS ".local", local-use NAT64 and Teredo.
+// EgressPolicy.Strict refuses them as non-public, and AllowedHosts still
+// names them (a suffix for internal names).
+func TestAgentSpec_2_2_EgressStrictInternalNames(t *testing.T) {
+	for _, raw := range []string{
+		"http://redis:6379/", "http://vault/", "http://kubernetes.default.svc/",
+		"http://vault.default.svc.cluster.local:8200/", "http://db.internal/", "http://printer.local./",
+		"http://router.home.arpa/", "http://nas.lan/", "http://[64:ff9b:1::a9fe:a9fe]/",
+		"http://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/", "http://[::ffff:0:7f00:1]/", "http://[2001:db8::1]/",
+	} {
+		if f := CheckURL(EgressPolicy{Strict: true}, raw); f == nil || f.Rule != "non_public_address" {
+			t.Errorf("%s: %+v; want non_public_address", raw, f)
+		}
+		if f := CheckURL(EgressPolicy{}, raw); f != nil {
+			t.Errorf("%s without Strict: %+v; want it allowed, as logs written before it decided", raw, f)
+		}
+	}
+	for _, c := range []struct {
+		allowed []string
+		raw     string
+	}{
+		{nil, "https://api.example.com/"}, {nil, "https://[2606:4700::1111]/"},
+		{[]string{"*.svc.cluster.local"}, "http://vault.default.svc.cluster.local/"},
+		{[]string{"redis"}, "http://redis:6379/"},
+	} {
+		if f := CheckURL(EgressPolicy{Strict: true, AllowedHosts: c.allowed}, c.raw); f != nil {
+			t.Errorf("%s allowing %v: %+v; want allowed", c.raw, c.allowed, f)
+		}
+	}
+}

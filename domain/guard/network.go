@@ -220,6 +220,25 @@ var (
 		netip.MustParsePrefix("2002::/16"),
 		netip.MustParsePrefix("100::/64"),
 	}
+	// strictReserved are ranges EgressPolicy.Strict also denies: local-use
+	// NAT64 (RFC 8215, which reaches the IPv4 address it embeds as the
+	// well-known prefix does), IPv4-translated addresses (RFC 2765),
+	// Teredo and the IETF protocol assignments (2001::/23), and the IPv6
+	// documentation ranges.
+	strictReserved = []netip.Prefix{
+		netip.MustParsePrefix("64:ff9b:1::/48"),
+		netip.MustParsePrefix("::ffff:0:0:0/96"),
+		netip.MustParsePrefix("2001::/23"),
+		netip.MustParsePrefix("2001:db8::/32"),
+		netip.MustParsePrefix("3fff::/20"),
+	}
+	// internalSuffixes are the last labels of names that are not public
+	// under EgressPolicy.Strict: special-use and private-use names (RFC
+	// 6761 "localhost", RFC 6762 "local", RFC 8375 "home.arpa", ICANN's
+	// "internal"), the names in common use on private networks
+	// ("localdomain", "lan", "intranet", "corp") and Kubernetes' "svc"
+	// (service.namespace.svc, resolved through the search list).
+	internalSuffixes = []string{"local", "localdomain", "internal", "intranet", "lan", "corp", "home.arpa", "svc"}
 	// metadataAddrs are cloud metadata services: never reachable.
 	metadataAddrs = []netip.Addr{
 		netip.MustParseAddr("169.254.169.254"),
@@ -266,10 +285,18 @@ func ClassifyAddr(a netip.Addr) string {
 // subdomains only) or IP literals; empty allows every public host.
 // AllowedSchemes empty means http and https; AllowedPorts empty means
 // any port.
+//
+// Strict also refuses, as non-public addresses, the names a private
+// resolver answers — a host name of one label ("redis", "vault": resolved
+// through the search list) and the special-use and private-use suffixes
+// (internalSuffixes: "*.svc.cluster.local", "*.internal") — and the IPv6
+// ranges of strictReserved; AllowedHosts can name them as it names a
+// private address.
 type EgressPolicy struct {
 	AllowedHosts   []string
 	AllowedSchemes []string
 	AllowedPorts   []int
+	Strict         bool
 }
 
 // NetFinding is why a URL is refused.
@@ -286,7 +313,8 @@ type NetFinding struct {
 // CheckURL decides a request to raw under p: nil when it may proceed.
 // Cloud metadata addresses and names are refused always; loopback,
 // private, link-local and reserved addresses and localhost names unless
-// AllowedHosts names that host exactly.
+// AllowedHosts names that host exactly; under p.Strict, internal names
+// unless AllowedHosts names them, exactly or by a "*." suffix.
 func CheckURL(p EgressPolicy, raw string) *NetFinding {
 	t, err := ParseTarget(raw)
 	if err != nil {
@@ -305,10 +333,15 @@ func CheckURL(p EgressPolicy, raw string) *NetFinding {
 	class := ""
 	if t.Addr.IsValid() {
 		class = ClassifyAddr(t.Addr)
+		if class == "" && p.Strict && inPrefixes(strictReserved, canonicalAddr(t.Addr)) {
+			class = "reserved"
+		}
 	} else if containsFold(metadataHosts, t.Host) {
 		class = "metadata"
 	} else if t.Host == "localhost" || strings.HasSuffix(t.Host, ".localhost") {
 		class = "loopback"
+	} else if p.Strict && internalName(t.Host) {
+		class = "internal"
 	}
 	if class == "metadata" {
 		return &NetFinding{Host: t.Host, Rule: "metadata_address", Reason: t.Host + " is a cloud metadata service"}
@@ -317,10 +350,13 @@ func CheckURL(p EgressPolicy, raw string) *NetFinding {
 	for _, h := range p.AllowedHosts {
 		if hostMatches(h, t.Host) {
 			exact = exact || !strings.HasPrefix(h, "*.")
-			if class == "" || exact {
+			if class == "" || exact || class == "internal" {
 				return nil
 			}
 		}
+	}
+	if class == "internal" {
+		return &NetFinding{Host: t.Host, Rule: "non_public_address", Reason: t.Host + " is an internal host name (one label, or a private-use suffix)"}
 	}
 	if class != "" {
 		return &NetFinding{Host: t.Host, Rule: "non_public_address", Reason: t.Host + " is a " + strings.ReplaceAll(class, "_", "-") + " address"}
@@ -329,6 +365,29 @@ func CheckURL(p EgressPolicy, raw string) *NetFinding {
 		return nil
 	}
 	return &NetFinding{Host: t.Host, Rule: "host_not_allowed", Reason: t.Host + " is not in the agent's allowed hosts"}
+}
+
+// internalName reports whether a normalised host name is not public: one
+// label, or a special-use or private-use suffix (internalSuffixes).
+func internalName(host string) bool {
+	if !strings.Contains(host, ".") {
+		return true
+	}
+	for _, s := range internalSuffixes {
+		if host == s || strings.HasSuffix(host, "."+s) {
+			return true
+		}
+	}
+	return false
+}
+
+func inPrefixes(list []netip.Prefix, a netip.Addr) bool {
+	for _, p := range list {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
 }
 
 // hostMatches matches a normalised host against an AllowedHosts entry.

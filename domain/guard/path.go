@@ -194,9 +194,16 @@ var sensitive = []sensitiveRule{
 // be absolute and lie in one of the roots (a root is itself a normalised
 // absolute path: "/srv/data" allows "/srv/data" and what is under it,
 // never "/srv/database").
+//
+// FoldCase matches the paths denied by default and DeniedGlobs without
+// regard to ASCII case, as a case-insensitive file system (macOS's and
+// Windows' defaults) opens them: "/Users/ann/.SSH/authorized_keys" is
+// "~/.ssh". Allowed roots are still compared exactly (a path spelled in
+// another case than its root is refused: fail closed).
 type FilePolicy struct {
 	AllowedRoots []string
 	DeniedGlobs  []string
+	FoldCase     bool
 }
 
 // FileFinding is why a path is refused.
@@ -217,13 +224,20 @@ func CheckFile(p FilePolicy, op FileOp, raw string) *FileFinding {
 	if err != nil {
 		return &FileFinding{Rule: "unnormalisable", Reason: err.Error()}
 	}
+	m := n
+	if p.FoldCase {
+		m = strings.ToLower(n)
+	}
 	for _, s := range sensitive {
-		if (!s.writeOnly || op != FileRead) && MatchGlob(s.glob, n) {
+		if (!s.writeOnly || op != FileRead) && MatchGlob(s.glob, m) {
 			return &FileFinding{Path: n, Rule: "sensitive_path", Reason: n + " is denied by default (" + s.why + ")"}
 		}
 	}
 	for _, g := range p.DeniedGlobs {
-		if MatchGlob(g, n) {
+		if p.FoldCase {
+			g = strings.ToLower(g)
+		}
+		if MatchGlob(g, m) {
 			return &FileFinding{Path: n, Rule: "denied_path", Reason: n + " matches the denied pattern " + g}
 		}
 	}

@@ -2465,6 +2465,15 @@ class Config(Model):
         return self.get("sandbox_attestation")  # type: ignore[no-any-return]
 
     @property
+    def strict_guards(self) -> Optional[bool]:
+        """
+        the guards' second review: every path and URL an action or tool call names is checked,
+        tool calls get the path and egress checks, special-use host names are not public
+        (QWED-Agent spec v1.1 §2.2, §5.3); absent in logs written before it.
+        """
+        return self.get("strict_guards")  # type: ignore[no-any-return]
+
+    @property
     def tool_verification(self) -> Optional[bool]:
         """The "tool_verification" member."""
         return self.get("tool_verification")  # type: ignore[no-any-return]

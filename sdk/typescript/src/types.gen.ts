@@ -850,6 +850,8 @@ export interface Config {
   pii_guard?: boolean;
   /** executions of actions decided with sandbox_required must attest sandboxed: true, else they are recorded flagged (sandbox_violation); absent in logs written before it. */
   sandbox_attestation?: boolean;
+  /** the guards' second review: every path and URL an action or tool call names is checked, tool calls get the path and egress checks, special-use host names are not public (QWED-Agent spec v1.1 §2.2, §5.3); absent in logs written before it. */
+  strict_guards?: boolean;
   tool_verification?: boolean;
   withhold_refusals?: boolean;
 }

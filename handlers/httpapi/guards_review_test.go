@@ -1,0 +1,63 @@
+package httpapi
+
+import (
+	"net/http"
+	"testing"
+)
+
+// QWED-Agent spec v1.1 §2.2 over HTTP (second review of the guards): an
+// agent token could reach /etc/shadow and the metadata service past the
+// path and egress guards by naming them beside a benign target, in a
+// second parameter, or through the tool endpoint. Each is refused with
+// QWED-SEC-002 and the rule; the benign forms pass.
+func TestAgentSpec_2_2_GuardsEveryOperand_HTTP(t *testing.T) {
+	g := newTestGate(t, gateOptions{})
+	key := g.issueKey("org_a")
+	cases := []struct {
+		path     string
+		body     map[string]any
+		decision string
+		rule     string
+	}{
+		{"/verify", map[string]any{"action": map[string]any{"type": "read_file", "target": "/tmp/ok",
+			"parameters": map[string]any{"path": "/etc/shadow"}}}, "DENIED", "sensitive_path"},
+		{"/verify", map[string]any{"action": map[string]any{"type": "network_request", "target": "https://example.com/",
+			"parameters": map[string]any{"url": "http://169.254.169.254/latest/meta-data/"}}}, "DENIED", "metadata_address"},
+		{"/tools/read_file", map[string]any{"tool_call": map[string]any{"tool_name": "read_file",
+			"parameters": map[string]any{"path": "/etc/shadow"}}}, "DENIED", "sensitive_path"},
+		{"/tools/fetch_url", map[string]any{"tool_call": map[string]any{"tool_name": "fetch_url",
+			"parameters": map[string]any{"url": "http://0xa9fea9fe/"}}}, "DENIED", "metadata_address"},
+		{"/tools/read_file", map[string]any{"tool_call": map[string]any{"tool_name": "read_file",
+			"parameters": map[string]any{"path": "/tmp/report.txt"}}}, "APPROVED", ""},
+		{"/verify", map[string]any{"action": map[string]any{"type": "read_file", "target": "/tmp/ok",
+			"parameters": map[string]any{"path": "/tmp/ok"}}}, "APPROVED", ""},
+	}
+	for i, c := range cases {
+		// a fresh agent each: a refusal demotes the agent's trust
+		r := g.do("POST", "/agents/register", apiKey(key), map[string]any{
+			"agent":       map[string]any{"name": "guards", "type": "autonomous", "principal_id": "org_a"},
+			"permissions": map[string]any{"allowed_tools": []string{"read_file", "fetch_url"}},
+			"trust_level": 3,
+		})
+		if r.status != http.StatusCreated {
+			t.Fatalf("registering: %d %s", r.status, r.body)
+		}
+		m := r.json(t)
+		id, tok := m["agent_id"].(string), m["agent_token"].(string)
+		c.body["context"] = map[string]any{"conversation_id": "guards", "step_number": i + 1}
+		r = g.do("POST", "/agents/"+id+c.path, bearerH(tok), c.body)
+		m = r.json(t)
+		if m["decision"] != c.decision {
+			t.Errorf("%d %s: %d %s; want %s", i, c.path, r.status, r.body, c.decision)
+			continue
+		}
+		if c.rule == "" {
+			continue
+		}
+		e, _ := m["error"].(map[string]any)
+		d, _ := e["details"].(map[string]any)
+		if e["code"] != "QWED-SEC-002" || d["rule"] != c.rule {
+			t.Errorf("%d %s: %s; want QWED-SEC-002 rule %s", i, c.path, r.body, c.rule)
+		}
+	}
+}
