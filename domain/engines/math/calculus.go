@@ -110,6 +110,8 @@ func infinity(s string) int {
 	switch {
 	case strings.HasPrefix(s, "-"):
 		sign, s = -1, strings.TrimSpace(s[1:])
+	case strings.HasPrefix(s, "−"): // U+2212, a minus as the lexer reads it
+		sign, s = -1, strings.TrimSpace(strings.TrimPrefix(s, "−"))
 	case strings.HasPrefix(s, "+"):
 		s = strings.TrimSpace(s[1:])
 	}

@@ -93,6 +93,9 @@ func (a *alg) integrate(c claim, p Params, res *Result) engines.Outcome {
 	res.Expression = format(c.lhs)
 	if p.Lower != nil {
 		res.Kind = "definite_integral"
+		if infinity(string(*p.Lower)) != 0 || infinity(string(*p.Upper)) != 0 {
+			fail(unsupported(-1, "an infinite bound makes an improper integral, a limit of integrals the engine does not compute"))
+		}
 		lo, hi := a.constant("lower", string(*p.Lower)), a.constant("upper", string(*p.Upper))
 		res.Lower, res.Upper = lo.str(), hi.str()
 		a.refuseHiddenDomain(c.lhs, x)

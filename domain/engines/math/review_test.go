@@ -142,3 +142,17 @@ func TestQWEDProtocol_Math_Calculus_IntegerDomain(t *testing.T) {
 		{name: "infinite limit", query: "1/(x-1)**2", params: `{"operation":"limit","point":1,"domain":"integer"}`, status: V, fields: map[string]string{"value": "oo"}},
 	})
 }
+
+// TestQWEDProtocol_Math_Integrate_ImproperBounds pins infinite bounds:
+// an improper integral (∫ from 1 to oo of 1/x**2 is 1) is a fair question
+// the engine does not compute, so it is UNSUPPORTED naming why, not an
+// invalid request "without variables" as before; and infinity is spelled
+// with the unicode minus as params.point's other values are.
+func TestQWEDProtocol_Math_Integrate_ImproperBounds(t *testing.T) {
+	V, U := engines.Verified, engines.Unsupported
+	runMathCases(t, []mathCase{
+		{name: "upper oo", query: "1/x**2", params: `{"operation":"integrate","lower":1,"upper":"oo"}`, status: U, code: CodeUnsupported},
+		{name: "lower -inf", query: "x**2 = 1", params: `{"operation":"integrate","lower":"-inf","upper":0}`, status: U, code: CodeUnsupported},
+		{name: "limit at unicode minus infinity", query: "1/x", params: `{"operation":"limit","point":"−oo"}`, status: V, fields: map[string]string{"point": "-oo", "value": "0"}},
+	})
+}
