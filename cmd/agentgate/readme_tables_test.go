@@ -27,7 +27,14 @@ import (
 // level.
 func readmeSection(t *testing.T, heading string) []string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	return docSection(t, "README.md", heading)
+}
+
+// docSection returns the lines of the repository's document file under
+// heading up to the next heading of the same or a higher level.
+func docSection(t *testing.T, file, heading string) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +52,7 @@ func readmeSection(t *testing.T, heading string) []string {
 		}
 	}
 	if !in {
-		t.Fatalf("README.md has no heading %q", heading)
+		t.Fatalf("%s has no heading %q", file, heading)
 	}
 	return out
 }
@@ -247,15 +254,13 @@ func TestReadmeErrorTable(t *testing.T) {
 // written anywhere (QWED-REQ-001, QWED-AGENT-LOOP-004, QWED-REQ-404).
 var codeLiteral = regexp.MustCompile(`\bQWED-(?:[A-Z0-9]+-)+[0-9]{3}\b`)
 
-// TestEveryCodeWrittenIsCatalogued scans the repository's sources and
-// documents (Go outside tests, the SDKs, the schemas, the Markdown) for
-// error codes: each must be in domain.Catalogue, so that no package
-// answers a code of its own (engines and the policy package, which cannot
-// import domain, write the catalogue's codes as strings).
-func TestEveryCodeWrittenIsCatalogued(t *testing.T) {
+// walkRepository calls f with the path and contents of every file of the
+// repository whose extension is one of exts, outside hidden directories,
+// node_modules and build output; it returns how many it read.
+func walkRepository(t *testing.T, exts []string, f func(path string, b []byte)) int {
+	t.Helper()
 	root := filepath.Join("..", "..")
-	exts := []string{".go", ".ts", ".js", ".mjs", ".py", ".json", ".md"}
-	files, found := 0, map[string]bool{}
+	files := 0
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -266,7 +271,7 @@ func TestEveryCodeWrittenIsCatalogued(t *testing.T) {
 			}
 			return nil
 		}
-		if !slices.Contains(exts, filepath.Ext(path)) || strings.HasSuffix(path, "_test.go") {
+		if !slices.ContainsFunc(exts, func(e string) bool { return strings.HasSuffix(path, e) }) {
 			return nil
 		}
 		b, err := os.ReadFile(path)
@@ -274,19 +279,158 @@ func TestEveryCodeWrittenIsCatalogued(t *testing.T) {
 			return err
 		}
 		files++
+		f(path, b)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// TestEveryCodeWrittenIsCatalogued scans the repository's sources and
+// documents (Go outside tests, the SDKs, the schemas, the Markdown) for
+// error codes: each must be in domain.Catalogue, so that no package
+// answers a code of its own (engines and the policy package, which cannot
+// import domain, write the catalogue's codes as strings).
+func TestEveryCodeWrittenIsCatalogued(t *testing.T) {
+	found := map[string]bool{}
+	files := walkRepository(t, []string{".go", ".ts", ".js", ".mjs", ".py", ".json", ".md"}, func(path string, b []byte) {
+		if strings.HasSuffix(path, "_test.go") {
+			return
+		}
 		for _, c := range codeLiteral.FindAllString(string(b), -1) {
 			found[c] = true
 			if !domain.Code(c).Known() {
 				t.Errorf("%s writes %s, which is not in domain.Catalogue (domain/errors.go)", path, c)
 			}
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if files < 500 || len(found) < len(domain.Catalogue)/2 {
 		t.Fatalf("read %d files, found %d codes: the walk is not looking where the sources are", files, len(found))
+	}
+}
+
+// testFunc matches a Go test function's declaration.
+var testFunc = regexp.MustCompile(`(?m)^func (Test\w+)\(`)
+
+// repositoryTests returns the names of the repository's Go tests.
+func repositoryTests(t *testing.T) map[string]bool {
+	t.Helper()
+	tests := map[string]bool{}
+	walkRepository(t, []string{"_test.go"}, func(_ string, b []byte) {
+		for _, m := range testFunc.FindAllSubmatch(b, -1) {
+			tests[string(m[1])] = true
+		}
+	})
+	if len(tests) < 1000 {
+		t.Fatalf("found %d tests: the walk is not looking where they are", len(tests))
+	}
+	return tests
+}
+
+// docTestName matches a test's name cited in a document, and the
+// ellipsis after a prefix (TestServeTLS_Protocol10_5_…).
+var docTestName = regexp.MustCompile(`\bTest[A-Z][A-Za-z0-9_]*(…)?`)
+
+// TestDocsNameOnlyTestsThatExist: every test the README and docs/ name
+// is a test of the repository, so that a design note never cites a test
+// that was renamed or removed. A name ending in "_" names a family
+// (TestSeed002_), one followed by "…" the tests it begins.
+func TestDocsNameOnlyTestsThatExist(t *testing.T) {
+	tests := repositoryTests(t)
+	cited := 0
+	for _, f := range userDocs(t) {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range docTestName.FindAllStringSubmatch(string(b), -1) {
+			name, prefix := strings.TrimSuffix(m[0], "…"), m[1] != ""
+			if strings.HasSuffix(name, "_") && !prefix {
+				continue
+			}
+			cited++
+			found := tests[name]
+			for n := range tests {
+				found = found || (prefix && strings.HasPrefix(n, name))
+			}
+			if !found {
+				t.Errorf("%s names %s, which is no test of the repository", filepath.Base(f), m[0])
+			}
+		}
+	}
+	if cited < 100 {
+		t.Fatalf("found %d test names in the documents: the pattern no longer matches them", cited)
+	}
+}
+
+// specSectionMap is the heading of docs/ARCHITECTURE.md whose table maps
+// issue 16's items to their tests.
+const specSectionMap = "### The README's tables and the spec-section tests (tables)"
+
+// mapTest matches one test of the map's tests column: `Name` (tags).
+var mapTest = regexp.MustCompile("`(Test\\w+)` \\(([^)]*)\\)")
+
+// section matches a section number of the map's spec section column.
+var section = regexp.MustCompile(`§(\d+(?:\.\d+)*)`)
+
+// TestSpecSectionMap holds the map of docs/ARCHITECTURE.md from issue
+// 16's items to their tests: every test it names exists, every name
+// carries one of its row's sections (AgentSpec5_3, AgentSpec_5_3,
+// Protocol10_5, QWEDProtocol_8_3; AgentGuide for the QWED-Agent user
+// guide), and every deployment of a row has a test tagged with it.
+func TestSpecSectionMap(t *testing.T) {
+	tests := repositoryTests(t)
+	rows := mdTable(t, docSection(t, filepath.Join("docs", "ARCHITECTURE.md"), specSectionMap), "item", "spec section", "tests", "deployments")
+	items := map[string]bool{}
+	for _, r := range rows {
+		item, spec, cell, deployments := r[0], r[1], r[2], r[3]
+		num, _, _ := strings.Cut(item, " ")
+		items[num] = true
+		var names string
+		if strings.Contains(spec, "user guide") {
+			names = "AgentGuide"
+		} else {
+			var secs []string
+			for _, m := range section.FindAllStringSubmatch(spec, -1) {
+				secs = append(secs, strings.ReplaceAll(m[1], ".", "_"))
+			}
+			if len(secs) == 0 {
+				t.Errorf("item %s: the spec section %q names no section (§n.n) and is not the user guide", item, spec)
+				continue
+			}
+			names = `(?:AgentSpec|Protocol)_?(?:` + strings.Join(secs, "|") + `)(?:_|$)`
+		}
+		named := regexp.MustCompile(names)
+		tagged := map[string]bool{}
+		found := mapTest.FindAllStringSubmatch(cell, -1)
+		if len(found) == 0 {
+			t.Errorf("item %s names no test as `Name` (deployment)", item)
+		}
+		for _, m := range found {
+			if !tests[m[1]] {
+				t.Errorf("item %s: %s is no test of the repository", item, m[1])
+			}
+			if !named.MatchString(m[1]) {
+				t.Errorf("item %s: %s is not named after %s (want a name matching %s)", item, m[1], spec, names)
+			}
+			for _, tag := range strings.Split(m[2], ", ") {
+				tagged[tag] = true
+			}
+		}
+		for _, d := range strings.Split(deployments, ", ") {
+			if d != "embedded" && d != "Kafka" {
+				t.Errorf("item %s: deployment %q is neither embedded nor Kafka", item, d)
+			} else if !tagged[d] {
+				t.Errorf("item %s: no test tagged (%s)", item, d)
+			}
+		}
+	}
+	for _, n := range []string{"1", "2", "3", "4", "5", "6", "8", "9", "10", "11", "12", "13", "14"} {
+		if !items[n] {
+			t.Errorf("issue 16's item %s has no row", n)
+		}
 	}
 }
 

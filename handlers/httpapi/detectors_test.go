@@ -10,7 +10,7 @@ import (
 // request to the metadata service spelled as a hexadecimal IPv4 literal
 // are refused as security violations, what the policy allows passes; an
 // email carrying an SSN is refused as PII (QWED-SEC-003, §5.2).
-func TestSeed2_2_FileAndNetworkPolicy_HTTP(t *testing.T) {
+func TestAgentSpec_2_2_FileAndNetworkPolicy_HTTP(t *testing.T) {
 	g := newTestGate(t, gateOptions{})
 	key := g.issueKey("org_a")
 	r := g.do("POST", "/agents/register", apiKey(key), map[string]any{

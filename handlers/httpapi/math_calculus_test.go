@@ -5,11 +5,11 @@ import (
 	"testing"
 )
 
-// TestQWEDProtocol_Math_CalculusOverHTTP: POST /verify answers the math
+// TestQWEDProtocol_5_2_1_MathCalculus_HTTP: POST /verify answers the math
 // engine's integrate, limit and solve operations and its rational domain
 // (QWED protocol v1.0 §5.2.1) with the §6.1 body the OpenAPI document
 // describes (every answer of this server is validated against it).
-func TestQWEDProtocol_Math_CalculusOverHTTP(t *testing.T) {
+func TestQWEDProtocol_5_2_1_MathCalculus_HTTP(t *testing.T) {
 	g := newTestGate(t, gateOptions{})
 	key := g.issueKey("org_math")
 	for _, tc := range []struct {

@@ -15,7 +15,7 @@ import (
 // /etc/shadow and a request to the metadata service as security
 // violations, an email carrying a card number as PII (QWED-SEC-003), and
 // approves a path inside the agent's allowed root.
-func TestSeed2_2_FileAndNetworkPolicy_Kafka(t *testing.T) {
+func TestAgentSpec_2_2_FileAndNetworkPolicy_Kafka(t *testing.T) {
 	_, brokers := broker(t)
 	cfg := domain.DefaultConfig()
 	startGate(t, brokers, &logs{brokers: brokers}, t.TempDir(), func(c *kafkagate.Config) { c.Config = &cfg })

@@ -9,10 +9,10 @@ import (
 	"github.com/agentgate/agentgate/client"
 )
 
-// TestQWEDProtocol_Math_CalculusOverKafka: a qwed.verify CloudEvent with
+// TestQWEDProtocol_5_2_1_MathCalculus_Kafka: a qwed.verify CloudEvent with
 // the math engine's solve, limit and integrate operations (QWED protocol
 // v1.0 §5.2.1) is answered on Kafka as POST /verify answers it.
-func TestQWEDProtocol_Math_CalculusOverKafka(t *testing.T) {
+func TestQWEDProtocol_5_2_1_MathCalculus_Kafka(t *testing.T) {
 	_, brokers := broker(t)
 	startGate(t, brokers, &logs{brokers: brokers}, t.TempDir(), withEngines(engines(t)))
 	c := newClient(t, brokers)

@@ -10,12 +10,12 @@ import (
 	"github.com/agentgate/agentgate/handlers/kafkagate"
 )
 
-// TestQWEDProtocol_SQL_DestructiveNotVerified on Kafka: a qwed.verify of
+// TestQWEDProtocol_5_2_5_SQLDestructiveNotVerified_Kafka: a qwed.verify of
 // DROP TABLE is BLOCKED (403, QWED-SEC-002, not verified), while a
 // trusted agent's verify_action of an unbounded DELETE is decided by its
 // risk class (APPROVED, the sql engine's verdict VERIFIED, critical), and
 // a MySQL query is read by the MySQL parser.
-func TestQWEDProtocol_SQL_DestructiveNotVerified(t *testing.T) {
+func TestQWEDProtocol_5_2_5_SQLDestructiveNotVerified_Kafka(t *testing.T) {
 	_, brokers := broker(t)
 	cfg := domain.DefaultConfig()
 	startGate(t, brokers, &logs{brokers: brokers}, t.TempDir(), withEngines(engines(t)), func(c *kafkagate.Config) { c.Config = &cfg })

@@ -7,7 +7,7 @@ import (
 	"github.com/agentgate/agentgate/domain/engines/sql"
 )
 
-// TestQWEDProtocol_SQL_DestructiveNotVerified pins the two questions the
+// TestQWEDProtocol_5_2_5_SQLDestructiveNotVerified_HTTP pins the two questions the
 // sql engine answers. POST /verify (QWED protocol v1.0 §6.1: verified only
 // when verification passed) answers a destructive statement BLOCKED, 403,
 // QWED-SEC-002, is_valid false and security_violation set, and never
@@ -16,7 +16,7 @@ import (
 // the unbounded DELETE or the sensitive read its trust level allows
 // (APPROVED, VERIFIED by the engine, risk critical or high), a supervised
 // one is denied by the trust × risk matrix, not as a security violation.
-func TestQWEDProtocol_SQL_DestructiveNotVerified(t *testing.T) {
+func TestQWEDProtocol_5_2_5_SQLDestructiveNotVerified_HTTP(t *testing.T) {
 	s := newServer(t, sql.New())
 	for _, q := range []string{"DROP TABLE users", "DELETE FROM sessions", "SELECT password FROM users", "SELECT 1; SELECT 2"} {
 		r := s.verify(`{"query":` + strconv.Quote(q) + `,"type":"sql"}`)
@@ -59,12 +59,12 @@ func TestQWEDProtocol_SQL_DestructiveNotVerified(t *testing.T) {
 	}
 }
 
-// TestQWEDProtocol_SQL_Dialects: params.dialect mysql and sqlite are read
+// TestQWEDProtocol_5_2_5_SQLDialects_HTTP: params.dialect mysql and sqlite are read
 // by their own parsers on /verify and in verify_action (the action's
 // parameters.dialect): MySQL's LIMIT offset, count is a read-only SELECT
 // the gate approves for a supervised agent, SQLite's ATTACH is a security
 // violation, and /verify of a MySQL DROP TABLE is BLOCKED.
-func TestQWEDProtocol_SQL_Dialects(t *testing.T) {
+func TestQWEDProtocol_5_2_5_SQLDialects_HTTP(t *testing.T) {
 	s := newServer(t, sql.New())
 	r := s.verify(`{"query":"DROP TABLE ` + "`users`" + `","type":"sql","params":{"dialect":"mysql"}}`)
 	if m := r.json(t); r.status != 403 || m["status"] != "BLOCKED" || r.code(t) != "QWED-SEC-002" {
