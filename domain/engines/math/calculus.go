@@ -437,7 +437,10 @@ func (a *alg) definedAt(c claim, x string, v rfn) (ok bool) {
 	if c.rhs != nil {
 		a.eval(c.rhs)
 	}
-	return true
+	if _, rational := v.constValue(); rational {
+		return true
+	}
+	return a.argumentsInDomain(c.lhs, x) && (c.rhs == nil || a.argumentsInDomain(c.rhs, x))
 }
 
 // compareClaim decides a computed value against a claimed one: VERIFIED

@@ -376,33 +376,103 @@ func (a *alg) solve(c claim, p Params, res *Result) engines.Outcome {
 }
 
 // quadraticNonZero reports whether the non-zero normal form d is a
-// non-zero number of the field Q(sqrt(m)): a quotient of polynomials of
-// degree at most 1 in the one atom sqrt(m), m a positive rational that is
-// not a square. n0 + n1*sqrt(m) with n0, n1 rational is zero only when
-// both are (sqrt(m) is irrational), so a non-zero normal form is a non-zero
-// number: a decimal approximation of an irrational root is decidably not
-// that root.
+// non-zero number of the field Q(sqrt(m)) (see quadSign): n0 + n1*sqrt(m)
+// with n0, n1 rational is zero only when both are, sqrt(m) being
+// irrational, so a decimal approximation of an irrational root is
+// decidably not that root.
 func (a *alg) quadraticNonZero(d rfn) bool {
+	_, ok := a.quadSign(d)
+	return ok
+}
+
+// quadSign is the sign of d when d is a number of Q(sqrt(m)): a quotient
+// of polynomials of degree at most 1 in the one atom sqrt(m), m a positive
+// rational that is not a square (a rational d has no atom and is decided by
+// its value). Each of n0 + n1*sqrt(m) is signed exactly: when n0 and n1
+// differ in sign, by comparing n0**2 with n1**2*m (never equal, m not a
+// square).
+func (a *alg) quadSign(d rfn) (int, bool) {
 	ks := d.keys()
 	if len(ks) != 1 {
-		return false
+		return 0, false
 	}
 	at := a.atoms[ks[0]]
 	if at == nil || at.fn != "sqrt" {
-		return false
+		return 0, false
 	}
 	m, ok := at.arg.constValue()
 	if !ok || m.Sign() <= 0 || isSquare(m.Num()) && isSquare(m.Denom()) {
-		return false
+		return 0, false
 	}
+	sign := 1
 	for _, p := range []poly{d.num, d.den} {
+		n0, n1 := new(big.Rat), new(big.Rat)
 		for _, t := range p {
-			for _, pw := range t.m {
-				if pw.exp > 1 {
-					return false
-				}
+			switch {
+			case len(t.m) == 0:
+				n0 = t.c
+			case len(t.m) == 1 && t.m[0].exp == 1:
+				n1 = t.c
+			default:
+				return 0, false
 			}
 		}
+		s := n0.Sign()
+		switch {
+		case s == 0:
+			s = n1.Sign()
+		case n1.Sign() != 0 && n1.Sign() != s:
+			sq := new(big.Rat).Mul(new(big.Rat).Mul(n1, n1), m)
+			if sq.Cmp(new(big.Rat).Mul(n0, n0)) > 0 {
+				s = n1.Sign()
+			}
+		}
+		sign *= s
+	}
+	return sign, sign != 0
+}
+
+// argumentsInDomain reports whether, with the variable bound to an
+// irrational root, every argument of sqrt, log, ln and half-integer powers
+// that involves x is in the real domain (>= 0, > 0 for log): eval decides
+// rational arguments itself but keeps an irrational one as a symbol
+// (sqrt(-sqrt(2))). An argument whose sign cannot be decided makes the
+// operation UNSUPPORTED; in the complex domain a negative one does (no
+// imaginary unit).
+func (a *alg) argumentsInDomain(n *node, x string) bool {
+	for _, k := range n.kids {
+		if !a.argumentsInDomain(k, x) {
+			return false
+		}
+	}
+	var arg *node
+	strict := false
+	switch {
+	case n.kind == nCall && n.text == "sqrt":
+		arg = n.kids[0]
+	case n.kind == nCall && (n.text == "log" || n.text == "ln"):
+		arg, strict = n.kids[0], true
+	case n.kind == nPow:
+		if v, ok := a.eval(n.kids[1]).constValue(); ok && !v.IsInt() {
+			arg = n.kids[0]
+		}
+	}
+	if arg == nil || !slices.Contains(astVariables(arg, nil), x) {
+		return true
+	}
+	u := a.eval(arg)
+	if _, ok := u.constValue(); ok {
+		return true
+	}
+	s, ok := a.quadSign(u)
+	if !ok {
+		fail(unsupported(n.pos, "the sign of "+u.str()+" at a root cannot be decided, so whether the equation is defined there cannot"))
+	}
+	if s < 0 || strict && s == 0 {
+		if a.domain == "complex" {
+			fail(unsupported(n.pos, "a root makes "+u.str()+" negative, whose "+n.text+" is not real (the engine has no imaginary unit)"))
+		}
+		return false
 	}
 	return true
 }

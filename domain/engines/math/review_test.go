@@ -156,3 +156,40 @@ func TestQWEDProtocol_Math_Integrate_ImproperBounds(t *testing.T) {
 		{name: "limit at unicode minus infinity", query: "1/x", params: `{"operation":"limit","point":"−oo"}`, status: V, fields: map[string]string{"point": "-oo", "value": "0"}},
 	})
 }
+
+// TestQWEDProtocol_Math_Solve_IrrationalRootOutsideDomain pins that an
+// irrational root is checked against the domain of the equation as
+// written, as a rational one is: sqrt(x)**2 = 2 - x**2 + x normalises to
+// x**2 = 2, but sqrt(-sqrt(2)) is not real, so -sqrt(2) is no solution
+// (it was answered). The sign of a + b*sqrt(m) is decided exactly.
+func TestQWEDProtocol_Math_Solve_IrrationalRootOutsideDomain(t *testing.T) {
+	F, U := engines.Failed, engines.Unsupported
+	sols := func(o engines.Outcome) string {
+		r, _ := o.Result.(Result)
+		if r.Solutions == nil {
+			return "<nil>"
+		}
+		return "{" + strings.Join(*r.Solutions, ", ") + "}"
+	}
+	for _, tc := range []struct{ query, want string }{
+		{"sqrt(x)**2 = 2 - x**2 + x", "{sqrt(2)}"},
+		{"log(x) - log(x) + x**2 = 2", "{sqrt(2)}"},
+		{"sqrt(-x)**2 + x**2 = 2 - x", "{-sqrt(2)}"},
+		{"sqrt(-x) - sqrt(-x) = x**2 - 2", "{-sqrt(2)}"},
+		{"x**(1/2)*x**(1/2) = x**2 + x - 2", "{sqrt(2)}"},
+		{"sqrt(x - 1)**2 = x**2 - 3 + x", "{sqrt(2)}"},
+		{"sqrt(x - 7/5)**2 = x**2 + x - 17/5", "{sqrt(2)}"},
+		{"sqrt(x - 3/2)**2 = x**2 + x - 7/2", "{}"},
+		{"log(x) - log(x) + x**2 = 2*x + 1", "{sqrt(2) + 1}"},
+		{"log(x**2 - 2*x) - log(x**2 - 2*x) + x**2 = 2*x + 1", "{-sqrt(2) + 1, sqrt(2) + 1}"},
+	} {
+		if o := verify(t, tc.query, `{"operation":"solve"}`); o.Status != engines.Verified || sols(o) != tc.want {
+			t.Errorf("%s: %s %s (err %+v), want VERIFIED %s", tc.query, o.Status, sols(o), o.Err, tc.want)
+		}
+	}
+	runMathCases(t, []mathCase{
+		{name: "the excluded root claimed", query: "sqrt(x)**2 = 2 - x**2 + x", params: `{"operation":"solve","solutions":["sqrt(2)","-sqrt(2)"]}`, status: F},
+		{name: "complex domain", query: "sqrt(x)**2 = 2 - x**2 + x", params: `{"operation":"solve","domain":"complex"}`, status: U, code: CodeUnsupported},
+		{name: "undecidable sign", query: "0*sqrt(x + pi) + x**2 = 2", params: `{"operation":"solve"}`, status: U, code: CodeUnsupported},
+	})
+}
