@@ -108,3 +108,45 @@ func TestStrictGuards_OffInLogsWrittenBefore(t *testing.T) {
 		t.Errorf("tool call without StrictGuards: %s %v; want APPROVED as recorded", decision(ev), ev.Error)
 	}
 }
+
+// QWED-Agent spec v1.1 §5.3 (second review): what StrictSubjects hands
+// the engine, and that a log written before Config.StrictGuards keeps
+// deciding a built-in tool's unnamed parameters by the rules alone.
+func TestAgentSpec5_3_StrictSubjects(t *testing.T) {
+	sql := ToolVerification(nil, "database_read")
+	for _, c := range []struct {
+		params string
+		want   string
+		bad    bool
+	}{
+		{`{"Query":"DROP TABLE t"}`, "Query", false},
+		{`{"statement":"-- c\n drop table t","table":"users"}`, "statement", false},
+		{`{"q":[{"s":"(SELECT 1)"}]}`, "q/0/s", false},
+		{`{"table":"users","note":"see the docs"}`, "", false},
+		{`{"SQL":3}`, "", true},
+		{`{"a":["select 1","select 2","select 3","select 4","select 5","select 6","select 7","select 8","select 9"]}`, "a/0", true},
+	} {
+		subs, bad := sql.StrictSubjects(json.RawMessage(c.params))
+		first := ""
+		if len(subs) > 0 {
+			first = subs[0].Parameter
+		}
+		if first != c.want || (bad != "") != c.bad {
+			t.Errorf("%s: subjects %v bad %q; want first %q bad %v", c.params, subs, bad, c.want, c.bad)
+		}
+	}
+	code := ToolVerification(nil, "execute_code")
+	if subs, _ := code.StrictSubjects(json.RawMessage(`{"language":"python","script":"import os"}`)); len(subs) != 2 {
+		t.Errorf("execute_code without code: subjects %v; want both strings", subs)
+	}
+	g := newGate(t)
+	cfg := DefaultConfig()
+	cfg.StrictGuards = false
+	g.exec(&Command{Type: CmdConfigure, Principal: AdminPrincipal, Configure: &Configure{Config: cfg}})
+	id := g.register("old", "autonomous", trustPtr(TrustTrusted), Limits{}, Permissions{})
+	cmd := toolCmd(id, "old", "query_data")
+	cmd.Tool.ToolCall.Parameters = json.RawMessage(`{"statement":"DROP TABLE users"}`)
+	if ev := g.exec(cmd); decision(ev) != Approved {
+		t.Errorf("without StrictGuards: %s %v; want APPROVED as recorded", decision(ev), ev.Error)
+	}
+}

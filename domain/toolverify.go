@@ -2,7 +2,9 @@ package domain
 
 import (
 	"encoding/json"
+	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/agentgate/agentgate/domain/engines"
 )
@@ -148,6 +150,139 @@ func (tp *ToolPlan) Subjects(params json.RawMessage) (subjects []ToolSubject, ba
 	return subjects, bad
 }
 
+// StrictSubjects is Subjects under Config.StrictGuards, which a call
+// could otherwise dodge by spelling: a parameter matches a name to verify
+// whatever its case and '_' or '-' ("Query", "SQL", "sql-query" for
+// "sqlquery"); for a built-in SQL tool (no registry entry, which names the
+// tool's parameters), every string anywhere in the call that opens like
+// an SQL statement (looksLikeSQL) is verified too, named by its JSON
+// pointer without the leading "/" ("statement", "queries/0"); for the
+// built-in code tool, a call naming no code or source has each of its
+// top-level strings verified as code. More than MaxVerifyParameters
+// subjects is bad (too many to verify): the caller treats it as a
+// parameter it cannot verify.
+func (tp *ToolPlan) StrictSubjects(params json.RawMessage) (subjects []ToolSubject, bad string) {
+	if tp.Engine == "" || len(params) == 0 {
+		return nil, ""
+	}
+	var all map[string]any
+	if json.Unmarshal(params, &all) != nil {
+		return nil, ""
+	}
+	names := make([]string, 0, len(all))
+	for k := range all {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	named := map[string]bool{}
+	for _, n := range tp.Parameters {
+		named[operandKey(n)] = true
+	}
+	taken := map[string]bool{}
+	add := func(name, v string) {
+		if !taken[name] && len(subjects) <= MaxVerifyParameters {
+			taken[name] = true
+			subjects = append(subjects, ToolSubject{Parameter: name, Value: v})
+		}
+	}
+	for _, k := range names {
+		if !named[operandKey(k)] {
+			continue
+		}
+		if v, ok := all[k].(string); ok {
+			add(k, v)
+		} else if bad == "" {
+			bad = k
+		}
+	}
+	switch {
+	case tp.Explicit:
+	case tp.Engine == "sql":
+		var walk func(ptr string, v any, depth int)
+		walk = func(ptr string, v any, depth int) {
+			switch x := v.(type) {
+			case string:
+				if looksLikeSQL(x) {
+					add(ptr, x)
+				}
+			case []any:
+				for i, e := range x {
+					walk(ptr+"/"+strconv.Itoa(i), e, depth+1)
+				}
+			case map[string]any:
+				if depth > maxOperandDepth {
+					return
+				}
+				keys := make([]string, 0, len(x))
+				for k := range x {
+					keys = append(keys, k)
+				}
+				sort.Strings(keys)
+				for _, k := range keys {
+					walk(ptr+"/"+strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1"), x[k], depth+1)
+				}
+			}
+		}
+		for _, k := range names {
+			walk(strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1"), all[k], 1)
+		}
+	case tp.Engine == "code" && len(subjects) == 0 && bad == "":
+		for _, k := range names {
+			if v, ok := all[k].(string); ok {
+				add(k, v)
+			}
+		}
+	}
+	if len(subjects) > MaxVerifyParameters && bad == "" {
+		bad = strconv.Itoa(len(subjects)) + " parameters (more than " + strconv.Itoa(MaxVerifyParameters) + ")"
+	}
+	return subjects, bad
+}
+
+// sqlOpeners are the first words of SQL statements StrictSubjects
+// verifies wherever a built-in SQL tool's call carries them.
+var sqlOpeners = map[string]bool{
+	"select": true, "insert": true, "update": true, "delete": true, "drop": true, "create": true,
+	"alter": true, "truncate": true, "grant": true, "revoke": true, "with": true, "merge": true,
+	"replace": true, "upsert": true, "call": true, "exec": true, "execute": true, "copy": true,
+	"attach": true, "detach": true, "pragma": true, "vacuum": true, "declare": true, "lock": true,
+	"rename": true, "load": true, "handler": true, "explain": true, "prepare": true, "set": true,
+	"do": true, "values": true, "table": true, "begin": true, "commit": true, "rollback": true,
+	"import": true, "export": true, "backup": true, "restore": true, "shutdown": true, "kill": true,
+	"flush": true, "optimize": true, "repair": true, "purge": true, "reindex": true, "cluster": true,
+	"analyze": true, "comment": true, "security": true, "reset": true, "savepoint": true, "release": true,
+}
+
+// looksLikeSQL reports whether s opens, after white space, parentheses
+// and comments, with a word of sqlOpeners (in any case).
+func looksLikeSQL(s string) bool {
+	for {
+		s = strings.TrimLeft(s, " \t\r\n\f\v(;")
+		switch {
+		case strings.HasPrefix(s, "--") || strings.HasPrefix(s, "#"):
+			i := strings.IndexByte(s, '\n')
+			if i < 0 {
+				return false
+			}
+			s = s[i+1:]
+			continue
+		case strings.HasPrefix(s, "/*"):
+			i := strings.Index(s[2:], "*/")
+			if i < 0 {
+				return false
+			}
+			s = s[i+4:]
+			continue
+		}
+		break
+	}
+	end := 0
+	for end < len(s) && (s[end]|0x20 >= 'a' && s[end]|0x20 <= 'z') {
+		end++
+	}
+	return end > 0 && sqlOpeners[strings.ToLower(s[:end])]
+}
+
 // ToolSubjectAction is the action a transport verifies subject of a tool
 // call as: the plan's action type with the subject as its query or code,
 // and the call's parameters (the engine picks the params it declares).
@@ -229,8 +364,9 @@ func validateVerifyParameters(t *ToolSpec, field string, strict bool) *Error {
 }
 
 // verifyToolParameters folds the tool plan and the command's verdict v
-// into cl (Config.ToolVerification; see the top of this file).
-func verifyToolParameters(cl *classification, plan *ToolPlan, name string, params json.RawMessage, v *EngineVerdict) {
+// into cl (Config.ToolVerification; see the top of this file); strict is
+// Config.StrictGuards (StrictSubjects).
+func verifyToolParameters(cl *classification, plan *ToolPlan, name string, params json.RawMessage, v *EngineVerdict, strict bool) {
 	if plan.Engine == "" || cl.deny != nil {
 		return
 	}
@@ -243,6 +379,9 @@ func verifyToolParameters(cl *classification, plan *ToolPlan, name string, param
 		return
 	}
 	subjects, bad := plan.Subjects(params)
+	if strict {
+		subjects, bad = plan.StrictSubjects(params)
+	}
 	switch {
 	case bad != "":
 		uncertain("parameter '" + bad + "' of tool '" + name + "' is not a string the " + plan.Engine + " engine can verify")

@@ -249,7 +249,7 @@ func (d *decider) verifyTool() *Event {
 	cl := classifyTool(d.s, a, v.ToolCall.ToolName)
 	if d.s.Config.ToolVerification {
 		plan := ToolVerification(d.s.Principals[a.Info.PrincipalID], v.ToolCall.ToolName)
-		verifyToolParameters(&cl, &plan, v.ToolCall.ToolName, v.ToolCall.Parameters, d.cmd.Verdict)
+		verifyToolParameters(&cl, &plan, v.ToolCall.ToolName, v.ToolCall.Parameters, d.cmd.Verdict, d.s.Config.StrictGuards)
 	}
 	if d.s.Config.Detectors && d.s.Config.StrictGuards && cl.deny == nil {
 		detectTool(&cl, a, v.ToolCall.ToolName, v.ToolCall.Parameters)

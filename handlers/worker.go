@@ -337,8 +337,10 @@ func (w *Worker) toolVerdictJob(ctx context.Context, cmd *domain.Command) func()
 	if plan.ActionType == "" {
 		return nil
 	}
-	subjects, _ := plan.Subjects(call.Parameters)
-	if len(subjects) == 0 {
+	// StrictSubjects holds Subjects' parameters and more: Decide picks
+	// those of the gate's configuration (Config.StrictGuards).
+	subjects, _ := plan.StrictSubjects(call.Parameters)
+	if len(subjects) == 0 || len(subjects) > domain.MaxVerifyParameters {
 		return nil
 	}
 	ctx = fair.WithTenant(ctx, fair.Tenant{Principal: a.Info.PrincipalID, Agent: a.ID})

@@ -61,3 +61,41 @@ func TestAgentSpec_2_2_GuardsEveryOperand_HTTP(t *testing.T) {
 		}
 	}
 }
+
+// QWED-Agent spec v1.1 §5.3 over HTTP with the sql engine running (second
+// review of the guards): the built-in database tools verified only the
+// parameters named exactly "query" and "sql", so an agent carried
+// DROP TABLE users in "Query", "statement" or an array and was APPROVED —
+// through query_data, a safe tool, without any allowlisting. Under
+// Config.StrictGuards names match in any case and every string that opens
+// like an SQL statement is verified; plain values still pass, and prose
+// that opens like one is held for approval, never approved unverified.
+func TestAgentSpec5_3_ToolParameterSpellings_HTTP(t *testing.T) {
+	g := newTestGate(t, gateOptions{})
+	key := g.issueKey("org_a")
+	cases := []struct {
+		tool, params string
+		decision     string
+		code         string
+	}{
+		{"database_read", `{"Query": "DROP TABLE users"}`, "DENIED", "QWED-AGENT-005"},
+		{"query_data", `{"statement": "DROP TABLE users"}`, "DENIED", "QWED-AGENT-005"},
+		{"database_read", `{"queries": ["SELECT 1", "  /* x */ drop table users"]}`, "DENIED", "QWED-AGENT-005"},
+		{"read_database", `{"options": {"sql_query": "DELETE FROM orders"}}`, "DENIED", "QWED-AGENT-005"},
+		{"database_read", `{"table": "orders", "limit": 10}`, "APPROVED", ""},
+		{"query_data", `{"statement": "SELECT id FROM orders WHERE id = 1"}`, "APPROVED", ""},
+		{"database_read", `{"table": "orders", "note": "update the dashboard"}`, "PENDING", "QWED-AGENT-TRUST-002"},
+	}
+	for i, c := range cases {
+		r := g.do("POST", "/agents/register", apiKey(key), map[string]any{
+			"agent":       map[string]any{"name": "db", "type": "autonomous", "principal_id": "org_a"},
+			"permissions": map[string]any{"allowed_tools": []string{"database_read", "read_database"}},
+			"trust_level": 3,
+		})
+		id, tok := r.json(t)["agent_id"].(string), r.json(t)["agent_token"].(string)
+		r = g.do("POST", "/agents/"+id+"/tools/"+c.tool, bearerH(tok), `{"tool_call": {"parameters": `+c.params+`}}`)
+		if r.json(t)["decision"] != c.decision || (c.code != "" && r.errorCode(t) != c.code) {
+			t.Errorf("%d %s %s: %d %s; want %s %s", i, c.tool, c.params, r.status, r.body, c.decision, c.code)
+		}
+	}
+}
