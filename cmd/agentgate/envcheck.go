@@ -455,10 +455,63 @@ func checkOwnedPath(path string, uid int, rootOK bool, deny fs.FileMode) error {
 	if owner, ok := ownerOf(fi); ok && owner != uid && !(rootOK && owner == 0) {
 		return fmt.Errorf("%s is owned by uid %d, not by the gate's user (uid %d)", path, owner, uid)
 	}
-	if m := fi.Mode().Perm(); m&deny != 0 {
+	if m := fi.Mode().Perm(); m&deny != 0 && !(m&deny == 0o020 && privateGroup(fi, uid)) {
 		return fmt.Errorf("%s has mode %s: %s", path, m, permIssue(m&deny))
 	}
 	return nil
+}
+
+// accountFiles are the group and user databases privateGroup reads
+// ("" for group: none, so no group is private; the tests set them).
+var accountFiles = struct{ group, passwd string }{"/etc/group", "/etc/passwd"}
+
+// privateGroup reports whether fi, owned by the gate's user (uid), has
+// for group a user-private group: one whose only possible member is that
+// user — no member listed in the group database but the user, no other
+// account with it as primary group — and not root's group. Debian and
+// Ubuntu give every user one (USERGROUPS_ENAB) and, through pam_umask,
+// the umask 002 with it, so a data dir or a binary the user made is
+// group-writable, by the user alone. A group the files do not list is not
+// private (fail closed).
+func privateGroup(fi fs.FileInfo, uid int) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok || int(st.Uid) != uid || st.Gid == 0 || accountFiles.group == "" {
+		return false
+	}
+	gid := fmt.Sprint(st.Gid)
+	users, err := os.ReadFile(accountFiles.passwd)
+	if err != nil {
+		return false
+	}
+	name := ""
+	for _, line := range strings.Split(string(users), "\n") {
+		f := strings.Split(line, ":")
+		if len(f) < 4 {
+			continue
+		}
+		if f[2] == fmt.Sprint(uid) {
+			name = f[0]
+		} else if f[3] == gid {
+			return false // another account's primary group
+		}
+	}
+	groups, err := os.ReadFile(accountFiles.group)
+	if err != nil || name == "" {
+		return false
+	}
+	for _, line := range strings.Split(string(groups), "\n") {
+		f := strings.Split(line, ":")
+		if len(f) < 4 || f[2] != gid {
+			continue
+		}
+		for _, m := range strings.Split(f[3], ",") {
+			if m != "" && m != name {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // permIssue says what the permission bits m give away.

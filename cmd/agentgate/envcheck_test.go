@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -526,5 +527,68 @@ func TestEnvIntegrity_AgentSpec9_7_ServeRefuses(t *testing.T) {
 			t.Fatalf("env %v %v: the log lacks the failure %q:\n%s", c.env, c.args, c.logs, log)
 		}
 		cliStop(t, cmd)
+	}
+}
+
+// QWED-Agent spec v1.1 §9.7 (second review): Debian and Ubuntu give each
+// user a user-private group and, through pam_umask, the umask 002, so
+// `mkdir data` and `go build` (make run) make a group-writable data dir
+// and binary, writable by the user alone: the gate refused to start on
+// such a machine. A group-writable file of the gate's user whose group is
+// private (no listed member but the user, no other account's primary
+// group, not root's) passes; a shared group is still refused.
+func TestEnvIntegrity_AgentSpec9_7_UserPrivateGroup(t *testing.T) {
+	uid, gid := os.Geteuid(), os.Getegid()
+	if gid == 0 {
+		if uid != 0 {
+			t.Skip("the test user's group is root's")
+		}
+		gid = 4243
+	}
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	exe := filepath.Join(dir, "agentgate")
+	if err := os.Mkdir(data, 0o775); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(exe, []byte("#!/bin/true\n"), 0o775); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{data, exe} {
+		if err := os.Chmod(p, 0o775); err != nil { // whatever the umask
+			t.Fatal(err)
+		}
+		if err := os.Chown(p, uid, gid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	accounts := func(passwd, group string) {
+		t.Helper()
+		pw, gr := filepath.Join(dir, "passwd"), filepath.Join(dir, "group")
+		if err := os.WriteFile(pw, []byte(passwd), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(gr, []byte(group), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		accountFiles.passwd, accountFiles.group = pw, gr
+	}
+	t.Cleanup(func() { accountFiles.passwd, accountFiles.group = "/etc/passwd", "" })
+	me := fmt.Sprintf("root:x:0:0::/root:/bin/sh\nann:x:%d:%d::/home/ann:/bin/sh\n", uid, gid)
+	for _, c := range []struct {
+		passwd, group string
+		refused       bool
+	}{
+		{me, fmt.Sprintf("root:x:0:\nann:x:%d:\n", gid), false},
+		{me, fmt.Sprintf("root:x:0:\nann:x:%d:ann\n", gid), false},
+		{me, fmt.Sprintf("root:x:0:\nann:x:%d:ann,eve\n", gid), true},
+		{me + fmt.Sprintf("eve:x:%d:%d::/home/eve:/bin/sh\n", uid+1, gid), fmt.Sprintf("ann:x:%d:\n", gid), true},
+		{me, "root:x:0:\n", true},
+	} {
+		accounts(c.passwd, c.group)
+		got := append(checkDataDir(data, uid), checkExecutable(exe, uid)...)
+		if refused := len(got) == 2; refused != c.refused || (!c.refused && len(got) != 0) {
+			t.Errorf("group %q: %v; want refused %v", c.group, got, c.refused)
+		}
 	}
 }
