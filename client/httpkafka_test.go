@@ -3,7 +3,6 @@ package client_test
 import (
 	"context"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -84,16 +83,6 @@ func waitFor(t *testing.T, what string, logs *lockedBuffer, cond func() bool) {
 	}
 }
 
-func freePort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
 // startKafkaGate runs the Kafka deployment as `agentgate serve
 // --kafka-brokers` on `agentgate dev-kafka` (kfake, in memory), both real
 // processes, and returns it behind front (nil: none), a reverse proxy on a
@@ -102,12 +91,14 @@ func startKafkaGate(t *testing.T, front func(http.Handler) http.Handler) *testGa
 	t.Helper()
 	bin := gateBinary(t)
 	brokerLogs := startProcess(t, bin, "dev-kafka", "--listen", "127.0.0.1:0", "--data", "")
-	listening := regexp.MustCompile(`listening on (127\.0\.0\.1:\d+)`)
+	listening := regexp.MustCompile(`(?m)^(?:dev-kafka|agentgate) listening on (?:http://)?(127\.0\.0\.1:\d+)`)
 	waitFor(t, "dev-kafka", brokerLogs, func() bool { return listening.MatchString(brokerLogs.String()) })
 	broker := listening.FindStringSubmatch(brokerLogs.String())[1]
-	addr := freePort(t)
+	// The gate binds a free port itself and says which.
 	gateLogs := startProcess(t, bin, "serve", "--kafka-brokers", broker, "--data", filepath.Join(t.TempDir(), "gate"),
-		"--http", addr, "--api-key", adminKey)
+		"--http", "127.0.0.1:0", "--api-key", adminKey)
+	waitFor(t, "serve --kafka-brokers to listen", gateLogs, func() bool { return listening.MatchString(gateLogs.String()) })
+	addr := listening.FindStringSubmatch(gateLogs.String())[1]
 	waitFor(t, "serve --kafka-brokers", gateLogs, func() bool {
 		resp, err := http.Get("http://" + addr + "/healthz")
 		if err != nil {

@@ -150,15 +150,13 @@ func TestA2AProxy_InteropWithTheA2AJSSDK(t *testing.T) {
 	bin := buildBinary(t)
 	t.Run("embedded", func(t *testing.T) {
 		up := startA2AUpstream(t)
-		addr := freeAddr(t)
-		cliServe(t, bin, addr, []string{"--data", t.TempDir(), "--http", addr, "--api-key", "admin-key",
+		_, _, addr := cliServe(t, bin, []string{"--data", t.TempDir(), "--http", "127.0.0.1:0", "--api-key", "admin-key",
 			"--a2a-upstream", "treasury=" + up.url, "--a2a-upstream-timeout", "2s", "--a2a-trusted-agents", "procurement,treasury"}, nil)
 		proxyInterop(t, up, "http://"+addr, "admin-key")
 	})
 	t.Run("kafka", func(t *testing.T) {
 		up := startA2AUpstream(t)
-		broker := freeAddr(t)
-		devKafkaProcess(t, bin, broker, filepath.Join(t.TempDir(), "broker"))
+		broker := devKafkaProcess(t, bin, filepath.Join(t.TempDir(), "broker"))
 		g := startKafkaGate(t, bin, broker, filepath.Join(t.TempDir(), "gate"),
 			"--a2a-upstream", "treasury="+up.url, "--a2a-upstream-timeout", "2s", "--a2a-trusted-agents", "procurement,treasury")
 		proxyInterop(t, up, "http://"+g.http, killAdminKey)
@@ -214,7 +212,9 @@ func proxyInterop(t *testing.T, up *a2aUpstream, gate, admin string) {
 }
 
 // TestReadmeProxyTour runs the README's proxy-mode tour as written, its
-// addresses and folders replaced by free ones: the SDK's agent (npm ci
+// folders replaced by fresh ones and its addresses by the free ports the
+// agent and the gate bind themselves (port 0, read back from the line
+// each prints): the SDK's agent (npm ci
 // included), `bin/agentgate serve --a2a-upstream`, then the tour's curl,
 // jq and node calls from the repository root, each step showing what its
 // comment promises.
@@ -224,37 +224,19 @@ func TestReadmeProxyTour(t *testing.T) {
 	}
 	bin := buildBinary(t)
 	root, _ := filepath.Abs("../..")
-	upAddr, gateAddr := freeAddr(t), freeAddr(t)
-	_, upPort, _ := strings.Cut(upAddr, ":")
+	upAddr, gateAddr := "127.0.0.1:0", "127.0.0.1:0"
 	fix := func(s string) string {
 		s = strings.ReplaceAll(s, "127.0.0.1:9999", upAddr)
-		s = strings.ReplaceAll(s, "upstream.mjs 9999", "upstream.mjs "+upPort)
+		s = strings.ReplaceAll(s, "upstream.mjs 9999", "upstream.mjs 0")
 		s = strings.ReplaceAll(s, "127.0.0.1:8081", gateAddr)
 		s = strings.ReplaceAll(s, "./data-proxy", filepath.Join(t.TempDir(), "data"))
 		return strings.ReplaceAll(s, "bin/agentgate", bin)
 	}
 	logs := &syncBuffer{}
-	background := func(what, script string) {
-		// The long-running command replaces the shell, so that SIGTERM
-		// reaches it.
-		script = strings.TrimSpace(script)
-		if strings.Contains(script, " && node ") {
-			script = strings.ReplaceAll(script, " && node ", " && exec node ")
-		} else {
-			script = "exec " + script
-		}
-		cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
-		cmd.Dir = root
-		cmd.Stdout, cmd.Stderr = logs, logs
-		if err := cmd.Start(); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-		t.Cleanup(func() { _ = cmd.Process.Signal(syscall.SIGTERM); _ = cmd.Wait() })
-	}
-	background("the agent", fix(readmeBlock(t, "Try it with an A2A agent", nil)))
-	waitListening(t, upAddr, 2*time.Minute, logs)
-	background("the gate", fix(readmeBlock(t, "In a second one", nil)))
-	waitListening(t, gateAddr, time.Minute, logs)
+	agent := startReadmeProcess(t, "the agent", fix(readmeBlock(t, "Try it with an A2A agent", nil)), root, logs)
+	upAddr = "127.0.0.1:" + upstreamPort(t, agent, 2*time.Minute)
+	gate := startReadmeProcess(t, "the gate", fix(readmeBlock(t, "In a second one", nil)), root, logs)
+	gateAddr = announcedAddr(t, gate, "the gate", time.Minute)
 
 	script := fix(readmeBlock(t, "In a third, from the repository root", map[string]string{"GATE=": "http://127.0.0.1:8081"}))
 	out, _ := runScript(t, "the README's proxy tour", script, 2*time.Minute, logs, root)
@@ -272,13 +254,43 @@ func TestReadmeProxyTour(t *testing.T) {
 	}
 }
 
-// waitListening waits until addr accepts connections.
-func waitListening(t *testing.T, addr string, d time.Duration, logs fmt.Stringer) {
+// startReadmeProcess starts a README block's long-running command (npm ci
+// and the like before it) from dir, its output in logs and in the buffer
+// it returns, and stops it (SIGTERM) at the end of t.
+func startReadmeProcess(t *testing.T, what, script, dir string, logs *syncBuffer) *syncBuffer {
 	t.Helper()
+	// The long-running command replaces the shell, so that SIGTERM
+	// reaches it.
+	script = strings.TrimSpace(script)
+	if strings.Contains(script, " && node ") {
+		script = strings.ReplaceAll(script, " && node ", " && exec node ")
+	} else {
+		script = "exec " + script
+	}
+	cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
+	cmd.Dir = dir
+	own := &syncBuffer{}
+	cmd.Stdout = io.MultiWriter(own, logs)
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Signal(syscall.SIGTERM); _ = cmd.Wait() })
+	return own
+}
+
+// upstreamPort waits until out holds the line upstream.mjs prints once
+// it serves ("listening PORT") and returns the port.
+func upstreamPort(t *testing.T, out fmt.Stringer, d time.Duration) string {
+	t.Helper()
+	line := regexp.MustCompile(`(?m)^listening (\d+)$`)
 	deadline := time.Now().Add(d)
-	for !listening(addr) {
+	for {
+		if m := line.FindStringSubmatch(out.String()); m != nil {
+			return m[1]
+		}
 		if time.Now().After(deadline) {
-			t.Fatalf("nothing listens on %s after %s:\n%s", addr, d, logs)
+			t.Fatalf("the A2A agent did not print its port after %s:\n%s", d, out)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

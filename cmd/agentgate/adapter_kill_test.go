@@ -30,9 +30,8 @@ func TestAdapterKill9(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "data")
 	biz := adaptertest.New(t)
 	biz.Hold = adaptertest.HoldFirst // the gate dies with the first call in flight
-	addr := freeAddr(t)
-	srv := startServer(t, bin, data, addr)
-	base := "http://" + addr
+	srv := startServer(t, bin, data)
+	base := "http://" + srv.addr
 	client := &http.Client{Timeout: 30 * time.Second}
 	ctx := context.Background()
 	admin := map[string]string{"X-API-Key": "admin-key"}
@@ -67,9 +66,8 @@ func TestAdapterKill9(t *testing.T) {
 	}
 	_, _ = srv.cmd.Process.Wait()
 
-	addr = freeAddr(t)
-	srv = startServer(t, bin, data, addr)
-	base = "http://" + addr
+	srv = startServer(t, bin, data)
+	base = "http://" + srv.addr
 	// The execute retried with its Idempotency-Key gets the recorded
 	// decision and, once the business answered the second call, its
 	// outcome.

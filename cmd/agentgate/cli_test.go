@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -17,23 +19,47 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 )
 
-// cliServe starts `agentgate serve` with args and env, waits for health
-// on addr and returns the process with its combined output.
-func cliServe(t *testing.T, bin, addr string, args, env []string) (*exec.Cmd, *syncBuffer) {
+// cliServe starts `agentgate serve` with args and env, reads the address
+// it announces (give it --http 127.0.0.1:0: the gate binds a free port
+// itself, so no other process can take the port between a test's pick and
+// the gate's bind), waits for health there and returns the process, its
+// combined output and that address.
+func cliServe(t *testing.T, bin string, args, env []string) (*exec.Cmd, *syncBuffer, string) {
 	t.Helper()
 	cmd, out := cliStart(t, bin, args, env)
+	addr := announcedAddr(t, out, "serve", 20*time.Second)
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
 		if resp, err := http.Get("http://" + addr + "/healthz"); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
-				return cmd, out
+				return cmd, out, addr
 			}
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Fatalf("serve %v did not become healthy on %s:\n%s", args, addr, out.String())
-	return nil, nil
+	return nil, nil, ""
+}
+
+// listeningLine is the line serve prints once it has bound its HTTP
+// address (rateFlags.announce), and dev-kafka's and dev-business's.
+var listeningLine = regexp.MustCompile(`(?m)^(?:agentgate|dev-kafka|dev-business) listening on (?:https?://)?(\S+)`)
+
+// announcedAddr waits until out holds what's "listening on" line and
+// returns the address it names; it fails t after timeout.
+func announcedAddr(t *testing.T, out fmt.Stringer, what string, timeout time.Duration) string {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		if m := listeningLine.FindStringSubmatch(out.String()); m != nil {
+			return m[1]
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not say where it listens in %v:\n%s", what, timeout, out)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // cliStart starts `agentgate serve args` with env added to the test's,
@@ -82,6 +108,38 @@ func cliRun(t *testing.T, bin string, args ...string) (string, int) {
 	return string(out), 0
 }
 
+// TestServeAnnouncesTheAddressItBound: `serve --http 127.0.0.1:0` binds a
+// free port itself and prints it on stdout ("agentgate listening on
+// http://HOST:PORT", the address its log line names too) and answers
+// there; on an address in use it exits non-zero with the reason and
+// prints no such line. The tests start their gates so, so that no other
+// process can take a port between the test's pick and the gate's bind.
+func TestServeAnnouncesTheAddressItBound(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	bin := buildBinary(t)
+	cmd, out, addr := cliServe(t, bin, []string{"--data", t.TempDir(), "--http", "127.0.0.1:0", "--api-key", "admin-key"}, nil)
+	if _, port, err := net.SplitHostPort(addr); err != nil || port == "0" {
+		t.Fatalf("serve announced %q, want the port it bound:\n%s", addr, out)
+	}
+	if !strings.Contains(out.String(), `msg="agentgate serving" http=`+addr+" ") {
+		t.Fatalf("the log line does not name the bound address %s:\n%s", addr, out)
+	}
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	taken := held.Addr().String()
+	o, code := cliRun(t, bin, "serve", "--data", t.TempDir(), "--http", taken, "--api-key", "admin-key")
+	if code == 0 || !strings.Contains(o, "listening on "+taken+": ") || !strings.Contains(o, "address already in use") ||
+		strings.Contains(o, "agentgate listening on") {
+		t.Fatalf("serve on a taken address %s: exit %d, want a refusal naming it and no announcement:\n%s", taken, code, o)
+	}
+	cliStop(t, cmd)
+}
+
 // TestCLIServeMintsAdminKeyOnce: without --api-key the first start mints
 // an admin key, prints it once and stores only its hash; a restart prints
 // nothing and the key still works. The listen address comes from
@@ -92,9 +150,11 @@ func TestCLIServeMintsAdminKeyOnce(t *testing.T) {
 	}
 	bin := buildBinary(t)
 	data := filepath.Join(t.TempDir(), "data")
-	addr := freeAddr(t)
-	env := []string{"AGENTGATE_HTTP=" + addr, "AGENTGATE_DATA=" + data}
-	srv, out := cliServe(t, bin, addr, nil, env)
+	env := []string{"AGENTGATE_HTTP=127.0.0.1:0", "AGENTGATE_DATA=" + data}
+	srv, out, addr := cliServe(t, bin, nil, env)
+	if addr == "127.0.0.1:8080" {
+		t.Fatalf("serve listens on its default %s: AGENTGATE_HTTP was not read", addr)
+	}
 	m := regexp.MustCompile(`admin API key \(shown once[^)]*\): (qwed_admin_\S+)`).FindStringSubmatch(out.String())
 	if m == nil {
 		t.Fatalf("no admin key printed:\n%s", out.String())
@@ -115,7 +175,7 @@ func TestCLIServeMintsAdminKeyOnce(t *testing.T) {
 	if err != nil || strings.Contains(string(stored), key) {
 		t.Fatalf("the data dir must hold the key's hash only: %q %v", stored, err)
 	}
-	srv, out = cliServe(t, bin, addr, nil, env)
+	srv, out, addr = cliServe(t, bin, nil, env)
 	if strings.Contains(out.String(), "qwed_admin_") {
 		t.Fatalf("a restart printed an admin key again:\n%s", out.String())
 	}
@@ -146,8 +206,7 @@ func TestCLIKeysCreateAndVerifyAttestation(t *testing.T) {
 		t.Fatal("keys create without --principal must fail")
 	}
 
-	addr := freeAddr(t)
-	srv, _ := cliServe(t, bin, addr, []string{"--data", data, "--http", addr, "--api-key", "admin-key"}, nil)
+	srv, _, addr := cliServe(t, bin, []string{"--data", data, "--http", "127.0.0.1:0", "--api-key", "admin-key"}, nil)
 	base := "http://" + addr
 	ctx := context.Background()
 	reg := func(principal string) (int, map[string]any) {
@@ -216,7 +275,8 @@ func TestCLIKeysCreateAndVerifyAttestation(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "active signing key") {
 		t.Fatalf("rotate-signing: exit %d\n%s", code, out)
 	}
-	srv, _ = cliServe(t, bin, addr, []string{"--data", data, "--http", addr, "--api-key", "admin-key"}, nil)
+	srv, _, addr = cliServe(t, bin, []string{"--data", data, "--http", "127.0.0.1:0", "--api-key", "admin-key"}, nil)
+	base = "http://" + addr
 	if out, code := cliRun(t, bin, "verify-attestation", "--jwks", base+"/.well-known/jwks.json", token); code != 0 || !strings.HasPrefix(out, "VALID") {
 		t.Fatalf("after rotation the old token verifies: exit %d\n%s", code, out)
 	}
@@ -231,8 +291,7 @@ func TestCLIReplayExitsOneOnADifference(t *testing.T) {
 	}
 	bin := buildBinary(t)
 	data := filepath.Join(t.TempDir(), "data")
-	addr := freeAddr(t)
-	srv, _ := cliServe(t, bin, addr, []string{"--data", data, "--http", addr, "--api-key", "admin-key"}, nil)
+	srv, _, addr := cliServe(t, bin, []string{"--data", data, "--http", "127.0.0.1:0", "--api-key", "admin-key"}, nil)
 	st, _, err := call(context.Background(), http.DefaultClient, "POST", "http://"+addr+"/agents/register", map[string]string{"X-API-Key": "admin-key"},
 		map[string]any{"agent": map[string]any{"name": "a", "type": "supervised", "principal_id": "org_1"}})
 	if err != nil || st != 201 {
@@ -287,8 +346,7 @@ func TestCLISIGTERMDrainsInFlightRequests(t *testing.T) {
 	}
 	bin := buildBinary(t)
 	data := filepath.Join(t.TempDir(), "data")
-	addr := freeAddr(t)
-	srv, _ := cliServe(t, bin, addr, []string{"--data", data, "--http", addr, "--api-key", "admin-key"}, nil)
+	srv, _, addr := cliServe(t, bin, []string{"--data", data, "--http", "127.0.0.1:0", "--api-key", "admin-key"}, nil)
 	base := "http://" + addr
 	type result struct {
 		status int
@@ -397,8 +455,7 @@ func TestCLIKeysRotateRevokeAndNoAdminKeyMinted(t *testing.T) {
 			t.Fatalf("an offline command printed an admin key:\n%s", o)
 		}
 	}
-	addr := freeAddr(t)
-	srv, _ := cliServe(t, bin, addr, []string{"--data", data, "--http", addr, "--api-key", "admin-key"}, nil)
+	srv, _, addr := cliServe(t, bin, []string{"--data", data, "--http", "127.0.0.1:0", "--api-key", "admin-key"}, nil)
 	defer cliStop(t, srv)
 	for key, want := range map[string]int{k1: 401, k2: 401, k3: 200} {
 		st, body, err := call(context.Background(), http.DefaultClient, "GET", "http://"+addr+"/approvals", map[string]string{"X-API-Key": key}, nil)

@@ -23,8 +23,7 @@ func TestConformance_QWEDProtocol_11_FullAgainstServe(t *testing.T) {
 		t.Skip("starts agentgate serve")
 	}
 	bin := buildBinary(t)
-	addr := freeAddr(t)
-	cliServe(t, bin, addr, append([]string{"--data", t.TempDir(), "--http", addr, "--api-key", "conformance-admin-key"}, conformanceLimits...), nil)
+	_, _, addr := cliServe(t, bin, append([]string{"--data", t.TempDir(), "--http", "127.0.0.1:0", "--api-key", "conformance-admin-key"}, conformanceLimits...), nil)
 	checkFullConformance(t, bin, "http://"+addr, "conformance-admin-key")
 }
 
@@ -35,8 +34,7 @@ func TestConformance_QWEDProtocol_11_FullAgainstKafkaServe(t *testing.T) {
 		t.Skip("starts a broker and agentgate serve")
 	}
 	bin := buildBinary(t)
-	broker := freeAddr(t)
-	devKafkaProcess(t, bin, broker, filepath.Join(t.TempDir(), "broker"))
+	broker := devKafkaProcess(t, bin, filepath.Join(t.TempDir(), "broker"))
 	g := startKafkaGate(t, bin, broker, filepath.Join(t.TempDir(), "gate"), conformanceLimits...)
 	g.waitServesAll(t)
 	checkFullConformance(t, bin, "http://"+g.http, killAdminKey)

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os/exec"
 	"path/filepath"
@@ -17,26 +16,17 @@ import (
 	"time"
 )
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
 type server struct {
 	cmd  *exec.Cmd
 	addr string
 }
 
-// startServer starts `agentgate serve` on data and addr with the admin
-// key "admin-key" and waits until it is healthy.
-func startServer(t *testing.T, bin, data, addr string) *server {
+// startServer starts `agentgate serve` on data, on a free port of
+// 127.0.0.1 it binds itself, with the admin key "admin-key" and waits
+// until it is healthy.
+func startServer(t *testing.T, bin, data string) *server {
 	t.Helper()
-	cmd, _ := cliServe(t, bin, addr, []string{"--data", data, "--http", addr, "--api-key", "admin-key"}, nil)
+	cmd, _, addr := cliServe(t, bin, []string{"--data", data, "--http", "127.0.0.1:0", "--api-key", "admin-key"}, nil)
 	return &server{cmd: cmd, addr: addr}
 }
 
@@ -84,9 +74,8 @@ func TestCrashKill9(t *testing.T) {
 	}
 	bin := buildBinary(t)
 	data := filepath.Join(t.TempDir(), "data")
-	addr := freeAddr(t)
-	srv := startServer(t, bin, data, addr)
-	base := "http://" + addr
+	srv := startServer(t, bin, data)
+	base := "http://" + srv.addr
 	client := &http.Client{Timeout: 10 * time.Second}
 	ctx := context.Background()
 	admin := map[string]string{"X-API-Key": "admin-key"}
@@ -154,7 +143,8 @@ func TestCrashKill9(t *testing.T) {
 	wg.Wait()
 	t.Logf("acknowledged %d decisions before SIGKILL", len(acked))
 
-	srv = startServer(t, bin, data, addr)
+	srv = startServer(t, bin, data)
+	base = "http://" + srv.addr
 	seen := map[string]bool{}
 	steps := map[string]map[float64]int{}
 	from := time.Now().UTC().Add(-24 * time.Hour).Format("2006-01-02")

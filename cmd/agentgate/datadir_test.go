@@ -100,16 +100,15 @@ func TestDataDirInUseAndLiveSigningRotation(t *testing.T) {
 	}
 	bin := buildBinary(t)
 	data := filepath.Join(t.TempDir(), "data")
-	addr := freeAddr(t)
-	srv := startServer(t, bin, data, addr)
+	srv := startServer(t, bin, data)
 	pid := srv.cmd.Process.Pid
 	checkDataDirInUse(t, bin, data, pid,
-		[]string{"serve", "--data", data, "--http", freeAddr(t), "--api-key", "k"},
+		[]string{"serve", "--data", data, "--http", "127.0.0.1:0", "--api-key", "k"},
 		[]string{"replay", "--data", data},
 		[]string{"keys", "create", "--data", data, "--principal", "org_x"},
 		[]string{"keys", "revoke-agent-token", "--data", data, "--agent", "agt_x"})
 
-	base := "http://" + addr
+	base := "http://" + srv.addr
 	ctx := context.Background()
 	attested := func(conv string) string {
 		st, key, err := call(ctx, http.DefaultClient, "POST", base+"/principals/org_rot/keys", map[string]string{"X-API-Key": "admin-key"}, nil)
@@ -158,13 +157,12 @@ func TestKafkaDataDirInUseAndLiveSigningRotation(t *testing.T) {
 	}
 	bin := buildBinary(t)
 	dir := t.TempDir()
-	broker := freeAddr(t)
-	devKafkaProcess(t, bin, broker, filepath.Join(dir, "broker"))
+	broker := devKafkaProcess(t, bin, filepath.Join(dir, "broker"))
 	data := filepath.Join(dir, "gate")
 	g := startKafkaGate(t, bin, broker, data)
 	pid := g.cmd.Process.Pid
 	checkDataDirInUse(t, bin, data, pid,
-		[]string{"serve", "--kafka-brokers", broker, "--data", data, "--http", freeAddr(t), "--api-key", "k"})
+		[]string{"serve", "--kafka-brokers", broker, "--data", data, "--http", "127.0.0.1:0", "--api-key", "k"})
 	rotateOnLiveGate(t, bin, data, "http://"+g.http, pid)
 	if !strings.Contains(g.log.String(), `msg="reloaded signing keys"`) {
 		t.Fatalf("the Kafka gate did not log its reload:\n%s", g.log)

@@ -24,16 +24,19 @@ func kafkaTestLog() *slog.Logger {
 // produced to it (topics, records, committed group offsets) is there
 // again after a restart on the same --data.
 func TestDevKafkaListenAndPersistAcrossRestart(t *testing.T) {
-	addr := freeAddr(t)
 	dir := filepath.Join(t.TempDir(), "broker")
-	c, err := startDevKafka(addr, dir, 3, false, kafkaTestLog())
+	// Port 0 picks a free port; the restart below asks for exactly the
+	// address the first start got.
+	c, err := startDevKafka("127.0.0.1:0", dir, 3, false, kafkaTestLog())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := c.ListenAddrs(); len(got) != 1 || got[0] != addr {
+	bound := c.ListenAddrs()
+	if len(bound) != 1 || !strings.HasPrefix(bound[0], "127.0.0.1:") || strings.HasSuffix(bound[0], ":0") {
 		c.Close()
-		t.Fatalf("dev-kafka listens on %v, want exactly %s", got, addr)
+		t.Fatalf("dev-kafka --listen 127.0.0.1:0 listens on %v, want one free port of 127.0.0.1", bound)
 	}
+	addr := bound[0]
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	w := &kafka.Writer{Addr: kafka.TCP(addr), Topic: "persist.test", RequiredAcks: kafka.RequireAll,
@@ -65,6 +68,9 @@ func TestDevKafkaListenAndPersistAcrossRestart(t *testing.T) {
 		t.Fatalf("restarting on the same data dir: %v", err)
 	}
 	defer c.Close()
+	if got := c.ListenAddrs(); len(got) != 1 || got[0] != addr {
+		t.Fatalf("dev-kafka listens on %v, want exactly %s", got, addr)
+	}
 	conn, err := kafka.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		t.Fatal(err)
@@ -115,11 +121,12 @@ func TestDevKafkaListenAndPersistAcrossRestart(t *testing.T) {
 	}
 }
 
-// devKafkaProcess runs `agentgate dev-kafka` from bin and returns its
-// address once it prints it.
-func devKafkaProcess(t *testing.T, bin, listen, data string) *exec.Cmd {
+// devKafkaProcess runs `agentgate dev-kafka --listen 127.0.0.1:0` from
+// bin (the broker binds a free port itself) and returns the address it
+// prints once it listens.
+func devKafkaProcess(t *testing.T, bin, data string) string {
 	t.Helper()
-	cmd := exec.Command(bin, "dev-kafka", "--listen", listen, "--data", data, "--partitions", "4")
+	cmd := exec.Command(bin, "dev-kafka", "--listen", "127.0.0.1:0", "--data", data, "--partitions", "4")
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -143,11 +150,12 @@ func devKafkaProcess(t *testing.T, bin, listen, data string) *exec.Cmd {
 	}()
 	select {
 	case l := <-line:
-		if !strings.HasPrefix(l, "dev-kafka listening on "+listen) {
-			t.Fatalf("dev-kafka printed %q, want it to listen on %s", l, listen)
+		if m := listeningLine.FindStringSubmatch(l); m != nil && strings.HasPrefix(l, "dev-kafka ") {
+			return m[1]
 		}
+		t.Fatalf("dev-kafka printed %q, want the address it listens on", l)
 	case <-time.After(20 * time.Second):
 		t.Fatal("dev-kafka did not start in 20 s")
 	}
-	return cmd
+	return ""
 }

@@ -77,9 +77,8 @@ func TestServeOnFullTmpfs(t *testing.T) {
 	})
 	bin := buildBinary(t)
 	data := filepath.Join(mnt, "data")
-	addr := freeAddr(t)
-	args := []string{"--data", data, "--http", addr, "--api-key", "admin-key", "--min-free-bytes", fmt.Sprint(4 << 20)}
-	cmd, _ := cliServe(t, bin, addr, args, nil)
+	args := []string{"--data", data, "--http", "127.0.0.1:0", "--api-key", "admin-key", "--min-free-bytes", fmt.Sprint(4 << 20)}
+	cmd, _, addr := cliServe(t, bin, args, nil)
 	base := "http://" + addr
 	client := &http.Client{Timeout: 10 * time.Second}
 	ctx := context.Background()
@@ -136,7 +135,8 @@ func TestServeOnFullTmpfs(t *testing.T) {
 	refused(3)
 	cliStop(t, cmd)
 	rest := fillDisk(t, mnt, "rest", 0)
-	cmd, out := cliServe(t, bin, addr, args, nil)
+	cmd, out, addr := cliServe(t, bin, args, nil)
+	base = "http://" + addr
 	refused(3)
 	// Idle on a full disk, the gate writes a few lines, not a loop.
 	n := len(out.String())

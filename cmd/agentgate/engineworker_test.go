@@ -223,8 +223,7 @@ func TestEngineWorkers_CrashInputAndDeadWorkers(t *testing.T) {
 		t.Skip("builds and runs the binary")
 	}
 	bin := buildBinary(t)
-	addr := freeAddr(t)
-	cmd, logs := cliServe(t, bin, addr, []string{"--data", filepath.Join(t.TempDir(), "data"), "--http", addr,
+	cmd, logs, addr := cliServe(t, bin, []string{"--data", filepath.Join(t.TempDir(), "data"), "--http", "127.0.0.1:0",
 		"--api-key", "admin-key", "--engine-workers", "1", "--engine-deadline", "2s", "--z3-procs", "1"}, nil)
 	checkEngineIsolation(t, cmd.Process.Pid, "http://"+addr, "admin-key")
 	workers := workerPIDs(t, cmd.Process.Pid)
@@ -248,8 +247,7 @@ func TestEngineWorkers_Kafka(t *testing.T) {
 		t.Skip("builds and runs the binary")
 	}
 	bin := buildBinary(t)
-	broker := freeAddr(t)
-	devKafkaProcess(t, bin, broker, filepath.Join(t.TempDir(), "broker"))
+	broker := devKafkaProcess(t, bin, filepath.Join(t.TempDir(), "broker"))
 	g := startKafkaGate(t, bin, broker, filepath.Join(t.TempDir(), "gate"), "--engine-workers", "1", "--engine-deadline", "2s")
 	g.waitServesAll(t)
 	checkEngineIsolation(t, g.cmd.Process.Pid, "http://"+g.http, killAdminKey)

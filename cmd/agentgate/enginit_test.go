@@ -30,8 +30,7 @@ func TestQWEDProtocol_8_3_EngineInitializationFailedOverHTTP(t *testing.T) {
 	if err := os.WriteFile(bin, built, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	addr := freeAddr(t)
-	cmd, out := cliServe(t, bin, addr, []string{"--data", filepath.Join(t.TempDir(), "data"), "--http", addr,
+	cmd, out, addr := cliServe(t, bin, []string{"--data", filepath.Join(t.TempDir(), "data"), "--http", "127.0.0.1:0",
 		"--api-key", "admin-key", "--engine-workers", "1"}, nil)
 	client := &http.Client{Timeout: 20 * time.Second}
 	verify := func() (int, map[string]any) {

@@ -520,8 +520,7 @@ func TestEnvIntegrity_AgentSpec9_7_ServeRefuses(t *testing.T) {
 		{[]string{"LD_PRELOAD=/nonexistent/agentgate-test-hook.so"}, []string{"--allow-insecure-env"}, `check=dynamic-linker reason="LD_PRELOAD is set`},
 		{[]string{"GODEBUG=gctrace=0,madvdontneed=1", "GOTRACEBACK=all", "LD_BIND_NOW=1", "LD_LIBRARY_PATH=/usr/lib:/usr/local/lib"}, nil, ""},
 	} {
-		addr := freeAddr(t)
-		cmd, log := cliServe(t, bin, addr, append([]string{"--data", t.TempDir(), "--http", addr, "--api-key", "admin-key"}, c.args...), c.env)
+		cmd, log, _ := cliServe(t, bin, append([]string{"--data", t.TempDir(), "--http", "127.0.0.1:0", "--api-key", "admin-key"}, c.args...), c.env)
 		failed := strings.Contains(log.String(), `level=ERROR msg="environment integrity check failed`)
 		if failed != (c.logs != "") || !strings.Contains(log.String(), c.logs) {
 			t.Fatalf("env %v %v: the log lacks the failure %q:\n%s", c.env, c.args, c.logs, log)

@@ -240,8 +240,7 @@ func TestSIGTERMThenExportIsSignedToTheLastEvent(t *testing.T) {
 	}
 	bin := buildBinary(t)
 	data := filepath.Join(t.TempDir(), "data")
-	addr := freeAddr(t)
-	srv, _ := cliServe(t, bin, addr, []string{"--data", data, "--http", addr, "--api-key", "admin-key"}, nil)
+	srv, _, addr := cliServe(t, bin, []string{"--data", data, "--http", "127.0.0.1:0", "--api-key", "admin-key"}, nil)
 	base := "http://" + addr
 	ctx := context.Background()
 	status, reg, err := call(ctx, http.DefaultClient, "POST", base+"/agents/register", map[string]string{"X-API-Key": "admin-key"}, map[string]any{

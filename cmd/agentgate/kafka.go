@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -196,16 +197,21 @@ func serveKafka(k *kafkaFlags, z3 *z3Flags, eng *engineFlags, rate *rateFlags, p
 	if err == nil {
 		h, err = withOpenAPICheck(h, log)
 	}
+	srv := httpapi.NewServer(addr, h)
+	var ln net.Listener
+	if err == nil {
+		ln, err = rate.listen(srv)
+	}
 	if err != nil {
 		cancel()
 		<-gerr
 		<-rdone
 		return err
 	}
-	srv := httpapi.NewServer(addr, h)
 	serr := make(chan error, 1)
-	go func() { serr <- rate.serve(srv) }()
-	log.Info("agentgate serving on Kafka", "http", addr, "brokers", brokers, "partitions", n, "group", k.group, "node", nodeID)
+	go func() { serr <- rate.serve(srv, ln) }()
+	rate.announce(ln)
+	log.Info("agentgate serving on Kafka", "http", ln.Addr().String(), "brokers", brokers, "partitions", n, "group", k.group, "node", nodeID)
 	select {
 	case <-ctx.Done():
 		log.Info("draining in-flight requests")

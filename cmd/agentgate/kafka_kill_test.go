@@ -58,9 +58,9 @@ type kafkaGateProcess struct {
 
 func startKafkaGate(t *testing.T, bin, broker, data string, extra ...string) *kafkaGateProcess {
 	t.Helper()
-	g := &kafkaGateProcess{http: freeAddr(t), log: &syncBuffer{}}
+	g := &kafkaGateProcess{log: &syncBuffer{}}
 	g.cmd = exec.Command(bin, append([]string{"serve", "--kafka-brokers", broker, "--kafka-partitions", strconv.Itoa(killPartitions),
-		"--kafka-session-timeout", "2s", "--data", data, "--http", g.http, "--api-key", killAdminKey, "--z3-procs", "1"}, extra...)...)
+		"--kafka-session-timeout", "2s", "--data", data, "--http", "127.0.0.1:0", "--api-key", killAdminKey, "--z3-procs", "1"}, extra...)...)
 	g.cmd.Stdout, g.cmd.Stderr = g.log, g.log
 	if err := g.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -71,6 +71,7 @@ func startKafkaGate(t *testing.T, bin, broker, data string, extra ...string) *ka
 			_ = g.cmd.Wait()
 		}
 	})
+	g.http = announcedAddr(t, g.log, "serve --kafka-brokers", 30*time.Second)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		resp, err := http.Get("http://" + g.http + "/healthz")
@@ -162,8 +163,7 @@ func TestKafkaKill9TwoGatesExactlyOnce(t *testing.T) {
 		t.Skip("builds and runs the binary")
 	}
 	bin := buildBinary(t)
-	broker := freeAddr(t)
-	devKafkaProcess(t, bin, broker, filepath.Join(t.TempDir(), "broker"))
+	broker := devKafkaProcess(t, bin, filepath.Join(t.TempDir(), "broker"))
 	a := startKafkaGate(t, bin, broker, filepath.Join(t.TempDir(), "gate-a"))
 	b := startKafkaGate(t, bin, broker, filepath.Join(t.TempDir(), "gate-b"))
 	// Wait until the two share the partitions.

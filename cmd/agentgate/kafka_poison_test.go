@@ -274,8 +274,7 @@ func startPoisonGate(t *testing.T) (string, *supervisedGate, *client.Client, fun
 	if err := build.Run(); err != nil {
 		t.Fatalf("building agentgate with the crash hook: %v", err)
 	}
-	broker := freeAddr(t)
-	devKafkaProcess(t, bin, broker, filepath.Join(t.TempDir(), "broker"))
+	broker := devKafkaProcess(t, bin, filepath.Join(t.TempDir(), "broker"))
 	sup := superviseKafkaGate(t, bin, broker, filepath.Join(t.TempDir(), "gate"))
 	ctx := context.Background()
 	c, err := client.New(ctx, client.Config{Brokers: []string{broker}, Source: "poison-test", Timeout: 5 * time.Second, Logger: kafkaTestLog()})

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"strings"
@@ -262,6 +263,11 @@ func serveCmd() *cobra.Command {
 			if err == nil {
 				h, err = withOpenAPICheck(h, log)
 			}
+			srv := httpapi.NewServer(addr, h)
+			var ln net.Listener
+			if err == nil {
+				ln, err = rateOpts.listen(srv)
+			}
 			if err != nil {
 				stopHooks()
 				stopRunner()
@@ -269,10 +275,10 @@ func serveCmd() *cobra.Command {
 				<-werr
 				return err
 			}
-			srv := httpapi.NewServer(addr, h)
 			serr := make(chan error, 1)
-			go func() { serr <- rateOpts.serve(srv) }()
-			log.Info("agentgate serving", "http", addr, "data", dataDir, "node", g.NodeID, "seq", g.Worker.Head().Seq)
+			go func() { serr <- rateOpts.serve(srv, ln) }()
+			rateOpts.announce(ln)
+			log.Info("agentgate serving", "http", ln.Addr().String(), "data", dataDir, "node", g.NodeID, "seq", g.Worker.Head().Seq)
 
 			select {
 			case <-ctx.Done():
@@ -305,7 +311,7 @@ func serveCmd() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&dataDir, "data", "./data", "data directory (log, projections, keys)")
-	f.StringVar(&addr, "http", "127.0.0.1:8080", "HTTP listen address")
+	f.StringVar(&addr, "http", "127.0.0.1:8080", "HTTP listen address HOST:PORT (port 0 picks a free one; serve prints \"agentgate listening on http://HOST:PORT\" once it is bound)")
 	f.StringVar(&apiKey, "api-key", "", "admin API key (default: minted on first start, hash stored in the data dir)")
 	f.DurationVar(&approvalTTL, "approval-ttl", 24*time.Hour, "how long a PENDING approval waits before it expires")
 	f.DurationVar(&attestTTL, "attestation-ttl", attest.DefaultAttestationTTL, "how long an attestation is valid after it is issued (its exp claim; 0: no exp)")

@@ -15,9 +15,8 @@ import (
 // describes.
 func TestServeChecksOpenAPIWhenAsked(t *testing.T) {
 	bin := buildBinary(t)
-	addr := freeAddr(t)
 	file := filepath.Join(t.TempDir(), "violations.txt")
-	cmd, out := cliServe(t, bin, addr, []string{"--data", t.TempDir(), "--http", addr, "--api-key", "qwed_admin_openapi"},
+	cmd, out, addr := cliServe(t, bin, []string{"--data", t.TempDir(), "--http", "127.0.0.1:0", "--api-key", "qwed_admin_openapi"},
 		[]string{openAPICheckEnv + "=" + file})
 	for _, target := range []string{"/healthz", "/openapi.json", "/healthz?colour=red"} {
 		resp, err := http.Get("http://" + addr + target)

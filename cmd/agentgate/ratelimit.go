@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"net"
 	"net/http"
+	"os"
 
 	"github.com/spf13/pflag"
 
@@ -54,21 +56,47 @@ func (o *rateFlags) executeLimit() httpapi.RateLimit { return o.exec }
 
 func (o *rateFlags) refusalLimit() httpapi.RefusalLimit { return o.refusals }
 
-// serve serves srv on its address with the connection caps (in place of
-// srv.ListenAndServe): over TLS with the certificate of o.tls once it has
-// started, else in cleartext (HTTP/2 only with --h2c).
-func (o *rateFlags) serve(srv *http.Server) error {
-	if o.tls != nil && o.tls.certs != nil {
-		ln, err := httpapi.ListenForTLS(srv.Addr, o.conns)
-		if err != nil {
-			return fmt.Errorf("listening on %s: %w", srv.Addr, err)
-		}
+// listen binds srv's address with the connection caps: for TLS when o.tls
+// has a certificate, else in cleartext. Binding before serving lets serve
+// announce the address it got (port 0 picks a free one) and fail before
+// announcing anything when the address is taken.
+func (o *rateFlags) listen(srv *http.Server) (net.Listener, error) {
+	var (
+		ln  net.Listener
+		err error
+	)
+	if o.tlsOn() {
+		ln, err = httpapi.ListenForTLS(srv.Addr, o.conns)
+	} else {
+		ln, err = httpapi.Listen(srv.Addr, o.conns)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listening on %s: %w", srv.Addr, err)
+	}
+	return ln, nil
+}
+
+func (o *rateFlags) tlsOn() bool { return o.tls != nil && o.tls.certs != nil }
+
+// announce prints the line that says where serve listens, on stdout:
+// "agentgate listening on http://HOST:PORT" (https with a certificate),
+// the address ln was bound to. Tests and scripts that start serve with
+// --http 127.0.0.1:0 read their port from it.
+func (o *rateFlags) announce(ln net.Listener) {
+	scheme := "http"
+	if o.tlsOn() {
+		scheme = "https"
+	}
+	fmt.Fprintf(os.Stdout, "agentgate listening on %s://%s\n", scheme, ln.Addr())
+}
+
+// serve serves srv on ln (from listen) until srv is shut down: over TLS
+// with the certificate of o.tls, else in cleartext (HTTP/2 only with
+// --h2c).
+func (o *rateFlags) serve(srv *http.Server, ln net.Listener) error {
+	if o.tlsOn() {
 		srv.TLSConfig = httpapi.TLSConfig(o.tls.certs.GetCertificate)
 		return srv.ServeTLS(ln, "", "")
-	}
-	ln, err := httpapi.Listen(srv.Addr, o.conns)
-	if err != nil {
-		return fmt.Errorf("listening on %s: %w", srv.Addr, err)
 	}
 	srv.Protocols = httpapi.Protocols(o.tls != nil && o.tls.h2c)
 	return srv.Serve(ln)

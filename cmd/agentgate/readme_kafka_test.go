@@ -73,11 +73,15 @@ func TestReadmeKafkaMakeRunKafkaAndKcat(t *testing.T) {
 			t.Fatalf("the README's Kafka section needs %s (.ci/run and make deps install it): %v", tool, err)
 		}
 	}
-	broker, httpAddr := freeAddr(t), freeAddr(t)
+	// The gate binds a free HTTP port itself (HTTP=127.0.0.1:0). The broker
+	// cannot: make run-kafka gives its KAFKA to both processes, started
+	// together, so its port is picked here and may, rarely, be taken by
+	// another process before dev-kafka binds it.
+	broker := freeAddr(t)
 	dir := t.TempDir()
 	mk := startMake(t, "run-kafka", "DEV_KAFKA_DATA="+filepath.Join(dir, "dev-kafka"),
-		"KAFKA_GATE_DATA="+filepath.Join(dir, "kafka-gate"), "KAFKA="+broker, "HTTP="+httpAddr, "API_KEY=readme-admin")
-	mk.waitHealthy(t, httpAddr)
+		"KAFKA_GATE_DATA="+filepath.Join(dir, "kafka-gate"), "KAFKA="+broker, "HTTP=127.0.0.1:0", "API_KEY=readme-admin")
+	httpAddr := mk.waitHealthy(t)
 	logs := mk.logs
 
 	out, _ := runScript(t, "the README's kcat commands", kafkaScript(t, broker, "readme-admin"), 90*time.Second, logs, "")
@@ -127,4 +131,18 @@ func TestReadmeKafkaMakeRunKafkaAndKcat(t *testing.T) {
 			t.Errorf("make run-kafka logged %q:\n%s", noise, logs)
 		}
 	}
+}
+
+// freeAddr returns a loopback address that was free a moment ago. Only for
+// a process that cannot bind port 0 and say where it listens: another
+// process may take the port before it is bound again. Gates (serve, --http
+// 127.0.0.1:0) and brokers (dev-kafka --listen 127.0.0.1:0) bind their own.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
 }

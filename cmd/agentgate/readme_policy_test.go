@@ -1,17 +1,17 @@
 package main
 
 import (
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
 
 // TestReadmeConsumerPolicyTour runs the README's consumer policy tour as
-// written, its addresses and folders replaced by free ones:
+// written, its folders replaced by fresh ones and its addresses by the
+// free ports the business and the gate bind themselves (port 0, read back
+// from the line each prints):
 // `bin/agentgate dev-business`, `bin/agentgate serve --execute-policy
 // strict`, then the tour's curl and jq calls from the repository root,
 // each step showing what its comment promises: the business registered,
@@ -24,7 +24,7 @@ func TestReadmeConsumerPolicyTour(t *testing.T) {
 	}
 	bin := buildBinary(t)
 	root, _ := filepath.Abs("../..")
-	bizAddr, gateAddr := freeAddr(t), freeAddr(t)
+	bizAddr, gateAddr := "127.0.0.1:0", "127.0.0.1:0"
 	fix := func(s string) string {
 		s = strings.ReplaceAll(s, "127.0.0.1:9090", bizAddr)
 		s = strings.ReplaceAll(s, "127.0.0.1:8082", gateAddr)
@@ -32,20 +32,15 @@ func TestReadmeConsumerPolicyTour(t *testing.T) {
 		return strings.ReplaceAll(s, "bin/agentgate", bin)
 	}
 	logs := &syncBuffer{}
-	for _, c := range []struct{ what, after, addr string }{
-		{"the business", "Start the business in one terminal", bizAddr},
-		{"the gate", "Then the gate in a second one", gateAddr},
+	for _, c := range []struct {
+		what, after string
+		addr        *string
+	}{
+		{"the business", "Start the business in one terminal", &bizAddr},
+		{"the gate", "Then the gate in a second one", &gateAddr},
 	} {
-		// The long-running command replaces the shell, so that SIGTERM
-		// reaches it.
-		cmd := exec.Command("bash", "-euo", "pipefail", "-c", "exec "+strings.TrimSpace(fix(readmeBlock(t, c.after, nil))))
-		cmd.Dir = root
-		cmd.Stdout, cmd.Stderr = logs, logs
-		if err := cmd.Start(); err != nil {
-			t.Fatalf("%s: %v", c.what, err)
-		}
-		t.Cleanup(func() { _ = cmd.Process.Signal(syscall.SIGTERM); _ = cmd.Wait() })
-		waitListening(t, c.addr, time.Minute, logs)
+		out := startReadmeProcess(t, c.what, fix(readmeBlock(t, c.after, nil)), root, logs)
+		*c.addr = announcedAddr(t, out, c.what, time.Minute)
 	}
 	script := fix(readmeBlock(t, "Then the tour in a third one", nil))
 	out, _ := runScript(t, "the README's consumer policy tour", script, 2*time.Minute, logs, root)

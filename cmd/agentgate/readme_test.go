@@ -128,16 +128,19 @@ func startMake(t *testing.T, args ...string) *makeProcess {
 	return m
 }
 
-// waitHealthy waits until addr answers /healthz (make builds the binary
-// first: minutes on a cold cache).
-func (m *makeProcess) waitHealthy(t *testing.T, addr string) {
+// waitHealthy waits until the gate says where it listens (make builds the
+// binary first: minutes on a cold cache) and answers /healthz there, and
+// returns that address.
+func (m *makeProcess) waitHealthy(t *testing.T) string {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Minute)
 	for {
-		if resp, err := http.Get("http://" + addr + "/healthz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return
+		if l := gateListening.FindStringSubmatch(m.logs.String()); l != nil {
+			if resp, err := http.Get("http://" + l[1] + "/healthz"); err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == 200 {
+					return l[1]
+				}
 			}
 		}
 		select {
@@ -151,6 +154,10 @@ func (m *makeProcess) waitHealthy(t *testing.T, addr string) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// gateListening is the line serve prints once it has bound its HTTP
+// address.
+var gateListening = regexp.MustCompile(`(?m)^agentgate listening on http://(\S+)`)
 
 // interrupt sends Ctrl-C (SIGINT to the process group, as a terminal does)
 // and expects make to end quietly: no "make: ***" line (`go run` made it
@@ -174,15 +181,15 @@ func (m *makeProcess) interrupt(t *testing.T) {
 	}
 }
 
-// startMakeRun runs `make run` on a fresh data folder and a free address,
-// waits until the gate is healthy, and returns it with its data folder,
-// its address and the admin key it printed.
+// startMakeRun runs `make run` on a fresh data folder and HTTP=127.0.0.1:0
+// (the gate binds a free port itself), waits until the gate is healthy,
+// and returns it with its data folder, the address it announced and the
+// admin key it printed.
 func startMakeRun(t *testing.T) (mk *makeProcess, data, addr, adminKey string) {
 	t.Helper()
 	data = filepath.Join(t.TempDir(), "data")
-	addr = freeAddr(t)
-	mk = startMake(t, "run", "DATA="+data, "HTTP="+addr)
-	mk.waitHealthy(t, addr)
+	mk = startMake(t, "run", "DATA="+data, "HTTP=127.0.0.1:0")
+	addr = mk.waitHealthy(t)
 	m := adminKeyLine.FindStringSubmatch(mk.logs.String())
 	if m == nil {
 		t.Fatalf("make run printed no admin key:\n%s", mk.logs)

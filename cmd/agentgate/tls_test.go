@@ -117,16 +117,20 @@ func httpsClient(pool *x509.CertPool) *http.Client {
 
 // startTLSServe starts `agentgate serve args` with env and waits until it
 // answers GET /healthz over HTTPS (trusting pool).
-func startTLSServe(t *testing.T, bin, addr string, pool *x509.CertPool, args, env []string) (*exec.Cmd, *syncBuffer) {
+func startTLSServe(t *testing.T, bin string, pool *x509.CertPool, args, env []string) (*exec.Cmd, *syncBuffer, string) {
 	t.Helper()
 	cmd, out := cliStart(t, bin, args, env)
+	addr := announcedAddr(t, out, "serve with TLS", 30*time.Second)
+	if !strings.Contains(out.String(), "agentgate listening on https://"+addr) {
+		t.Fatalf("serve with a certificate announced no https address:\n%s", out)
+	}
 	c := httpsClient(pool)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		if resp, err := c.Get("https://" + addr + "/healthz"); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return cmd, out
+				return cmd, out, addr
 			}
 		}
 		if time.Now().After(deadline) {
@@ -187,9 +191,8 @@ func TestServeTLS_Protocol10_5_HTTPSAndReload(t *testing.T) {
 	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
 	ca1, ca2 := newCertAuthority(t), newCertAuthority(t)
 	ca1.writePair(t, 1, certFile, keyFile)
-	addr := freeAddr(t)
-	cmd, log := startTLSServe(t, bin, addr, ca1.pool,
-		[]string{"--data", filepath.Join(dir, "data"), "--http", addr, "--api-key", "admin-key", "--tls-reload-interval", "50ms"},
+	cmd, log, addr := startTLSServe(t, bin, ca1.pool,
+		[]string{"--data", filepath.Join(dir, "data"), "--http", "127.0.0.1:0", "--api-key", "admin-key", "--tls-reload-interval", "50ms"},
 		[]string{"AGENTGATE_TLS_CERT=" + certFile, "AGENTGATE_TLS_KEY=" + keyFile})
 	checkHTTPS(t, addr, ca1.pool)
 
@@ -212,8 +215,8 @@ func TestServeTLS_Protocol10_5_HTTPSAndReload(t *testing.T) {
 
 	// Without the watch, SIGHUP loads the files.
 	ca1.writePair(t, 3, certFile, keyFile)
-	cmd, log = startTLSServe(t, bin, addr, ca1.pool,
-		[]string{"--data", filepath.Join(dir, "data"), "--http", addr, "--api-key", "admin-key", "--tls-cert", certFile, "--tls-key", keyFile, "--tls-reload-interval", "0"}, nil)
+	cmd, log, addr = startTLSServe(t, bin, ca1.pool,
+		[]string{"--data", filepath.Join(dir, "data"), "--http", "127.0.0.1:0", "--api-key", "admin-key", "--tls-cert", certFile, "--tls-key", keyFile, "--tls-reload-interval", "0"}, nil)
 	ca2.writePair(t, 4, certFile, keyFile)
 	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
@@ -231,14 +234,12 @@ func TestServeTLS_Protocol10_5_Kafka(t *testing.T) {
 	}
 	bin := buildBinary(t)
 	dir := t.TempDir()
-	broker := freeAddr(t)
-	devKafkaProcess(t, bin, broker, filepath.Join(dir, "broker"))
+	broker := devKafkaProcess(t, bin, filepath.Join(dir, "broker"))
 	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
 	ca := newCertAuthority(t)
 	ca.writePair(t, 7, certFile, keyFile)
-	addr := freeAddr(t)
-	cmd, _ := startTLSServe(t, bin, addr, ca.pool, []string{"--kafka-brokers", broker, "--kafka-partitions", "2", "--data", filepath.Join(dir, "gate"),
-		"--http", addr, "--api-key", "admin-key", "--z3-procs", "1", "--tls-cert", certFile, "--tls-key", keyFile}, nil)
+	cmd, _, addr := startTLSServe(t, bin, ca.pool, []string{"--kafka-brokers", broker, "--kafka-partitions", "2", "--data", filepath.Join(dir, "gate"),
+		"--http", "127.0.0.1:0", "--api-key", "admin-key", "--z3-procs", "1", "--tls-cert", certFile, "--tls-key", keyFile}, nil)
 	checkHTTPS(t, addr, ca.pool)
 	cliStop(t, cmd)
 }
@@ -301,13 +302,12 @@ func TestServeTLS_Protocol3_3_H2C(t *testing.T) {
 		}
 		return resp, err
 	}
-	addr := freeAddr(t)
-	cmd, _ := cliServe(t, bin, addr, []string{"--data", t.TempDir(), "--http", addr, "--api-key", "admin-key"}, nil)
+	cmd, _, addr := cliServe(t, bin, []string{"--data", t.TempDir(), "--http", "127.0.0.1:0", "--api-key", "admin-key"}, nil)
 	if resp, err := h2c(addr); err == nil {
 		t.Fatalf("h2c on a default gate: %s %d, want refused", resp.Proto, resp.StatusCode)
 	}
 	cliStop(t, cmd)
-	cmd, _ = cliServe(t, bin, addr, []string{"--data", t.TempDir(), "--http", addr, "--api-key", "admin-key", "--h2c"}, nil)
+	cmd, _, addr = cliServe(t, bin, []string{"--data", t.TempDir(), "--http", "127.0.0.1:0", "--api-key", "admin-key", "--h2c"}, nil)
 	if resp, err := h2c(addr); err != nil || resp.ProtoMajor != 2 {
 		t.Fatalf("h2c with --h2c: %v %v, want HTTP/2", resp, err)
 	}

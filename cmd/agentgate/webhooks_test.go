@@ -23,7 +23,7 @@ import (
 // delivery reads as delivered over HTTP.
 func TestServeWebhooks(t *testing.T) {
 	bin := buildBinary(t)
-	data, addr := t.TempDir(), freeAddr(t)
+	data := t.TempDir()
 	type post struct {
 		body []byte
 		sig  string
@@ -35,8 +35,8 @@ func TestServeWebhooks(t *testing.T) {
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	defer rc.Close()
-	args := []string{"--data", data, "--http", addr, "--api-key", "admin-key", "--webhook-allow-private"}
-	cmd, _ := cliServe(t, bin, addr, args, nil)
+	args := []string{"--data", data, "--http", "127.0.0.1:0", "--api-key", "admin-key", "--webhook-allow-private"}
+	cmd, _, addr := cliServe(t, bin, args, nil)
 	ctx := context.Background()
 	client := &http.Client{Timeout: 10 * time.Second}
 	base := "http://" + addr
@@ -59,7 +59,8 @@ func TestServeWebhooks(t *testing.T) {
 	if err := lg.Close(); err != nil {
 		t.Fatal(err)
 	}
-	cmd, out := cliServe(t, bin, addr, args, nil)
+	cmd, out, addr := cliServe(t, bin, args, nil)
+	base = "http://" + addr
 	var got post
 	select {
 	case got = <-posts:

@@ -23,7 +23,6 @@ import http.client
 import json
 import os
 import secrets
-import socket
 import statistics
 import subprocess
 import sys
@@ -44,14 +43,18 @@ ADMIN_KEY = "qwed_admin_bench"
 
 def start_gate(data: str) -> tuple[subprocess.Popen[bytes], str]:
     binary = os.environ.get("AGENTGATE_BIN") or str(SDK_ROOT.parent.parent / "bin" / "agentgate")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    url = f"http://127.0.0.1:{port}"
+    # Port 0: the gate binds a free port itself and prints the URL, its only
+    # stdout line when --api-key is given.
     proc = subprocess.Popen(
-        [binary, "serve", "--data", data, "--http", f"127.0.0.1:{port}", "--api-key", ADMIN_KEY],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [binary, "serve", "--data", data, "--http", "127.0.0.1:0", "--api-key", ADMIN_KEY],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
     )  # fmt: skip
+    assert proc.stdout is not None
+    line = proc.stdout.readline().decode()
+    if not line.startswith("agentgate listening on "):
+        proc.kill()
+        raise SystemExit(f"the gate did not start: {line!r}")
+    url = line.split()[-1]
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:

@@ -11,7 +11,6 @@ import contextlib
 import json
 import os
 import re
-import socket
 import ssl
 import subprocess
 import sys
@@ -84,36 +83,38 @@ class Gate:
         return body["agent_id"], body["agent_token"]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+_LISTENING = re.compile(rb"^agentgate listening on (https?://\S+)$", re.MULTILINE)
 
 
 def _start(
     binary: Path, data: Path, extra: tuple[str, ...] = (), tls: ssl.SSLContext | None = None
 ) -> tuple[subprocess.Popen[bytes], str]:
-    port = _free_port()
-    url = f"{'https' if tls else 'http'}://127.0.0.1:{port}"
-    log = open(data.parent / f"gate-{port}.log", "wb")
+    """Starts a gate on port 0: it binds a free port itself and prints the URL it
+    listens on ("agentgate listening on URL"), read here from its log."""
+    log_path = data.parent / f"gate-{data.name}.log"
+    log = open(log_path, "wb")
     proc = subprocess.Popen(
-        [str(binary), "serve", "--data", str(data), "--http", f"127.0.0.1:{port}",
+        [str(binary), "serve", "--data", str(data), "--http", "127.0.0.1:0",
          "--api-key", ADMIN_KEY, *extra],
         stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip
+    url = ""
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            break
-        try:
-            with urllib.request.urlopen(url + "/healthz", timeout=2, context=tls) as resp:
-                if resp.status == 200:
-                    return proc, url
-        except OSError:
-            time.sleep(0.05)
+    while time.monotonic() < deadline and proc.poll() is None:
+        if not url:
+            m = _LISTENING.search(log_path.read_bytes())
+            url = m.group(1).decode() if m else ""
+        if url:
+            try:
+                with urllib.request.urlopen(url + "/healthz", timeout=2, context=tls) as resp:
+                    if resp.status == 200:
+                        return proc, url
+            except OSError:
+                pass
+        time.sleep(0.05)
     proc.kill()
     proc.wait()
-    raise RuntimeError(f"gate did not start on {url}; see {log.name}")
+    raise RuntimeError(f"gate did not start (url {url!r}); see {log_path}")
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:
@@ -130,21 +131,12 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 def running_gate(root: Path, *extra: str, tls: ssl.SSLContext | None = None) -> Iterator[Gate]:
     """Runs a gate (serve with extra flags) with its data under root until the block ends;
     with tls (a context trusting its certificate), extra holds --tls-cert and --tls-key."""
-    binary = gate_binary()
-    last: Exception | None = None
-    for attempt in range(3):  # a free port can be taken before the gate binds it
-        data = root / f"data{attempt}"
-        try:
-            proc, url = _start(binary, data, extra, tls)
-        except RuntimeError as exc:
-            last = exc
-            continue
-        try:
-            yield Gate(url, data, binary)
-        finally:
-            _stop(proc)
-        return
-    raise RuntimeError(f"starting the gate: {last}")
+    binary, data = gate_binary(), root / "data"
+    proc, url = _start(binary, data, extra, tls)
+    try:
+        yield Gate(url, data, binary)
+    finally:
+        _stop(proc)
 
 
 @pytest.fixture(scope="session")

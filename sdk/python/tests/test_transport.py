@@ -140,12 +140,14 @@ def test_one_client_serves_many_threads(gate, principal):
 
 def test_connection_refused(principal):
     _, key, _ = principal
-    with socket.socket() as s:  # a port nothing listens on
+    # A port bound but not listening refuses connections, and stays held for
+    # the test: no other process can start listening on it meanwhile.
+    with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    with QWEDClient(api_key=key, base_url=f"http://127.0.0.1:{port}", max_retries=1) as c:
-        with pytest.raises(APIConnectionError) as e:
-            c.healthz()
+        with QWEDClient(api_key=key, base_url=f"http://127.0.0.1:{port}", max_retries=1) as c:
+            with pytest.raises(APIConnectionError) as e:
+                c.healthz()
     assert "ConnectionRefusedError" in str(e.value) and f"127.0.0.1:{port}" in str(e.value)
 
 

@@ -1,9 +1,9 @@
 // A real agentgate process for the tests: the binary from AGENTGATE_BIN, else <repo>/bin/agentgate
-// (built by `make build`), on a free loopback port, with a temporary data dir and a fixed admin key,
+// (built by `make build`), on a loopback port it binds itself (port 0), with a temporary data dir and a fixed admin key,
 // stopped (SIGTERM, then SIGKILL) at the end.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, existsSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,16 +18,29 @@ export function gateBinary() {
   return bin;
 }
 
-/** freePort returns a loopback port that was free a moment ago. */
-export function freePort() {
-  return new Promise((res, rej) => {
-    const s = createServer();
-    s.once('error', rej);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => res(port));
-    });
+/**
+ * refusingPort resolves with {port, close()}: a loopback port that refuses connections until close.
+ * The port is the local end of a connection kept open to a server of the helper's own: nothing listens
+ * on it and, while that connection lives, no other process can bind it (a port freed to be "free"
+ * could be taken by any process before the test connects to it).
+ */
+export async function refusingPort() {
+  const accepted = [];
+  const server = createServer((s) => accepted.push(s));
+  await new Promise((res, rej) => {
+    server.once('error', rej);
+    server.listen(0, '127.0.0.1', res);
   });
+  const client = connect(server.address().port, '127.0.0.1');
+  await new Promise((res, rej) => client.once('connect', res).once('error', rej));
+  return {
+    port: client.localPort,
+    close() {
+      client.destroy();
+      for (const s of accepted) s.destroy();
+      server.close();
+    },
+  };
 }
 
 /** waitFor polls fn until it returns a truthy value, or throws after ms. */
@@ -67,30 +80,27 @@ export function startProcess(args) {
 }
 
 /**
- * startGate starts `agentgate serve` and resolves once GET /healthz answers 200:
+ * startGate starts `agentgate serve --http 127.0.0.1:0` (the gate binds a free port itself and prints
+ * "agentgate listening on URL") and resolves once GET /healthz answers 200 at that URL:
  * {url, adminKey, dataDir, log(), stop()}. extraArgs are added to serve's flags.
  */
 export async function startGate(extraArgs = []) {
   const adminKey = 'qwed_admin_sdk_ts_test_key';
-  for (let attempt = 0; ; attempt++) {
-    const dataDir = mkdtempSync(join(tmpdir(), 'agentgate-ts-'));
-    const port = await freePort();
-    const url = `http://127.0.0.1:${port}`;
-    const p = startProcess(['serve', '--data', dataDir, '--http', `127.0.0.1:${port}`, '--api-key', adminKey, ...extraArgs]);
-    const stop = async () => {
-      await p.stop();
-      rmSync(dataDir, { recursive: true, force: true });
-    };
-    try {
-      await waitFor(async () => p.exited() || (await fetch(`${url}/healthz`)).status === 200, 60_000, `the gate at ${url}`);
-      if (p.exited()) throw new Error('the gate exited');
-      return { url, adminKey, dataDir, log: p.output, stop };
-    } catch (e) {
-      await stop();
-      // The port was taken between freePort and the gate's listen: try another.
-      if (p.exited() && attempt < 3 && /address already in use/.test(p.output())) continue;
-      throw new Error(`${e.message}\n${p.output()}`);
-    }
+  const dataDir = mkdtempSync(join(tmpdir(), 'agentgate-ts-'));
+  const p = startProcess(['serve', '--data', dataDir, '--http', '127.0.0.1:0', '--api-key', adminKey, ...extraArgs]);
+  const stop = async () => {
+    await p.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  try {
+    const url = await waitFor(async () => p.exited() || p.output().match(/^agentgate listening on (https?:\/\/\S+)$/m)?.[1], 60_000, 'the gate\'s address');
+    if (p.exited()) throw new Error('the gate exited');
+    await waitFor(async () => p.exited() || (await fetch(`${url}/healthz`)).status === 200, 60_000, `the gate at ${url}`);
+    if (p.exited()) throw new Error('the gate exited');
+    return { url, adminKey, dataDir, log: p.output, stop };
+  } catch (e) {
+    await stop();
+    throw new Error(`${e.message}\n${p.output()}`);
   }
 }
 

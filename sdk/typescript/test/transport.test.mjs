@@ -4,7 +4,7 @@
 import { before, after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { inspect } from 'node:util';
-import { startGate, freePort } from './gate.mjs';
+import { startGate, refusingPort } from './gate.mjs';
 import { startProxy } from './proxy.mjs';
 import {
   QWEDClient, QWEDAgentClient, QWEDError, APIConnectionError, APITimeoutError, APIUserAbortError, AuthenticationError, ConflictError,
@@ -163,11 +163,15 @@ describe('timeouts and aborts', () => {
   });
 
   it('retries a refused connection, then throws APIConnectionError', async () => {
-    const port = await freePort();
-    let sent = 0;
-    const c = new QWEDClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: 'qwed_key_refused_secret', maxRetries: 1, fetch: (u, i) => { sent++; return fetch(u, i); } });
-    await assert.rejects(c.health(), (e) => e instanceof APIConnectionError && !(e instanceof APITimeoutError) && e.code === 'QWED-SDK-CONNECTION');
-    assert.equal(sent, 2);
+    const refusing = await refusingPort();
+    try {
+      let sent = 0;
+      const c = new QWEDClient({ baseUrl: `http://127.0.0.1:${refusing.port}`, apiKey: 'qwed_key_refused_secret', maxRetries: 1, fetch: (u, i) => { sent++; return fetch(u, i); } });
+      await assert.rejects(c.health(), (e) => e instanceof APIConnectionError && !(e instanceof APITimeoutError) && e.code === 'QWED-SDK-CONNECTION');
+      assert.equal(sent, 2);
+    } finally {
+      refusing.close();
+    }
   });
 });
 
@@ -193,8 +197,9 @@ describe('credentials and address', () => {
     const errs = [];
     errs.push(await c.getAgent(agentId).catch((e) => e)); // unknown key: 401
     errs.push(await c.verifyAction({ agentId, action: action('1'), context: ctx('c', 1) }).catch((e) => e)); // wrong token: 401
-    const port = await freePort();
-    errs.push(await new QWEDClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: secretKey, agentToken: secretToken, maxRetries: 0 }).health().catch((e) => e));
+    const refusing = await refusingPort();
+    errs.push(await new QWEDClient({ baseUrl: `http://127.0.0.1:${refusing.port}`, apiKey: secretKey, agentToken: secretToken, maxRetries: 0 }).health().catch((e) => e));
+    refusing.close();
     proxy.reset();
     proxy.next({ kind: 'hold' });
     errs.push(await new QWEDClient({ baseUrl: proxy.url, apiKey: secretKey, timeoutMs: 100, maxRetries: 0 }).getAgent(agentId).catch((e) => e));
