@@ -448,10 +448,8 @@ func TestReadmeEndpointsServedByBothDeployments(t *testing.T) {
 	// Every request below is refused: the refusal limit must not
 	// answer for the routes.
 	common := []string{"--a2a-upstream", "fronted=http://127.0.0.1:1", "--refusal-burst", "100000", "--refusal-global-burst", "100000"}
-	embedded := freeAddr(t)
-	cliServe(t, bin, embedded, append([]string{"--data", filepath.Join(t.TempDir(), "gate"), "--http", embedded, "--api-key", "admin-key"}, common...), nil)
-	broker := freeAddr(t)
-	devKafkaProcess(t, bin, broker, filepath.Join(t.TempDir(), "broker"))
+	_, _, embedded := cliServe(t, bin, append([]string{"--data", filepath.Join(t.TempDir(), "gate"), "--http", "127.0.0.1:0", "--api-key", "admin-key"}, common...), nil)
+	broker := devKafkaProcess(t, bin, filepath.Join(t.TempDir(), "broker"))
 	kafka := startKafkaGate(t, bin, broker, filepath.Join(t.TempDir(), "gate-kafka"), common...)
 
 	ops := documentedOperations(t)
