@@ -392,7 +392,8 @@ func genLimit(s *splitmix) []diffCase {
 // genSolve: an equation built from its rational roots (with
 // multiplicities), maybe a factor x**2 - p (roots ±sqrt(p), real domain
 // only) or x**2 + k (none), maybe divided by one root's factor (that root
-// is excluded: the equation as written is undefined there).
+// is excluded: the equation as written is undefined there), maybe defined
+// for x >= t only (the roots below t are excluded).
 func genSolve(s *splitmix) []diffCase {
 	E := rpoly{s.nzrat(5, 1)}
 	var roots []*big.Rat
@@ -407,24 +408,49 @@ func genSolve(s *splitmix) []diffCase {
 		E = pmul(E, ppow(lin(r), 1+s.intn(2)))
 	}
 	domain := []string{"real", "rational"}[s.intn(2)]
-	var irr []string
+	var p int64 // a factor x**2 - p: roots ±sqrt(p)
 	switch s.intn(3) {
 	case 0:
-		p := []int64{2, 3, 5, 6, 7}[s.intn(5)]
+		p = []int64{2, 3, 5, 6, 7}[s.intn(5)]
 		E = pmul(E, rpoly{big.NewRat(-p, 1), new(big.Rat), big.NewRat(1, 1)})
-		if domain == "real" {
-			irr = []string{q(fmt.Sprintf("sqrt(%d)", p)), q(fmt.Sprintf("-sqrt(%d)", p))}
-		}
 	case 1:
 		E = pmul(E, rpoly{s.nzrat(5, 2).Abs(s.nzrat(5, 2)), new(big.Rat), big.NewRat(1, 1)})
 	}
-	query := pstr(E) + " = 0"
+	lhs, rhs := pstr(E), "0"
 	if len(E) == 1 {
-		query = pstr(E) + " = x - x" // no root: a non-zero constant
+		rhs = "x - x" // no root: a non-zero constant
 	}
 	if len(roots) > 0 && s.intn(2) == 0 {
-		query = "(" + pstr(E) + ")/(" + pstr(lin(roots[0])) + ") = 0"
+		lhs = "(" + pstr(E) + ")/(" + pstr(lin(roots[0])) + ")"
 		roots = roots[1:]
+	}
+	pos, neg := p != 0 && domain == "real", p != 0 && domain == "real"
+	// Sometimes the equation is defined for x >= t only: sqrt(x - t)**2 -
+	// (x - t) is 0 there and undefined below, so the roots below t go (the
+	// rational domain refuses sqrt(x - t)).
+	if domain == "real" && s.intn(3) == 0 {
+		t := s.rat(4, 2)
+		ts := "(" + t.RatString() + ")"
+		lhs = "sqrt(x - " + ts + ")**2 - (x - " + ts + ") + " + lhs
+		var kept []*big.Rat
+		for _, r := range roots {
+			if r.Cmp(t) >= 0 {
+				kept = append(kept, r)
+			}
+		}
+		roots = kept
+		// sqrt(p) >= t iff t <= 0 or t**2 <= p; -sqrt(p) >= t iff t <= 0 and t**2 >= p.
+		t2 := new(big.Rat).Mul(t, t).Cmp(big.NewRat(p, 1))
+		pos = pos && (t.Sign() <= 0 || t2 <= 0)
+		neg = neg && t.Sign() <= 0 && t2 >= 0
+	}
+	query := lhs + " = " + rhs
+	var irr []string
+	if pos {
+		irr = append(irr, q(fmt.Sprintf("sqrt(%d)", p)))
+	}
+	if neg {
+		irr = append(irr, q(fmt.Sprintf("-sqrt(%d)", p)))
 	}
 	var want []string
 	for _, r := range roots {
