@@ -71,6 +71,8 @@ type analysis struct {
 	colsWrite  map[string]bool
 	findings   []engines.Finding
 	seen       map[string]bool // finding dedup: rule@offset
+	perRule    map[string]int  // findings kept per rule (MaxFindingsPerRule)
+	pf         pgFolder        // the PostgreSQL path's constant folding
 	schemaErrs []SchemaError
 	joins      int
 	depth      int // current subquery depth
@@ -80,7 +82,8 @@ type analysis struct {
 
 func newAnalysis(src string, opt *options) *analysis {
 	return &analysis{src: src, opt: opt, tables: map[string]bool{}, written: map[string]bool{},
-		colsRead: map[string]bool{}, colsWrite: map[string]bool{}, seen: map[string]bool{}}
+		colsRead: map[string]bool{}, colsWrite: map[string]bool{}, seen: map[string]bool{},
+		perRule: map[string]int{}}
 }
 
 // raise sets the current statement's risk to r when r is higher.
@@ -94,13 +97,14 @@ func (a *analysis) raise(r Risk, class, reason string) {
 }
 
 // find records a finding at byte offset off of the query (once per rule
-// and offset).
+// and offset, at most MaxFindingsPerRule per rule).
 func (a *analysis) find(rule, severity, msg string, off int32) {
 	key := rule + "@" + itoa(int(off))
-	if a.seen[key] {
+	if a.seen[key] || a.perRule[rule] >= MaxFindingsPerRule {
 		return
 	}
 	a.seen[key] = true
+	a.perRule[rule]++
 	line, col := lineCol(a.src, int(off))
 	a.findings = append(a.findings, engines.Finding{Rule: rule, Severity: severity, Message: msg,
 		Line: line, Column: col, Snippet: snippetAt(a.src, int(off))})
@@ -389,7 +393,7 @@ func (a *analysis) selectStmt(s *pg.SelectStmt, parent *scope, top bool) ([]stri
 	if s.WhereClause != nil {
 		before := len(a.findings)
 		a.expr(s.WhereClause, sc, ctx{cond: true})
-		if len(a.findings) == before && alwaysTrue(s.WhereClause) {
+		if len(a.findings) == before && a.alwaysTrue(s.WhereClause) {
 			a.find("sql.tautology_where", "medium", "the WHERE clause is always true: it filters nothing",
 				exprLocation(s.WhereClause))
 		}
@@ -692,7 +696,7 @@ func (a *analysis) bounded(verb string, where *pg.Node, loc int32) {
 	switch {
 	case where == nil:
 		a.raise(RiskCritical, "unbounded_write", verb+" without WHERE changes every row")
-	case alwaysTrue(where):
+	case a.alwaysTrue(where):
 		a.raise(RiskCritical, "unbounded_write", verb+" whose WHERE is always true changes every row")
 		a.find("sql.tautology", "critical", verb+" with an always-true WHERE clause changes every row", exprLocationOr(where, loc))
 	default:
@@ -748,7 +752,7 @@ func (a *analysis) mergeStmt(s *pg.MergeStmt, parent *scope) ([]string, bool) {
 	a.joins++
 	a.fromItem(s.SourceRelation, sc)
 	a.expr(s.JoinCondition, sc, ctx{cond: true})
-	if alwaysTrue(s.JoinCondition) {
+	if a.alwaysTrue(s.JoinCondition) {
 		a.raise(RiskCritical, "unbounded_write", "MERGE whose join condition is always true matches every row")
 		a.find("sql.tautology", "critical", "MERGE with an always-true ON condition matches every row", exprLocation(s.JoinCondition))
 	}
@@ -794,9 +798,14 @@ func (a *analysis) expr(n *pg.Node, sc *scope, c ctx) {
 		a.leave()
 		return
 	case *pg.Node_BoolExpr:
+		if c.cond && x.BoolExpr.Boolop == pg.BoolExprType_OR_EXPR && complementaryNulls(x.BoolExpr) {
+			a.raise(RiskCritical, a.cur.Class, "a condition contains an always-true OR")
+			a.find("sql.tautology", "critical", "OR of x IS NULL and x IS NOT NULL ("+snippetAt(a.src, int(x.BoolExpr.Location))+
+				") makes the condition true for every row", x.BoolExpr.Location)
+		}
 		if c.cond && x.BoolExpr.Boolop == pg.BoolExprType_OR_EXPR {
 			for _, arg := range x.BoolExpr.Args {
-				if alwaysTrue(arg) {
+				if a.alwaysTrue(arg) {
 					a.raise(RiskCritical, a.cur.Class, "a condition contains an always-true OR")
 					a.find("sql.tautology", "critical", "OR with an always-true operand ("+snippetAt(a.src, int(exprLocation(arg)))+
 						") makes the condition true for every row", exprLocationOr(arg, x.BoolExpr.Location))

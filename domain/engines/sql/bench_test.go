@@ -82,3 +82,54 @@ func BenchmarkVerify_Dialects(b *testing.B) {
 		}
 	}
 }
+
+// chainQueries are the queries of BenchmarkVerify_OperatorChain: an OR
+// chain of 5,000 always-true operands (20 KB: past the bound in MySQL and
+// SQLite, a flat list in PostgreSQL), and the heaviest chain under the
+// bound: 20 groups of 480 OR operands joined by AND (~96 KB).
+func chainQueries() map[string]string {
+	var groups []string
+	for i := 0; i < 20; i++ {
+		groups = append(groups, "(a = 1"+strings.Repeat(" OR 1", 480)+")")
+	}
+	return map[string]string{
+		"chain5000":  "SELECT id FROM t WHERE a = 1" + strings.Repeat(" OR 1", 5000),
+		"underbound": "SELECT id FROM t WHERE " + strings.Join(groups, " AND "),
+	}
+}
+
+// BenchmarkVerify_OperatorChain measures the worst operator chains per
+// dialect: refused before the parser runs past the bound, folded in
+// linear time under it.
+func BenchmarkVerify_OperatorChain(b *testing.B) {
+	qs := chainQueries()
+	for _, name := range []string{"chain5000", "underbound"} {
+		for _, d := range Dialects() {
+			b.Run(name+"/"+d, func(b *testing.B) {
+				e := New()
+				req := engines.Request{Query: qs[name], Params: json.RawMessage(`{"dialect":"` + d + `"}`)}
+				b.ReportAllocs()
+				for i := 0; i < b.N; i++ {
+					e.Verify(context.Background(), req)
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkPrecheck_Nesting measures the pre-parse estimate of the MySQL
+// and SQLite paths alone, on a normal query and on a query of
+// MaxQueryBytes.
+func BenchmarkPrecheck_Nesting(b *testing.B) {
+	for name, q := range map[string]string{
+		"normal": "SELECT o.id, c.name FROM orders o JOIN customers c ON c.id = o.customer_id WHERE o.total > (SELECT avg(total) FROM orders) ORDER BY o.id LIMIT 10",
+		"100KB":  "SELECT " + strings.Repeat("a+b, ", MaxQueryBytes/5-2),
+	} {
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(q)))
+			for i := 0; i < b.N; i++ {
+				roughNesting(q, true, false)
+			}
+		})
+	}
+}

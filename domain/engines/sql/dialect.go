@@ -47,23 +47,42 @@ func normalizeDialect(d string) (string, bool) {
 
 // roughNesting bounds from above the nesting the MySQL and SQLite parsers,
 // and the engine's walks over their trees, can build from src: the depth
-// of brackets plus, at each depth, the longest run of operator characters
-// and NOT keywords between operands, skipping quoted text and comments.
-// It returns the estimate and the byte offset where it peaked. backslash
-// reads a backslash in a quoted string as an escape (MySQL's default). The parsers
-// are Go code (a deep input cannot kill the process as C would, but it can
-// take the stack and time): the engine refuses past MaxNesting before it
-// parses.
-func roughNesting(src string, hashComments, backslash bool) (int, int) {
-	depth, run, best, at := 0, 0, 0, 0
-	note := func(i int) {
-		if e := depth + run; e > best {
+// of brackets plus, at each open bracket level, the operators since the
+// last comma at that level (operator symbols, a multi-character one such
+// as <=> or || counted once, and the operator keywords, chainOperators),
+// skipping quoted text and comments. Operands do not end a chain: both
+// parsers build a chain of binary operators (a+b+c, a OR b OR c, which
+// PostgreSQL keeps flat) as a left-deep tree, one level per operator. It
+// returns the estimate and the byte offset where it peaked. mysql reads
+// MySQL's lexis: '#' starts a comment, '--' only before a blank or a
+// control character, and the content of an executable comment (/*! */,
+// and MariaDB's /*M! */) is code. backslash reads a backslash in a quoted
+// string as an escape (MySQL's default). The parsers are Go code (a deep
+// input cannot kill the process as C would, but it can take the stack and
+// time): the engine refuses past MaxNesting before it parses.
+func roughNesting(src string, mysql, backslash bool) (int, int) {
+	counts := []int{0}
+	sum, best, at := 0, 0, 0
+	op := func(i int) {
+		counts[len(counts)-1]++
+		sum++
+		if e := len(counts) - 1 + sum; e > best {
 			best, at = e, i
 		}
 	}
 	for i := 0; i < len(src); i++ {
 		c := src[i]
 		switch {
+		case c <= ' ':
+		case identByte(c):
+			j := i + 1
+			for j < len(src) && identByte(src[j]) {
+				j++
+			}
+			if chainKeyword(src[i:j]) {
+				op(i)
+			}
+			i = j - 1
 		case c == '\'' || c == '"' || c == '`':
 			j := i + 1
 			for j < len(src) && src[j] != c {
@@ -73,54 +92,101 @@ func roughNesting(src string, hashComments, backslash bool) (int, int) {
 				j++
 			}
 			i = j
-			run = 0
-		case c == '[':
+		case c == '[' && !mysql:
 			j := strings.IndexByte(src[i:], ']')
 			if j < 0 {
 				return best, at
 			}
 			i += j
-			run = 0
-		case c == '-' && i+1 < len(src) && src[i+1] == '-', c == '#' && hashComments:
+		case c == '-' && i+1 < len(src) && src[i+1] == '-' && (!mysql || i+2 == len(src) || src[i+2] <= ' '),
+			c == '#' && mysql:
 			j := strings.IndexByte(src[i:], '\n')
 			if j < 0 {
 				return best, at
 			}
 			i += j
 		case c == '/' && i+1 < len(src) && src[i+1] == '*':
+			if mysql && (strings.HasPrefix(src[i+2:], "!") || strings.HasPrefix(src[i+2:], "M!")) {
+				i += strings.IndexByte(src[i:], '!') // code: its operands and operators count
+				continue
+			}
 			j := strings.Index(src[i+2:], "*/")
 			if j < 0 {
 				return best, at
 			}
 			i += j + 3
 		case c == '(':
-			depth++
-			run = 0
-			note(i)
+			counts = append(counts, 0)
+			if e := len(counts) - 1 + sum; e > best {
+				best, at = e, i
+			}
 		case c == ')':
-			if depth > 0 {
-				depth--
+			if len(counts) > 1 {
+				sum -= counts[len(counts)-1]
+				counts = counts[:len(counts)-1]
 			}
-			run = 0
-		case strings.IndexByte("+-~!*/%^&|<>=", c) >= 0:
-			run++
-			note(i)
-		case c == ',' || c == ';':
-			run = 0
-		case (c == 'n' || c == 'N') && i+3 <= len(src) && strings.EqualFold(src[i:i+3], "not") &&
-			(i == 0 || !identByte(src[i-1])) && (i+3 == len(src) || !identByte(src[i+3])):
-			run++
-			note(i)
-			i += 2
-		case identByte(c):
-			for i+1 < len(src) && identByte(src[i+1]) {
-				i++
-			}
-			run = 0
+		case c == ',':
+			sum -= counts[len(counts)-1]
+			counts[len(counts)-1] = 0
+		case c == ';':
+			counts = counts[:1]
+			counts[0], sum = 0, 0
+		case operatorByte[c]:
+			op(i)
+			i += operatorLen(src[i:]) - 1
 		}
 	}
 	return best, at
 }
+
+// operatorByte marks the characters operators are spelled with.
+var operatorByte = func() (t [256]bool) {
+	for _, c := range []byte("+-~!*/%^&|<>=:") {
+		t[c] = true
+	}
+	return t
+}()
+
+// operatorLen is the length of the operator s starts with: <=>, ->> and
+// the two-character operators are one operator each (one tree level).
+func operatorLen(s string) int {
+	if len(s) < 2 {
+		return 1
+	}
+	switch s[:2] {
+	case "<=", "->":
+		if len(s) > 2 && s[2] == '>' {
+			return 3
+		}
+		return 2
+	case ">=", "<>", "!=", "==", "||", "&&", "<<", ">>", ":=":
+		return 2
+	}
+	return 1
+}
+
+// chainKeyword reports whether word is one of chainOperators, in any case.
+func chainKeyword(word string) bool {
+	if len(word) < 2 || len(word) > maxOperatorKeyword {
+		return false
+	}
+	var buf [maxOperatorKeyword]byte
+	for i := 0; i < len(word); i++ {
+		buf[i] = word[i] | 0x20 // ASCII letters only: the keywords are letters
+	}
+	return chainOperators[string(buf[:len(word)])]
+}
+
+// chainOperators are the keywords that build a tree level over their
+// operands in MySQL or SQLite; maxOperatorKeyword is the longest.
+var chainOperators = map[string]bool{
+	"and": true, "or": true, "xor": true, "not": true, "is": true, "isnull": true, "notnull": true,
+	"like": true, "glob": true, "regexp": true, "rlike": true, "match": true, "sounds": true,
+	"between": true, "in": true, "div": true, "mod": true, "collate": true, "escape": true,
+	"member": true, "binary": true, "join": true,
+}
+
+const maxOperatorKeyword = 7
 
 func identByte(c byte) bool {
 	return c == '_' || c == '$' || c >= 0x80 || (c >= '0' && c <= '9') || (c|0x20 >= 'a' && c|0x20 <= 'z')
@@ -129,11 +195,21 @@ func identByte(c byte) bool {
 // tv is the value of a constant expression as the engine folds it for the
 // tautology checks of the MySQL and SQLite dialects: exact numbers
 // (math/big), strings, NULL, or unknown (anything that reads a column, a
-// function or a parameter).
+// function the engine does not fold or a parameter).
 type tv struct {
 	kind tvKind
 	num  *big.Rat
 	str  string
+	// hex marks a MySQL hexadecimal or bit literal (0x31, X'31', b'1'):
+	// next to a number it is the number its bytes spell (big-endian),
+	// elsewhere a binary string.
+	hex bool
+	// bin marks a binary string (MySQL's CHAR(), a hexadecimal literal)
+	// or an SQLite BLOB: compared byte for byte.
+	bin bool
+	// coll marks a string under an explicit COLLATE: only byte-identical
+	// strings are decided equal (any collation holds those equal).
+	coll bool
 }
 
 type tvKind int
@@ -149,6 +225,8 @@ var unknown = tv{}
 
 func tvNumber(r *big.Rat) tv { return tv{kind: tvNum, num: r} }
 
+func tvString(s string) tv { return tv{kind: tvStr, str: s} }
+
 func tvBool(b bool) tv {
 	if b {
 		return tvNumber(big.NewRat(1, 1))
@@ -161,6 +239,9 @@ func tvBool(b bool) tv {
 func parseNumber(s string) (*big.Rat, bool) {
 	s = strings.TrimSpace(s)
 	if len(s) > 2 && (s[:2] == "0x" || s[:2] == "0X") {
+		if len(s) > 2*maxFoldDigits {
+			return nil, false
+		}
 		n, ok := new(big.Int).SetString(s[2:], 16)
 		if !ok {
 			return nil, false
@@ -211,27 +292,109 @@ done:
 	return r
 }
 
+// asNumber is v in a numeric context: a number, a hexadecimal literal's
+// bytes read big-endian, a string's numeric prefix.
+func (v tv) asNumber() *big.Rat {
+	switch {
+	case v.kind == tvNum:
+		return v.num
+	case v.hex:
+		return new(big.Rat).SetInt(new(big.Int).SetBytes([]byte(v.str)))
+	}
+	return leadingNumber(v.str)
+}
+
 // folding is how a dialect compares and converts values.
 type folding struct {
 	// foldCase compares strings case-insensitively (MySQL's default
 	// collations); the engine reads the broader equality, so a tautology
-	// is never missed.
+	// is never missed, but decides only what every collation of that kind
+	// agrees on (ASCII letters, no trailing spaces).
 	foldCase bool
 	// coerce compares a number with a string as numbers (MySQL); without
-	// it (SQLite), a number is less than any string.
+	// it (SQLite), a number is less than any string, and a string less
+	// than any BLOB.
 	coerce bool
+	// divScale is the decimals a division keeps (MySQL's
+	// div_precision_increment, 4 by default); 0 folds only divisions
+	// whose quotient is an integer (SQLite: an integer division
+	// truncates, a real one is a float).
+	divScale int
+	// likeFold matches LIKE case-insensitively (MySQL's default
+	// collations, SQLite's ASCII-only LIKE); likeEscape is the escape
+	// character without an ESCAPE clause (0 for none).
+	likeFold   bool
+	likeEscape byte
+	// likeCI matches LIKE case-insensitively always (ILIKE).
+	likeCI bool
 }
+
+// known reports whether v has a truth value: a number or a string (a
+// hexadecimal literal's depends on how the server reads it).
+func (v tv) known() bool { return (v.kind == tvNum || v.kind == tvStr) && !v.hex }
 
 // truth is v as a condition: true only when v is a non-zero number or a
 // string whose numeric prefix is non-zero.
 func (v tv) truth() bool {
-	switch v.kind {
-	case tvNum:
+	switch {
+	case v.kind == tvNum:
 		return v.num.Sign() != 0
-	case tvStr:
+	case v.kind == tvStr && !v.hex:
 		return leadingNumber(v.str).Sign() != 0
 	}
 	return false
+}
+
+// ordered reports whether s holds only characters whose order every
+// collation agrees on once lower-cased: ASCII lower-case letters, digits
+// and spaces.
+func ordered(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == ' ') {
+			return false
+		}
+	}
+	return true
+}
+
+// compareStrings compares two strings as the dialect does; ok is false
+// when the answer depends on a collation the engine does not know.
+func (f folding) compareStrings(x, y tv, op string) (int, bool) {
+	a, b := x.str, y.str
+	switch {
+	case !f.coerce && x.bin != y.bin: // SQLite: a TEXT is less than any BLOB
+		if x.bin {
+			return 1, true
+		}
+		return -1, true
+	case a == b:
+		return 0, true
+	case x.coll || y.coll:
+		return 0, false
+	case x.bin || y.bin || !f.foldCase:
+		return strings.Compare(a, b), true
+	}
+	la, lb := strings.ToLower(a), strings.ToLower(b)
+	if strings.TrimRight(la, " ") == strings.TrimRight(lb, " ") && la != lb {
+		return 0, false // equal under PAD SPACE collations only
+	}
+	if !isASCII(a) || !isASCII(b) {
+		return 0, false // accents and case beyond ASCII depend on the collation
+	}
+	if op != "=" && op != "<>" && op != "!=" && (!ordered(la) || !ordered(lb)) {
+		return 0, false // punctuation sorts by the collation's weights
+	}
+	return strings.Compare(la, lb), true
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // compare folds x op y (op one of = <> < <= > >= <=>).
@@ -256,20 +419,12 @@ func (f folding) compare(op string, x, y tv) tv {
 	case x.kind == tvNum && y.kind == tvNum:
 		c = x.num.Cmp(y.num)
 	case x.kind == tvStr && y.kind == tvStr:
-		a, b := x.str, y.str
-		if f.foldCase {
-			a, b = strings.ToLower(strings.TrimRight(a, " ")), strings.ToLower(strings.TrimRight(b, " "))
+		var ok bool
+		if c, ok = f.compareStrings(x, y, op); !ok {
+			return unknown
 		}
-		c = strings.Compare(a, b)
 	case f.coerce:
-		a, b := x, y
-		if a.kind == tvStr {
-			a = tvNumber(leadingNumber(a.str))
-		}
-		if b.kind == tvStr {
-			b = tvNumber(leadingNumber(b.str))
-		}
-		c = a.num.Cmp(b.num)
+		c = x.asNumber().Cmp(y.asNumber())
 	case x.kind == tvNum:
 		c = -1
 	default:
@@ -292,21 +447,20 @@ func (f folding) compare(op string, x, y tv) tv {
 	return unknown
 }
 
-// arith folds x op y (op one of + - * / %); strings convert to their
-// numeric prefix, a division by zero is NULL.
-func arith(op string, x, y tv) tv {
+// arith folds x op y (op one of + - * /); strings convert to their
+// numeric prefix, a division by zero is NULL, and a division is folded
+// only where its result does not depend on the operands' types (an exact
+// quotient within the dialect's divScale decimals).
+func (f folding) arith(op string, x, y tv) tv {
 	if x.kind == tvUnknown || y.kind == tvUnknown {
 		return unknown
 	}
 	if x.kind == tvNull || y.kind == tvNull {
 		return tv{kind: tvNull}
 	}
-	a, b := x.num, y.num
-	if x.kind == tvStr {
-		a = leadingNumber(x.str)
-	}
-	if y.kind == tvStr {
-		b = leadingNumber(y.str)
+	a, b := x.asNumber(), y.asNumber()
+	if len(a.String())+len(b.String()) > 4*maxFoldDigits {
+		return unknown
 	}
 	r := new(big.Rat)
 	switch op {
@@ -321,6 +475,10 @@ func arith(op string, x, y tv) tv {
 			return tv{kind: tvNull}
 		}
 		r.Quo(a, b)
+		scaled := new(big.Rat).Mul(r, new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(f.divScale)), nil)))
+		if !scaled.IsInt() {
+			return unknown
+		}
 	default:
 		return unknown
 	}
@@ -330,28 +488,27 @@ func arith(op string, x, y tv) tv {
 // logical folds AND, OR, XOR and NOT over truth values (unknown stays
 // unknown unless the other side decides).
 func logical(op string, x, y tv) tv {
-	known := func(v tv) bool { return v.kind == tvNum || v.kind == tvStr }
 	switch op {
 	case "and":
-		if (known(x) && !x.truth()) || (known(y) && !y.truth()) {
+		if (x.known() && !x.truth()) || (y.known() && !y.truth()) {
 			return tvBool(false)
 		}
-		if known(x) && known(y) {
+		if x.known() && y.known() {
 			return tvBool(true)
 		}
 	case "or":
-		if (known(x) && x.truth()) || (known(y) && y.truth()) {
+		if (x.known() && x.truth()) || (y.known() && y.truth()) {
 			return tvBool(true)
 		}
-		if known(x) && known(y) {
+		if x.known() && y.known() {
 			return tvBool(false)
 		}
 	case "xor":
-		if known(x) && known(y) {
+		if x.known() && y.known() {
 			return tvBool(x.truth() != y.truth())
 		}
 	case "not":
-		if known(x) {
+		if x.known() {
 			return tvBool(!x.truth())
 		}
 	}
@@ -461,7 +618,7 @@ func (f folding) binary(op string, x, y tv) tv {
 	case "=", "<>", "<", "<=", ">", ">=", "<=>":
 		return f.compare(op, x, y)
 	case "+", "-", "*", "/":
-		return arith(op, x, y)
+		return f.arith(op, x, y)
 	}
 	return unknown
 }

@@ -19,9 +19,13 @@
 //     class wins; stacked statements of which one writes are an injection;
 //   - tautologies: an operand of OR that is always true (OR 1=1, OR 'a'='a',
 //     OR TRUE, OR x=x, OR 2>1, OR 1+1=2: comparisons folded exactly over
-//     math/big) anywhere in a WHERE, HAVING or JOIN condition is an
-//     injection; a WHERE that is always true as a whole makes an UPDATE or
-//     DELETE unbounded;
+//     math/big; LIKE '%', CHAR(49)=CHAR(49), CONCAT, COALESCE, IFNULL,
+//     hexadecimal literals, COLLATE, x IS NULL OR x IS NOT NULL, two
+//     identical deterministic operands: constfold.go) anywhere in a WHERE,
+//     HAVING or JOIN condition is an injection; a WHERE that is always true
+//     as a whole makes an UPDATE or DELETE unbounded; what the engine
+//     cannot know for certain (a collation, a server setting, a volatile
+//     function) is never taken for true;
 //   - comments: the parser drops them, so a statement hidden behind a comment
 //     is seen as the database would see it;
 //   - sensitive columns (SensitiveColumns, extended by params) read or
@@ -30,7 +34,8 @@
 //     parser (CREATE TABLE columns): unknown tables and columns, with their
 //     name and position; aliases, qualified names, CTE names and derived
 //     tables are resolved;
-//   - complexity limits: statement bytes, parse-tree nodes and nesting (hard
+//   - complexity limits: statement bytes, parse-tree nodes and nesting
+//     (operator chains included, counted before any parser runs; hard
 //     bounds, QWED-REQ-004), joins and subquery depth (policy limits,
 //     configurable in params up to hard maxima).
 //

@@ -6,12 +6,16 @@ import (
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // Constant folding for tautology detection: a condition is always true when
 // it folds to the boolean true, exactly (numbers are math/big rationals,
 // strings compare byte for byte and only for equality, whose result does
-// not depend on the collation). Anything else folds to unknown.
+// not depend on the collation). Anything else folds to unknown. The value
+// of each operator and boolean node is kept (pgFolder.memo), so a chain is
+// folded once however many of its nodes the checks ask about.
 
 type valKind int
 
@@ -21,6 +25,7 @@ const (
 	valNum
 	valStr
 	valNull
+	valBits // a bit string, as binary digits
 )
 
 type cval struct {
@@ -28,6 +33,7 @@ type cval struct {
 	b    bool
 	n    *big.Rat
 	s    string
+	coll bool // a string under an explicit COLLATE (tv.coll)
 }
 
 var unknownVal = cval{}
@@ -36,31 +42,44 @@ var unknownVal = cval{}
 // literal such as 1e99999999 is not expanded.
 const maxFoldDigits = 64
 
+// pgFolder folds PostgreSQL expressions, keeping each operator's and
+// boolean node's value.
+type pgFolder struct {
+	memo map[*pg.Node]cval
+}
+
 // alwaysTrue reports whether the condition n is true whatever the rows.
-func alwaysTrue(n *pg.Node) bool {
-	v := fold(n, 0)
+func (a *analysis) alwaysTrue(n *pg.Node) bool {
+	v := a.pf.fold(n, 0)
 	return v.kind == valBool && v.b
 }
 
-// maxFoldDepth bounds the recursion of fold (the tree is already bounded
-// by MaxNesting; this keeps fold cheap on wide chains).
-const maxFoldDepth = 64
-
-func fold(n *pg.Node, depth int) cval {
-	if n == nil || depth > maxFoldDepth {
+func (f *pgFolder) fold(n *pg.Node, depth int) cval {
+	if n == nil || depth > MaxNesting {
 		return unknownVal
 	}
 	switch x := n.Node.(type) {
 	case *pg.Node_AConst:
 		return foldConst(x.AConst)
 	case *pg.Node_TypeCast:
-		return foldCast(x.TypeCast, depth)
-	case *pg.Node_BoolExpr:
-		return foldBool(x.BoolExpr, depth)
-	case *pg.Node_AExpr:
-		return foldAExpr(x.AExpr, depth)
+		return f.foldCast(x.TypeCast, depth)
+	case *pg.Node_BoolExpr, *pg.Node_AExpr:
+		if v, ok := f.memo[n]; ok {
+			return v
+		}
+		var v cval
+		if b, ok := x.(*pg.Node_BoolExpr); ok {
+			v = f.foldBool(b.BoolExpr, depth)
+		} else {
+			v = f.foldAExpr(n.GetAExpr(), depth)
+		}
+		if f.memo == nil {
+			f.memo = map[*pg.Node]cval{}
+		}
+		f.memo[n] = v
+		return v
 	case *pg.Node_NullTest:
-		v := fold(x.NullTest.Arg, depth+1)
+		v := f.fold(x.NullTest.Arg, depth+1)
 		if v.kind == valUnknown {
 			return unknownVal
 		}
@@ -70,25 +89,40 @@ func fold(n *pg.Node, depth int) cval {
 		}
 		return boolVal(isNull)
 	case *pg.Node_BooleanTest:
-		v := fold(x.BooleanTest.Arg, depth+1)
+		v := f.fold(x.BooleanTest.Arg, depth+1)
 		if v.kind != valBool && v.kind != valNull {
 			return unknownVal
 		}
-		t, f := v.kind == valBool && v.b, v.kind == valBool && !v.b
+		t, fa := v.kind == valBool && v.b, v.kind == valBool && !v.b
 		switch x.BooleanTest.Booltesttype {
 		case pg.BoolTestType_IS_TRUE:
 			return boolVal(t)
 		case pg.BoolTestType_IS_NOT_TRUE:
 			return boolVal(!t)
 		case pg.BoolTestType_IS_FALSE:
-			return boolVal(f)
+			return boolVal(fa)
 		case pg.BoolTestType_IS_NOT_FALSE:
-			return boolVal(!f)
+			return boolVal(!fa)
 		case pg.BoolTestType_IS_UNKNOWN:
 			return boolVal(v.kind == valNull)
 		case pg.BoolTestType_IS_NOT_UNKNOWN:
 			return boolVal(v.kind != valNull)
 		}
+	case *pg.Node_CollateClause:
+		v := f.fold(x.CollateClause.Arg, depth+1)
+		if v.kind == valStr {
+			v.coll = true
+		}
+		return v
+	case *pg.Node_CoalesceExpr:
+		for _, a := range x.CoalesceExpr.Args {
+			if v := f.fold(a, depth+1); v.kind != valNull {
+				return v // unknown stays unknown
+			}
+		}
+		return cval{kind: valNull}
+	case *pg.Node_FuncCall:
+		return f.foldFunc(x.FuncCall, depth)
 	}
 	return unknownVal
 }
@@ -110,8 +144,38 @@ func foldConst(c *pg.A_Const) cval {
 		return boolVal(v.Boolval.Boolval)
 	case *pg.A_Const_Sval:
 		return cval{kind: valStr, s: v.Sval.Sval}
+	case *pg.A_Const_Bsval:
+		if bits, ok := bitDigits(v.Bsval.Bsval); ok {
+			return cval{kind: valBits, s: bits}
+		}
 	}
 	return unknownVal
+}
+
+// bitDigits reads a bit-string constant as the parser keeps it ("b0101"
+// or "x1F") into its binary digits.
+func bitDigits(s string) (string, bool) {
+	if len(s) < 1 || len(s) > 4*maxFoldDigits {
+		return "", false
+	}
+	switch s[0] {
+	case 'b', 'B':
+		if strings.Trim(s[1:], "01") != "" {
+			return "", false
+		}
+		return s[1:], true
+	case 'x', 'X':
+		var b strings.Builder
+		for _, c := range s[1:] {
+			d, err := strconv.ParseUint(string(c), 16, 8)
+			if err != nil {
+				return "", false
+			}
+			b.WriteString(strconv.FormatUint(d|16, 2)[1:])
+		}
+		return b.String(), true
+	}
+	return "", false
 }
 
 // parseNum reads a decimal literal exactly, refusing long ones.
@@ -134,8 +198,8 @@ func parseNum(s string) (*big.Rat, bool) {
 
 // foldCast folds casts to the types whose conversion is exact here:
 // booleans, integers and numerics, and text.
-func foldCast(tc *pg.TypeCast, depth int) cval {
-	v := fold(tc.Arg, depth+1)
+func (f *pgFolder) foldCast(tc *pg.TypeCast, depth int) cval {
+	v := f.fold(tc.Arg, depth+1)
 	if v.kind == valUnknown || v.kind == valNull || tc.TypeName == nil || len(tc.TypeName.ArrayBounds) > 0 {
 		return v
 	}
@@ -170,32 +234,34 @@ func foldCast(tc *pg.TypeCast, depth int) cval {
 			}
 		}
 	case "text", "varchar", "bpchar":
-		if v.kind == valStr {
+		if v.kind == valStr && (name != "bpchar" || !strings.HasSuffix(v.s, " ")) {
 			return v
 		}
 	}
 	return unknownVal
 }
 
-func foldBool(b *pg.BoolExpr, depth int) cval {
+func (f *pgFolder) foldBool(b *pg.BoolExpr, depth int) cval {
 	switch b.Boolop {
 	case pg.BoolExprType_NOT_EXPR:
 		if len(b.Args) != 1 {
 			return unknownVal
 		}
-		v := fold(b.Args[0], depth+1)
+		v := f.fold(b.Args[0], depth+1)
 		if v.kind == valBool {
 			return boolVal(!v.b)
 		}
 	case pg.BoolExprType_OR_EXPR:
-		for _, a := range b.Args {
-			if v := fold(a, depth+1); v.kind == valBool && v.b {
-				return v
-			}
+		if complementaryNulls(b) {
+			return boolVal(true)
 		}
 		all := true
 		for _, a := range b.Args {
-			if v := fold(a, depth+1); v.kind != valBool || v.b {
+			v := f.fold(a, depth+1)
+			if v.kind == valBool && v.b {
+				return v
+			}
+			if v.kind != valBool {
 				all = false
 			}
 		}
@@ -203,19 +269,49 @@ func foldBool(b *pg.BoolExpr, depth int) cval {
 			return boolVal(false)
 		}
 	case pg.BoolExprType_AND_EXPR:
+		all := true
 		for _, a := range b.Args {
-			if v := fold(a, depth+1); v.kind == valBool && !v.b {
+			v := f.fold(a, depth+1)
+			if v.kind == valBool && !v.b {
 				return v
 			}
-		}
-		for _, a := range b.Args {
-			if v := fold(a, depth+1); v.kind != valBool || !v.b {
-				return unknownVal
+			if v.kind != valBool {
+				all = false
 			}
 		}
-		return boolVal(true)
+		if all {
+			return boolVal(true)
+		}
 	}
 	return unknownVal
+}
+
+// complementaryNulls reports whether the OR b holds x IS NULL and
+// x IS NOT NULL over one deterministic expression (among its first
+// maxOrOperands operands): it is true for every row.
+func complementaryNulls(b *pg.BoolExpr) bool {
+	tests := map[string]int{}
+	for i, arg := range b.Args {
+		if i >= maxOrOperands {
+			break
+		}
+		nt, ok := arg.Node.(*pg.Node_NullTest)
+		if !ok {
+			continue
+		}
+		key, ok := pgKey(nt.NullTest.Arg)
+		if !ok {
+			continue
+		}
+		bit := 1
+		if nt.NullTest.Nulltesttype == pg.NullTestType_IS_NOT_NULL {
+			bit = 2
+		}
+		if tests[key] |= bit; tests[key] == 3 {
+			return true
+		}
+	}
+	return false
 }
 
 func opName(names []*pg.Node) string {
@@ -228,12 +324,12 @@ func opName(names []*pg.Node) string {
 	return ""
 }
 
-func foldAExpr(e *pg.A_Expr, depth int) cval {
+func (f *pgFolder) foldAExpr(e *pg.A_Expr, depth int) cval {
 	op := opName(e.Name)
 	switch e.Kind {
 	case pg.A_Expr_Kind_AEXPR_OP:
 		if e.Lexpr == nil { // prefix operator
-			v := fold(e.Rexpr, depth+1)
+			v := f.fold(e.Rexpr, depth+1)
 			if v.kind == valNum && (op == "-" || op == "+") {
 				if op == "-" {
 					return cval{kind: valNum, n: new(big.Rat).Neg(v.n)}
@@ -242,16 +338,14 @@ func foldAExpr(e *pg.A_Expr, depth int) cval {
 			}
 			return unknownVal
 		}
-		if sameColumn(e.Lexpr, e.Rexpr) {
-			switch op {
-			case "=", "<=", ">=":
+		if op == "=" || op == "<=" || op == ">=" {
+			if pgSame(e.Lexpr, e.Rexpr) {
 				return boolVal(true)
 			}
-			return unknownVal
 		}
-		return binop(op, fold(e.Lexpr, depth+1), fold(e.Rexpr, depth+1))
+		return binop(op, f.fold(e.Lexpr, depth+1), f.fold(e.Rexpr, depth+1))
 	case pg.A_Expr_Kind_AEXPR_IN:
-		l := fold(e.Lexpr, depth+1)
+		l := f.fold(e.Lexpr, depth+1)
 		list, ok := e.Rexpr.GetNode().(*pg.Node_List)
 		if !ok || l.kind == valUnknown {
 			return unknownVal
@@ -261,7 +355,7 @@ func foldAExpr(e *pg.A_Expr, depth int) cval {
 			eq = "<>"
 		}
 		for _, item := range list.List.Items {
-			r := binop(eq, l, fold(item, depth+1))
+			r := binop(eq, l, f.fold(item, depth+1))
 			if eq == "=" && r.kind == valBool && r.b {
 				return r
 			}
@@ -271,13 +365,13 @@ func foldAExpr(e *pg.A_Expr, depth int) cval {
 		}
 		return unknownVal
 	case pg.A_Expr_Kind_AEXPR_BETWEEN, pg.A_Expr_Kind_AEXPR_NOT_BETWEEN:
-		v := fold(e.Lexpr, depth+1)
+		v := f.fold(e.Lexpr, depth+1)
 		list, ok := e.Rexpr.GetNode().(*pg.Node_List)
 		if !ok || len(list.List.Items) != 2 {
 			return unknownVal
 		}
-		lo := binop(">=", v, fold(list.List.Items[0], depth+1))
-		hi := binop("<=", v, fold(list.List.Items[1], depth+1))
+		lo := binop(">=", v, f.fold(list.List.Items[0], depth+1))
+		hi := binop("<=", v, f.fold(list.List.Items[1], depth+1))
 		if lo.kind != valBool || hi.kind != valBool {
 			return unknownVal
 		}
@@ -287,28 +381,207 @@ func foldAExpr(e *pg.A_Expr, depth int) cval {
 		}
 		return boolVal(in)
 	case pg.A_Expr_Kind_AEXPR_DISTINCT, pg.A_Expr_Kind_AEXPR_NOT_DISTINCT:
-		if sameColumn(e.Lexpr, e.Rexpr) {
+		if pgSame(e.Lexpr, e.Rexpr) {
 			return boolVal(e.Kind == pg.A_Expr_Kind_AEXPR_NOT_DISTINCT)
+		}
+	case pg.A_Expr_Kind_AEXPR_NULLIF:
+		l, r := f.fold(e.Lexpr, depth+1), f.fold(e.Rexpr, depth+1)
+		switch eq := binop("=", l, r); {
+		case eq.kind == valBool && eq.b:
+			return cval{kind: valNull}
+		case eq.kind == valBool || eq.kind == valNull:
+			return l
+		}
+	case pg.A_Expr_Kind_AEXPR_LIKE, pg.A_Expr_Kind_AEXPR_ILIKE:
+		return f.foldLike(e, op, depth)
+	case pg.A_Expr_Kind_AEXPR_SIMILAR:
+		// SIMILAR TO '%' (any run) matches every value that is not NULL.
+		if call, ok := e.Rexpr.GetNode().(*pg.Node_FuncCall); ok && op == "~" && len(call.FuncCall.Args) == 1 {
+			if p := f.fold(call.FuncCall.Args[0], depth+1); p.kind == valStr && allPercent(p.s, 0) {
+				return boolVal(true)
+			}
 		}
 	}
 	return unknownVal
 }
 
-// sameColumn reports whether a and b are the same column reference (x = x).
-func sameColumn(a, b *pg.Node) bool {
-	ca, ok1 := a.GetNode().(*pg.Node_ColumnRef)
-	cb, ok2 := b.GetNode().(*pg.Node_ColumnRef)
-	if !ok1 || !ok2 || len(ca.ColumnRef.Fields) != len(cb.ColumnRef.Fields) {
-		return false
+// foldLike folds LIKE (op ~~, !~~) and ILIKE (~~*, !~~*): backslash is the
+// escape character unless ESCAPE names another (an empty one: none).
+func (f *pgFolder) foldLike(e *pg.A_Expr, op string, depth int) cval {
+	not := strings.HasPrefix(op, "!")
+	ci := strings.HasSuffix(op, "*")
+	pat, esc := e.Rexpr, byte('\\')
+	if call, ok := e.Rexpr.GetNode().(*pg.Node_FuncCall); ok && pgFuncName(call.FuncCall) == "like_escape" {
+		if len(call.FuncCall.Args) != 2 {
+			return unknownVal
+		}
+		ev := f.fold(call.FuncCall.Args[1], depth+1)
+		switch {
+		case ev.kind == valStr && ev.s == "":
+			esc = 0
+		case ev.kind == valStr && len(ev.s) == 1:
+			esc = ev.s[0]
+		default:
+			return unknownVal
+		}
+		pat = call.FuncCall.Args[0]
 	}
-	for i := range ca.ColumnRef.Fields {
-		sa, ok1 := ca.ColumnRef.Fields[i].Node.(*pg.Node_String_)
-		sb, ok2 := cb.ColumnRef.Fields[i].Node.(*pg.Node_String_)
-		if !ok1 || !ok2 || sa.String_.Sval != sb.String_.Sval {
-			return false
+	var r cval
+	switch {
+	case !not && esc == '\\' && pgSame(e.Lexpr, pat):
+		return boolVal(true)
+	default:
+		v, p := f.fold(e.Lexpr, depth+1), f.fold(pat, depth+1)
+		t := folding{likeCI: ci}.like(tvOf(v), tvOf(p), esc)
+		switch t.kind {
+		case tvNull:
+			return cval{kind: valNull}
+		case tvUnknown:
+			return unknownVal
+		}
+		r = boolVal(t.truth())
+	}
+	if not {
+		r.b = !r.b
+	}
+	return r
+}
+
+// tvOf is a string, NULL or unknown of the PostgreSQL fold as the
+// dialects' value (the LIKE fold is shared).
+func tvOf(v cval) tv {
+	switch v.kind {
+	case valNull:
+		return tv{kind: tvNull}
+	case valStr:
+		return tv{kind: tvStr, str: v.s, coll: v.coll}
+	}
+	return unknown
+}
+
+// pgFuncName is a call's name when it is a built-in one (unqualified or
+// in pg_catalog), "" otherwise.
+func pgFuncName(c *pg.FuncCall) string {
+	names := c.Funcname
+	if len(names) == 2 {
+		if s, ok := names[0].Node.(*pg.Node_String_); !ok || s.String_.Sval != "pg_catalog" {
+			return ""
+		}
+	} else if len(names) != 1 {
+		return ""
+	}
+	return strings.ToLower(opName(names))
+}
+
+// foldFunc folds chr, concat, lower and upper over constants (a plain
+// call: no aggregate, window, star or ordering).
+func (f *pgFolder) foldFunc(c *pg.FuncCall, depth int) cval {
+	name := pgFuncName(c)
+	if c.AggStar || c.AggDistinct || c.Over != nil || c.AggFilter != nil || len(c.AggOrder) > 0 || c.FuncVariadic ||
+		(name != "chr" && name != "concat" && name != "lower" && name != "upper") {
+		return unknownVal
+	}
+	args := make([]cval, len(c.Args))
+	for i, a := range c.Args {
+		if args[i] = f.fold(a, depth+1); args[i].kind == valUnknown {
+			return unknownVal
 		}
 	}
-	return true
+	switch name {
+	case "chr":
+		// chr(n) below 128 is n's ASCII character in every encoding.
+		if len(args) == 1 && args[0].kind == valNum && args[0].n.IsInt() {
+			if n := args[0].n.Num(); n.Sign() > 0 && n.Cmp(big.NewInt(128)) < 0 {
+				return cval{kind: valStr, s: string(rune(n.Int64()))}
+			}
+		}
+		if len(args) == 1 && args[0].kind == valNull {
+			return args[0]
+		}
+	case "concat":
+		var b strings.Builder
+		for _, a := range args {
+			switch {
+			case a.kind == valNull:
+				continue
+			case a.kind != valStr || a.coll || b.Len()+len(a.s) > maxLikeBytes:
+				return unknownVal // a number's or a boolean's text depends on its type
+			}
+			b.WriteString(a.s)
+		}
+		return cval{kind: valStr, s: b.String()}
+	case "lower", "upper":
+		if len(args) == 1 && args[0].kind == valNull {
+			return args[0]
+		}
+		if len(args) == 1 && args[0].kind == valStr && isASCII(args[0].s) {
+			v := args[0]
+			if name == "lower" {
+				v.s = strings.ToLower(v.s)
+			} else {
+				v.s = strings.ToUpper(v.s)
+			}
+			return v
+		}
+	}
+	return unknownVal
+}
+
+// pgSame reports whether a and b are one deterministic expression (x = x,
+// lower(x) = lower(x)): equal whatever the row, unless NULL.
+func pgSame(a, b *pg.Node) bool {
+	ka, ok1 := pgKey(a)
+	if !ok1 {
+		return false
+	}
+	kb, ok2 := pgKey(b)
+	return ok2 && ka == kb
+}
+
+// pgKey is the parse tree of n without its positions, when n is
+// deterministic (columns, constants, parameters, operators, casts and the
+// functions of detFunctions) and at most maxSameNodes messages.
+func pgKey(n *pg.Node) (string, bool) {
+	if n == nil {
+		return "", false
+	}
+	count, ok := 0, true
+	var walk func(m protoreflect.Message)
+	walk = func(m protoreflect.Message) {
+		if !ok {
+			return
+		}
+		if count++; count > maxSameNodes {
+			ok = false
+			return
+		}
+		switch x := m.Interface().(type) {
+		case *pg.Node, *pg.ColumnRef, *pg.String, *pg.A_Const, *pg.A_Expr, *pg.TypeCast, *pg.TypeName, *pg.BoolExpr,
+			*pg.NullTest, *pg.BooleanTest, *pg.CollateClause, *pg.ParamRef, *pg.CoalesceExpr, *pg.List, *pg.Integer,
+			*pg.Float, *pg.Boolean, *pg.BitString:
+		case *pg.FuncCall:
+			ok = detFunctions[pgFuncName(x)] && !x.AggStar && x.Over == nil && x.AggFilter == nil
+		default:
+			ok = false
+		}
+		eachChild(m, walk)
+	}
+	walk(n.ProtoReflect())
+	if !ok {
+		return "", false
+	}
+	c := proto.Clone(n)
+	clearLocations(c.ProtoReflect())
+	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(c)
+	return string(b), err == nil
+}
+
+// clearLocations zeroes every location field of m's tree.
+func clearLocations(m protoreflect.Message) {
+	if fd := m.Descriptor().Fields().ByName("location"); fd != nil {
+		m.Clear(fd)
+	}
+	eachChild(m, clearLocations)
 }
 
 // binop folds a binary operator over two constants.
@@ -359,15 +632,24 @@ func binop(op string, l, r cval) cval {
 		}
 	case l.kind == valStr && r.kind == valStr:
 		switch op {
+		case "=", "<>", "!=":
+			eq := l.s == r.s
+			if !eq && (l.coll || r.coll) {
+				return unknownVal // a nondeterministic collation may hold them equal
+			}
+			return boolVal(eq == (op == "="))
+		case "||":
+			if len(l.s)+len(r.s) > 4096 || l.coll || r.coll {
+				return unknownVal
+			}
+			return cval{kind: valStr, s: l.s + r.s}
+		}
+	case l.kind == valBits && r.kind == valBits:
+		switch op {
 		case "=":
 			return boolVal(l.s == r.s)
 		case "<>", "!=":
 			return boolVal(l.s != r.s)
-		case "||":
-			if len(l.s)+len(r.s) > 4096 {
-				return unknownVal
-			}
-			return cval{kind: valStr, s: l.s + r.s}
 		}
 	case l.kind == valBool && r.kind == valBool:
 		switch op {

@@ -14,12 +14,21 @@ const (
 	// bound keeps it far below the stack (it overflows beyond ~20000 levels
 	// on an 8 MiB stack, and Go's protobuf decoder refuses more than ~4000).
 	MaxNesting = 1000
+	// MaxNesting also bounds, in the MySQL and SQLite dialects, a chain of
+	// operators at one bracket level (a+b+c..., a OR b OR c...): both
+	// parsers build it as a left-deep tree, one level per operator.
+
 	// MaxNodes bounds the parse tree's nodes (protobuf messages).
 	MaxNodes = 200000
 	// MaxSchemaDDLBytes bounds params.schema_ddl (as schemas/params/sql.json).
 	MaxSchemaDDLBytes = 100000
 	// MaxSchemaTables bounds the tables of params.schema_ddl.
 	MaxSchemaTables = 2000
+	// MaxFindingsPerRule bounds the findings of one rule in a result (the
+	// first found are kept; the verdict depends on a rule being found,
+	// not on how often): each finding costs a scan of the query for its
+	// line and column.
+	MaxFindingsPerRule = 32
 	// MaxSensitiveNames bounds params.sensitive_columns and
 	// params.sensitive_tables together.
 	MaxSensitiveNames = 1000

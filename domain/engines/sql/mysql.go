@@ -9,6 +9,7 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser"
 	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/format"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
 	driver "github.com/pingcap/tidb/pkg/parser/test_driver"
@@ -44,7 +45,7 @@ var mysqlFunctions = map[string]fnRisk{
 }
 
 // mysqlFold is MySQL's comparison for the tautology checks.
-var mysqlFold = folding{foldCase: true, coerce: true}
+var mysqlFold = folding{foldCase: true, coerce: true, divScale: 4, likeFold: true, likeEscape: '\\'}
 
 // mysqlOps names the binary operators the tautology checks fold.
 var mysqlOps = map[opcode.Op]string{
@@ -290,6 +291,11 @@ type mysqlWalker struct {
 	nodes  int
 	output int // > 0 inside a select list
 	writes map[*ast.TableName]bool
+	// memo keeps the value of each binary operation folded; complement
+	// marks the OR chains true by a pair of null tests, orSeen the OR
+	// nodes already searched for one.
+	memo               map[*ast.BinaryOperationExpr]tv
+	complement, orSeen map[*ast.BinaryOperationExpr]bool
 }
 
 // visitor adapts enter and leave functions to ast.Visitor: enter returns
@@ -580,15 +586,20 @@ func (w *mysqlWalker) cond(e ast.ExprNode, where bool) {
 	}
 	a := w.a
 	before := len(a.findings)
+	w.markComplements(e)
 	v := &visitor{}
 	v.enter = func(n ast.Node) bool {
 		switch x := n.(type) {
 		case *ast.SubqueryExpr:
 			return false // walked with its own statement
 		case *ast.BinaryOperationExpr:
+			if x.Op == opcode.LogicOr && w.complement[x] {
+				a.raise(RiskCritical, a.cur.Class, "a condition contains an always-true OR")
+				a.find("sql.tautology", "critical", "OR of x IS NULL and x IS NOT NULL makes the condition true for every row", int32(w.off))
+			}
 			if x.Op == opcode.LogicOr {
 				for _, arg := range []ast.ExprNode{x.L, x.R} {
-					if w.alwaysTrue(arg) {
+					if w.value(arg, 0).truth() {
 						a.raise(RiskCritical, a.cur.Class, "a condition contains an always-true OR")
 						a.find("sql.tautology", "critical", "OR with an always-true operand makes the condition true for every row", int32(w.off))
 					}
@@ -603,11 +614,20 @@ func (w *mysqlWalker) cond(e ast.ExprNode, where bool) {
 	}
 }
 
-func (w *mysqlWalker) alwaysTrue(e ast.ExprNode) bool { return mysqlValue(e, 0).truth() }
+func (w *mysqlWalker) alwaysTrue(e ast.ExprNode) bool {
+	w.markComplements(e)
+	return w.value(e, 0).truth()
+}
 
-// mysqlValue folds a constant MySQL expression (unknown for anything that
-// reads data); x = x over the same column is true.
-func mysqlValue(e ast.ExprNode, depth int) tv {
+// mysqlFuncs is how MySQL's functions treat NULL and characters.
+var mysqlFuncs = funcDialect{charBytes: true}
+
+// value folds a constant MySQL expression (unknown for anything that
+// reads data); x = x over the same operand is true, as is LIKE '%' (for
+// every row where x is not NULL). The value of each binary operation is
+// kept (w.memo), so a chain of n operators is folded in n steps, however
+// many of its nodes the tautology checks ask about.
+func (w *mysqlWalker) value(e ast.ExprNode, depth int) tv {
 	if depth > MaxNesting {
 		return unknown
 	}
@@ -630,67 +650,214 @@ func mysqlValue(e ast.ExprNode, depth int) tv {
 				return tvNumber(r)
 			}
 		case driver.KindString, driver.KindBytes:
-			return tv{kind: tvStr, str: x.GetString()}
+			// _binary'a' is a binary string: compared byte for byte.
+			return tv{kind: tvStr, str: x.GetString(), bin: x.GetType().GetCharset() == "binary"}
+		case driver.KindBinaryLiteral:
+			if b := x.GetBytes(); len(b) <= maxFoldDigits {
+				return tv{kind: tvStr, str: string(b), hex: true, bin: true}
+			}
 		}
 		return unknown
 	case *ast.ParenthesesExpr:
-		return mysqlValue(x.Expr, d)
+		return w.value(x.Expr, d)
 	case *ast.UnaryOperationExpr:
-		v := mysqlValue(x.V, d)
+		v := w.value(x.V, d)
 		switch x.Op {
 		case opcode.Not, opcode.Not2:
 			return negate(v, true)
 		case opcode.Minus:
-			return arith("-", tvNumber(new(big.Rat)), v)
+			return mysqlFold.arith("-", tvNumber(new(big.Rat)), v)
 		case opcode.Plus:
-			return arith("+", tvNumber(new(big.Rat)), v)
+			return mysqlFold.arith("+", tvNumber(new(big.Rat)), v)
 		}
 		return unknown
 	case *ast.BinaryOperationExpr:
-		if c, ok := mysqlSameColumn(x); ok {
-			return c
+		if v, ok := w.memo[x]; ok {
+			return v
 		}
-		return mysqlFold.binary(mysqlOps[x.Op], mysqlValue(x.L, d), mysqlValue(x.R, d))
+		v := w.binary(x, d)
+		if w.memo == nil {
+			w.memo = map[*ast.BinaryOperationExpr]tv{}
+		}
+		w.memo[x] = v
+		return v
 	case *ast.IsNullExpr:
-		v := mysqlValue(x.Expr, d)
+		v := w.value(x.Expr, d)
 		if v.kind == tvUnknown {
 			return unknown
 		}
 		return tvBool((v.kind == tvNull) != x.Not)
 	case *ast.IsTruthExpr:
-		v := mysqlValue(x.Expr, d)
-		if v.kind == tvUnknown {
+		v := w.value(x.Expr, d)
+		if v.kind == tvUnknown || v.hex {
 			return unknown
 		}
 		return tvBool((v.truth() == (x.True != 0)) != x.Not)
 	case *ast.BetweenExpr:
-		return mysqlFold.between(mysqlValue(x.Expr, d), mysqlValue(x.Left, d), mysqlValue(x.Right, d), x.Not)
+		return mysqlFold.between(w.value(x.Expr, d), w.value(x.Left, d), w.value(x.Right, d), x.Not)
 	case *ast.PatternInExpr:
 		if x.Sel != nil {
 			return unknown
 		}
 		items := make([]tv, len(x.List))
 		for i, item := range x.List {
-			items[i] = mysqlValue(item, d)
+			items[i] = w.value(item, d)
 		}
-		return mysqlFold.in(mysqlValue(x.Expr, d), items, x.Not)
+		return mysqlFold.in(w.value(x.Expr, d), items, x.Not)
+	case *ast.PatternLikeOrIlikeExpr:
+		if !x.Not && mysqlSame(x.Expr, x.Pattern) {
+			return tvBool(true)
+		}
+		esc := x.Escape
+		if !x.EscapeExplicit {
+			esc = '\\'
+		}
+		return negate(mysqlFold.like(w.value(x.Expr, d), w.value(x.Pattern, d), esc), x.Not)
+	case *ast.FuncCallExpr:
+		name := x.FnName.L
+		if !detFunctions[name] || x.Schema.L != "" {
+			return unknown
+		}
+		args := x.Args
+		if name == "char_func" && len(args) > 0 {
+			// The parser adds the charset of CHAR(... USING charset)
+			// as a last argument (NULL without USING).
+			if cs, ok := args[len(args)-1].(*driver.ValueExpr); !ok || cs.Kind() != driver.KindNull {
+				return unknown
+			}
+			args = args[:len(args)-1]
+		}
+		vals := make([]tv, len(args))
+		for i, a := range args {
+			vals[i] = w.value(a, d)
+		}
+		return mysqlFold.foldCall(mysqlFuncs, name, vals)
+	case *ast.SetCollationExpr:
+		v := w.value(x.Expr, d)
+		if v.kind == tvStr {
+			v.coll = true
+		}
+		return v
 	}
 	return unknown
 }
 
-// mysqlSameColumn is x = x (or <=>, >=, <=) over one column: true.
-func mysqlSameColumn(x *ast.BinaryOperationExpr) (tv, bool) {
+// binary folds one binary operation: x = x (or <=>, >=, <=) over one
+// deterministic operand is true, an OR chain holding x IS NULL and
+// x IS NOT NULL is true (w.complement), the rest by MySQL's rules.
+func (w *mysqlWalker) binary(x *ast.BinaryOperationExpr, d int) tv {
 	switch x.Op {
 	case opcode.EQ, opcode.NullEQ, opcode.GE, opcode.LE:
-	default:
-		return unknown, false
+		if mysqlSame(x.L, x.R) {
+			return tvBool(true)
+		}
+	case opcode.LogicOr:
+		if w.complement[x] {
+			return tvBool(true)
+		}
 	}
-	l, ok1 := x.L.(*ast.ColumnNameExpr)
-	r, ok2 := x.R.(*ast.ColumnNameExpr)
-	if ok1 && ok2 && l.Name.Name.L == r.Name.Name.L && l.Name.Table.L == r.Name.Table.L && l.Name.Schema.L == r.Name.Schema.L {
-		return tvBool(true), true
+	return mysqlFold.binary(mysqlOps[x.Op], w.value(x.L, d), w.value(x.R, d))
+}
+
+// markComplements finds, once per OR chain of e, whether the chain holds
+// both x IS NULL and x IS NOT NULL over one deterministic operand (among
+// its first maxOrOperands operands): that chain is true for every row.
+// Each chain is walked from its top node only, so the cost is linear.
+func (w *mysqlWalker) markComplements(e ast.ExprNode) {
+	if e == nil {
+		return
 	}
-	return unknown, false
+	if w.orSeen == nil {
+		w.orSeen, w.complement = map[*ast.BinaryOperationExpr]bool{}, map[*ast.BinaryOperationExpr]bool{}
+	}
+	v := &visitor{enter: func(n ast.Node) bool {
+		top, ok := n.(*ast.BinaryOperationExpr)
+		if !ok || top.Op != opcode.LogicOr || w.orSeen[top] {
+			return true
+		}
+		tests := map[string]int{} // operand key -> 1 IS NULL, 2 IS NOT NULL
+		stack, operands := []ast.ExprNode{top}, 0
+		for len(stack) > 0 && operands < maxOrOperands {
+			e := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			for {
+				p, ok := e.(*ast.ParenthesesExpr)
+				if !ok {
+					break
+				}
+				e = p.Expr
+			}
+			if or, ok := e.(*ast.BinaryOperationExpr); ok && or.Op == opcode.LogicOr {
+				w.orSeen[or] = true
+				stack = append(stack, or.R, or.L)
+				continue
+			}
+			operands++
+			if t, ok := e.(*ast.IsNullExpr); ok {
+				if key, ok := mysqlKey(t.Expr); ok {
+					bit := 1
+					if t.Not {
+						bit = 2
+					}
+					tests[key] |= bit
+					if tests[key] == 3 {
+						w.complement[top] = true
+					}
+				}
+			}
+		}
+		return true
+	}}
+	e.Accept(v)
+}
+
+// mysqlSame reports whether a and b are one deterministic expression
+// (the same text once restored, no parameter, only functions of
+// detFunctions, at most maxSameNodes nodes): equal whatever the row,
+// unless NULL.
+func mysqlSame(a, b ast.ExprNode) bool {
+	ka, ok1 := mysqlKey(a)
+	if !ok1 {
+		return false
+	}
+	kb, ok2 := mysqlKey(b)
+	return ok2 && ka == kb
+}
+
+// mysqlKey is e's text as the parser restores it, when e is deterministic
+// and small (mysqlSame).
+func mysqlKey(e ast.ExprNode) (string, bool) {
+	if e == nil {
+		return "", false
+	}
+	nodes, ok := 0, true
+	v := &visitor{enter: func(n ast.Node) bool {
+		nodes++
+		if nodes > maxSameNodes {
+			ok = false
+		}
+		switch x := n.(type) {
+		case *ast.ColumnNameExpr, *ast.ColumnName, *driver.ValueExpr, *ast.BinaryOperationExpr, *ast.UnaryOperationExpr,
+			*ast.ParenthesesExpr, *ast.PatternLikeOrIlikeExpr, *ast.IsNullExpr, *ast.IsTruthExpr, *ast.BetweenExpr,
+			*ast.SetCollationExpr:
+		case *ast.PatternInExpr:
+			ok = ok && x.Sel == nil
+		case *ast.FuncCallExpr:
+			ok = ok && detFunctions[x.FnName.L] && x.Schema.L == ""
+		default:
+			ok = false
+		}
+		return ok
+	}}
+	e.Accept(v)
+	if !ok {
+		return "", false
+	}
+	var b strings.Builder
+	if err := e.Restore(format.NewRestoreCtx(format.DefaultRestoreFlags, &b)); err != nil {
+		return "", false
+	}
+	return b.String(), true
 }
 
 // mysqlName names a statement: SELECT, DROP TABLE, GRANT...

@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"encoding/hex"
 	"errors"
 	"math/big"
 	"strings"
@@ -51,7 +52,7 @@ var sqliteReadPragmas = map[string]bool{
 }
 
 // sqliteFold is SQLite's comparison for the tautology checks.
-var sqliteFold = folding{}
+var sqliteFold = folding{likeFold: true}
 
 // sqliteOps names the binary operators the tautology checks fold.
 var sqliteOps = map[ast.Operator]string{
@@ -100,6 +101,11 @@ type sqliteWalker struct {
 	f      *flatStmt
 	nodes  int
 	writes map[ast.Node]bool // the QualifiedNames the statement writes
+	// memo keeps the value of each binary operation folded; complement
+	// marks the OR chains true by a pair of null tests, orSeen the OR
+	// nodes already searched for one.
+	memo               map[*ast.BinaryExpr]tv
+	complement, orSeen map[*ast.BinaryExpr]bool
 }
 
 func (w *sqliteWalker) statement(n ast.Stmt) {
@@ -202,7 +208,7 @@ func (w *sqliteWalker) bounded(verb string, where ast.Expr) {
 	switch {
 	case where == nil:
 		a.raise(RiskCritical, "unbounded_write", verb+" without WHERE changes every row")
-	case sqliteValue(where, 0).truth():
+	case w.alwaysTrue(where):
 		a.raise(RiskCritical, "unbounded_write", verb+" whose WHERE is always true changes every row")
 		a.find("sql.tautology", "critical", verb+" with an always-true WHERE clause changes every row", int32(where.Pos()))
 	default:
@@ -420,9 +426,14 @@ func (w *sqliteWalker) cond(e ast.Expr, where bool) {
 				return
 			}
 		case *ast.BinaryExpr:
+			if x.Op == ast.OpOr && w.complement[x] {
+				a.raise(RiskCritical, a.cur.Class, "a condition contains an always-true OR")
+				a.find("sql.tautology", "critical", "OR of x IS NULL and x IS NOT NULL ("+snippetAt(a.src, x.Pos())+
+					") makes the condition true for every row", int32(x.Pos()))
+			}
 			if x.Op == ast.OpOr {
 				for _, arg := range []ast.Expr{x.X, x.Y} {
-					if sqliteValue(arg, 0).truth() {
+					if w.value(arg, 0).truth() {
 						a.raise(RiskCritical, a.cur.Class, "a condition contains an always-true OR")
 						a.find("sql.tautology", "critical", "OR with an always-true operand ("+snippetAt(a.src, arg.Pos())+
 							") makes the condition true for every row", int32(arg.Pos()))
@@ -436,16 +447,28 @@ func (w *sqliteWalker) cond(e ast.Expr, where bool) {
 			}
 		}
 	}
+	w.markComplements(e)
 	scan(e)
-	if where && len(a.findings) == before && sqliteValue(e, 0).truth() {
+	if where && len(a.findings) == before && w.alwaysTrue(e) {
 		a.find("sql.tautology_where", "medium", "the WHERE clause is always true: it filters nothing", int32(e.Pos()))
 	}
 	w.node(e, false)
 }
 
-// sqliteValue folds a constant SQLite expression (unknown for anything
-// that reads data); x = x over the same column is true.
-func sqliteValue(e ast.Expr, depth int) tv {
+// sqliteFuncs is how SQLite's functions treat NULL and characters.
+var sqliteFuncs = funcDialect{concatSkipsNull: true}
+
+// alwaysTrue reports whether the condition e is true whatever the rows.
+func (w *sqliteWalker) alwaysTrue(e ast.Expr) bool {
+	w.markComplements(e)
+	return w.value(e, 0).truth()
+}
+
+// value folds a constant SQLite expression (unknown for anything that
+// reads data); x = x over the same operand is true, as is LIKE '%' (for
+// every row where x is not NULL). The value of each binary operation is
+// kept (w.memo), so a chain of n operators is folded in n steps.
+func (w *sqliteWalker) value(e ast.Expr, depth int) tv {
 	if depth > MaxNesting || e == nil {
 		return unknown
 	}
@@ -460,7 +483,11 @@ func sqliteValue(e ast.Expr, depth int) tv {
 				return tvNumber(r)
 			}
 		case ast.LitString:
-			return tv{kind: tvStr, str: x.Value}
+			return tvString(x.Value)
+		case ast.LitBlob:
+			if b, err := hex.DecodeString(strings.TrimSuffix(x.Raw[min(2, len(x.Raw)):], "'")); err == nil && len(b) <= maxFoldDigits {
+				return tv{kind: tvStr, str: string(b), bin: true}
+			}
 		}
 		return unknown
 	case *ast.Ident:
@@ -469,47 +496,265 @@ func sqliteValue(e ast.Expr, depth int) tv {
 		}
 		return unknown
 	case *ast.ParenExpr:
-		return sqliteValue(x.X, d)
+		return w.value(x.X, d)
 	case *ast.UnaryExpr:
-		v := sqliteValue(x.X, d)
+		v := w.value(x.X, d)
 		switch x.Op {
 		case ast.OpNot:
 			return negate(v, true)
 		case ast.OpMinus:
-			return arith("-", tvNumber(new(big.Rat)), v)
+			return sqliteFold.arith("-", tvNumber(new(big.Rat)), v)
 		case ast.OpPlus:
 			return v
 		}
 		return unknown
 	case *ast.BinaryExpr:
-		if sameSQLiteColumn(x.X, x.Y) && (x.Op == ast.OpEq || x.Op == ast.OpLe || x.Op == ast.OpGe) {
-			return tvBool(true)
+		if v, ok := w.memo[x]; ok {
+			return v
 		}
-		return sqliteFold.binary(sqliteOps[x.Op], sqliteValue(x.X, d), sqliteValue(x.Y, d))
+		v := w.binary(x, d)
+		if w.memo == nil {
+			w.memo = map[*ast.BinaryExpr]tv{}
+		}
+		w.memo[x] = v
+		return v
 	case *ast.IsExpr:
-		if sameSQLiteColumn(x.X, x.Y) {
+		if w.same(x.X, x.Y) {
 			return tvBool(!x.Not)
 		}
-		return negate(sqliteFold.compare("<=>", sqliteValue(x.X, d), sqliteValue(x.Y, d)), x.Not)
+		return negate(sqliteFold.compare("<=>", w.value(x.X, d), w.value(x.Y, d)), x.Not)
 	case *ast.NullCheckExpr:
-		v := sqliteValue(x.X, d)
+		v := w.value(x.X, d)
 		if v.kind == tvUnknown {
 			return unknown
 		}
 		return tvBool((v.kind == tvNull) == (x.Test == ast.TestIsNull))
 	case *ast.BetweenExpr:
-		return sqliteFold.between(sqliteValue(x.X, d), sqliteValue(x.Lo, d), sqliteValue(x.Hi, d), x.Not)
+		return sqliteFold.between(w.value(x.X, d), w.value(x.Lo, d), w.value(x.Hi, d), x.Not)
 	case *ast.InExpr:
 		if x.Select != nil || x.Table != nil {
 			return unknown
 		}
 		items := make([]tv, len(x.List))
 		for i, item := range x.List {
-			items[i] = sqliteValue(item, d)
+			items[i] = w.value(item, d)
 		}
-		return sqliteFold.in(sqliteValue(x.X, d), items, x.Not)
+		return sqliteFold.in(w.value(x.X, d), items, x.Not)
+	case *ast.LikeExpr:
+		return negate(w.like(x, d), x.Not)
+	case *ast.FuncCall:
+		if x.Name == nil || x.Star || x.Distinct || x.Filter != nil || x.Over != nil || len(x.OrderBy) > 0 {
+			return unknown
+		}
+		name := strings.ToLower(x.Name.Name)
+		if !detFunctions[name] {
+			return unknown
+		}
+		vals := make([]tv, len(x.Args))
+		for i, a := range x.Args {
+			vals[i] = w.value(a, d)
+		}
+		return sqliteFold.foldCall(sqliteFuncs, name, vals)
+	case *ast.CollateExpr:
+		v := w.value(x.X, d)
+		if v.kind == tvStr {
+			v.coll = true
+		}
+		return v
 	}
 	return unknown
+}
+
+// binary folds one binary operation: x = x (or <=, >=) over one
+// deterministic operand is true, an OR chain holding x IS NULL and
+// x NOT NULL is true (w.complement), the rest by SQLite's rules.
+func (w *sqliteWalker) binary(x *ast.BinaryExpr, d int) tv {
+	switch x.Op {
+	case ast.OpEq, ast.OpLe, ast.OpGe:
+		if w.same(x.X, x.Y) {
+			return tvBool(true)
+		}
+	case ast.OpOr:
+		if w.complement[x] {
+			return tvBool(true)
+		}
+	case ast.OpConcat:
+		return sqliteFold.concat(w.value(x.X, d), w.value(x.Y, d))
+	}
+	return sqliteFold.binary(sqliteOps[x.Op], w.value(x.X, d), w.value(x.Y, d))
+}
+
+// like folds LIKE and GLOB (REGEXP and MATCH call functions the
+// engine does not know): LIKE matches ASCII letters case-insensitively
+// unless PRAGMA case_sensitive_like is on, so only an answer both give is
+// certain; GLOB is case-sensitive, '*' any run, '?' one character (a
+// pattern with a [class] is not folded).
+func (w *sqliteWalker) like(x *ast.LikeExpr, d int) tv {
+	if x.Op == nil {
+		return unknown
+	}
+	if w.same(x.X, x.Y) && x.Escape == nil {
+		return tvBool(true) // every character of a value matches itself
+	}
+	v, p := w.value(x.X, d), w.value(x.Y, d)
+	switch strings.ToLower(x.Op.Name) {
+	case "like":
+		esc := byte(0)
+		if x.Escape != nil {
+			e := w.value(x.Escape, d)
+			if e.kind != tvStr || len(e.str) != 1 {
+				return unknown
+			}
+			esc = e.str[0]
+		}
+		return sqliteFold.like(v, p, esc)
+	case "glob":
+		if p.kind == tvStr && !p.bin {
+			if strings.Trim(p.str, "*") == "" && p.str != "" {
+				return sqliteFold.like(v, tvString("%"), 0)
+			}
+			if strings.ContainsAny(p.str, "[\x01") || strings.ContainsRune(v.str, 1) {
+				return unknown
+			}
+			var b strings.Builder
+			for _, r := range p.str {
+				switch r {
+				case '*':
+					b.WriteByte('%')
+				case '?':
+					b.WriteByte('_')
+				case '%', '_':
+					b.WriteByte(1)
+					b.WriteRune(r)
+				default:
+					b.WriteRune(r)
+				}
+			}
+			p.str = b.String()
+		}
+		return folding{}.like(v, p, 1)
+	}
+	return unknown
+}
+
+// markComplements finds, once per OR chain of e, whether the chain holds
+// both x IS NULL and x IS NOT NULL (or NOTNULL, NOT NULL) over one
+// deterministic operand among its first maxOrOperands operands.
+func (w *sqliteWalker) markComplements(e ast.Expr) {
+	if e == nil {
+		return
+	}
+	if w.orSeen == nil {
+		w.orSeen, w.complement = map[*ast.BinaryExpr]bool{}, map[*ast.BinaryExpr]bool{}
+	}
+	var scan func(n ast.Node)
+	scan = func(n ast.Node) {
+		if top, ok := n.(*ast.BinaryExpr); ok && top.Op == ast.OpOr && !w.orSeen[top] {
+			tests := map[string]int{}
+			stack, operands := []ast.Expr{top}, 0
+			for len(stack) > 0 && operands < maxOrOperands {
+				e := stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+				for {
+					p, ok := e.(*ast.ParenExpr)
+					if !ok {
+						break
+					}
+					e = p.X
+				}
+				if or, ok := e.(*ast.BinaryExpr); ok && or.Op == ast.OpOr {
+					w.orSeen[or] = true
+					stack = append(stack, or.Y, or.X)
+					continue
+				}
+				operands++
+				if x, isNull, ok := sqliteNullTest(e); ok {
+					if key, ok := w.key(x); ok {
+						bit := 1
+						if !isNull {
+							bit = 2
+						}
+						tests[key] |= bit
+						if tests[key] == 3 {
+							w.complement[top] = true
+						}
+					}
+				}
+			}
+		}
+		for _, c := range n.Children() {
+			if c != nil {
+				scan(c)
+			}
+		}
+	}
+	scan(e)
+}
+
+// sqliteNullTest reads e as a null test of x: x ISNULL, x NOTNULL,
+// x NOT NULL, x IS [NOT] NULL.
+func sqliteNullTest(e ast.Expr) (x ast.Expr, isNull, ok bool) {
+	switch t := e.(type) {
+	case *ast.NullCheckExpr:
+		return t.X, t.Test == ast.TestIsNull, true
+	case *ast.IsExpr:
+		if l, ok := t.Y.(*ast.Literal); ok && l.Kind == ast.LitNull && !t.Distinct {
+			return t.X, !t.Not, true
+		}
+	}
+	return nil, false, false
+}
+
+// same reports whether a and b are one deterministic expression: the same
+// text, no anonymous parameter, only functions of detFunctions, at most
+// maxSameNodes nodes.
+func (w *sqliteWalker) same(a, b ast.Expr) bool {
+	ka, ok1 := w.key(a)
+	if !ok1 {
+		return false
+	}
+	kb, ok2 := w.key(b)
+	return ok2 && ka == kb
+}
+
+// key is e's text in the query when e is deterministic and small (same).
+func (w *sqliteWalker) key(e ast.Expr) (string, bool) {
+	if e == nil || e.Pos() < 0 || e.End() > len(w.a.src) || e.Pos() >= e.End() {
+		return "", false
+	}
+	nodes, ok := 0, true
+	var scan func(n ast.Node)
+	scan = func(n ast.Node) {
+		if !ok {
+			return
+		}
+		if nodes++; nodes > maxSameNodes {
+			ok = false
+			return
+		}
+		switch x := n.(type) {
+		case *ast.Ident, *ast.QualifiedRef, *ast.Literal, *ast.BinaryExpr, *ast.UnaryExpr, *ast.ParenExpr, *ast.LikeExpr,
+			*ast.IsExpr, *ast.NullCheckExpr, *ast.BetweenExpr, *ast.CollateExpr, *ast.CastExpr, *ast.TypeName:
+		case *ast.BindParam:
+			ok = x.Kind != ast.ParamAnon
+		case *ast.InExpr:
+			ok = x.Select == nil && x.Table == nil
+		case *ast.FuncCall:
+			ok = x.Name != nil && detFunctions[strings.ToLower(x.Name.Name)] && x.Filter == nil && x.Over == nil
+		default:
+			ok = false
+		}
+		for _, c := range n.Children() {
+			if c != nil {
+				scan(c)
+			}
+		}
+	}
+	scan(e)
+	if !ok {
+		return "", false
+	}
+	return w.a.src[e.Pos():e.End()], true
 }
 
 // sqliteBoolKeyword reads an unquoted TRUE or FALSE, which SQLite (since
@@ -526,25 +771,6 @@ func sqliteBoolKeyword(x *ast.Ident) (value, ok bool) {
 		return false, true
 	}
 	return false, false
-}
-
-// sameSQLiteColumn reports whether x and y name the same column.
-func sameSQLiteColumn(x, y ast.Expr) bool {
-	name := func(e ast.Expr) string {
-		switch c := e.(type) {
-		case *ast.Ident:
-			return strings.ToLower(c.Name)
-		case *ast.QualifiedRef:
-			var parts []string
-			for _, p := range c.Parts {
-				parts = append(parts, strings.ToLower(p.Name))
-			}
-			return strings.Join(parts, ".")
-		}
-		return ""
-	}
-	a, b := name(x), name(y)
-	return a != "" && a == b
 }
 
 // sqliteName names a statement: SELECT, DROP TABLE, PRAGMA...
