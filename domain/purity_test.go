@@ -108,6 +108,7 @@ var pureImports = []pureImport{
 	{"github.com/pingcap/tidb/pkg/parser", []string{"engines/sql"}, "the sql engine's MySQL parser (pure Go; run in engine workers)"},
 	{"github.com/pingcap/tidb/pkg/parser/ast", []string{"engines/sql"}, "the MySQL parse tree"},
 	{"github.com/pingcap/tidb/pkg/parser/opcode", []string{"engines/sql"}, "the MySQL parse tree's operators"},
+	{"github.com/pingcap/tidb/pkg/parser/format", []string{"engines/sql"}, "restoring a MySQL operand's text to compare two operands (in memory)"},
 	{"github.com/pingcap/tidb/pkg/parser/mysql", []string{"engines/sql"}, "the MySQL parser's SQL modes (NO_BACKSLASH_ESCAPES)"},
 	{"github.com/pingcap/tidb/pkg/parser/test_driver", []string{"engines/sql"}, "the MySQL parser's stand-alone literal values"},
 	{"github.com/sqlc-dev/meyer/ast", []string{"engines/sql"}, "the SQLite parse tree"},

@@ -1,9 +1,9 @@
 package sql
 
 import (
-	"encoding/hex"
 	"errors"
 	"math/big"
+	"strconv"
 	"strings"
 
 	"github.com/sqlc-dev/meyer/ast"
@@ -485,7 +485,7 @@ func (w *sqliteWalker) value(e ast.Expr, depth int) tv {
 		case ast.LitString:
 			return tvString(x.Value)
 		case ast.LitBlob:
-			if b, err := hex.DecodeString(strings.TrimSuffix(x.Raw[min(2, len(x.Raw)):], "'")); err == nil && len(b) <= maxFoldDigits {
+			if b, ok := blobBytes(x.Raw); ok {
 				return tv{kind: tvStr, str: string(b), bin: true}
 			}
 		}
@@ -689,6 +689,27 @@ func (w *sqliteWalker) markComplements(e ast.Expr) {
 		}
 	}
 	scan(e)
+}
+
+// blobBytes reads a BLOB literal, X'3132' as written, into its bytes (at
+// most maxFoldDigits).
+func blobBytes(raw string) ([]byte, bool) {
+	if len(raw) < 3 || raw[1] != '\'' || raw[len(raw)-1] != '\'' {
+		return nil, false
+	}
+	digits := raw[2 : len(raw)-1]
+	if len(digits)%2 != 0 || len(digits) > 2*maxFoldDigits {
+		return nil, false
+	}
+	b := make([]byte, len(digits)/2)
+	for i := range b {
+		v, err := strconv.ParseUint(digits[2*i:2*i+2], 16, 8)
+		if err != nil {
+			return nil, false
+		}
+		b[i] = byte(v)
+	}
+	return b, true
 }
 
 // sqliteNullTest reads e as a null test of x: x ISNULL, x NOTNULL,

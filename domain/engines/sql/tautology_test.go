@@ -41,7 +41,7 @@ var tautologyVectors = map[string]struct{ always, not []string }{
 			"'ab' LIKE 'a%'", "1 IN (1)", "NOT 0", "2 BETWEEN 1 AND 3", "'1' = '1' COLLATE utf8mb4_bin",
 			"CONCAT('a', 'b') = 'ab'", "0x31 = 0x31", "0x31 = '1'", "0x31 = 49", "X'31' = b'00110001'",
 			"IFNULL(NULL, 1)", "COALESCE(1)", "x IS NOT NULL OR x IS NULL", "md5('a') = md5('a')",
-			"IF(1, 1, 0)", "LOWER('A') = 'a'", "1/4 = 0.25", "name LIKE 0x25", "NULLIF(1, 2) = 1", "lower(name) <=> lower(name)",
+			"IF(1, 1, 0)", "LOWER('A') = 'a'", "1/4 = 0.25", "name LIKE 0x25", "_binary'a' <> 'A'", "NULLIF(1, 2) = 1", "lower(name) <=> lower(name)",
 		},
 		not: []string{
 			"name LIKE 'a%'", "name LIKE '_%'", "CHAR(49) = CHAR(50)", "'a' LIKE 'b'", "1 IN (2)", "NOT 1",
@@ -55,7 +55,7 @@ var tautologyVectors = map[string]struct{ always, not []string }{
 		always: []string{
 			"name LIKE '%'", "name GLOB '*'", "name LIKE name", "char(49) = char(49)", "char(49) = '1'",
 			"'a' LIKE 'a'", "'ab' GLOB 'a*'", "1 IN (1)", "NOT 0", "2 BETWEEN 1 AND 3",
-			"'1' = '1' COLLATE NOCASE", "concat('a', 'b') = 'ab'", "'a' || 'b' = 'ab'", "x'31' = x'31'",
+			"'1' = '1' COLLATE NOCASE", "concat('a', 'b') = 'ab'", "'a' || 'b' = 'ab'", "x'31' = x'31'", "x'31' <> '1'", "x'31' > 99",
 			"ifnull(NULL, 1)", "coalesce(1)", "x IS NOT NULL OR x IS NULL", "x NOTNULL OR x ISNULL",
 			"iif(1, 1, 0)", "lower('A') = 'a'", "upper(name) = upper(name)", "?1 = ?1",
 		},
