@@ -689,19 +689,35 @@ func (a *analysis) returning(list []*pg.Node, sc *scope) ([]string, bool) {
 	return outs, known
 }
 
-// bounded classifies the WHERE of an UPDATE or DELETE: none, or always
-// true, is unbounded (critical); an always-true WHERE is also a tautology
-// finding.
+// bounded classifies the WHERE of an UPDATE or DELETE (boundWrite).
 func (a *analysis) bounded(verb string, where *pg.Node, loc int32) {
+	always, off := where != nil && a.alwaysTrue(where), int32(0)
+	if always {
+		off = exprLocationOr(where, loc)
+	}
+	a.boundWrite(verb, where != nil, always, off)
+}
+
+// boundWrite classifies an UPDATE or DELETE by its WHERE, in every
+// dialect: none, or always true, is unbounded (critical); an always-true
+// WHERE (at byte offset off) is also a tautology finding.
+func (a *analysis) boundWrite(verb string, hasWhere, alwaysTrue bool, off int32) {
 	switch {
-	case where == nil:
+	case !hasWhere:
 		a.raise(RiskCritical, "unbounded_write", verb+" without WHERE changes every row")
-	case a.alwaysTrue(where):
+	case alwaysTrue:
 		a.raise(RiskCritical, "unbounded_write", verb+" whose WHERE is always true changes every row")
-		a.find("sql.tautology", "critical", verb+" with an always-true WHERE clause changes every row", exprLocationOr(where, loc))
+		a.find("sql.tautology", "critical", verb+" with an always-true WHERE clause changes every row", off)
 	default:
 		a.raise(RiskHigh, "write", verb+" with WHERE changes the matching rows")
 	}
+}
+
+// tautology records an always-true OR in a condition (msg, at byte
+// offset off): an injection pattern in every dialect.
+func (a *analysis) tautology(msg string, off int32) {
+	a.raise(RiskCritical, a.cur.Class, "a condition contains an always-true OR")
+	a.find("sql.tautology", "critical", msg, off)
 }
 
 func (a *analysis) updateStmt(s *pg.UpdateStmt, parent *scope) ([]string, bool) {
@@ -799,15 +815,13 @@ func (a *analysis) expr(n *pg.Node, sc *scope, c ctx) {
 		return
 	case *pg.Node_BoolExpr:
 		if c.cond && x.BoolExpr.Boolop == pg.BoolExprType_OR_EXPR && complementaryNulls(x.BoolExpr) {
-			a.raise(RiskCritical, a.cur.Class, "a condition contains an always-true OR")
-			a.find("sql.tautology", "critical", "OR of x IS NULL and x IS NOT NULL ("+snippetAt(a.src, int(x.BoolExpr.Location))+
+			a.tautology("OR of x IS NULL and x IS NOT NULL ("+snippetAt(a.src, int(x.BoolExpr.Location))+
 				") makes the condition true for every row", x.BoolExpr.Location)
 		}
 		if c.cond && x.BoolExpr.Boolop == pg.BoolExprType_OR_EXPR {
 			for _, arg := range x.BoolExpr.Args {
 				if a.alwaysTrue(arg) {
-					a.raise(RiskCritical, a.cur.Class, "a condition contains an always-true OR")
-					a.find("sql.tautology", "critical", "OR with an always-true operand ("+snippetAt(a.src, int(exprLocation(arg)))+
+					a.tautology("OR with an always-true operand ("+snippetAt(a.src, int(exprLocation(arg)))+
 						") makes the condition true for every row", exprLocationOr(arg, x.BoolExpr.Location))
 				}
 			}

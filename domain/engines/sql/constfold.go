@@ -303,3 +303,33 @@ func (f folding) concat(x, y tv) tv {
 	}
 	return tvString(x.str + y.str)
 }
+
+// complementInChain walks an OR chain of the MySQL or SQLite tree from its
+// top node: asOr reads a node as an OR (its two operands; the caller marks
+// it seen, so that the chain is walked once), nullTest an operand as a
+// null test (its operand's key, whether it tests IS NULL). It reports
+// whether, among the chain's first maxOrOperands operands, one operand is
+// tested both IS NULL and IS NOT NULL: the chain is true for every row.
+func complementInChain[E any](top E, asOr func(E) (l, r E, ok bool), nullTest func(E) (key string, isNull, ok bool)) bool {
+	tests := map[string]int{} // key -> 1 IS NULL, 2 IS NOT NULL
+	stack, operands, found := []E{top}, 0, false
+	for len(stack) > 0 && operands < maxOrOperands {
+		e := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if l, r, ok := asOr(e); ok {
+			stack = append(stack, r, l)
+			continue
+		}
+		operands++
+		if key, isNull, ok := nullTest(e); ok {
+			bit := 2
+			if isNull {
+				bit = 1
+			}
+			if tests[key] |= bit; tests[key] == 3 {
+				found = true
+			}
+		}
+	}
+	return found
+}

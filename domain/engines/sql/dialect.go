@@ -584,6 +584,25 @@ func classifyGo[S any](a *analysis, g goParser[S], offsets func([]S) []int, stmt
 	return a.class(nodes, nesting, second), nil
 }
 
+// readSchema reads a schema_ddl with a Go parser path: table reads one
+// statement as a table or view (false for any other statement, which is
+// ignored).
+func readSchema[S any](g goParser[S], ddl string, table func(S) (*Table, bool)) (*Schema, *engines.Problem) {
+	stmts, _, p := g.read(ddl, "schema_ddl", MaxSchemaDDLBytes)
+	if p != nil {
+		return nil, p
+	}
+	s := &Schema{tables: map[string][]*Table{}}
+	for _, st := range stmts {
+		if t, ok := table(st); ok {
+			if p := s.add(t); p != nil {
+				return nil, p
+			}
+		}
+	}
+	return s, nil
+}
+
 // tooManyNodes is QWED-REQ-004 for a query past MaxNodes.
 func tooManyNodes() *engines.Problem {
 	return problem(CodeTooLong, "query has more than "+strconv.Itoa(MaxNodes)+" parse-tree nodes",

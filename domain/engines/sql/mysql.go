@@ -482,16 +482,7 @@ func (w *mysqlWalker) markWrites(j *ast.Join, quals map[string]bool) {
 // bounded classifies the WHERE of an UPDATE or DELETE as the PostgreSQL
 // path does.
 func (w *mysqlWalker) bounded(verb string, where ast.ExprNode) {
-	a := w.a
-	switch {
-	case where == nil:
-		a.raise(RiskCritical, "unbounded_write", verb+" without WHERE changes every row")
-	case w.alwaysTrue(where):
-		a.raise(RiskCritical, "unbounded_write", verb+" whose WHERE is always true changes every row")
-		a.find("sql.tautology", "critical", verb+" with an always-true WHERE clause changes every row", int32(w.off))
-	default:
-		a.raise(RiskHigh, "write", verb+" with WHERE changes the matching rows")
-	}
+	w.a.boundWrite(verb, where != nil, where != nil && w.alwaysTrue(where), int32(w.off))
 }
 
 // walk visits every node of a statement: tables, columns, functions,
@@ -594,14 +585,12 @@ func (w *mysqlWalker) cond(e ast.ExprNode, where bool) {
 			return false // walked with its own statement
 		case *ast.BinaryOperationExpr:
 			if x.Op == opcode.LogicOr && w.complement[x] {
-				a.raise(RiskCritical, a.cur.Class, "a condition contains an always-true OR")
-				a.find("sql.tautology", "critical", "OR of x IS NULL and x IS NOT NULL makes the condition true for every row", int32(w.off))
+				a.tautology("OR of x IS NULL and x IS NOT NULL makes the condition true for every row", int32(w.off))
 			}
 			if x.Op == opcode.LogicOr {
 				for _, arg := range []ast.ExprNode{x.L, x.R} {
 					if w.value(arg, 0).truth() {
-						a.raise(RiskCritical, a.cur.Class, "a condition contains an always-true OR")
-						a.find("sql.tautology", "critical", "OR with an always-true operand makes the condition true for every row", int32(w.off))
+						a.tautology("OR with an always-true operand makes the condition true for every row", int32(w.off))
 					}
 				}
 			}
@@ -770,45 +759,40 @@ func (w *mysqlWalker) markComplements(e ast.ExprNode) {
 	if w.orSeen == nil {
 		w.orSeen, w.complement = map[*ast.BinaryOperationExpr]bool{}, map[*ast.BinaryOperationExpr]bool{}
 	}
-	v := &visitor{enter: func(n ast.Node) bool {
-		top, ok := n.(*ast.BinaryOperationExpr)
-		if !ok || top.Op != opcode.LogicOr || w.orSeen[top] {
-			return true
+	asOr := func(e ast.ExprNode) (ast.ExprNode, ast.ExprNode, bool) {
+		or, ok := mysqlUnparen(e).(*ast.BinaryOperationExpr)
+		if !ok || or.Op != opcode.LogicOr {
+			return nil, nil, false
 		}
-		tests := map[string]int{} // operand key -> 1 IS NULL, 2 IS NOT NULL
-		stack, operands := []ast.ExprNode{top}, 0
-		for len(stack) > 0 && operands < maxOrOperands {
-			e := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			for {
-				p, ok := e.(*ast.ParenthesesExpr)
-				if !ok {
-					break
-				}
-				e = p.Expr
-			}
-			if or, ok := e.(*ast.BinaryOperationExpr); ok && or.Op == opcode.LogicOr {
-				w.orSeen[or] = true
-				stack = append(stack, or.R, or.L)
-				continue
-			}
-			operands++
-			if t, ok := e.(*ast.IsNullExpr); ok {
-				if key, ok := mysqlKey(t.Expr); ok {
-					bit := 1
-					if t.Not {
-						bit = 2
-					}
-					tests[key] |= bit
-					if tests[key] == 3 {
-						w.complement[top] = true
-					}
-				}
-			}
+		w.orSeen[or] = true
+		return or.L, or.R, true
+	}
+	nullTest := func(e ast.ExprNode) (string, bool, bool) {
+		t, ok := mysqlUnparen(e).(*ast.IsNullExpr)
+		if !ok {
+			return "", false, false
+		}
+		key, ok := mysqlKey(t.Expr)
+		return key, !t.Not, ok
+	}
+	v := &visitor{enter: func(n ast.Node) bool {
+		if top, ok := n.(*ast.BinaryOperationExpr); ok && top.Op == opcode.LogicOr && !w.orSeen[top] {
+			w.complement[top] = complementInChain[ast.ExprNode](top, asOr, nullTest)
 		}
 		return true
 	}}
 	e.Accept(v)
+}
+
+// mysqlUnparen is e without the brackets around it.
+func mysqlUnparen(e ast.ExprNode) ast.ExprNode {
+	for {
+		p, ok := e.(*ast.ParenthesesExpr)
+		if !ok {
+			return e
+		}
+		e = p.Expr
+	}
 }
 
 // mysqlSame reports whether a and b are one deterministic expression
@@ -894,26 +878,17 @@ func mysqlName(n ast.StmtNode) string {
 // MySQL schema_ddl (a view's columns are unknown: its table is not
 // complete); other statements are ignored.
 func parseMySQLSchema(ddl string) (*Schema, *engines.Problem) {
-	stmts, _, p := mysqlParser.read(ddl, "schema_ddl", MaxSchemaDDLBytes)
-	if p != nil {
-		return nil, p
-	}
-	s := &Schema{tables: map[string][]*Table{}}
-	for _, st := range stmts {
+	return readSchema(mysqlParser, ddl, func(st ast.StmtNode) (*Table, bool) {
 		switch x := st.(type) {
 		case *ast.CreateTableStmt:
 			t := &Table{Schema: x.Table.Schema.L, Name: x.Table.Name.L, Complete: x.ReferTable == nil && x.Select == nil}
 			for _, c := range x.Cols {
 				t.Columns = append(t.Columns, c.Name.Name.L)
 			}
-			if p := s.add(t); p != nil {
-				return nil, p
-			}
+			return t, true
 		case *ast.CreateViewStmt:
-			if p := s.add(&Table{Schema: x.ViewName.Schema.L, Name: x.ViewName.Name.L}); p != nil {
-				return nil, p
-			}
+			return &Table{Schema: x.ViewName.Schema.L, Name: x.ViewName.Name.L}, true
 		}
-	}
-	return s, nil
+		return nil, false
+	})
 }

@@ -204,16 +204,11 @@ func (w *sqliteWalker) kind(n ast.Stmt) {
 // bounded classifies the WHERE of an UPDATE or DELETE as the PostgreSQL
 // path does.
 func (w *sqliteWalker) bounded(verb string, where ast.Expr) {
-	a := w.a
-	switch {
-	case where == nil:
-		a.raise(RiskCritical, "unbounded_write", verb+" without WHERE changes every row")
-	case w.alwaysTrue(where):
-		a.raise(RiskCritical, "unbounded_write", verb+" whose WHERE is always true changes every row")
-		a.find("sql.tautology", "critical", verb+" with an always-true WHERE clause changes every row", int32(where.Pos()))
-	default:
-		a.raise(RiskHigh, "write", verb+" with WHERE changes the matching rows")
+	off := int32(0)
+	if where != nil {
+		off = int32(where.Pos())
 	}
+	w.a.boundWrite(verb, where != nil, where != nil && w.alwaysTrue(where), off)
 }
 
 // node walks n: tables, columns (out: inside a result column), functions,
@@ -427,15 +422,13 @@ func (w *sqliteWalker) cond(e ast.Expr, where bool) {
 			}
 		case *ast.BinaryExpr:
 			if x.Op == ast.OpOr && w.complement[x] {
-				a.raise(RiskCritical, a.cur.Class, "a condition contains an always-true OR")
-				a.find("sql.tautology", "critical", "OR of x IS NULL and x IS NOT NULL ("+snippetAt(a.src, x.Pos())+
+				a.tautology("OR of x IS NULL and x IS NOT NULL ("+snippetAt(a.src, x.Pos())+
 					") makes the condition true for every row", int32(x.Pos()))
 			}
 			if x.Op == ast.OpOr {
 				for _, arg := range []ast.Expr{x.X, x.Y} {
 					if w.value(arg, 0).truth() {
-						a.raise(RiskCritical, a.cur.Class, "a condition contains an always-true OR")
-						a.find("sql.tautology", "critical", "OR with an always-true operand ("+snippetAt(a.src, arg.Pos())+
+						a.tautology("OR with an always-true operand ("+snippetAt(a.src, arg.Pos())+
 							") makes the condition true for every row", int32(arg.Pos()))
 					}
 				}
@@ -647,40 +640,26 @@ func (w *sqliteWalker) markComplements(e ast.Expr) {
 	if w.orSeen == nil {
 		w.orSeen, w.complement = map[*ast.BinaryExpr]bool{}, map[*ast.BinaryExpr]bool{}
 	}
+	asOr := func(e ast.Expr) (ast.Expr, ast.Expr, bool) {
+		or, ok := sqliteUnparen(e).(*ast.BinaryExpr)
+		if !ok || or.Op != ast.OpOr {
+			return nil, nil, false
+		}
+		w.orSeen[or] = true
+		return or.X, or.Y, true
+	}
+	nullTest := func(e ast.Expr) (string, bool, bool) {
+		x, isNull, ok := sqliteNullTest(sqliteUnparen(e))
+		if !ok {
+			return "", false, false
+		}
+		key, ok := w.key(x)
+		return key, isNull, ok
+	}
 	var scan func(n ast.Node)
 	scan = func(n ast.Node) {
 		if top, ok := n.(*ast.BinaryExpr); ok && top.Op == ast.OpOr && !w.orSeen[top] {
-			tests := map[string]int{}
-			stack, operands := []ast.Expr{top}, 0
-			for len(stack) > 0 && operands < maxOrOperands {
-				e := stack[len(stack)-1]
-				stack = stack[:len(stack)-1]
-				for {
-					p, ok := e.(*ast.ParenExpr)
-					if !ok {
-						break
-					}
-					e = p.X
-				}
-				if or, ok := e.(*ast.BinaryExpr); ok && or.Op == ast.OpOr {
-					w.orSeen[or] = true
-					stack = append(stack, or.Y, or.X)
-					continue
-				}
-				operands++
-				if x, isNull, ok := sqliteNullTest(e); ok {
-					if key, ok := w.key(x); ok {
-						bit := 1
-						if !isNull {
-							bit = 2
-						}
-						tests[key] |= bit
-						if tests[key] == 3 {
-							w.complement[top] = true
-						}
-					}
-				}
-			}
+			w.complement[top] = complementInChain[ast.Expr](top, asOr, nullTest)
 		}
 		for _, c := range n.Children() {
 			if c != nil {
@@ -689,6 +668,17 @@ func (w *sqliteWalker) markComplements(e ast.Expr) {
 		}
 	}
 	scan(e)
+}
+
+// sqliteUnparen is e without the brackets around it.
+func sqliteUnparen(e ast.Expr) ast.Expr {
+	for {
+		p, ok := e.(*ast.ParenExpr)
+		if !ok {
+			return e
+		}
+		e = p.X
+	}
 }
 
 // blobBytes reads a BLOB literal, X'3132' as written, into its bytes (at
@@ -811,12 +801,7 @@ func sqliteName(n ast.Stmt) string {
 // SQLite schema_ddl (a view's or a CREATE TABLE AS's columns are unknown);
 // other statements are ignored.
 func parseSQLiteSchema(ddl string) (*Schema, *engines.Problem) {
-	stmts, _, p := sqliteParser.read(ddl, "schema_ddl", MaxSchemaDDLBytes)
-	if p != nil {
-		return nil, p
-	}
-	s := &Schema{tables: map[string][]*Table{}}
-	for _, st := range stmts {
+	return readSchema(sqliteParser, ddl, func(st ast.Stmt) (*Table, bool) {
 		switch x := st.(type) {
 		case *ast.CreateTableStmt:
 			schema, name := qname(x.Name)
@@ -824,15 +809,11 @@ func parseSQLiteSchema(ddl string) (*Schema, *engines.Problem) {
 			for _, c := range x.Columns {
 				t.Columns = append(t.Columns, strings.ToLower(c.Name.Name))
 			}
-			if p := s.add(t); p != nil {
-				return nil, p
-			}
+			return t, true
 		case *ast.CreateViewStmt:
 			schema, name := qname(x.Name)
-			if p := s.add(&Table{Schema: schema, Name: name}); p != nil {
-				return nil, p
-			}
+			return &Table{Schema: schema, Name: name}, true
 		}
-	}
-	return s, nil
+		return nil, false
+	})
 }
