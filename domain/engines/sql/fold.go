@@ -338,12 +338,13 @@ func (f *pgFolder) foldAExpr(e *pg.A_Expr, depth int) cval {
 			}
 			return unknownVal
 		}
-		if op == "=" || op == "<=" || op == ">=" {
-			if pgSame(e.Lexpr, e.Rexpr) {
-				return boolVal(true)
-			}
+		v := binop(op, f.fold(e.Lexpr, depth+1), f.fold(e.Rexpr, depth+1))
+		// Constants are compared (NULL = NULL is NULL); what the fold
+		// cannot decide is true when both sides are one expression.
+		if v.kind == valUnknown && (op == "=" || op == "<=" || op == ">=") && pgSame(e.Lexpr, e.Rexpr) {
+			return boolVal(true)
 		}
-		return binop(op, f.fold(e.Lexpr, depth+1), f.fold(e.Rexpr, depth+1))
+		return v
 	case pg.A_Expr_Kind_AEXPR_IN:
 		l := f.fold(e.Lexpr, depth+1)
 		list, ok := e.Rexpr.GetNode().(*pg.Node_List)
@@ -426,25 +427,17 @@ func (f *pgFolder) foldLike(e *pg.A_Expr, op string, depth int) cval {
 		}
 		pat = call.FuncCall.Args[0]
 	}
-	var r cval
+	v, p := f.fold(e.Lexpr, depth+1), f.fold(pat, depth+1)
+	t := folding{likeCI: ci}.like(tvOf(v), tvOf(p), esc)
 	switch {
-	case !not && esc == '\\' && pgSame(e.Lexpr, pat):
-		return boolVal(true)
-	default:
-		v, p := f.fold(e.Lexpr, depth+1), f.fold(pat, depth+1)
-		t := folding{likeCI: ci}.like(tvOf(v), tvOf(p), esc)
-		switch t.kind {
-		case tvNull:
-			return cval{kind: valNull}
-		case tvUnknown:
-			return unknownVal
-		}
-		r = boolVal(t.truth())
+	case t.kind == tvNull:
+		return cval{kind: valNull}
+	case t.kind == tvUnknown && esc == '\\' && pgSame(e.Lexpr, pat):
+		t = tvBool(true) // every character of a value matches itself
+	case t.kind == tvUnknown:
+		return unknownVal
 	}
-	if not {
-		r.b = !r.b
-	}
-	return r
+	return boolVal(t.truth() != not)
 }
 
 // tvOf is a string, NULL or unknown of the PostgreSQL fold as the

@@ -20,6 +20,8 @@ func FuzzParseQuery(f *testing.F) {
 		"SELECT 1; DROP TABLE x", "SELECT ((((1))))", "MERGE INTO t USING s ON true WHEN MATCHED THEN DELETE",
 		"SELECT 'ж\U0010FFFD' FROM users", "SELECT \"é\u3000\" FROM t", "SELECT $ж$ x $ж$", "SELECT U&'\\0441\\+10FFFD'",
 		"SELECT {0\U0010FFFD0!}$", "SELECT 1 -- \u2028\nDROP TABLE users",
+		"SELECT * FROM users WHERE name ILIKE '%' OR chr(49) = x'31'::text OR (x IS NULL OR x IS NOT NULL) OR $1 = $1",
+		"DELETE FROM users WHERE concat('a', NULL) LIKE 'a#%' ESCAPE '#' OR nullif(1, 2) = 1 OR 'a' = 'a' COLLATE \"C\"",
 	} {
 		f.Add(s)
 	}
@@ -107,6 +109,8 @@ func FuzzParseMySQL(f *testing.F) {
 		"UPDATE users u JOIN orders o ON o.user_id = u.id SET u.name = 'x' WHERE o.id IN (SELECT 1)",
 		"SELECT ((((1))))", "SELECT 'abc", "SELECT 1e99999 = 1e99999 OR 2 > 1", "SELECT * FROM mysql.user",
 		"WITH RECURSIVE r AS (SELECT 1 UNION ALL SELECT 1 FROM r) SELECT * FROM r", "SELECT 0x41 <=> NULL",
+		"SELECT id FROM users WHERE a LIKE '%' OR CHAR(49, NULL)=_binary'1' OR (x IS NULL) OR x IS NOT NULL OR IFNULL(NULL, 0x31)",
+		"DELETE FROM users WHERE CONCAT('a', 'b') LIKE 'a\\%' ESCAPE '|' OR 1/4 = 0.25 OR lower(name) <=> lower(name)",
 	})
 }
 
@@ -118,5 +122,7 @@ func FuzzParseSQLite(f *testing.F) {
 		"INSERT INTO users (id) VALUES (1) ON CONFLICT (id) DO UPDATE SET name = excluded.name RETURNING *",
 		"SELECT ((((1))))", "SELECT 'abc", "SELECT 1e99999 = 1e99999 OR 2 > 1", "SELECT x'41' IS NOT NULL",
 		"WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n+1 FROM r) SELECT n FROM r",
+		"SELECT id FROM users WHERE a GLOB '*' OR char(49)=x'31' OR (x ISNULL) OR x IS NOT NULL OR iif(1, 'a' || 'b', 0)",
+		"DELETE FROM users WHERE name LIKE 'a!%' ESCAPE '!' OR coalesce(NULL, 1) OR upper(name) = upper(name)",
 	})
 }

@@ -694,14 +694,15 @@ func (w *mysqlWalker) value(e ast.ExprNode, depth int) tv {
 		}
 		return mysqlFold.in(w.value(x.Expr, d), items, x.Not)
 	case *ast.PatternLikeOrIlikeExpr:
-		if !x.Not && mysqlSame(x.Expr, x.Pattern) {
-			return tvBool(true)
-		}
 		esc := x.Escape
 		if !x.EscapeExplicit {
 			esc = '\\'
 		}
-		return negate(mysqlFold.like(w.value(x.Expr, d), w.value(x.Pattern, d), esc), x.Not)
+		v := mysqlFold.like(w.value(x.Expr, d), w.value(x.Pattern, d), esc)
+		if v.kind == tvUnknown && !x.EscapeExplicit && mysqlSame(x.Expr, x.Pattern) {
+			v = tvBool(true) // every character of a value matches itself
+		}
+		return negate(v, x.Not)
 	case *ast.FuncCallExpr:
 		name := x.FnName.L
 		if !detFunctions[name] || x.Schema.L != "" {
@@ -731,21 +732,23 @@ func (w *mysqlWalker) value(e ast.ExprNode, depth int) tv {
 	return unknown
 }
 
-// binary folds one binary operation: x = x (or <=>, >=, <=) over one
-// deterministic operand is true, an OR chain holding x IS NULL and
-// x IS NOT NULL is true (w.complement), the rest by MySQL's rules.
+// binary folds one binary operation by MySQL's rules; x = x (or <=>, >=,
+// <=) over one deterministic operand the fold cannot decide is true, and
+// so is an OR chain holding x IS NULL and x IS NOT NULL (w.complement).
 func (w *mysqlWalker) binary(x *ast.BinaryOperationExpr, d int) tv {
+	if x.Op == opcode.LogicOr && w.complement[x] {
+		return tvBool(true)
+	}
+	v := mysqlFold.binary(mysqlOps[x.Op], w.value(x.L, d), w.value(x.R, d))
 	switch x.Op {
 	case opcode.EQ, opcode.NullEQ, opcode.GE, opcode.LE:
-		if mysqlSame(x.L, x.R) {
-			return tvBool(true)
-		}
-	case opcode.LogicOr:
-		if w.complement[x] {
+		// Constants are compared (NULL = NULL is NULL); what the fold
+		// cannot decide is true when both sides are one expression.
+		if v.kind == tvUnknown && mysqlSame(x.L, x.R) {
 			return tvBool(true)
 		}
 	}
-	return mysqlFold.binary(mysqlOps[x.Op], w.value(x.L, d), w.value(x.R, d))
+	return v
 }
 
 // markComplements finds, once per OR chain of e, whether the chain holds

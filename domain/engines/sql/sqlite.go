@@ -558,15 +558,11 @@ func (w *sqliteWalker) value(e ast.Expr, depth int) tv {
 	return unknown
 }
 
-// binary folds one binary operation: x = x (or <=, >=) over one
-// deterministic operand is true, an OR chain holding x IS NULL and
-// x NOT NULL is true (w.complement), the rest by SQLite's rules.
+// binary folds one binary operation by SQLite's rules; x = x (or <=, >=)
+// over one deterministic operand the fold cannot decide is true, and so
+// is an OR chain holding x IS NULL and x NOT NULL (w.complement).
 func (w *sqliteWalker) binary(x *ast.BinaryExpr, d int) tv {
 	switch x.Op {
-	case ast.OpEq, ast.OpLe, ast.OpGe:
-		if w.same(x.X, x.Y) {
-			return tvBool(true)
-		}
 	case ast.OpOr:
 		if w.complement[x] {
 			return tvBool(true)
@@ -574,7 +570,16 @@ func (w *sqliteWalker) binary(x *ast.BinaryExpr, d int) tv {
 	case ast.OpConcat:
 		return sqliteFold.concat(w.value(x.X, d), w.value(x.Y, d))
 	}
-	return sqliteFold.binary(sqliteOps[x.Op], w.value(x.X, d), w.value(x.Y, d))
+	v := sqliteFold.binary(sqliteOps[x.Op], w.value(x.X, d), w.value(x.Y, d))
+	switch x.Op {
+	case ast.OpEq, ast.OpLe, ast.OpGe:
+		// Constants are compared (NULL = NULL is NULL); what the fold
+		// cannot decide is true when both sides are one expression.
+		if v.kind == tvUnknown && w.same(x.X, x.Y) {
+			return tvBool(true)
+		}
+	}
+	return v
 }
 
 // like folds LIKE and GLOB (REGEXP and MATCH call functions the
@@ -586,9 +591,15 @@ func (w *sqliteWalker) like(x *ast.LikeExpr, d int) tv {
 	if x.Op == nil {
 		return unknown
 	}
-	if w.same(x.X, x.Y) && x.Escape == nil {
-		return tvBool(true) // every character of a value matches itself
+	r := w.likeValue(x, d)
+	if r.kind == tvUnknown && x.Escape == nil && strings.EqualFold(x.Op.Name, "like") && w.same(x.X, x.Y) {
+		return tvBool(true) // every character of a value matches itself as a LIKE pattern
 	}
+	return r
+}
+
+// likeValue folds LIKE and GLOB over the operands' values (like).
+func (w *sqliteWalker) likeValue(x *ast.LikeExpr, d int) tv {
 	v, p := w.value(x.X, d), w.value(x.Y, d)
 	switch strings.ToLower(x.Op.Name) {
 	case "like":

@@ -33,6 +33,7 @@ var tautologyVectors = map[string]struct{ always, not []string }{
 			"coalesce(NULL, 0) = 1", "x IS NULL OR y IS NOT NULL", "random() = random()", "$1 = $2",
 			"'a' = 'A' COLLATE \"und-x-icu\"", "'a' <> 'A' COLLATE \"und-x-icu\"", "chr(233) = chr(233) || ''",
 			"name LIKE '%' ESCAPE '%'", "nullif(1, 1) = 1", "'a '::bpchar <> 'a'",
+			"NULL = NULL", "'a\\%' LIKE 'a\\%'", "NULL LIKE NULL",
 		},
 	},
 	DialectMySQL: {
@@ -48,7 +49,8 @@ var tautologyVectors = map[string]struct{ always, not []string }{
 			"5 BETWEEN 1 AND 3", "CONCAT('a', 'b') = 'ba'", "0x31 = 0x32", "0x31 = 1", "IFNULL(NULL, 0)",
 			"x IS NULL OR y IS NOT NULL", "RAND() = RAND()", "? = ?", "'a' = 'a '", "'é' <> 'e'", "1/3 <> 0.3333",
 			"'1' = '2' COLLATE utf8mb4_bin", "'a' <> 'A' COLLATE utf8mb4_bin", "CHAR(65) = 'a'", "0x41",
-			"name LIKE '%' ESCAPE '%'", "CHAR(49 USING utf8mb4) = '1'", "'{' > 'a'", "_binary'a' = 'A'",
+			"name LIKE '%' ESCAPE '%'", "CHAR(49 USING utf8mb4) = '1'", "'{' > 'a'", "_binary'a' = 'A'", "NULL = NULL",
+			"NULL LIKE NULL",
 		},
 	},
 	DialectSQLite: {
@@ -63,7 +65,8 @@ var tautologyVectors = map[string]struct{ always, not []string }{
 			"name LIKE 'a%'", "name LIKE '_%'", "char(49) = char(50)", "'a' LIKE 'b'", "'a' LIKE 'A'",
 			"'a' GLOB 'A'", "1 IN (2)", "NOT 1", "5 BETWEEN 1 AND 3", "concat('a', 'b') = 'ba'",
 			"x'31' = '1'", "ifnull(NULL, 0)", "x IS NULL OR y IS NOT NULL", "random() = random()", "? = ?",
-			"'a' = 'A' COLLATE NOCASE", "5/2 = 2.5",
+			"'a' = 'A' COLLATE NOCASE", "5/2 = 2.5", "NULL = NULL",
+			"NULL LIKE NULL", "1/0 = 1/0", "name GLOB name", "name REGEXP name",
 		},
 	},
 }
