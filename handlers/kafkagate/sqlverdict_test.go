@@ -3,10 +3,13 @@ package kafkagate_test
 import (
 	"context"
 	"encoding/json"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/agentgate/agentgate/client"
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/domain/engines/sql"
 	"github.com/agentgate/agentgate/handlers/kafkagate"
 )
 
@@ -103,6 +106,36 @@ func TestQWEDProtocol_5_1_NaturalLanguageOverKafka(t *testing.T) {
 		}
 		if tc.status == "UNSUPPORTED" && (m.Error == nil || m.Error.Code != "QWED-REQ-005" || m.Error.Details["accepted"] == nil) {
 			t.Fatalf("%q over Kafka: %s", tc.query, rep.Data)
+		}
+	}
+}
+
+// TestQWEDProtocol_5_2_5_TautologyAndChainOverKafka: over Kafka, a
+// qwed.verify whose OR holds a tautology the engine folds (LIKE '%') is
+// BLOCKED (403, QWED-SEC-002), and an operator chain past the bound is
+// ERROR QWED-REQ-004, as over HTTP.
+func TestQWEDProtocol_5_2_5_TautologyAndChainOverKafka(t *testing.T) {
+	_, brokers := broker(t)
+	startGate(t, brokers, &logs{brokers: brokers}, t.TempDir(), withEngines(engines(t)))
+	c := newClient(t, brokers)
+	for i, tc := range []struct {
+		query         string
+		status        int
+		verdict, code string
+	}{
+		{"SELECT id FROM orders WHERE id = 5 OR name LIKE '%'", 403, "BLOCKED", "QWED-SEC-002"},
+		{"SELECT 1" + strings.Repeat("+1", sql.MaxNesting+1), 0, "ERROR", "QWED-REQ-004"},
+	} {
+		cmd := client.QWEDVerify(adminKey, map[string]any{"query": tc.query, "type": "sql", "params": map[string]any{"dialect": "mysql"}})
+		cmd.ID = "qv-sql-taut-" + strconv.Itoa(i)
+		rep, err := c.Request(context.Background(), cmd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r verifyReply
+		if err := json.Unmarshal(rep.Data, &r); err != nil || (tc.status != 0 && rep.Status != tc.status) ||
+			r.Status != tc.verdict || r.Verified || r.Error == nil || r.Error.Code != tc.code {
+			t.Errorf("%.40q over Kafka: %d %.300s", tc.query, rep.Status, rep.Data)
 		}
 	}
 }

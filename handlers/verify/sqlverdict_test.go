@@ -2,6 +2,7 @@ package verify_test
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/agentgate/agentgate/domain/engines/sql"
@@ -83,5 +84,32 @@ func TestQWEDProtocol_5_2_5_SQLDialects_HTTP(t *testing.T) {
 	m = s.actionWith(id, tok, 2, `{"type":"execute_sql","query":"ATTACH DATABASE '/etc/x.db' AS x","parameters":{"dialect":"sqlite"}}`)
 	if m["decision"] != "DENIED" || errCode(m) != "QWED-SEC-002" {
 		t.Errorf("sqlite ATTACH in verify_action: %v", m)
+	}
+}
+
+// TestQWEDProtocol_5_2_5_TautologyAndChainOverHTTP: over POST /verify, an
+// OR with an always-true operand the engine folds (LIKE '%' in MySQL,
+// CHAR(49)=CHAR(49) in SQLite, chr(49)=chr(49) in PostgreSQL) is BLOCKED
+// (403, QWED-SEC-002) as OR 1=1 is, its near miss VERIFIED, and an
+// operator chain past the bound ERROR QWED-REQ-004 before any parser runs.
+func TestQWEDProtocol_5_2_5_TautologyAndChainOverHTTP(t *testing.T) {
+	s := newServer(t, sql.New())
+	for _, tc := range []struct{ dialect, cond string }{
+		{"mysql", "name LIKE '%'"}, {"sqlite", "CHAR(49) = CHAR(49)"}, {"postgresql", "chr(49) = chr(49)"},
+	} {
+		q := strconv.Quote("SELECT id FROM orders WHERE id = 5 OR " + tc.cond)
+		r := s.verify(`{"query":` + q + `,"type":"sql","params":{"dialect":"` + tc.dialect + `"}}`)
+		if m := r.json(t); r.status != 403 || m["status"] != "BLOCKED" || r.code(t) != "QWED-SEC-002" {
+			t.Errorf("/verify %s %s: %d %s", tc.dialect, tc.cond, r.status, r.body)
+		}
+	}
+	r := s.verify(`{"query":"SELECT id FROM orders WHERE id = 5 OR name LIKE 'a%'","type":"sql","params":{"dialect":"mysql"}}`)
+	if m := r.json(t); r.status != 200 || m["status"] != "VERIFIED" {
+		t.Errorf("/verify mysql LIKE 'a%%': %d %s", r.status, r.body)
+	}
+	chain := strconv.Quote("SELECT 1" + strings.Repeat("+1", sql.MaxNesting+1))
+	r = s.verify(`{"query":` + chain + `,"type":"sql","params":{"dialect":"sqlite"}}`)
+	if m := r.json(t); m["status"] != "ERROR" || r.code(t) != "QWED-REQ-004" {
+		t.Errorf("/verify sqlite chain: %d %.300s", r.status, r.body)
 	}
 }
