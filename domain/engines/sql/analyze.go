@@ -82,8 +82,7 @@ type analysis struct {
 
 func newAnalysis(src string, opt *options) *analysis {
 	return &analysis{src: src, opt: opt, tables: map[string]bool{}, written: map[string]bool{},
-		colsRead: map[string]bool{}, colsWrite: map[string]bool{}, seen: map[string]bool{},
-		perRule: map[string]int{}}
+		colsRead: map[string]bool{}, colsWrite: map[string]bool{}, seen: map[string]bool{}}
 }
 
 // raise sets the current statement's risk to r when r is higher.
@@ -104,6 +103,9 @@ func (a *analysis) find(rule, severity, msg string, off int32) {
 		return
 	}
 	a.seen[key] = true
+	if a.perRule == nil {
+		a.perRule = map[string]int{}
+	}
 	a.perRule[rule]++
 	line, col := lineCol(a.src, int(off))
 	a.findings = append(a.findings, engines.Finding{Rule: rule, Severity: severity, Message: msg,

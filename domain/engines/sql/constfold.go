@@ -311,7 +311,7 @@ func (f folding) concat(x, y tv) tv {
 // whether, among the chain's first maxOrOperands operands, one operand is
 // tested both IS NULL and IS NOT NULL: the chain is true for every row.
 func complementInChain[E any](top E, asOr func(E) (l, r E, ok bool), nullTest func(E) (key string, isNull, ok bool)) bool {
-	tests := map[string]int{} // key -> 1 IS NULL, 2 IS NOT NULL
+	var tests map[string]int // key -> 1 IS NULL, 2 IS NOT NULL
 	stack, operands, found := []E{top}, 0, false
 	for len(stack) > 0 && operands < maxOrOperands {
 		e := stack[len(stack)-1]
@@ -326,10 +326,25 @@ func complementInChain[E any](top E, asOr func(E) (l, r E, ok bool), nullTest fu
 			if isNull {
 				bit = 1
 			}
+			if tests == nil {
+				tests = map[string]int{}
+			}
 			if tests[key] |= bit; tests[key] == 3 {
 				found = true
 			}
 		}
 	}
 	return found
+}
+
+// mentionsNull reports whether s spells NULL in any case: a null test
+// does (IS NULL, NOT NULL, ISNULL, NOTNULL), so a condition whose text
+// does not holds no pair of them and is not searched for one.
+func mentionsNull(s string) bool {
+	for i := 0; i+4 <= len(s); i++ {
+		if s[i]|0x20 == 'n' && s[i+1]|0x20 == 'u' && s[i+2]|0x20 == 'l' && s[i+3]|0x20 == 'l' {
+			return true
+		}
+	}
+	return false
 }

@@ -290,7 +290,7 @@ func (f *pgFolder) foldBool(b *pg.BoolExpr, depth int) cval {
 // x IS NOT NULL over one deterministic expression (among its first
 // maxOrOperands operands): it is true for every row.
 func complementaryNulls(b *pg.BoolExpr) bool {
-	tests := map[string]int{}
+	var tests map[string]int
 	for i, arg := range b.Args {
 		if i >= maxOrOperands {
 			break
@@ -306,6 +306,9 @@ func complementaryNulls(b *pg.BoolExpr) bool {
 		bit := 1
 		if nt.NullTest.Nulltesttype == pg.NullTestType_IS_NOT_NULL {
 			bit = 2
+		}
+		if tests == nil {
+			tests = map[string]int{}
 		}
 		if tests[key] |= bit; tests[key] == 3 {
 			return true
@@ -523,12 +526,39 @@ func (f *pgFolder) foldFunc(c *pg.FuncCall, depth int) cval {
 // pgSame reports whether a and b are one deterministic expression (x = x,
 // lower(x) = lower(x)): equal whatever the row, unless NULL.
 func pgSame(a, b *pg.Node) bool {
+	// The common cases without building a key: operands of different
+	// node types differ, two column references are compared by name, and
+	// a constant is the fold's to decide.
+	if a == nil || b == nil || a.ProtoReflect().WhichOneof(nodeOneof) != b.ProtoReflect().WhichOneof(nodeOneof) {
+		return false
+	}
+	switch x := a.Node.(type) {
+	case *pg.Node_AConst:
+		return false
+	case *pg.Node_ColumnRef:
+		return sameColumnRef(x.ColumnRef, b.GetColumnRef())
+	}
 	ka, ok1 := pgKey(a)
 	if !ok1 {
 		return false
 	}
 	kb, ok2 := pgKey(b)
 	return ok2 && ka == kb
+}
+
+// sameColumnRef reports whether a and b name the same column (x = x).
+func sameColumnRef(a, b *pg.ColumnRef) bool {
+	if a == nil || b == nil || len(a.Fields) != len(b.Fields) {
+		return false
+	}
+	for i := range a.Fields {
+		sa, ok1 := a.Fields[i].Node.(*pg.Node_String_)
+		sb, ok2 := b.Fields[i].Node.(*pg.Node_String_)
+		if !ok1 || !ok2 || sa.String_.Sval != sb.String_.Sval {
+			return false
+		}
+	}
+	return true
 }
 
 // pgKey is the parse tree of n without its positions, when n is

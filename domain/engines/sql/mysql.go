@@ -296,6 +296,7 @@ type mysqlWalker struct {
 	// nodes already searched for one.
 	memo               map[*ast.BinaryOperationExpr]tv
 	complement, orSeen map[*ast.BinaryOperationExpr]bool
+	hasNull            int // 0 not known yet, 1 the query spells NULL, 2 it does not
 }
 
 // visitor adapts enter and leave functions to ast.Visitor: enter returns
@@ -756,11 +757,8 @@ func (w *mysqlWalker) binary(x *ast.BinaryOperationExpr, d int) tv {
 // its first maxOrOperands operands): that chain is true for every row.
 // Each chain is walked from its top node only, so the cost is linear.
 func (w *mysqlWalker) markComplements(e ast.ExprNode) {
-	if e == nil {
+	if e == nil || !w.mentionsNull() {
 		return
-	}
-	if w.orSeen == nil {
-		w.orSeen, w.complement = map[*ast.BinaryOperationExpr]bool{}, map[*ast.BinaryOperationExpr]bool{}
 	}
 	asOr := func(e ast.ExprNode) (ast.ExprNode, ast.ExprNode, bool) {
 		or, ok := mysqlUnparen(e).(*ast.BinaryOperationExpr)
@@ -780,11 +778,26 @@ func (w *mysqlWalker) markComplements(e ast.ExprNode) {
 	}
 	v := &visitor{enter: func(n ast.Node) bool {
 		if top, ok := n.(*ast.BinaryOperationExpr); ok && top.Op == opcode.LogicOr && !w.orSeen[top] {
+			if w.orSeen == nil {
+				w.orSeen, w.complement = map[*ast.BinaryOperationExpr]bool{}, map[*ast.BinaryOperationExpr]bool{}
+			}
 			w.complement[top] = complementInChain[ast.ExprNode](top, asOr, nullTest)
 		}
 		return true
 	}}
 	e.Accept(v)
+}
+
+// mentionsNull reports whether the query spells NULL anywhere (the
+// parser keeps no expression's text), once per query.
+func (w *mysqlWalker) mentionsNull() bool {
+	if w.hasNull == 0 {
+		w.hasNull = 2
+		if mentionsNull(w.a.src) {
+			w.hasNull = 1
+		}
+	}
+	return w.hasNull == 1
 }
 
 // mysqlUnparen is e without the brackets around it.
@@ -803,6 +816,20 @@ func mysqlUnparen(e ast.ExprNode) ast.ExprNode {
 // detFunctions, at most maxSameNodes nodes): equal whatever the row,
 // unless NULL.
 func mysqlSame(a, b ast.ExprNode) bool {
+	// The common cases without restoring any text: two columns are
+	// compared by name; a constant is the fold's to decide, so it is
+	// never the same as what the fold could not decide.
+	if ca, ok := a.(*ast.ColumnNameExpr); ok {
+		cb, ok := b.(*ast.ColumnNameExpr)
+		return ok && ca.Name.Name.L == cb.Name.Name.L && ca.Name.Table.L == cb.Name.Table.L && ca.Name.Schema.L == cb.Name.Schema.L
+	}
+	switch b.(type) {
+	case *ast.ColumnNameExpr, *driver.ValueExpr:
+		return false
+	}
+	if _, ok := a.(*driver.ValueExpr); ok {
+		return false
+	}
 	ka, ok1 := mysqlKey(a)
 	if !ok1 {
 		return false

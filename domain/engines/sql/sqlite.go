@@ -645,11 +645,8 @@ func (w *sqliteWalker) likeValue(x *ast.LikeExpr, d int) tv {
 // both x IS NULL and x IS NOT NULL (or NOTNULL, NOT NULL) over one
 // deterministic operand among its first maxOrOperands operands.
 func (w *sqliteWalker) markComplements(e ast.Expr) {
-	if e == nil {
+	if e == nil || e.Pos() < 0 || e.End() > len(w.a.src) || e.Pos() > e.End() || !mentionsNull(w.a.src[e.Pos():e.End()]) {
 		return
-	}
-	if w.orSeen == nil {
-		w.orSeen, w.complement = map[*ast.BinaryExpr]bool{}, map[*ast.BinaryExpr]bool{}
 	}
 	asOr := func(e ast.Expr) (ast.Expr, ast.Expr, bool) {
 		or, ok := sqliteUnparen(e).(*ast.BinaryExpr)
@@ -670,6 +667,9 @@ func (w *sqliteWalker) markComplements(e ast.Expr) {
 	var scan func(n ast.Node)
 	scan = func(n ast.Node) {
 		if top, ok := n.(*ast.BinaryExpr); ok && top.Op == ast.OpOr && !w.orSeen[top] {
+			if w.orSeen == nil {
+				w.orSeen, w.complement = map[*ast.BinaryExpr]bool{}, map[*ast.BinaryExpr]bool{}
+			}
 			w.complement[top] = complementInChain[ast.Expr](top, asOr, nullTest)
 		}
 		for _, c := range n.Children() {
@@ -731,6 +731,11 @@ func sqliteNullTest(e ast.Expr) (x ast.Expr, isNull, ok bool) {
 // text, no anonymous parameter, only functions of detFunctions, at most
 // maxSameNodes nodes.
 func (w *sqliteWalker) same(a, b ast.Expr) bool {
+	// The text first (no allocation): most operands differ there.
+	if a == nil || b == nil || a.End()-a.Pos() != b.End()-b.Pos() || a.Pos() < 0 || b.Pos() < 0 ||
+		a.End() > len(w.a.src) || b.End() > len(w.a.src) || w.a.src[a.Pos():a.End()] != w.a.src[b.Pos():b.End()] {
+		return false
+	}
 	ka, ok1 := w.key(a)
 	if !ok1 {
 		return false
