@@ -437,9 +437,6 @@ func (a *alg) definedAt(c claim, x string, v rfn) (ok bool) {
 	if c.rhs != nil {
 		a.eval(c.rhs)
 	}
-	if _, rational := v.constValue(); rational {
-		return true
-	}
 	return a.argumentsInDomain(c.lhs, x) && (c.rhs == nil || a.argumentsInDomain(c.rhs, x))
 }
 

@@ -144,25 +144,25 @@ func (a *alg) integrate(c claim, p Params, res *Result) engines.Outcome {
 	return out
 }
 
-// partialFunctions are the functions undefined on a whole interval of the
-// real line; exp, sin, cos, tan and abs are undefined at isolated points at
-// most, which a limit or an integral does not see.
-var partialFunctions = map[string]bool{"sqrt": true, "log": true, "ln": true}
-
 // refuseHiddenDomain refuses (UNSUPPORTED) an expression whose normal form
-// may be defined where the expression as written is not on a whole
-// interval: sqrt(x)**2 is x, x**(1/2)*x**(3/2) is x**2, exp(log(x)) is x,
-// yet none is defined for x < 0 in the real domain, so a limit there or an
-// integral over such an interval computed from the normal form would be a
-// wrong answer. A function of constants (sqrt(4)) is a number and passes.
+// may be defined where the expression as written is not: sqrt(x)**2 is x,
+// x**(1/2)*x**(3/2) is x**2, exp(log(x)) is x, yet none is defined for
+// x < 0 in the real domain; and a factor in functions the normal form
+// cancels may be zero where the engine cannot see it ((abs(x) - x)/(abs(x)
+// - x) is 1, undefined on [0, oo); exp(2*x) - exp(x)**2 is zero
+// everywhere). A limit there or an integral over such an interval
+// computed from the normal form would be a wrong answer, so any function
+// application or non-integer power involving x is refused (one that
+// survives in the normal form is not a rational function of x anyway). A
+// function of constants (sqrt(4)) is a number and passes.
 func (a *alg) refuseHiddenDomain(n *node, x string) {
 	involves := func(k *node) bool { return slices.Contains(astVariables(k, nil), x) }
 	switch {
 	case n.kind == nCall && n.text == "diff":
 		a.refuseHiddenDomain(n.kids[0], x)
 		return
-	case n.kind == nCall && partialFunctions[n.text] && involves(n):
-		fail(unsupported(n.pos, n.text+" is applied to an expression in "+x+": it is undefined where its argument is out of its domain, which the normal form does not keep"))
+	case n.kind == nCall && involves(n):
+		fail(unsupported(n.pos, n.text+" is applied to an expression in "+x+": the normal form does not keep where it is undefined or where a cancelled factor of it is zero"))
 	case n.kind == nPow && involves(n.kids[0]):
 		if v, ok := a.eval(n.kids[1]).constValue(); !ok || !v.IsInt() {
 			fail(unsupported(n.pos, "a non-integer power of an expression in "+x+" is undefined where its base is negative, which the normal form does not keep"))
@@ -432,37 +432,51 @@ func (a *alg) quadSign(d rfn) (int, bool) {
 	return sign, sign != 0
 }
 
-// argumentsInDomain reports whether, with the variable bound to an
-// irrational root, every argument of sqrt, log, ln and half-integer powers
-// that involves x is in the real domain (>= 0, > 0 for log): eval decides
-// rational arguments itself but keeps an irrational one as a symbol
-// (sqrt(-sqrt(2))). An argument whose sign cannot be decided makes the
-// operation UNSUPPORTED; in the complex domain a negative one does (no
-// imaginary unit).
+// argumentsInDomain reports whether, with the variable bound to a root,
+// the equation as written is decidably defined there beyond what eval
+// already refused: every denominator (and base of a negative power)
+// involving x decidably non-zero, and every argument of sqrt, log, ln and
+// half-integer powers involving x decidably in the real domain (>= 0, > 0
+// for log). eval decides rational values itself but keeps functions of
+// irrational or transcendental values as symbols, so a zero it cannot see
+// (sqrt(6) - sqrt(2)*sqrt(3), exp(2*r) - exp(r)**2) or a negative argument
+// (sqrt(-sqrt(2)), log(sin(4))) would pass. A value the engine cannot
+// decide makes the operation UNSUPPORTED; in the complex domain a negative
+// argument does (no imaginary unit).
 func (a *alg) argumentsInDomain(n *node, x string) bool {
 	for _, k := range n.kids {
 		if !a.argumentsInDomain(k, x) {
 			return false
 		}
 	}
+	if !slices.Contains(astVariables(n, nil), x) {
+		return true
+	}
 	var arg *node
 	strict := false
 	switch {
+	case n.kind == nDiv:
+		a.refuseUndecidedZero(a.eval(n.kids[1]), n.pos)
 	case n.kind == nCall && n.text == "sqrt":
 		arg = n.kids[0]
 	case n.kind == nCall && (n.text == "log" || n.text == "ln"):
 		arg, strict = n.kids[0], true
 	case n.kind == nPow:
-		if v, ok := a.eval(n.kids[1]).constValue(); ok && !v.IsInt() {
-			arg = n.kids[0]
+		if v, ok := a.eval(n.kids[1]).constValue(); ok {
+			if v.Sign() < 0 {
+				a.refuseUndecidedZero(a.eval(n.kids[0]), n.pos)
+			}
+			if !v.IsInt() {
+				arg = n.kids[0]
+			}
 		}
 	}
-	if arg == nil || !slices.Contains(astVariables(arg, nil), x) {
+	if arg == nil {
 		return true
 	}
 	u := a.eval(arg)
 	if _, ok := u.constValue(); ok {
-		return true
+		return true // eval decided it
 	}
 	s, ok := a.quadSign(u)
 	if !ok {
@@ -475,6 +489,16 @@ func (a *alg) argumentsInDomain(n *node, x string) bool {
 		return false
 	}
 	return true
+}
+
+// refuseUndecidedZero refuses (UNSUPPORTED) a denominator's value at a root
+// that the engine cannot decide to be non-zero; a rational value was
+// decided by eval (zero is a division by zero there).
+func (a *alg) refuseUndecidedZero(u rfn, pos int) {
+	if _, ok := u.constValue(); ok || a.decidableNonZero(u) || a.quadraticNonZero(u) {
+		return
+	}
+	fail(unsupported(pos, "whether "+u.str()+" is zero at a root cannot be decided, so whether the equation is defined there cannot"))
 }
 
 // isSquare reports whether the non-negative integer n is a perfect square.

@@ -36,8 +36,11 @@ func TestQWEDProtocol_Math_Integrate_LinearSystemBounded(t *testing.T) {
 // expression is undefined: sqrt(x)**2, x**(1/2)*x**(3/2) and exp(log(x))
 // normalise to x, x**2 and x, but in the real domain they are undefined
 // for every x < 0, so "the limit at -1 is -1" and "the integral over
-// [-1, 0] is -1/2" were wrong answers. Functions defined on the whole line
-// (exp, sin, cos, tan, abs) and removable points (x**2/x) still answer.
+// [-1, 0] is -1/2" were wrong answers; a cancelled factor in functions
+// (abs(x) - x, zero on [0, oo); exp(2*x) - exp(x)**2, zero everywhere,
+// which the engine does not know) hid where a quotient is undefined.
+// Removable points (x**2/x) still answer: a limit or an integral does not
+// see a point.
 func TestQWEDProtocol_Math_Limit_HiddenDomain(t *testing.T) {
 	V, U := engines.Verified, engines.Unsupported
 	runMathCases(t, []mathCase{
@@ -48,8 +51,9 @@ func TestQWEDProtocol_Math_Limit_HiddenDomain(t *testing.T) {
 		{name: "inside a derivative", query: "x*diff(sqrt(x)**2, x)", params: `{"operation":"limit","point":-1}`, status: U, code: CodeUnsupported},
 		{name: "definite integral of sqrt squared", query: "sqrt(x)**2", params: `{"operation":"integrate","lower":-1,"upper":0}`, status: U, code: CodeUnsupported},
 		{name: "definite integral claim of sqrt squared", query: "sqrt(x)*sqrt(x) = -3/2", params: `{"operation":"integrate","lower":-2,"upper":-1}`, status: U, code: CodeUnsupported},
-		{name: "total functions still answer", query: "sin(x)**2 + cos(x)**2 + exp(x)/exp(x)", params: `{"operation":"limit","point":0,"variable":"x"}`, status: V,
-			fields: map[string]string{"value": "2"}},
+		{name: "a cancelled abs hides an interval", query: "(abs(x) - x)/(abs(x) - x)", params: `{"operation":"limit","point":1,"variable":"x"}`, status: U, code: CodeUnsupported},
+		{name: "a cancelled exp hides the whole line", query: "(exp(2*x) - exp(x)**2)/(exp(2*x) - exp(x)**2)", params: `{"operation":"integrate","lower":1,"upper":2,"variable":"x"}`, status: U, code: CodeUnsupported},
+		{name: "any function of x", query: "sin(x)**2 + cos(x)**2 + x", params: `{"operation":"limit","point":0}`, status: U, code: CodeUnsupported},
 		{name: "removable point still answers", query: "x**2/x", params: `{"operation":"integrate","lower":-1,"upper":1}`, status: V,
 			fields: map[string]string{"value": "0"}},
 		{name: "functions of constants still answer", query: "sqrt(4)*x", params: `{"operation":"limit","point":-1}`, status: V,
@@ -192,4 +196,39 @@ func TestQWEDProtocol_Math_Solve_IrrationalRootOutsideDomain(t *testing.T) {
 		{name: "complex domain", query: "sqrt(x)**2 = 2 - x**2 + x", params: `{"operation":"solve","domain":"complex"}`, status: U, code: CodeUnsupported},
 		{name: "undecidable sign", query: "0*sqrt(x + pi) + x**2 = 2", params: `{"operation":"solve"}`, status: U, code: CodeUnsupported},
 	})
+}
+
+// TestQWEDProtocol_Math_Solve_UndecidableDefinedness pins that solve keeps
+// a root only when the equation as written is decidably defined there:
+// every denominator involving x decidably non-zero and every argument of
+// sqrt, log, ln decidably in its domain. The normal form cancelled factors
+// the engine could not see were zero: 0/(sqrt(2*x) - sqrt(2)*sqrt(x)) +
+// x = 3 answered {3} (sqrt(6) - sqrt(2)*sqrt(3) is 0), and
+// (exp(2*x) - exp(x)**2)/(exp(2*x) - exp(x)**2) + x**2 = 3 answered
+// {-sqrt(2), sqrt(2)} for an equation defined nowhere.
+func TestQWEDProtocol_Math_Solve_UndecidableDefinedness(t *testing.T) {
+	U := engines.Unsupported
+	runMathCases(t, []mathCase{
+		{name: "product of radicals", query: "0/(sqrt(2*x) - sqrt(2)*sqrt(x)) + x = 3", params: `{"operation":"solve"}`, status: U, code: CodeUnsupported},
+		{name: "exp identity unknown to the engine", query: "(exp(2*x) - exp(x)**2)/(exp(2*x) - exp(x)**2) + x**2 = 3", params: `{"operation":"solve"}`, status: U, code: CodeUnsupported},
+		{name: "log of a sign the engine cannot decide", query: "log(sin(x)) - log(sin(x)) + x = 4", params: `{"operation":"solve"}`, status: U, code: CodeUnsupported},
+		{name: "negative power of a cancelled factor", query: "(abs(x)**2 - x**2)**(-1)*0 + x**2 = 2", params: `{"operation":"solve"}`, status: U, code: CodeUnsupported},
+	})
+	sols := func(o engines.Outcome) string {
+		r, _ := o.Result.(Result)
+		if r.Solutions == nil {
+			return "<nil>"
+		}
+		return "{" + strings.Join(*r.Solutions, ", ") + "}"
+	}
+	for _, tc := range []struct{ query, want string }{
+		{"exp(x)/exp(x) = x", "{1}"},
+		{"(abs(x) - x)/(abs(x) - x) + x**2 = 2", "{-1}"},
+		{"sqrt(x)/sqrt(x) = x**2", "{1}"},
+		{"0/(x - pi) + x = 1", "{1}"},
+	} {
+		if o := verify(t, tc.query, `{"operation":"solve"}`); o.Status != engines.Verified || sols(o) != tc.want {
+			t.Errorf("%s: %s %s (err %+v), want VERIFIED %s", tc.query, o.Status, sols(o), o.Err, tc.want)
+		}
+	}
 }
