@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -354,6 +355,7 @@ func TestCLISIGTERMDrainsInFlightRequests(t *testing.T) {
 		err    error
 	}
 	res := make(chan result, 1)
+	idle := z3CPUTicks(srv.Process.Pid)
 	start := time.Now()
 	go func() {
 		st, body, err := call(context.Background(), &http.Client{Timeout: 30 * time.Second}, "POST", base+"/verify",
@@ -364,13 +366,30 @@ func TestCLISIGTERMDrainsInFlightRequests(t *testing.T) {
 			})
 		res <- result{st, body, err}
 	}()
-	time.Sleep(500 * time.Millisecond) // the request is with z3
+	// The request is with z3 once the gate's z3 processes work on it: their
+	// CPU time grows by 100 ms (they are idle until then).
+	for z3CPUTicks(srv.Process.Pid) < idle+10 {
+		select {
+		case r := <-res:
+			t.Fatalf("answered before z3 worked on it: %d %v %v", r.status, r.body, r.err)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 	if err := srv.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond)
-	if _, err := http.Get(base + "/healthz"); err == nil {
-		t.Error("a new connection was accepted after SIGTERM")
+	// New connections are refused while the request drains.
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err != nil {
+			break
+		}
+		c.Close()
+		select {
+		case r := <-res:
+			t.Fatalf("a new connection was accepted after SIGTERM until the in-flight request was answered (%d %v %v)", r.status, r.body, r.err)
+		case <-time.After(10 * time.Millisecond):
+		}
 	}
 	r := <-res
 	t.Logf("answered after %s: %d %v", time.Since(start), r.status, r.body["status"])
@@ -463,4 +482,26 @@ func TestCLIKeysRotateRevokeAndNoAdminKeyMinted(t *testing.T) {
 			t.Fatalf("GET /approvals with key %s…: %d %v %v, want %d", key[:14], st, body, err, want)
 		}
 	}
+}
+
+// z3CPUTicks sums the CPU time (user and system, in clock ticks) of the
+// z3 processes the process pid started, from /proc.
+func z3CPUTicks(pid int) int {
+	dirs, _ := filepath.Glob("/proc/[0-9]*/stat")
+	ticks := 0
+	for _, d := range dirs {
+		b, err := os.ReadFile(d)
+		if err != nil {
+			continue
+		}
+		head, rest, _ := strings.Cut(string(b), ") ")
+		f := strings.Fields(rest)
+		if !strings.HasSuffix(head, "(z3") || len(f) < 13 || f[1] != strconv.Itoa(pid) {
+			continue
+		}
+		u, _ := strconv.Atoi(f[11])
+		s, _ := strconv.Atoi(f[12])
+		ticks += u + s
+	}
+	return ticks
 }
