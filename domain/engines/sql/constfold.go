@@ -276,6 +276,8 @@ func (f folding) like(v, p tv, esc byte) tv {
 		return tvBool(true)
 	case v.kind != tvStr || p.kind != tvStr:
 		return unknown // a number's text depends on its type
+	case (v.bin || p.bin) && (!isASCII(v.str) || !isASCII(p.str)):
+		return unknown // '_' is one byte of a binary string, one character of a text
 	}
 	m, ok := likeMatch(v.str, p.str, esc, f.likeCI && !v.bin && !p.bin)
 	if !ok {
