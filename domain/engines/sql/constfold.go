@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"math/big"
 	"strings"
 	"unicode/utf8"
 )
@@ -8,7 +9,7 @@ import (
 // The constant folding the three dialects share for the tautology checks
 // (QWED protocol v1.0 §5.2.5): LIKE over constants, the functions whose
 // value is certain from constant arguments (CHAR, CONCAT, COALESCE,
-// IFNULL, NULLIF, LOWER, UPPER, IF), and which functions are deterministic
+// IFNULL, NULLIF, LOWER, UPPER, IF, ASCII and LENGTH of ASCII text), and which functions are deterministic
 // (two identical calls of one have one value). Anything the engine cannot
 // decide folds to unknown, and unknown is never a tautology.
 
@@ -206,6 +207,31 @@ func (f folding) foldCall(d funcDialect, name string, args []tv) tv {
 			a.str = strings.ToUpper(a.str)
 		}
 		return a
+	case "ascii", "ord", "unicode":
+		// The code of the first character, for ASCII text (MySQL's ORD
+		// and ASCII read bytes, the others characters: the same there).
+		if len(args) != 1 {
+			return unknown
+		}
+		switch a := args[0]; {
+		case a.kind == tvNull:
+			return a
+		case a.kind == tvStr && a.str != "" && a.str[0] < 0x80 && !a.hex:
+			return tvNumber(big.NewRat(int64(a.str[0]), 1))
+		}
+		return unknown
+	case "length", "char_length", "character_length", "octet_length":
+		// Bytes and characters are one count for ASCII text.
+		if len(args) != 1 {
+			return unknown
+		}
+		switch a := args[0]; {
+		case a.kind == tvNull:
+			return a
+		case a.kind == tvStr && isASCII(a.str) && !a.hex:
+			return tvNumber(big.NewRat(int64(len(a.str)), 1))
+		}
+		return unknown
 	case "if", "iif":
 		if len(args) != 3 {
 			return unknown

@@ -469,12 +469,13 @@ func pgFuncName(c *pg.FuncCall) string {
 	return strings.ToLower(opName(names))
 }
 
-// foldFunc folds chr, concat, lower and upper over constants (a plain
-// call: no aggregate, window, star or ordering).
+// foldFunc folds chr, concat, lower, upper, ascii and the lengths over
+// constants (a plain call: no aggregate, window, star or ordering).
 func (f *pgFolder) foldFunc(c *pg.FuncCall, depth int) cval {
 	name := pgFuncName(c)
 	if c.AggStar || c.AggDistinct || c.Over != nil || c.AggFilter != nil || len(c.AggOrder) > 0 || c.FuncVariadic ||
-		(name != "chr" && name != "concat" && name != "lower" && name != "upper") {
+		(name != "chr" && name != "concat" && name != "lower" && name != "upper" && name != "ascii" &&
+			name != "length" && name != "char_length" && name != "character_length" && name != "octet_length") {
 		return unknownVal
 	}
 	args := make([]cval, len(c.Args))
@@ -506,6 +507,15 @@ func (f *pgFolder) foldFunc(c *pg.FuncCall, depth int) cval {
 			b.WriteString(a.s)
 		}
 		return cval{kind: valStr, s: b.String()}
+	case "ascii", "length", "char_length", "character_length", "octet_length":
+		if len(args) == 1 && (args[0].kind == valStr || args[0].kind == valNull) {
+			switch v := (folding{}).foldCall(funcDialect{}, name, []tv{tvOf(args[0])}); v.kind {
+			case tvNull:
+				return cval{kind: valNull}
+			case tvNum:
+				return cval{kind: valNum, n: v.num}
+			}
+		}
 	case "lower", "upper":
 		if len(args) == 1 && args[0].kind == valNull {
 			return args[0]
