@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -22,6 +23,31 @@ func TestQWEDProtocol_8_3_EngineInitializationFailedOverHTTP(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
+	bin, built := movableBinary(t)
+	cmd, out, addr := cliServe(t, bin, []string{"--data", filepath.Join(t.TempDir(), "data"), "--http", "127.0.0.1:0",
+		"--api-key", "admin-key", "--engine-workers", "1"}, nil)
+	checkEngineInitializationFailed(t, bin, built, cmd.Process.Pid, addr, "admin-key", out)
+}
+
+// TestQWEDProtocol_8_3_EngineInitializationFailed_Kafka is the same in
+// the Kafka deployment: the HTTP instance's engine host answers
+// QWED-ENG-001 when it cannot start a worker, and the verdict is recorded
+// through the broker.
+func TestQWEDProtocol_8_3_EngineInitializationFailed_Kafka(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	bin, built := movableBinary(t)
+	broker := devKafkaProcess(t, buildBinary(t), filepath.Join(t.TempDir(), "broker"))
+	g := startKafkaGate(t, bin, broker, filepath.Join(t.TempDir(), "gate"), "--engine-workers", "1")
+	g.waitServesAll(t)
+	checkEngineInitializationFailed(t, bin, built, g.cmd.Process.Pid, g.http, killAdminKey, g.log)
+}
+
+// movableBinary copies the test binary where the test may remove it; it
+// returns the copy's path and the binary's bytes.
+func movableBinary(t *testing.T) (string, []byte) {
+	t.Helper()
 	built, err := os.ReadFile(buildBinary(t))
 	if err != nil {
 		t.Fatal(err)
@@ -30,13 +56,20 @@ func TestQWEDProtocol_8_3_EngineInitializationFailedOverHTTP(t *testing.T) {
 	if err := os.WriteFile(bin, built, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	cmd, out, addr := cliServe(t, bin, []string{"--data", filepath.Join(t.TempDir(), "data"), "--http", "127.0.0.1:0",
-		"--api-key", "admin-key", "--engine-workers", "1"}, nil)
+	return bin, built
+}
+
+// checkEngineInitializationFailed kills the one engine worker of the gate
+// whose process is pid, serving addr from bin, with bin gone, and expects
+// QWED-ENG-001 from POST /verify; then puts bin back (built) and expects
+// a verdict again.
+func checkEngineInitializationFailed(t *testing.T, bin string, built []byte, pid int, addr, key string, out fmt.Stringer) {
+	t.Helper()
 	client := &http.Client{Timeout: 20 * time.Second}
 	verify := func() (int, map[string]any) {
 		t.Helper()
 		status, m, err := call(context.Background(), client, "POST", "http://"+addr+"/verify",
-			map[string]string{"X-API-Key": "admin-key"}, map[string]any{"query": "SELECT 1", "type": "sql"})
+			map[string]string{"X-API-Key": key}, map[string]any{"query": "SELECT 1", "type": "sql"})
 		if err != nil {
 			t.Fatalf("POST /verify: %v\n%s", err, out.String())
 		}
@@ -46,7 +79,7 @@ func TestQWEDProtocol_8_3_EngineInitializationFailedOverHTTP(t *testing.T) {
 		t.Fatalf("before: %d %v", status, m)
 	}
 	// Any thread of the gate may have started a child.
-	tasks, err := filepath.Glob("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/task/*/children")
+	tasks, err := filepath.Glob("/proc/" + strconv.Itoa(pid) + "/task/*/children")
 	if err != nil || len(tasks) == 0 {
 		t.Fatalf("listing the gate's threads: %v", err)
 	}
@@ -70,8 +103,8 @@ func TestQWEDProtocol_8_3_EngineInitializationFailedOverHTTP(t *testing.T) {
 	if err := os.Remove(bin); err != nil {
 		t.Fatal(err)
 	}
-	pid, _ := strconv.Atoi(workers[0])
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+	worker, _ := strconv.Atoi(workers[0])
+	if err := syscall.Kill(worker, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	// The call that finds the worker dead while it sends is that worker's
