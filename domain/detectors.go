@@ -305,14 +305,20 @@ var piiBlocking = map[string]bool{
 // call's parameters (Config.PIIGuard): a blocking finding denies with
 // QWED-SEC-003, its details naming the kinds and where they are, never
 // the values; else no_pii_leakage passes.
-func detectPII(cl *classification, target string, params json.RawMessage) {
+//
+// strict (Config.StrictGuards) reads as guard.ScanStrict does.
+func detectPII(cl *classification, target string, params json.RawMessage, strict bool) {
+	scan, scanJSON := guard.Scan, guard.ScanJSON
+	if strict {
+		scan, scanJSON = guard.ScanStrict, guard.ScanJSONStrict
+	}
 	var found []guard.PIIFinding
-	for _, f := range guard.Scan(target) {
+	for _, f := range scan(target) {
 		f.Where = "target"
 		found = append(found, f)
 	}
 	if len(params) > 0 {
-		for _, f := range guard.ScanJSON(params) {
+		for _, f := range scanJSON(params) {
 			f.Where = "parameters" + f.Where
 			found = append(found, f)
 		}

@@ -212,7 +212,7 @@ func (d *decider) verifyAction() *Event {
 	p.dig, p.actionID = dig, actionID
 	cl := classifyAction(a, &v.Action, d.cmd.Verdict, &d.s.Config)
 	if d.s.Config.PIIGuard && cl.deny == nil && piiOutbound[v.Action.Type] {
-		detectPII(&cl, v.Action.Target, v.Action.Parameters)
+		detectPII(&cl, v.Action.Target, v.Action.Parameters, d.s.Config.StrictGuards)
 	}
 	return d.decideProposal(a, &p, &cl)
 }
@@ -255,7 +255,7 @@ func (d *decider) verifyTool() *Event {
 		detectTool(&cl, a, v.ToolCall.ToolName, v.ToolCall.Parameters)
 	}
 	if d.s.Config.PIIGuard && cl.deny == nil {
-		detectPII(&cl, "", v.ToolCall.Parameters)
+		detectPII(&cl, "", v.ToolCall.Parameters, d.s.Config.StrictGuards)
 	}
 	return d.decideProposal(a, &p, &cl)
 }

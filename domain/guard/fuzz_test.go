@@ -53,7 +53,7 @@ func FuzzParseTarget(f *testing.F) {
 
 // FuzzScan: never panics, offsets in range and increasing, bounded.
 func FuzzScan(f *testing.F) {
-	for _, s := range []string{"ann@example.com", "4111 1111 1111 1111", "DE89 3704 0044 0532 0130 00", "078-05-1120", "+44 20 7946 0958", "-----BEGIN PRIVATE KEY-----", `{"a":["x@y.io"]}`} {
+	for _, s := range []string{"ann@example.com", "4111 1111 1111 1111", "DE89 3704 0044 0532 0130 00", "078-05-1120", "+44 20 7946 0958", "-----BEGIN PRIVATE KEY-----", `{"a":["x@y.io"]}`, "４１１１.1111.1111.1111\u200b", "key=AIzaSyDdI0hCZtE6vySjMm-WEfRq3CPzqKqqsHI"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -70,6 +70,16 @@ func FuzzScan(f *testing.F) {
 		}
 		if len(ScanJSON([]byte(s))) > MaxPIIFindings {
 			t.Fatal("ScanJSON unbounded")
+		}
+		folded, last := foldText(s), -1
+		for _, x := range ScanStrict(s) {
+			if x.Offset <= last || x.Offset >= len(folded) {
+				t.Fatalf("strict offset %d after %d in %d folded bytes", x.Offset, last, len(folded))
+			}
+			last = x.Offset
+		}
+		if len(ScanJSONStrict([]byte(s))) > MaxPIIFindings {
+			t.Fatal("ScanJSONStrict unbounded")
 		}
 	})
 }

@@ -355,3 +355,53 @@ func TestAgentSpec_2_2_EgressStrictInternalNames(t *testing.T) {
 		}
 	}
 }
+
+// QWED-Agent spec v1.1 §5.2 no_pii_leakage and QWED protocol v1.0 §8
+// QWED-SEC-003 (second review): what Scan missed and what it refused
+// that is not PII. ScanStrict finds a card written with dots, in
+// fullwidth or Arabic-Indic digits, with no-break spaces or split by a
+// zero-width space; a lower-case IBAN; a credential after "key=" in a
+// token long enough to be taken for an opaque one; a PGP private key.
+// It no longer reads IMEIs, other numeric ids without a card scheme's
+// prefix and length, or a valid checksum under a country code that has
+// no IBAN, as PII. Scan is unchanged (logs written before it).
+func TestAgentSpec5_2_PIIStrict(t *testing.T) {
+	kinds := func(fs []PIIFinding) string {
+		var out []string
+		for _, f := range fs {
+			out = append(out, f.Kind)
+		}
+		return strings.Join(out, ",")
+	}
+	for _, c := range []struct {
+		text, strict, old string
+	}{
+		{"card 4111.1111.1111.1111", "card_number", ""},
+		{"card ４１１１ １１１１ １１１１ １１１１", "card_number", ""},
+		{"card ٤١١١١١١١١١١١١١١١", "card_number", ""},
+		{"card 4111\u00a01111\u00a01111\u00a01111", "card_number", ""},
+		{"card 4111111111111111\u200b", "card_number", "card_number"},
+		{"card 41111111\u200b11111111", "card_number", ""},
+		{"iban gb82 west 1234 5698 7654 32", "iban", ""},
+		{"https://maps.example.com/api?key=AIzaSyDdI0hCZtE6vySjMm-WEfRq3CPzqKqqsHI", "secret", "high_entropy_string"},
+		{"-----BEGIN PGP PRIVATE KEY BLOCK-----", "private_key", ""},
+		{"imei 490154203237518", "", "card_number"},
+		{"id 2718281828459045235", "", ""},
+		{"ref QQ84123456789012345678", "", "iban"},
+		{"account GB82WEST12345698765432", "iban", "iban"},
+		{"order 4111 1111 1111 1111", "card_number", "card_number"},
+		{"amex 3782 822463 10005", "card_number", "card_number"},
+		{"sha 4b825dc642cb6eb9a060e54bf8d69288fbee4904 uuid 123e4567-e89b-12d3-a456-426614174000", "", ""},
+		{"ts 1732623600000 ns 1732623600000000000", "", ""},
+	} {
+		if got := kinds(ScanStrict(c.text)); got != c.strict {
+			t.Errorf("ScanStrict(%q) = %s; want %s", c.text, got, c.strict)
+		}
+		if got := kinds(Scan(c.text)); got != c.old {
+			t.Errorf("Scan(%q) = %s; want %s as before", c.text, got, c.old)
+		}
+	}
+	if got := kinds(ScanJSONStrict([]byte(`{"a":{"b":"\u0034111 1111 1111 1111"},"k":"token=ghp_` + strings.Repeat("Ab1", 12) + `"}`))); got != "card_number,secret" {
+		t.Errorf("ScanJSONStrict: %s", got)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"unicode"
 )
 
 // The kinds of PII and secrets Scan finds.
@@ -60,7 +61,20 @@ var secretPrefixes = []struct {
 // characters after them, PEM private key headers, and tokens of at least
 // 32 characters mixing upper, lower case and digits with a Shannon
 // entropy of at least 4.2 bits per character.
-func Scan(text string) []PIIFinding {
+func Scan(text string) []PIIFinding { return scan(text, false) }
+
+// ScanStrict is Scan as the guards' second review reads text (the
+// gate's Config.StrictGuards): Unicode digits, spaces and fullwidth forms
+// are read as their ASCII counterparts and zero-width characters dropped
+// first (Offset is then an offset in that folded text); a card number
+// also has dots between its groups and must have a card scheme's prefix
+// and length (so IMEIs and most numeric ids do not read as cards); an
+// IBAN may be in lower case and must have its country's length; a secret
+// after "key=" or "/" inside a longer token is found (it was taken for
+// an opaque token), and PGP private key blocks are private keys.
+func ScanStrict(text string) []PIIFinding { return scan(foldText(text), true) }
+
+func scan(text string, strict bool) []PIIFinding {
 	if len(text) > MaxScanBytes {
 		text = text[:MaxScanBytes]
 	}
@@ -74,7 +88,7 @@ func Scan(text string) []PIIFinding {
 			i++
 			continue
 		}
-		if n, kind := scanAt(text, i); n > 0 {
+		if n, kind := scanAt(text, i, strict); n > 0 {
 			if !add(kind, i) {
 				break
 			}
@@ -88,11 +102,13 @@ func Scan(text string) []PIIFinding {
 
 // scanAt tries every detector at a word start i: the length consumed and
 // the kind, or 0.
-func scanAt(text string, i int) (int, string) {
+func scanAt(text string, i int, strict bool) (int, string) {
 	rest := text[i:]
 	if strings.HasPrefix(rest, "-----BEGIN ") {
 		if h := rest[:min(len(rest), 64)]; strings.Contains(h, "PRIVATE KEY-----") {
 			return strings.Index(h, "PRIVATE KEY-----") + len("PRIVATE KEY-----"), PIIPrivateKey
+		} else if strict && strings.HasPrefix(h, "-----BEGIN PGP PRIVATE KEY BLOCK-----") {
+			return len("-----BEGIN PGP PRIVATE KEY BLOCK-----"), PIIPrivateKey
 		}
 	}
 	tok := tokenAt(text, i)
@@ -104,16 +120,36 @@ func scanAt(text string, i int) (int, string) {
 	if n := emailAt(text, i); n > 0 {
 		return n, PIIEmail
 	}
-	if n := ibanAt(text, i); n > 0 {
+	if n := ibanAt(text, i, strict); n > 0 {
 		return n, PIIIBAN
 	}
-	if n, kind := numberAt(text, i); n > 0 {
+	if n, kind := numberAt(text, i, strict); n > 0 {
 		return n, kind
 	}
 	if len(tok) >= 32 && highEntropy(tok) {
+		if strict && secretInside(tok) {
+			return len(tok), PIISecret
+		}
 		return len(tok), PIIEntropy
 	}
 	return 0, ""
+}
+
+// secretInside reports whether a known credential prefix opens tok after
+// one of its "-+/=" characters ("key=AIza…", "v1/ghp_…"), with enough
+// token characters after it.
+func secretInside(tok string) bool {
+	for j := 1; j < len(tok); j++ {
+		if strings.IndexByte("-+/=", tok[j-1]) < 0 {
+			continue
+		}
+		for _, p := range secretPrefixes {
+			if strings.HasPrefix(tok[j:], p.prefix) && len(tok)-j-len(p.prefix) >= p.min {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func isWord(c byte) bool {
@@ -168,29 +204,61 @@ func emailAt(text string, i int) int {
 // ibanAt matches an IBAN at i: two capital letters, two digits, then
 // 11-30 capitals or digits, optionally in groups separated by single
 // spaces, passing mod 97. The longest valid reading wins.
-func ibanAt(text string, i int) int {
-	if i+4 > len(text) || !isUpper(text[i]) || !isUpper(text[i+1]) || !isDigit(text[i+2]) || !isDigit(text[i+3]) {
+//
+// strict: letters in either case, and the length must be the country's
+// (ibanLengths).
+func ibanAt(text string, i int, strict bool) int {
+	upper := func(c byte) byte {
+		if strict && 'a' <= c && c <= 'z' {
+			return c - 'a' + 'A'
+		}
+		return c
+	}
+	if i+4 > len(text) || !isUpper(upper(text[i])) || !isUpper(upper(text[i+1])) || !isDigit(text[i+2]) || !isDigit(text[i+3]) {
 		return 0
+	}
+	want := 0
+	if strict {
+		if want = ibanLengths[string([]byte{upper(text[i]), upper(text[i+1])})]; want == 0 {
+			return 0
+		}
 	}
 	var chars []byte
 	var ends []int
 	for j := i; j < len(text) && len(chars) < 34; j++ {
-		c := text[j]
+		c := upper(text[j])
 		switch {
 		case isUpper(c) || isDigit(c):
 			chars = append(chars, c)
 			ends = append(ends, j+1)
-		case c == ' ' && j+1 < len(text) && (isUpper(text[j+1]) || isDigit(text[j+1])) && len(chars) >= 4:
+		case c == ' ' && j+1 < len(text) && (isUpper(upper(text[j+1])) || isDigit(text[j+1])) && len(chars) >= 4:
 		default:
 			j = len(text)
 		}
 	}
 	for n := len(chars); n >= 15; n-- {
+		if want != 0 && n != want {
+			continue
+		}
 		if (ends[n-1] == len(text) || !isWord(text[ends[n-1]])) && mod97(chars[:n]) == 1 {
 			return ends[n-1] - i
 		}
 	}
 	return 0
+}
+
+// ibanLengths are the IBAN lengths of the countries of the IBAN registry
+// (SWIFT, ISO 13616).
+var ibanLengths = map[string]int{
+	"AD": 24, "AE": 23, "AL": 28, "AT": 20, "AZ": 28, "BA": 20, "BE": 16, "BG": 22, "BH": 22, "BI": 27,
+	"BR": 29, "BY": 28, "CH": 21, "CR": 22, "CY": 28, "CZ": 24, "DE": 22, "DJ": 27, "DK": 18, "DO": 28,
+	"EE": 20, "EG": 29, "ES": 24, "FI": 18, "FK": 18, "FO": 18, "FR": 27, "GB": 22, "GE": 22, "GI": 23,
+	"GL": 18, "GR": 27, "GT": 28, "HN": 28, "HR": 21, "HU": 28, "IE": 22, "IL": 23, "IQ": 23, "IS": 26,
+	"IT": 27, "JO": 30, "KW": 30, "KZ": 20, "LB": 28, "LC": 32, "LI": 21, "LT": 20, "LU": 20, "LV": 21,
+	"LY": 25, "MC": 27, "MD": 24, "ME": 22, "MK": 19, "MN": 20, "MR": 27, "MT": 31, "MU": 30, "NI": 28,
+	"NL": 18, "NO": 15, "OM": 23, "PK": 24, "PL": 28, "PS": 29, "PT": 25, "QA": 29, "RO": 24, "RS": 22,
+	"RU": 33, "SA": 24, "SC": 31, "SD": 18, "SE": 24, "SI": 19, "SK": 24, "SM": 27, "SO": 23, "ST": 25,
+	"SV": 28, "TL": 23, "TN": 24, "TR": 26, "UA": 29, "VA": 22, "VG": 24, "XK": 20, "YE": 30,
 }
 
 func isUpper(c byte) bool { return 'A' <= c && c <= 'Z' }
@@ -211,7 +279,10 @@ func mod97(s []byte) int {
 
 // numberAt reads a run of digits and separators at i and classifies it:
 // SSN, card number or phone number.
-func numberAt(text string, i int) (int, string) {
+//
+// strict: a card's groups may be separated by dots too, and its digits
+// must have a card scheme's prefix and length (cardScheme).
+func numberAt(text string, i int, strict bool) (int, string) {
 	j := i
 	if j < len(text) && (text[j] == '+' || text[j] == '(') {
 		j++
@@ -239,7 +310,9 @@ done:
 	switch {
 	case ssn(s):
 		return j - i, PIISSN
-	case len(digits) >= 13 && len(digits) <= 19 && strings.Trim(s, "0123456789 -") == "" && digits[0] >= '2' && digits[0] <= '6' && luhn(digits):
+	case strict && len(digits) >= 13 && len(digits) <= 19 && strings.Trim(s, "0123456789 -.") == "" && cardScheme(digits) && luhn(digits):
+		return j - i, PIICard
+	case !strict && len(digits) >= 13 && len(digits) <= 19 && strings.Trim(s, "0123456789 -") == "" && digits[0] >= '2' && digits[0] <= '6' && luhn(digits):
 		return j - i, PIICard
 	case text[i] == '+' && len(digits) >= 8 && len(digits) <= 15:
 		return j - i, PIIPhone
@@ -247,6 +320,37 @@ done:
 		return j - i, PIIPhone
 	}
 	return 0, ""
+}
+
+// cardScheme reports whether digits have the prefix and length of a
+// card scheme: Visa (4; 13, 16, 19), Mastercard (51-55, 2221-2720; 16),
+// Mir (2200-2204; 16-19), American Express (34, 37; 15), Diners Club
+// (300-305, 36, 38, 39; 14-19), JCB (3528-3589; 16-19), Maestro (50,
+// 56-59; 12-19), and Discover, UnionPay and Maestro's 6 (16-19).
+func cardScheme(d []byte) bool {
+	n := len(d)
+	p := func(k int) int { // the first k digits as a number
+		v := 0
+		for _, c := range d[:k] {
+			v = v*10 + int(c-'0')
+		}
+		return v
+	}
+	switch d[0] {
+	case '2':
+		return n == 16 && p(4) >= 2221 && p(4) <= 2720 || n >= 16 && p(4) >= 2200 && p(4) <= 2204
+	case '3':
+		return n == 15 && (p(2) == 34 || p(2) == 37) ||
+			n >= 14 && (p(3) >= 300 && p(3) <= 305 || p(2) == 36 || p(2) == 38 || p(2) == 39) ||
+			n >= 16 && p(4) >= 3528 && p(4) <= 3589
+	case '4':
+		return n == 13 || n == 16 || n == 19
+	case '5':
+		return n == 16 && p(2) >= 51 && p(2) <= 55 || p(2) == 50 || p(2) >= 56
+	case '6':
+		return n >= 16
+	}
+	return false
 }
 
 // ssn matches ddd-dd-dddd with a valid area (not 000, 666 or 9xx), group
@@ -321,7 +425,12 @@ func highEntropy(tok string) bool {
 // after JSON unescaping, in document order; Where is the JSON pointer of
 // the value (RFC 6901). A document that does not decode is scanned as
 // text.
-func ScanJSON(doc []byte) []PIIFinding {
+func ScanJSON(doc []byte) []PIIFinding { return scanJSON(doc, false) }
+
+// ScanJSONStrict is ScanJSON reading each string as ScanStrict does.
+func ScanJSONStrict(doc []byte) []PIIFinding { return scanJSON(doc, true) }
+
+func scanJSON(doc []byte, strict bool) []PIIFinding {
 	dec := json.NewDecoder(bytes.NewReader(doc))
 	dec.UseNumber()
 	var out []PIIFinding
@@ -340,6 +449,9 @@ func ScanJSON(doc []byte) []PIIFinding {
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				return out
+			}
+			if strict {
+				return ScanStrict(string(doc))
 			}
 			return Scan(string(doc))
 		}
@@ -371,7 +483,10 @@ func ScanJSON(doc []byte) []PIIFinding {
 			text = string(v)
 		}
 		if text != "" {
-			for _, f := range Scan(text) {
+			if strict {
+				text = foldText(text)
+			}
+			for _, f := range scan(text, strict) {
 				f.Where = pointer()
 				out = append(out, f)
 				if len(out) == MaxPIIFindings {
@@ -399,4 +514,53 @@ func itoa(n int) string {
 		b = append([]byte{byte('0' + n%10)}, b...)
 	}
 	return string(b)
+}
+
+// foldText reads Unicode decimal digits as ASCII digits, space separators
+// as a space and fullwidth ASCII forms as ASCII, and drops zero-width
+// characters and soft hyphens, so "４１１１ １１１１…" or a card number
+// split by U+200B reads as its ASCII digits. ASCII text is returned as
+// it is.
+func foldText(text string) string {
+	ascii := true
+	for i := 0; i < len(text) && ascii; i++ {
+		ascii = text[i] < 0x80
+	}
+	if ascii {
+		return text
+	}
+	var b strings.Builder
+	b.Grow(len(text))
+	for _, r := range text {
+		switch {
+		case r < 0x80:
+			b.WriteRune(r)
+		case r == 0x200B || r == 0x200C || r == 0x200D || r == 0x2060 || r == 0xFEFF || r == 0x00AD:
+		case 0xFF01 <= r && r <= 0xFF5E:
+			b.WriteByte(byte(r - 0xFEE0))
+		case unicode.Is(unicode.Zs, r):
+			b.WriteByte(' ')
+		case unicode.IsDigit(r):
+			b.WriteByte(byte('0' + digitValue(r)))
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// digitValue is the value of a Unicode decimal digit: every range of
+// unicode.Nd runs from a zero through nines, ten by ten.
+func digitValue(r rune) int {
+	for _, g := range unicode.Nd.R16 {
+		if rune(g.Lo) <= r && r <= rune(g.Hi) {
+			return int(r-rune(g.Lo)) % 10
+		}
+	}
+	for _, g := range unicode.Nd.R32 {
+		if rune(g.Lo) <= r && r <= rune(g.Hi) {
+			return int(r-rune(g.Lo)) % 10
+		}
+	}
+	return 0
 }

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -96,6 +97,32 @@ func TestAgentSpec5_3_ToolParameterSpellings_HTTP(t *testing.T) {
 		r = g.do("POST", "/agents/"+id+"/tools/"+c.tool, bearerH(tok), `{"tool_call": {"parameters": `+c.params+`}}`)
 		if r.json(t)["decision"] != c.decision || (c.code != "" && r.errorCode(t) != c.code) {
 			t.Errorf("%d %s %s: %d %s; want %s %s", i, c.tool, c.params, r.status, r.body, c.decision, c.code)
+		}
+	}
+}
+
+// QWED-Agent spec v1.1 §5.2 no_pii_leakage over HTTP (second review): a
+// card number written with dots or fullwidth digits left through
+// send_email, a Google key after "key=" through api_call; an IMEI in a
+// tool call was refused as a card. Under Config.StrictGuards the first
+// two are QWED-SEC-003 and the IMEI passes.
+func TestAgentSpec5_2_PIIStrict_HTTP(t *testing.T) {
+	g := newTestGate(t, gateOptions{})
+	key := g.issueKey("org_a")
+	cases := []struct {
+		path, body, decision, code string
+	}{
+		{"/verify", `{"action": {"type": "send_email", "parameters": {"to": "ann@example.com", "body": "card 4111.1111.1111.1111"}}}`, "DENIED", "QWED-SEC-003"},
+		{"/verify", `{"action": {"type": "send_email", "parameters": {"body": "card ４１１１ １１１１ １１１１ １１１１"}}}`, "DENIED", "QWED-SEC-003"},
+		{"/verify", `{"action": {"type": "api_call", "target": "https://maps.example.com/api?key=AIzaSyDdI0hCZtE6vySjMm-WEfRq3CPzqKqqsHI"}}`, "DENIED", "QWED-SEC-003"},
+		{"/tools/log_message", `{"tool_call": {"tool_name": "log_message", "parameters": {"text": "device imei 490154203237518 enrolled"}}}`, "APPROVED", ""},
+	}
+	for i, c := range cases {
+		a := g.register(key, "org_a", 3, nil)
+		body := strings.Replace(c.body, "{", `{"context": {"conversation_id": "pii", "step_number": 1}, `, 1)
+		r := g.do("POST", "/agents/"+a.id+c.path, bearerH(a.token), body)
+		if r.json(t)["decision"] != c.decision || (c.code != "" && r.errorCode(t) != c.code) {
+			t.Errorf("%d %s: %d %s; want %s %s", i, c.path, r.status, r.body, c.decision, c.code)
 		}
 	}
 }
