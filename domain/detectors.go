@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/agentgate/agentgate/domain/guard"
 )
@@ -112,17 +113,51 @@ func detect(cl *classification, a *Agent, act *Action, strict bool) bool {
 // parameters name checked as an api_call's, and the paths they name
 // against the paths denied by default and the agent's denied globs (not
 // its allowed roots: a tool's "path" need not be a local file).
+//
+// Tool names are compared folded (toolKey: "READ_FILE", "file.read" and
+// "readFile" are read_file), and a tool that is not a file action type
+// but whose name says it writes, moves or deletes ("save_file",
+// "remove-dir") has its paths checked as a write or a delete.
 func detectTool(cl *classification, a *Agent, name string, params json.RawMessage) bool {
-	if op, ok := fileOps[name]; ok {
+	key := toolKey(name)
+	if op, ok := foldedFileOps[key]; ok {
 		paths, bad := operands("", params, pathKeys)
 		return checkPaths(cl, a, name, op, paths, bad, true, true)
 	}
 	urls, bad := operands("", params, urlKeys)
-	if checkURLs(cl, a, name, urls, bad, name == "network_request", true) {
+	if checkURLs(cl, a, name, urls, bad, key == "networkrequest", true) {
 		return true
 	}
 	paths, bad := operands("", params, pathKeys)
-	return checkPaths(cl, a, name, guard.FileRead, paths, bad, false, true)
+	return checkPaths(cl, a, name, toolFileOp(name), paths, bad, false, true)
+}
+
+// toolKey folds a tool name as operandKey folds a parameter's, dropping
+// dots too.
+func toolKey(name string) string { return strings.ReplaceAll(operandKey(name), ".", "") }
+
+// foldedFileOps is fileOps under toolKey.
+var foldedFileOps = func() map[string]guard.FileOp {
+	m := map[string]guard.FileOp{}
+	for k, op := range fileOps {
+		m[toolKey(k)] = op
+	}
+	return m
+}()
+
+// toolFileOp is what a tool that is not a file action type does to the
+// paths it names, read from the words of its name.
+func toolFileOp(name string) guard.FileOp {
+	op := guard.FileRead
+	for _, w := range strings.FieldsFunc(strings.ToLower(name), func(r rune) bool { return r == '_' || r == '-' || r == '.' || r == ' ' }) {
+		switch w {
+		case "delete", "remove", "rm", "unlink", "rmdir", "erase", "wipe", "truncate":
+			return guard.FileDelete
+		case "write", "save", "append", "edit", "create", "put", "move", "mv", "rename", "copy", "cp", "overwrite", "chmod", "chown", "mkdir", "touch", "patch":
+			op = guard.FileWrite
+		}
+	}
+	return op
 }
 
 // securityDeny denies cl with QWED-SEC-002 as a security violation.

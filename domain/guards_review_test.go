@@ -72,6 +72,11 @@ func TestAgentSpec_2_2_ToolCallsGuarded(t *testing.T) {
 		{"fetch_url", `{"url":"https://example.com/"}`, Approved, ""},
 		{"upload_report", `{"file":"/home/ann/.ssh/id_ed25519","to":"https://example.com/"}`, Denied, "sensitive_path"},
 		{"upload_report", `{"file":"/tmp/q1.csv"}`, Approved, ""},
+		{"READ_FILE", `{"path":"/etc/shadow"}`, Denied, "sensitive_path"},
+		{"file.write", `{"path":"/etc/cron.d/x"}`, Denied, "sensitive_path"},
+		{"save_config", `{"path":"/etc/cron.d/x"}`, Denied, "sensitive_path"},
+		{"remove-dir", `{"dir":"/usr/lib"}`, Denied, "sensitive_path"},
+		{"show_config", `{"path":"/etc/hosts"}`, Approved, ""},
 	}
 	for i, c := range cases {
 		name := "tg" + strconv.Itoa(i)
