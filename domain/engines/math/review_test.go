@@ -168,14 +168,7 @@ func TestQWEDProtocol_Math_Integrate_ImproperBounds(t *testing.T) {
 // (it was answered). The sign of a + b*sqrt(m) is decided exactly.
 func TestQWEDProtocol_Math_Solve_IrrationalRootOutsideDomain(t *testing.T) {
 	F, U := engines.Failed, engines.Unsupported
-	sols := func(o engines.Outcome) string {
-		r, _ := o.Result.(Result)
-		if r.Solutions == nil {
-			return "<nil>"
-		}
-		return "{" + strings.Join(*r.Solutions, ", ") + "}"
-	}
-	for _, tc := range []struct{ query, want string }{
+	solveSets(t, [][2]string{
 		{"sqrt(x)**2 = 2 - x**2 + x", "{sqrt(2)}"},
 		{"log(x) - log(x) + x**2 = 2", "{sqrt(2)}"},
 		{"sqrt(-x)**2 + x**2 = 2 - x", "{-sqrt(2)}"},
@@ -186,11 +179,7 @@ func TestQWEDProtocol_Math_Solve_IrrationalRootOutsideDomain(t *testing.T) {
 		{"sqrt(x - 3/2)**2 = x**2 + x - 7/2", "{}"},
 		{"log(x) - log(x) + x**2 = 2*x + 1", "{sqrt(2) + 1}"},
 		{"log(x**2 - 2*x) - log(x**2 - 2*x) + x**2 = 2*x + 1", "{-sqrt(2) + 1, sqrt(2) + 1}"},
-	} {
-		if o := verify(t, tc.query, `{"operation":"solve"}`); o.Status != engines.Verified || sols(o) != tc.want {
-			t.Errorf("%s: %s %s (err %+v), want VERIFIED %s", tc.query, o.Status, sols(o), o.Err, tc.want)
-		}
-	}
+	})
 	runMathCases(t, []mathCase{
 		{name: "the excluded root claimed", query: "sqrt(x)**2 = 2 - x**2 + x", params: `{"operation":"solve","solutions":["sqrt(2)","-sqrt(2)"]}`, status: F},
 		{name: "complex domain", query: "sqrt(x)**2 = 2 - x**2 + x", params: `{"operation":"solve","domain":"complex"}`, status: U, code: CodeUnsupported},
@@ -214,21 +203,25 @@ func TestQWEDProtocol_Math_Solve_UndecidableDefinedness(t *testing.T) {
 		{name: "log of a sign the engine cannot decide", query: "log(sin(x)) - log(sin(x)) + x = 4", params: `{"operation":"solve"}`, status: U, code: CodeUnsupported},
 		{name: "negative power of a cancelled factor", query: "(abs(x)**2 - x**2)**(-1)*0 + x**2 = 2", params: `{"operation":"solve"}`, status: U, code: CodeUnsupported},
 	})
-	sols := func(o engines.Outcome) string {
-		r, _ := o.Result.(Result)
-		if r.Solutions == nil {
-			return "<nil>"
-		}
-		return "{" + strings.Join(*r.Solutions, ", ") + "}"
-	}
-	for _, tc := range []struct{ query, want string }{
+	solveSets(t, [][2]string{
 		{"exp(x)/exp(x) = x", "{1}"},
 		{"(abs(x) - x)/(abs(x) - x) + x**2 = 2", "{-1}"},
 		{"sqrt(x)/sqrt(x) = x**2", "{1}"},
 		{"0/(x - pi) + x = 1", "{1}"},
-	} {
-		if o := verify(t, tc.query, `{"operation":"solve"}`); o.Status != engines.Verified || sols(o) != tc.want {
-			t.Errorf("%s: %s %s (err %+v), want VERIFIED %s", tc.query, o.Status, sols(o), o.Err, tc.want)
+	})
+}
+
+// solveSets checks the solution set solve answers for each {query, set}.
+func solveSets(t *testing.T, cases [][2]string) {
+	t.Helper()
+	for _, tc := range cases {
+		o := verify(t, tc[0], `{"operation":"solve"}`)
+		got := "<nil>"
+		if r, _ := o.Result.(Result); r.Solutions != nil {
+			got = "{" + strings.Join(*r.Solutions, ", ") + "}"
+		}
+		if o.Status != engines.Verified || got != tc[1] {
+			t.Errorf("%s: %s %s (err %+v), want VERIFIED %s", tc[0], o.Status, got, o.Err, tc[1])
 		}
 	}
 }
