@@ -225,3 +225,20 @@ func solveSets(t *testing.T, cases [][2]string) {
 		}
 	}
 }
+
+// TestQWEDProtocol_Math_Solve_RadicandTrialBounded pins the charge of the
+// square factors taken out of a radicand (trial division up to
+// MaxSquareTrial): it was charged about a hundredth of its cost, so 1000
+// claimed roots sqrt(<a 1000-digit number>) took 45 s before max_work
+// fired, and 20 of them 2 s for an UNSUPPORTED answer. Now 20 are past
+// max_work and one still answers.
+func TestQWEDProtocol_Math_Solve_RadicandTrialBounded(t *testing.T) {
+	root := `"sqrt(` + strings.Repeat("7", 999) + `3)"`
+	o := verify(t, "x**2 = 2", `{"operation":"solve","solutions":[`+strings.TrimSuffix(strings.Repeat(root+",", 20), ",")+`]}`)
+	if o.Status != engines.Error || o.Err.Code != CodeTooLarge || o.Err.Details["limit"] != "max_work" {
+		t.Errorf("20 large radicands: %s %+v, want ERROR %s max_work", o.Status, o.Err, CodeTooLarge)
+	}
+	if o := verify(t, "x**2 = 2", `{"operation":"solve","solutions":[`+root+`]}`); o.Status != engines.Unsupported {
+		t.Errorf("one large radicand: %s %+v, want UNSUPPORTED", o.Status, o.Err)
+	}
+}
