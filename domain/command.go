@@ -138,6 +138,9 @@ type Command struct {
 	// partition and forwarded to the consumer's home partition. Only a
 	// gate sets it, never a decoder of a client's body.
 	Authenticated *AuthenticatedAgent `json:"authenticated,omitempty"`
+	// AgentBlocked is the notice a CmdAgentBlocked relays
+	// (agentnotice.go). Only the gate sets it.
+	AgentBlocked *AgentNotice `json:"agent_blocked,omitempty"`
 }
 
 // RegisterAgent is the body of POST /agents/register (QWED-Agent spec v1.1 §3.1).
@@ -447,6 +450,14 @@ type Config struct {
 	// DefaultExecuteConfig (execute_types.go), so configurations recorded
 	// before it encode unchanged.
 	Execute *ExecuteConfig `json:"execute,omitempty"`
+	// AgentNotices notifies an agent's principal of its blocked
+	// decisions (agentnotice.go, QWED-Agent spec v1.1 §2.3): a DENIED
+	// decision names the principal (ActionDecided.Notify), the
+	// gate may relay it (CmdAgentBlocked), and a webhook may name
+	// NoticeAgentBlocked in its events. Off in the state a log starts
+	// from (NewState), so that a log written before it re-decides its
+	// decisions and webhook changes as recorded, and on in DefaultConfig.
+	AgentNotices bool `json:"agent_notices,omitempty"`
 }
 
 // DefaultConfig is the configuration of a new gate.
@@ -459,6 +470,7 @@ func DefaultConfig() Config {
 	c.ToolVerification = true
 	c.SandboxAttestation = true
 	c.StrictGuards = true
+	c.AgentNotices = true
 	return c
 }
 

@@ -94,6 +94,9 @@ type Event struct {
 	Policy   *policy.Policy  `json:"policy,omitempty"`
 	Webhook  *Webhook        `json:"webhook,omitempty"`
 	Delivery *DeliveryResult `json:"delivery,omitempty"`
+	// AgentBlocked is the notice of an agent.block_relayed event
+	// (agentnotice.go).
+	AgentBlocked *AgentNotice `json:"agent_blocked,omitempty"`
 }
 
 // AgentRegistered records a new agent with everything Apply needs.
@@ -185,6 +188,10 @@ type ActionDecided struct {
 	// original's digest stays in RequestDigest.
 	CorrectedAction *Action `json:"corrected_action,omitempty"`
 	CorrectedDigest string  `json:"corrected_digest,omitempty"`
+	// Notify names the principal notified of this blocked decision and
+	// why (QWED-Agent spec v1.1 §2.3; Config.AgentNotices,
+	// agentnotice.go); nil for every other decision.
+	Notify *DecisionNotice `json:"notify,omitempty"`
 }
 
 // Denied reports whether the action was refused (DENIED or

@@ -128,6 +128,10 @@ func Reply(ev *Event) (status int, body any) {
 			}
 			return status, PolicyReply{Consumer: policyConsumer(ev.Command), Op: ev.Command.Policy.Op, Policy: *p, Seq: ev.Seq}
 		}
+	case EvAgentBlockRelayed:
+		if n := ev.AgentBlocked; n != nil {
+			return 200, n // the relayed notice (agentnotice.go)
+		}
 	case EvApprovalsExpired:
 		if x := ev.Expired; x != nil {
 			ids := make([]string, 0, len(x.Approvals))

@@ -121,6 +121,8 @@ func Decide(s *State, env Env, cmd *Command) *Event {
 		return d.webhookDelivery()
 	case CmdPolicy:
 		return d.policyChange()
+	case CmdAgentBlocked:
+		return d.agentBlocked()
 	}
 	return d.reject(Errorf(CodeUnsupportedType, "unknown command type '%s'", cmd.Type))
 }

@@ -465,6 +465,7 @@ func (d *decider) decideProposal(a *Agent, p *proposal, cl *classification) *Eve
 		ver.Status = status
 		ver.ChecksFailed = []string{check}
 		dec.Budget = remaining(a, d.now, budgetRequest{}, false, &d.block.budget)
+		dec.Notify = notice(&d.s.Config, dec, a.Info.PrincipalID)
 		d.degrade(a, dec)
 		return ev
 	}

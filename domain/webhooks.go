@@ -52,10 +52,11 @@ const (
 )
 
 // NoticeKinds are the kinds of notice a webhook may filter on, in their
-// documented order: the four of the execute rules and a spending policy's
+// documented order: the four of the execute rules, a spending policy's
 // limit_exceeded (on_exceed notify: the execute proceeds, the consumer is
-// told).
-var NoticeKinds = []string{NoticeBlocked, NoticeConfirmNeeded, NoticeQueued, NoticeLimit80, policy.NoticeLimitExceeded}
+// told), and an agent's blocked decision (NoticeAgentBlocked, only with
+// Config.AgentNotices, and only to webhooks that name it).
+var NoticeKinds = []string{NoticeBlocked, NoticeConfirmNeeded, NoticeQueued, NoticeLimit80, policy.NoticeLimitExceeded, NoticeAgentBlocked}
 
 // idKindWebhook keeps the webhook IDs' digest space apart from the
 // other derived IDs' (ids.go).
@@ -103,10 +104,15 @@ func DeliveryBackoff(attempt int) time.Duration {
 	return min(d, DeliveryBackoffMax)
 }
 
-// WebhookWants reports whether w is sent notices of kind (a webhook
-// without a filter is sent every kind).
+// WebhookWants reports whether w is sent notices of kind: the kinds its
+// events name, or, without a filter, every kind of the execute rules.
+// NoticeAgentBlocked goes only to webhooks that name it: a webhook made
+// before the kind existed receives what it received.
 func WebhookWants(w *Webhook, kind string) bool {
-	return len(w.Events) == 0 || slices.Contains(w.Events, kind)
+	if len(w.Events) == 0 {
+		return kind != NoticeAgentBlocked
+	}
+	return slices.Contains(w.Events, kind)
 }
 
 // ConsumerWebhooks returns consumer's webhooks in s sorted by ID (nil
@@ -181,7 +187,7 @@ func (d *decider) webhookChange() *Event {
 	if err := checkWebhookURL(w.URL); err != nil {
 		return d.reject(err)
 	}
-	if err := checkWebhookEvents(w.Events); err != nil {
+	if err := checkWebhookEvents(w.Events, d.s.Config.AgentNotices); err != nil {
 		return d.reject(err)
 	}
 	w.Events = slices.Clone(w.Events)
@@ -304,11 +310,16 @@ func checkWebhookURL(u string) *Error {
 }
 
 // checkWebhookEvents checks a webhook's filter: known notice kinds, each
-// at most once.
-func checkWebhookEvents(events []string) *Error {
+// at most once; NoticeAgentBlocked only when agentNotices (a log written
+// before it refused the kind, and re-decides the refusal).
+func checkWebhookEvents(events []string, agentNotices bool) *Error {
+	kinds := NoticeKinds
+	if !agentNotices {
+		kinds = kinds[:len(kinds)-1]
+	}
 	for i, k := range events {
-		if !slices.Contains(NoticeKinds, k) {
-			return fieldError(CodeInvalidRequest, "webhook.events", "'%s' is not one of %s", clipID(k), strings.Join(NoticeKinds, ", "))
+		if !slices.Contains(kinds, k) {
+			return fieldError(CodeInvalidRequest, "webhook.events", "'%s' is not one of %s", clipID(k), strings.Join(kinds, ", "))
 		}
 		if slices.Contains(events[:i], k) {
 			return fieldError(CodeInvalidRequest, "webhook.events", "'%s' is listed twice", k)

@@ -67,6 +67,8 @@ type Store struct {
 	awaitHook atomic.Value
 	// noSnapshots, noActivity: what the store does not keep (Options).
 	noSnapshots, noActivity bool
+	// noticeHome is Options.NoticeHome.
+	noticeHome func(consumer string) int32
 }
 
 // Options tunes a Store. The zero value is what Open gives.
@@ -100,6 +102,14 @@ type Options struct {
 	// FS is the file system (nil: the operating system's); tests inject
 	// faults through it.
 	FS vfs.FS
+	// NoticeHome, on Kafka, returns the home partition of a consumer: a
+	// blocked agent decision recorded on another partition raises no
+	// delivery in this store, since the gate relays its notice to the
+	// home partition, whose agent.block_relayed event raises it (a read
+	// model folds every partition into one state, which holds the
+	// consumer's webhooks). Nil (embedded): every decision's notice is
+	// delivered where it is recorded.
+	NoticeHome func(consumer string) int32
 }
 
 // Open opens (creating if needed) the store in dir, with snapshots.
@@ -138,7 +148,7 @@ func OpenWith(dir string, o Options) (*Store, error) {
 	if o.NoActivity {
 		format += noActivityFormat
 	}
-	s := &Store{log: logger, evictedTo: map[string]uint64{}, noSnapshots: o.NoSnapshots, noActivity: o.NoActivity,
+	s := &Store{log: logger, evictedTo: map[string]uint64{}, noSnapshots: o.NoSnapshots, noActivity: o.NoActivity, noticeHome: o.NoticeHome,
 		dir: dir, popts: opts, format: format, guard: diskspace.NewGuard(o.FS, dir, o.MinFreeBytes), quiet: quiet}
 	if err := s.guard.Check(0); err != nil {
 		if desc, perr := pebble.Peek(dir, o.FS); perr == nil && desc.Exists {

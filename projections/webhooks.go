@@ -52,6 +52,9 @@ type Delivery struct {
 	AmountCents       int64  `json:"amount_cents"`
 	Currency          string `json:"currency,omitempty"`
 	TransactionStatus string `json:"transaction_status,omitempty"`
+	// Decision is the blocked agent decision an agent_blocked notice is
+	// about (QWED-Agent spec v1.1 §2.3): never its parameters.
+	Decision *domain.AgentNotice `json:"decision,omitempty"`
 	// Status is pending (no attempt yet), delivered, retrying or failed
 	// (domain.Delivery*); Attempts the attempts recorded; HTTPStatus and
 	// Error the last one's; NextAt the next attempt's time (pending and
@@ -77,15 +80,30 @@ type noticeHooks struct {
 }
 
 // noteNotices notes the consumer's webhooks of an event with notices,
-// before the event is folded (Fold.Add).
+// before the event is folded (Fold.Add): a transaction's consumer's, or
+// those of the principal of a blocked agent decision that name
+// agent_blocked (on Kafka a partition holds the webhooks of the consumers
+// it is the home of only: another partition notes none, and the gate
+// relays the notice to the home partition).
 func (f *Fold) noteNotices(st *domain.State, ev *domain.Event) {
-	tx := ev.Transaction
-	if tx == nil || len(tx.Notices) == 0 {
+	consumer, agent := "", false
+	switch {
+	case ev.Transaction != nil && len(ev.Transaction.Notices) > 0:
+		consumer = ev.Transaction.Consumer
+	case ev.Decided != nil && ev.Decided.Notify != nil, ev.AgentBlocked != nil:
+		n, ok := domain.AgentNoticeOf(ev)
+		if !ok {
+			return
+		}
+		consumer, agent = n.Principal, true
+	default:
 		return
 	}
 	var hooks []domain.Webhook
-	for _, w := range domain.ConsumerWebhooks(st, tx.Consumer) {
-		hooks = append(hooks, *w)
+	for _, w := range domain.ConsumerWebhooks(st, consumer) {
+		if !agent || domain.WebhookWants(w, domain.NoticeAgentBlocked) {
+			hooks = append(hooks, *w)
+		}
 	}
 	if len(hooks) > 0 {
 		f.notices = append(f.notices, noticeHooks{ev: ev, hooks: hooks})
@@ -131,12 +149,14 @@ func (w *batchWriter) webhookEvent(ev *domain.Event) error {
 		return w.deliveryRecorded(ev)
 	case ev.Transaction != nil && len(ev.Transaction.Notices) > 0:
 		return w.newDeliveries(ev)
+	case ev.Decided != nil && ev.Decided.Notify != nil, ev.AgentBlocked != nil:
+		return w.newAgentDelivery(ev)
 	}
 	return nil
 }
 
-// newDeliveries writes the pending deliveries of ev's notices.
-func (w *batchWriter) newDeliveries(ev *domain.Event) error {
+// noted returns the webhooks Fold noted for ev (nil: none).
+func (w *batchWriter) noted(ev *domain.Event) []domain.Webhook {
 	h := &w.hooks
 	for h.next < len(h.notices) && h.notices[h.next].ev != ev {
 		h.next++
@@ -144,8 +164,53 @@ func (w *batchWriter) newDeliveries(ev *domain.Event) error {
 	if h.next == len(h.notices) {
 		return nil // the consumer had no webhook
 	}
-	hooks := h.notices[h.next].hooks
 	h.next++
+	return h.notices[h.next-1].hooks
+}
+
+// newAgentDelivery writes the pending deliveries of the notice of a
+// blocked agent decision (ev's only notice, index 0) to the webhooks of
+// its principal that name agent_blocked.
+func (w *batchWriter) newAgentDelivery(ev *domain.Event) error {
+	hooks := w.noted(ev)
+	n, ok := domain.AgentNoticeOf(ev)
+	if len(hooks) == 0 || !ok {
+		return nil
+	}
+	if home := w.s.noticeHome; home != nil && ev.Type == domain.EvActionDecided && home(n.Principal) != ev.Partition {
+		return nil // relayed to the home partition, delivered there
+	}
+	for j := range hooks {
+		hook := &hooks[j]
+		at := ev.Time
+		blocked := *n
+		d := &Delivery{
+			ID: domain.DeliveryID(ev.Partition, ev.Seq, 0, hook.ID), WebhookID: hook.ID, Consumer: n.Principal,
+			Partition: ev.Partition, Seq: ev.Seq, CreatedAt: ev.Time, Kind: domain.NoticeAgentBlocked, Message: n.Reason(),
+			AgentID: n.AgentID, Decision: &blocked, Status: domain.DeliveryPending, NextAt: &at, UpdatedAt: ev.Time,
+		}
+		if err := w.addDelivery(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addDelivery writes a new pending delivery and its ID's index entry.
+func (w *batchWriter) addDelivery(d *Delivery) error {
+	dk := deliveryKey(d.Consumer, d.Partition, d.Seq, d.Notice, d.WebhookID)
+	if err := w.putDelivery(dk, d, nil); err != nil {
+		return err
+	}
+	return w.b.Set(key(tDeliveryID, d.ID), dk, nil)
+}
+
+// newDeliveries writes the pending deliveries of ev's notices.
+func (w *batchWriter) newDeliveries(ev *domain.Event) error {
+	hooks := w.noted(ev)
+	if len(hooks) == 0 {
+		return nil
+	}
 	tx := ev.Transaction
 	for i, n := range tx.Notices {
 		if i > domain.MaxNoticeIndex {
@@ -165,11 +230,7 @@ func (w *batchWriter) newDeliveries(ev *domain.Event) error {
 				Currency: tx.Currency, TransactionStatus: tx.Status,
 				Status: domain.DeliveryPending, NextAt: &at, UpdatedAt: ev.Time,
 			}
-			dk := deliveryKey(d.Consumer, d.Partition, d.Seq, i, hook.ID)
-			if err := w.putDelivery(dk, d, nil); err != nil {
-				return err
-			}
-			if err := w.b.Set(key(tDeliveryID, d.ID), dk, nil); err != nil {
+			if err := w.addDelivery(d); err != nil {
 				return err
 			}
 		}

@@ -549,6 +549,7 @@ func (e *encoder) config(c *domain.Config) {
 		e.key("execute")
 		e.executeConfig(c.Execute)
 	}
+	e.optBool("agent_notices", c.AgentNotices)
 	e.close()
 }
 
@@ -731,6 +732,10 @@ func (e *encoder) actionDecided(d *domain.ActionDecided) {
 		e.action(d.CorrectedAction)
 	}
 	e.optStr("corrected_digest", d.CorrectedDigest)
+	if d.Notify != nil {
+		e.key("notify")
+		e.decisionNotice(d.Notify)
+	}
 	e.close()
 }
 

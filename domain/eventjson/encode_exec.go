@@ -225,6 +225,10 @@ func (e *encoder) execCommand(c *domain.Command) {
 		e.key("authenticated")
 		e.authenticatedAgent(c.Authenticated)
 	}
+	if c.AgentBlocked != nil {
+		e.key("agent_blocked")
+		e.agentNotice(c.AgentBlocked)
+	}
 }
 
 // execEvent writes the members of the consumer policy engine of an event
@@ -257,5 +261,9 @@ func (e *encoder) execEvent(ev *domain.Event) {
 	if ev.Delivery != nil {
 		e.key("delivery")
 		e.deliveryResult(ev.Delivery)
+	}
+	if ev.AgentBlocked != nil {
+		e.key("agent_blocked")
+		e.agentNotice(ev.AgentBlocked)
 	}
 }

@@ -1021,6 +1021,9 @@ func (d *decoder) config(c *domain.Config) {
 		case "strict_guards":
 			d.once(&seen, 20)
 			c.StrictGuards = d.bool()
+		case "agent_notices":
+			d.once(&seen, 21)
+			c.AgentNotices = d.bool()
 		default:
 			d.unknown(k, reflect.TypeFor[domain.Config]())
 		}
@@ -1500,6 +1503,10 @@ func (d *decoder) actionDecided(x *domain.ActionDecided, ev *domain.Event) {
 				continue
 			}
 			x.CorrectedDigest = d.str()
+		case "notify":
+			d.once(&seen, 27)
+			x.Notify = new(domain.DecisionNotice)
+			d.decisionNotice(x.Notify)
 		default:
 			d.unknown(k, reflect.TypeFor[domain.ActionDecided]())
 		}

@@ -44,6 +44,10 @@ func (d *decoder) execCommand(k []byte, c *domain.Command, seen *uint64) bool {
 		d.once(seen, 38)
 		c.Policy = new(domain.PolicyChange)
 		d.policyChange(c.Policy)
+	case "agent_blocked":
+		d.once(seen, 39)
+		c.AgentBlocked = new(domain.AgentNotice)
+		d.agentNotice(c.AgentBlocked)
 	default:
 		return false
 	}
@@ -82,6 +86,10 @@ func (d *decoder) execEvent(k []byte, ev *domain.Event, seen *uint64) bool {
 		d.once(seen, 38)
 		ev.Policy = new(policy.Policy)
 		d.policy(ev.Policy)
+	case "agent_blocked":
+		d.once(seen, 39)
+		ev.AgentBlocked = new(domain.AgentNotice)
+		d.agentNotice(ev.AgentBlocked)
 	default:
 		return false
 	}

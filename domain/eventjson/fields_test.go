@@ -55,7 +55,8 @@ func fullEvents() []*domain.Event {
 		Error: errDetails(), RequestDigest: "rd", Fingerprint: "fp", StateFingerprint: "sf", ConversationID: "c1", Step: -7, StepConsumed: true,
 		ReservedCost: 10, ReservedTokens: -3, HighRisk: true, Approval: &approval, Attestation: "jwt", Trust: trust, SecurityViolation: true,
 		ResetRecent: true, ResetBudgetDenials: true, ConversationEvicted: "c0", Budget: budget, OutcomeDigest: "od",
-		CorrectedAction: &action, CorrectedDigest: "cd"}
+		CorrectedAction: &action, CorrectedDigest: "cd",
+		Notify: &domain.DecisionNotice{Principal: "org_1", Code: domain.CodeSecurityViolated, Check: "path_allowed", Status: "BLOCKED", Risk: domain.RiskHigh}}
 
 	tool := cmd(domain.CmdVerifyToolCall)
 	tool.Tool = &domain.VerifyToolCall{ToolCall: domain.ToolCall{ToolName: "send_email", Parameters: json.RawMessage(`[{"to":"x"}]`),
@@ -278,6 +279,18 @@ func fullEvents() []*domain.Event {
 	execCfg.Execute = &domain.ExecuteConfig{Mode: domain.ExecuteModeStrict, MaxAmountCents: 250, TokenTTL: domain.Duration(5 * time.Minute), ExpiredTokenKept: domain.Duration(3 * time.Minute)}
 	ev = event(domain.EvConfigured, cmd(domain.CmdConfigure))
 	ev.Command.Configure, ev.Configured = &domain.Configure{Config: execCfg}, &execCfg
+	add(ev)
+	noticeCfg := cfg
+	noticeCfg.AgentNotices = true
+	ev = event(domain.EvConfigured, cmd(domain.CmdConfigure))
+	ev.Command.Configure, ev.Configured = &domain.Configure{Config: noticeCfg}, &noticeCfg
+	add(ev)
+	blocked := domain.AgentNotice{Principal: "org_1", AgentID: "agent_1", Kind: domain.KindTool, ActionID: text, ActionType: "tool_call",
+		Tool: "database_read", Decision: domain.Denied, Status: "FAILED", Code: domain.CodeVerificationFailed, Check: "engine_verified",
+		Risk: domain.RiskCritical, Partition: -3, Seq: 1 << 60, Time: at}
+	ev = event(domain.EvAgentBlockRelayed, cmd(domain.CmdAgentBlocked))
+	ev.Command.AgentBlocked = &blocked
+	ev.AgentBlocked = &blocked
 	add(ev)
 	return out
 }

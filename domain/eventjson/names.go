@@ -52,6 +52,7 @@ var names = newInternTable(func() []string {
 		string(domain.EvBusinessChanged), string(domain.EvExecutePrepared), string(domain.EvExecuteDecided),
 		string(domain.EvExecuteCompleted), string(domain.EvExecuteTimers), string(domain.EvPolicyChanged),
 		string(domain.EvWebhookChanged), string(domain.EvDeliveryRecorded),
+		string(domain.CmdAgentBlocked), string(domain.EvAgentBlockRelayed), domain.NoticeAgentBlocked,
 		domain.OpCreate, domain.OpUpdate, domain.OpDelete,
 		domain.ExecuteModeOpen, domain.ExecuteModeConfirm, domain.ExecuteModeStrict,
 		domain.TxExecuting, domain.TxBlocked, domain.TxPendingApproval, domain.TxQueued, domain.TxCompleted,

@@ -23,6 +23,7 @@ import (
 	"github.com/agentgate/agentgate/handlers/attest"
 	"github.com/agentgate/agentgate/handlers/embedded"
 	"github.com/agentgate/agentgate/handlers/embedded/gatetest"
+	"github.com/agentgate/agentgate/handlers/notify"
 	"github.com/agentgate/agentgate/handlers/verify"
 	"github.com/agentgate/agentgate/schemas/openapi"
 	"github.com/agentgate/agentgate/streams"
@@ -82,6 +83,10 @@ type gateOptions struct {
 	executeRate RateLimit
 	// executeMode is Config.ExecuteMode (the mode of execute).
 	executeMode string
+	// webhooks runs a webhook runner beside the worker, as serve does
+	// (woken by each committed batch), reaching loopback receivers
+	// (serve's --webhook-allow-private).
+	webhooks bool
 }
 
 // newTestGate opens a gate in t.TempDir(), runs its worker and serves the
@@ -118,9 +123,13 @@ func newTestGate(t testing.TB, opts gateOptions) *testGate {
 	// The adapter runner calls the businesses of executes after their
 	// commit point, as serve runs it: it follows the committed batches.
 	var runner *adapter.Runner
+	var hooks *notify.Runner
 	gopts.OnBatch = func(evs []*domain.Event, _ time.Duration) {
 		if runner != nil {
 			runner.Observe(evs)
+		}
+		if hooks != nil {
+			hooks.Wake()
 		}
 	}
 	g, err := embedded.OpenGate(gopts)
@@ -135,6 +144,12 @@ func newTestGate(t testing.TB, opts gateOptions) *testGate {
 		Source: adapter.LogSource{State: g.Store, Log: g.Log}, Logger: logger}); err != nil {
 		t.Fatal(err)
 	}
+	if opts.webhooks {
+		if hooks, err = notify.New(notify.Config{Gate: g.Worker, Store: g.Store, Sign: g.Keyring.SignWebhook,
+			AllowPrivate: true, Clock: clock.Now, Interval: 20 * time.Millisecond, Logger: logger}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	runnerDone := make(chan struct{})
@@ -143,7 +158,18 @@ func newTestGate(t testing.TB, opts gateOptions) *testGate {
 		close(runnerDone)
 	} else {
 		go func() { done <- g.Worker.Run(ctx) }()
-		go func() { _ = runner.Run(ctx); close(runnerDone) }()
+		go func() {
+			hooksDone := make(chan struct{})
+			go func() {
+				if hooks != nil {
+					_ = hooks.Run(ctx)
+				}
+				close(hooksDone)
+			}()
+			_ = runner.Run(ctx)
+			<-hooksDone
+			close(runnerDone)
+		}()
 		// The worker records the configuration (gate.configured on a new
 		// log) before any request: a no-op tick returns after it, so a
 		// test's first g.head() is not raced by it. (A gate that cannot

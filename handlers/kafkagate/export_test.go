@@ -42,6 +42,12 @@ func WithMirrorHook(h func(stage ForwardStage, p int32, seqs []uint64) error) fu
 	return func(c *Config) { c.mirrorHook = h }
 }
 
+// WithNoticesHook sets the relayed notices' outboxes' fault hook
+// (Config.noticesHook).
+func WithNoticesHook(h func(stage ForwardStage, p int32, seqs []uint64) error) func(*Config) {
+	return func(c *Config) { c.noticesHook = h }
+}
+
 // WithChangesRead sets the hook called before each pass of a copy feed
 // over the changes topic (Config.changesRead): an error fails the pass.
 func WithChangesRead(h func(ctx context.Context) error) func(*Config) {

@@ -152,6 +152,10 @@ type outboxKind struct {
 	// message is the message of a kept event on the topic's partitions
 	// among n (Topic left to the caller); false: none.
 	message func(p int32, ev *domain.Event, n int) (kafka.Message, bool)
+	// authentic, when set, reports whether a record of the topic is one
+	// the outbox produced: a recovery counts no other (the topic is
+	// written by clients too). Nil: every record of the topic is.
+	authentic func(headers []kafka.Header, value []byte) bool
 }
 
 // a2aForwards is the outbox of forwarded A2A messages.
@@ -567,11 +571,25 @@ func (f *forwarder) scan(ctx context.Context, t int, from int64) (uint64, error)
 					seq = string(h.Value)
 				}
 			}
-			if part == me {
-				if s, err := strconv.ParseUint(seq, 10, 64); err == nil && s > high {
-					high = s
+			if part != me {
+				return nil
+			}
+			s, err := strconv.ParseUint(seq, 10, 64)
+			if err != nil || s <= high {
+				return nil
+			}
+			if f.kind.authentic != nil {
+				var value []byte
+				if rec.Value != nil {
+					if value, err = kafka.ReadAll(rec.Value); err != nil {
+						return fmt.Errorf("reading the record at offset %d of %s/%d: %w", rec.Offset, f.topic, t, err)
+					}
+				}
+				if !f.kind.authentic(rec.Headers, value) {
+					return nil
 				}
 			}
+			high = s
 			return nil
 		})
 		if err != nil {

@@ -119,6 +119,9 @@ type Config struct {
 	// an error it returns fails the pass.
 	mirrorHook  func(stage ForwardStage, p int32, seqs []uint64) error
 	changesRead func(ctx context.Context) error
+	// noticesHook, set by tests, is the relayed notices' outboxes' fault
+	// hook (notices.go).
+	noticesHook func(stage ForwardStage, p int32, seqs []uint64) error
 }
 
 // Gate consumes the requests topic in a consumer group and runs one worker
@@ -276,6 +279,9 @@ type partition struct {
 	// topic (mirror.go; nil on the other partitions, and with one
 	// partition).
 	mirror *forwarder
+	// notices relays the notices of blocked agent decisions to their
+	// principal's home partition (notices.go; nil with one partition).
+	notices *forwarder
 	// runner calls the businesses (nil without Config.Caller).
 	runner *adapter.Runner
 	// feed follows partition 0's principal-wide events (nil on partition
@@ -302,7 +308,7 @@ func (g *Gate) openPartition(ctx context.Context, p int32) (_ *partition, err er
 	// instance's read model serves the activity API; time travel in Kafka
 	// mode folds the events partition, PartitionHistory), and they were
 	// most of a restore's projection work and bytes.
-	if pr.store, err = projections.OpenWith(dir, projections.Options{Logger: g.log, NoSnapshots: true, NoActivity: true,
+	if pr.store, err = projections.OpenWith(dir, projections.Options{Logger: g.log, NoSnapshots: true, NoActivity: true, NoticeHome: g.noticeHome,
 		MinFreeBytes: g.cfg.MinFreeBytes, FS: g.cfg.FS}); err != nil {
 		return nil, fmt.Errorf("opening projections of partition %d: %w", p, err)
 	}
@@ -322,6 +328,9 @@ func (g *Gate) openPartition(ctx context.Context, p int32) (_ *partition, err er
 	if g.global() && p == domain.GlobalPartition {
 		pr.mirror = g.newMirror(lg)
 	}
+	if g.global() {
+		pr.notices = g.newNotices(p, lg)
+	}
 	onBatch := func(evs []*domain.Event, d time.Duration) {
 		if g.cfg.OnBatch != nil {
 			g.cfg.OnBatch(evs, d)
@@ -330,6 +339,9 @@ func (g *Gate) openPartition(ctx context.Context, p int32) (_ *partition, err er
 		pr.later.completed(ctx, evs)
 		if pr.mirror != nil {
 			pr.mirror.add(ctx, evs)
+		}
+		if pr.notices != nil {
+			pr.notices.add(ctx, evs)
 		}
 		pr.runner.Observe(evs)
 	}
@@ -363,6 +375,9 @@ func (g *Gate) openPartition(ctx context.Context, p int32) (_ *partition, err er
 	pr.fwd.restored(pr.worker.Head().Seq)
 	if pr.mirror != nil {
 		pr.mirror.restored(pr.worker.Head().Seq)
+	}
+	if pr.notices != nil {
+		pr.notices.restored(pr.worker.Head().Seq)
 	}
 	g.log.Info("partition restored", "partition", p, "seq", pr.worker.Head().Seq, "took", time.Since(start).Round(time.Millisecond))
 	return pr, nil
@@ -437,6 +452,13 @@ func (g *Gate) runPartition(ctx context.Context, gen *kafka.Generation, p int32,
 		defer close(mdone)
 		if pr.mirror != nil {
 			pr.mirror.run(fctx)
+		}
+	}()
+	ndone := make(chan struct{})
+	go func() {
+		defer close(ndone)
+		if pr.notices != nil {
+			pr.notices.run(fctx)
 		}
 	}()
 	go func() { werr <- pr.worker.Run(wctx) }()
@@ -529,18 +551,23 @@ func (g *Gate) runPartition(ctx context.Context, gen *kafka.Generation, p int32,
 	if pr.mirror != nil {
 		pr.mirror.close()
 	}
-	drain := time.After(forwardDrain)
-	select {
-	case <-fdone:
-	case <-drain:
+	if pr.notices != nil {
+		pr.notices.close()
 	}
-	select {
-	case <-mdone:
-	case <-drain:
+	// One deadline for the three (closed, so that every select sees it).
+	drain := make(chan struct{})
+	stopDrain := time.AfterFunc(forwardDrain, func() { close(drain) })
+	defer stopDrain.Stop()
+	for _, done := range []chan struct{}{fdone, mdone, ndone} {
+		select {
+		case <-done:
+		case <-drain:
+		}
 	}
 	fcancel()
 	<-fdone
 	<-mdone
+	<-ndone
 	_ = r.Close()
 	clean = true
 	g.log.Info("partition released", "partition", p, "seq", pr.worker.Head().Seq)

@@ -330,7 +330,7 @@ func OpenReadModel(ctx context.Context, dir string, logger *slog.Logger, partiti
 func (m *ReadModel) openStore(dir string, fresh bool) error {
 	// No snapshots: time travel in Kafka mode folds the events partition
 	// (PartitionHistory), it reads none.
-	opts := projections.Options{Logger: m.log, NoSnapshots: true}
+	opts := projections.Options{Logger: m.log, NoSnapshots: true, NoticeHome: m.noticeHome}
 	if !fresh {
 		s, err := projections.OpenWith(dir, opts)
 		if err != nil {

@@ -206,18 +206,21 @@ func (r *Runner) release(id string) {
 }
 
 // Body is the JSON body of a webhook POST: the notice, the delivery and
-// attempt it belongs to, the transaction it is about, and the log
-// position of the event that raised it.
+// attempt it belongs to, the transaction it is about (the execute rules'
+// notices) or the blocked agent decision (agent_blocked: never the
+// action's parameters, query, code or target), and the log position of
+// the event that raised it.
 type Body struct {
-	DeliveryID  string           `json:"delivery_id"`
-	WebhookID   string           `json:"webhook_id"`
-	Attempt     int              `json:"attempt"`
-	Consumer    string           `json:"consumer"`
-	Kind        string           `json:"kind"`
-	PolicyID    string           `json:"policy_id,omitempty"`
-	Message     string           `json:"message"`
-	Transaction *BodyTransaction `json:"transaction,omitempty"`
-	Event       BodyEvent        `json:"event"`
+	DeliveryID  string              `json:"delivery_id"`
+	WebhookID   string              `json:"webhook_id"`
+	Attempt     int                 `json:"attempt"`
+	Consumer    string              `json:"consumer"`
+	Kind        string              `json:"kind"`
+	PolicyID    string              `json:"policy_id,omitempty"`
+	Message     string              `json:"message"`
+	Transaction *BodyTransaction    `json:"transaction,omitempty"`
+	Decision    *domain.AgentNotice `json:"decision,omitempty"`
+	Event       BodyEvent           `json:"event"`
 }
 
 // BodyTransaction is the transaction a notice is about, as of its event.
@@ -240,7 +243,7 @@ type BodyEvent struct {
 // BodyOf returns the body of attempt of delivery d.
 func BodyOf(d *projections.Delivery, attempt int) Body {
 	b := Body{DeliveryID: d.ID, WebhookID: d.WebhookID, Attempt: attempt, Consumer: d.Consumer, Kind: d.Kind,
-		PolicyID: d.PolicyID, Message: d.Message, Event: BodyEvent{Partition: d.Partition, Seq: d.Seq, Time: d.CreatedAt}}
+		PolicyID: d.PolicyID, Message: d.Message, Decision: d.Decision, Event: BodyEvent{Partition: d.Partition, Seq: d.Seq, Time: d.CreatedAt}}
 	if d.TransactionID != "" {
 		b.Transaction = &BodyTransaction{ID: d.TransactionID, AgentID: d.AgentID, BusinessID: d.BusinessID,
 			AmountCents: d.AmountCents, Currency: d.Currency, Status: d.TransactionStatus}

@@ -36,6 +36,7 @@ __all__ = [
     "ActivitySummary",
     "Agent",
     "AgentInfo",
+    "AgentNotice",
     "AgentRegistered",
     "AgentState",
     "AgentStatusChange",
@@ -69,6 +70,7 @@ __all__ = [
     "Config",
     "Configure",
     "CopiedChange",
+    "DecisionNotice",
     "DecisionReply",
     "Delivery",
     "DeliveryList",
@@ -963,6 +965,11 @@ class ActionDecided(Model):
         return self.get("kind")  # type: ignore[no-any-return]
 
     @property
+    def notify(self) -> Optional[DecisionNotice]:
+        """The "notify" member."""
+        return self.get("notify")  # type: ignore[no-any-return]
+
+    @property
     def outcome_digest(self) -> Optional[str]:
         """The "outcome_digest" member."""
         return self.get("outcome_digest")  # type: ignore[no-any-return]
@@ -1348,6 +1355,88 @@ class AgentInfo(Model):
     def type(self) -> Optional[str]:
         """The "type" member."""
         return self.get("type")  # type: ignore[no-any-return]
+
+
+class AgentNotice(Model):
+    """
+    The notice of a blocked agent decision (agent_blocked): who, what was refused and why, and
+    where the decision is in the log; never the action's parameters, query, code or target.
+    """
+
+    _required = frozenset({"action_id", "action_type", "agent_id", "code", "decision", "kind", "partition", "principal_id", "risk_level", "seq", "status", "time"})
+
+    @property
+    def action_id(self) -> str:
+        """The "action_id" member."""
+        return self.get("action_id")  # type: ignore[no-any-return]
+
+    @property
+    def action_type(self) -> str:
+        """The "action_type" member."""
+        return self.get("action_type")  # type: ignore[no-any-return]
+
+    @property
+    def agent_id(self) -> str:
+        """The "agent_id" member."""
+        return self.get("agent_id")  # type: ignore[no-any-return]
+
+    @property
+    def check(self) -> Optional[str]:
+        """The "check" member."""
+        return self.get("check")  # type: ignore[no-any-return]
+
+    @property
+    def code(self) -> str:
+        """The "code" member."""
+        return self.get("code")  # type: ignore[no-any-return]
+
+    @property
+    def decision(self) -> Literal["APPROVED", "DENIED", "CORRECTED", "PENDING", "BUDGET_EXCEEDED"]:
+        """The "decision" member."""
+        return self.get("decision")  # type: ignore[no-any-return]
+
+    @property
+    def kind(self) -> Literal["action", "tool_call"]:
+        """The "kind" member."""
+        return self.get("kind")  # type: ignore[no-any-return]
+
+    @property
+    def partition(self) -> int:
+        """The "partition" member."""
+        return self.get("partition")  # type: ignore[no-any-return]
+
+    @property
+    def principal_id(self) -> str:
+        """The "principal_id" member."""
+        return self.get("principal_id")  # type: ignore[no-any-return]
+
+    @property
+    def risk_level(self) -> str:
+        """
+        A risk level: low, medium, high or critical (input in any case; the gate writes lower
+        case).
+        """
+        return self.get("risk_level")  # type: ignore[no-any-return]
+
+    @property
+    def seq(self) -> int:
+        """The "seq" member."""
+        return self.get("seq")  # type: ignore[no-any-return]
+
+    @property
+    def status(self) -> str:
+        """The "status" member."""
+        return self.get("status")  # type: ignore[no-any-return]
+
+    @property
+    def time(self) -> str:
+        """An RFC 3339 time in UTC with nanoseconds as Go writes it."""
+        return self.get("time")  # type: ignore[no-any-return]
+
+    @property
+    def tool(self) -> Optional[str]:
+        """The "tool" member."""
+        return self.get("tool")  # type: ignore[no-any-return]
 
 
 class AgentRegistered(Model):
@@ -2110,6 +2199,11 @@ class Command(Model):
         return self.get("a2a_digest")  # type: ignore[no-any-return]
 
     @property
+    def agent_blocked(self) -> Optional[AgentNotice]:
+        """The "agent_blocked" member."""
+        return self.get("agent_blocked")  # type: ignore[no-any-return]
+
+    @property
     def agent_id(self) -> Optional[str]:
         """The "agent_id" member."""
         return self.get("agent_id")  # type: ignore[no-any-return]
@@ -2250,7 +2344,7 @@ class Command(Model):
         return self.get("trust")  # type: ignore[no-any-return]
 
     @property
-    def type(self) -> Literal["qwed.agent.register", "qwed.agent.action.verify", "qwed.agent.tool.verify", "qwed.agent.execution.log", "qwed.agent.trust.request", "qwed.approval.resolve", "qwed.agent.trust.set", "qwed.agent.suspend", "qwed.agent.complaint", "qwed.principal.tools.put", "qwed.principal.key.issue", "qwed.principal.key.revoke", "qwed.agent.token.rotate", "qwed.agent.token.revoke", "qwed.gate.configure", "qwed.gate.tick", "qwed.gate.reject", "qwed.verify", "qwed.a2a.message", "qwed.a2a.boundary", "qwed.gate.principal_state.copy", "qwed.business.change", "qwed.execute.prepare", "qwed.execute", "qwed.execute.outcome", "qwed.execute.tick", "qwed.policy.change", "qwed.webhook.change", "qwed.webhook.delivery"]:
+    def type(self) -> Literal["qwed.agent.register", "qwed.agent.action.verify", "qwed.agent.tool.verify", "qwed.agent.execution.log", "qwed.agent.trust.request", "qwed.approval.resolve", "qwed.agent.trust.set", "qwed.agent.suspend", "qwed.agent.complaint", "qwed.principal.tools.put", "qwed.principal.key.issue", "qwed.principal.key.revoke", "qwed.agent.token.rotate", "qwed.agent.token.revoke", "qwed.gate.configure", "qwed.gate.tick", "qwed.gate.reject", "qwed.verify", "qwed.a2a.message", "qwed.a2a.boundary", "qwed.gate.principal_state.copy", "qwed.business.change", "qwed.execute.prepare", "qwed.execute", "qwed.execute.outcome", "qwed.execute.tick", "qwed.policy.change", "qwed.webhook.change", "qwed.webhook.delivery", "qwed.agent.blocked"]:
         """The "type" member."""
         return self.get("type")  # type: ignore[no-any-return]
 
@@ -2416,6 +2510,14 @@ class Config(Model):
         return self.get("a2a")  # type: ignore[no-any-return]
 
     @property
+    def agent_notices(self) -> Optional[bool]:
+        """
+        The agent's principal is notified of its blocked (DENIED) decisions through its webhooks
+        that name agent_blocked (QWED-Agent spec v1.1 §2.3); absent in logs written before it.
+        """
+        return self.get("agent_notices")  # type: ignore[no-any-return]
+
+    @property
     def approval_ttl(self) -> str:
         """A Go duration string ("24h0m0s")."""
         return self.get("approval_ttl")  # type: ignore[no-any-return]
@@ -2549,6 +2651,43 @@ class CopiedChange(Model):
         return self.get("type")  # type: ignore[no-any-return]
 
 
+class DecisionNotice(Model):
+    """
+    The principal a blocked decision notifies, and the code, failed check, verification status
+    and risk it was blocked with.
+    """
+
+    _required = frozenset({"code", "principal_id", "risk_level", "status"})
+
+    @property
+    def check(self) -> Optional[str]:
+        """The "check" member."""
+        return self.get("check")  # type: ignore[no-any-return]
+
+    @property
+    def code(self) -> str:
+        """The "code" member."""
+        return self.get("code")  # type: ignore[no-any-return]
+
+    @property
+    def principal_id(self) -> str:
+        """The "principal_id" member."""
+        return self.get("principal_id")  # type: ignore[no-any-return]
+
+    @property
+    def risk_level(self) -> str:
+        """
+        A risk level: low, medium, high or critical (input in any case; the gate writes lower
+        case).
+        """
+        return self.get("risk_level")  # type: ignore[no-any-return]
+
+    @property
+    def status(self) -> str:
+        """The "status" member."""
+        return self.get("status")  # type: ignore[no-any-return]
+
+
 class DecisionReply(Model):
     """The DecisionReply object of the gate's API."""
 
@@ -2679,6 +2818,11 @@ class Delivery(Model):
     def currency(self) -> Optional[str]:
         """The "currency" member."""
         return self.get("currency")  # type: ignore[no-any-return]
+
+    @property
+    def decision(self) -> Optional[dict[str, Any]]:
+        """The "decision" member."""
+        return self.get("decision")  # type: ignore[no-any-return]
 
     @property
     def delivery_id(self) -> str:
@@ -2998,6 +3142,11 @@ class Event(Model):
         return self.get("a2a_verdict")  # type: ignore[no-any-return]
 
     @property
+    def agent_blocked(self) -> Optional[AgentNotice]:
+        """The "agent_blocked" member."""
+        return self.get("agent_blocked")  # type: ignore[no-any-return]
+
+    @property
     def agent_id(self) -> Optional[str]:
         """The "agent_id" member."""
         return self.get("agent_id")  # type: ignore[no-any-return]
@@ -3138,7 +3287,7 @@ class Event(Model):
         return self.get("trust_changed")  # type: ignore[no-any-return]
 
     @property
-    def type(self) -> Literal["agent.registered", "action.decided", "execution.logged", "trust.elevation_requested", "approval.resolved", "trust.changed", "agent.status_changed", "principal.tools_set", "principal.key_issued", "principal.key_revoked", "agent.token_rotated", "agent.token_revoked", "gate.configured", "approvals.expired", "command.rejected", "log.checkpointed", "qwed.verified", "a2a.verdict", "a2a.boundary_changed", "principal.state_copied", "business.changed", "execute.prepared", "execute.decided", "execute.completed", "execute.timers", "policy.changed", "webhook.changed", "webhook.delivery_recorded"]:
+    def type(self) -> Literal["agent.registered", "action.decided", "execution.logged", "trust.elevation_requested", "approval.resolved", "trust.changed", "agent.status_changed", "principal.tools_set", "principal.key_issued", "principal.key_revoked", "agent.token_rotated", "agent.token_revoked", "gate.configured", "approvals.expired", "command.rejected", "log.checkpointed", "qwed.verified", "a2a.verdict", "a2a.boundary_changed", "principal.state_copied", "business.changed", "execute.prepared", "execute.decided", "execute.completed", "execute.timers", "policy.changed", "webhook.changed", "webhook.delivery_recorded", "agent.block_relayed"]:
         """The "type" member."""
         return self.get("type")  # type: ignore[no-any-return]
 
@@ -6190,8 +6339,8 @@ class Webhook(Model):
 class WebhookBody(Model):
     """
     The body of POST /webhooks and PUT /webhooks/{id}: the URL, the notice kinds delivered
-    (blocked, confirm_needed, queued, limit_80; none: all), and, with the admin key, the
-    consumer
+    (blocked, confirm_needed, queued, limit_80, limit_exceeded, agent_blocked; none: all but
+    agent_blocked), and, with the admin key, the consumer
     """
 
     @property
@@ -6337,6 +6486,7 @@ ActionDecided._fields = {
     "budget_remaining": BudgetRemaining,
     "corrected_action": Action,
     "error": Error,
+    "notify": DecisionNotice,
     "trust": TrustChange,
     "verification": Verification,
 }
@@ -6417,6 +6567,7 @@ BusinessList._fields = {
 Command._fields = {
     "a2a": A2AMessage,
     "a2a_boundary": A2ABoundaryChange,
+    "agent_blocked": AgentNotice,
     "authenticated": AuthenticatedAgent,
     "business": BusinessChange,
     "complaint": FileComplaint,
@@ -6490,6 +6641,9 @@ DecisionReply._fields = {
     "trust_change": TrustChange,
     "verification": Verification,
 }
+Delivery._fields = {
+    "decision": Model,
+}
 DeliveryList._fields = {
     "deliveries": ("list", Delivery),
 }
@@ -6505,6 +6659,7 @@ ErrorReply._fields = {
 Event._fields = {
     "a2a_boundary": A2ABoundaryChange,
     "a2a_verdict": A2AVerdict,
+    "agent_blocked": AgentNotice,
     "business": Business,
     "checkpoint": LogCheckpoint,
     "command": Command,

@@ -220,6 +220,7 @@ export interface ActionDecided {
   fingerprint?: string;
   high_risk?: boolean;
   kind: "action" | "tool_call";
+  notify?: DecisionNotice;
   outcome_digest?: string;
   request_digest: string;
   reserved_cost_usd?: USD;
@@ -348,6 +349,24 @@ export interface AgentInfo {
   name?: string | null;
   principal_id?: string | null;
   type?: string | null;
+}
+
+/** The notice of a blocked agent decision (agent_blocked): who, what was refused and why, and where the decision is in the log; never the action's parameters, query, code or target. */
+export interface AgentNotice {
+  action_id: string;
+  action_type: string;
+  agent_id: string;
+  check?: string;
+  code: string;
+  decision: Decision;
+  kind: "action" | "tool_call";
+  partition: number;
+  principal_id: string;
+  risk_level: Risk;
+  seq: number;
+  status: string;
+  time: Time;
+  tool?: string;
 }
 
 export interface AgentRegistered {
@@ -646,6 +665,7 @@ export interface Command {
   a2a?: A2AMessage;
   a2a_boundary?: A2ABoundaryChange;
   a2a_digest?: string;
+  agent_blocked?: AgentNotice;
   agent_id?: string;
   authenticated?: AuthenticatedAgent;
   business?: BusinessChange;
@@ -674,7 +694,7 @@ export interface Command {
   tool?: VerifyToolCall;
   tool_registry?: PutToolRegistry;
   trust?: RequestTrustElevation;
-  type: "qwed.agent.register" | "qwed.agent.action.verify" | "qwed.agent.tool.verify" | "qwed.agent.execution.log" | "qwed.agent.trust.request" | "qwed.approval.resolve" | "qwed.agent.trust.set" | "qwed.agent.suspend" | "qwed.agent.complaint" | "qwed.principal.tools.put" | "qwed.principal.key.issue" | "qwed.principal.key.revoke" | "qwed.agent.token.rotate" | "qwed.agent.token.revoke" | "qwed.gate.configure" | "qwed.gate.tick" | "qwed.gate.reject" | "qwed.verify" | "qwed.a2a.message" | "qwed.a2a.boundary" | "qwed.gate.principal_state.copy" | "qwed.business.change" | "qwed.execute.prepare" | "qwed.execute" | "qwed.execute.outcome" | "qwed.execute.tick" | "qwed.policy.change" | "qwed.webhook.change" | "qwed.webhook.delivery";
+  type: "qwed.agent.register" | "qwed.agent.action.verify" | "qwed.agent.tool.verify" | "qwed.agent.execution.log" | "qwed.agent.trust.request" | "qwed.approval.resolve" | "qwed.agent.trust.set" | "qwed.agent.suspend" | "qwed.agent.complaint" | "qwed.principal.tools.put" | "qwed.principal.key.issue" | "qwed.principal.key.revoke" | "qwed.agent.token.rotate" | "qwed.agent.token.revoke" | "qwed.gate.configure" | "qwed.gate.tick" | "qwed.gate.reject" | "qwed.verify" | "qwed.a2a.message" | "qwed.a2a.boundary" | "qwed.gate.principal_state.copy" | "qwed.business.change" | "qwed.execute.prepare" | "qwed.execute" | "qwed.execute.outcome" | "qwed.execute.tick" | "qwed.policy.change" | "qwed.webhook.change" | "qwed.webhook.delivery" | "qwed.agent.blocked";
   verdict?: EngineVerdict;
   verify?: VerifyAction;
   webhook?: WebhookChange;
@@ -839,6 +859,8 @@ export interface ComplianceReport {
 
 export interface Config {
   a2a?: A2AConfig;
+  /** The agent's principal is notified of its blocked (DENIED) decisions through its webhooks that name agent_blocked (QWED-Agent spec v1.1 §2.3); absent in logs written before it. */
+  agent_notices?: boolean;
   approval_ttl: Duration;
   /** File path and network egress policies applied to file actions and network requests (QWED-Agent spec v1.1 §2.2); absent in logs written before them. */
   detectors?: boolean;
@@ -875,6 +897,15 @@ export interface CopiedChange {
 
 export type Decision = "APPROVED" | "DENIED" | "CORRECTED" | "PENDING" | "BUDGET_EXCEEDED";
 
+/** The principal a blocked decision notifies, and the code, failed check, verification status and risk it was blocked with. */
+export interface DecisionNotice {
+  check?: string;
+  code: string;
+  principal_id: string;
+  risk_level: Risk;
+  status: string;
+}
+
 export interface DecisionReply {
   action_id: string;
   approval?: Approval;
@@ -903,6 +934,22 @@ export interface Delivery {
   consumer: string;
   created_at: Time;
   currency?: string;
+  decision?: {
+    action_id: string;
+    action_type: string;
+    agent_id: string;
+    check?: string;
+    code: string;
+    decision: Decision;
+    kind: string;
+    partition: number;
+    principal_id: string;
+    risk_level: Risk;
+    seq: number;
+    status: string;
+    time: Time;
+    tool?: string;
+  };
   delivery_id: string;
   error?: string;
   http_status?: number;
@@ -994,6 +1041,7 @@ export interface ErrorReply {
 export type Event = {
   a2a_boundary?: A2ABoundaryChange;
   a2a_verdict?: A2AVerdict;
+  agent_blocked?: AgentNotice;
   agent_id?: string;
   business?: Business;
   checkpoint?: LogCheckpoint;
@@ -1022,7 +1070,7 @@ export type Event = {
   tool_registry?: PutToolRegistry;
   transaction?: Transaction;
   trust_changed?: TrustChange;
-  type: "agent.registered" | "action.decided" | "execution.logged" | "trust.elevation_requested" | "approval.resolved" | "trust.changed" | "agent.status_changed" | "principal.tools_set" | "principal.key_issued" | "principal.key_revoked" | "agent.token_rotated" | "agent.token_revoked" | "gate.configured" | "approvals.expired" | "command.rejected" | "log.checkpointed" | "qwed.verified" | "a2a.verdict" | "a2a.boundary_changed" | "principal.state_copied" | "business.changed" | "execute.prepared" | "execute.decided" | "execute.completed" | "execute.timers" | "policy.changed" | "webhook.changed" | "webhook.delivery_recorded";
+  type: "agent.registered" | "action.decided" | "execution.logged" | "trust.elevation_requested" | "approval.resolved" | "trust.changed" | "agent.status_changed" | "principal.tools_set" | "principal.key_issued" | "principal.key_revoked" | "agent.token_rotated" | "agent.token_revoked" | "gate.configured" | "approvals.expired" | "command.rejected" | "log.checkpointed" | "qwed.verified" | "a2a.verdict" | "a2a.boundary_changed" | "principal.state_copied" | "business.changed" | "execute.prepared" | "execute.decided" | "execute.completed" | "execute.timers" | "policy.changed" | "webhook.changed" | "webhook.delivery_recorded" | "agent.block_relayed";
   webhook?: Webhook;
 };
 
@@ -2177,7 +2225,7 @@ export interface Webhook {
   url: string;
 }
 
-/** The body of POST /webhooks and PUT /webhooks/{id}: the URL, the notice kinds delivered (blocked, confirm_needed, queued, limit_80; none: all), and, with the admin key, the consumer */
+/** The body of POST /webhooks and PUT /webhooks/{id}: the URL, the notice kinds delivered (blocked, confirm_needed, queued, limit_80, limit_exceeded, agent_blocked; none: all but agent_blocked), and, with the admin key, the consumer */
 export interface WebhookBody {
   consumer?: string | null;
   events?: Array<string | null> | null;
