@@ -132,6 +132,7 @@ func (a *alg) constant(field, s string) rfn {
 	if c.rhs != nil || len(astVariables(c.lhs, nil)) > 0 || hasDerivative(c.lhs) {
 		fail(invalidParams(field, field+" must be an expression without variables or relations"))
 	}
+	a.refuseUndefined(c.lhs)
 	return a.eval(c.lhs)
 }
 

@@ -112,7 +112,7 @@ func (a *alg) integrate(c claim, p Params, res *Result) engines.Outcome {
 		val := a.rsub(a.subst(F, x, hi, -1), a.subst(F, x, lo, -1))
 		if c.rhs != nil {
 			res.RightSide = format(c.rhs)
-			return a.compareClaim(val, a.eval(c.rhs), res, p)
+			return a.compareClaim(val, a.evalDefined(c.rhs), res, p)
 		}
 		return a.answer(val, p, res, "integral of "+res.Expression+" d"+x+" from "+res.Lower+" to "+res.Upper+" = ")
 	}
@@ -276,7 +276,7 @@ func (a *alg) limit(c claim, p Params, res *Result) engines.Outcome {
 	}
 	res.RightSide = format(c.rhs)
 	if exists && sign == 0 && claimedInf == 0 {
-		return a.compareClaim(val, a.eval(c.rhs), res, p)
+		return a.compareClaim(val, a.evalDefined(c.rhs), res, p)
 	}
 	res.Expected = computed
 	res.Actual = res.RightSide
@@ -487,6 +487,81 @@ func (a *alg) argumentsInDomain(n *node, x string) bool {
 			fail(unsupported(n.pos, "a root makes "+u.str()+" negative, whose "+n.text+" is not real (the engine has no imaginary unit)"))
 		}
 		return false
+	}
+	return true
+}
+
+// evalDefined is the value of n after refuseUndefined.
+func (a *alg) evalDefined(n *node) rfn {
+	a.refuseUndefined(n)
+	return a.eval(n)
+}
+
+// refuseUndefined refuses a value whose sqrt, log, ln or half-integer
+// power has a constant argument out of the real domain that eval kept as a
+// symbol because it is irrational: sqrt(1 - sqrt(2))**2 + sqrt(2) would
+// normalise to 1. Such an argument is signed exactly in Q(sqrt(m)), or is
+// positive as a polynomial in pi or e with positive coefficients; out of
+// the domain the value is QWED-REQ-001 as sqrt(-1) is (UNSUPPORTED in the
+// complex domain), and an argument whose sign the engine cannot decide
+// (3 - pi) makes it UNSUPPORTED. Arguments with variables are left to the
+// operation.
+func (a *alg) refuseUndefined(n *node) {
+	for _, k := range n.kids {
+		a.refuseUndefined(k)
+	}
+	var arg *node
+	strict := false
+	switch {
+	case n.kind == nCall && n.text == "sqrt":
+		arg = n.kids[0]
+	case n.kind == nCall && (n.text == "log" || n.text == "ln"):
+		arg, strict = n.kids[0], true
+	case n.kind == nPow:
+		if v, ok := a.eval(n.kids[1]).constValue(); ok && !v.IsInt() {
+			arg = n.kids[0]
+		}
+	}
+	if arg == nil {
+		return
+	}
+	u := a.eval(arg)
+	if _, ok := u.constValue(); ok || len(a.variables(u)) > 0 {
+		return // eval decided a rational argument
+	}
+	s, ok := a.quadSign(u)
+	if !ok && positiveConstants(u) {
+		s, ok = 1, true
+	}
+	if !ok {
+		fail(unsupported(n.pos, "the sign of "+u.str()+" cannot be decided, so whether the value is defined cannot"))
+	}
+	if s < 0 || strict && s == 0 {
+		name, reason := "square root", "sqrt_of_negative"
+		if strict {
+			name, reason = "logarithm", "log_of_negative"
+		}
+		if a.domain == "complex" {
+			fail(unsupported(n.pos, "the "+name+" of the negative number "+u.str()+" (the engine has no imaginary unit)"))
+		}
+		fail(undefined(n.pos, reason, "The "+name+" of "+u.str()+", which is not positive, is not real"))
+	}
+}
+
+// positiveConstants reports whether u is a quotient of polynomials in pi
+// and e with positive coefficients only (so positive).
+func positiveConstants(u rfn) bool {
+	for _, p := range []poly{u.num, u.den} {
+		for _, t := range p {
+			for _, pw := range t.m {
+				if !constants[pw.key] {
+					return false
+				}
+			}
+			if t.c.Sign() <= 0 {
+				return false
+			}
+		}
 	}
 	return true
 }

@@ -242,3 +242,23 @@ func TestQWEDProtocol_Math_Solve_RadicandTrialBounded(t *testing.T) {
 		t.Errorf("one large radicand: %s %+v, want UNSUPPORTED", o.Status, o.Err)
 	}
 }
+
+// TestQWEDProtocol_Math_Calculus_UndefinedValues pins that a value written
+// without variables (a claimed limit, integral or solution, a bound, a
+// point) is refused when a sqrt, log or ln in it has an argument out of
+// the real domain that eval kept as a symbol: sqrt(1 - sqrt(2))**2 + sqrt(2)
+// normalises to 1, so "the limit of 1/x at oo is sqrt(1 - sqrt(2))**2 +
+// sqrt(2) - 1" and a solution set holding such a value were VERIFIED.
+func TestQWEDProtocol_Math_Calculus_UndefinedValues(t *testing.T) {
+	V, E, U := engines.Verified, engines.Error, engines.Unsupported
+	runMathCases(t, []mathCase{
+		{name: "claimed solution", query: "x**2 = 2", params: `{"operation":"solve","solutions":["sqrt(1 - sqrt(2))**2 + 2*sqrt(2) - 1","-sqrt(2)"]}`, status: E, code: CodeInvalid},
+		{name: "claimed limit", query: "1/x = sqrt(1 - sqrt(2))**2 + sqrt(2) - 1", params: `{"operation":"limit","point":"oo"}`, status: E, code: CodeInvalid},
+		{name: "claimed integral", query: "x = log(1 - sqrt(2)) - log(1 - sqrt(2)) + 1/2", params: `{"operation":"integrate","lower":0,"upper":1}`, status: E, code: CodeInvalid},
+		{name: "bound", query: "x", params: `{"operation":"integrate","lower":0,"upper":"sqrt(1 - sqrt(2))**2 + sqrt(2)"}`, status: E, code: CodeInvalid},
+		{name: "point", query: "x", params: `{"operation":"limit","point":"sqrt(1 - sqrt(2))**2 + sqrt(2)"}`, status: E, code: CodeInvalid},
+		{name: "undecidable sign", query: "x", params: `{"operation":"integrate","lower":0,"upper":"sqrt(3 - pi)**2 + pi"}`, status: U, code: CodeUnsupported},
+		{name: "positive irrational argument", query: "x**2 = 2", params: `{"operation":"solve","solutions":["sqrt(3 - 2*sqrt(2))**2 + 2*sqrt(2) - 3 + sqrt(2)","-sqrt(2)"]}`, status: V},
+		{name: "positive transcendental argument", query: "x", params: `{"operation":"integrate","lower":0,"upper":"sqrt(pi + 1)"}`, status: V, fields: map[string]string{"value": "1/2*pi + 1/2"}},
+	})
+}
