@@ -135,7 +135,7 @@ func TestKafkaCustomTopicNames(t *testing.T) {
 		return kafkalog.Open(ctx, brokers, tp.Events, int(p), kafkalog.Options{Logger: quiet()})
 	}
 	g, err := kafkagate.New(kafkagate.Config{Brokers: brokers, Topics: tp, GroupID: "custom", DataDir: dir, OpenLog: open,
-		Signer: kr.Signer("node_custom"), AdminKeyHash: command.HashSecret(adminKey), Logger: quiet(), SessionTimeout: time.Second}, n)
+		Signer: kr.Signer("node_custom"), AdminKeyHash: command.HashSecret(adminKey), Logger: quiet()}, n)
 	if err != nil {
 		t.Fatal(err)
 	}
