@@ -119,16 +119,16 @@ func detect(cl *classification, a *Agent, act *Action, strict bool) bool {
 // but whose name says it writes, moves or deletes ("save_file",
 // "remove-dir") has its paths checked as a write or a delete.
 func detectTool(cl *classification, a *Agent, name string, params json.RawMessage) bool {
-	key := toolKey(name)
+	key, v := toolKey(name), decodeParams(params)
 	if op, ok := foldedFileOps[key]; ok {
-		paths, bad := operands("", params, pathKeys)
+		paths, bad := operandsOf("", v, pathKeys)
 		return checkPaths(cl, a, name, op, paths, bad, true, true)
 	}
-	urls, bad := operands("", params, urlKeys)
+	urls, bad := operandsOf("", v, urlKeys)
 	if checkURLs(cl, a, name, urls, bad, key == "networkrequest", true) {
 		return true
 	}
-	paths, bad := operands("", params, pathKeys)
+	paths, bad := operandsOf("", v, pathKeys)
 	return checkPaths(cl, a, name, toolFileOp(name), paths, bad, false, true)
 }
 
@@ -266,14 +266,25 @@ func operandKey(k string) string {
 // number or a boolean, more than maxOperands of them, deeper than
 // maxOperandDepth): the caller refuses then, rather than guessing.
 func operands(target string, params json.RawMessage, keys map[string]bool) (out []string, bad string) {
+	return operandsOf(target, decodeParams(params), keys)
+}
+
+// decodeParams decodes a call's parameters for operandsOf (nil when
+// there are none or they do not decode).
+func decodeParams(params json.RawMessage) any {
+	var v any
+	if len(params) == 0 || json.Unmarshal(params, &v) != nil {
+		return nil
+	}
+	return v
+}
+
+// operandsOf is operands of parameters already decoded (decodeParams).
+func operandsOf(target string, v any, keys map[string]bool) (out []string, bad string) {
 	if target != "" {
 		out = append(out, target)
 	}
-	if len(params) == 0 {
-		return out, ""
-	}
-	var v any
-	if json.Unmarshal(params, &v) != nil {
+	if v == nil {
 		return out, ""
 	}
 	var walk func(v any, named bool, depth int) string
