@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentgate/agentgate/domain/guard"
+	"github.com/agentgate/agentgate/domain/jcs"
 )
 
 // The checks of the detectors (QWED-Agent spec v1.1 §2.2).
@@ -236,10 +237,12 @@ var (
 )
 
 // maxOperands bounds the paths or URLs one action or tool call may name;
-// maxOperandDepth the nesting the search for them goes through.
+// maxOperandDepth the nesting the search for them goes through: what a
+// request's parameters may hold (jcs.MaxDepth), so no accepted request
+// is refused for its depth alone.
 const (
 	maxOperands     = 32
-	maxOperandDepth = 16
+	maxOperandDepth = jcs.MaxDepth
 )
 
 // operandKey folds a parameter name: lower case, without '_' and '-'
