@@ -49,16 +49,7 @@ func TestAgentSpec_2_2_FileAndNetworkPolicy_Kafka(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var d struct {
-			Decision string `json:"decision"`
-			Error    *struct {
-				Code string `json:"code"`
-			} `json:"error"`
-		}
-		if err := json.Unmarshal(rep.Data, &d); err != nil {
-			t.Fatal(err)
-		}
-		if d.Decision != tc.decision || (tc.code != "" && (d.Error == nil || d.Error.Code != tc.code)) {
+		if decision, code := decided(t, rep.Data); decision != tc.decision || code != tc.code {
 			t.Errorf("%+v: %d %s; want %s %s", tc.act, rep.Status, rep.Data, tc.decision, tc.code)
 		}
 	}
@@ -112,17 +103,26 @@ func TestAgentSpec_2_2_GuardsEveryOperand_Kafka(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var d struct {
-			Decision string `json:"decision"`
-			Error    *struct {
-				Code string `json:"code"`
-			} `json:"error"`
-		}
-		if err := json.Unmarshal(rep.Data, &d); err != nil {
-			t.Fatal(err)
-		}
-		if d.Decision != tc.decision || (tc.code != "" && (d.Error == nil || d.Error.Code != tc.code)) {
+		if decision, code := decided(t, rep.Data); decision != tc.decision || code != tc.code {
 			t.Errorf("%d: %d %s; want %s %s", i, rep.Status, rep.Data, tc.decision, tc.code)
 		}
 	}
+}
+
+// decided reads a decision reply's decision and error code ("" for none).
+func decided(t *testing.T, data []byte) (decision, code string) {
+	t.Helper()
+	var d struct {
+		Decision string `json:"decision"`
+		Error    *struct {
+			Code string `json:"code"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(data, &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Error != nil {
+		code = d.Error.Code
+	}
+	return d.Decision, code
 }
