@@ -126,11 +126,35 @@ func detectTool(cl *classification, a *Agent, name string, params json.RawMessag
 		return checkPaths(cl, a, name, op, paths, bad, true, true)
 	}
 	urls, bad := operandsOf("", v, urlKeys)
+	if key != "networkrequest" && key != "apicall" {
+		urls = absoluteURLs(urls)
+	}
 	if checkURLs(cl, a, name, urls, bad, key == "networkrequest", true) {
 		return true
 	}
 	paths, bad := operandsOf("", v, pathKeys)
 	return checkPaths(cl, a, name, toolFileOp(name), paths, bad, false, true)
+}
+
+// absoluteURLs reads the URL parameters of a tool that is not a network
+// action type as such a tool's caller writes them: a path ("/v1/items",
+// relative to the tool's own base) names no destination and is dropped;
+// a scheme-relative "//host/…" and a bare "host/…" are read as http URLs,
+// so "169.254.169.254/latest" is still the metadata service.
+func absoluteURLs(urls []string) []string {
+	out := urls[:0:0]
+	for _, u := range urls {
+		switch {
+		case strings.HasPrefix(u, "//"):
+			out = append(out, "http:"+u)
+		case strings.HasPrefix(u, "/"):
+		case !strings.Contains(u, "://"):
+			out = append(out, "http://"+u)
+		default:
+			out = append(out, u)
+		}
+	}
+	return out
 }
 
 // toolKey folds a tool name as operandKey folds a parameter's, dropping

@@ -77,6 +77,9 @@ func TestAgentSpec_2_2_ToolCallsGuarded(t *testing.T) {
 		{"save_config", `{"path":"/etc/cron.d/x"}`, Denied, "sensitive_path"},
 		{"remove-dir", `{"dir":"/usr/lib"}`, Denied, "sensitive_path"},
 		{"show_config", `{"path":"/etc/hosts"}`, Approved, ""},
+		{"get_weather", `{"endpoint":"/v1/weather","url":"example.com/today"}`, Approved, ""},
+		{"search_web", `{"url":"169.254.169.254/latest/meta-data/"}`, Denied, "metadata_address"},
+		{"search_web", `{"url":"//10.0.0.1/admin"}`, Denied, "non_public_address"},
 	}
 	for i, c := range cases {
 		name := "tg" + strconv.Itoa(i)
