@@ -133,7 +133,57 @@ func detectTool(cl *classification, a *Agent, name string, params json.RawMessag
 		return true
 	}
 	paths, bad := operandsOf("", v, pathKeys)
-	return checkPaths(cl, a, name, toolFileOp(name), paths, bad, false, true)
+	return checkPaths(cl, a, name, toolFileOp(name), toolPaths(paths), bad, false, true)
+}
+
+// toolPaths reads the path parameters of a tool that is not a file action
+// type as such a tool may mean them, rather than refusing what a file
+// action may not hold: a URL ("target": "https://…") is not a path and is
+// dropped; backslashes are separators ("C:\Users\ann\.ssh\id_rsa");
+// percent-escapes are decoded once ("/etc/sh%61dow" is /etc/shadow, "a%20b"
+// is "a b"). What is left unnormalisable (control bytes, NFKC changes) is
+// still refused.
+func toolPaths(paths []string) []string {
+	out := paths[:0:0]
+	for _, p := range paths {
+		if strings.Contains(p, "://") {
+			continue
+		}
+		out = append(out, percentDecode(strings.ReplaceAll(p, "\\", "/")))
+	}
+	return out
+}
+
+// percentDecode decodes every %XX escape of s once.
+func percentDecode(s string) string {
+	if !strings.Contains(s, "%") {
+		return s
+	}
+	unhex := func(c byte) (byte, bool) {
+		switch {
+		case '0' <= c && c <= '9':
+			return c - '0', true
+		case 'a' <= c && c <= 'f':
+			return c - 'a' + 10, true
+		case 'A' <= c && c <= 'F':
+			return c - 'A' + 10, true
+		}
+		return 0, false
+	}
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' && i+2 < len(s) {
+			if h, ok := unhex(s[i+1]); ok {
+				if l, ok := unhex(s[i+2]); ok {
+					b = append(b, h<<4|l)
+					i += 2
+					continue
+				}
+			}
+		}
+		b = append(b, s[i])
+	}
+	return string(b)
 }
 
 // absoluteURLs reads the URL parameters of a tool that is not a network

@@ -80,6 +80,10 @@ func TestAgentSpec_2_2_ToolCallsGuarded(t *testing.T) {
 		{"get_weather", `{"endpoint":"/v1/weather","url":"example.com/today"}`, Approved, ""},
 		{"search_web", `{"url":"169.254.169.254/latest/meta-data/"}`, Denied, "metadata_address"},
 		{"search_web", `{"url":"//10.0.0.1/admin"}`, Denied, "non_public_address"},
+		{"share_link", `{"target":"https://example.com/my%20doc","path":"/docs/a%20b.pdf"}`, Approved, ""},
+		{"upload_report", `{"file":"C:\\Users\\ann\\.ssh\\id_rsa"}`, Denied, "sensitive_path"},
+		{"upload_report", `{"file":"/etc/sh%61dow"}`, Denied, "sensitive_path"},
+		{"upload_report", `{"file":"/tmp/a\u0000b"}`, Denied, "unnormalisable"},
 	}
 	for i, c := range cases {
 		name := "tg" + strconv.Itoa(i)
