@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import functools
 import http.client
+import io
 import json
 import logging
 import os
@@ -365,28 +367,118 @@ _STALE = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError,
 """Errors of a reused keep-alive connection the server closed while idle."""
 
 
+class _Deadline:
+    """The end of one attempt (time.monotonic() seconds; None: unbounded)."""
+
+    __slots__ = ("at",)
+
+    def __init__(self) -> None:
+        self.at: Optional[float] = None
+
+    def remaining(self) -> Optional[float]:
+        """The seconds left, never zero or less: a passed deadline raises
+        TimeoutError (a socket timeout of 0 would make it non-blocking)."""
+        if self.at is None:
+            return None
+        left = self.at - time.monotonic()
+        if left <= 0:
+            raise socket.timeout("the attempt's timeout has passed")
+        return left
+
+
+class _DeadlineReader(io.RawIOBase):
+    """The socket reader of an answer: each read waits at most what is left
+    of the attempt, so an answer trickled byte by byte cannot outlast it."""
+
+    def __init__(self, sock: socket.socket, deadline: _Deadline) -> None:
+        super().__init__()
+        self._sock = sock
+        self._raw = sock.makefile("rb", buffering=0)  # holds the socket open while the answer is read
+        self._deadline = deadline
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> Optional[int]:
+        self._sock.settimeout(self._deadline.remaining())
+        return self._raw.readinto(b)
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
+
+
+class _DeadlineResponse(http.client.HTTPResponse):
+    """An HTTPResponse whose reads (status line, header, body) are bounded
+    by the attempt's deadline."""
+
+    def __init__(self, sock: socket.socket, *args: Any, deadline: _Deadline, **kwargs: Any) -> None:
+        super().__init__(sock, *args, **kwargs)
+        default, self.fp = self.fp, io.BufferedReader(_DeadlineReader(sock, deadline))
+        default.close()  # nothing was read through it
+
+
+class _DeadlineConnection:
+    """What both connection classes share: a deadline per attempt (set by
+    the transport before each request) bounding the connect (TLS handshake
+    included), the sending of the request and each read of the answer."""
+
+    sock: Any
+
+    def _use_deadline(self) -> None:
+        self.deadline = _Deadline()
+        self.response_class = functools.partial(_DeadlineResponse, deadline=self.deadline)  # type: ignore[assignment]
+        self._create_connection = self._connect_within  # type: ignore[assignment]
+
+    def _connect_within(self, address: Any, timeout: Any, source_address: Any = None) -> socket.socket:
+        sock = socket.create_connection(address, self.deadline.remaining(), source_address)
+        sock.settimeout(self.deadline.remaining())  # the TLS handshake's share
+        return sock
+
+    def send(self, data: Any) -> None:
+        if self.sock is not None:
+            self.sock.settimeout(self.deadline.remaining())
+        super().send(data)  # type: ignore[misc]
+
+
+class _HTTPConnection(_DeadlineConnection, http.client.HTTPConnection):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._use_deadline()
+
+
+class _HTTPSConnection(_DeadlineConnection, http.client.HTTPSConnection):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._use_deadline()
+
+
 class SyncTransport:
-    """A pool of keep-alive http.client connections (thread-safe)."""
+    """A pool of keep-alive http.client connections (thread-safe). Each
+    attempt of a call is bounded as a whole by the client's timeout: a
+    deadline set before the request, every socket operation (connect, TLS
+    handshake, send, each read of the answer) waiting at most what is left
+    of it."""
 
     def __init__(self, core: Core) -> None:
         self.core = core
-        self._idle: list[http.client.HTTPConnection] = []
+        self._idle: list[Any] = []
         self._lock = threading.Lock()
         self._closed = False
 
-    def _new(self) -> http.client.HTTPConnection:
+    def _new(self) -> _DeadlineConnection:
         c = self.core
         if c.https:
-            return http.client.HTTPSConnection(c.host, c.port, timeout=c.timeout, context=c.ssl_context)
-        return http.client.HTTPConnection(c.host, c.port, timeout=c.timeout)
+            return _HTTPSConnection(c.host, c.port, timeout=c.timeout, context=c.ssl_context)
+        return _HTTPConnection(c.host, c.port, timeout=c.timeout)
 
-    def _get(self) -> tuple[http.client.HTTPConnection, bool]:
+    def _get(self) -> tuple[Any, bool]:
         with self._lock:
             if self._idle:
                 return self._idle.pop(), True
         return self._new(), False
 
-    def _put(self, conn: http.client.HTTPConnection) -> None:
+    def _put(self, conn: Any) -> None:
         with self._lock:
             if not self._closed and len(self._idle) < self.core.pool_size:
                 self._idle.append(conn)
@@ -401,7 +493,9 @@ class SyncTransport:
             conn.close()
 
     def _once(self, method: str, target: str, body: Optional[bytes], headers: dict[str, str]) -> Answer:
+        end = None if self.core.timeout is None else time.monotonic() + self.core.timeout
         conn, reused = self._get()
+        conn.deadline.at = end
         resp: Optional[http.client.HTTPResponse] = None
         try:
             try:
@@ -412,6 +506,7 @@ class SyncTransport:
                     raise
                 conn.close()
                 conn = self._new()
+                conn.deadline.at = end  # the same attempt: what is left of it
                 conn.request(method, target, body=body, headers=headers)
                 resp = conn.getresponse()
             data = _read_bounded(resp)

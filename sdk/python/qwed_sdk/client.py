@@ -169,7 +169,8 @@ class QWEDClient(_Closing, _Base):
             (ssl_context, else the system's trust store).
         agent_token: an agent's token (sent as Authorization: Bearer) for the
             agent-scoped calls.
-        timeout: seconds each socket operation may wait.
+        timeout: seconds each attempt of a call may last, as a whole (connect,
+            TLS handshake, sending and every read of the answer share it).
         max_retries: retries of a call on a connection error or an answer
             408, 429 (not a decision), 502, 503, 504, after a capped
             exponential backoff with jitter, or the Retry-After the gate

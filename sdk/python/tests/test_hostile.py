@@ -11,7 +11,7 @@ from typing import Callable, Iterator
 
 import pytest
 
-from qwed_sdk import AsyncQWEDClient, QWEDClient, QWEDError
+from qwed_sdk import APITimeoutError, AsyncQWEDClient, QWEDClient, QWEDError
 from qwed_sdk._http import MAX_RESPONSE_BYTES
 
 _CHUNK = b" " * (1 << 16)
@@ -101,3 +101,63 @@ def test_a_base_url_with_a_query_is_refused_without_echoing_it() -> None:
         with pytest.raises(ValueError) as e:
             QWEDClient(api_key="k", base_url=url)
         assert "qwed_secret_in_query" not in str(e.value)
+
+
+# A slow-loris gate: a valid answer, one byte every 0.2 s, much longer than
+# the client's timeout of 1 s. Each byte arrives well within the timeout, so
+# a timeout bounding each socket operation waited for the whole answer (some
+# 60 s, beyond the cap below); the timeout bounds the attempt as a whole.
+_SLOW_BODY = b'{"agent_id":"agt_x","padding":"' + b"x" * 200 + b'"}'
+_SLOW_HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(_SLOW_BODY)
+
+
+@pytest.fixture(params=["head", "body"], ids=lambda p: f"trickled_{p}")
+def slow_loris(request: pytest.FixtureRequest) -> Iterator[str]:
+    srv = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+    # Trickled from the status line, or after a header sent whole.
+    whole, trickled = (b"", _SLOW_HEAD + _SLOW_BODY) if request.param == "head" else (_SLOW_HEAD, _SLOW_BODY)
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = srv.accept()
+            except OSError:
+                return
+            with conn:
+                try:
+                    conn.recv(65536)
+                    conn.sendall(whole)
+                    for i in range(len(trickled)):
+                        if stop.wait(0.2):
+                            return
+                        conn.sendall(trickled[i : i + 1])
+                except OSError:  # the client hung up
+                    pass
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    yield f"http://127.0.0.1:{srv.getsockname()[1]}"
+    stop.set()
+    srv.close()
+    t.join(timeout=30)
+
+
+def test_sync_client_timeout_bounds_the_attempt(slow_loris: str) -> None:
+    outcome: list[BaseException] = []
+
+    def call() -> None:
+        with QWEDClient(api_key="qwed_k", base_url=slow_loris, max_retries=1, timeout=1) as c:
+            try:
+                c.get_agent("agt_x")
+            except BaseException as e:  # noqa: BLE001 (handed to the test's thread)
+                outcome.append(e)
+
+    t = threading.Thread(target=call, daemon=True)
+    t.start()
+    # Two attempts of 1 s each and a backoff under 1 s: the cap is generous;
+    # a client bounding each socket operation only is still reading here.
+    t.join(timeout=20)
+    assert not t.is_alive(), "the sync call outlived its timeout against a slow-loris server"
+    assert len(outcome) == 1 and isinstance(outcome[0], APITimeoutError), repr(outcome)
+    assert outcome[0].code == "QWED-SDK-TIMEOUT"
