@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/domain/strictjson"
 )
 
 // The offline checks of the gate's attestations (handlers/attest's rules,
@@ -205,10 +206,18 @@ func verifyJWS(token string, jwks []byte, typ, issuerPrefix string, now time.Tim
 // halfOrder is n/2 of P-256: a signature's s above it is the high-S twin.
 var halfOrder = new(big.Int).Rsh(elliptic.P256().Params().N, 1)
 
-// decodeSegment decodes a base64url JSON segment into v.
+// decodeSegment decodes a base64url JSON segment into v. A member name
+// repeated in its object, at any depth, exactly or in another case
+// (strictjson's rule, as the gate's verifier applies it) is refused: the
+// decoder would keep the last one, and match claims to fields without
+// regard to case, where another verifier may read another.
 func decodeSegment(seg string, v any) error {
 	raw, err := b64url.DecodeString(seg)
 	if err != nil {
+		return err
+	}
+	var e *strictjson.Error
+	if err := strictjson.Check(raw, nil); errors.As(err, &e) && e.Kind != strictjson.KindSyntax {
 		return err
 	}
 	return json.Unmarshal(raw, v)

@@ -315,7 +315,14 @@ func TestVerifyRejects(t *testing.T) {
 		{"HS256 keyed with the public key", resign(t, jwt.SigningMethodHS256, pubRaw, strings.Replace(hdr, "ES256", "HS256", 1), string(claims)), jwks, ErrAlgorithm},
 		{"HS256 keyed with the JWKS", resign(t, jwt.SigningMethodHS256, jwks, strings.Replace(hdr, "ES256", "HS256", 1), string(claims)), jwks, ErrAlgorithm},
 		{"ES384 label", resign(t, signingMethod, priv, strings.Replace(hdr, "ES256", "ES384", 1), string(claims)), jwks, ErrAlgorithm},
-		{"duplicate alg member", resign(t, signingMethod, priv, `{"alg":"ES256","kid":"`+rfc7517KID+`","typ":"qwed-attestation+jwt","alg":"HS256"}`, string(claims)), jwks, ErrAlgorithm},
+		// A repeated member is malformed, whichever comes last: encoding/json
+		// kept the last, so HS256 then ES256 verified, and a claim in another
+		// case was read here where other verifiers read the exact name.
+		{"duplicate alg member", resign(t, signingMethod, priv, `{"alg":"ES256","kid":"`+rfc7517KID+`","typ":"qwed-attestation+jwt","alg":"HS256"}`, string(claims)), jwks, ErrMalformed},
+		{"duplicate alg member, ES256 last", resign(t, signingMethod, priv, `{"alg":"HS256","kid":"`+rfc7517KID+`","typ":"qwed-attestation+jwt","alg":"ES256"}`, string(claims)), jwks, ErrMalformed},
+		{"alg member in another case", resign(t, signingMethod, priv, `{"alg":"ES256","ALG":"none","kid":"`+rfc7517KID+`","typ":"qwed-attestation+jwt"}`, string(claims)), jwks, ErrMalformed},
+		{"duplicate decision claim", resign(t, signingMethod, priv, hdr, strings.Replace(string(claims), `"decision":"APPROVED"`, `"decision":"DENIED","decision":"APPROVED"`, 1)), jwks, ErrMalformed},
+		{"agent_id claim in another case", resign(t, signingMethod, priv, hdr, strings.Replace(string(claims), `"decision":"APPROVED"`, `"decision":"APPROVED","AGENT_ID":"agent-x"`, 1)), jwks, ErrMalformed},
 		{"alg not a string", resign(t, signingMethod, priv, `{"alg":["ES256"],"kid":"`+rfc7517KID+`","typ":"qwed-attestation+jwt"}`, string(claims)), jwks, ErrAlgorithm},
 		{"plain JWT typ", resign(t, signingMethod, priv, strings.Replace(hdr, "qwed-attestation+jwt", "JWT", 1), string(claims)), jwks, ErrType},
 		{"no typ", resign(t, signingMethod, priv, `{"alg":"ES256","kid":"`+rfc7517KID+`"}`, string(claims)), jwks, ErrType},

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/agentgate/agentgate/domain/strictjson"
 )
 
 // MaxTokenBytes bounds the length of a token accepted by Verify.
@@ -17,8 +19,9 @@ const MaxTokenBytes = 8 << 10
 // them (or ErrInvalidJWKS); test with errors.Is.
 var (
 	// ErrMalformed reports a token that is not a compact JWS: wrong number
-	// of segments, bad base64url, a header or claims that are not JSON,
-	// critical header extensions, or a token longer than MaxTokenBytes.
+	// of segments, bad base64url, a header or claims that are not JSON or
+	// that repeat a member name (exactly or in another case), critical
+	// header extensions, or a token longer than MaxTokenBytes.
 	ErrMalformed = errors.New("malformed attestation token")
 	// ErrAlgorithm reports an alg other than ES256 (none, HS256, RS256 …).
 	ErrAlgorithm = errors.New("attestation algorithm is not ES256")
@@ -93,11 +96,30 @@ func decodeHeader(seg string) (map[string]any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: decoding header: %w", ErrMalformed, err)
 	}
+	if err := uniqueMembers(raw, "header"); err != nil {
+		return nil, err
+	}
 	var fields map[string]any
 	if err := json.Unmarshal(raw, &fields); err != nil {
 		return nil, fmt.Errorf("%w: decoding header: %w", ErrMalformed, err)
 	}
 	return fields, nil
+}
+
+// uniqueMembers refuses (ErrMalformed) a header or claims set raw in which
+// a member name repeats in its object, at any depth, exactly or in another
+// case (strictjson's rule: after unescaping, with Unicode simple folding).
+// encoding/json keeps the last of two equal names and matches a claim to
+// its field without regard to case, where another verifier may read the
+// first or the exact name: {"alg":"none","alg":"ES256"} or {"agent_id":"a",
+// "AGENT_ID":"b"} would mean one thing here and another there. Malformed
+// JSON is left to the decoder that follows, which reports it.
+func uniqueMembers(raw []byte, what string) error {
+	var e *strictjson.Error
+	if err := strictjson.Check(raw, nil); errors.As(err, &e) && e.Kind != strictjson.KindSyntax {
+		return fmt.Errorf("%w: %s: %w", ErrMalformed, what, err)
+	}
+	return nil
 }
 
 // headerKID returns the kid of a token's header (an attestation, an A2A
@@ -184,6 +206,13 @@ func (s *KeySet) parse(token, typ, issuerPrefix string, claims jwt.Claims, u use
 	if i := strings.LastIndexByte(token, '.'); u != asRecord && i >= 0 {
 		if sig, err := b64.DecodeString(token[i+1:]); err == nil && highS(sig) {
 			return fmt.Errorf("%w: high-S signature (only s <= n/2 is accepted)", ErrSignature)
+		}
+	}
+	if parts := strings.Split(token, "."); len(parts) == 3 {
+		if raw, err := b64.DecodeString(parts[1]); err == nil {
+			if err := uniqueMembers(raw, "claims"); err != nil {
+				return err
+			}
 		}
 	}
 	parser := jwt.NewParser(opts...)

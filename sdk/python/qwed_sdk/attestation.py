@@ -12,7 +12,8 @@ no third-party dependency, in the order the gate's own verifier
 (``agentgate verify-attestation``) does:
 
 1. the token is at most :data:`MAX_TOKEN_BYTES` and its header is strict
-   base64url JSON without ``crit``;
+   base64url JSON without ``crit``; no object of the header or the claims
+   repeats a member name, exactly or in another case (the gate's rule);
 2. ``alg`` is ``ES256`` (``none``, HMAC and every other algorithm are refused
    before any key is touched), ``typ`` is :data:`TYP`, ``kid`` names a key of
    the set;
@@ -98,7 +99,8 @@ class AttestationError(Exception):
 
 
 class MalformedTokenError(AttestationError):
-    """Not a compact JWS: segments, base64url, JSON, ``crit``, or size."""
+    """Not a compact JWS: segments, base64url, JSON, a member name repeated
+    (exactly or in another case), ``crit``, or size."""
 
     reason = "malformed"
     summary = "malformed attestation token"
@@ -351,13 +353,50 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+def _fold_char(c: str) -> str:
+    """c's simple case folding (Unicode's C and S mappings, as Go's
+    decoder compares names): its full folding when one character (``K``,
+    the Kelvin sign and ``k`` fold together, ``ſ`` with ``s``, ``ς`` with
+    ``σ``), else its lower case when one character (``ẞ`` with ``ß``, never
+    ``ß`` with ``ss``), else c. A lone surrogate is U+FFFD, as Go decodes it."""
+    if "\ud800" <= c <= "\udfff":
+        return "\ufffd"
+    f = c.casefold()
+    if len(f) == 1:
+        return f
+    f = c.lower()
+    return f if len(f) == 1 else c
+
+
+def _unique_members(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """The members of one JSON object of a token (json.loads'
+    object_pairs_hook), refusing a name that repeats, exactly or in another
+    case: json.loads keeps the last of two equal names and the gate's
+    decoder matches claims without regard to case, so such a token could
+    name one agent or decision here and another there."""
+    seen: dict[str, str] = {}
+    for name, _ in pairs:
+        folded = "".join(map(_fold_char, name))
+        if folded in seen:
+            first = seen[folded]
+            how = "appears twice" if first == name else f"repeats member {first!r} in another case"
+            raise MalformedTokenError(f"member {name!r} {how}")
+        seen[folded] = name
+    return dict(pairs)
+
+
 def _json_object(
-    raw: bytes, what: str, error: type[AttestationError] = MalformedTokenError, null_ok: bool = False
+    raw: bytes,
+    what: str,
+    error: type[AttestationError] = MalformedTokenError,
+    null_ok: bool = False,
+    unique: bool = False,
 ) -> dict[str, Any]:
     """raw as a JSON object; with null_ok, JSON null is an empty object (as
-    Go's decoder into a map takes it)."""
+    Go's decoder into a map takes it); with unique, an object (at any depth)
+    that repeats a member name, exactly or in another case, is refused."""
     try:
-        value = json.loads(raw, parse_constant=_refuse_constant)
+        value = json.loads(raw, parse_constant=_refuse_constant, object_pairs_hook=_unique_members if unique else None)
     except (ValueError, UnicodeDecodeError) as exc:
         raise error(f"decoding {what}: {exc}") from None
     if value is None and null_ok:
@@ -475,7 +514,7 @@ class KeySet:
         if not dot:
             raise MalformedTokenError("not a compact JWS")
         # A header of JSON null has no alg: refused as the algorithm, as the gate does.
-        header = _json_object(_b64url_decode(header_seg, "header"), "header", null_ok=True)
+        header = _json_object(_b64url_decode(header_seg, "header"), "header", null_ok=True, unique=True)
         if "crit" in header:
             raise MalformedTokenError("critical header extensions are not supported")
         alg, typ, kid = header.get("alg"), header.get("typ"), header.get("kid")
@@ -492,7 +531,7 @@ class KeySet:
         parts = token.split(".")
         if len(parts) != 3:
             raise MalformedTokenError(f"{len(parts)} segments, want 3")
-        claims = _json_object(_b64url_decode(parts[1], "claims"), "claims")
+        claims = _json_object(_b64url_decode(parts[1], "claims"), "claims", unique=True)
         _check_claim_types(claims)
         sig = _b64url_decode(parts[2], "signature")
         if len(sig) == 2 * _COORD and int.from_bytes(sig[_COORD:], "big") > _N // 2:

@@ -2,7 +2,8 @@
  * Offline verification of the gate's attestations: ES256 JSON Web Tokens
  * checked against the gate's JWKS (GET /.well-known/jwks.json) with WebCrypto,
  * in the order and with the checks of the gate's own verifier (agentgate
- * verify-attestation): size, compact form, header (no "crit", alg ES256, typ
+ * verify-attestation): size, compact form, no member name repeated in the
+ * header or the claims (exactly or in another case), header (no "crit", alg ES256, typ
  * of the token's kind, a kid), the kid in the JWKS, a low-S signature that
  * verifies, claims that are a JSON object, exp and nbf against the clock, and
  * an issuer DID of the kind's prefix followed by a node id.
@@ -111,14 +112,80 @@ export function b64urlDecode(s: string): Uint8Array {
   return out;
 }
 
+/**
+ * foldChar is a code point's simple case folding, as the gate's decoder compares member names:
+ * the lower case of its upper case when each is one code point (K, the Kelvin sign and k fold
+ * together, ſ with s, ς with σ), else its lower case when one code point (ẞ with ß, never ß with
+ * ss), else itself. The dotless ı stays apart from i and I; a lone surrogate is U+FFFD, as Go
+ * decodes it.
+ */
+function foldChar(c: string): string {
+  const u = c.codePointAt(0) as number;
+  if (u >= 0xd800 && u <= 0xdfff) return '\ufffd';
+  if (u === 0x131) return c;
+  const up = c.toUpperCase();
+  if ([...up].length === 1) {
+    const low = up.toLowerCase();
+    if ([...low].length === 1) return low;
+  }
+  const low = c.toLowerCase();
+  return [...low].length === 1 ? low : c;
+}
+
+/**
+ * repeatedMember walks the JSON text (already parsed, so well-formed) and describes the first
+ * member whose name repeats in its object, at any depth, exactly or in another case (the gate's
+ * rule); undefined when none does. JSON.parse keeps the last of two equal names, and the gate's
+ * decoder matches claims to fields without regard to case: such a token could name one agent or
+ * decision here and another there.
+ */
+function repeatedMember(text: string): string | undefined {
+  const objects: (Map<string, string> | null)[] = []; // per open value: its names by fold, null for an array
+  let expectName = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i];
+    if (ch === '"') {
+      let j = i + 1;
+      while (text[j] !== '"') j += text[j] === '\\' ? 2 : 1;
+      const names = objects[objects.length - 1];
+      if (expectName && names) {
+        const name = JSON.parse(text.slice(i, j + 1)) as string;
+        const folded = Array.from(name, foldChar).join('');
+        const first = names.get(folded);
+        if (first !== undefined) {
+          return first === name ? `member ${JSON.stringify(name)} appears twice` : `member ${JSON.stringify(name)} repeats member ${JSON.stringify(first)} in another case`;
+        }
+        names.set(folded, name);
+        expectName = false;
+      }
+      i = j;
+    } else if (ch === '{') {
+      objects.push(new Map());
+      expectName = true;
+    } else if (ch === '[') {
+      objects.push(null);
+    } else if (ch === '}' || ch === ']') {
+      objects.pop();
+      expectName = false;
+    } else if (ch === ',') {
+      expectName = objects[objects.length - 1] != null;
+    }
+  }
+  return undefined;
+}
+
 function jsonSegment(seg: string, what: string): Record<string, unknown> {
   let v: unknown;
+  let text = '';
   try {
-    v = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(b64urlDecode(seg)));
+    text = new TextDecoder('utf-8', { fatal: true }).decode(b64urlDecode(seg));
+    v = JSON.parse(text);
   } catch {
     fail('MALFORMED', `malformed attestation token: the ${what} is not base64url JSON`);
   }
   if (v === null || typeof v !== 'object' || Array.isArray(v)) fail('MALFORMED', `malformed attestation token: the ${what} is not a JSON object`);
+  const repeated = repeatedMember(text);
+  if (repeated !== undefined) fail('MALFORMED', `malformed attestation token: the ${what}'s ${repeated}`);
   return v as Record<string, unknown>;
 }
 
