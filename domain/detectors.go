@@ -371,7 +371,7 @@ func operandsOf(target string, v any, keys map[string]bool) (out []string, bad s
 		}
 		switch x := v.(type) {
 		case string:
-			if named {
+			if named && x != "" { // an empty parameter names nothing
 				if len(out) == maxOperands {
 					return "more than " + strconv.Itoa(maxOperands) + " paths or URLs"
 				}

@@ -22,6 +22,8 @@ func TestAgentSpec_2_2_FileGuardEveryOperand(t *testing.T) {
 		{"open", Action{Type: "read_file", Parameters: p(`{"paths":["/tmp/a","/root/.bashrc"]}`)}, Denied, "sensitive_path"},
 		{"open", Action{Type: "read_file", Parameters: p(`{"options":{"filePath":"/home/a/.aws/credentials"}}`)}, Denied, "sensitive_path"},
 		{"open", Action{Type: "read_file", Parameters: p(`{"path":3}`)}, Denied, "unnormalisable"},
+		{"open", Action{Type: "read_file", Parameters: p(`{"file":"","path":"/tmp/report.txt"}`)}, Approved, ""},
+		{"open", Action{Type: "read_file", Parameters: p(`{"path":""}`)}, Denied, "no_path"},
 		{"open", Action{Type: "read_file", Target: "/home/u/.SSH/authorized_keys"}, Denied, "sensitive_path"},
 		{"open", Action{Type: "read_file", Target: "/home/u/project/.ENV"}, Denied, "sensitive_path"},
 		{"open", Action{Type: "write_file", Target: "/ETC/cron.d/job"}, Denied, "sensitive_path"},
