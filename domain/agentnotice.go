@@ -30,7 +30,10 @@ const NoticeAgentBlocked = "agent_blocked"
 const CmdAgentBlocked CommandType = "qwed.agent.blocked"
 
 // EvAgentBlockRelayed records a relayed notice of a blocked agent
-// decision (Event.AgentBlocked) on the principal's home partition.
+// decision on the principal's home partition: the notice is its
+// command's (Command.AgentBlocked, as Decide accepted it), so that the
+// event adds no field to every event's struct (the decision block Decide
+// allocates stays in its size class).
 const EvAgentBlockRelayed EventType = "agent.block_relayed"
 
 // AgentNotice is the notice of a blocked agent decision: who, what was
@@ -105,8 +108,8 @@ func notice(c *Config, dec *ActionDecided, principal string) *DecisionNotice {
 // eventjson.DecodeFoldEvent decodes.
 func AgentNoticeOf(ev *Event) (*AgentNotice, bool) {
 	switch {
-	case ev.Type == EvAgentBlockRelayed && ev.AgentBlocked != nil:
-		return ev.AgentBlocked, true
+	case ev.Type == EvAgentBlockRelayed && ev.Command != nil && ev.Command.AgentBlocked != nil:
+		return ev.Command.AgentBlocked, true
 	case ev.Type != EvActionDecided || ev.Decided == nil || ev.Decided.Notify == nil:
 		return nil, false
 	}
@@ -155,10 +158,7 @@ func (d *decider) agentBlocked() *Event {
 			return d.reject(fieldError(CodeTooLong, "agent_blocked."+f.name, "is longer than %d bytes", MaxIDBytes))
 		}
 	}
-	cp := *n
-	cp.Time = n.Time.UTC()
 	d.ev.Type = EvAgentBlockRelayed
-	d.ev.AgentBlocked = &cp
 	return d.ev
 }
 

@@ -108,7 +108,7 @@ func TestAgentSpec_2_3_RelayedNotice(t *testing.T) {
 	if ev.Type != EvAgentBlockRelayed || !ok || *got != *n {
 		t.Fatalf("relayed: %s %v %+v, want %+v", ev.Type, ev.Error, got, n)
 	}
-	if st, body := Reply(ev); st != 200 || body != ev.AgentBlocked {
+	if st, body := Reply(ev); st != 200 || body != ev.Command.AgentBlocked {
 		t.Fatalf("reply %d %v", st, body)
 	}
 	if r := AgentBlockedRequest(3, 17); r.Source != AgentBlockedSource || r.ID != "3/17" {

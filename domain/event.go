@@ -94,9 +94,6 @@ type Event struct {
 	Policy   *policy.Policy  `json:"policy,omitempty"`
 	Webhook  *Webhook        `json:"webhook,omitempty"`
 	Delivery *DeliveryResult `json:"delivery,omitempty"`
-	// AgentBlocked is the notice of an agent.block_relayed event
-	// (agentnotice.go).
-	AgentBlocked *AgentNotice `json:"agent_blocked,omitempty"`
 }
 
 // AgentRegistered records a new agent with everything Apply needs.

@@ -129,7 +129,7 @@ func Reply(ev *Event) (status int, body any) {
 			return status, PolicyReply{Consumer: policyConsumer(ev.Command), Op: ev.Command.Policy.Op, Policy: *p, Seq: ev.Seq}
 		}
 	case EvAgentBlockRelayed:
-		if n := ev.AgentBlocked; n != nil {
+		if n, ok := AgentNoticeOf(ev); ok {
 			return 200, n // the relayed notice (agentnotice.go)
 		}
 	case EvApprovalsExpired:

@@ -90,7 +90,7 @@ func (f *Fold) noteNotices(st *domain.State, ev *domain.Event) {
 	switch {
 	case ev.Transaction != nil && len(ev.Transaction.Notices) > 0:
 		consumer = ev.Transaction.Consumer
-	case ev.Decided != nil && ev.Decided.Notify != nil, ev.AgentBlocked != nil:
+	case ev.Decided != nil && ev.Decided.Notify != nil, ev.Type == domain.EvAgentBlockRelayed:
 		n, ok := domain.AgentNoticeOf(ev)
 		if !ok {
 			return
@@ -149,7 +149,7 @@ func (w *batchWriter) webhookEvent(ev *domain.Event) error {
 		return w.deliveryRecorded(ev)
 	case ev.Transaction != nil && len(ev.Transaction.Notices) > 0:
 		return w.newDeliveries(ev)
-	case ev.Decided != nil && ev.Decided.Notify != nil, ev.AgentBlocked != nil:
+	case ev.Decided != nil && ev.Decided.Notify != nil, ev.Type == domain.EvAgentBlockRelayed:
 		return w.newAgentDelivery(ev)
 	}
 	return nil

@@ -262,8 +262,4 @@ func (e *encoder) execEvent(ev *domain.Event) {
 		e.key("delivery")
 		e.deliveryResult(ev.Delivery)
 	}
-	if ev.AgentBlocked != nil {
-		e.key("agent_blocked")
-		e.agentNotice(ev.AgentBlocked)
-	}
 }

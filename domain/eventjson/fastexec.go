@@ -86,10 +86,6 @@ func (d *decoder) execEvent(k []byte, ev *domain.Event, seen *uint64) bool {
 		d.once(seen, 38)
 		ev.Policy = new(policy.Policy)
 		d.policy(ev.Policy)
-	case "agent_blocked":
-		d.once(seen, 39)
-		ev.AgentBlocked = new(domain.AgentNotice)
-		d.agentNotice(ev.AgentBlocked)
 	default:
 		return false
 	}

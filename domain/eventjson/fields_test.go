@@ -290,7 +290,6 @@ func fullEvents() []*domain.Event {
 		Risk: domain.RiskCritical, Partition: -3, Seq: 1 << 60, Time: at}
 	ev = event(domain.EvAgentBlockRelayed, cmd(domain.CmdAgentBlocked))
 	ev.Command.AgentBlocked = &blocked
-	ev.AgentBlocked = &blocked
 	add(ev)
 	return out
 }

@@ -270,7 +270,7 @@ func TestAgentSpec_2_3_NotifyPrincipalOnKafka(t *testing.T) {
 		}
 	}
 	for _, ev := range partitionEvents(t, lg, 2) {
-		if ev.Type == domain.EvAgentBlockRelayed && ev.AgentBlocked.ActionID == "act_forged" {
+		if ev.Type == domain.EvAgentBlockRelayed && ev.Command.AgentBlocked.ActionID == "act_forged" {
 			t.Fatal("a forged relay was recorded")
 		}
 	}

@@ -3142,11 +3142,6 @@ class Event(Model):
         return self.get("a2a_verdict")  # type: ignore[no-any-return]
 
     @property
-    def agent_blocked(self) -> Optional[AgentNotice]:
-        """The "agent_blocked" member."""
-        return self.get("agent_blocked")  # type: ignore[no-any-return]
-
-    @property
     def agent_id(self) -> Optional[str]:
         """The "agent_id" member."""
         return self.get("agent_id")  # type: ignore[no-any-return]
@@ -6659,7 +6654,6 @@ ErrorReply._fields = {
 Event._fields = {
     "a2a_boundary": A2ABoundaryChange,
     "a2a_verdict": A2AVerdict,
-    "agent_blocked": AgentNotice,
     "business": Business,
     "checkpoint": LogCheckpoint,
     "command": Command,

@@ -1041,7 +1041,6 @@ export interface ErrorReply {
 export type Event = {
   a2a_boundary?: A2ABoundaryChange;
   a2a_verdict?: A2AVerdict;
-  agent_blocked?: AgentNotice;
   agent_id?: string;
   business?: Business;
   checkpoint?: LogCheckpoint;
