@@ -12,6 +12,10 @@ func (d *decider) logExecution() *Event {
 	if r == nil {
 		return d.reject(missing("execution"))
 	}
+	scan := d.cmd.OutputScan
+	if scan != nil && !d.s.Config.OutputScan {
+		return d.reject(unknownMember("output"))
+	}
 	// Logging what already ran is not acting: a suspended agent may still
 	// complete its audit trail.
 	a, err := d.authAgent(true)
@@ -40,11 +44,20 @@ func (d *decider) logExecution() *Event {
 	if open.Status != Approved && open.Status != Corrected {
 		return d.reject(Errorf(CodeConflict, "action '%s' is %s, not approved", r.ActionID, open.Status))
 	}
+	resultHash := r.ResultHash
+	if scan != nil {
+		if resultHash, err = executionOutput(r, scan); err != nil {
+			return d.reject(err)
+		}
+	}
 	ex := &ExecutionLogged{
-		ActionID: r.ActionID, Success: r.Success, CostUSD: r.CostUSD, Tokens: r.Tokens, ResultHash: r.ResultHash,
+		ActionID: r.ActionID, Success: r.Success, CostUSD: r.CostUSD, Tokens: r.Tokens, ResultHash: resultHash,
 		CostDelta: r.CostUSD - open.ReservedCost, TokensDelta: r.Tokens - open.ReservedTokens,
 		SameDay:          open.Day == dayOf(d.now),
 		SandboxViolation: d.s.Config.SandboxAttestation && open.SandboxRequired && !r.Sandboxed,
+	}
+	if scan != nil {
+		ex.OutputFindings, ex.PIIViolation = scan.Findings, piiViolation(scan.Findings)
 	}
 	// The budget after the correction.
 	after := *a

@@ -51,6 +51,7 @@ var riskFactorWeights = []RiskFactor{
 	{"budget_exhausted", 0.5},     // a budget is exhausted
 	{"approval_required", 0.3},    // the decision waits for a principal
 	{"attestation_required", 0.2}, // high risk: approved only with an attestation
+	{"pii_in_content", 0.5},       // the PII scan found something (§5.2's example)
 }
 
 // loopChecks are the conversation controls.
@@ -90,6 +91,7 @@ func AssessDecision(d *ActionDecided) (*RiskAssessment, []PolicyCheck) {
 		d.Decision == BudgetExceeded,
 		d.Decision == Pending,
 		d.HighRisk && d.Decision == Approved,
+		len(ver.PII) > 0 || failed == checkNoPII,
 	}
 	ra := &RiskAssessment{BaseRisk: base, FinalRisk: final, RequiresApproval: d.Decision == Pending, Factors: []RiskFactor{}}
 	for i, set := range on {

@@ -60,6 +60,7 @@ func CheckBounds(cmd *Command) *Error {
 		b.limit("action.code", len(v.Action.Code), MaxQueryBytes)
 		b.text("action.target", v.Action.Target)
 		b.params("action.parameters", v.Action.Parameters)
+		b.limit("action.output", len(v.Action.Output), MaxOutputBytes)
 		b.context("context", &v.Context)
 		b.id("options.risk_threshold", v.Options.RiskThreshold)
 	case cmd.Tool != nil:
@@ -116,7 +117,13 @@ func (b *bounds) limit(field string, n, maxBytes int) {
 	if b.err != nil || n <= maxBytes {
 		return
 	}
-	b.err = &Error{Code: CodeTooLong,
+	b.err = TooLong(field, n, maxBytes)
+}
+
+// TooLong is CheckBounds's error for a field of n bytes over its limit
+// maxBytes: QWED-REQ-004 naming the field, the limit and the size.
+func TooLong(field string, n, maxBytes int) *Error {
+	return &Error{Code: CodeTooLong,
 		Message: field + " is " + strconv.Itoa(n) + " bytes long: the limit is " + strconv.Itoa(maxBytes) + " bytes",
 		Details: map[string]any{"field": field, "max_bytes": maxBytes, "bytes": n}}
 }

@@ -34,6 +34,7 @@ func TestIssue11_8_EveryFieldIsBoundedOnBothSides(t *testing.T) {
 		{"action.code", MaxQueryBytes, CmdVerifyAction, func(c *Command, s string) { c.Verify.Action.Code = s }},
 		{"action.target", MaxTextBytes, CmdVerifyAction, func(c *Command, s string) { c.Verify.Action.Target = s }},
 		{"action.parameters", MaxParametersBytes, CmdVerifyAction, func(c *Command, s string) { c.Verify.Action.Parameters = json.RawMessage(s) }},
+		{"action.output", MaxOutputBytes, CmdVerifyAction, func(c *Command, s string) { c.Verify.Action.Output = s }},
 		{"context.conversation_id", MaxIDBytes, CmdVerifyAction, func(c *Command, s string) { ctx(c).ConversationID = s }},
 		{"context.step_number", MaxIDBytes, CmdVerifyAction, func(c *Command, s string) { ctx(c).StepNumber = json.Number(s) }},
 		{"context.user_intent", MaxTextBytes, CmdVerifyAction, func(c *Command, s string) { ctx(c).UserIntent = s }},

@@ -141,6 +141,11 @@ type Command struct {
 	// AgentBlocked is the notice a CmdAgentBlocked relays
 	// (agentnotice.go). Only the gate sets it.
 	AgentBlocked *AgentNotice `json:"agent_blocked,omitempty"`
+	// OutputScan is the scan of the output an execution log carried
+	// (ScanOutput, outputs.go), made by the transport from the body's
+	// output, which the command never holds. Never part of the request
+	// body.
+	OutputScan *OutputScan `json:"output_scan,omitempty"`
 }
 
 // RegisterAgent is the body of POST /agents/register (QWED-Agent spec v1.1 §3.1).
@@ -221,6 +226,12 @@ type Action struct {
 	// decision time and replaced by the actual figures of LogExecution.
 	EstimatedCost   USD   `json:"estimated_cost_usd,omitempty"`
 	EstimatedTokens int64 `json:"estimated_tokens,omitempty"`
+	// Output is the output the action declares it will produce (a message
+	// body, a file's content, a reply to a user), at most MaxOutputBytes:
+	// scanned for PII like an outbound action's parameters
+	// (Config.OutputScan; outputs.go), part of the request digest, not of
+	// the fingerprint of §9.3.
+	Output string `json:"output,omitempty"`
 }
 
 // ActionContext is the context of the QWED-Agent spec v1.1 §9.1 and the QWED-Agent
@@ -442,6 +453,14 @@ type Config struct {
 	// a log starts from (NewState), on in DefaultConfig, recorded by
 	// gate.configured like Detectors.
 	StrictGuards bool `json:"strict_guards,omitempty"`
+	// OutputScan accepts declared outputs (action.output, scanned for PII
+	// before the action runs) and execution logs' outputs (scanned, then
+	// recorded as their findings and hash, never their text), and records
+	// every PII finding of a decision in its verification block
+	// (outputs.go). Off in the state a log starts from, so that a log
+	// written before it re-decides as the gate that refused those members
+	// as unknown did, and on in DefaultConfig.
+	OutputScan bool `json:"output_scan,omitempty"`
 	// A2A configures agent-to-agent interception; nil stands for
 	// DefaultA2AConfig (a2a.go), so configurations recorded before it
 	// encode unchanged.
@@ -471,6 +490,7 @@ func DefaultConfig() Config {
 	c.SandboxAttestation = true
 	c.StrictGuards = true
 	c.AgentNotices = true
+	c.OutputScan = true
 	return c
 }
 

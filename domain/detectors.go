@@ -425,32 +425,37 @@ var piiBlocking = map[string]bool{
 }
 
 // detectPII scans an outbound action's target and parameters, or a tool
-// call's parameters (Config.PIIGuard): a blocking finding denies with
-// QWED-SEC-003, its details naming the kinds and where they are, never
-// the values; else no_pii_leakage passes.
-//
-// strict (Config.StrictGuards) reads as guard.ScanStrict does.
-func detectPII(cl *classification, target string, params json.RawMessage, strict bool) {
-	scan, scanJSON := guard.Scan, guard.ScanJSON
-	if strict {
-		scan, scanJSON = guard.ScanStrict, guard.ScanJSONStrict
-	}
-	var found []guard.PIIFinding
-	for _, f := range scan(target) {
-		f.Where = "target"
-		found = append(found, f)
-	}
-	if len(params) > 0 {
-		for _, f := range scanJSON(params) {
-			f.Where = "parameters" + f.Where
-			found = append(found, f)
+// call's parameters (Config.PIIGuard; "" and nil when not scanned), and an
+// action's declared output (Config.OutputScan; "" when none): a blocking
+// finding denies with QWED-SEC-003, its details naming the kinds and where
+// they are, never the values; else no_pii_leakage passes. With full
+// (Config.OutputScan) every input is read whole (guard.ScanMode.All: no number
+// of addresses hides a card number after them) and every finding,
+// blocking or not, is kept for the decision's verification block
+// (Verification.PII). strict (Config.StrictGuards) reads as
+// guard.ScanStrict does.
+func detectPII(cl *classification, target string, params json.RawMessage, output string, strict, full bool) {
+	mode := guard.ScanMode{Strict: strict, All: full}
+	scan := func(text string) []guard.PIIFinding { return guard.ScanWith(text, mode) }
+	var found []PIIFinding
+	add := func(list []guard.PIIFinding, where func(string) string) {
+		for _, f := range list {
+			found = append(found, PIIFinding{Kind: f.Kind, Location: where(f.Where), Offset: int64(f.Offset)})
 		}
+	}
+	add(scan(target), func(string) string { return "target" })
+	if len(params) > 0 {
+		add(guard.ScanJSONWith(params, mode), func(w string) string { return "parameters" + w })
+	}
+	add(scan(output), func(string) string { return locOutput })
+	if full {
+		cl.pii = found
 	}
 	var kinds, where []string
 	for _, f := range found {
 		if piiBlocking[f.Kind] {
 			kinds = append(kinds, f.Kind)
-			where = append(where, f.Where)
+			where = append(where, f.Location)
 		}
 	}
 	if len(kinds) == 0 {

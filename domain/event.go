@@ -207,6 +207,10 @@ type Verification struct {
 	Sandbox      bool     `json:"sandbox_required,omitempty"`
 	// Findings are the engine verdict's security findings (issue 4).
 	Findings []engines.Finding `json:"findings,omitempty"`
+	// PII are the findings of the PII scan of what the proposal sends
+	// (kinds and locations, never values), blocking or not: recorded
+	// under Config.OutputScan; the risk factor pii_in_content.
+	PII []PIIFinding `json:"pii,omitempty"`
 }
 
 // BudgetRemaining is the budget_remaining block; a field is omitted when
@@ -271,6 +275,14 @@ type ExecutionLogged struct {
 	// (Config.SandboxAttestation). The execution is recorded all the same:
 	// it already ran.
 	SandboxViolation bool `json:"sandbox_violation,omitempty"`
+	// OutputFindings are the PII findings of the output the log carried
+	// (Command.OutputScan: kinds and offsets, never the text), and
+	// PIIViolation flags one of a kind that would have denied the output
+	// before it ran (a card number, an IBAN, an SSN, a credential, a
+	// private key). The execution is recorded all the same: it already
+	// ran.
+	OutputFindings []PIIFinding `json:"output_findings,omitempty"`
+	PIIViolation   bool         `json:"pii_violation,omitempty"`
 }
 
 // TrustElevationRequested records a trust elevation request, the evidence

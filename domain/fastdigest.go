@@ -64,8 +64,8 @@ func actionDigestsCanon(v *VerifyAction, params []byte, req RequestID) (digests,
 	a := &v.Action
 	b, ok = appendCanonFingerprint(b, a.Type, a.Code, params, a.Query, a.Target, ok)
 	fpEnd := len(b)
-	// {"action":{code, estimated_cost_usd, estimated_tokens, parameters,
-	// query, target, type}, "context":{...}, "options":{...}}: every
+	// {"action":{code, estimated_cost_usd, estimated_tokens, output,
+	// parameters, query, target, type}, "context":{...}, "options":{...}}: every
 	// optional action member precedes the mandatory "type".
 	b = append(b, `{"action":{`...)
 	if a.Code != "" {
@@ -81,6 +81,11 @@ func actionDigestsCanon(v *VerifyAction, params []byte, req RequestID) (digests,
 	if a.EstimatedTokens != 0 {
 		b = append(b, `"estimated_tokens":`...)
 		b = appendCanonInt(b, a.EstimatedTokens)
+		b = append(b, ","...)
+	}
+	if a.Output != "" {
+		b = append(b, `"output":`...)
+		b, ok = appendCanonString(b, a.Output, ok)
 		b = append(b, ","...)
 	}
 	if len(params) > 0 {

@@ -261,7 +261,7 @@ func TestFastDigestsMatchGeneralPath(t *testing.T) {
 		for i := 0; i < n/3; i++ {
 			v := &VerifyAction{
 				Action: Action{Type: randomString(rng), Query: optional(rng), Code: optional(rng), Target: optional(rng),
-					EstimatedCost: randomUSD(rng), EstimatedTokens: randomTokens(rng)},
+					EstimatedCost: randomUSD(rng), EstimatedTokens: randomTokens(rng), Output: optional(rng)},
 				Context: randomContext(rng), Options: randomOptions(rng),
 			}
 			if rng.IntN(3) != 0 {
@@ -314,6 +314,8 @@ func TestFastDigestsTakenForOrdinaryRequests(t *testing.T) {
 			Options: Options{RequireAttestation: true, RiskThreshold: "medium"}},
 		{Action: Action{Type: "sql_query", Query: "SELECT 1", Parameters: json.RawMessage(` {"b": [1.0, 1e21, -0], "a": "\u00e9"} `)},
 			Context: ActionContext{ConversationID: "c", StepNumber: "3"}, Options: Options{RiskThreshold: "low"}},
+		{Action: Action{Type: "send_email", Parameters: json.RawMessage(`{"to":"a@example.com"}`), Output: "Dear customer,\n\tyour order shipped é"},
+			Context: ActionContext{ConversationID: "c", StepNumber: "4"}},
 	}
 	for i, v := range actions {
 		if !checkActionPaths(t, uint64(i), v) {
@@ -381,6 +383,6 @@ func FuzzFastDigests(f *testing.F) {
 			return
 		}
 		checkActionPaths(t, 0, &VerifyAction{Action: Action{Type: typ, Query: query, Code: step, Parameters: json.RawMessage(params),
-			EstimatedCost: USD(cost), EstimatedTokens: tokens}, Context: ctx})
+			EstimatedCost: USD(cost), EstimatedTokens: tokens, Output: typ}, Context: ctx})
 	})
 }

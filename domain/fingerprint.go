@@ -239,6 +239,7 @@ func appendAction(dst []byte, a *Action) []byte {
 	dst = appendOptString(dst, `,"query":`, a.Query)
 	dst = appendOptString(dst, `,"code":`, a.Code)
 	dst = appendOptString(dst, `,"target":`, a.Target)
+	dst = appendOptString(dst, `,"output":`, a.Output)
 	if len(a.Parameters) > 0 {
 		dst = append(dst, `,"parameters":`...)
 		dst = append(dst, a.Parameters...)

@@ -57,7 +57,8 @@ func Reply(ev *Event) (status int, body any) {
 			return 200, ExecutionReply{
 				ActionID: x.ActionID, Logged: true, Success: x.Success, CostUSD: x.CostUSD, Tokens: x.Tokens,
 				CostDelta: x.CostDelta, TokensDelta: x.TokensDelta, BudgetRemaining: x.Budget,
-				SandboxViolation: x.SandboxViolation,
+				SandboxViolation: x.SandboxViolation, ResultHash: x.ResultHash,
+				OutputFindings: x.OutputFindings, PIIViolation: x.PIIViolation,
 			}
 		}
 	case EvTrustElevationRequested:
@@ -267,6 +268,13 @@ type ExecutionReply struct {
 	// this log did not attest sandboxed: true; the execution is recorded
 	// flagged.
 	SandboxViolation bool `json:"sandbox_violation,omitempty"`
+	// ResultHash is the result hash recorded: the one reported, else the
+	// SHA-256 of the output the log carried ("sha256:" and hex).
+	ResultHash string `json:"result_hash,omitempty"`
+	// OutputFindings and PIIViolation: what the PII scan of the output
+	// the log carried found (ExecutionLogged).
+	OutputFindings []PIIFinding `json:"output_findings,omitempty"`
+	PIIViolation   bool         `json:"pii_violation,omitempty"`
 }
 
 // TrustRequestReply is the reply to POST /agents/{id}/trust: whether the

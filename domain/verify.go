@@ -157,6 +157,8 @@ type classification struct {
 	verdictWhy string
 	// applied is the verdict that was applied (nil when none was).
 	applied *EngineVerdict
+	// pii are the findings of the PII scan (Config.OutputScan).
+	pii []PIIFinding
 }
 
 func (c *classification) pass(name string) {
@@ -191,6 +193,9 @@ func (d *decider) verifyAction() *Event {
 	if v == nil {
 		return d.reject(missing("verify"))
 	}
+	if v.Action.Output != "" && !d.s.Config.OutputScan {
+		return d.reject(unknownMember("action.output"))
+	}
 	a, err := d.authAgent(false)
 	if err != nil {
 		return d.reject(err)
@@ -211,8 +216,16 @@ func (d *decider) verifyAction() *Event {
 	}
 	p.dig, p.actionID = dig, actionID
 	cl := classifyAction(a, &v.Action, d.cmd.Verdict, &d.s.Config)
-	if d.s.Config.PIIGuard && cl.deny == nil && piiOutbound[v.Action.Type] {
-		detectPII(&cl, v.Action.Target, v.Action.Parameters, d.s.Config.StrictGuards)
+	if cl.deny == nil {
+		var target string
+		var params json.RawMessage
+		outbound := d.s.Config.PIIGuard && piiOutbound[v.Action.Type]
+		if outbound {
+			target, params = v.Action.Target, v.Action.Parameters
+		}
+		if outbound || v.Action.Output != "" {
+			detectPII(&cl, target, params, v.Action.Output, d.s.Config.StrictGuards, d.s.Config.OutputScan)
+		}
 	}
 	return d.decideProposal(a, &p, &cl)
 }
@@ -255,7 +268,7 @@ func (d *decider) verifyTool() *Event {
 		detectTool(&cl, a, v.ToolCall.ToolName, v.ToolCall.Parameters)
 	}
 	if d.s.Config.PIIGuard && cl.deny == nil {
-		detectPII(&cl, "", v.ToolCall.Parameters, d.s.Config.StrictGuards)
+		detectPII(&cl, "", v.ToolCall.Parameters, "", d.s.Config.StrictGuards, d.s.Config.OutputScan)
 	}
 	return d.decideProposal(a, &p, &cl)
 }
@@ -448,7 +461,7 @@ func (d *decider) decideProposal(a *Agent, p *proposal, cl *classification) *Eve
 	dec.Step = p.step
 	ev.Decided = dec
 	ver := &dec.Verification
-	ver.Engine, ver.RiskLevel, ver.RiskScore, ver.Sandbox = cl.engine, cl.risk, cl.riskScore, cl.sandbox
+	ver.Engine, ver.RiskLevel, ver.RiskScore, ver.Sandbox, ver.PII = cl.engine, cl.risk, cl.riskScore, cl.sandbox, cl.pii
 	ver.ChecksPassed = d.block.checks[:0]
 	if v := cl.applied; v != nil {
 		ver.Findings, dec.OutcomeDigest = v.Findings, v.OutcomeDigest

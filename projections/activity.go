@@ -66,6 +66,11 @@ type ActivityExecution struct {
 	// SandboxViolation flags an action decided with sandbox_required whose
 	// execution log did not attest sandboxed: true.
 	SandboxViolation bool `json:"sandbox_violation,omitempty"`
+	// OutputFindings are the PII findings of the output the execution log
+	// carried (kinds and offsets, never the text), and PIIViolation flags
+	// one that would have denied the output before it ran.
+	OutputFindings []domain.PIIFinding `json:"output_findings,omitempty"`
+	PIIViolation   bool                `json:"pii_violation,omitempty"`
 }
 
 // ActivityCost is what the action cost: the reservation until its

@@ -442,7 +442,8 @@ func (w *batchWriter) executed(ev *domain.Event) error {
 	if err != nil || a == nil {
 		return err
 	}
-	a.Execution = &ActivityExecution{Success: x.Success, ResultHash: x.ResultHash, LoggedAt: ev.Time, SandboxViolation: x.SandboxViolation}
+	a.Execution = &ActivityExecution{Success: x.Success, ResultHash: x.ResultHash, LoggedAt: ev.Time, SandboxViolation: x.SandboxViolation,
+		OutputFindings: x.OutputFindings, PIIViolation: x.PIIViolation}
 	if c := ev.Command; c != nil && c.Execution != nil {
 		a.Execution.Sandboxed, a.Execution.Sandbox = c.Execution.Sandboxed, c.Execution.Sandbox
 	}

@@ -22,7 +22,11 @@ import (
 // a store of an older layout is rebuilt from the log.
 const (
 	fmtActivity = 0xA1
-	fmtOpen     = 0xB2 // 0xB1 had no seq
+	// fmtActivityOutput is fmtActivity of an activity whose execution log
+	// carried an output with findings: its execution's output section
+	// follows the sandbox description. One without encodes as before.
+	fmtActivityOutput = 0xA2
+	fmtOpen           = 0xB2 // 0xB1 had no seq
 	// fmtOpenSandbox is fmtOpen of an open action whose decision said
 	// sandbox_required: one without it encodes as before the field.
 	fmtOpenSandbox  = 0xB3
@@ -183,7 +187,11 @@ func encodeActivity(b []byte, a *Activity) ([]byte, error) {
 			return nil, fmt.Errorf("encoding the error of activity %s: %w", a.ActivityID, err)
 		}
 	}
-	e := enc(append(b, fmtActivity)).str(a.ActivityID).str(a.AgentID).time(a.Timestamp).uint(a.Seq).
+	format := byte(fmtActivity)
+	if x := a.Execution; x != nil && (x.PIIViolation || len(x.OutputFindings) > 0) {
+		format = fmtActivityOutput
+	}
+	e := enc(append(b, format)).str(a.ActivityID).str(a.AgentID).time(a.Timestamp).uint(a.Seq).
 		str(a.Action.Type).str(a.Action.Tool).str(a.Action.Query).str(a.Action.Target).bytes(params).
 		str(a.Verification.Status).str(a.Verification.Engine).str(string(a.Verification.RiskLevel)).
 		str(string(a.Decision)).bytes(errJSON).str(a.ConversationID).int(a.StepNumber)
@@ -224,12 +232,52 @@ func encodeActivity(b []byte, a *Activity) ([]byte, error) {
 		if a.Execution.Sandbox != "" {
 			e = e.str(a.Execution.Sandbox)
 		}
+		if format == fmtActivityOutput {
+			e = encodeOutput(e, a.Execution)
+		}
 	}
 	return e.int(int64(a.Cost.USD)).int(a.Cost.Tokens).str(a.AttestationID), nil
 }
 
+// encodeOutput writes an execution's output section: the violation flag
+// and the findings.
+func encodeOutput(e enc, x *ActivityExecution) enc {
+	var flag byte
+	if x.PIIViolation {
+		flag = 1
+	}
+	e = append(e, flag)
+	e = e.uint(uint64(len(x.OutputFindings)))
+	for _, f := range x.OutputFindings {
+		e = e.str(f.Kind).str(f.Location).int(f.Offset)
+	}
+	return e
+}
+
+// decodeOutput reads what encodeOutput wrote.
+func decodeOutput(d *dec, x *ActivityExecution) {
+	switch d.byte() {
+	case 0:
+	case 1:
+		x.PIIViolation = true
+	default:
+		d.fail()
+	}
+	n := d.count()
+	if n > 0 {
+		x.OutputFindings = make([]domain.PIIFinding, n)
+	}
+	for i := range x.OutputFindings {
+		x.OutputFindings[i] = domain.PIIFinding{Kind: d.str(), Location: d.str(), Offset: d.int()}
+	}
+}
+
 func decodeActivity(v []byte, a *Activity) error {
-	d := newDec(v, fmtActivity)
+	format := byte(fmtActivity)
+	if len(v) > 0 && v[0] == fmtActivityOutput {
+		format = fmtActivityOutput
+	}
+	d := newDec(v, format)
 	*a = Activity{ActivityID: d.str(), AgentID: d.str(), Timestamp: d.time(), Seq: d.uint()}
 	a.Action = ActivityAction{Type: d.str(), Tool: d.str(), Query: d.str(), Target: d.str()}
 	a.ActionType = a.Action.Type
@@ -259,6 +307,11 @@ func decodeActivity(v []byte, a *Activity) error {
 		if flags&actSandbox != 0 {
 			a.Execution.Sandbox = d.str()
 		}
+		if format == fmtActivityOutput {
+			decodeOutput(d, a.Execution)
+		}
+	} else if format == fmtActivityOutput {
+		d.fail()
 	}
 	a.Cost = ActivityCost{USD: domain.USD(d.int()), Tokens: d.int(), Actual: flags&actActual != 0}
 	a.AttestationID = d.str()

@@ -64,6 +64,13 @@ func randActivity(r *rand.Rand) *Activity {
 		if r.IntN(2) == 0 {
 			a.Execution.Sandbox = randStr(r)
 		}
+		if r.IntN(2) == 0 {
+			a.Execution.PIIViolation = r.IntN(2) == 0
+			for range r.IntN(3) {
+				a.Execution.OutputFindings = append(a.Execution.OutputFindings,
+					domain.PIIFinding{Kind: randStr(r), Location: randStr(r), Offset: r.Int64N(1 << 20)})
+			}
+		}
 	}
 	return a
 }

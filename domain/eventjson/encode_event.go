@@ -237,6 +237,14 @@ func (e *encoder) command(c *domain.Command) {
 		e.stateCopy(c.Copy)
 	}
 	e.execCommand(c)
+	if c.OutputScan != nil {
+		e.key("output_scan")
+		e.open()
+		e.intField("bytes", c.OutputScan.Bytes)
+		e.strField("sha256", c.OutputScan.SHA256)
+		e.optPII("findings", c.OutputScan.Findings)
+		e.close()
+	}
 	e.close()
 }
 
@@ -387,6 +395,7 @@ func (e *encoder) action(a *domain.Action) {
 	}
 	e.optUSD("estimated_cost_usd", a.EstimatedCost)
 	e.optInt("estimated_tokens", a.EstimatedTokens)
+	e.optStr("output", a.Output)
 	e.close()
 }
 
@@ -541,6 +550,7 @@ func (e *encoder) config(c *domain.Config) {
 	e.optBool("tool_verification", c.ToolVerification)
 	e.optBool("sandbox_attestation", c.SandboxAttestation)
 	e.optBool("strict_guards", c.StrictGuards)
+	e.optBool("output_scan", c.OutputScan)
 	if c.A2A != nil {
 		e.key("a2a")
 		e.a2aConfig(c.A2A)
@@ -749,7 +759,29 @@ func (e *encoder) verification(v *domain.Verification) {
 	e.optStrings("checks_failed", v.ChecksFailed)
 	e.optBool("sandbox_required", v.Sandbox)
 	e.optFindings(v.Findings)
+	e.optPII("pii", v.PII)
 	e.close()
+}
+
+// optPII writes a list of PII findings tagged omitempty.
+func (e *encoder) optPII(name string, list []domain.PIIFinding) {
+	if len(list) == 0 {
+		return
+	}
+	e.key(name)
+	e.buf = append(e.buf, '[')
+	for i := range list {
+		if i > 0 {
+			e.buf = append(e.buf, ',')
+		}
+		f := &list[i]
+		e.open()
+		e.strField("kind", f.Kind)
+		e.strField("location", f.Location)
+		e.intField("offset", f.Offset)
+		e.close()
+	}
+	e.buf = append(e.buf, ']')
 }
 
 func (e *encoder) budgetRemaining(b *domain.BudgetRemaining) {
@@ -819,6 +851,8 @@ func (e *encoder) executionLogged(x *domain.ExecutionLogged) {
 	e.key("budget_remaining")
 	e.budgetRemaining(&x.Budget)
 	e.optBool("sandbox_violation", x.SandboxViolation)
+	e.optPII("output_findings", x.OutputFindings)
+	e.optBool("pii_violation", x.PIIViolation)
 	e.close()
 }
 

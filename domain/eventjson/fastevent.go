@@ -384,6 +384,10 @@ func (d *decoder) command(c *domain.Command) {
 			d.once(&seen, 27)
 			c.Copy = new(domain.PrincipalStateCopy)
 			d.stateCopy(c.Copy)
+		case "output_scan":
+			d.once(&seen, 48)
+			c.OutputScan = new(domain.OutputScan)
+			d.outputScan(c.OutputScan)
 		default:
 			if !d.execCommand(k, c, &seen) {
 				d.unknown(k, reflect.TypeFor[domain.Command]())
@@ -678,6 +682,9 @@ func (d *decoder) action(a *domain.Action) {
 		case "estimated_tokens":
 			d.once(&seen, 6)
 			a.EstimatedTokens = d.int64()
+		case "output":
+			d.once(&seen, 7)
+			a.Output = d.str()
 		default:
 			d.unknown(k, reflect.TypeFor[domain.Action]())
 		}
@@ -1024,6 +1031,9 @@ func (d *decoder) config(c *domain.Config) {
 		case "agent_notices":
 			d.once(&seen, 21)
 			c.AgentNotices = d.bool()
+		case "output_scan":
+			d.once(&seen, 22)
+			c.OutputScan = d.bool()
 		default:
 			d.unknown(k, reflect.TypeFor[domain.Config]())
 		}
@@ -1542,8 +1552,63 @@ func (d *decoder) verification(v *domain.Verification) {
 		case "findings":
 			d.once(&seen, 7)
 			v.Findings = d.findings()
+		case "pii":
+			d.once(&seen, 8)
+			v.PII = d.piiFindings()
 		default:
 			d.unknown(k, reflect.TypeFor[domain.Verification]())
+		}
+	}
+}
+
+// piiFindings decodes a list of PII findings (null is nil, as
+// encoding/json decodes it).
+func (d *decoder) piiFindings() []domain.PIIFinding {
+	if d.null() {
+		return nil
+	}
+	out := []domain.PIIFinding{}
+	d.array(func() {
+		out = append(out, domain.PIIFinding{})
+		f := &out[len(out)-1]
+		var seen uint64
+		d.openObject()
+		for k := d.next(); k != nil; k = d.next() {
+			switch string(k) {
+			case "kind":
+				d.once(&seen, 0)
+				f.Kind = d.enum()
+			case "location":
+				d.once(&seen, 1)
+				f.Location = d.str()
+			case "offset":
+				d.once(&seen, 2)
+				f.Offset = d.int64()
+			default:
+				d.unknown(k, reflect.TypeFor[domain.PIIFinding]())
+			}
+		}
+	})
+	return out
+}
+
+// outputScan decodes an execution's output scan.
+func (d *decoder) outputScan(s *domain.OutputScan) {
+	var seen uint64
+	d.openObject()
+	for k := d.next(); k != nil; k = d.next() {
+		switch string(k) {
+		case "bytes":
+			d.once(&seen, 0)
+			s.Bytes = d.int64()
+		case "sha256":
+			d.once(&seen, 1)
+			s.SHA256 = d.str()
+		case "findings":
+			d.once(&seen, 2)
+			s.Findings = d.piiFindings()
+		default:
+			d.unknown(k, reflect.TypeFor[domain.OutputScan]())
 		}
 	}
 }
@@ -1710,6 +1775,12 @@ func (d *decoder) executionLogged(x *domain.ExecutionLogged, cmd *domain.Command
 		case "sandbox_violation":
 			d.once(&seen, 9)
 			x.SandboxViolation = d.bool()
+		case "output_findings":
+			d.once(&seen, 10)
+			x.OutputFindings = d.piiFindings()
+		case "pii_violation":
+			d.once(&seen, 11)
+			x.PIIViolation = d.bool()
 		default:
 			d.unknown(k, reflect.TypeFor[domain.ExecutionLogged]())
 		}

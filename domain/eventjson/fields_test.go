@@ -34,7 +34,7 @@ func fullEvents() []*domain.Event {
 	ctx := domain.ActionContext{ConversationID: "c1", StepNumber: "7", UserIntent: text, PreActionStateHash: "ph", StateSource: "git_tree"}
 	findings := []engines.Finding{{Rule: "R1", Severity: "high", Message: text, Line: 3, Column: -1, Snippet: "x = 1"}, {Rule: "R2"}}
 	action := domain.Action{Type: "execute_sql", Query: text, Code: "print(1)", Target: "db", Parameters: json.RawMessage(`{"a":[1,2.5,"x"],"b":null}`),
-		EstimatedCost: domain.USD(-1_500_000), EstimatedTokens: 1 << 40}
+		EstimatedCost: domain.USD(-1_500_000), EstimatedTokens: 1 << 40, Output: text}
 	errDetails := func() *domain.Error {
 		return &domain.Error{Code: domain.CodeBudgetCost, Message: text, Details: map[string]any{
 			"current": 0.5, "limit": 1, "name": "n", "ok": true, "none": nil, "list": []any{1, "a", []any{}}, "sub": map[string]any{"k": -2e-9}}}
@@ -51,7 +51,8 @@ func fullEvents() []*domain.Event {
 		Findings: findings, Risk: domain.RiskCritical, Reason: text, Code: "QWED-ENG-002", Parameter: text}
 	decided := &domain.ActionDecided{ActionID: "act_1", Kind: domain.KindAction, ActionType: "execute_sql", Tool: "t", Decision: domain.Corrected,
 		Verification: domain.Verification{Status: "VERIFIED", Engine: "sql", RiskLevel: domain.RiskMedium, RiskScore: "0.5",
-			ChecksPassed: []string{"context_valid", "custom check"}, ChecksFailed: []string{}, Sandbox: true, Findings: findings},
+			ChecksPassed: []string{"context_valid", "custom check"}, ChecksFailed: []string{}, Sandbox: true, Findings: findings,
+			PII: []domain.PIIFinding{{Kind: "email", Location: "parameters/to", Offset: 3}, {Kind: "card_number", Location: "output", Offset: 1 << 40}}},
 		Error: errDetails(), RequestDigest: "rd", Fingerprint: "fp", StateFingerprint: "sf", ConversationID: "c1", Step: -7, StepConsumed: true,
 		ReservedCost: 10, ReservedTokens: -3, HighRisk: true, Approval: &approval, Attestation: "jwt", Trust: trust, SecurityViolation: true,
 		ResetRecent: true, ResetBudgetDenials: true, ConversationEvicted: "c0", Budget: budget, OutcomeDigest: "od",
@@ -65,7 +66,9 @@ func fullEvents() []*domain.Event {
 	exec := cmd(domain.CmdLogExecution)
 	exec.Execution = &domain.LogExecution{ActionID: "act_1", Success: true, CostUSD: 1, Tokens: 2, ResultHash: "rh", Sandboxed: true, Sandbox: "gvisor"}
 	executed := &domain.ExecutionLogged{ActionID: "act_1", Success: true, CostUSD: 1, Tokens: 2, ResultHash: "rh", CostDelta: -5, TokensDelta: -1,
-		SameDay: true, Budget: budget, SandboxViolation: true}
+		SameDay: true, Budget: budget, SandboxViolation: true,
+		OutputFindings: []domain.PIIFinding{{Kind: "us_ssn", Location: "output", Offset: 12}}, PIIViolation: true}
+	exec.OutputScan = &domain.OutputScan{Bytes: 64 << 10, SHA256: strings.Repeat("cd", 32), Findings: executed.OutputFindings}
 
 	reject := cmd(domain.CmdRejectRequest)
 	reject.Reject = &domain.RejectRequest{Error: *errDetails(), Endpoint: "/agents/x/verify", BodyDigest: "bd", BodyBytes: 1234}
@@ -163,7 +166,7 @@ func fullEvents() []*domain.Event {
 	ev.Command.NewToken = &domain.AgentTokenChange{TokenHash: "th"}
 	ev.TokenChanged = &domain.AgentTokenChange{TokenHash: "th"}
 	add(ev)
-	cfg := domain.Config{ApprovalTTL: domain.Duration(90 * time.Minute), DoomLoopGuardRequired: true, MaxSteps: 20, WithholdRefusals: true, EngineSQLRisk: true, Detectors: true, PIIGuard: true, ToolVerification: true, SandboxAttestation: true, StrictGuards: true,
+	cfg := domain.Config{ApprovalTTL: domain.Duration(90 * time.Minute), DoomLoopGuardRequired: true, MaxSteps: 20, WithholdRefusals: true, EngineSQLRisk: true, Detectors: true, PIIGuard: true, ToolVerification: true, SandboxAttestation: true, StrictGuards: true, OutputScan: true,
 		A2A: &domain.A2AConfig{EnableFinancialVerification: true, EnableLogicVerification: true, EnableCodeVerification: true, BlockOnError: true,
 			MaxPayloadSizeBytes: 1 << 20, RatePerMinute: 60, Burst: 7, IdleEvict: domain.Duration(5 * time.Minute), DefaultAllow: true,
 			BypassAgents: []string{"b", text}, TrustedAgents: []string{"t"}}}

@@ -23,8 +23,10 @@ const (
 	PIIEntropy    = "high_entropy_string"
 )
 
-// MaxPIIFindings bounds the findings of one scan; MaxScanBytes the text
-// one scan reads (the rest is not read: callers bound their inputs first).
+// MaxPIIFindings bounds the findings of one scan (with ScanMode.All: plus
+// the first of each kind found after it, so at most MaxPIIFindings and one
+// per kind); MaxScanBytes the text one scan reads (the rest is not read:
+// callers bound their inputs first).
 const (
 	MaxPIIFindings = 16
 	MaxScanBytes   = 1 << 20
@@ -61,7 +63,7 @@ var secretPrefixes = []struct {
 // characters after them, PEM private key headers, and tokens of at least
 // 32 characters mixing upper, lower case and digits with a Shannon
 // entropy of at least 4.2 bits per character.
-func Scan(text string) []PIIFinding { return scan(text, false) }
+func Scan(text string) []PIIFinding { return scan(text, ScanMode{}) }
 
 // ScanStrict is Scan as the guards' second review reads text (the
 // gate's Config.StrictGuards): Unicode digits, spaces and fullwidth forms
@@ -72,24 +74,38 @@ func Scan(text string) []PIIFinding { return scan(text, false) }
 // IBAN may be in lower case and must have its country's length; a secret
 // after "key=" or "/" inside a longer token is found (it was taken for
 // an opaque token), and PGP private key blocks are private keys.
-func ScanStrict(text string) []PIIFinding { return scan(foldText(text), true) }
+func ScanStrict(text string) []PIIFinding { return ScanWith(text, ScanMode{Strict: true}) }
 
-func scan(text string, strict bool) []PIIFinding {
+// ScanMode chooses how a scan reads. Strict reads as ScanStrict. All reads
+// the whole input: past MaxPIIFindings it still reports the first finding
+// of each kind not yet found, so that no number of addresses or phone
+// numbers hides a card number or a credential after them (Scan stops at
+// the bound; its answers stay those the logs decided with it recorded).
+type ScanMode struct {
+	Strict bool
+	All    bool
+}
+
+// ScanWith is Scan read as m says.
+func ScanWith(text string, m ScanMode) []PIIFinding {
+	if m.Strict {
+		text = foldText(text)
+	}
+	return scan(text, m)
+}
+
+func scan(text string, m ScanMode) []PIIFinding {
 	if len(text) > MaxScanBytes {
 		text = text[:MaxScanBytes]
 	}
 	var out []PIIFinding
-	add := func(kind string, off int) bool {
-		out = append(out, PIIFinding{Kind: kind, Offset: off})
-		return len(out) < MaxPIIFindings
-	}
 	for i := 0; i < len(text); {
 		if i > 0 && isWord(text[i-1]) {
 			i++
 			continue
 		}
-		if n, kind := scanAt(text, i, strict); n > 0 {
-			if !add(kind, i) {
+		if n, kind := scanAt(text, i, m.Strict); n > 0 {
+			if !keep(&out, PIIFinding{Kind: kind, Offset: i}, m.All) {
 				break
 			}
 			i += n
@@ -98,6 +114,16 @@ func scan(text string, strict bool) []PIIFinding {
 		i++
 	}
 	return out
+}
+
+// keep adds f to out while out holds fewer than MaxPIIFindings findings,
+// or (all) when no finding of f's kind is in out; it reports whether the
+// scan goes on.
+func keep(out *[]PIIFinding, f PIIFinding, all bool) bool {
+	if len(*out) < MaxPIIFindings || all && !slices.ContainsFunc(*out, func(g PIIFinding) bool { return g.Kind == f.Kind }) {
+		*out = append(*out, f)
+	}
+	return all || len(*out) < MaxPIIFindings
 }
 
 // scanAt tries every detector at a word start i: the length consumed and
@@ -425,12 +451,13 @@ func highEntropy(tok string) bool {
 // after JSON unescaping, in document order; Where is the JSON pointer of
 // the value (RFC 6901). A document that does not decode is scanned as
 // text.
-func ScanJSON(doc []byte) []PIIFinding { return scanJSON(doc, false) }
+func ScanJSON(doc []byte) []PIIFinding { return ScanJSONWith(doc, ScanMode{}) }
 
 // ScanJSONStrict is ScanJSON reading each string as ScanStrict does.
-func ScanJSONStrict(doc []byte) []PIIFinding { return scanJSON(doc, true) }
+func ScanJSONStrict(doc []byte) []PIIFinding { return ScanJSONWith(doc, ScanMode{Strict: true}) }
 
-func scanJSON(doc []byte, strict bool) []PIIFinding {
+// ScanJSONWith is ScanJSON reading each string as ScanWith(m) does.
+func ScanJSONWith(doc []byte, m ScanMode) []PIIFinding {
 	dec := json.NewDecoder(bytes.NewReader(doc))
 	dec.UseNumber()
 	var out []PIIFinding
@@ -444,16 +471,13 @@ func scanJSON(doc []byte, strict bool) []PIIFinding {
 		}
 		return "/" + strings.Join(stack, "/")
 	}
-	for len(out) < MaxPIIFindings {
+	for m.All || len(out) < MaxPIIFindings {
 		tok, err := dec.Token()
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				return out
 			}
-			if strict {
-				return ScanStrict(string(doc))
-			}
-			return Scan(string(doc))
+			return ScanWith(string(doc), m)
 		}
 		top := len(inObj) - 1
 		if top >= 0 && inObj[top] && expectKey[top] {
@@ -483,13 +507,9 @@ func scanJSON(doc []byte, strict bool) []PIIFinding {
 			text = string(v)
 		}
 		if text != "" {
-			if strict {
-				text = foldText(text)
-			}
-			for _, f := range scan(text, strict) {
+			for _, f := range ScanWith(text, m) {
 				f.Where = pointer()
-				out = append(out, f)
-				if len(out) == MaxPIIFindings {
+				if !keep(&out, f, m.All) {
 					break
 				}
 			}

@@ -330,6 +330,10 @@ var VerifyToolCall = &Endpoint{auth: AuthAgent, body: "tool-verify", build: func
 type executionBody struct {
 	domain.LogExecution
 	agentFields
+	// Output is the output the action produced, at most
+	// domain.MaxOutputBytes: the command records its scan
+	// (domain.ScanOutput), never the text.
+	Output string `json:"output,omitempty"`
 }
 
 // LogExecution is POST /agents/{id}/executions and
@@ -342,7 +346,15 @@ var LogExecution = &Endpoint{auth: AuthAgent, body: "execution-log", build: func
 	if e := b.apply(in, cr); e != nil {
 		return nil, nil, e
 	}
-	return &domain.Command{Type: domain.CmdLogExecution, AgentID: in.AgentID, Execution: &b.LogExecution}, nil, nil
+	cmd := &domain.Command{Type: domain.CmdLogExecution, AgentID: in.AgentID, Execution: &b.LogExecution}
+	if b.Output != "" {
+		if n := len(b.Output); n > domain.MaxOutputBytes {
+			// As CheckBounds answers a field over its limit.
+			return nil, nil, &Rejection{Status: http.StatusBadRequest, Err: *domain.TooLong("output", n, domain.MaxOutputBytes)}
+		}
+		cmd.OutputScan = domain.ScanOutput(b.Output)
+	}
+	return cmd, nil, nil
 }}
 
 // trustBody is the body of POST /agents/{id}/trust (QWED-Agent spec v1.1 §8.2).

@@ -385,6 +385,15 @@ func (b *builder) count(ev *domain.Event, a *domain.Agent, inPeriod bool) {
 			b.rep.SandboxViolations = append(b.rep.SandboxViolations,
 				SandboxViolation{Seq: ev.Seq, Time: ev.Time.UTC(), ActionID: ev.Executed.ActionID})
 		}
+		if ev.Executed.PIIViolation && inPeriod {
+			v := PIIViolation{Seq: ev.Seq, Time: ev.Time.UTC(), ActionID: ev.Executed.ActionID, Kinds: []string{}}
+			for _, f := range ev.Executed.OutputFindings {
+				if !slices.Contains(v.Kinds, f.Kind) {
+					v.Kinds = append(v.Kinds, f.Kind)
+				}
+			}
+			b.rep.PIIViolations = append(b.rep.PIIViolations, v)
+		}
 	case ev.Resolved != nil:
 		b.resolved(&ev.Resolved.Approval)
 	}

@@ -40,6 +40,11 @@ type Report struct {
 	// actions decided with sandbox_required whose log did not attest
 	// sandboxed: true (ExecutionLogged.SandboxViolation); nil when none.
 	SandboxViolations []SandboxViolation `json:"sandbox_violations,omitempty"`
+	// PIIViolations are the executions logged in the period whose log
+	// carried an output holding a card number, an IBAN, an SSN, a
+	// credential or a private key (ExecutionLogged.PIIViolation); nil
+	// when none.
+	PIIViolations []PIIViolation `json:"pii_violations,omitempty"`
 	// A2A counts the verdicts on the agent's A2A messages in the period;
 	// nil when it sent none.
 	A2A *A2A `json:"a2a,omitempty"`
@@ -172,6 +177,15 @@ type SandboxViolation struct {
 	Seq      uint64    `json:"seq"`
 	Time     time.Time `json:"time"`
 	ActionID string    `json:"action_id"`
+}
+
+// PIIViolation is an execution whose logged output held PII or a secret:
+// the kinds found, never the values.
+type PIIViolation struct {
+	Seq      uint64    `json:"seq"`
+	Time     time.Time `json:"time"`
+	ActionID string    `json:"action_id"`
+	Kinds    []string  `json:"kinds"`
 }
 
 // Attestation is an attestation issued with a decision.

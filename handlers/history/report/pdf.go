@@ -186,6 +186,9 @@ func (p *pdfWriter) cover(rep *Report) {
 	if len(rep.SandboxViolations) > 0 {
 		kv = append(kv, [2]string{"Sandbox violations", itoa(int64(len(rep.SandboxViolations)))})
 	}
+	if len(rep.PIIViolations) > 0 {
+		kv = append(kv, [2]string{"PII in execution outputs", itoa(int64(len(rep.PIIViolations)))})
+	}
 	p.pairs(kv)
 }
 

@@ -109,6 +109,8 @@ __all__ = [
     "MathParams",
     "Notice",
     "Options",
+    "OutputScan",
+    "PIIFinding",
     "Permissions",
     "Policy",
     "PolicyAt",
@@ -838,6 +840,15 @@ class Action(Model):
     def estimated_tokens(self) -> Optional[int]:
         """The "estimated_tokens" member."""
         return self.get("estimated_tokens")  # type: ignore[no-any-return]
+
+    @property
+    def output(self) -> Optional[str]:
+        """
+        the output the action declares it will produce (a message body, a file's content, a
+        reply to a user), at most 65536 bytes: scanned for PII before it runs (QWED-Agent spec
+        v1.1 §5.2 no_pii_leakage), recorded with the action.
+        """
+        return self.get("output")  # type: ignore[no-any-return]
 
     @property
     def parameters(self) -> Any:
@@ -2269,6 +2280,11 @@ class Command(Model):
         return self.get("outcome")  # type: ignore[no-any-return]
 
     @property
+    def output_scan(self) -> Optional[OutputScan]:
+        """The "output_scan" member."""
+        return self.get("output_scan")  # type: ignore[no-any-return]
+
+    @property
     def policy(self) -> Optional[PolicyChange]:
         """The "policy" member."""
         return self.get("policy")  # type: ignore[no-any-return]
@@ -2465,6 +2481,11 @@ class ComplianceReport(Model):
         return self.get("period")  # type: ignore[no-any-return]
 
     @property
+    def pii_violations(self) -> Optional[list[dict[str, Any]]]:
+        """The "pii_violations" member."""
+        return self.get("pii_violations")  # type: ignore[no-any-return]
+
+    @property
     def produced_at(self) -> dict[str, Any]:
         """The "produced_at" member."""
         return self.get("produced_at")  # type: ignore[no-any-return]
@@ -2549,6 +2570,14 @@ class Config(Model):
     def max_steps(self) -> int:
         """The "max_steps" member."""
         return self.get("max_steps")  # type: ignore[no-any-return]
+
+    @property
+    def output_scan(self) -> Optional[bool]:
+        """
+        declared outputs (action.output) and execution logs' outputs are scanned for PII
+        (QWED-Agent spec v1.1 §5.2); absent in logs written before it.
+        """
+        return self.get("output_scan")  # type: ignore[no-any-return]
 
     @property
     def pii_guard(self) -> Optional[bool]:
@@ -3543,6 +3572,15 @@ class ExecutionLogBody(Model):
         return self.get("cost_usd")  # type: ignore[no-any-return]
 
     @property
+    def output(self) -> Optional[str]:
+        """
+        the output the action produced, at most 65536 bytes: scanned for PII and hashed (its
+        SHA-256 is the result_hash when none is sent; a different result_hash is refused); the
+        text is never recorded, only the findings (kinds, offsets) and the hash
+        """
+        return self.get("output")  # type: ignore[no-any-return]
+
+    @property
     def result_hash(self) -> Optional[str]:
         """The "result_hash" member."""
         return self.get("result_hash")  # type: ignore[no-any-return]
@@ -3606,6 +3644,22 @@ class ExecutionLogged(Model):
         (zero); the gate writes a JSON number.
         """
         return self.get("cost_usd")  # type: ignore[no-any-return]
+
+    @property
+    def output_findings(self) -> Optional[list[PIIFinding]]:
+        """
+        the PII findings of the output the execution log carried (kinds and offsets, never the
+        text); absent when none.
+        """
+        return self.get("output_findings")  # type: ignore[no-any-return]
+
+    @property
+    def pii_violation(self) -> Optional[bool]:
+        """
+        the output the execution log carried held a card number, an IBAN, an SSN, a credential
+        or a private key: the execution is recorded flagged; absent when false.
+        """
+        return self.get("pii_violation")  # type: ignore[no-any-return]
 
     @property
     def result_hash(self) -> Optional[str]:
@@ -3678,6 +3732,30 @@ class ExecutionReply(Model):
     def logged(self) -> bool:
         """The "logged" member."""
         return self.get("logged")  # type: ignore[no-any-return]
+
+    @property
+    def output_findings(self) -> Optional[list[PIIFinding]]:
+        """
+        the PII findings of the output the execution log carried (kinds and offsets, never the
+        text); absent when none.
+        """
+        return self.get("output_findings")  # type: ignore[no-any-return]
+
+    @property
+    def pii_violation(self) -> Optional[bool]:
+        """
+        the output the execution log carried held a card number, an IBAN, an SSN, a credential
+        or a private key: the execution is recorded flagged; absent when false.
+        """
+        return self.get("pii_violation")  # type: ignore[no-any-return]
+
+    @property
+    def result_hash(self) -> Optional[str]:
+        """
+        the result hash recorded: the one reported, else the SHA-256 of the output sent
+        ("sha256:" and hex).
+        """
+        return self.get("result_hash")  # type: ignore[no-any-return]
 
     @property
     def sandbox_violation(self) -> Optional[bool]:
@@ -4189,6 +4267,48 @@ class Options(Model):
     def risk_threshold(self) -> Optional[str]:
         """The "risk_threshold" member."""
         return self.get("risk_threshold")  # type: ignore[no-any-return]
+
+
+class OutputScan(Model):
+    """The OutputScan object of the gate's API."""
+
+    _required = frozenset({"bytes", "sha256"})
+
+    @property
+    def bytes_(self) -> int:
+        """The "bytes" member."""
+        return self.get("bytes")  # type: ignore[no-any-return]
+
+    @property
+    def findings(self) -> Optional[list[PIIFinding]]:
+        """The "findings" member."""
+        return self.get("findings")  # type: ignore[no-any-return]
+
+    @property
+    def sha256(self) -> str:
+        """The "sha256" member."""
+        return self.get("sha256")  # type: ignore[no-any-return]
+
+
+class PIIFinding(Model):
+    """The PIIFinding object of the gate's API."""
+
+    _required = frozenset({"kind", "location", "offset"})
+
+    @property
+    def kind(self) -> str:
+        """The "kind" member."""
+        return self.get("kind")  # type: ignore[no-any-return]
+
+    @property
+    def location(self) -> str:
+        """The "location" member."""
+        return self.get("location")  # type: ignore[no-any-return]
+
+    @property
+    def offset(self) -> int:
+        """The "offset" member."""
+        return self.get("offset")  # type: ignore[no-any-return]
 
 
 class Permissions(Model):
@@ -6162,6 +6282,14 @@ class Verification(Model):
         return self.get("findings")  # type: ignore[no-any-return]
 
     @property
+    def pii(self) -> Optional[list[PIIFinding]]:
+        """
+        every finding of the PII scan of what the action sends (kinds and locations, never
+        values); the factor pii_in_content. Absent in logs written before output_scan.
+        """
+        return self.get("pii")  # type: ignore[no-any-return]
+
+    @property
     def risk_level(self) -> str:
         """
         A risk level: low, medium, high or critical (input in any case; the gate writes lower
@@ -6574,6 +6702,7 @@ Command._fields = {
     "issue_key": IssuePrincipalKey,
     "new_token": AgentTokenChange,
     "outcome": ExecuteOutcome,
+    "output_scan": OutputScan,
     "policy": PolicyChange,
     "qwed_verify": QWEDVerify,
     "register": RegisterAgent,
@@ -6605,6 +6734,7 @@ ComplianceReport._fields = {
     "days": ("list", Model),
     "exceptions": ("list", Model),
     "period": Model,
+    "pii_violations": ("list", Model),
     "produced_at": Model,
     "sandbox_violations": ("list", Model),
     "summary": Model,
@@ -6681,9 +6811,11 @@ Event._fields = {
 }
 ExecutionLogged._fields = {
     "budget_remaining": BudgetRemaining,
+    "output_findings": ("list", PIIFinding),
 }
 ExecutionReply._fields = {
     "budget_remaining": BudgetRemaining,
+    "output_findings": ("list", PIIFinding),
 }
 JSONRPCResponse._fields = {
     "error": Model,
@@ -6699,6 +6831,9 @@ Limits._fields = {
 }
 LogCheckpoint._fields = {
     "next": CheckpointPolicy,
+}
+OutputScan._fields = {
+    "findings": ("list", PIIFinding),
 }
 Policy._fields = {
     "category": Model,
@@ -6824,6 +6959,7 @@ TrustRequestReply._fields = {
 }
 Verification._fields = {
     "findings": ("list", Finding),
+    "pii": ("list", PIIFinding),
 }
 VerifyAction._fields = {
     "action": Action,

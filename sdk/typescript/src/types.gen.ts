@@ -191,6 +191,8 @@ export interface Action {
   code?: string | null;
   estimated_cost_usd?: USD;
   estimated_tokens?: number | null;
+  /** the output the action declares it will produce (a message body, a file's content, a reply to a user), at most 65536 bytes: scanned for PII before it runs (QWED-Agent spec v1.1 §5.2 no_pii_leakage), recorded with the action. */
+  output?: string | null;
   parameters?: unknown;
   query?: string | null;
   target?: string | null;
@@ -291,6 +293,12 @@ export interface ActivityEntry {
   };
   execution?: {
     logged_at: Time;
+    output_findings?: Array<{
+      kind: string;
+      location: string;
+      offset: number;
+    }> | null;
+    pii_violation?: boolean;
     result_hash?: string;
     sandbox?: string;
     sandbox_violation?: boolean;
@@ -679,6 +687,7 @@ export interface Command {
   issue_key?: IssuePrincipalKey;
   new_token?: AgentTokenChange;
   outcome?: ExecuteOutcome;
+  output_scan?: OutputScan;
   policy?: PolicyChange;
   principal?: string;
   qwed_verify?: QWEDVerify;
@@ -802,6 +811,12 @@ export interface ComplianceReport {
     from: Time;
     to: Time;
   };
+  pii_violations?: Array<{
+    action_id: string;
+    kinds: string[] | null;
+    seq: number;
+    time: Time;
+  }> | null;
   produced_at: {
     checkpoint: {
       covers_seq: number;
@@ -868,6 +883,8 @@ export interface Config {
   engine_sql_risk?: boolean;
   execute?: ExecuteConfig;
   max_steps: number;
+  /** declared outputs (action.output) and execution logs' outputs are scanned for PII (QWED-Agent spec v1.1 §5.2); absent in logs written before it. */
+  output_scan?: boolean;
   /** PII and credential scanning of outbound actions and tool parameters (QWED-Agent spec v1.1 §5.2 no_pii_leakage); absent in logs written before it. */
   pii_guard?: boolean;
   /** executions of actions decided with sandbox_required must attest sandboxed: true, else they are recorded flagged (sandbox_violation); absent in logs written before it. */
@@ -1139,6 +1156,8 @@ export interface ExecutionLogBody {
   /** the agent token (or Authorization: Bearer); hashed, never recorded */
   agent_token?: string | null;
   cost_usd?: USD;
+  /** the output the action produced, at most 65536 bytes: scanned for PII and hashed (its SHA-256 is the result_hash when none is sent; a different result_hash is refused); the text is never recorded, only the findings (kinds, offsets) and the hash */
+  output?: string | null;
   result_hash?: string | null;
   /** optional description of the sandbox the action ran in (kind, image digest, attestation reference), at most 256 bytes, recorded as is */
   sandbox?: string | null;
@@ -1153,6 +1172,10 @@ export interface ExecutionLogged {
   budget_remaining: BudgetRemaining;
   cost_delta_usd: USD;
   cost_usd: USD;
+  /** the PII findings of the output the execution log carried (kinds and offsets, never the text); absent when none. */
+  output_findings?: PIIFinding[] | null;
+  /** the output the execution log carried held a card number, an IBAN, an SSN, a credential or a private key: the execution is recorded flagged; absent when false. */
+  pii_violation?: boolean;
   result_hash?: string;
   same_day: boolean;
   /** the action was decided with sandbox_required and its execution log did not attest sandboxed: true; absent when false. */
@@ -1168,6 +1191,12 @@ export interface ExecutionReply {
   cost_delta_usd: USD;
   cost_usd: USD;
   logged: boolean;
+  /** the PII findings of the output the execution log carried (kinds and offsets, never the text); absent when none. */
+  output_findings?: PIIFinding[] | null;
+  /** the output the execution log carried held a card number, an IBAN, an SSN, a credential or a private key: the execution is recorded flagged; absent when false. */
+  pii_violation?: boolean;
+  /** the result hash recorded: the one reported, else the SHA-256 of the output sent ("sha256:" and hex). */
+  result_hash?: string;
   /** the action was decided with sandbox_required and this log did not attest sandboxed: true: the execution is recorded flagged; absent when false. */
   sandbox_violation?: boolean;
   success: boolean;
@@ -1358,6 +1387,18 @@ export type Number = number | string | null;
 export interface Options {
   require_attestation?: boolean | null;
   risk_threshold?: string | null;
+}
+
+export interface OutputScan {
+  bytes: number;
+  findings?: PIIFinding[] | null;
+  sha256: string;
+}
+
+export interface PIIFinding {
+  kind: string;
+  location: string;
+  offset: number;
 }
 
 export interface Permissions {
@@ -2138,6 +2179,8 @@ export interface Verification {
   checks_passed: string[] | null;
   engine?: string;
   findings?: Finding[] | null;
+  /** every finding of the PII scan of what the action sends (kinds and locations, never values); the factor pii_in_content. Absent in logs written before output_scan. */
+  pii?: PIIFinding[] | null;
   risk_level: Risk;
   risk_score?: string;
   sandbox_required?: boolean;
