@@ -195,7 +195,7 @@ class AsyncEndpoints:
         """The consumer's webhooks."""
         ...
 
-    async def log_execution(self, agent_id: str, action_id: Optional[str] = None, success: Optional[bool] = None, *, attestation: Optional[str] = None, cost_usd: Optional[float] = None, tokens: Optional[int] = None, result_hash: Optional[str] = None, agent_token: Optional[str] = None, idempotency_key: Optional[str] = None) -> m.ExecutionReply:
+    async def log_execution(self, agent_id: str, action_id: Optional[str] = None, success: Optional[bool] = None, *, attestation: Optional[str] = None, cost_usd: Optional[float] = None, tokens: Optional[int] = None, result_hash: Optional[str] = None, output: Optional[str] = None, sandboxed: Optional[bool] = None, sandbox: Optional[str] = None, agent_token: Optional[str] = None, idempotency_key: Optional[str] = None) -> m.ExecutionReply:
         """Records the outcome of an approved action (§7.1's execution)."""
         ...
 

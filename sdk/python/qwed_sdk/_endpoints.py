@@ -242,10 +242,22 @@ class Endpoints:
         cost_usd: Optional[float] = None,
         tokens: Optional[int] = None,
         result_hash: Optional[str] = None,
+        output: Optional[str] = None,
+        sandboxed: Optional[bool] = None,
+        sandbox: Optional[str] = None,
         agent_token: Optional[str] = None,
         idempotency_key: Optional[str] = None,
     ) -> m.ExecutionReply:
         """Records the outcome of an approved action (§7.1's execution).
+
+        output, the text the action produced (at most 64 KiB), is scanned by
+        the gate for PII and hashed, never recorded: the reply's
+        ``result_hash`` is its SHA-256 when result_hash is not given (a
+        different one is refused), and a card number, IBAN, SSN, credential
+        or private key in it flags the execution (``pii_violation``).
+        sandboxed attests that the action ran in a sandbox (required when its
+        decision said ``sandbox_required``, else the execution is flagged
+        ``sandbox_violation``); sandbox optionally describes it.
 
         attestation, the decision's attestation, is verified before anything
         is sent: offline against the gate's keys (verify_attestation), then
@@ -271,6 +283,9 @@ class Endpoints:
                     "cost_usd": cost_usd,
                     "tokens": tokens,
                     "result_hash": result_hash,
+                    "output": output,
+                    "sandboxed": sandboxed,
+                    "sandbox": sandbox,
                 }
             )
             return self._write(

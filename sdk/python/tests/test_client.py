@@ -256,6 +256,42 @@ def test_spec_sdk_integration(gate, monkeypatch):
     agent.close()
 
 
+def test_agent_spec_5_2_outputs_scanned(gate):
+    """QWED-Agent spec v1.1 §5.2 no_pii_leakage on both outputs: verify_action's
+    action.output is scanned before the action runs (a card number is DENIED,
+    QWED-SEC-003, without its value); log_execution(output=...) records the
+    output's findings and hash, never its text, and flags a card number."""
+    import hashlib
+
+    with QWEDClient(api_key=gate.admin_key, base_url=gate.url) as admin:
+        pid = fresh("org")
+        key = admin.issue_principal_key(pid)["api_key"]
+    with QWEDClient(api_key=key, base_url=gate.url) as client:
+        a = register(client, pid, type="trusted", trust_level=3)["agent_id"]
+        card = "4111 1111 1111 1111"
+        denied = client.verify_action(
+            agent_id=a,
+            action={"type": "send_message", "output": "your card " + card},
+            context={"conversation_id": "out", "step_number": 1},
+        )
+        assert denied["decision"] == "DENIED" and denied["error"]["code"] == "QWED-SEC-003"
+        assert "4111" not in json.dumps(denied)
+        b = register(client, pid, type="trusted", trust_level=3)["agent_id"]
+        ok = client.verify_action(
+            agent_id=b,
+            action={"type": "calculate", "query": "6*7"},
+            context={"conversation_id": "out", "step_number": 1},
+        )
+        assert ok["decision"] == "APPROVED"
+        out = "charged " + card
+        logged = client.log_execution(b, ok["action_id"], True, output=out, sandboxed=True, sandbox="gvisor")
+        assert logged["logged"] is True and logged["pii_violation"] is True
+        assert logged["result_hash"] == "sha256:" + hashlib.sha256(out.encode()).hexdigest()
+        assert logged["output_findings"] == [{"kind": "card_number", "location": "output", "offset": 8}]
+        execution = client.get_agent_activity(b)[0]["execution"]
+        assert execution["pii_violation"] is True and execution["sandboxed"] is True and execution["sandbox"] == "gvisor"
+
+
 def test_verify_attestation_fetches_the_keys_again_for_an_unknown_kid(Client, gate, org):
     """A client whose kept JWKS lacks the token's key (the gate rotated its
     keys) fetches the gate's keys again once, and verifies."""

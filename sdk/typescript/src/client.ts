@@ -106,6 +106,18 @@ export interface LogExecutionParams extends AgentScoped {
   tokens?: number;
   resultHash?: string;
   /**
+   * The text the action produced (at most 64 KiB): the gate scans it for
+   * PII and hashes it, never records it. Its SHA-256 is the reply's
+   * result_hash when resultHash is not given (a different one is
+   * refused); a card number, IBAN, SSN, credential or private key in it
+   * flags the execution (pii_violation).
+   */
+  output?: string;
+  /** The action ran in a sandbox: required when its decision said sandbox_required, else the execution is flagged (sandbox_violation). */
+  sandboxed?: boolean;
+  /** An optional description of the sandbox (kind, image digest, attestation reference), at most 256 bytes. */
+  sandbox?: string;
+  /**
    * The decision's attestation. When given, it is verified offline against
    * the gate's JWKS before the execution is logged, and must be the
    * attestation of this action (jti) by this agent (agent_id); else an
@@ -354,7 +366,7 @@ export class QWEDClient {
       if (claims.jti !== p.actionId) throw new AttestationError(`the attestation is of action ${JSON.stringify(claims.jti)}, not ${JSON.stringify(p.actionId)}`, { code: 'QWED-SDK-ATTESTATION-MISMATCH' });
       if (claims.agent_id !== undefined && claims.agent_id !== p.agentId) throw new AttestationError(`the attestation is of agent ${JSON.stringify(claims.agent_id)}, not ${JSON.stringify(p.agentId)}`, { code: 'QWED-SDK-ATTESTATION-MISMATCH' });
     }
-    const body: T.ExecutionLogBody = clean({ action_id: p.actionId, success: p.success, cost_usd: p.costUsd, tokens: p.tokens, result_hash: p.resultHash });
+    const body: T.ExecutionLogBody = clean({ action_id: p.actionId, success: p.success, cost_usd: p.costUsd, tokens: p.tokens, result_hash: p.resultHash, output: p.output, sandboxed: p.sandboxed, sandbox: p.sandbox });
     return this.#write('POST', path, body, p, 'agent', { agentToken: p.agentToken });
   }
 

@@ -2,6 +2,7 @@
 // examples (registration, conversation controls, budgets, tool approvals), decisions as results.
 import { before, after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { startGate } from './gate.mjs';
 import { QWEDClient, QWEDAgentClient, AttestationError, ValidationError, AuthenticationError, NotFoundError, PermissionDeniedError } from '../dist/index.js';
 
@@ -69,6 +70,26 @@ describe('QWEDAgentClient (QWED-Agent spec v1.1 §9.1)', () => {
     // The right one is logged.
     assert.equal((await agent.logExecution({ actionId: a.action_id, success: true, attestation: a.attestation, costUsd: 0.01 })).logged, true);
     assert.deepEqual(await logged(), [a.action_id]);
+  });
+
+  it('QWED-Agent spec v1.1 §5.2: scans a declared output before the action and an executed one after it', async () => {
+    const card = '4111 1111 1111 1111';
+    const denier = await QWEDAgentClient.register({ baseUrl: gate.url, apiKey: key, name: 'Mailer', principalId: 'org_agents', trustLevel: 3 });
+    const denied = await denier.verifyAction({ type: 'send_message', output: `your card ${card}` });
+    assert.equal(denied.decision, 'DENIED');
+    assert.equal(denied.error.code, 'QWED-SEC-003');
+    assert.equal(JSON.stringify(denied).includes('4111'), false);
+    const agent = await QWEDAgentClient.register({ baseUrl: gate.url, apiKey: key, name: 'Runner', principalId: 'org_agents', permissions: { allowed_engines: ['math'] } });
+    const ok = await agent.verifyAction({ type: 'calculate', query: '6*7' });
+    assert.equal(ok.decision, 'APPROVED');
+    const out = `charged ${card}`;
+    const logged = await agent.logExecution({ actionId: ok.action_id, success: true, output: out, sandboxed: true, sandbox: 'gvisor' });
+    assert.equal(logged.pii_violation, true);
+    assert.equal(logged.result_hash, 'sha256:' + createHash('sha256').update(out).digest('hex'));
+    assert.deepEqual(logged.output_findings, [{ kind: 'card_number', location: 'output', offset: 8 }]);
+    const [entry] = (await agent.getActivity()).activities.filter((x) => x.activity_id === ok.action_id);
+    assert.equal(entry.execution.pii_violation, true);
+    assert.equal(entry.execution.sandbox, 'gvisor');
   });
 
   it('reuses a denied step (denials do not commit it) and moves past a step committed elsewhere', async () => {
