@@ -86,13 +86,13 @@ func bundle(t *testing.T, h *httpOverKafka, agent string) *report.Report {
 	return b.Report
 }
 
-// TestKafkaAgentSpec5_3_SandboxRequiredAttested is QWED-Agent spec v1.1
+// TestAgentSpec_5_3_SandboxRequiredAttested_Kafka is QWED-Agent spec v1.1
 // §5.3 sandbox_required on Kafka: a tool the registry marks
 // sandbox_required is decided so on its partition; an execution that does
 // not attest sandboxed: true is recorded flagged (sandbox_violation) in
 // the reply, one that does is not, and both show in the activity entry
 // and the compliance report read through the instance that answered.
-func TestKafkaAgentSpec5_3_SandboxRequiredAttested(t *testing.T) {
+func TestAgentSpec_5_3_SandboxRequiredAttested_Kafka(t *testing.T) {
 	h, _ := outputsOverKafka(t)
 	admin := map[string]string{"X-API-Key": adminKey}
 	if st, r := h.do(t, "PUT", "/principals/org_sb/tools", admin, `{"tools":[{"name":"run_code","risk_level":"low","sandbox_required":true}]}`); st != 200 {
@@ -137,7 +137,7 @@ func TestKafkaAgentSpec5_3_SandboxRequiredAttested(t *testing.T) {
 	}
 }
 
-// TestKafkaAgentSpec5_2_NoPIILeakageInOutputs is QWED-Agent spec v1.1 §5.2
+// TestAgentSpec_5_2_NoPIILeakageInOutputs_Kafka is QWED-Agent spec v1.1 §5.2
 // no_pii_leakage on Kafka, for both places a caller declares an output:
 // an action's declared output holding a card number is DENIED with
 // QWED-SEC-003 (on the requests topic and over HTTP); an execution log's
@@ -145,7 +145,7 @@ func TestKafkaAgentSpec5_3_SandboxRequiredAttested(t *testing.T) {
 // findings, never its text, and the flag shows in the activity entry and
 // the compliance report read through the instance that answered; an
 // oversized output is QWED-REQ-004.
-func TestKafkaAgentSpec5_2_NoPIILeakageInOutputs(t *testing.T) {
+func TestAgentSpec_5_2_NoPIILeakageInOutputs_Kafka(t *testing.T) {
 	h, c := outputsOverKafka(t)
 	agent, token := kafkaAgent(t, h, "org_out")
 	denier, denierToken := kafkaAgent(t, h, "org_out")
