@@ -46,17 +46,17 @@ func riskFactor(ra map[string]any, factor string, weight float64) bool {
 // TestAgentSpec_5_2_RiskAssessmentAndPolicyChecks_HTTP pins QWED-Agent
 // spec v1.1 §5.2 over HTTP: a tool call's reply carries risk_assessment
 // (base_risk, factors with weights, final_risk, requires_approval) and
-// policy_checks, derived from the decision: a safe tool passes its checks
-// with no factor, an unknown tool fails tool_allowed, critical, its
-// factor weighed.
+// policy_checks, derived from the decision: a safe tool passes its checks,
+// its one factor §5.2's own pii_in_content (the address it writes to), an
+// unknown tool fails tool_allowed, critical, its factor weighed.
 func TestAgentSpec_5_2_RiskAssessmentAndPolicyChecks_HTTP(t *testing.T) {
 	g := newTestGate(t, gateOptions{})
 	a := g.register(g.issueKey("org_a"), "org_a", 3, nil)
 	r, m := specTool(t, g, a, "send_email", `{"to": "ann@example.com", "body": "your order has shipped"}`)
 	ra, _ := m["risk_assessment"].(map[string]any)
 	if factors, ok := ra["factors"].([]any); r.status != http.StatusOK || m["decision"] != "APPROVED" || ra["base_risk"] != "medium" ||
-		ra["final_risk"] != "medium" || ra["requires_approval"] != false || !ok || len(factors) != 0 {
-		t.Fatalf("a plain email: %d %s, want APPROVED with a medium risk assessment and no factor", r.status, r.body)
+		ra["final_risk"] != "medium" || ra["requires_approval"] != false || !ok || len(factors) != 1 || !riskFactor(ra, "pii_in_content", 0.5) {
+		t.Fatalf("a plain email: %d %s, want APPROVED with a medium risk assessment and pii_in_content alone", r.status, r.body)
 	}
 	if pc := policyCheck(m, "tool_allowed"); pc == nil || pc["passed"] != true {
 		t.Fatalf("a plain email: policy_checks %v, want tool_allowed passed", m["policy_checks"])
