@@ -254,6 +254,9 @@ func checkStrict(t *testing.T, v []byte, decode func([]byte) error) {
 func FuzzStoredEntityDecoders(f *testing.F) {
 	a, _ := encodeActivity(nil, randActivity(rand.New(rand.NewPCG(1, 2))))
 	f.Add(a)
+	ao, _ := encodeActivity(nil, &Activity{ActivityID: "act_1", Execution: &ActivityExecution{PIIViolation: true,
+		OutputFindings: []domain.PIIFinding{{Kind: "card_number", Location: "output", Offset: 8}}}})
+	f.Add(ao)
 	f.Add(encodeOpen(nil, "act_1", &domain.OpenAction{Status: domain.Approved}))
 	f.Add(encodeConversation(nil, &domain.Conversation{StateWindow: []string{"a", "b"}}))
 	sn, _ := encodeSnapshot(nil, &AgentSnapshot{Seq: 9, Agent: &domain.Agent{ID: "a",

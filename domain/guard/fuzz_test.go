@@ -78,6 +78,25 @@ func FuzzScan(f *testing.F) {
 			}
 			last = x.Offset
 		}
+		for _, strict := range []bool{false, true} {
+			text := s
+			if strict {
+				text = foldText(s)
+			}
+			all, last := ScanWith(s, ScanMode{Strict: strict, All: true}), -1
+			if len(all) > MaxPIIFindings+8 {
+				t.Fatalf("ScanWith(all) unbounded: %d findings", len(all))
+			}
+			for _, x := range all {
+				if x.Offset <= last || x.Offset >= len(text) {
+					t.Fatalf("all offset %d after %d in %d bytes", x.Offset, last, len(text))
+				}
+				last = x.Offset
+			}
+			if len(ScanJSONWith([]byte(s), ScanMode{Strict: strict, All: true})) > MaxPIIFindings+8 {
+				t.Fatal("ScanJSONWith(all) unbounded")
+			}
+		}
 		if len(ScanJSONStrict([]byte(s))) > MaxPIIFindings {
 			t.Fatal("ScanJSONStrict unbounded")
 		}

@@ -49,6 +49,9 @@ var fuzzBodySeeds = []string{
 	`{"agent":{"name":"a","type":"supervised","principal_id":"org_1"},"permissions":{"allowed_engines":["math"]},"budget":{"max_daily_cost_usd":1.5}}`,
 	`{"agent":{"name":"a","type":"autonomous"},"trust_level":"trusted"}`,
 	`{"action":{"type":"calculate","query":"2+2"},"context":{"conversation_id":"c","step_number":1},"agent_token":"qwed_agent_secret"}`,
+	`{"action_id":"act_1","success":true,"output":"charged 4111 1111 1111 1111 for ann@example.com"}`,
+	`{"action_id":"act_1","success":true,"output":"x\u0000\ud800y","result_hash":"sha256:00"}`,
+	`{"action":{"type":"send_message","output":"card 4111 1111 1111 1111"},"context":{"conversation_id":"c","step_number":1}}`,
 	`{"tool_call":{"tool_name":"send_email","parameters":{"to":"x@y"}},"justification":"j"}`,
 	`{"action_id":"act_1","actual_cost_usd":"0.02","actual_tokens":10,"success":true,"result_hash":"ab"}`,
 	`{"requested_level":3,"justification":"j","evidence":{"total_actions":5}}`,
@@ -103,6 +106,22 @@ func FuzzEndpointBodies(f *testing.F) {
 		}
 		if json.Unmarshal(body, &tok) == nil && len(tok.AgentToken) >= 8 && bytes.Contains(enc, []byte(tok.AgentToken)) {
 			t.Fatalf("%s: the agent token of the body is in the command: %s", e.name, enc)
+		}
+		// An execution's output is recorded as its scan, never as text.
+		var out struct {
+			Output string `json:"output"`
+		}
+		if cmd.Type == domain.CmdLogExecution && json.Unmarshal(body, &out) == nil && out.Output != "" {
+			if cmd.OutputScan == nil || cmd.OutputScan.Bytes != int64(len(out.Output)) {
+				t.Fatalf("%s: output %q scanned as %+v", e.name, out.Output, cmd.OutputScan)
+			}
+			// Beside the members the body chose (action id, hashes), which
+			// may hold anything.
+			rest := *cmd
+			rest.Execution, rest.AgentID = nil, ""
+			if b, _ := json.Marshal(&rest); len(out.Output) >= 8 && bytes.Contains(b, []byte(out.Output)) {
+				t.Fatalf("%s: the output is in the command: %s", e.name, b)
+			}
 		}
 	})
 }
