@@ -25,4 +25,10 @@
 //     adapter's network policy does (handlers/adapter, NetworkPolicy).
 //   - PII (pii.go) is found by deterministic scanners with checksums
 //     where the format has one (Luhn, IBAN mod 97, US SSN area rules).
+//
+// The gate's Config.StrictGuards (docs/ARCHITECTURE.md, "Second review of
+// issue 16: the guards") selects the reviewed behaviour, kept apart so a
+// log written before re-decides as recorded: FilePolicy.FoldCase,
+// EgressPolicy.Strict and ScanStrict/ScanJSONStrict; Scan, ScanJSON and
+// the zero policies behave as they did.
 package guard
