@@ -804,6 +804,17 @@ func (g *Gate) handleInternal(ctx context.Context, pr *partition, it *item, mac 
 		it.dead = it.rej.Error()
 		return it
 	}
+	if cmd.Type == domain.CmdAgentBlocked && HomePartition(cmd.Principal, g.partitions) != pr.id {
+		// The gate relays a notice to its principal's home partition
+		// only (notices.go): a copy of the signed record produced to
+		// another partition is not a relay (its MAC covers its data,
+		// not the partition it was written to).
+		it.rej = command.Reject(domain.CodeInvalidRequest, map[string]any{"partition": pr.id},
+			"a relayed notice on a partition that is not its principal's home")
+		it.dead = it.rej.Error()
+		it.pend = g.audit(ctx, pr, it, "")
+		return it
+	}
 	if cmd.Type == domain.CmdCopyPrincipalState {
 		// A barrier partition 0 wrote before answering a principal-wide
 		// change (Gate.barriers): read partition 0 through it before

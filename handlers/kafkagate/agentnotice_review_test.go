@@ -1,0 +1,138 @@
+package kafkagate_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"github.com/agentgate/agentgate/client"
+	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/handlers/kafkagate"
+	"github.com/agentgate/agentgate/streams/ce"
+)
+
+// relayRecord returns the first relayed notice (qwed.agent.blocked) on
+// partition p of the requests topic, as the gate produced it.
+func relayRecord(t *testing.T, brokers []string, p int) kafka.Message {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	r := kafka.NewReader(kafka.ReaderConfig{Brokers: brokers, Topic: kafkagate.DefaultTopics().Requests, Partition: p, MaxWait: 100 * time.Millisecond})
+	defer r.Close()
+	for {
+		m, err := r.ReadMessage(ctx)
+		if err != nil {
+			t.Fatalf("no relay on partition %d: %v", p, err)
+		}
+		for _, h := range m.Headers {
+			if h.Key == "ce_type" && string(h.Value) == string(domain.CmdAgentBlocked) {
+				return m
+			}
+		}
+	}
+}
+
+// TestAgentSpec_2_3_ReplayedRelayOnlyOnItsHome pins QWED-Agent spec v1.1
+// §2.3 against a replay of the gate's own relay: whoever can read and
+// write the requests topic copies a signed qwed.agent.blocked record (its
+// MAC covers its data only) and produces it again with a reply-to and a
+// new CloudEvent id. On the principal's home partition it is the same
+// request (its id is in the signed data), answered from the request
+// index: no second event, no second POST. On another partition it is
+// refused: no event there, and the read model, which folds every
+// partition into one state holding the principal's webhooks, lists no
+// second, never-attempted delivery.
+func TestAgentSpec_2_3_ReplayedRelayOnlyOnItsHome(t *testing.T) {
+	_, brokers := broker(t)
+	lg := &logs{brokers: brokers}
+	principal := principalHomedAt(t, 2)
+	webhooks, _ := withWebhooks(t)
+	cfg := domain.DefaultConfig()
+	startGate(t, brokers, lg, t.TempDir(), func(c *kafkagate.Config) { c.Config = &cfg }, webhooks)
+	h := startHTTPOverKafka(t, brokers, lg, engines(t), 20*time.Second)
+	c := newClient(t, brokers)
+	agent, token := registerAgentOn(t, c, principal, 1)
+	rc := newNoticeReceiver(t)
+	admin := map[string]string{"X-API-Key": adminKey}
+	if st, w := h.do(t, "POST", "/webhooks", admin, `{"url":"`+rc.URL+`/n","consumer":"`+principal+`","events":["agent_blocked"]}`); st != 201 {
+		t.Fatalf("creating a webhook: %d %v", st, w)
+	}
+	rep, err := c.Request(context.Background(), client.Verify(agent, token, domain.VerifyAction{
+		Action:  domain.Action{Type: "read_file", Target: "/etc/shadow"},
+		Context: domain.ActionContext{ConversationID: "c1", StepNumber: "1"}}))
+	if err != nil || rep.Status != http.StatusForbidden {
+		t.Fatalf("read_file /etc/shadow: %v %+v", err, rep)
+	}
+	for deadline := time.Now().Add(30 * time.Second); rc.count() < 1; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the notice was never delivered")
+		}
+	}
+	relay := relayRecord(t, brokers, 2)
+
+	replay := func(p int, id string) *client.Reply {
+		t.Helper()
+		m := kafka.Message{Topic: kafkagate.DefaultTopics().Requests, Partition: p, Key: relay.Key, Value: relay.Value}
+		corr := c.NewCorrelationID()
+		for _, hd := range relay.Headers {
+			if hd.Key != "ce_id" {
+				m.Headers = append(m.Headers, hd)
+			}
+		}
+		m.Headers = append(m.Headers, kafka.Header{Key: "ce_id", Value: []byte(id)},
+			kafka.Header{Key: "ce_" + ce.ExtReplyTo, Value: []byte(c.ReplyTopic())},
+			kafka.Header{Key: "ce_" + ce.ExtCorrelationID, Value: []byte(corr)})
+		rep, err := c.Send(context.Background(), m, corr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	if rep := replay(2, "replayed-home"); rep.Status != 200 {
+		t.Fatalf("the relay replayed on its home: %d %s", rep.Status, rep.Data)
+	}
+	rep = replay(0, "replayed-elsewhere")
+	if rep.Status < 400 {
+		t.Fatalf("the relay replayed on partition 0 was decided: %d %s", rep.Status, rep.Data)
+	}
+	count := func(p int32) (n int, last uint64) {
+		for _, ev := range partitionEvents(t, lg, p) {
+			if ev.Type == domain.EvAgentBlockRelayed {
+				n++
+			}
+			last = ev.Seq
+		}
+		return n, last
+	}
+	home, homeLast := count(2)
+	if home != 1 {
+		t.Fatalf("%d agent.block_relayed events on the home partition, want 1", home)
+	}
+	n, last := count(0)
+	if n != 0 {
+		t.Fatalf("%d agent.block_relayed events on partition 0, want none", n)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := h.reads.WaitApplied(ctx, 0, last); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.reads.WaitApplied(ctx, 2, homeLast); err != nil {
+		t.Fatal(err)
+	}
+	a := h.send(t, "GET", "/webhooks/deliveries?consumer="+principal+"&kind=agent_blocked", admin, "")
+	var list struct {
+		Deliveries []json.RawMessage `json:"deliveries"`
+	}
+	if err := json.Unmarshal(a.Body, &list); err != nil || len(list.Deliveries) != 1 {
+		t.Fatalf("the read model's deliveries (want 1): %v %s", err, a.Body)
+	}
+	if n := rc.count(); n != 1 || strings.Contains(string(rc.posts[0]), "/etc/shadow") {
+		t.Fatalf("%d POSTs, want 1 without the target", n)
+	}
+}
