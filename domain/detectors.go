@@ -246,7 +246,8 @@ func securityDeny(cl *classification, check, rule, reason string, details map[st
 // checkPaths checks each of paths (bad: why the operands could not be
 // read). A file action (file) must name a path, and its agent's allowed
 // roots apply; another tool's paths are checked against the denials only.
-// strict (Config.StrictGuards) matches the denials without case.
+// strict (Config.StrictGuards) matches the denials without case and reads
+// NFD paths as NFC (guard.FilePolicy).
 func checkPaths(cl *classification, a *Agent, kind string, op guard.FileOp, paths []string, bad string, file, strict bool) bool {
 	d := map[string]any{"action_type": kind}
 	switch {
@@ -257,7 +258,7 @@ func checkPaths(cl *classification, a *Agent, kind string, op guard.FileOp, path
 	case len(paths) == 0:
 		return false
 	}
-	pol := guard.FilePolicy{AllowedRoots: a.Permissions.AllowedPaths, DeniedGlobs: a.Permissions.DeniedPaths, FoldCase: strict}
+	pol := guard.FilePolicy{AllowedRoots: a.Permissions.AllowedPaths, DeniedGlobs: a.Permissions.DeniedPaths, FoldCase: strict, NFC: strict}
 	if !file {
 		pol.AllowedRoots = nil
 	}

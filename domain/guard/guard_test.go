@@ -405,3 +405,24 @@ func TestAgentSpec5_2_PIIStrict(t *testing.T) {
 		t.Errorf("ScanJSONStrict: %s", got)
 	}
 }
+
+// QWED-Agent spec v1.1 §2.2 (second review): a decomposed (NFD) name, as
+// macOS's HFS+ writes "Café", was refused as "changed by Unicode
+// normalisation": an ordinary path an agent on a Mac sends. FilePolicy.NFC
+// reads it as its NFC form; compatibility look-alikes are still refused,
+// and a canonical singleton cannot hide a denied name.
+func TestAgentSpec_2_2_PathNFC(t *testing.T) {
+	strict := FilePolicy{FoldCase: true, NFC: true}
+	if f := CheckFile(strict, FileRead, "/Users/ann/Cafe\u0301.txt"); f != nil {
+		t.Errorf("NFD name: %+v; want allowed", f)
+	}
+	if f := CheckFile(FilePolicy{}, FileRead, "/Users/ann/Cafe\u0301.txt"); f == nil || f.Rule != "unnormalisable" {
+		t.Errorf("NFD name without NFC: %+v; want unnormalisable as before", f)
+	}
+	if f := CheckFile(strict, FileRead, "/home/ann/.\u212Aube/config"); f == nil || f.Rule != "sensitive_path" {
+		t.Errorf("KELVIN SIGN: %+v; want sensitive_path", f)
+	}
+	if f := CheckFile(strict, FileRead, "/etc\uff0fshadow"); f == nil || f.Rule != "unnormalisable" {
+		t.Errorf("fullwidth solidus: %+v; want unnormalisable", f)
+	}
+}

@@ -27,7 +27,11 @@ func pathErr(why string) error { return errors.New(ErrPath.Error() + ": " + why)
 // like) and a relative path that climbs out of its directory. A leading
 // "~" stays a path element: the home directory is unknown to the gate, so
 // rules about homes are written "**/.ssh/**".
-func NormalizePath(p string) (string, error) {
+func NormalizePath(p string) (string, error) { return normalizePath(p, false) }
+
+// normalizePath is NormalizePath; nfc (FilePolicy.NFC) reads a path that
+// differs from its NFC form only canonically as that form.
+func normalizePath(p string, nfc bool) (string, error) {
 	switch {
 	case p == "":
 		return "", pathErr("empty")
@@ -48,6 +52,9 @@ func NormalizePath(p string) (string, error) {
 		}
 	}
 	if !norm.NFKC.IsNormalString(p) {
+		if c := norm.NFC.String(p); nfc && c == norm.NFKC.String(p) {
+			return normalizePath(c, false)
+		}
 		return "", pathErr("changed by Unicode compatibility normalisation")
 	}
 	c := path.Clean(p)
@@ -200,10 +207,17 @@ var sensitive = []sensitiveRule{
 // Windows' defaults) opens them: "/Users/ann/.SSH/authorized_keys" is
 // "~/.ssh". Allowed roots are still compared exactly (a path spelled in
 // another case than its root is refused: fail closed).
+//
+// NFC reads a path that differs from its NFC form only canonically — the
+// decomposed names macOS's HFS+ gives ("Cafe\u0301") — as that NFC form
+// instead of refusing it; a compatibility difference (fullwidth solidus)
+// is still refused. Matching the NFC form keeps canonical singletons from
+// hiding a name: "\u212Aube" (KELVIN SIGN) is "Kube".
 type FilePolicy struct {
 	AllowedRoots []string
 	DeniedGlobs  []string
 	FoldCase     bool
+	NFC          bool
 }
 
 // FileFinding is why a path is refused.
@@ -220,7 +234,7 @@ type FileFinding struct {
 // proceed, else the first rule that refuses it. Order: normalisation,
 // the sensitive defaults, the agent's denied globs, its allowed roots.
 func CheckFile(p FilePolicy, op FileOp, raw string) *FileFinding {
-	n, err := NormalizePath(raw)
+	n, err := normalizePath(raw, p.NFC)
 	if err != nil {
 		return &FileFinding{Rule: "unnormalisable", Reason: err.Error()}
 	}
