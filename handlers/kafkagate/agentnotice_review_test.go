@@ -136,3 +136,49 @@ func TestAgentSpec_2_3_ReplayedRelayOnlyOnItsHome(t *testing.T) {
 		t.Fatalf("%d POSTs, want 1 without the target", n)
 	}
 }
+
+// TestAgentSpec_2_3_AdminPrincipalsAgentIsNotRelayed pins QWED-Agent
+// spec v1.1 §2.3 for an agent the admin registered under the admin
+// principal ("*"): no webhook can be made for "*", and the home partition
+// refuses a relay naming it, so the gate relays none of its blocked
+// decisions (each was a refused, dead-lettered command on another
+// partition). Another agent's notice, relayed after it from the same
+// partition, still arrives: the relays on the topic are that one only.
+func TestAgentSpec_2_3_AdminPrincipalsAgentIsNotRelayed(t *testing.T) {
+	_, brokers := broker(t)
+	lg := &logs{brokers: brokers}
+	from := (kafkagate.HomePartition(domain.AdminPrincipal, testPartitions) + 1) % testPartitions
+	principal := principalHomedAt(t, (from+1)%testPartitions)
+	webhooks, _ := withWebhooks(t)
+	cfg := domain.DefaultConfig()
+	startGate(t, brokers, lg, t.TempDir(), func(c *kafkagate.Config) { c.Config = &cfg }, webhooks)
+	h := startHTTPOverKafka(t, brokers, lg, engines(t), 20*time.Second)
+	c := newClient(t, brokers)
+	adminAgent, adminToken := registerAgentOn(t, c, domain.AdminPrincipal, from)
+	agent, token := registerAgentOn(t, c, principal, from)
+	rc := newNoticeReceiver(t)
+	if st, w := h.do(t, "POST", "/webhooks", map[string]string{"X-API-Key": adminKey},
+		`{"url":"`+rc.URL+`/n","consumer":"`+principal+`","events":["agent_blocked"]}`); st != 201 {
+		t.Fatalf("creating a webhook: %d %v", st, w)
+	}
+	for _, a := range [][2]string{{adminAgent, adminToken}, {agent, token}} {
+		rep, err := c.Request(context.Background(), client.Verify(a[0], a[1], domain.VerifyAction{
+			Action:  domain.Action{Type: "read_file", Target: "/etc/shadow"},
+			Context: domain.ActionContext{ConversationID: "c1", StepNumber: "1"}}))
+		if err != nil || rep.Status != http.StatusForbidden {
+			t.Fatalf("read_file /etc/shadow: %v %+v", err, rep)
+		}
+	}
+	for deadline := time.Now().Add(30 * time.Second); rc.count() < 1; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the principal's notice was never delivered")
+		}
+	}
+	n := 0
+	for p := range testPartitions {
+		n += relays(t, brokers, p)
+	}
+	if n != 1 {
+		t.Fatalf("%d relays on the requests topic, want 1 (none for the admin principal's agent)", n)
+	}
+}

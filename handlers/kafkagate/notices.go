@@ -49,13 +49,14 @@ func (g *Gate) agentNotices() outboxKind {
 }
 
 // relayedNotice returns the notice of ev when another partition, its
-// principal's home, delivers it.
+// principal's home, delivers it. An agent of the admin principal ("*")
+// has none to relay: no webhook is the admin's, and the home refuses it.
 func (g *Gate) relayedNotice(ev *domain.Event) (*domain.AgentNotice, bool) {
 	if ev.Type != domain.EvActionDecided || ev.Decided == nil || ev.Decided.Notify == nil {
 		return nil, false
 	}
 	n, ok := domain.AgentNoticeOf(ev)
-	if !ok || HomePartition(n.Principal, g.partitions) == ev.Partition {
+	if !ok || n.Principal == domain.AdminPrincipal || HomePartition(n.Principal, g.partitions) == ev.Partition {
 		return nil, false
 	}
 	return n, true
