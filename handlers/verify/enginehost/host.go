@@ -31,6 +31,12 @@ const (
 	DefaultQueueLen = 256
 	// MaxSize bounds Config.Size.
 	MaxSize = 64
+	// HelloTimeout is the least a starting worker is given to send its
+	// hello, whatever Config.Deadline says: a worker's start (a process
+	// exec on a loaded machine, a race-instrumented binary) is not an
+	// engine call, and a short call deadline must not make the gate
+	// refuse to start.
+	HelloTimeout = 10 * time.Second
 )
 
 // DefaultSize is the default number of workers: one per CPU, at least 2
@@ -172,7 +178,7 @@ func (h *Host) start() (*worker, []string, error) {
 		return nil, nil, errors.New("starting an engine worker: the host is closed")
 	}
 	var hi hello
-	_ = w.out.SetReadDeadline(time.Now().Add(h.cfg.Deadline))
+	_ = w.out.SetReadDeadline(time.Now().Add(max(h.cfg.Deadline, HelloTimeout)))
 	if err := readFrame(w.rd, &hi); err != nil || hi.Protocol != Protocol {
 		h.kill(w)
 		if err == nil {

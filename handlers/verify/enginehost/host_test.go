@@ -438,3 +438,18 @@ func TestQWEDProtocol_8_3_EngineInitializationFailed(t *testing.T) {
 		t.Fatalf("the call after the binary is back: %s %+v", o.Status, o.Err)
 	}
 }
+
+// TestStart_SlowWorkerStartIsNotACallDeadline pins that a worker's hello
+// is awaited for HelloTimeout, not for the (here much shorter) call
+// deadline: under load a worker took longer to exec than a 500 ms call
+// deadline and the host refused to start (a CI failure of
+// TestCallerGivesUp under -race).
+func TestStart_SlowWorkerStartIsNotACallDeadline(t *testing.T) {
+	h, err := Start(Config{Command: []string{"sh", "-c", `sleep 0.3; exec "$0" -test.run='^$'`, os.Args[0]},
+		Env: []string{testWorkerEnv + "=1"}, Size: 1, Deadline: 20 * time.Millisecond, Stderr: io.Discard,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatalf("a worker slower to start than the call deadline was refused: %v", err)
+	}
+	_ = h.Close()
+}
