@@ -123,6 +123,9 @@ func TestAgentSpec_2_3_NotifyPrincipalOfBlockedDecisions(t *testing.T) {
 		if err := set.VerifyWebhook(p.header.Get(notify.SignatureHeader), p.body); err != nil {
 			t.Fatalf("signature of %s: %v", p.body, err)
 		}
+		if tampered := strings.Replace(string(p.body), `"agent_blocked"`, `"agent_blockeD"`, 1); set.VerifyWebhook(p.header.Get(notify.SignatureHeader), []byte(tampered)) == nil {
+			t.Fatalf("a tampered body verifies: %s", tampered)
+		}
 		for _, leak := range []string{secret, "/etc/shadow", "DROP TABLE", "query"} {
 			if strings.Contains(string(p.body), leak) {
 				t.Fatalf("the notice carries %q: %s", leak, p.body)

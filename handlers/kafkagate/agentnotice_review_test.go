@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentgate/agentgate/client"
 	"github.com/agentgate/agentgate/domain"
+	"github.com/agentgate/agentgate/handlers/attest"
 	"github.com/agentgate/agentgate/handlers/kafkagate"
 	"github.com/agentgate/agentgate/streams/ce"
 )
@@ -51,7 +52,7 @@ func TestAgentSpec_2_3_ReplayedRelayOnlyOnItsHome(t *testing.T) {
 	_, brokers := broker(t)
 	lg := &logs{brokers: brokers}
 	principal := principalHomedAt(t, 2)
-	webhooks, _ := withWebhooks(t)
+	webhooks, kr := withWebhooks(t)
 	cfg := domain.DefaultConfig()
 	startGate(t, brokers, lg, t.TempDir(), func(c *kafkagate.Config) { c.Config = &cfg }, webhooks)
 	h := startHTTPOverKafka(t, brokers, lg, engines(t), 20*time.Second)
@@ -134,6 +135,20 @@ func TestAgentSpec_2_3_ReplayedRelayOnlyOnItsHome(t *testing.T) {
 	}
 	if n := rc.count(); n != 1 || strings.Contains(string(rc.posts[0]), "/etc/shadow") {
 		t.Fatalf("%d POSTs, want 1 without the target", n)
+	}
+	// The POST verifies against the gate's JWKS; the body changed by one
+	// byte does not.
+	set, err := attest.ParseJWKS(kr.JWKS())
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := append([]byte(nil), rc.posts[0]...)
+	if err := set.VerifyWebhook(rc.sigs[0], body); err != nil {
+		t.Fatalf("the POST's signature: %v", err)
+	}
+	body[len(body)/2] ^= 1
+	if set.VerifyWebhook(rc.sigs[0], body) == nil {
+		t.Fatal("a tampered body verifies")
 	}
 }
 
