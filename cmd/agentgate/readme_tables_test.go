@@ -427,7 +427,7 @@ func TestSpecSectionMap(t *testing.T) {
 			}
 		}
 	}
-	for _, n := range []string{"1", "2", "3", "4", "5", "6", "8", "9", "10", "11", "12", "13", "14"} {
+	for _, n := range []string{"1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14"} {
 		if !items[n] {
 			t.Errorf("issue 16's item %s has no row", n)
 		}
