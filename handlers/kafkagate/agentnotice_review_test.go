@@ -38,6 +38,27 @@ func relayRecord(t *testing.T, brokers []string, p int) kafka.Message {
 	}
 }
 
+// denyShadow has the agent read /etc/shadow, which the gate DENIES.
+func denyShadow(t *testing.T, c *client.Client, agent, token string) {
+	t.Helper()
+	rep, err := c.Request(context.Background(), client.Verify(agent, token, domain.VerifyAction{
+		Action:  domain.Action{Type: "read_file", Target: "/etc/shadow"},
+		Context: domain.ActionContext{ConversationID: "c1", StepNumber: "1"}}))
+	if err != nil || rep.Status != http.StatusForbidden {
+		t.Fatalf("read_file /etc/shadow: %v %+v", err, rep)
+	}
+}
+
+// await waits until rc received n POSTs.
+func (rc *noticeReceiver) await(t *testing.T, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); rc.count() < n; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the webhook received %d POSTs, want %d", rc.count(), n)
+		}
+	}
+}
+
 // TestAgentSpec_2_3_ReplayedRelayOnlyOnItsHome pins QWED-Agent spec v1.1
 // §2.3 against a replay of the gate's own relay: whoever can read and
 // write the requests topic copies a signed qwed.agent.blocked record (its
@@ -63,17 +84,8 @@ func TestAgentSpec_2_3_ReplayedRelayOnlyOnItsHome(t *testing.T) {
 	if st, w := h.do(t, "POST", "/webhooks", admin, `{"url":"`+rc.URL+`/n","consumer":"`+principal+`","events":["agent_blocked"]}`); st != 201 {
 		t.Fatalf("creating a webhook: %d %v", st, w)
 	}
-	rep, err := c.Request(context.Background(), client.Verify(agent, token, domain.VerifyAction{
-		Action:  domain.Action{Type: "read_file", Target: "/etc/shadow"},
-		Context: domain.ActionContext{ConversationID: "c1", StepNumber: "1"}}))
-	if err != nil || rep.Status != http.StatusForbidden {
-		t.Fatalf("read_file /etc/shadow: %v %+v", err, rep)
-	}
-	for deadline := time.Now().Add(30 * time.Second); rc.count() < 1; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the notice was never delivered")
-		}
-	}
+	denyShadow(t, c, agent, token)
+	rc.await(t, 1)
 	relay := relayRecord(t, brokers, 2)
 
 	replay := func(p int, id string) *client.Reply {
@@ -97,8 +109,7 @@ func TestAgentSpec_2_3_ReplayedRelayOnlyOnItsHome(t *testing.T) {
 	if rep := replay(2, "replayed-home"); rep.Status != 200 {
 		t.Fatalf("the relay replayed on its home: %d %s", rep.Status, rep.Data)
 	}
-	rep = replay(0, "replayed-elsewhere")
-	if rep.Status < 400 {
+	if rep := replay(0, "replayed-elsewhere"); rep.Status < 400 {
 		t.Fatalf("the relay replayed on partition 0 was decided: %d %s", rep.Status, rep.Data)
 	}
 	count := func(p int32) (n int, last uint64) {
@@ -176,19 +187,9 @@ func TestAgentSpec_2_3_AdminPrincipalsAgentIsNotRelayed(t *testing.T) {
 		`{"url":"`+rc.URL+`/n","consumer":"`+principal+`","events":["agent_blocked"]}`); st != 201 {
 		t.Fatalf("creating a webhook: %d %v", st, w)
 	}
-	for _, a := range [][2]string{{adminAgent, adminToken}, {agent, token}} {
-		rep, err := c.Request(context.Background(), client.Verify(a[0], a[1], domain.VerifyAction{
-			Action:  domain.Action{Type: "read_file", Target: "/etc/shadow"},
-			Context: domain.ActionContext{ConversationID: "c1", StepNumber: "1"}}))
-		if err != nil || rep.Status != http.StatusForbidden {
-			t.Fatalf("read_file /etc/shadow: %v %+v", err, rep)
-		}
-	}
-	for deadline := time.Now().Add(30 * time.Second); rc.count() < 1; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the principal's notice was never delivered")
-		}
-	}
+	denyShadow(t, c, adminAgent, adminToken)
+	denyShadow(t, c, agent, token)
+	rc.await(t, 1)
 	n := 0
 	for p := range testPartitions {
 		n += relays(t, brokers, p)
