@@ -31,7 +31,7 @@ func (d *decider) register() *Event {
 		return d.reject(&Error{Code: CodeConflict, Message: "agent '" + id + "' already registered by this request",
 			Details: map[string]any{"agent_id": id}})
 	}
-	if err := validateRegistration(r); err != nil {
+	if err := validateRegistration(r, d.s.Config.IDNHosts); err != nil {
 		return d.reject(err)
 	}
 	trust := agentTypeTrust[r.Agent.Type]
@@ -45,10 +45,14 @@ func (d *decider) register() *Event {
 		Permissions: clonePermissions(r.Permissions), Budget: r.Budget,
 		TrustLevel: trust, TokenHash: r.TokenHash,
 	}
+	if d.s.Config.IDNHosts {
+		p := &d.ev.Registered.Permissions
+		p.AllowedHosts = normalizeHostEntries(p.AllowedHosts)
+	}
 	return d.ev
 }
 
-func validateRegistration(r *RegisterAgent) *Error {
+func validateRegistration(r *RegisterAgent, idn bool) *Error {
 	if r.Agent.Name == "" {
 		return missing("agent.name")
 	}
@@ -67,32 +71,40 @@ func validateRegistration(r *RegisterAgent) *Error {
 	if r.TrustLevel != nil && (*r.TrustLevel < TrustUntrusted || *r.TrustLevel > TrustTrusted) {
 		return fieldError(CodeInvalidRequest, "trust_level", "must be 0-3")
 	}
+	if err := validatePermissionLists("permissions.", &r.Permissions, idn); err != nil {
+		return err
+	}
+	return r.Budget.validate()
+}
+
+// validatePermissionLists checks an agent's (prefix "permissions.") or a
+// principal's (prefix "") permission lists: at most MaxPermissionEntries
+// entries each, none empty, and the path and egress policy well formed
+// (validateDetectorPermissions).
+func validatePermissionLists(prefix string, p *Permissions, idn bool) *Error {
 	lists := []struct {
 		name string
 		v    []string
 	}{
-		{"permissions.allowed_engines", r.Permissions.AllowedEngines},
-		{"permissions.allowed_tools", r.Permissions.AllowedTools},
-		{"permissions.blocked_tools", r.Permissions.BlockedTools},
-		{"permissions.allowed_paths", r.Permissions.AllowedPaths},
-		{"permissions.denied_paths", r.Permissions.DeniedPaths},
-		{"permissions.allowed_hosts", r.Permissions.AllowedHosts},
-		{"permissions.allowed_schemes", r.Permissions.AllowedSchemes},
+		{"allowed_engines", p.AllowedEngines},
+		{"allowed_tools", p.AllowedTools},
+		{"blocked_tools", p.BlockedTools},
+		{"allowed_paths", p.AllowedPaths},
+		{"denied_paths", p.DeniedPaths},
+		{"allowed_hosts", p.AllowedHosts},
+		{"allowed_schemes", p.AllowedSchemes},
 	}
 	for _, l := range lists {
 		if len(l.v) > MaxPermissionEntries {
-			return fieldError(CodeInvalidRequest, l.name, "at most %d entries", MaxPermissionEntries)
+			return fieldError(CodeInvalidRequest, prefix+l.name, "at most %d entries", MaxPermissionEntries)
 		}
 		for i, x := range l.v {
 			if x == "" {
-				return fieldError(CodeInvalidRequest, l.name+"["+strconv.Itoa(i)+"]", "must not be empty")
+				return fieldError(CodeInvalidRequest, prefix+l.name+"["+strconv.Itoa(i)+"]", "must not be empty")
 			}
 		}
 	}
-	if err := validateDetectorPermissions(&r.Permissions); err != nil {
-		return err
-	}
-	return r.Budget.validate()
+	return validateDetectorPermissions(prefix, p, idn)
 }
 
 func (d *decider) putToolRegistry() *Event {

@@ -90,6 +90,10 @@ func applyPrincipalWide(s *State, ev *Event) {
 				p.Tools = nil
 			}
 		}
+	case EvPrincipalPermissionsSet:
+		if r := ev.PrincipalPermissions; r != nil {
+			applyPrincipalPermissions(s, r)
+		}
 	case EvPrincipalKeyIssued:
 		if k := ev.KeyIssued; k != nil {
 			if _, dup := s.Keys[k.KeyHash]; !dup {

@@ -99,6 +99,13 @@ func CheckBounds(cmd *Command) *Error {
 			b.id(f+".verification_engine", t.VerificationEngine)
 			b.ids(f+".verify_parameters", t.VerifyParameters)
 		}
+	case cmd.PrincipalPermissions != nil:
+		r := cmd.PrincipalPermissions
+		b.id("principal_id", r.PrincipalID)
+		b.ids("allowed_paths", r.AllowedPaths)
+		b.ids("denied_paths", r.DeniedPaths)
+		b.ids("allowed_hosts", r.AllowedHosts)
+		b.ids("allowed_schemes", r.AllowedSchemes)
 	case cmd.IssueKey != nil:
 		b.id("principal_id", cmd.IssueKey.PrincipalID)
 		b.id("replaces", cmd.IssueKey.Replaces)

@@ -34,7 +34,7 @@ func (s *State) Clone() *State {
 				c.Principals[id] = nil
 				continue
 			}
-			c.Principals[id] = &Principal{ID: p.ID, Tools: maps.Clone(p.Tools)}
+			c.Principals[id] = &Principal{ID: p.ID, Tools: maps.Clone(p.Tools), Permissions: p.Permissions}
 		}
 	}
 	return c

@@ -146,6 +146,9 @@ type Command struct {
 	// output, which the command never holds. Never part of the request
 	// body.
 	OutputScan *OutputScan `json:"output_scan,omitempty"`
+	// PrincipalPermissions is the policy of a CmdPutPrincipalPermissions
+	// (principalperms.go).
+	PrincipalPermissions *PrincipalPermissions `json:"principal_permissions,omitempty"`
 }
 
 // RegisterAgent is the body of POST /agents/register (QWED-Agent spec v1.1 §3.1).
@@ -461,6 +464,19 @@ type Config struct {
 	// written before it re-decides as the gate that refused those members
 	// as unknown did, and on in DefaultConfig.
 	OutputScan bool `json:"output_scan,omitempty"`
+	// IDNHosts normalises URL hosts and allowed_hosts entries to their
+	// ASCII form (UTS #46 mapping, IDNA2008 validation, A-labels;
+	// guard.NormalizeHost) instead of refusing non-ASCII hosts. Off in
+	// the state a log starts from (NewState), so that a log written
+	// before it re-decides its URLs and registrations as they were, and on
+	// in DefaultConfig.
+	IDNHosts bool `json:"idn_hosts,omitempty"`
+	// PrincipalPermissions admits PUT /principals/{id}/permissions and
+	// holds every agent to its principal's path and egress policy beside
+	// its own (principalperms.go). Off in the state a log starts from
+	// (NewState), so that a log written before it re-decides as it was,
+	// and on in DefaultConfig.
+	PrincipalPermissions bool `json:"principal_permissions,omitempty"`
 	// A2A configures agent-to-agent interception; nil stands for
 	// DefaultA2AConfig (a2a.go), so configurations recorded before it
 	// encode unchanged.
@@ -491,6 +507,8 @@ func DefaultConfig() Config {
 	c.StrictGuards = true
 	c.AgentNotices = true
 	c.OutputScan = true
+	c.IDNHosts = true
+	c.PrincipalPermissions = true
 	return c
 }
 

@@ -2,6 +2,7 @@ package domain
 
 import (
 	"encoding/json"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,40 +19,71 @@ const (
 
 // validateDetectorPermissions checks the path and egress policy of a
 // registration: roots normalised and absolute, globs well formed, hosts
-// lower-case ASCII names, "*." suffixes or IP literals, schemes lower-case
-// letters, ports 1-65535.
-func validateDetectorPermissions(p *Permissions) *Error {
+// names, "*." suffixes or IP literals (lower-case ASCII names before
+// Config.IDNHosts; under it any name guard.NormalizeHostEntry converts),
+// schemes lower-case letters, ports 1-65535.
+func validateDetectorPermissions(prefix string, p *Permissions, idn bool) *Error {
 	for i, r := range p.AllowedPaths {
 		if guard.ValidRoot(r) != nil {
-			return fieldError(CodeInvalidRequest, "permissions.allowed_paths["+strconv.Itoa(i)+"]", "must be a normalised absolute path")
+			return fieldError(CodeInvalidRequest, prefix+"allowed_paths["+strconv.Itoa(i)+"]", "must be a normalised absolute path")
 		}
 	}
 	for i, g := range p.DeniedPaths {
 		if err := guard.ValidGlob(g); err != nil {
-			return fieldError(CodeInvalidRequest, "permissions.denied_paths["+strconv.Itoa(i)+"]", "%v", err)
+			return fieldError(CodeInvalidRequest, prefix+"denied_paths["+strconv.Itoa(i)+"]", "%v", err)
 		}
 	}
 	for i, h := range p.AllowedHosts {
-		if err := guard.ValidHostEntry(h); err != nil {
-			return fieldError(CodeInvalidRequest, "permissions.allowed_hosts["+strconv.Itoa(i)+"]", "%v", err)
+		check := guard.ValidHostEntry
+		if idn {
+			check = func(e string) error { _, err := guard.NormalizeHostEntry(e); return err }
+		}
+		if err := check(h); err != nil {
+			return fieldError(CodeInvalidRequest, prefix+"allowed_hosts["+strconv.Itoa(i)+"]", "%v", err)
 		}
 	}
 	for i, s := range p.AllowedSchemes {
 		for _, c := range []byte(s) {
 			if c < 'a' || c > 'z' {
-				return fieldError(CodeInvalidRequest, "permissions.allowed_schemes["+strconv.Itoa(i)+"]", "must be lower-case letters")
+				return fieldError(CodeInvalidRequest, prefix+"allowed_schemes["+strconv.Itoa(i)+"]", "must be lower-case letters")
 			}
 		}
 	}
 	if len(p.AllowedPorts) > MaxPermissionEntries {
-		return fieldError(CodeInvalidRequest, "permissions.allowed_ports", "at most %d entries", MaxPermissionEntries)
+		return fieldError(CodeInvalidRequest, prefix+"allowed_ports", "at most %d entries", MaxPermissionEntries)
 	}
 	for i, n := range p.AllowedPorts {
 		if n < 1 || n > 65535 {
-			return fieldError(CodeInvalidRequest, "permissions.allowed_ports["+strconv.Itoa(i)+"]", "must be 1-65535")
+			return fieldError(CodeInvalidRequest, prefix+"allowed_ports["+strconv.Itoa(i)+"]", "must be 1-65535")
 		}
 	}
 	return nil
+}
+
+// normalizeHostEntries returns hosts with each entry in the form
+// guard.CheckURL compares (guard.NormalizeHostEntry), or hosts itself when
+// every entry is already in that form (a registration of lower-case ASCII
+// names records the same bytes as before Config.IDNHosts). The entries
+// were validated first.
+func normalizeHostEntries(hosts []string) []string {
+	var out []string
+	for i, h := range hosts {
+		n, err := guard.NormalizeHostEntry(h)
+		if err != nil || n == h {
+			if out != nil {
+				out = append(out, h)
+			}
+			continue
+		}
+		if out == nil {
+			out = append(make([]string, 0, len(hosts)), hosts[:i]...)
+		}
+		out = append(out, n)
+	}
+	if out == nil {
+		return hosts
+	}
+	return out
 }
 
 // fileOps maps the file action types to what they do.
@@ -90,13 +122,14 @@ func actionOperand(act *Action, keys ...string) string {
 // (fail closed). Under Config.StrictGuards (strict) every path or URL the
 // action names is checked (operands), else only the first. It reports
 // whether it denied.
-func detect(cl *classification, a *Agent, act *Action, strict bool) bool {
+func detect(cl *classification, s *State, a *Agent, act *Action) bool {
+	strict := s.Config.StrictGuards
 	if op, ok := fileOps[act.Type]; ok {
 		paths, bad := []string{actionOperand(act, "path", "file_path", "file", "filename")}, ""
 		if strict {
 			paths, bad = operands(act.Target, act.Parameters, pathKeys)
 		}
-		return checkPaths(cl, a, act.Type, op, paths, bad, true, strict)
+		return checkPaths(cl, s, a, act.Type, op, paths, bad, true, strict)
 	}
 	if act.Type != "network_request" && act.Type != "api_call" {
 		return false
@@ -105,7 +138,7 @@ func detect(cl *classification, a *Agent, act *Action, strict bool) bool {
 	if strict {
 		urls, bad = operands(act.Target, act.Parameters, urlKeys)
 	}
-	return checkURLs(cl, a, act.Type, urls, bad, act.Type == "network_request", strict)
+	return checkURLs(cl, s, a, act.Type, urls, bad, act.Type == "network_request", strict)
 }
 
 // detectTool applies the detectors to a tool call (Config.StrictGuards):
@@ -119,21 +152,21 @@ func detect(cl *classification, a *Agent, act *Action, strict bool) bool {
 // "readFile" are read_file), and a tool that is not a file action type
 // but whose name says it writes, moves or deletes ("save_file",
 // "remove-dir") has its paths checked as a write or a delete.
-func detectTool(cl *classification, a *Agent, name string, params json.RawMessage) bool {
+func detectTool(cl *classification, s *State, a *Agent, name string, params json.RawMessage) bool {
 	key, v := toolKey(name), decodeParams(params)
 	if op, ok := foldedFileOps[key]; ok {
 		paths, bad := operandsOf("", v, pathKeys)
-		return checkPaths(cl, a, name, op, paths, bad, true, true)
+		return checkPaths(cl, s, a, name, op, paths, bad, true, true)
 	}
 	urls, bad := operandsOf("", v, urlKeys)
 	if key != "networkrequest" && key != "apicall" {
 		urls = absoluteURLs(urls)
 	}
-	if checkURLs(cl, a, name, urls, bad, key == "networkrequest", true) {
+	if checkURLs(cl, s, a, name, urls, bad, key == "networkrequest", true) {
 		return true
 	}
 	paths, bad := operandsOf("", v, pathKeys)
-	return checkPaths(cl, a, name, toolFileOp(name), toolPaths(paths), bad, false, true)
+	return checkPaths(cl, s, a, name, toolFileOp(name), toolPaths(paths), bad, false, true)
 }
 
 // toolPaths reads the path parameters of a tool that is not a file action
@@ -248,7 +281,7 @@ func securityDeny(cl *classification, check, rule, reason string, details map[st
 // roots apply; another tool's paths are checked against the denials only.
 // strict (Config.StrictGuards) matches the denials without case and reads
 // NFD paths as NFC (guard.FilePolicy).
-func checkPaths(cl *classification, a *Agent, kind string, op guard.FileOp, paths []string, bad string, file, strict bool) bool {
+func checkPaths(cl *classification, s *State, a *Agent, kind string, op guard.FileOp, paths []string, bad string, file, strict bool) bool {
 	d := map[string]any{"action_type": kind}
 	switch {
 	case bad != "":
@@ -259,8 +292,14 @@ func checkPaths(cl *classification, a *Agent, kind string, op guard.FileOp, path
 		return false
 	}
 	pol := guard.FilePolicy{AllowedRoots: a.Permissions.AllowedPaths, DeniedGlobs: a.Permissions.DeniedPaths, FoldCase: strict, NFC: strict}
+	if pp := principalPermissions(s, a); pp != nil {
+		pol.PrincipalRoots = pp.AllowedPaths
+		if len(pp.DeniedPaths) > 0 {
+			pol.DeniedGlobs = append(slices.Clip(pp.DeniedPaths), a.Permissions.DeniedPaths...)
+		}
+	}
 	if !file {
-		pol.AllowedRoots = nil
+		pol.AllowedRoots, pol.PrincipalRoots = nil, nil
 	}
 	for _, p := range paths {
 		if f := guard.CheckFile(pol, op, p); f != nil {
@@ -277,7 +316,7 @@ func checkPaths(cl *classification, a *Agent, kind string, op guard.FileOp, path
 // checkURLs checks each of urls (bad: why the operands could not be
 // read); a network request (required) must name one. strict
 // (Config.StrictGuards) refuses internal names (guard.EgressPolicy).
-func checkURLs(cl *classification, a *Agent, kind string, urls []string, bad string, required, strict bool) bool {
+func checkURLs(cl *classification, s *State, a *Agent, kind string, urls []string, bad string, required, strict bool) bool {
 	d := map[string]any{"action_type": kind}
 	switch {
 	case bad != "":
@@ -288,7 +327,11 @@ func checkURLs(cl *classification, a *Agent, kind string, urls []string, bad str
 		}
 		return securityDeny(cl, checkEgressAllowed, "no_url", "network request names no URL (action.target or parameters.url)", map[string]any{})
 	}
-	pol := guard.EgressPolicy{AllowedHosts: a.Permissions.AllowedHosts, AllowedSchemes: a.Permissions.AllowedSchemes, AllowedPorts: a.Permissions.AllowedPorts, Strict: strict}
+	pol := guard.EgressPolicy{AllowedHosts: a.Permissions.AllowedHosts, AllowedSchemes: a.Permissions.AllowedSchemes, AllowedPorts: a.Permissions.AllowedPorts, Strict: strict,
+		ASCIIHosts: !s.Config.IDNHosts}
+	if pp := principalPermissions(s, a); pp != nil {
+		pol.PrincipalHosts, pol.PrincipalSchemes, pol.PrincipalPorts = pp.AllowedHosts, pp.AllowedSchemes, pp.AllowedPorts
+	}
 	for _, u := range urls {
 		if f := guard.CheckURL(pol, u); f != nil {
 			if f.Host != "" {

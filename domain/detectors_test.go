@@ -116,7 +116,8 @@ func TestDetectors_RegistrationValidates(t *testing.T) {
 	g := detectorGate(t)
 	for _, p := range []Permissions{
 		{AllowedPaths: []string{"srv/data"}}, {AllowedPaths: []string{"/srv/../etc"}}, {DeniedPaths: []string{"/a**"}},
-		{AllowedHosts: []string{"API.example.com"}}, {AllowedSchemes: []string{"HTTP"}}, {AllowedPorts: []int{0}},
+		{AllowedHosts: []string{"xn--abc-.example"}}, {AllowedHosts: []string{"a..b"}},
+		{AllowedSchemes: []string{"HTTP"}}, {AllowedPorts: []int{0}},
 	} {
 		ev := g.exec(&Command{Type: CmdRegisterAgent, Principal: "org_1", Register: &RegisterAgent{
 			Agent: AgentInfo{Name: "x", Type: "autonomous", PrincipalID: "org_1"}, Permissions: p, TokenHash: tokenHash("x"),
@@ -124,6 +125,61 @@ func TestDetectors_RegistrationValidates(t *testing.T) {
 		if code(ev) != CodeInvalidRequest {
 			t.Errorf("%+v: %s %v; want %s", p, ev.Type, ev.Error, CodeInvalidRequest)
 		}
+	}
+}
+
+// QWED-Agent spec v1.1 §2.2 (network requests; issue 16 item 3, IDN
+// tricks normalised): under Config.IDNHosts a host is decided on its
+// ASCII form. The fullwidth metadata service is refused as the metadata
+// service, an allowed Unicode name is recorded at registration as its
+// A-label and matches its URL in either spelling, and a look-alike does
+// not match it.
+func TestAgentSpec_2_2_NetworkIDN_Decide(t *testing.T) {
+	runDetectorCases(t, Permissions{AllowedHosts: []string{"Bücher.example", "*.Example.COM"}}, []detectorCase{
+		{"open", Action{Type: "network_request", Target: "http://ｍｅｔａｄａｔａ.google.internal/computeMetadata/v1/"}, Denied, "metadata_address"},
+		{"open", Action{Type: "network_request", Target: "http://１６９。２５４。１６９。２５４/latest/"}, Denied, "metadata_address"},
+		{"open", Action{Type: "network_request", Target: "https://xn--abc-.example/"}, Denied, "unnormalisable"},
+		{"open", Action{Type: "network_request", Target: "https://bücher.example/"}, Approved, ""},
+		{"scoped", Action{Type: "network_request", Target: "https://BÜCHER.example/"}, Approved, ""},
+		{"scoped", Action{Type: "network_request", Target: "https://xn--bcher-kva.example/"}, Approved, ""},
+		{"scoped", Action{Type: "network_request", Target: "https://api.ｅｘａｍｐｌｅ.com/"}, Approved, ""},
+		{"scoped", Action{Type: "network_request", Target: "https://bucher.example/"}, Denied, "host_not_allowed"},
+		{"scoped", Action{Type: "network_request", Target: "https://api.ex\u0430mple.com/"}, Denied, "host_not_allowed"},
+	})
+	g := detectorGate(t)
+	ev := g.exec(&Command{Type: CmdRegisterAgent, Principal: "org_1", Register: &RegisterAgent{
+		Agent:       AgentInfo{Name: "idn", Type: "autonomous", PrincipalID: "org_1"},
+		Permissions: Permissions{AllowedHosts: []string{"api.example.com", "Bücher.example", "*.Example.COM", "10.0.0.5"}}, TokenHash: tokenHash("idn"),
+	}})
+	if ev.Type != EvAgentRegistered {
+		t.Fatalf("registering: %s %v", ev.Type, ev.Error)
+	}
+	if got := strings.Join(ev.Registered.Permissions.AllowedHosts, " "); got != "api.example.com xn--bcher-kva.example *.example.com 10.0.0.5" {
+		t.Errorf("recorded allowed_hosts %q", got)
+	}
+}
+
+// A log written before Config.IDNHosts re-decides as it was recorded: a
+// non-ASCII host is refused as unnormalisable, and so is a registration
+// naming one.
+func TestAgentSpec_2_2_NetworkIDN_OffInLogsWrittenBefore(t *testing.T) {
+	g := newGate(t)
+	cfg := DefaultConfig()
+	cfg.IDNHosts = false
+	if ev := g.exec(&Command{Type: CmdConfigure, Principal: AdminPrincipal, Configure: &Configure{Config: cfg}}); ev.Type != EvConfigured {
+		t.Fatalf("configuring: %s %v", ev.Type, ev.Error)
+	}
+	id := g.register("old", "autonomous", trustPtr(TrustTrusted), Limits{}, Permissions{})
+	ev := g.exec(actionCmd(id, "old", 1, Action{Type: "network_request", Target: "http://ｍｅｔａｄａｔａ.google.internal/"}))
+	if decision(ev) != Denied || ev.Error.Details["rule"] != "unnormalisable" {
+		t.Errorf("without IDNHosts: %s %v", decision(ev), ev.Error)
+	}
+	ev = g.exec(&Command{Type: CmdRegisterAgent, Principal: "org_1", Register: &RegisterAgent{
+		Agent:       AgentInfo{Name: "x", Type: "autonomous", PrincipalID: "org_1"},
+		Permissions: Permissions{AllowedHosts: []string{"Bücher.example"}}, TokenHash: tokenHash("x"),
+	}})
+	if code(ev) != CodeInvalidRequest {
+		t.Errorf("registering a Unicode host without IDNHosts: %s %v", ev.Type, ev.Error)
 	}
 }
 

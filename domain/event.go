@@ -94,6 +94,9 @@ type Event struct {
 	Policy   *policy.Policy  `json:"policy,omitempty"`
 	Webhook  *Webhook        `json:"webhook,omitempty"`
 	Delivery *DeliveryResult `json:"delivery,omitempty"`
+	// PrincipalPermissions is the policy of a principal.permissions_set
+	// event (principalperms.go).
+	PrincipalPermissions *PrincipalPermissions `json:"principal_permissions,omitempty"`
 }
 
 // AgentRegistered records a new agent with everything Apply needs.

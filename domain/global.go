@@ -50,6 +50,9 @@ type CopiedChange struct {
 	A2ABoundary  *A2ABoundaryChange `json:"a2a_boundary,omitempty"`
 	// Business is the business of a business.changed event.
 	Business *Business `json:"business,omitempty"`
+	// PrincipalPermissions is the policy of a principal.permissions_set
+	// event.
+	PrincipalPermissions *PrincipalPermissions `json:"principal_permissions,omitempty"`
 }
 
 // CopyPosition is how far a partition has copied GlobalPartition: the
@@ -69,7 +72,8 @@ func PrincipalWide(t EventType) bool { return principalWide(t) }
 // state.
 func principalWide(t EventType) bool {
 	switch t {
-	case EvToolRegistrySet, EvPrincipalKeyIssued, EvPrincipalKeyRevoked, EvConfigured, EvA2ABoundaryChanged, EvBusinessChanged:
+	case EvToolRegistrySet, EvPrincipalKeyIssued, EvPrincipalKeyRevoked, EvConfigured, EvA2ABoundaryChanged, EvBusinessChanged,
+		EvPrincipalPermissionsSet:
 		return true
 	}
 	return false
@@ -86,7 +90,7 @@ func CopyOf(ev *Event) (CopiedChange, bool) {
 	}
 	c := CopiedChange{
 		Seq: ev.Seq, Type: ev.Type, ToolRegistry: ev.ToolRegistry, KeyIssued: ev.KeyIssued, KeyRevoked: ev.KeyRevoked,
-		Configured: ev.Configured, A2ABoundary: ev.A2ABoundary, Business: ev.Business,
+		Configured: ev.Configured, A2ABoundary: ev.A2ABoundary, Business: ev.Business, PrincipalPermissions: ev.PrincipalPermissions,
 	}
 	if ev.Type == EvA2ABoundaryChanged {
 		c.Principal = ev.Command.Principal // whose boundary
@@ -97,7 +101,8 @@ func CopyOf(ev *Event) (CopiedChange, bool) {
 // event is the change as an event Apply folds (its principal-wide part).
 func (c *CopiedChange) event() *Event {
 	ev := &Event{Seq: c.Seq, Type: c.Type, ToolRegistry: c.ToolRegistry, KeyIssued: c.KeyIssued,
-		KeyRevoked: c.KeyRevoked, Configured: c.Configured, A2ABoundary: c.A2ABoundary, Business: c.Business}
+		KeyRevoked: c.KeyRevoked, Configured: c.Configured, A2ABoundary: c.A2ABoundary, Business: c.Business,
+		PrincipalPermissions: c.PrincipalPermissions}
 	if c.Type == EvA2ABoundaryChanged {
 		ev.Command = &Command{Principal: c.Principal}
 	}
@@ -147,7 +152,8 @@ func (d *decider) copyPrincipalState() *Event {
 // needs, and no other.
 func (c *CopiedChange) carries() bool {
 	n := 0
-	for _, set := range [...]bool{c.ToolRegistry != nil, c.KeyIssued != nil, c.KeyRevoked != nil, c.Configured != nil, c.A2ABoundary != nil, c.Business != nil} {
+	for _, set := range [...]bool{c.ToolRegistry != nil, c.KeyIssued != nil, c.KeyRevoked != nil, c.Configured != nil, c.A2ABoundary != nil, c.Business != nil,
+		c.PrincipalPermissions != nil} {
 		if set {
 			n++
 		}
@@ -168,6 +174,8 @@ func (c *CopiedChange) carries() bool {
 		return c.A2ABoundary != nil && c.Principal != ""
 	case EvBusinessChanged:
 		return c.Business != nil
+	case EvPrincipalPermissionsSet:
+		return c.PrincipalPermissions != nil
 	}
 	return false
 }

@@ -120,6 +120,7 @@ var pureImports = []pureImport{
 	{"github.com/agentgate/agentgate/domain/a2a", []string{".", "eventjson"}, "the AgentMessage, its guards and token bucket"},
 	{"github.com/agentgate/agentgate/domain/policy", []string{".", "eventjson"}, "consumer policies, the rolling ledger and their evaluation"},
 	{"github.com/agentgate/agentgate/domain/strictjson", []string{"a2a", "policy"}, "strict decoding of the AgentMessage and of policies"},
+	{"golang.org/x/net/idna", []string{"guard"}, "host names mapped and converted to A-labels (UTS #46, IDNA2008), never a lookup"},
 	{"golang.org/x/text/unicode/norm", []string{"a2a", "guard"}, "code_guard's normalization of the code it scans; guard: refusing paths NFKC would change"},
 	{"github.com/agentgate/agentgate/domain/guard", []string{"."}, "the file, network and PII detectors"},
 	{"github.com/agentgate/agentgate/domain/engines", append([]string{".", "eventjson"}, engineDirs[1:]...), "the engine interface and outcome types"},

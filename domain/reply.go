@@ -85,6 +85,10 @@ func Reply(ev *Event) (status int, body any) {
 		if r := ev.ToolRegistry; r != nil {
 			return 200, r
 		}
+	case EvPrincipalPermissionsSet:
+		if r := ev.PrincipalPermissions; r != nil {
+			return 200, r
+		}
 	case EvPrincipalKeyIssued:
 		if k := ev.KeyIssued; k != nil {
 			return 200, KeyReply{PrincipalID: k.PrincipalID, KeyID: k.KeyID, Replaces: k.Replaces}

@@ -85,6 +85,8 @@ func Decide(s *State, env Env, cmd *Command) *Event {
 		return d.complaint()
 	case CmdPutToolRegistry:
 		return d.putToolRegistry()
+	case CmdPutPrincipalPermissions:
+		return d.putPrincipalPermissions()
 	case CmdIssuePrincipalKey:
 		return d.issueKey()
 	case CmdRevokePrincipalKey:

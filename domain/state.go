@@ -50,6 +50,9 @@ func NewState() *State {
 type Principal struct {
 	ID    string              `json:"id"`
 	Tools map[string]ToolSpec `json:"tools,omitempty"`
+	// Permissions is the principal's default path and egress policy
+	// (principalperms.go); nil: none. Never changed in place.
+	Permissions *PrincipalPermissions `json:"permissions,omitempty"`
 }
 
 // AgentStatus values.

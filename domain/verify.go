@@ -215,7 +215,7 @@ func (d *decider) verifyAction() *Event {
 		return d.reject(jsonFault("action", v.Action.Parameters, jerr))
 	}
 	p.dig, p.actionID = dig, actionID
-	cl := classifyAction(a, &v.Action, d.cmd.Verdict, &d.s.Config)
+	cl := classifyAction(d.s, a, &v.Action, d.cmd.Verdict)
 	if cl.deny == nil {
 		var target string
 		var params json.RawMessage
@@ -265,7 +265,7 @@ func (d *decider) verifyTool() *Event {
 		verifyToolParameters(&cl, &plan, v.ToolCall.ToolName, v.ToolCall.Parameters, d.cmd.Verdict, d.s.Config.StrictGuards)
 	}
 	if d.s.Config.Detectors && d.s.Config.StrictGuards && cl.deny == nil {
-		detectTool(&cl, a, v.ToolCall.ToolName, v.ToolCall.Parameters)
+		detectTool(&cl, d.s, a, v.ToolCall.ToolName, v.ToolCall.Parameters)
 	}
 	if d.s.Config.PIIGuard && cl.deny == nil {
 		detectPII(&cl, "", v.ToolCall.Parameters, "", d.s.Config.StrictGuards, d.s.Config.OutputScan)
@@ -285,11 +285,13 @@ func jsonFault(object string, params json.RawMessage, err error) *Error {
 }
 
 // classifyAction applies the action type table and the engine verdict v
-// (step 7; v may be nil) under cfg: Config.Detectors and StrictGuards
+// (step 7; v may be nil) under the state's configuration:
+// Config.Detectors, StrictGuards, IDNHosts and PrincipalPermissions
 // (detectors.go); Config.EngineSQLRisk: the risk of an SQL action comes
 // from the sql engine's class alone, never from the tokenizer of logs
 // written before it.
-func classifyAction(a *Agent, act *Action, v *EngineVerdict, cfg *Config) classification {
+func classifyAction(s *State, a *Agent, act *Action, v *EngineVerdict) classification {
+	cfg := &s.Config
 	engineSQL := cfg.EngineSQLRisk
 	spec, ok := actionSpecs[act.Type]
 	if !ok {
@@ -319,7 +321,7 @@ func classifyAction(a *Agent, act *Action, v *EngineVerdict, cfg *Config) classi
 		cl.failedCheck, cl.blocked, cl.violation = checkToolAllowed, true, true
 		return cl
 	}
-	if cfg.Detectors && detect(&cl, a, act, cfg.StrictGuards) {
+	if cfg.Detectors && detect(&cl, s, a, act) {
 		return cl
 	}
 	if sr != nil && sr.Violation {

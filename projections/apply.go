@@ -255,6 +255,8 @@ func (w *batchWriter) touch(ev *domain.Event) {
 		}
 	case ev.ToolRegistry != nil:
 		w.principals = append(w.principals, ev.ToolRegistry.PrincipalID)
+	case ev.PrincipalPermissions != nil:
+		w.principals = append(w.principals, ev.PrincipalPermissions.PrincipalID)
 	case ev.KeyIssued != nil:
 		w.keys = append(w.keys, ev.KeyIssued.KeyHash)
 		w.keyIDs = append(w.keyIDs, ev.KeyIssued.KeyID)
@@ -273,7 +275,7 @@ func (w *batchWriter) touch(ev *domain.Event) {
 		for i := range ev.Command.Copy.Changes {
 			c := &ev.Command.Copy.Changes[i]
 			w.touch(&domain.Event{Type: c.Type, ToolRegistry: c.ToolRegistry, KeyIssued: c.KeyIssued, KeyRevoked: c.KeyRevoked,
-				A2ABoundary: c.A2ABoundary, Command: &domain.Command{Principal: c.Principal}})
+				A2ABoundary: c.A2ABoundary, PrincipalPermissions: c.PrincipalPermissions, Command: &domain.Command{Principal: c.Principal}})
 		}
 	}
 }

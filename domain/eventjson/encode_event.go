@@ -102,6 +102,10 @@ func (e *encoder) event(ev *domain.Event) {
 		e.a2aBoundary(ev.A2ABoundary)
 	}
 	e.execEvent(ev)
+	if ev.PrincipalPermissions != nil {
+		e.key("principal_permissions")
+		e.principalPermissions(ev.PrincipalPermissions)
+	}
 	e.close()
 }
 
@@ -245,6 +249,10 @@ func (e *encoder) command(c *domain.Command) {
 		e.optPII("findings", c.OutputScan.Findings)
 		e.close()
 	}
+	if c.PrincipalPermissions != nil {
+		e.key("principal_permissions")
+		e.principalPermissions(c.PrincipalPermissions)
+	}
 	e.close()
 }
 
@@ -299,6 +307,10 @@ func (e *encoder) copiedChange(c *domain.CopiedChange) {
 		e.key("business")
 		e.business(c.Business)
 	}
+	if c.PrincipalPermissions != nil {
+		e.key("principal_permissions")
+		e.principalPermissions(c.PrincipalPermissions)
+	}
 	e.close()
 }
 
@@ -339,14 +351,28 @@ func (e *encoder) permissions(p *domain.Permissions) {
 	e.optStrings("allowed_engines", p.AllowedEngines)
 	e.optStrings("allowed_tools", p.AllowedTools)
 	e.optStrings("blocked_tools", p.BlockedTools)
-	e.optStrings("allowed_paths", p.AllowedPaths)
-	e.optStrings("denied_paths", p.DeniedPaths)
-	e.optStrings("allowed_hosts", p.AllowedHosts)
-	e.optStrings("allowed_schemes", p.AllowedSchemes)
-	if len(p.AllowedPorts) > 0 {
+	e.pathEgressLists(p.AllowedPaths, p.DeniedPaths, p.AllowedHosts, p.AllowedSchemes, p.AllowedPorts)
+	e.close()
+}
+
+func (e *encoder) principalPermissions(p *domain.PrincipalPermissions) {
+	e.open()
+	e.strField("principal_id", p.PrincipalID)
+	e.pathEgressLists(p.AllowedPaths, p.DeniedPaths, p.AllowedHosts, p.AllowedSchemes, p.AllowedPorts)
+	e.close()
+}
+
+// pathEgressLists writes the path and egress lists an agent's and a
+// principal's permissions share, each omitted when empty.
+func (e *encoder) pathEgressLists(paths, denied, hosts, schemes []string, ports []int) {
+	e.optStrings("allowed_paths", paths)
+	e.optStrings("denied_paths", denied)
+	e.optStrings("allowed_hosts", hosts)
+	e.optStrings("allowed_schemes", schemes)
+	if len(ports) > 0 {
 		e.key("allowed_ports")
 		e.buf = append(e.buf, '[')
-		for i, n := range p.AllowedPorts {
+		for i, n := range ports {
 			if i > 0 {
 				e.buf = append(e.buf, ',')
 			}
@@ -354,7 +380,6 @@ func (e *encoder) permissions(p *domain.Permissions) {
 		}
 		e.buf = append(e.buf, ']')
 	}
-	e.close()
 }
 
 // limits writes domain.Limits as its MarshalJSON does (the flat form,
@@ -551,6 +576,8 @@ func (e *encoder) config(c *domain.Config) {
 	e.optBool("sandbox_attestation", c.SandboxAttestation)
 	e.optBool("strict_guards", c.StrictGuards)
 	e.optBool("output_scan", c.OutputScan)
+	e.optBool("idn_hosts", c.IDNHosts)
+	e.optBool("principal_permissions", c.PrincipalPermissions)
 	if c.A2A != nil {
 		e.key("a2a")
 		e.a2aConfig(c.A2A)

@@ -245,6 +245,10 @@ func (d *decoder) event() *domain.Event {
 			d.once(&seen, 24)
 			ev.A2ABoundary = new(domain.A2ABoundaryChange)
 			d.a2aBoundary(ev.A2ABoundary)
+		case "principal_permissions":
+			d.once(&seen, 48)
+			ev.PrincipalPermissions = new(domain.PrincipalPermissions)
+			d.principalPermissions(ev.PrincipalPermissions)
 		default:
 			if !d.execEvent(k, ev, &seen) {
 				d.unknown(k, reflect.TypeFor[domain.Event]())
@@ -388,6 +392,10 @@ func (d *decoder) command(c *domain.Command) {
 			d.once(&seen, 48)
 			c.OutputScan = new(domain.OutputScan)
 			d.outputScan(c.OutputScan)
+		case "principal_permissions":
+			d.once(&seen, 49)
+			c.PrincipalPermissions = new(domain.PrincipalPermissions)
+			d.principalPermissions(c.PrincipalPermissions)
 		default:
 			if !d.execCommand(k, c, &seen) {
 				d.unknown(k, reflect.TypeFor[domain.Command]())
@@ -467,6 +475,10 @@ func (d *decoder) copiedChange(c *domain.CopiedChange) {
 			d.once(&seen, 8)
 			c.Business = new(domain.Business)
 			d.business(c.Business)
+		case "principal_permissions":
+			d.once(&seen, 9)
+			c.PrincipalPermissions = new(domain.PrincipalPermissions)
+			d.principalPermissions(c.PrincipalPermissions)
 		default:
 			d.unknown(k, reflect.TypeFor[domain.CopiedChange]())
 		}
@@ -580,6 +592,35 @@ func (d *decoder) permissions(p *domain.Permissions) {
 			p.AllowedPorts = d.ints()
 		default:
 			d.unknown(k, reflect.TypeFor[domain.Permissions]())
+		}
+	}
+}
+
+func (d *decoder) principalPermissions(p *domain.PrincipalPermissions) {
+	var seen uint64
+	d.openObject()
+	for k := d.next(); k != nil; k = d.next() {
+		switch string(k) {
+		case "principal_id":
+			d.once(&seen, 0)
+			p.PrincipalID = d.str()
+		case "allowed_paths":
+			d.once(&seen, 3)
+			p.AllowedPaths = d.strings()
+		case "denied_paths":
+			d.once(&seen, 4)
+			p.DeniedPaths = d.strings()
+		case "allowed_hosts":
+			d.once(&seen, 5)
+			p.AllowedHosts = d.strings()
+		case "allowed_schemes":
+			d.once(&seen, 6)
+			p.AllowedSchemes = d.strings()
+		case "allowed_ports":
+			d.once(&seen, 7)
+			p.AllowedPorts = d.ints()
+		default:
+			d.unknown(k, reflect.TypeFor[domain.PrincipalPermissions]())
 		}
 	}
 }
@@ -1034,6 +1075,12 @@ func (d *decoder) config(c *domain.Config) {
 		case "output_scan":
 			d.once(&seen, 22)
 			c.OutputScan = d.bool()
+		case "idn_hosts":
+			d.once(&seen, 11)
+			c.IDNHosts = d.bool()
+		case "principal_permissions":
+			d.once(&seen, 12)
+			c.PrincipalPermissions = d.bool()
 		default:
 			d.unknown(k, reflect.TypeFor[domain.Config]())
 		}

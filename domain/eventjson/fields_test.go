@@ -149,6 +149,11 @@ func fullEvents() []*domain.Event {
 	ev = event(domain.EvToolRegistrySet, cmd(domain.CmdPutToolRegistry))
 	ev.Command.ToolRegistry, ev.ToolRegistry = tools, tools
 	add(ev)
+	pperms := &domain.PrincipalPermissions{PrincipalID: "org_1", AllowedPaths: []string{"/srv"}, DeniedPaths: []string{"**/" + text},
+		AllowedHosts: []string{"*.example.com", "xn--bcher-kva.example"}, AllowedSchemes: []string{"https"}, AllowedPorts: []int{443, 8443}}
+	ev = event(domain.EvPrincipalPermissionsSet, cmd(domain.CmdPutPrincipalPermissions))
+	ev.Command.PrincipalPermissions, ev.PrincipalPermissions = pperms, pperms
+	add(ev)
 	key := &domain.IssuePrincipalKey{PrincipalID: "org_1", KeyHash: "kh", KeyID: "k1"}
 	ev = event(domain.EvPrincipalKeyIssued, cmd(domain.CmdIssuePrincipalKey))
 	ev.Command.IssueKey, ev.KeyIssued = key, key
@@ -166,7 +171,7 @@ func fullEvents() []*domain.Event {
 	ev.Command.NewToken = &domain.AgentTokenChange{TokenHash: "th"}
 	ev.TokenChanged = &domain.AgentTokenChange{TokenHash: "th"}
 	add(ev)
-	cfg := domain.Config{ApprovalTTL: domain.Duration(90 * time.Minute), DoomLoopGuardRequired: true, MaxSteps: 20, WithholdRefusals: true, EngineSQLRisk: true, Detectors: true, PIIGuard: true, ToolVerification: true, SandboxAttestation: true, StrictGuards: true, OutputScan: true,
+	cfg := domain.Config{ApprovalTTL: domain.Duration(90 * time.Minute), DoomLoopGuardRequired: true, MaxSteps: 20, WithholdRefusals: true, EngineSQLRisk: true, Detectors: true, PIIGuard: true, ToolVerification: true, SandboxAttestation: true, StrictGuards: true, OutputScan: true, IDNHosts: true, PrincipalPermissions: true,
 		A2A: &domain.A2AConfig{EnableFinancialVerification: true, EnableLogicVerification: true, EnableCodeVerification: true, BlockOnError: true,
 			MaxPayloadSizeBytes: 1 << 20, RatePerMinute: 60, Burst: 7, IdleEvict: domain.Duration(5 * time.Minute), DefaultAllow: true,
 			BypassAgents: []string{"b", text}, TrustedAgents: []string{"t"}}}
@@ -193,6 +198,7 @@ func fullEvents() []*domain.Event {
 	ev = event(domain.EvPrincipalStateCopied, cmd(domain.CmdCopyPrincipalState))
 	ev.Command.Copy = &domain.PrincipalStateCopy{From: 2, Seq: 12, Hash: "h", Offset: 40, Changes: []domain.CopiedChange{
 		{Seq: 3, Type: domain.EvToolRegistrySet, ToolRegistry: tools},
+		{Seq: 4, Type: domain.EvPrincipalPermissionsSet, PrincipalPermissions: pperms},
 		{Seq: 5, Type: domain.EvPrincipalKeyIssued, KeyIssued: key},
 		{Seq: 7, Type: domain.EvPrincipalKeyRevoked, KeyRevoked: &domain.IssuePrincipalKey{PrincipalID: "org_1", KeyID: "k2", KeyHash: "kh2"}},
 		{Seq: 9, Type: domain.EvConfigured, Configured: &cfg},

@@ -29,6 +29,7 @@ var names = newInternTable(func() []string {
 		string(domain.CmdPutToolRegistry), string(domain.CmdIssuePrincipalKey), string(domain.CmdConfigure),
 		string(domain.CmdTick), string(domain.CmdRejectRequest), string(domain.CmdQWEDVerify),
 		string(domain.CmdRevokePrincipalKey), string(domain.CmdRotateAgentToken), string(domain.CmdRevokeAgentToken),
+		string(domain.CmdPutPrincipalPermissions), string(domain.EvPrincipalPermissionsSet),
 		// Decisions, kinds, statuses.
 		string(domain.Approved), string(domain.Denied), string(domain.Corrected), string(domain.Pending),
 		string(domain.BudgetExceeded), string(domain.KindAction), string(domain.KindTool),

@@ -18,7 +18,10 @@
 //   - URLs (network.go) are parsed strictly; IPv4 literals in every form
 //     inet_aton accepts (decimal, octal, hexadecimal, one to four parts),
 //     IPv4-mapped and -embedding IPv6 and trailing dots are normalised
-//     before the host is classified; userinfo, non-ASCII host names and
+//     before the host is classified; host names are mapped and validated
+//     as UTS #46 and IDNA2008 say and compared as A-labels (idn.go), so a
+//     fullwidth or ideographic-dot spelling is read as what it maps to and
+//     a look-alike never matches the name it imitates; userinfo and
 //     anything ambiguous are refused. Names are never resolved: a public
 //     name that resolves to a private address (DNS rebinding) is out of a
 //     pure decider's reach, and is covered at the dial, as the business

@@ -148,7 +148,7 @@ func TestSeed2_2_NetworkRequests_Normalise(t *testing.T) {
 		{"http://user:pw@api.example.com/", "", "userinfo"},
 		{"http://api.example.com@169.254.169.254/", "", "userinfo"},
 		{`http://api.example.com\@evil.example/`, "", "backslash"},
-		{"http://пример.рф/", "", "non-ASCII"},
+		{"http://пример.рф/", "xn--e1afmkfd.xn--p1ai", ""},
 		{"http://exa%6dple.com/", "", ""},
 		{"http://256.1.1.1/", "", "numeric host"},
 		{"http://1.2.3.4.5/", "", "numeric host"},
@@ -424,5 +424,48 @@ func TestAgentSpec_2_2_PathNFC(t *testing.T) {
 	}
 	if f := CheckFile(strict, FileRead, "/etc\uff0fshadow"); f == nil || f.Rule != "unnormalisable" {
 		t.Errorf("fullwidth solidus: %+v; want unnormalisable", f)
+	}
+}
+
+// QWED-Agent spec v1.1 §2.2, a principal's lists beside the agent's:
+// allowed roots, hosts, schemes and ports intersect (each non-empty list
+// must admit), a private host passes only when every non-empty hosts
+// list names it exactly.
+func TestAgentSpec_2_2_PrincipalPolicy_Guard(t *testing.T) {
+	fp := FilePolicy{PrincipalRoots: []string{"/srv"}, AllowedRoots: []string{"/srv/a", "/home"}}
+	for p, want := range map[string]string{"/srv/a/x": "", "/srv/b/x": "outside_allowed_roots", "/home/x": "outside_allowed_roots"} {
+		f := CheckFile(fp, FileRead, p)
+		if got := ""; f != nil && f.Rule != want || f == nil && want != got {
+			t.Errorf("CheckFile(%+v, %q) = %+v; want %q", fp, p, f, want)
+		}
+	}
+	if f := CheckFile(FilePolicy{PrincipalRoots: []string{"/srv"}}, FileRead, "/tmp/x"); f == nil || !strings.Contains(f.Reason, "principal's") {
+		t.Errorf("principal roots alone: %+v", f)
+	}
+	cases := []struct {
+		p    EgressPolicy
+		url  string
+		rule string
+	}{
+		{EgressPolicy{PrincipalSchemes: []string{"ftp"}}, "ftp://files.example/x", ""},
+		{EgressPolicy{PrincipalSchemes: []string{"ftp"}}, "https://files.example/x", "scheme_not_allowed"},
+		{EgressPolicy{PrincipalSchemes: []string{"https"}, AllowedSchemes: []string{"ftp", "https"}}, "ftp://files.example/x", "scheme_not_allowed"},
+		{EgressPolicy{PrincipalPorts: []int{443}, AllowedPorts: []int{443, 8443}}, "https://a.example:8443/", "port_not_allowed"},
+		{EgressPolicy{PrincipalHosts: []string{"*.example.com"}}, "https://api.example.com/", ""},
+		{EgressPolicy{PrincipalHosts: []string{"*.example.com"}, AllowedHosts: []string{"evil.example"}}, "https://evil.example/", "host_not_allowed"},
+		{EgressPolicy{PrincipalHosts: []string{"10.0.0.5"}}, "https://10.0.0.5/", ""},
+		{EgressPolicy{PrincipalHosts: []string{"*.example.com"}, AllowedHosts: []string{"10.0.0.5"}}, "https://10.0.0.5/", "non_public_address"},
+		{EgressPolicy{PrincipalHosts: []string{"api.example.com"}, AllowedHosts: []string{"localhost"}}, "http://localhost/", "non_public_address"},
+		{EgressPolicy{PrincipalHosts: []string{"localhost"}, AllowedHosts: []string{"localhost"}}, "http://localhost/", ""},
+	}
+	for _, c := range cases {
+		f := CheckURL(c.p, c.url)
+		got := ""
+		if f != nil {
+			got = f.Rule
+		}
+		if got != c.rule {
+			t.Errorf("CheckURL(%+v, %q) = %+v; want rule %q", c.p, c.url, f, c.rule)
+		}
 	}
 }

@@ -29,15 +29,25 @@ var defaultPorts = map[string]int{"http": 80, "https": 443, "ws": 80, "wss": 443
 
 func urlErr(why string) error { return errors.New("URL cannot be normalised: " + why) }
 
-// ParseTarget parses raw strictly and normalises its destination. It
-// refuses URLs over MaxURLBytes, with control bytes, spaces or
-// backslashes, without a scheme or host, with userinfo (credentials in a
-// URL leak, and "allowed.example@evil.example" confuses readers), with a
-// non-ASCII host (send the IDNA A-label, "xn--…"; the gate does not map
-// Unicode names, so homographs cannot pass as allowed names), with a
-// percent-encoded or zoned host, with a host whose last label is numeric
-// but not an IPv4 address, or with an invalid port.
-func ParseTarget(raw string) (Target, error) {
+// ParseTarget parses raw strictly and normalises its destination. The
+// host name is converted to its ASCII form by NormalizeHost (UTS #46
+// mapping, IDNA2008 validation, A-labels), so a fullwidth or otherwise
+// disguised name or IPv4 address is read as what it maps to. It refuses
+// URLs over MaxURLBytes, with control bytes, spaces or backslashes,
+// without a scheme or host, with userinfo (credentials in a URL leak, and
+// "allowed.example@evil.example" confuses readers), with a host
+// NormalizeHost refuses, with a percent-encoded or zoned host, with a
+// host whose last label is numeric but not an IPv4 address, or with an
+// invalid port.
+func ParseTarget(raw string) (Target, error) { return parseTarget(raw, false) }
+
+// ParseTargetASCII is ParseTarget as it was before host names were
+// mapped: a non-ASCII host is refused (send the A-label) and an "xn--"
+// label is not decoded. It decides the URLs of logs written before
+// Config.IDNHosts.
+func ParseTargetASCII(raw string) (Target, error) { return parseTarget(raw, true) }
+
+func parseTarget(raw string, asciiOnly bool) (Target, error) {
 	if raw == "" || len(raw) > MaxURLBytes {
 		return Target{}, urlErr("empty or longer than 8192 bytes")
 	}
@@ -82,14 +92,20 @@ func ParseTarget(raw string) (Target, error) {
 		t.Host = t.Addr.String()
 		return t, nil
 	}
-	for i := 0; i < len(host); i++ {
-		if host[i] >= 0x80 {
+	if asciiOnly {
+		if !isASCII(host) {
 			return Target{}, urlErr("non-ASCII host (use its xn-- form)")
 		}
-	}
-	host = strings.TrimRight(strings.ToLower(host), ".")
-	if host == "" {
-		return Target{}, urlErr("empty host")
+		host = strings.TrimRight(strings.ToLower(host), ".")
+		if host == "" {
+			return Target{}, urlErr("empty host")
+		}
+	} else {
+		h, err := NormalizeHost(host)
+		if err != nil {
+			return Target{}, urlErr("host " + err.Error())
+		}
+		host = h
 	}
 	labels := strings.Split(host, ".")
 	if last := labels[len(labels)-1]; last != "" && numericLabel(last) {
@@ -297,6 +313,18 @@ type EgressPolicy struct {
 	AllowedSchemes []string
 	AllowedPorts   []int
 	Strict         bool
+	// PrincipalHosts, PrincipalSchemes and PrincipalPorts are the agent's
+	// principal's lists, read as the agent's are: a URL must be admitted
+	// by every non-empty list of both (they intersect); the default
+	// schemes (http, https) apply when both scheme lists are empty.
+	PrincipalHosts   []string
+	PrincipalSchemes []string
+	PrincipalPorts   []int
+	// ASCIIHosts parses URLs with ParseTargetASCII (non-ASCII hosts
+	// refused, "xn--" labels not decoded), as before Config.IDNHosts;
+	// false: ParseTarget. AllowedHosts are compared as given: they are
+	// normalised at registration (NormalizeHostEntry).
+	ASCIIHosts bool
 }
 
 // NetFinding is why a URL is refused.
@@ -314,21 +342,26 @@ type NetFinding struct {
 // Cloud metadata addresses and names are refused always; loopback,
 // private, link-local and reserved addresses and localhost names unless
 // AllowedHosts names that host exactly; under p.Strict, internal names
-// unless AllowedHosts names them, exactly or by a "*." suffix.
+// unless AllowedHosts names them, exactly or by a "*." suffix. With the
+// principal's lists, every non-empty hosts list (the agent's, the
+// principal's) must admit the host that way.
 func CheckURL(p EgressPolicy, raw string) *NetFinding {
-	t, err := ParseTarget(raw)
+	t, err := parseTarget(raw, p.ASCIIHosts)
 	if err != nil {
 		return &NetFinding{Rule: "unnormalisable", Reason: err.Error()}
 	}
-	schemes := p.AllowedSchemes
-	if len(schemes) == 0 {
-		schemes = []string{"http", "https"}
+	schemeOK := containsFold(p.AllowedSchemes, t.Scheme) || len(p.AllowedSchemes) == 0 && len(p.PrincipalSchemes) > 0
+	schemeOK = schemeOK && (len(p.PrincipalSchemes) == 0 || containsFold(p.PrincipalSchemes, t.Scheme))
+	if len(p.AllowedSchemes) == 0 && len(p.PrincipalSchemes) == 0 {
+		schemeOK = t.Scheme == "http" || t.Scheme == "https"
 	}
-	if !containsFold(schemes, t.Scheme) {
+	if !schemeOK {
 		return &NetFinding{Host: t.Host, Rule: "scheme_not_allowed", Reason: "scheme '" + t.Scheme + "' is not allowed"}
 	}
-	if len(p.AllowedPorts) > 0 && !containsInt(p.AllowedPorts, t.Port) {
-		return &NetFinding{Host: t.Host, Rule: "port_not_allowed", Reason: "port " + strconv.Itoa(t.Port) + " is not allowed"}
+	for _, ports := range [2][]int{p.PrincipalPorts, p.AllowedPorts} {
+		if len(ports) > 0 && !containsInt(ports, t.Port) {
+			return &NetFinding{Host: t.Host, Rule: "port_not_allowed", Reason: "port " + strconv.Itoa(t.Port) + " is not allowed"}
+		}
 	}
 	class := ""
 	if t.Addr.IsValid() {
@@ -346,25 +379,37 @@ func CheckURL(p EgressPolicy, raw string) *NetFinding {
 	if class == "metadata" {
 		return &NetFinding{Host: t.Host, Rule: "metadata_address", Reason: t.Host + " is a cloud metadata service"}
 	}
-	exact := false
-	for _, h := range p.AllowedHosts {
-		if hostMatches(h, t.Host) {
-			exact = exact || !strings.HasPrefix(h, "*.")
-			if class == "" || exact || class == "internal" {
-				return nil
-			}
-		}
-	}
+	nonPublic := &NetFinding{Host: t.Host, Rule: "non_public_address", Reason: t.Host + " is a " + strings.ReplaceAll(class, "_", "-") + " address"}
 	if class == "internal" {
-		return &NetFinding{Host: t.Host, Rule: "non_public_address", Reason: t.Host + " is an internal host name (one label, or a private-use suffix)"}
+		nonPublic.Reason = t.Host + " is an internal host name (one label, or a private-use suffix)"
 	}
-	if class != "" {
-		return &NetFinding{Host: t.Host, Rule: "non_public_address", Reason: t.Host + " is a " + strings.ReplaceAll(class, "_", "-") + " address"}
-	}
-	if len(p.AllowedHosts) == 0 {
+	if len(p.AllowedHosts) == 0 && len(p.PrincipalHosts) == 0 {
+		if class != "" {
+			return nonPublic
+		}
 		return nil
 	}
-	return &NetFinding{Host: t.Host, Rule: "host_not_allowed", Reason: t.Host + " is not in the agent's allowed hosts"}
+	for _, l := range [2]struct {
+		hosts []string
+		whose string
+	}{{p.PrincipalHosts, "principal's"}, {p.AllowedHosts, "agent's"}} {
+		if len(l.hosts) == 0 {
+			continue
+		}
+		matched, exact := false, false
+		for _, h := range l.hosts {
+			if hostMatches(h, t.Host) {
+				matched, exact = true, exact || !strings.HasPrefix(h, "*.")
+			}
+		}
+		switch {
+		case class == "internal" && !matched, class != "" && class != "internal" && !exact:
+			return nonPublic
+		case !matched:
+			return &NetFinding{Host: t.Host, Rule: "host_not_allowed", Reason: t.Host + " is not in the " + l.whose + " allowed hosts"}
+		}
+	}
+	return nil
 }
 
 // internalName reports whether a normalised host name is not public: one
@@ -401,8 +446,34 @@ func hostMatches(entry, host string) bool {
 	return entry == host
 }
 
-// ValidHostEntry checks an AllowedHosts entry: an IP literal, or a lower
-// case ASCII host name, optionally prefixed "*.".
+// NormalizeHostEntry returns the form of an AllowedHosts entry that
+// CheckURL compares: an IP literal as given, else the name converted by
+// NormalizeHost, keeping a "*." prefix ("*.Bücher.example" is
+// "*.xn--bcher-kva.example"). Entries are compared with the URL's host as
+// ASCII, A-label to A-label: a look-alike name (Cyrillic "а" for Latin
+// "a") converts to another A-label and never matches the entry it
+// imitates.
+func NormalizeHostEntry(e string) (string, error) {
+	if _, err := netip.ParseAddr(e); err == nil {
+		return e, nil
+	}
+	h, wild := strings.CutPrefix(e, "*.")
+	n, err := NormalizeHost(h)
+	if err != nil {
+		return "", errors.New("'" + e + "' is not a host name: " + err.Error())
+	}
+	if numericLabel(n[strings.LastIndexByte(n, '.')+1:]) {
+		return "", errors.New("'" + e + "' is not a host name (write an IP literal in its usual form)")
+	}
+	if wild {
+		n = "*." + n
+	}
+	return n, nil
+}
+
+// ValidHostEntry checks an AllowedHosts entry as registrations did before
+// Config.IDNHosts: an IP literal, or a lower case ASCII host name,
+// optionally prefixed "*.".
 func ValidHostEntry(e string) error {
 	if _, err := netip.ParseAddr(e); err == nil {
 		return nil

@@ -218,6 +218,10 @@ type FilePolicy struct {
 	DeniedGlobs  []string
 	FoldCase     bool
 	NFC          bool
+	// PrincipalRoots are the agent's principal's allowed roots: a path
+	// must also lie in one of them when there are any (the two lists
+	// intersect). The principal's denied globs are among DeniedGlobs.
+	PrincipalRoots []string
 }
 
 // FileFinding is why a path is refused.
@@ -232,7 +236,8 @@ type FileFinding struct {
 
 // CheckFile decides a file operation on raw under p: nil when it may
 // proceed, else the first rule that refuses it. Order: normalisation,
-// the sensitive defaults, the agent's denied globs, its allowed roots.
+// the sensitive defaults, the denied globs, the principal's allowed
+// roots, the agent's.
 func CheckFile(p FilePolicy, op FileOp, raw string) *FileFinding {
 	n, err := normalizePath(raw, p.NFC)
 	if err != nil {
@@ -255,15 +260,27 @@ func CheckFile(p FilePolicy, op FileOp, raw string) *FileFinding {
 			return &FileFinding{Path: n, Rule: "denied_path", Reason: n + " matches the denied pattern " + g}
 		}
 	}
-	if len(p.AllowedRoots) == 0 {
-		return nil
+	if !underAny(p.PrincipalRoots, n) {
+		return &FileFinding{Path: n, Rule: "outside_allowed_roots", Reason: n + " is outside the principal's allowed roots"}
 	}
-	for _, r := range p.AllowedRoots {
+	if !underAny(p.AllowedRoots, n) {
+		return &FileFinding{Path: n, Rule: "outside_allowed_roots", Reason: n + " is outside the agent's allowed roots"}
+	}
+	return nil
+}
+
+// underAny reports whether the normalised path n lies in one of roots, or
+// roots is empty.
+func underAny(roots []string, n string) bool {
+	if len(roots) == 0 {
+		return true
+	}
+	for _, r := range roots {
 		if n == r || r == "/" || strings.HasPrefix(n, r+"/") {
-			return nil
+			return true
 		}
 	}
-	return &FileFinding{Path: n, Rule: "outside_allowed_roots", Reason: n + " is outside the agent's allowed roots"}
+	return false
 }
 
 // ValidRoot checks an allowed root: absolute and already normalised.

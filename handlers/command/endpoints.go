@@ -441,6 +441,23 @@ var PutToolRegistry = &Endpoint{auth: AuthPrincipal, body: "tools-put", build: f
 	return &domain.Command{Type: domain.CmdPutToolRegistry, ToolRegistry: &b}, nil, nil
 }}
 
+// PutPrincipalPermissions is PUT /principals/{id}/permissions: the
+// principal's default path and egress policy for all its agents
+// (domain/principalperms.go). The principal's key (or the admin key)
+// sets it; an agent token cannot.
+var PutPrincipalPermissions = &Endpoint{auth: AuthPrincipal, body: "permissions-put", build: func(in *Input, _ *Credentials) (*domain.Command, *minted, *Rejection) {
+	var b domain.PrincipalPermissions
+	if e := decodeJSON(in.Body, &b, decodeOptions{}); e != nil {
+		return nil, nil, e
+	}
+	if b.PrincipalID != "" && b.PrincipalID != in.PrincipalID {
+		return nil, nil, Reject(domain.CodeInvalidRequest, map[string]any{"field": "principal_id"},
+			"principal_id in the body does not match the principal of the path")
+	}
+	b.PrincipalID = in.PrincipalID
+	return &domain.Command{Type: domain.CmdPutPrincipalPermissions, PrincipalPermissions: &b}, nil, nil
+}}
+
 // IssuePrincipalKey is POST /principals/{id}/keys and, with the key id
 // of the path, POST /principals/{id}/keys/{key_id}/rotate: it mints the
 // API key (answered once, recorded as its hash).

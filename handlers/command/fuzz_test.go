@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/agentgate/agentgate/domain"
 )
@@ -26,6 +27,7 @@ var fuzzEndpoints = []struct {
 	{"webhook-change", WebhookChange},
 	{"business-update", UpdateBusiness}, {"business-delete", DeleteBusiness}, {"policy-create", CreatePolicy},
 	{"policy-update", UpdatePolicy}, {"policy-delete", DeletePolicy}, {"policy-change", ChangePolicy},
+	{"principal-permissions", PutPrincipalPermissions},
 }
 
 // checkRejection checks that e is a well-formed refusal: a JSON error body
@@ -57,6 +59,8 @@ var fuzzBodySeeds = []string{
 	`{"requested_level":3,"justification":"j","evidence":{"total_actions":5}}`,
 	`{"trust_level":2,"reason":"r"}`, `{"suspended":true,"reason":"r"}`, `{"reason":"spam"}`,
 	`{"tools":{"t":{"risk_level":"high","requires_approval":true,"sandbox_required":false}}}`,
+	`{"allowed_paths":["/srv"],"denied_paths":["**/*.pem"],"allowed_hosts":["*.Bücher.example","10.0.0.5"],"allowed_schemes":["https"],"allowed_ports":[443]}`,
+	`{"principal_id":"org_2","allowed_ports":[0,65536]}`, `{"allowed_hosts":"x"}`, `{"allowed_ports":[1.5]}`,
 	`{"approval_id":"act_1","approve":true,"reason":"ok"}`,
 	`{"sender_agent_id":"agent_x","receiver_agent_id":"b","payload_type":"financial_transaction","payload":{"data":{"claimed_total":1,"line_items":[]}},"trace_id":"t"}`,
 	`{"sender_agent_id":"agent_x","receiver_agent_id":"b","payload":{"code":"eval(1)"},"payload_type":"code_execution","timestamp":"2026-01-01T00:00:00Z"}`,
@@ -192,6 +196,43 @@ func FuzzDecodeVerify(f *testing.F) {
 		}
 		if _, err := json.Marshal(cmd); err != nil {
 			t.Fatalf("the command of %q does not encode: %v", body, err)
+		}
+	})
+}
+
+// FuzzPrincipalPermissionsBody pins the body decoder of PUT
+// /principals/{id}/permissions and the domain's validation behind it: on
+// any input no panic; a refusal is a catalogue 4xx error; a command names
+// the path's principal, and Decide either records a policy whose lists
+// are within the bounds or refuses with a catalogue error.
+func FuzzPrincipalPermissionsBody(f *testing.F) {
+	for _, s := range fuzzBodySeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		in := Input{Body: body, PrincipalID: "org_1"}
+		var cr Credentials
+		cmd, _, rej := PutPrincipalPermissions.build(&in, &cr)
+		if rej != nil {
+			checkRejection(t, "principal-permissions", rej)
+			return
+		}
+		if cmd.PrincipalPermissions == nil || cmd.PrincipalPermissions.PrincipalID != "org_1" {
+			t.Fatalf("%q: command %+v", body, cmd)
+		}
+		st := domain.NewState()
+		st.Config = domain.DefaultConfig()
+		cmd.Principal = "org_1"
+		ev := domain.Decide(st, domain.Env{Now: time.Unix(1e9, 0).UTC(), Seq: 1}, cmd)
+		switch {
+		case ev.Type == domain.EvCommandRejected:
+			if ev.Error == nil || !ev.Error.Code.Known() {
+				t.Fatalf("%q: refused with %+v", body, ev.Error)
+			}
+		case ev.Type != domain.EvPrincipalPermissionsSet || ev.PrincipalPermissions == nil:
+			t.Fatalf("%q: event %s", body, ev.Type)
+		case len(ev.PrincipalPermissions.AllowedHosts) > domain.MaxPermissionEntries || len(ev.PrincipalPermissions.AllowedPorts) > domain.MaxPermissionEntries:
+			t.Fatalf("%q: unbounded lists recorded", body)
 		}
 	})
 }

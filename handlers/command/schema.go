@@ -44,7 +44,7 @@ type bodySchema struct {
 
 // endpoints are every command endpoint.
 var endpoints = []*Endpoint{RegisterAgent, VerifyAction, VerifyToolCall, LogExecution, RequestTrust, SetTrustLevel,
-	SuspendAgent, FileComplaint, PutToolRegistry, IssuePrincipalKey, RevokePrincipalKey, RotateToken, RevokeToken,
+	SuspendAgent, FileComplaint, PutToolRegistry, PutPrincipalPermissions, IssuePrincipalKey, RevokePrincipalKey, RotateToken, RevokeToken,
 	Approve, Deny, ResolveApproval, A2AMessage, A2ABoundary, A2ATrust, A2AUntrust, A2ABlock, A2AUnblock,
 	A2ABlockPair, A2AUnblockPair, PrepareExecute, Execute, CreateBusiness, UpdateBusiness, DeleteBusiness,
 	WebhookCreate, WebhookUpdate, WebhookDelete, WebhookChange,

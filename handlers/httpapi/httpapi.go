@@ -253,6 +253,7 @@ func (a *api) routes() {
 	a.handle("POST /agents/{id}/suspend", a.write(command.SuspendAgent, agentPath))
 	a.handle("POST /agents/{id}/complaints", a.write(command.FileComplaint, agentPath))
 	a.handle("PUT /principals/{id}/tools", a.write(command.PutToolRegistry, principalPath))
+	a.handle("PUT /principals/{id}/permissions", a.write(command.PutPrincipalPermissions, principalPath))
 	a.handle("POST /principals/{id}/keys", a.write(command.IssuePrincipalKey, principalPath))
 	a.handle("POST /principals/{id}/keys/{key_id}/rotate", a.write(command.IssuePrincipalKey, principalKeyPath))
 	a.handle("DELETE /principals/{id}/keys/{key_id}", a.write(command.RevokePrincipalKey, principalKeyPath))

@@ -44,6 +44,7 @@ var commandRoutes = map[string]commandRoute{
 	"POST /agents/{id}/suspend":                  {domain.CmdSuspendAgent, "suspend"},
 	"POST /agents/{id}/complaints":               {domain.CmdFileComplaint, "complaint"},
 	"PUT /principals/{id}/tools":                 {domain.CmdPutToolRegistry, "tools-put"},
+	"PUT /principals/{id}/permissions":           {domain.CmdPutPrincipalPermissions, "permissions-put"},
 	"POST /principals/{id}/keys":                 {domain.CmdIssuePrincipalKey, "empty"},
 	"POST /principals/{id}/keys/{key_id}/rotate": {domain.CmdIssuePrincipalKey, "empty"},
 	"DELETE /principals/{id}/keys/{key_id}":      {domain.CmdRevokePrincipalKey, "empty"},

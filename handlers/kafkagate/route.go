@@ -65,12 +65,12 @@ func RouteKey(cmd *domain.Command) string {
 }
 
 // broadcast reports whether a command changes principal-wide state that
-// every partition needs (API keys, tool registries, configuration, A2A
-// trust boundaries, the business registry): decided on partition 0,
-// copied by the others (global.go).
+// every partition needs (API keys, tool registries, principals' path and
+// egress policies, configuration, A2A trust boundaries, the business
+// registry): decided on partition 0, copied by the others (global.go).
 func broadcast(t domain.CommandType) bool {
 	return t == domain.CmdIssuePrincipalKey || t == domain.CmdRevokePrincipalKey || t == domain.CmdPutToolRegistry || t == domain.CmdConfigure ||
-		t == domain.CmdA2ABoundary || t == domain.CmdBusiness
+		t == domain.CmdA2ABoundary || t == domain.CmdBusiness || t == domain.CmdPutPrincipalPermissions
 }
 
 // MACKey derives the key that signs internal commands from the admin key

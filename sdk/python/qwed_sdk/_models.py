@@ -112,6 +112,7 @@ __all__ = [
     "OutputScan",
     "PIIFinding",
     "Permissions",
+    "PermissionsPutBody",
     "Policy",
     "PolicyAt",
     "PolicyBody",
@@ -124,6 +125,7 @@ __all__ = [
     "PolicyView",
     "PrepareReply",
     "PrepareResponse",
+    "PrincipalPermissions",
     "PrincipalStateCopy",
     "PutToolRegistry",
     "QWEDItem",
@@ -2295,6 +2297,11 @@ class Command(Model):
         return self.get("principal")  # type: ignore[no-any-return]
 
     @property
+    def principal_permissions(self) -> Optional[PrincipalPermissions]:
+        """The "principal_permissions" member."""
+        return self.get("principal_permissions")  # type: ignore[no-any-return]
+
+    @property
     def qwed_verify(self) -> Optional[QWEDVerify]:
         """The "qwed_verify" member."""
         return self.get("qwed_verify")  # type: ignore[no-any-return]
@@ -2360,7 +2367,7 @@ class Command(Model):
         return self.get("trust")  # type: ignore[no-any-return]
 
     @property
-    def type(self) -> Literal["qwed.agent.register", "qwed.agent.action.verify", "qwed.agent.tool.verify", "qwed.agent.execution.log", "qwed.agent.trust.request", "qwed.approval.resolve", "qwed.agent.trust.set", "qwed.agent.suspend", "qwed.agent.complaint", "qwed.principal.tools.put", "qwed.principal.key.issue", "qwed.principal.key.revoke", "qwed.agent.token.rotate", "qwed.agent.token.revoke", "qwed.gate.configure", "qwed.gate.tick", "qwed.gate.reject", "qwed.verify", "qwed.a2a.message", "qwed.a2a.boundary", "qwed.gate.principal_state.copy", "qwed.business.change", "qwed.execute.prepare", "qwed.execute", "qwed.execute.outcome", "qwed.execute.tick", "qwed.policy.change", "qwed.webhook.change", "qwed.webhook.delivery", "qwed.agent.blocked"]:
+    def type(self) -> Literal["qwed.agent.register", "qwed.agent.action.verify", "qwed.agent.tool.verify", "qwed.agent.execution.log", "qwed.agent.trust.request", "qwed.approval.resolve", "qwed.agent.trust.set", "qwed.agent.suspend", "qwed.agent.complaint", "qwed.principal.tools.put", "qwed.principal.key.issue", "qwed.principal.key.revoke", "qwed.agent.token.rotate", "qwed.agent.token.revoke", "qwed.gate.configure", "qwed.gate.tick", "qwed.gate.reject", "qwed.verify", "qwed.a2a.message", "qwed.a2a.boundary", "qwed.gate.principal_state.copy", "qwed.business.change", "qwed.execute.prepare", "qwed.execute", "qwed.execute.outcome", "qwed.execute.tick", "qwed.policy.change", "qwed.webhook.change", "qwed.webhook.delivery", "qwed.agent.blocked", "qwed.principal.permissions.put"]:
         """The "type" member."""
         return self.get("type")  # type: ignore[no-any-return]
 
@@ -2567,6 +2574,15 @@ class Config(Model):
         return self.get("execute")  # type: ignore[no-any-return]
 
     @property
+    def idn_hosts(self) -> Optional[bool]:
+        """
+        URL hosts and allowed_hosts entries are normalised to their ASCII form (UTS #46 mapping,
+        IDNA2008, A-labels) instead of non-ASCII hosts being refused; absent in logs written
+        before it.
+        """
+        return self.get("idn_hosts")  # type: ignore[no-any-return]
+
+    @property
     def max_steps(self) -> int:
         """The "max_steps" member."""
         return self.get("max_steps")  # type: ignore[no-any-return]
@@ -2586,6 +2602,14 @@ class Config(Model):
         v1.1 §5.2 no_pii_leakage); absent in logs written before it.
         """
         return self.get("pii_guard")  # type: ignore[no-any-return]
+
+    @property
+    def principal_permissions(self) -> Optional[bool]:
+        """
+        every agent is held to its principal's path and egress policy (PUT
+        /principals/{id}/permissions) beside its own; absent in logs written before it.
+        """
+        return self.get("principal_permissions")  # type: ignore[no-any-return]
 
     @property
     def sandbox_attestation(self) -> Optional[bool]:
@@ -2665,6 +2689,11 @@ class CopiedChange(Model):
         return self.get("principal")  # type: ignore[no-any-return]
 
     @property
+    def principal_permissions(self) -> Optional[PrincipalPermissions]:
+        """The "principal_permissions" member."""
+        return self.get("principal_permissions")  # type: ignore[no-any-return]
+
+    @property
     def seq(self) -> int:
         """The "seq" member."""
         return self.get("seq")  # type: ignore[no-any-return]
@@ -2675,7 +2704,7 @@ class CopiedChange(Model):
         return self.get("tool_registry")  # type: ignore[no-any-return]
 
     @property
-    def type(self) -> Literal["principal.tools_set", "principal.key_issued", "principal.key_revoked", "gate.configured", "a2a.boundary_changed", "business.changed"]:
+    def type(self) -> Literal["principal.tools_set", "principal.key_issued", "principal.key_revoked", "gate.configured", "a2a.boundary_changed", "business.changed", "principal.permissions_set"]:
         """The "type" member."""
         return self.get("type")  # type: ignore[no-any-return]
 
@@ -3256,6 +3285,11 @@ class Event(Model):
         return self.get("prev")  # type: ignore[no-any-return]
 
     @property
+    def principal_permissions(self) -> Optional[PrincipalPermissions]:
+        """The "principal_permissions" member."""
+        return self.get("principal_permissions")  # type: ignore[no-any-return]
+
+    @property
     def qwed_verified(self) -> Optional[QWEDVerified]:
         """The "qwed_verified" member."""
         return self.get("qwed_verified")  # type: ignore[no-any-return]
@@ -3311,7 +3345,7 @@ class Event(Model):
         return self.get("trust_changed")  # type: ignore[no-any-return]
 
     @property
-    def type(self) -> Literal["agent.registered", "action.decided", "execution.logged", "trust.elevation_requested", "approval.resolved", "trust.changed", "agent.status_changed", "principal.tools_set", "principal.key_issued", "principal.key_revoked", "agent.token_rotated", "agent.token_revoked", "gate.configured", "approvals.expired", "command.rejected", "log.checkpointed", "qwed.verified", "a2a.verdict", "a2a.boundary_changed", "principal.state_copied", "business.changed", "execute.prepared", "execute.decided", "execute.completed", "execute.timers", "policy.changed", "webhook.changed", "webhook.delivery_recorded", "agent.block_relayed"]:
+    def type(self) -> Literal["agent.registered", "action.decided", "execution.logged", "trust.elevation_requested", "approval.resolved", "trust.changed", "agent.status_changed", "principal.tools_set", "principal.key_issued", "principal.key_revoked", "agent.token_rotated", "agent.token_revoked", "gate.configured", "approvals.expired", "command.rejected", "log.checkpointed", "qwed.verified", "a2a.verdict", "a2a.boundary_changed", "principal.state_copied", "business.changed", "execute.prepared", "execute.decided", "execute.completed", "execute.timers", "policy.changed", "webhook.changed", "webhook.delivery_recorded", "agent.block_relayed", "principal.permissions_set"]:
         """The "type" member."""
         return self.get("type")  # type: ignore[no-any-return]
 
@@ -4358,6 +4392,43 @@ class Permissions(Model):
         return self.get("denied_paths")  # type: ignore[no-any-return]
 
 
+class PermissionsPutBody(Model):
+    """The body of PUT /principals/{id}/permissions (QWED-Agent spec v1.1 §2.2)"""
+
+    @property
+    def allowed_hosts(self) -> Optional[list[Optional[str]]]:
+        """
+        Hosts a network request may reach: a name, '*.suffix' for subdomains, or an IP literal;
+        empty: every public host.
+        """
+        return self.get("allowed_hosts")  # type: ignore[no-any-return]
+
+    @property
+    def allowed_paths(self) -> Optional[list[Optional[str]]]:
+        """Normalised absolute roots a file action may touch; empty: any path not denied."""
+        return self.get("allowed_paths")  # type: ignore[no-any-return]
+
+    @property
+    def allowed_ports(self) -> Optional[list[int]]:
+        """Ports a network request may use; empty: any."""
+        return self.get("allowed_ports")  # type: ignore[no-any-return]
+
+    @property
+    def allowed_schemes(self) -> Optional[list[Optional[str]]]:
+        """URL schemes a network request may use; empty: http and https."""
+        return self.get("allowed_schemes")  # type: ignore[no-any-return]
+
+    @property
+    def denied_paths(self) -> Optional[list[Optional[str]]]:
+        """Globs ('**' spans path elements) a file action may never touch."""
+        return self.get("denied_paths")  # type: ignore[no-any-return]
+
+    @property
+    def principal_id(self) -> Optional[str]:
+        """The "principal_id" member."""
+        return self.get("principal_id")  # type: ignore[no-any-return]
+
+
 class Policy(Model):
     """
     A consumer's policy as the log records it (domain/policy.Policy): in a command as the client
@@ -4742,6 +4813,43 @@ class PrepareResponse(Model):
     def summary(self) -> str:
         """The "summary" member."""
         return self.get("summary")  # type: ignore[no-any-return]
+
+
+class PrincipalPermissions(Model):
+    """The PrincipalPermissions object of the gate's API."""
+
+    @property
+    def allowed_hosts(self) -> Optional[list[Optional[str]]]:
+        """
+        Hosts a network request may reach: a name, '*.suffix' for subdomains, or an IP literal;
+        empty: every public host.
+        """
+        return self.get("allowed_hosts")  # type: ignore[no-any-return]
+
+    @property
+    def allowed_paths(self) -> Optional[list[Optional[str]]]:
+        """Normalised absolute roots a file action may touch; empty: any path not denied."""
+        return self.get("allowed_paths")  # type: ignore[no-any-return]
+
+    @property
+    def allowed_ports(self) -> Optional[list[int]]:
+        """Ports a network request may use; empty: any."""
+        return self.get("allowed_ports")  # type: ignore[no-any-return]
+
+    @property
+    def allowed_schemes(self) -> Optional[list[Optional[str]]]:
+        """URL schemes a network request may use; empty: http and https."""
+        return self.get("allowed_schemes")  # type: ignore[no-any-return]
+
+    @property
+    def denied_paths(self) -> Optional[list[Optional[str]]]:
+        """Globs ('**' spans path elements) a file action may never touch."""
+        return self.get("denied_paths")  # type: ignore[no-any-return]
+
+    @property
+    def principal_id(self) -> Optional[str]:
+        """The "principal_id" member."""
+        return self.get("principal_id")  # type: ignore[no-any-return]
 
 
 class PrincipalStateCopy(Model):
@@ -6704,6 +6812,7 @@ Command._fields = {
     "outcome": ExecuteOutcome,
     "output_scan": OutputScan,
     "policy": PolicyChange,
+    "principal_permissions": PrincipalPermissions,
     "qwed_verify": QWEDVerify,
     "register": RegisterAgent,
     "reject": RejectRequest,
@@ -6754,6 +6863,7 @@ CopiedChange._fields = {
     "configured": Config,
     "key_issued": IssuePrincipalKey,
     "key_revoked": IssuePrincipalKey,
+    "principal_permissions": PrincipalPermissions,
     "tool_registry": PutToolRegistry,
 }
 DecisionReply._fields = {
@@ -6798,6 +6908,7 @@ Event._fields = {
     "key_revoked": IssuePrincipalKey,
     "policy": Policy,
     "prepared": ExecutePrepared,
+    "principal_permissions": PrincipalPermissions,
     "qwed_verified": QWEDVerified,
     "registered": AgentRegistered,
     "resolved": ApprovalResolved,
@@ -7039,6 +7150,7 @@ RESPONSES: dict[str, tuple[type[Model], ...]] = {
     "POST /principals/{id}/keys": (KeyIssuedResponse,),
     "DELETE /principals/{id}/keys/{key_id}": (KeyReply,),
     "POST /principals/{id}/keys/{key_id}/rotate": (KeyIssuedResponse,),
+    "PUT /principals/{id}/permissions": (PrincipalPermissions,),
     "PUT /principals/{id}/tools": (PutToolRegistry,),
     "GET /transactions": (TransactionList,),
     "GET /transactions/analytics": (TransactionAnalytics,),

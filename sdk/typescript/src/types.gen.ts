@@ -690,6 +690,7 @@ export interface Command {
   output_scan?: OutputScan;
   policy?: PolicyChange;
   principal?: string;
+  principal_permissions?: PrincipalPermissions;
   qwed_verify?: QWEDVerify;
   register?: RegisterAgent;
   reject?: RejectRequest;
@@ -703,7 +704,7 @@ export interface Command {
   tool?: VerifyToolCall;
   tool_registry?: PutToolRegistry;
   trust?: RequestTrustElevation;
-  type: "qwed.agent.register" | "qwed.agent.action.verify" | "qwed.agent.tool.verify" | "qwed.agent.execution.log" | "qwed.agent.trust.request" | "qwed.approval.resolve" | "qwed.agent.trust.set" | "qwed.agent.suspend" | "qwed.agent.complaint" | "qwed.principal.tools.put" | "qwed.principal.key.issue" | "qwed.principal.key.revoke" | "qwed.agent.token.rotate" | "qwed.agent.token.revoke" | "qwed.gate.configure" | "qwed.gate.tick" | "qwed.gate.reject" | "qwed.verify" | "qwed.a2a.message" | "qwed.a2a.boundary" | "qwed.gate.principal_state.copy" | "qwed.business.change" | "qwed.execute.prepare" | "qwed.execute" | "qwed.execute.outcome" | "qwed.execute.tick" | "qwed.policy.change" | "qwed.webhook.change" | "qwed.webhook.delivery" | "qwed.agent.blocked";
+  type: "qwed.agent.register" | "qwed.agent.action.verify" | "qwed.agent.tool.verify" | "qwed.agent.execution.log" | "qwed.agent.trust.request" | "qwed.approval.resolve" | "qwed.agent.trust.set" | "qwed.agent.suspend" | "qwed.agent.complaint" | "qwed.principal.tools.put" | "qwed.principal.key.issue" | "qwed.principal.key.revoke" | "qwed.agent.token.rotate" | "qwed.agent.token.revoke" | "qwed.gate.configure" | "qwed.gate.tick" | "qwed.gate.reject" | "qwed.verify" | "qwed.a2a.message" | "qwed.a2a.boundary" | "qwed.gate.principal_state.copy" | "qwed.business.change" | "qwed.execute.prepare" | "qwed.execute" | "qwed.execute.outcome" | "qwed.execute.tick" | "qwed.policy.change" | "qwed.webhook.change" | "qwed.webhook.delivery" | "qwed.agent.blocked" | "qwed.principal.permissions.put";
   verdict?: EngineVerdict;
   verify?: VerifyAction;
   webhook?: WebhookChange;
@@ -882,11 +883,15 @@ export interface Config {
   doom_loop_guard_required: boolean;
   engine_sql_risk?: boolean;
   execute?: ExecuteConfig;
+  /** URL hosts and allowed_hosts entries are normalised to their ASCII form (UTS #46 mapping, IDNA2008, A-labels) instead of non-ASCII hosts being refused; absent in logs written before it. */
+  idn_hosts?: boolean;
   max_steps: number;
   /** declared outputs (action.output) and execution logs' outputs are scanned for PII (QWED-Agent spec v1.1 §5.2); absent in logs written before it. */
   output_scan?: boolean;
   /** PII and credential scanning of outbound actions and tool parameters (QWED-Agent spec v1.1 §5.2 no_pii_leakage); absent in logs written before it. */
   pii_guard?: boolean;
+  /** every agent is held to its principal's path and egress policy (PUT /principals/{id}/permissions) beside its own; absent in logs written before it. */
+  principal_permissions?: boolean;
   /** executions of actions decided with sandbox_required must attest sandboxed: true, else they are recorded flagged (sandbox_violation); absent in logs written before it. */
   sandbox_attestation?: boolean;
   /** the guards' second review: every path and URL an action or tool call names is checked, tool calls get the path and egress checks, special-use host names are not public (QWED-Agent spec v1.1 §2.2, §5.3); absent in logs written before it. */
@@ -907,9 +912,10 @@ export interface CopiedChange {
   key_issued?: IssuePrincipalKey;
   key_revoked?: IssuePrincipalKey;
   principal?: string;
+  principal_permissions?: PrincipalPermissions;
   seq: number;
   tool_registry?: PutToolRegistry;
-  type: "principal.tools_set" | "principal.key_issued" | "principal.key_revoked" | "gate.configured" | "a2a.boundary_changed" | "business.changed";
+  type: "principal.tools_set" | "principal.key_issued" | "principal.key_revoked" | "gate.configured" | "a2a.boundary_changed" | "business.changed" | "principal.permissions_set";
 }
 
 export type Decision = "APPROVED" | "DENIED" | "CORRECTED" | "PENDING" | "BUDGET_EXCEEDED";
@@ -1075,6 +1081,7 @@ export type Event = {
   policy?: Policy;
   prepared?: ExecutePrepared;
   prev: string;
+  principal_permissions?: PrincipalPermissions;
   qwed_verified?: QWEDVerified;
   registered?: AgentRegistered;
   resolved?: ApprovalResolved;
@@ -1086,7 +1093,7 @@ export type Event = {
   tool_registry?: PutToolRegistry;
   transaction?: Transaction;
   trust_changed?: TrustChange;
-  type: "agent.registered" | "action.decided" | "execution.logged" | "trust.elevation_requested" | "approval.resolved" | "trust.changed" | "agent.status_changed" | "principal.tools_set" | "principal.key_issued" | "principal.key_revoked" | "agent.token_rotated" | "agent.token_revoked" | "gate.configured" | "approvals.expired" | "command.rejected" | "log.checkpointed" | "qwed.verified" | "a2a.verdict" | "a2a.boundary_changed" | "principal.state_copied" | "business.changed" | "execute.prepared" | "execute.decided" | "execute.completed" | "execute.timers" | "policy.changed" | "webhook.changed" | "webhook.delivery_recorded" | "agent.block_relayed";
+  type: "agent.registered" | "action.decided" | "execution.logged" | "trust.elevation_requested" | "approval.resolved" | "trust.changed" | "agent.status_changed" | "principal.tools_set" | "principal.key_issued" | "principal.key_revoked" | "agent.token_rotated" | "agent.token_revoked" | "gate.configured" | "approvals.expired" | "command.rejected" | "log.checkpointed" | "qwed.verified" | "a2a.verdict" | "a2a.boundary_changed" | "principal.state_copied" | "business.changed" | "execute.prepared" | "execute.decided" | "execute.completed" | "execute.timers" | "policy.changed" | "webhook.changed" | "webhook.delivery_recorded" | "agent.block_relayed" | "principal.permissions_set";
   webhook?: Webhook;
 };
 
@@ -1417,6 +1424,21 @@ export interface Permissions {
   denied_paths?: Array<string | null> | null;
 }
 
+/** The body of PUT /principals/{id}/permissions (QWED-Agent spec v1.1 §2.2) */
+export interface PermissionsPutBody {
+  /** Hosts a network request may reach: a name, '*.suffix' for subdomains, or an IP literal; empty: every public host. */
+  allowed_hosts?: Array<string | null> | null;
+  /** Normalised absolute roots a file action may touch; empty: any path not denied. */
+  allowed_paths?: Array<string | null> | null;
+  /** Ports a network request may use; empty: any. */
+  allowed_ports?: number[] | null;
+  /** URL schemes a network request may use; empty: http and https. */
+  allowed_schemes?: Array<string | null> | null;
+  /** Globs ('**' spans path elements) a file action may never touch. */
+  denied_paths?: Array<string | null> | null;
+  principal_id?: string | null;
+}
+
 /** A consumer's policy as the log records it (domain/policy.Policy): in a command as the client sent it (a refused one too), in a policy.changed event as the change left it, with its version. The body schema of qwed.policy.change holds the rules a policy must meet. */
 export interface Policy {
   category?: {
@@ -1606,6 +1628,20 @@ export interface PrepareResponse {
   confirmationToken?: string;
   expiresAt: Time;
   summary: string;
+}
+
+export interface PrincipalPermissions {
+  /** Hosts a network request may reach: a name, '*.suffix' for subdomains, or an IP literal; empty: every public host. */
+  allowed_hosts?: Array<string | null> | null;
+  /** Normalised absolute roots a file action may touch; empty: any path not denied. */
+  allowed_paths?: Array<string | null> | null;
+  /** Ports a network request may use; empty: any. */
+  allowed_ports?: number[] | null;
+  /** URL schemes a network request may use; empty: http and https. */
+  allowed_schemes?: Array<string | null> | null;
+  /** Globs ('**' spans path elements) a file action may never touch. */
+  denied_paths?: Array<string | null> | null;
+  principal_id?: string | null;
 }
 
 /** The principal-wide events of partition 0 a partition copies, up to partition 0's event seq, whose record has hash and lies at Kafka offset offset of the events partition. */
@@ -2420,6 +2456,8 @@ export interface Responses {
   revokePrincipalKey: KeyReply;
   /** POST /principals/{id}/keys/{key_id}/rotate */
   rotatePrincipalKey: KeyIssuedResponse;
+  /** PUT /principals/{id}/permissions */
+  putPrincipalPermissions: PrincipalPermissions;
   /** PUT /principals/{id}/tools */
   putTools: PutToolRegistry;
   /** GET /transactions */
