@@ -187,7 +187,7 @@ var operations = []apiOp{
 		ok: []resp{js(200, "PutToolRegistry", "The registry")}, errs: writeErrors},
 	{method: "PUT", path: "/principals/{id}/permissions", id: "putPrincipalPermissions", tag: "principals", sec: secKey, params: []string{idem},
 		summary: "Set a principal's default path and egress policy for all its agents (QWED-Agent spec v1.1 §2.2); an agent's own lists only narrow it",
-		body: "PermissionsPutBody", bodyRequired: true,
+		body:    "PermissionsPutBody", bodyRequired: true,
 		ok: []resp{js(200, "PrincipalPermissions", "The policy")}, errs: writeErrors},
 	{method: "POST", path: "/principals/{id}/keys", id: "issuePrincipalKey", tag: "principals", sec: secKey, params: []string{idem},
 		summary: "Issue an API key to a principal (the admin key); the answer carries it once", body: "EmptyBody",
