@@ -48,6 +48,13 @@ func TestHTTPClientAgentSurface(t *testing.T) {
 	ctx := context.Background()
 	g := startGate(t, nil)
 	acme := g.principal(t, "org_acme")
+	if pol, err := acme.PutPrincipalPermissions(ctx, "org_acme", domain.PrincipalPermissions{AllowedHosts: []string{"Bücher.example"}}); err != nil ||
+		len(pol.AllowedHosts) != 1 || pol.AllowedHosts[0] != "xn--bcher-kva.example" || pol.PrincipalID != "org_acme" {
+		t.Fatalf("PutPrincipalPermissions: %+v %v", pol, err)
+	}
+	if _, err := acme.PutPrincipalPermissions(ctx, "org_acme", domain.PrincipalPermissions{}); err != nil {
+		t.Fatalf("clearing the principal's permissions: %v", err)
+	}
 	if _, err := acme.PutTools(ctx, "org_acme", []domain.ToolSpec{{Name: "send_email", RiskLevel: "medium", RequiresApproval: true}}); err != nil {
 		t.Fatalf("PutTools: %v", err)
 	}

@@ -61,8 +61,9 @@ func startGateTLS(t testing.TB, front func(http.Handler) http.Handler, tlsGate b
 	// The business calls of executes run after their commit point, as
 	// serve runs them: the adapter follows the committed batches.
 	var runner atomic.Pointer[adapter.Runner]
+	cfg := domain.DefaultConfig() // the decision options serve starts with
 	g := gatetest.StartWith(t, embedded.Options{
-		DataDir: t.TempDir(), AdminKey: adminKey, Logger: logger,
+		DataDir: t.TempDir(), AdminKey: adminKey, Logger: logger, Config: &cfg,
 		Verifier: verify.NewActionVerifier(reg, 0), AttestationTTL: attest.DefaultAttestationTTL,
 		OnBatch: func(evs []*domain.Event, _ time.Duration) {
 			if r := runner.Load(); r != nil {

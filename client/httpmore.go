@@ -55,6 +55,16 @@ func (c *HTTPClient) PutTools(ctx context.Context, principalID string, tools []d
 	return callFor[domain.PutToolRegistry](ctx, c, request{method: http.MethodPut, path: principalPath(principalID, "/tools"), route: "PUT /principals/{id}/tools", body: body})
 }
 
+// PutPrincipalPermissions sets a principal's default path and egress
+// policy for all its agents (PUT /principals/{id}/permissions, QWED-Agent
+// spec v1.1 §2.2): an agent's own lists only narrow it. p.PrincipalID is
+// set from principalID; the answer is the policy as recorded (hosts as
+// A-labels).
+func (c *HTTPClient) PutPrincipalPermissions(ctx context.Context, principalID string, p domain.PrincipalPermissions) (*domain.PrincipalPermissions, error) {
+	p.PrincipalID = principalID
+	return callFor[domain.PrincipalPermissions](ctx, c, request{method: http.MethodPut, path: principalPath(principalID, "/permissions"), route: "PUT /principals/{id}/permissions", body: p})
+}
+
 // IssuePrincipalKey mints an API key for a principal (POST
 // /principals/{id}/keys; the admin key, or a key of the principal).
 func (c *HTTPClient) IssuePrincipalKey(ctx context.Context, principalID string) (*PrincipalKey, error) {

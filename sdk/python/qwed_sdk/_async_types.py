@@ -211,6 +211,10 @@ class AsyncEndpoints:
         """Prepares an execute: a single-use ``confirmationToken`` for this exact request."""
         ...
 
+    async def put_principal_permissions(self, principal_id: str, *, allowed_paths: Optional[Sequence[str]] = None, denied_paths: Optional[Sequence[str]] = None, allowed_hosts: Optional[Sequence[str]] = None, allowed_schemes: Optional[Sequence[str]] = None, allowed_ports: Optional[Sequence[int]] = None, idempotency_key: Optional[str] = None) -> m.PrincipalPermissions:
+        """Sets the principal's default path and egress policy for all its agents (§2.2): an agent's own lists only narrow it. Lists left out are cleared; hosts come back as A-labels."""
+        ...
+
     async def put_tools(self, principal_id: str, tools: Sequence[JSON], *, idempotency_key: Optional[str] = None) -> m.PutToolRegistry:
         """Replaces the principal's tool registry (§5.3)."""
         ...

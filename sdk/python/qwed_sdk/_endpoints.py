@@ -418,6 +418,37 @@ class Endpoints:
             auth="key",
         )
 
+    def put_principal_permissions(
+        self,
+        principal_id: str,
+        *,
+        allowed_paths: Optional[Sequence[str]] = None,
+        denied_paths: Optional[Sequence[str]] = None,
+        allowed_hosts: Optional[Sequence[str]] = None,
+        allowed_schemes: Optional[Sequence[str]] = None,
+        allowed_ports: Optional[Sequence[int]] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> m.PrincipalPermissions:
+        """Sets the principal's default path and egress policy for all its agents (§2.2): an
+        agent's own lists only narrow it. Lists left out are cleared; hosts come back as A-labels."""
+        body: dict[str, Any] = {}
+        for k, v in (
+            ("allowed_paths", allowed_paths),
+            ("denied_paths", denied_paths),
+            ("allowed_hosts", allowed_hosts),
+            ("allowed_schemes", allowed_schemes),
+            ("allowed_ports", allowed_ports),
+        ):
+            if v is not None:
+                body[k] = list(v)
+        return self._write(
+            "PUT /principals/{id}/permissions",
+            path("principals", principal_id, "permissions"),
+            body,
+            idempotency_key=idempotency_key,
+            auth="key",
+        )
+
     def issue_principal_key(self, principal_id: str, *, idempotency_key: Optional[str] = None) -> m.KeyIssuedResponse:
         """Issues an API key for the principal (admin key): ``api_key`` is shown once."""
         return self._write(

@@ -413,6 +413,17 @@ def test_trust_suspension_complaints_and_tokens(Client, gate, org):
     fresh_agent.close()
 
 
+def test_principal_permissions(Client, gate, admin, org):
+    """PUT /principals/{id}/permissions (QWED-Agent spec v1.1 §2.2): the principal's policy, hosts as A-labels."""
+    pid, _, c = org
+    pol = c.put_principal_permissions(pid, allowed_paths=["/srv"], allowed_hosts=["Bücher.example"], allowed_ports=[443])
+    assert pol["principal_id"] == pid
+    assert pol["allowed_hosts"] == ["xn--bcher-kva.example"] and pol["allowed_ports"] == [443]
+    with pytest.raises(ValidationError) as e:
+        c.put_principal_permissions(pid, allowed_hosts=["xn--abc-.example"])
+    assert e.value.code == "QWED-REQ-001"
+
+
 def test_principal_tools_and_keys(Client, gate, admin, org):
     pid, _, c = org
     reg = c.put_tools(pid, [{"name": "database_read", "risk_level": "low", "requires_verification": True}])

@@ -423,6 +423,30 @@ export class QWEDClient {
     return this.#write('PUT', `/principals/${seg('principalId', p.principalId)}/tools`, { tools: p.tools }, p);
   }
 
+  /**
+   * putPrincipalPermissions sets a principal's default path and egress policy for all its agents
+   * (PUT /principals/{id}/permissions, QWED-Agent spec v1.1 §2.2): an agent's own lists only narrow it.
+   * Lists left out are cleared; hosts come back as A-labels.
+   */
+  putPrincipalPermissions(
+    p: Params<{
+      principalId: string;
+      allowedPaths?: string[];
+      deniedPaths?: string[];
+      allowedHosts?: string[];
+      allowedSchemes?: string[];
+      allowedPorts?: number[];
+    }>,
+  ): Promise<R['putPrincipalPermissions']> {
+    const body: T.PrincipalPermissions = {};
+    if (p.allowedPaths) body.allowed_paths = p.allowedPaths;
+    if (p.deniedPaths) body.denied_paths = p.deniedPaths;
+    if (p.allowedHosts) body.allowed_hosts = p.allowedHosts;
+    if (p.allowedSchemes) body.allowed_schemes = p.allowedSchemes;
+    if (p.allowedPorts) body.allowed_ports = p.allowedPorts;
+    return this.#write('PUT', `/principals/${seg('principalId', p.principalId)}/permissions`, body, p);
+  }
+
   /** issuePrincipalKey issues an API key for a principal (POST /principals/{id}/keys, admin key); returned once. */
   issuePrincipalKey(p: Params<{ principalId: string }>): Promise<R['issuePrincipalKey']> {
     return this.#write('POST', `/principals/${seg('principalId', p.principalId)}/keys`, {}, p);

@@ -24,6 +24,7 @@ const routes = {
   'POST /agents/{id}/suspend': 'suspendAgent',
   'POST /agents/{id}/complaints': 'fileComplaint',
   'PUT /principals/{id}/tools': 'putTools',
+  'PUT /principals/{id}/permissions': 'putPrincipalPermissions',
   'POST /principals/{id}/keys': 'issuePrincipalKey',
   'POST /principals/{id}/keys/{key_id}/rotate': 'rotatePrincipalKey',
   'DELETE /principals/{id}/keys/{key_id}': 'revokePrincipalKey',
@@ -119,6 +120,9 @@ describe('principals', () => {
     const owner = new QWEDClient({ apiKey: k.api_key, baseUrl: gate.url });
     const tools = await owner.putTools({ principalId: 'org_keys', tools: [{ name: 'fetch_report', risk_level: 'low' }] });
     assert.deepEqual(tools.tools.map((t) => t.name), ['fetch_report']);
+    const perms = await owner.putPrincipalPermissions({ principalId: 'org_keys', allowedPaths: ['/srv'], allowedHosts: ['Bücher.example'] });
+    assert.deepEqual(perms.allowed_hosts, ['xn--bcher-kva.example']);
+    assert.deepEqual(perms.allowed_paths, ['/srv']);
     const r = await admin.rotatePrincipalKey({ principalId: 'org_keys', keyId: k.key_id });
     assert.equal(r.replaces, k.key_id);
     await assert.rejects(owner.listApprovals(), (e) => e instanceof AuthenticationError && e.code === 'QWED-AUTH-002');
