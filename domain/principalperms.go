@@ -107,3 +107,15 @@ func principalPermissions(s *State, a *Agent) *PrincipalPermissions {
 	}
 	return nil
 }
+
+// NormalizedPermissions checks the path and egress lists of p as a
+// registration under DefaultConfig does and returns p with its hosts in
+// the form the gate compares (A-labels); what-if tools (the backtest) use
+// it for the lists they are given.
+func NormalizedPermissions(p Permissions) (Permissions, error) {
+	if err := validatePermissionLists("permissions.", &p, true); err != nil {
+		return p, err
+	}
+	p.AllowedHosts = normalizeHostEntries(p.AllowedHosts)
+	return p, nil
+}

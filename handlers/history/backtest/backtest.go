@@ -311,6 +311,7 @@ var agentNeedle = []byte(`"agent_id":"`)
 var globalNeedles = [][]byte{
 	[]byte(`"type":"` + string(domain.EvConfigured) + `"`),
 	[]byte(`"type":"` + string(domain.EvToolRegistrySet) + `"`),
+	[]byte(`"type":"` + string(domain.EvPrincipalPermissionsSet) + `"`),
 	// Executes decide on the business registry, the consumer's policies
 	// and the execute ticks' releases.
 	[]byte(`"type":"` + string(domain.EvBusinessChanged) + `"`),
@@ -407,14 +408,22 @@ func (r *runner) start() {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
+	principals := map[string]bool{}
 	for _, id := range ids {
 		if a := r.st.Agents[id]; a != nil {
 			r.opts.Changes.Apply(a)
 			r.changePolicies(a.Info.PrincipalID)
+			if !principals[a.Info.PrincipalID] {
+				principals[a.Info.PrincipalID] = true
+				r.opts.Changes.ApplyPrincipal(r.st, a.Info.PrincipalID)
+			}
 		}
 	}
 	if r.opts.PrincipalID != "" {
 		r.changePolicies(r.opts.PrincipalID)
+		if !principals[r.opts.PrincipalID] {
+			r.opts.Changes.ApplyPrincipal(r.st, r.opts.PrincipalID)
+		}
 	}
 }
 

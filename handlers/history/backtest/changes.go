@@ -32,8 +32,13 @@ type Key struct {
 type keyDef struct {
 	Key
 	// parse reads a value (from --set text or a changes-file JSON value
-	// turned into text) and returns the normalised value and the edit.
+	// turned into text) and returns the normalised value and the edit:
+	// of an agent, or (principal keys) of its principal's path and egress
+	// policy.
 	parse func(text string) (string, func(*domain.Agent), error)
+	// principal, set for the principal keys, edits a principal's policy
+	// (then parse's edit is nil).
+	principal func(text string) (string, func(*domain.PrincipalPermissions), error)
 }
 
 var keyDefs = []keyDef{
@@ -70,6 +75,136 @@ var keyDefs = []keyDef{
 		func(p *domain.Permissions) *[]string { return &p.AllowedTools }),
 	listKey("permissions.blocked_tools", "tools the agent may never call",
 		func(p *domain.Permissions) *[]string { return &p.BlockedTools }),
+	policyKey("allowed_paths", "absolute roots a file action may touch (QWED-Agent spec v1.1 §2.2)"),
+	policyKey("denied_paths", "globs a file action may never touch"),
+	policyKey("allowed_hosts", "hosts a network request may reach (names, *.suffix, IP literals; IDN names as A-labels)"),
+	policyKey("allowed_schemes", "URL schemes a network request may use (empty: http, https)"),
+	policyKey("allowed_ports", "ports a network request may use (empty: any)"),
+}
+
+// policyKey is a path or egress list (QWED-Agent spec v1.1 §2.2) of the
+// agent (permissions.<name>) or of its principal (principal.<name>, the
+// policy of PUT /principals/{id}/permissions): validated and normalised
+// as the gate does at registration. Both are keys of keyDefs, the agent's
+// first; a principal key changes the policy of each selected agent's
+// principal at the period start.
+func policyKey(name, help string) keyDef {
+	value := "comma-separated entries (a JSON array in a changes file), empty to clear"
+	parse := func(text string) (string, domain.Permissions, error) {
+		var p domain.Permissions
+		for s := range strings.SplitSeq(text, ",") {
+			if s = strings.TrimSpace(s); s == "" {
+				continue
+			}
+			if name == "allowed_ports" {
+				n, err := strconv.Atoi(s)
+				if err != nil {
+					return "", p, fmt.Errorf("%q is not a port", s)
+				}
+				p.AllowedPorts = append(p.AllowedPorts, n)
+				continue
+			}
+			*policyList(&p, name) = append(*policyList(&p, name), s)
+		}
+		if len(*policyList(&p, name)) > MaxListEntries || len(p.AllowedPorts) > MaxListEntries {
+			return "", p, fmt.Errorf("at most %d entries", MaxListEntries)
+		}
+		p, err := domain.NormalizedPermissions(p)
+		if err != nil {
+			return "", p, err
+		}
+		slices.Sort(p.AllowedPorts)
+		p.AllowedPorts = slices.Compact(p.AllowedPorts)
+		if l := policyList(&p, name); l != nil {
+			slices.Sort(*l)
+			*l = slices.Compact(*l)
+		}
+		if name == "allowed_ports" {
+			ports := make([]string, len(p.AllowedPorts))
+			for i, n := range p.AllowedPorts {
+				ports[i] = strconv.Itoa(n)
+			}
+			return strings.Join(ports, ","), p, nil
+		}
+		return strings.Join(*policyList(&p, name), ","), p, nil
+	}
+	return keyDef{
+		Key: Key{Name: "permissions." + name, Value: value, Help: "the agent's " + help},
+		parse: func(text string) (string, func(*domain.Agent), error) {
+			v, p, err := parse(text)
+			if err != nil {
+				return "", nil, err
+			}
+			return v, func(a *domain.Agent) { setPolicyList(&a.Permissions, name, p) }, nil
+		},
+	}
+}
+
+// principalKey is policyKey's principal.<name> twin.
+func principalKey(agentKey keyDef) keyDef {
+	name := strings.TrimPrefix(agentKey.Name, "permissions.")
+	return keyDef{
+		Key: Key{Name: "principal." + name, Value: agentKey.Value,
+			Help: strings.Replace(agentKey.Help, "the agent's ", "the principal's default ", 1) + ", for all its agents"},
+		principal: func(text string) (string, func(*domain.PrincipalPermissions), error) {
+			v, edit, err := agentKey.parse(text)
+			if err != nil {
+				return "", nil, err
+			}
+			var a domain.Agent
+			edit(&a)
+			return v, func(pp *domain.PrincipalPermissions) {
+				switch name {
+				case "allowed_paths":
+					pp.AllowedPaths = a.Permissions.AllowedPaths
+				case "denied_paths":
+					pp.DeniedPaths = a.Permissions.DeniedPaths
+				case "allowed_hosts":
+					pp.AllowedHosts = a.Permissions.AllowedHosts
+				case "allowed_schemes":
+					pp.AllowedSchemes = a.Permissions.AllowedSchemes
+				case "allowed_ports":
+					pp.AllowedPorts = a.Permissions.AllowedPorts
+				}
+			}, nil
+		},
+	}
+}
+
+func init() {
+	n := len(keyDefs)
+	for i := range n {
+		if k := keyDefs[i]; strings.HasPrefix(k.Name, "permissions.") && slices.Contains(policyListNames, strings.TrimPrefix(k.Name, "permissions.")) {
+			keyDefs = append(keyDefs, principalKey(k))
+		}
+	}
+}
+
+// policyListNames are the path and egress lists.
+var policyListNames = []string{"allowed_paths", "denied_paths", "allowed_hosts", "allowed_schemes", "allowed_ports"}
+
+// policyList is the string list name of p (nil for allowed_ports).
+func policyList(p *domain.Permissions, name string) *[]string {
+	switch name {
+	case "allowed_paths":
+		return &p.AllowedPaths
+	case "denied_paths":
+		return &p.DeniedPaths
+	case "allowed_hosts":
+		return &p.AllowedHosts
+	case "allowed_schemes":
+		return &p.AllowedSchemes
+	}
+	return new([]string)
+}
+
+// setPolicyList sets list name of dst from src (a fresh copy).
+func setPolicyList(dst *domain.Permissions, name string, src domain.Permissions) {
+	if name == "allowed_ports" {
+		dst.AllowedPorts = slices.Clone(src.AllowedPorts)
+		return
+	}
+	*policyList(dst, name) = slices.Clone(*policyList(&src, name))
 }
 
 // Keys returns the settable keys, in the order of their help text.
@@ -156,6 +291,9 @@ type Setting struct {
 	Key   string `json:"key"`
 	Value string `json:"value"`
 	apply func(*domain.Agent)
+	// applyPrincipal edits a principal's path and egress policy (the
+	// principal.* keys; apply is then nil).
+	applyPrincipal func(*domain.PrincipalPermissions)
 }
 
 // Changes are the settings a backtest changes, sorted by key. The zero
@@ -168,8 +306,41 @@ type Changes struct {
 // Apply edits a's settings.
 func (c Changes) Apply(a *domain.Agent) {
 	for _, s := range c.Settings {
-		s.apply(a)
+		if s.apply != nil {
+			s.apply(a)
+		}
 	}
+}
+
+// ApplyPrincipal edits the path and egress policy of principal pid in st
+// (the principal.* keys; none: st is unchanged). The policy decides only
+// where the log's configuration enables principal permissions.
+func (c Changes) ApplyPrincipal(st *domain.State, pid string) {
+	var edits []func(*domain.PrincipalPermissions)
+	for _, s := range c.Settings {
+		if s.applyPrincipal != nil {
+			edits = append(edits, s.applyPrincipal)
+		}
+	}
+	if len(edits) == 0 {
+		return
+	}
+	if st.Principals == nil {
+		st.Principals = map[string]*domain.Principal{}
+	}
+	p := st.Principals[pid]
+	if p == nil {
+		p = &domain.Principal{ID: pid}
+		st.Principals[pid] = p
+	}
+	pp := domain.PrincipalPermissions{PrincipalID: pid}
+	if p.Permissions != nil {
+		pp = *p.Permissions // replaced, never changed in place
+	}
+	for _, e := range edits {
+		e(&pp)
+	}
+	p.Permissions = &pp
 }
 
 // lookup finds the key named name (or one of its aliases).
@@ -204,11 +375,17 @@ func (c *Changes) add(key, text string) error {
 			return fmt.Errorf("setting %s given twice", def.Name)
 		}
 	}
-	v, apply, err := def.parse(strings.TrimSpace(text))
+	s := Setting{Key: def.Name}
+	var err error
+	if def.principal != nil {
+		s.Value, s.applyPrincipal, err = def.principal(strings.TrimSpace(text))
+	} else {
+		s.Value, s.apply, err = def.parse(strings.TrimSpace(text))
+	}
 	if err != nil {
 		return fmt.Errorf("parsing setting %s: %w", def.Name, err)
 	}
-	c.Settings = append(c.Settings, Setting{Key: def.Name, Value: v, apply: apply})
+	c.Settings = append(c.Settings, s)
 	slices.SortFunc(c.Settings, func(a, b Setting) int { return strings.Compare(a.Key, b.Key) })
 	return nil
 }
