@@ -69,6 +69,7 @@ before(async () => {
     () => agent.rotateToken({ agentId: 'a' }),
     () => key.revokeToken({ agentId: 'a' }),
     () => key.putTools({ principalId: 'p', tools: [{ name: 'x', risk_level: 'low' }] }),
+    () => key.putPrincipalPermissions({ principalId: 'p', allowedPaths: ['/srv'], deniedPaths: ['**/x'], allowedHosts: ['h.example'], allowedSchemes: ['https'], allowedPorts: [443] }),
     () => key.issuePrincipalKey({ principalId: 'p' }),
     () => key.rotatePrincipalKey({ principalId: 'p', keyId: 'k' }),
     () => key.revokePrincipalKey({ principalId: 'p', keyId: 'k' }),
