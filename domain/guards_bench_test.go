@@ -10,11 +10,13 @@ import (
 // URL, a path and a few other parameters, which every check passes.
 func BenchmarkDetectTool(b *testing.B) {
 	a := &Agent{}
+	s := NewState()
+	s.Config = DefaultConfig()
 	params := json.RawMessage(`{"url":"https://api.example.com/v1/items?page=2","path":"/srv/data/q1.csv","limit":50,"filters":{"status":"open","owner":"ann"}}`)
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		var cl classification
-		if detectTool(&cl, a, "export_items", params) {
+		if detectTool(&cl, s, a, "export_items", params) {
 			b.Fatal(cl.deny)
 		}
 	}
