@@ -223,6 +223,10 @@ func edgeCases(t testing.TB) []edgeCase {
 		{"null budget", []byte(`{"type":"agent.registered","registered":{"agent_id":"a","budget":null}}`), true},
 		{"checkpoint interval", []byte(`{"type":"log.checkpointed","checkpoint":{"seq":1,"head":"h","next":{"events":5,"interval":"1h30m"},"signature":"s"}}`), true},
 		{"bad checkpoint interval", []byte(`{"type":"log.checkpointed","checkpoint":{"next":{"interval":"soon"}}}`), false},
+		{"a2a digest and global", []byte(`{"type":"command.rejected","command":{"type":"x","a2a_digest":"sha256:ab","global":true}}`), true},
+		{"global and a2a digest", []byte(`{"type":"command.rejected","command":{"type":"x","global":true,"a2a_digest":"sha256:ab"}}`), true},
+		{"duplicate a2a digest", []byte(`{"type":"command.rejected","command":{"type":"x","a2a_digest":"a","a2a_digest":"b"}}`), false},
+		{"duplicate global", []byte(`{"type":"command.rejected","command":{"type":"x","global":false,"global":true}}`), false},
 		{"numeric checkpoint interval", []byte(`{"type":"log.checkpointed","checkpoint":{"next":{"interval":5}}}`), false},
 	}
 }

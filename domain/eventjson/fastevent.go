@@ -382,7 +382,7 @@ func (d *decoder) command(c *domain.Command) {
 			c.A2ABoundary = new(domain.A2ABoundaryChange)
 			d.a2aBoundary(c.A2ABoundary)
 		case "global":
-			d.once(&seen, 26)
+			d.once(&seen, 28)
 			c.Global = d.bool()
 		case "copy":
 			d.once(&seen, 27)
