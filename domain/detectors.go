@@ -491,7 +491,7 @@ func detectPII(cl *classification, target string, params json.RawMessage, output
 	if len(params) > 0 {
 		add(guard.ScanJSONWith(params, mode), func(w string) string { return "parameters" + w })
 	}
-	add(scan(output), func(string) string { return locOutput })
+	add(scanOutput(output, mode), func(w string) string { return locOutput + w })
 	if full {
 		cl.pii = found
 	}

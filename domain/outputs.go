@@ -3,6 +3,8 @@ package domain
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
+	"slices"
 	"strings"
 
 	"github.com/agentgate/agentgate/domain/guard"
@@ -57,10 +59,31 @@ const locOutput = "output"
 func ScanOutput(text string) *OutputScan {
 	sum := sha256.Sum256([]byte(text))
 	s := &OutputScan{Bytes: int64(len(text)), SHA256: hex.EncodeToString(sum[:])}
-	for _, f := range guard.ScanWith(text, guard.ScanMode{Strict: true, All: true}) {
-		s.Findings = append(s.Findings, PIIFinding{Kind: f.Kind, Location: locOutput, Offset: int64(f.Offset)})
+	for _, f := range scanOutput(text, guard.ScanMode{Strict: true, All: true}) {
+		s.Findings = append(s.Findings, PIIFinding{Kind: f.Kind, Location: locOutput + f.Where, Offset: int64(f.Offset)})
 	}
 	return s
+}
+
+// scanOutput scans an output (declared or executed) as text and, when it
+// is a JSON document holding an escape, also as JSON (guard.ScanJSONWith,
+// as parameters are read): its reader decodes "\u0034111…" into a card
+// number the text scan does not see. A kind found only that way is added
+// with its JSON pointer as Where ("" for the text's), under m's bound.
+func scanOutput(text string, m guard.ScanMode) []guard.PIIFinding {
+	out := guard.ScanWith(text, m)
+	if !strings.Contains(text, "\\") || !json.Valid([]byte(text)) {
+		return out
+	}
+	for _, f := range guard.ScanJSONWith([]byte(text), m) {
+		if slices.ContainsFunc(out, func(g guard.PIIFinding) bool { return g.Kind == f.Kind }) {
+			continue
+		}
+		if len(out) < guard.MaxPIIFindings || m.All {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // unknownMember is the refusal a gate without Config.OutputScan gave a

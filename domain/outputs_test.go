@@ -325,3 +325,41 @@ func TestAgentSpec_5_2_NoPIILeakagePastTheFindingsBound(t *testing.T) {
 		t.Fatalf("execution output findings %+v: no card", s.Findings)
 	}
 }
+
+// QWED-Agent spec v1.1 §5.2: an output that is a JSON document is also
+// read as JSON, and the scan stays within the bound Decide accepts: past
+// sixteen escaped addresses, an escaped card number and an escaped key
+// are each found once (under their JSON pointer), and a text without an
+// escape, or not JSON, is read as text only.
+func TestAgentSpec_5_2_JSONEscapedOutputBounded(t *testing.T) {
+	var doc strings.Builder
+	doc.WriteString(`{"to":[`)
+	for i := range 20 {
+		if i > 0 {
+			doc.WriteString(",")
+		}
+		doc.WriteString(`"u` + strconv.Itoa(i) + `\u0040example.org"`)
+	}
+	doc.WriteString(`],"card":"\u0034111 1111 1111 1111","key":"AKIA\u0049OSFODNN7EXAMPLE"}`)
+	s := ScanOutput(doc.String())
+	if len(s.Findings) > maxScanFindings {
+		t.Fatalf("%d findings; the bound is %d", len(s.Findings), maxScanFindings)
+	}
+	var kinds []string
+	for _, f := range s.Findings {
+		kinds = append(kinds, f.Kind+"@"+f.Location)
+	}
+	for _, want := range []string{"card_number@output/card", "secret@output/key"} {
+		if !slices.Contains(kinds, want) {
+			t.Fatalf("findings %v; want %s", kinds, want)
+		}
+	}
+	if _, err := executionOutput(&LogExecution{ActionID: "a"}, s); err != nil {
+		t.Fatalf("the gate refuses its own scan: %v", err)
+	}
+	for _, text := range []string{`{"card":"4111 1111 1111 1111"}`, `not json \u0034111 1111 1111 1111`} {
+		if f := ScanOutput(text).Findings; len(f) > 1 || len(f) == 1 && f[0].Location != locOutput {
+			t.Fatalf("%s: findings %+v; want the text's only", text, f)
+		}
+	}
+}

@@ -193,3 +193,34 @@ func TestAgentSpec_7_1_ExecutionOutputFlagged_HTTP(t *testing.T) {
 		}
 	}
 }
+
+// QWED-Agent spec v1.1 §5.2 no_pii_leakage, an output that is a JSON
+// document (an API reply, a message payload): a card number or a key
+// written with JSON escapes ("\u0034111…") is what its reader decodes.
+// The parameter scan decodes them; the output scan read the escapes as
+// text and missed both. Before the action runs the output is DENIED
+// with QWED-SEC-003; after it ran the execution is flagged.
+func TestAgentSpec_5_2_NoPIILeakageInJSONEscapedOutput_HTTP(t *testing.T) {
+	g := newTestGate(t, gateOptions{})
+	key := g.issueKey("org_a")
+	a, b := g.register(key, "org_a", 3, nil), g.register(key, "org_a", 3, nil)
+	for i, out := range []string{`{"card":"\u0034111 1111 1111 1111"}`, `{"key":"AKIA\u0049OSFODNN7EXAMPLE"}`} {
+		r := g.do("POST", "/agents/"+a.id+"/verify", bearerH(a.token), map[string]any{
+			"action":  map[string]any{"type": "send_message", "output": out},
+			"context": map[string]any{"conversation_id": "esc", "step_number": i + 1}})
+		if r.status != http.StatusForbidden || r.errorCode(t) != string(domain.CodePIIDetected) {
+			t.Fatalf("declared output %s: %d %s; want 403 QWED-SEC-003", out, r.status, r.body)
+		}
+		a, b = b, a
+	}
+	r := g.do("POST", "/agents/"+a.id+"/verify", bearerH(a.token), verifyReq("calculate", "1+1", "esc-x", 1))
+	id, _ := r.json(t)["action_id"].(string)
+	if r.status != http.StatusOK || id == "" {
+		t.Fatalf("verify: %d %s", r.status, r.body)
+	}
+	r = g.do("POST", "/agents/"+a.id+"/executions", bearerH(a.token),
+		map[string]any{"action_id": id, "success": true, "output": `{"card":"\u0034111 1111 1111 1111"}`})
+	if m := r.json(t); r.status != http.StatusOK || m["pii_violation"] != true {
+		t.Fatalf("execution output with an escaped card: %d %s; want logged and flagged", r.status, r.body)
+	}
+}

@@ -16,13 +16,14 @@ import (
 	"github.com/agentgate/agentgate/handlers/history/report"
 	"github.com/agentgate/agentgate/handlers/httpapi"
 	"github.com/agentgate/agentgate/handlers/kafkagate"
+	"github.com/agentgate/agentgate/streams"
 )
 
 // outputsOverKafka is a gate configured as serve configures it
 // (DefaultConfig) and one HTTP API instance over it whose read model polls
 // once an hour: a read after a write's answer finds it only because the
 // instance that answered waits for its own writes (read your writes).
-func outputsOverKafka(t *testing.T) (*httpOverKafka, *client.Client) {
+func outputsOverKafka(t *testing.T) (*httpOverKafka, *client.Client, *logs) {
 	t.Helper()
 	_, brokers := broker(t)
 	lg := &logs{brokers: brokers}
@@ -37,7 +38,7 @@ func outputsOverKafka(t *testing.T) (*httpOverKafka, *client.Client) {
 		c.JWKS = kr.JWKS
 		c.SignTreeHead = func(cl attest.TreeHeadClaims) (string, error) { return kr.SignTreeHead("node_test", cl) }
 	})
-	return h, newClient(t, brokers)
+	return h, newClient(t, brokers), lg
 }
 
 // kafkaAgent registers a trusted agent of principal through h with the
@@ -93,7 +94,7 @@ func bundle(t *testing.T, h *httpOverKafka, agent string) *report.Report {
 // the reply, one that does is not, and both show in the activity entry
 // and the compliance report read through the instance that answered.
 func TestAgentSpec_5_3_SandboxRequiredAttested_Kafka(t *testing.T) {
-	h, _ := outputsOverKafka(t)
+	h, _, _ := outputsOverKafka(t)
 	admin := map[string]string{"X-API-Key": adminKey}
 	if st, r := h.do(t, "PUT", "/principals/org_sb/tools", admin, `{"tools":[{"name":"run_code","risk_level":"low","sandbox_required":true}]}`); st != 200 {
 		t.Fatalf("tool registry: %d %v", st, r)
@@ -146,7 +147,7 @@ func TestAgentSpec_5_3_SandboxRequiredAttested_Kafka(t *testing.T) {
 // the compliance report read through the instance that answered; an
 // oversized output is QWED-REQ-004.
 func TestAgentSpec_5_2_NoPIILeakageInOutputs_Kafka(t *testing.T) {
-	h, c := outputsOverKafka(t)
+	h, c, _ := outputsOverKafka(t)
 	agent, token := kafkaAgent(t, h, "org_out")
 	denier, denierToken := kafkaAgent(t, h, "org_out")
 	bearer := map[string]string{"Authorization": "Bearer " + token}
@@ -212,5 +213,67 @@ func TestAgentSpec_5_2_NoPIILeakageInOutputs_Kafka(t *testing.T) {
 	if st, body := h.raw(t, "GET", "/agents/"+agent+"/compliance-report?format=json", map[string]string{"X-API-Key": adminKey}); st != 200 ||
 		bytes.Contains(body, []byte("4111")) {
 		t.Fatalf("the report holds the output: %d", st)
+	}
+}
+
+// TestAgentSpec_5_2_NoPIILeakageInJSONEscapedOutput_Kafka is QWED-Agent
+// spec v1.1 §5.2 no_pii_leakage on Kafka for an output that is a JSON
+// document writing its card number with escapes ("\u0034111…"), which its
+// reader decodes: the declared output is DENIED with QWED-SEC-003 on the
+// requests topic, the execution's is flagged, and no record of the events
+// topic holds the execution's output.
+func TestAgentSpec_5_2_NoPIILeakageInJSONEscapedOutput_Kafka(t *testing.T) {
+	h, c, lg := outputsOverKafka(t)
+	agent, token := kafkaAgent(t, h, "org_esc")
+	denier, denierToken := kafkaAgent(t, h, "org_esc")
+	const out = `{"order":"order-77","card":"\u0034111 1111 1111 1111"}`
+	rep, err := c.Request(context.Background(), client.Verify(denier, denierToken, domain.VerifyAction{
+		Action:  domain.Action{Type: "send_message", Output: out},
+		Context: domain.ActionContext{ConversationID: "esc", StepNumber: "1"}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d map[string]any
+	if err := json.Unmarshal(rep.Data, &d); err != nil {
+		t.Fatal(err)
+	}
+	if e, _ := d["error"].(map[string]any); d["decision"] != "DENIED" || e["code"] != string(domain.CodePIIDetected) {
+		t.Fatalf("an escaped card in a declared output on Kafka: %d %s; want DENIED QWED-SEC-003", rep.Status, rep.Data)
+	}
+	bearer := map[string]string{"Authorization": "Bearer " + token}
+	st, m := h.do(t, "POST", "/agents/"+agent+"/verify", bearer,
+		`{"action":{"type":"calculate","query":"1+1"},"context":{"conversation_id":"esc","step_number":1}}`)
+	id, _ := m["action_id"].(string)
+	if st != 200 || id == "" {
+		t.Fatalf("verify: %d %v", st, m)
+	}
+	body, _ := json.Marshal(map[string]any{"action_id": id, "success": true, "output": out})
+	if st, m = h.do(t, "POST", "/agents/"+agent+"/executions", bearer, string(body)); st != 200 || m["pii_violation"] != true {
+		t.Fatalf("an execution whose output escapes a card: %d %v; want logged and flagged", st, m)
+	}
+	// The declared output is recorded with its action (it re-decides from
+	// the log): that one record holds the marker, and no other.
+	held := 0
+	for p := range int32(testPartitions) {
+		l, err := lg.open(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = l.Read(context.Background(), 1, func(r streams.Record) error {
+			if !bytes.Contains(r.Payload, []byte("order-77")) {
+				return nil
+			}
+			if held++; !bytes.Contains(r.Payload, []byte(`"decision":"DENIED"`)) {
+				t.Errorf("partition %d event %d holds the execution's output: %s", p, r.Seq, r.Payload)
+			}
+			return nil
+		})
+		_ = l.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if held != 1 {
+		t.Fatalf("%d records hold the output's marker; want the denied declaration's only", held)
 	}
 }
