@@ -163,6 +163,12 @@ func (a *AgentClient) LogExecution(ctx context.Context, e domain.LogExecution) (
 	return a.http().LogExecution(ctx, a.id, e)
 }
 
+// ReportExecution reports the outcome of an approved action with its
+// output (HTTPClient.ReportExecution).
+func (a *AgentClient) ReportExecution(ctx context.Context, r ExecutionReport) (*domain.ExecutionReply, error) {
+	return a.http().ReportExecution(ctx, a.id, r)
+}
+
 // Get reads the agent (HTTPClient.GetAgent).
 func (a *AgentClient) Get(ctx context.Context) (*AgentView, error) {
 	return a.http().GetAgent(ctx, a.id)

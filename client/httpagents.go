@@ -143,10 +143,28 @@ func (c *HTTPClient) decide(ctx context.Context, r request) (*domain.DecisionRep
 	return resultFor[domain.DecisionReply](ctx, c, r, "decision")
 }
 
+// ExecutionReport is the body of POST /agents/{id}/executions: the
+// execution report and the output the action produced. Output (at most
+// domain.MaxOutputBytes, else QWED-REQ-004) is a member of the HTTP body
+// only: the gate scans it for PII and records the findings and the
+// output's hash, never its text; a card number or a key in it flags the
+// execution (the reply's pii_violation). Empty sends no output.
+type ExecutionReport struct {
+	domain.LogExecution
+	Output string `json:"output,omitempty"`
+}
+
 // LogExecution reports the outcome of an approved action (POST
 // /agents/{id}/executions): the budget is corrected to its actual cost.
+// ReportExecution sends its output too.
 func (c *HTTPClient) LogExecution(ctx context.Context, agentID string, e domain.LogExecution) (*domain.ExecutionReply, error) {
-	return callFor[domain.ExecutionReply](ctx, c, request{method: http.MethodPost, path: agentPath(agentID, "/executions"), route: "POST /agents/{id}/executions", body: e, auth: authAgent})
+	return c.ReportExecution(ctx, agentID, ExecutionReport{LogExecution: e})
+}
+
+// ReportExecution is LogExecution with the action's output (QWED-Agent
+// spec v1.1 §7.1), which the gate scans (see ExecutionReport).
+func (c *HTTPClient) ReportExecution(ctx context.Context, agentID string, r ExecutionReport) (*domain.ExecutionReply, error) {
+	return callFor[domain.ExecutionReply](ctx, c, request{method: http.MethodPost, path: agentPath(agentID, "/executions"), route: "POST /agents/{id}/executions", body: r, auth: authAgent})
 }
 
 // GetAgent reads an agent (GET /agents/{id}): its principal's key, the
