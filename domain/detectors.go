@@ -476,10 +476,12 @@ var piiBlocking = map[string]bool{
 // (Config.OutputScan) every input is read whole (guard.ScanMode.All: no number
 // of addresses hides a card number after them) and every finding,
 // blocking or not, is kept for the decision's verification block
-// (Verification.PII). strict (Config.StrictGuards) reads as
+// (Verification.PII), and the parameters' keys are scanned too, a key
+// holding a finding named by its index in the locations, never by its
+// text (guard.ScanMode.Keys). strict (Config.StrictGuards) reads as
 // guard.ScanStrict does.
 func detectPII(cl *classification, target string, params json.RawMessage, output string, strict, full bool) {
-	mode := guard.ScanMode{Strict: strict, All: full}
+	mode := guard.ScanMode{Strict: strict, All: full, Keys: full}
 	scan := func(text string) []guard.PIIFinding { return guard.ScanWith(text, mode) }
 	var found []PIIFinding
 	add := func(list []guard.PIIFinding, where func(string) string) {

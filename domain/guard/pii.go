@@ -81,9 +81,15 @@ func ScanStrict(text string) []PIIFinding { return ScanWith(text, ScanMode{Stric
 // of each kind not yet found, so that no number of addresses or phone
 // numbers hides a card number or a credential after them (Scan stops at
 // the bound; its answers stay those the logs decided with it recorded).
+// Keys makes ScanJSONWith read every object key as content too, and
+// write the pointer segment of a key holding a finding as
+// "~redacted~N" (N the key's index among its object's members, from 0,
+// in document order; "~r" is no RFC 6901 escape, so no key's segment
+// reads so), so that no finding's Where repeats the value it found.
 type ScanMode struct {
 	Strict bool
 	All    bool
+	Keys   bool
 }
 
 // ScanWith is Scan read as m says.
@@ -450,7 +456,7 @@ func highEntropy(tok string) bool {
 // ScanJSON scans every string (and number literal) of a JSON document,
 // after JSON unescaping, in document order; Where is the JSON pointer of
 // the value (RFC 6901). A document that does not decode is scanned as
-// text.
+// text. Keys are not scanned (ScanMode.Keys scans them).
 func ScanJSON(doc []byte) []PIIFinding { return ScanJSONWith(doc, ScanMode{}) }
 
 // ScanJSONStrict is ScanJSON reading each string as ScanStrict does.
@@ -464,7 +470,7 @@ func ScanJSONWith(doc []byte, m ScanMode) []PIIFinding {
 	var stack []string   // pointer elements
 	var inObj []bool     // per container: object?
 	var expectKey []bool // per container: next token is a key
-	var arrIndex []int   // per container: next index of an array
+	var arrIndex []int   // per container: next index of an array, or next member of an object
 	pointer := func() string {
 		if len(stack) == 0 {
 			return ""
@@ -482,8 +488,23 @@ func ScanJSONWith(doc []byte, m ScanMode) []PIIFinding {
 		top := len(inObj) - 1
 		if top >= 0 && inObj[top] && expectKey[top] {
 			if k, ok := tok.(string); ok {
-				stack = append(stack, strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1"))
+				seg := strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1")
+				var found []PIIFinding
+				if m.Keys {
+					found = ScanWith(k, m)
+					if len(found) > 0 {
+						seg = "~redacted~" + itoa(arrIndex[top])
+					}
+					arrIndex[top]++
+				}
+				stack = append(stack, seg)
 				expectKey[top] = false
+				for _, f := range found {
+					f.Where = pointer()
+					if !keep(&out, f, m.All) {
+						break
+					}
+				}
 				continue
 			}
 		}
