@@ -59,7 +59,7 @@ const locOutput = "output"
 func ScanOutput(text string) *OutputScan {
 	sum := sha256.Sum256([]byte(text))
 	s := &OutputScan{Bytes: int64(len(text)), SHA256: hex.EncodeToString(sum[:])}
-	for _, f := range scanOutput(text, guard.ScanMode{Strict: true, All: true}) {
+	for _, f := range scanOutput(text, guard.ScanMode{Strict: true, All: true, Keys: true}) {
 		s.Findings = append(s.Findings, PIIFinding{Kind: f.Kind, Location: locOutput + f.Where, Offset: int64(f.Offset)})
 	}
 	return s

@@ -363,3 +363,17 @@ func TestAgentSpec_5_2_JSONEscapedOutputBounded(t *testing.T) {
 		}
 	}
 }
+
+// QWED-Agent spec v1.1 §5.2: an output read as JSON names a key holding
+// a finding by its index (guard.ScanMode.Keys), so an escaped card number
+// that is a key is found and its location does not spell it.
+func TestAgentSpec_5_2_JSONOutputKeyRedacted(t *testing.T) {
+	s := ScanOutput(`{"a":1,"\u0034111111111111111":"x"}`)
+	var kinds []string
+	for _, f := range s.Findings {
+		kinds = append(kinds, f.Kind+"@"+f.Location)
+	}
+	if strings.Join(kinds, " ") != "card_number@output/~redacted~1" {
+		t.Fatalf("findings %v; want the card at output/~redacted~1", kinds)
+	}
+}
