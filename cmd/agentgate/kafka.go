@@ -184,7 +184,7 @@ func serveKafka(k *kafkaFlags, z3 *z3Flags, eng *engineFlags, rate *rateFlags, p
 		VerifyRateLimit: rate.limit(), RefusalLimit: rate.refusalLimit(), // per instance
 		// A payload's event must fit one record of the events log.
 		A2ARateLimit: rate.a2aLimit(), ExecuteRateLimit: rate.executeLimit(), ExecuteMode: cfg.ExecuteConfig().Mode, A2AMaxPayloadBytes: min(cfg.A2ASettings().MaxPayloadSizeBytes, kafkagate.MaxA2APayloadBytes),
-		WebhookRateLimit: wh.limit(),
+		WebhookRateLimit: wh.limit(), PrincipalWriteRateLimit: rate.principalLimit(),
 		// Compliance reports and time travel read the agent's events
 		// partition.
 		History:      kafkagate.PartitionHistory(n, openLog),

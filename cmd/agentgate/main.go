@@ -257,7 +257,7 @@ func serveCmd() *cobra.Command {
 				SignTreeHead:    func(c attest.TreeHeadClaims) (string, error) { return g.Keyring.SignTreeHead(g.NodeID, c) },
 				VerifyRateLimit: rateOpts.limit(), RefusalLimit: rateOpts.refusalLimit(),
 				A2ARateLimit: rateOpts.a2aLimit(), ExecuteRateLimit: rateOpts.executeLimit(), ExecuteMode: cfg.ExecuteConfig().Mode, A2AMaxPayloadBytes: cfg.A2ASettings().MaxPayloadSizeBytes,
-				WebhookRateLimit: webhookOpts.limit(),
+				WebhookRateLimit: webhookOpts.limit(), PrincipalWriteRateLimit: rateOpts.principalLimit(),
 			})
 			h, err = proxyOpts.wrap(h, cfg.A2ASettings().MaxPayloadSizeBytes, log)
 			if err == nil {

@@ -13,14 +13,16 @@ import (
 
 // rateFlags configure the limits of the HTTP edge: the verify rate limit
 // (QWED protocol v1.0 §10.3), the A2A edge limit (issue 13), the consumer
-// policy engine's edge limit (issue 14), the limit on
+// policy engine's edge limit (issue 14), the limit on principal-scoped
+// writes (issue 16), the limit on
 // refused requests and the connection caps (issue 11).
 type rateFlags struct {
-	r        httpapi.RateLimit
-	a2a      httpapi.RateLimit
-	exec     httpapi.RateLimit
-	refusals httpapi.RefusalLimit
-	conns    httpapi.ConnLimit
+	r         httpapi.RateLimit
+	a2a       httpapi.RateLimit
+	exec      httpapi.RateLimit
+	principal httpapi.RateLimit
+	refusals  httpapi.RefusalLimit
+	conns     httpapi.ConnLimit
 	// tls is serve's TLS configuration (set by serve; nil: cleartext).
 	tls *tlsFlags
 }
@@ -39,6 +41,10 @@ func addRateFlags(f *pflag.FlagSet) *rateFlags {
 	f.IntVar(&o.exec.Burst, "execute-edge-burst", 2000, "requests a credential may send at once above --execute-edge-rate")
 	f.Float64Var(&o.exec.Global, "execute-edge-global-rate", 20000, "execute, prepare, business and policy writes (HTTP) per second of all credentials together (0: no limit)")
 	f.IntVar(&o.exec.GlobalBurst, "execute-edge-global-burst", 40000, "requests all credentials may send at once above --execute-edge-global-rate")
+	f.Float64Var(&o.principal.PerPrincipal, "principal-write-rate", 5, "principal-scoped writes (PUT /principals/{id}/tools and /permissions, key rotation and revocation) per second per API key (0: no limit); over it QWED-AUTH-004 (429)")
+	f.IntVar(&o.principal.Burst, "principal-write-burst", 20, "principal-scoped writes an API key may send at once above --principal-write-rate")
+	f.Float64Var(&o.principal.Global, "principal-write-global-rate", 200, "principal-scoped writes per second of all API keys together (0: no limit)")
+	f.IntVar(&o.principal.GlobalBurst, "principal-write-global-burst", 400, "principal-scoped writes all API keys may send at once above --principal-write-global-rate")
 	f.Float64Var(&o.refusals.PerAddress, "refusal-rate", 1, "refused HTTP requests (400, 401, 403, 404, 405, 413) per second per client address (0: no limit); over it every request of the address gets QWED-AUTH-004 (429)")
 	f.IntVar(&o.refusals.Burst, "refusal-burst", 30, "refused requests a client address may have at once above --refusal-rate")
 	f.Float64Var(&o.refusals.Global, "refusal-global-rate", 100, "refused HTTP requests per second of all addresses together (0: no limit); over it addresses refused lately get 429")
@@ -53,6 +59,8 @@ func (o *rateFlags) limit() httpapi.RateLimit { return o.r }
 func (o *rateFlags) a2aLimit() httpapi.RateLimit { return o.a2a }
 
 func (o *rateFlags) executeLimit() httpapi.RateLimit { return o.exec }
+
+func (o *rateFlags) principalLimit() httpapi.RateLimit { return o.principal }
 
 func (o *rateFlags) refusalLimit() httpapi.RefusalLimit { return o.refusals }
 

@@ -77,6 +77,8 @@ type gateOptions struct {
 	a2aRate RateLimit
 	// webhookRate is Config.WebhookRateLimit.
 	webhookRate RateLimit
+	// principalRate is Config.PrincipalWriteRateLimit.
+	principalRate RateLimit
 	// execute is the gate's execute configuration (nil: the defaults).
 	execute *domain.ExecuteConfig
 	// executeRate is Config.ExecuteRateLimit.
@@ -191,7 +193,7 @@ func newTestGate(t testing.TB, opts gateOptions) *testGate {
 		Registry: reg, Logger: logger, Clock: clock.Now,
 		RequestTimeout: opts.requestTimeout, MaxBodyBytes: opts.maxBodyBytes, VerifyRateLimit: opts.verifyRate,
 		RefusalLimit: opts.refusals, A2AMaxPayloadBytes: cfg.A2ASettings().MaxPayloadSizeBytes, A2ARateLimit: opts.a2aRate,
-		WebhookRateLimit: opts.webhookRate,
+		WebhookRateLimit: opts.webhookRate, PrincipalWriteRateLimit: opts.principalRate,
 		ExecuteRateLimit: opts.executeRate, ExecuteMode: opts.executeMode,
 	})
 	srv := httptest.NewServer(openapi.Hook(t, h))

@@ -146,6 +146,13 @@ type Config struct {
 	// DELETE /webhooks/{id}) per API key and overall, before they are
 	// decided; the zero value sets no limit.
 	WebhookRateLimit RateLimit
+	// PrincipalWriteRateLimit bounds the principal-scoped writes (PUT
+	// /principals/{id}/tools and /permissions, POST
+	// /principals/{id}/keys/{key_id}/rotate, DELETE
+	// /principals/{id}/keys/{key_id}) per API key and overall, before the
+	// command is built: over it QWED-AUTH-004 (429, Retry-After), nothing
+	// recorded. The zero value sets no limit.
+	PrincipalWriteRateLimit RateLimit
 	// ExecuteRateLimit bounds the writes of the consumer policy engine
 	// (POST /agp/execute/prepare, POST /agp/execute, the business and
 	// policy changes; on their paths and as CloudEvents on POST /events)
@@ -181,6 +188,8 @@ type api struct {
 	a2aLimiter *limiter
 	// webhookLimiter is Config.WebhookRateLimit's; nil: none.
 	webhookLimiter *limiter
+	// principalLimiter is Config.PrincipalWriteRateLimit's; nil: none.
+	principalLimiter *limiter
 	// execLimiter is the consumer policy engine's edge limit
 	// (Config.ExecuteRateLimit); nil: none.
 	execLimiter *limiter
@@ -230,6 +239,9 @@ func New(cfg Config) http.Handler {
 	if cfg.WebhookRateLimit.enabled() {
 		a.webhookLimiter = newLimiter(cfg.WebhookRateLimit, cfg.Clock())
 	}
+	if cfg.PrincipalWriteRateLimit.enabled() {
+		a.principalLimiter = newLimiter(cfg.PrincipalWriteRateLimit, cfg.Clock())
+	}
 	if cfg.ExecuteRateLimit.enabled() {
 		a.execLimiter = newLimiter(cfg.ExecuteRateLimit, cfg.Clock())
 	}
@@ -252,11 +264,7 @@ func (a *api) routes() {
 	a.handle("POST /agents/{id}/trust-level", a.write(command.SetTrustLevel, agentPath))
 	a.handle("POST /agents/{id}/suspend", a.write(command.SuspendAgent, agentPath))
 	a.handle("POST /agents/{id}/complaints", a.write(command.FileComplaint, agentPath))
-	a.handle("PUT /principals/{id}/tools", a.write(command.PutToolRegistry, principalPath))
-	a.handle("PUT /principals/{id}/permissions", a.write(command.PutPrincipalPermissions, principalPath))
-	a.handle("POST /principals/{id}/keys", a.write(command.IssuePrincipalKey, principalPath))
-	a.handle("POST /principals/{id}/keys/{key_id}/rotate", a.write(command.IssuePrincipalKey, principalKeyPath))
-	a.handle("DELETE /principals/{id}/keys/{key_id}", a.write(command.RevokePrincipalKey, principalKeyPath))
+	a.principalRoutes()
 	a.handle("POST /agents/{id}/token/rotate", a.write(command.RotateToken, agentPath))
 	a.handle("DELETE /agents/{id}/token", a.write(command.RevokeToken, agentPath))
 	a.handle("GET /approvals", a.listApprovals)
